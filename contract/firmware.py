@@ -1,0 +1,132 @@
+"""The logger's view: ``firmware_configs/<device>.yaml``.
+
+One device at one station: which sensors, read by which driver on which port or address,
+how often, in which unit, with which calibration. Driver-specific ``options`` are checked
+by the driver's own options model when the edge agent loads the file (edge.config), so a
+typo in an SDI-12 address is refused before the logger starts, with file, line and field.
+
+.. code-block:: yaml
+
+    device: LOG-OF12
+    municipality: ramapo
+    station: OF-12
+    config_version: "3"
+    broker: {url: "mqtt://broker.town.example:1883", username: LOG-OF12, password_file: /etc/ms4watch/mqtt.pass}
+    spool: {path: /var/lib/ms4watch/spool.db, max_readings: 5000000}
+    sensors:
+      - {id: flow, driver: sdi12, quantity: flow, unit: gpm, interval: 5min, port: /dev/ttyUSB0,
+         options: {address: "0", value_index: 1},
+         calibration: {performed: 2026-05-01, due: 2026-08-01, offset: 0.0, slope: 1.0}}
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from .ids import check_id
+from .rules_config import Duration
+from .errors import UnitError
+from .units import Quantity, converter
+from .yamlfile import load_yaml_model
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Calibration(_Model):
+    """Last calibration and when the next is due; readings after ``due`` are flagged."""
+    performed: date
+    due: date
+    offset: float = 0.0
+    slope: float = 1.0
+
+    def overdue(self, day: date) -> bool:
+        return day > self.due
+
+
+class BrokerSettings(_Model):
+    url: str = "mqtt://127.0.0.1:1883"
+    username: str | None = None
+    password_file: Path | None = None
+    keepalive_s: int = Field(default=30, ge=5, le=3600)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not (v.startswith("mqtt://") or v.startswith("mqtts://")):
+            raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {v!r}")
+        return v
+
+
+class SpoolPolicy(str, enum.Enum):
+    DROP_OLDEST = "drop_oldest"
+    REFUSE_NEW = "refuse_new"
+
+
+class SpoolSettings(_Model):
+    path: Path = Path("spool.db")
+    max_readings: int = Field(default=5_000_000, ge=1000, description="bound on disk; then the policy applies")
+    policy: SpoolPolicy = SpoolPolicy.DROP_OLDEST
+    batch_readings: int = Field(default=500, ge=1, le=10_000, description="readings per backlog message")
+
+
+class Sensor(_Model):
+    id: Annotated[str, AfterValidator(lambda v: check_id("sensor id", v))]
+    driver: str
+    quantity: Quantity
+    unit: str
+    interval: Duration = Field(default=timedelta(minutes=5))
+    port: str | None = None
+    station: str | None = Field(default=None, description="if not the device's station")
+    calibration: Calibration | None = None
+    valid_range: tuple[float, float] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("unit")
+    @classmethod
+    def _unit(cls, v: str, info: Any) -> str:
+        q = info.data.get("quantity")
+        if q is not None:
+            try:
+                converter(q, v)
+            except UnitError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+    @field_validator("interval")
+    @classmethod
+    def _interval(cls, v: timedelta) -> timedelta:
+        if v < timedelta(seconds=1):
+            raise ValueError("interval must be at least 1s")
+        return v
+
+
+class FirmwareConfig(_Model):
+    device: Annotated[str, AfterValidator(lambda v: check_id("device id", v))]
+    municipality: Annotated[str, AfterValidator(lambda v: check_id("municipality", v))]
+    station: Annotated[str, AfterValidator(lambda v: check_id("station id", v))]
+    config_version: str = "1"
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    spool: SpoolSettings = Field(default_factory=SpoolSettings)
+    tip_in: Decimal | None = Field(default=None, gt=0)
+    sensors: list[Sensor] = Field(min_length=1)
+
+    def problems(self) -> list[tuple[tuple[Any, ...], str]]:
+        out = []
+        seen: set[str] = set()
+        for i, s in enumerate(self.sensors):
+            if s.id in seen:
+                out.append((("sensors", i, "id"), f"sensor id {s.id!r} is used twice"))
+            seen.add(s.id)
+        return out
+
+
+def load_firmware_config(path: str | Path) -> FirmwareConfig:
+    return load_yaml_model(path, FirmwareConfig)

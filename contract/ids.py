@@ -1,0 +1,87 @@
+"""Self-validating identifiers and MQTT topic paths.
+
+Topics: ``ms4/<municipality>/<station>/<device>/<channel>`` where channel is one of
+readings, status, events, config, cmd. Identifiers are 1-64 characters of letters, digits,
+``-``, ``_`` and ``.`` so they can never break a topic or a line-protocol tag.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+PREFIX = "ms4"
+
+
+def check_id(kind: str, value: str) -> str:
+    if not isinstance(value, str) or not _ID.match(value):
+        raise ValueError(
+            f"invalid {kind}: {value!r} (1-64 letters, digits, '-', '_', '.'; starts with a letter or digit)")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class StationId:
+    value: str
+
+    def __post_init__(self) -> None:
+        check_id("station id", self.value)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceId:
+    value: str
+
+    def __post_init__(self) -> None:
+        check_id("device id", self.value)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Channel(str, enum.Enum):
+    READINGS = "readings"
+    STATUS = "status"
+    EVENTS = "events"
+    CONFIG = "config"
+    CMD = "cmd"
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A concrete topic of one device. ``Topic.parse("ms4/town/OF-1/LOG-1/readings")``."""
+
+    municipality: str
+    station: str
+    device: str
+    channel: Channel
+
+    def __post_init__(self) -> None:
+        check_id("municipality", self.municipality)
+        check_id("station id", self.station)
+        check_id("device id", self.device)
+        object.__setattr__(self, "channel", Channel(self.channel))
+
+    def __str__(self) -> str:
+        return f"{PREFIX}/{self.municipality}/{self.station}/{self.device}/{self.channel.value}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Topic":
+        parts = text.split("/")
+        if len(parts) != 5 or parts[0] != PREFIX:
+            raise ValueError(f"Invalid topic: {text!r} (expected {PREFIX}/<municipality>/<station>/<device>/<channel>)")
+        try:
+            return cls(parts[1], parts[2], parts[3], Channel(parts[4]))
+        except ValueError as e:
+            raise ValueError(f"Invalid topic: {text!r}: {e}") from None
+
+
+def subscription(municipality: str, channel: Channel | str, station: str = "+", device: str = "+") -> str:
+    """Topic filter for one channel of a municipality (``+`` wildcards by default)."""
+    check_id("municipality", municipality)
+    return f"{PREFIX}/{municipality}/{station}/{device}/{Channel(channel).value}"

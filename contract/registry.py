@@ -1,0 +1,261 @@
+"""The site registry: the server's view of one municipality, one YAML file.
+
+Station ids (rain gauges, outfalls, turbidity stations) are what readings refer to.
+Loading refuses bad input with file, line and field::
+
+    sites.yaml:14: outfalls[1].rain_gauges[0]: unknown rain gauge 'RG-9' (known: RG-1, RG-2)
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .ids import check_id
+from .rules_config import RuleSettings
+from .yamlfile import field_path, load_yaml_model, parse_yaml_model
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+Ident = Annotated[str, AfterValidator(lambda v: check_id("id", v))]
+
+
+class RainGauge(_Model):
+    id: Ident
+    name: str | None = None
+    tip_in: Decimal = Field(default=Decimal("0.01"), gt=0, le=Decimal("0.1"), description="depth per tip [in]")
+
+
+class ExemptFlow(_Model):
+    """A registered exempt flow (ch. 218 / ch. 148 Art. II list), e.g. a foundation drain."""
+    kind: str
+    note: str | None = None
+    from_: AwareDatetime | None = Field(default=None, alias="from")
+    to: AwareDatetime | None = None
+
+
+class Outfall(_Model):
+    id: Ident
+    name: str
+    rain_gauges: list[str] = Field(min_length=1)
+    flow_floor_gpm: float = Field(default=0.5, ge=0, description="noise floor of the flow meter [gpm]")
+    exempt_flows: list[ExemptFlow] = Field(default_factory=list)
+
+
+class TurbidityPair(_Model):
+    id: Ident
+    upstream: Ident
+    downstream: Ident
+    name: str | None = None
+    construction_site: str | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "TurbidityPair":
+        if self.upstream == self.downstream:
+            raise ValueError("upstream and downstream must be different stations")
+        return self
+
+
+class ConstructionSite(_Model):
+    id: Ident
+    name: str
+    rain_gauges: list[str] = Field(min_length=1)
+    active_from: date
+    active_to: date | None = None
+    disturbed_acres: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> "ConstructionSite":
+        if self.active_to is not None and self.active_to < self.active_from:
+            raise ValueError("active_to is before active_from")
+        return self
+
+    def active_on(self, day: date) -> bool:
+        return self.active_from <= day and (self.active_to is None or day <= self.active_to)
+
+
+class ApprovedDischarge(_Model):
+    outfall: str
+    from_: AwareDatetime = Field(alias="from")
+    to: AwareDatetime
+    reason: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _order(self) -> "ApprovedDischarge":
+        if self.to <= self.from_:
+            raise ValueError("'to' must be after 'from'")
+        return self
+
+
+class Role(str, enum.Enum):
+    SMO = "smo"
+    DEPUTY = "deputy"
+    INSPECTOR = "inspector"
+    SITE_OPERATOR = "site_operator"
+
+
+_E164 = re.compile(r"^\+[1-9]\d{6,14}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class Contact(_Model):
+    name: str
+    role: Role
+    email: str | None = None
+    sms: str | None = None
+    stations: list[str] = Field(default_factory=list, description="empty: all")
+    kinds: list[str] = Field(default_factory=list, description="empty: all")
+    quiet_hours: str | None = Field(default=None, description="local time span, e.g. 22:00-07:00")
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, v: str | None) -> str | None:
+        if v is not None and not _EMAIL.match(v):
+            raise ValueError(f"not an email address: {v!r}")
+        return v
+
+    @field_validator("sms")
+    @classmethod
+    def _sms(cls, v: str | None) -> str | None:
+        if v is not None and not _E164.match(v):
+            raise ValueError(f"not an E.164 phone number (e.g. +15555550100): {v!r}")
+        return v
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$", v):
+            raise ValueError(f"quiet_hours must look like 22:00-07:00, got {v!r}")
+        return v
+
+
+class Registry(_Model):
+    municipality: str
+    timezone: str = "America/New_York"
+    rain_gauges: list[RainGauge] = Field(default_factory=list)
+    outfalls: list[Outfall] = Field(default_factory=list)
+    turbidity_pairs: list[TurbidityPair] = Field(default_factory=list)
+    construction_sites: list[ConstructionSite] = Field(default_factory=list)
+    approved_discharges: list[ApprovedDischarge] = Field(default_factory=list)
+    contacts: list[Contact] = Field(default_factory=list)
+    rules: RuleSettings = Field(default_factory=RuleSettings)
+
+    @field_validator("municipality")
+    @classmethod
+    def _muni(cls, v: str) -> str:
+        return check_id("municipality", v)
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r} (an IANA name such as America/New_York)") from None
+        return v
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules_none(cls, v: Any) -> Any:
+        return {} if v is None else v
+
+    # -- cross references ---------------------------------------------------------------
+    def problems(self) -> list[tuple[tuple[Any, ...], str]]:
+        """References that do not resolve and ids used twice, as (field path, message)."""
+        out: list[tuple[tuple[Any, ...], str]] = []
+        gauges = [g.id for g in self.rain_gauges]
+        outfalls = [o.id for o in self.outfalls]
+        sites = [s.id for s in self.construction_sites]
+        seen: dict[str, tuple[Any, ...]] = {}
+
+        def station(sid: str, loc: tuple[Any, ...]) -> None:
+            if sid in seen:
+                out.append((loc, f"station id {sid!r} is used twice (first at {field_path(seen[sid])})"))
+            else:
+                seen[sid] = loc
+
+        for i, g in enumerate(self.rain_gauges):
+            station(g.id, ("rain_gauges", i, "id"))
+        for i, o in enumerate(self.outfalls):
+            station(o.id, ("outfalls", i, "id"))
+            for j, g in enumerate(o.rain_gauges):
+                if g not in gauges:
+                    out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+        for i, p in enumerate(self.turbidity_pairs):
+            station(p.upstream, ("turbidity_pairs", i, "upstream"))
+            station(p.downstream, ("turbidity_pairs", i, "downstream"))
+            if p.construction_site is not None and p.construction_site not in sites:
+                out.append((("turbidity_pairs", i, "construction_site"),
+                            _unknown("construction site", p.construction_site, sites)))
+        pair_ids: set[str] = set()
+        for i, p in enumerate(self.turbidity_pairs):
+            if p.id in pair_ids:
+                out.append((("turbidity_pairs", i, "id"), f"pair id {p.id!r} is used twice"))
+            pair_ids.add(p.id)
+        site_ids: set[str] = set()
+        for i, s in enumerate(self.construction_sites):
+            if s.id in site_ids:
+                out.append((("construction_sites", i, "id"), f"site id {s.id!r} is used twice"))
+            site_ids.add(s.id)
+            for j, g in enumerate(s.rain_gauges):
+                if g not in gauges:
+                    out.append((("construction_sites", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+        for i, d in enumerate(self.approved_discharges):
+            if d.outfall not in outfalls:
+                out.append((("approved_discharges", i, "outfall"), _unknown("outfall", d.outfall, outfalls)))
+        for i, c in enumerate(self.contacts):
+            if not c.email and not c.sms:
+                out.append((("contacts", i), "a contact needs an email or an sms number"))
+        return out
+
+    # -- look-ups -------------------------------------------------------------------------
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def gauge(self, gid: str) -> RainGauge:
+        return next(g for g in self.rain_gauges if g.id == gid)
+
+    def outfall(self, oid: str) -> Outfall:
+        return next(o for o in self.outfalls if o.id == oid)
+
+    def station_ids(self) -> set[str]:
+        ids = {g.id for g in self.rain_gauges} | {o.id for o in self.outfalls}
+        for p in self.turbidity_pairs:
+            ids |= {p.upstream, p.downstream}
+        return ids
+
+    def sites_for_gauge(self, gid: str, on: date) -> list[ConstructionSite]:
+        return [s for s in self.construction_sites if gid in s.rain_gauges and s.active_on(on)]
+
+    def discharges_for(self, outfall: str, start: datetime, end: datetime) -> list[ApprovedDischarge]:
+        """Approved discharges whose window covers [start, end]."""
+        return [d for d in self.approved_discharges
+                if d.outfall == outfall and d.from_ <= start and end <= d.to]
+
+
+def _unknown(what: str, value: str, known: list[str]) -> str:
+    return f"unknown {what} {value!r} (known: {', '.join(known) or 'none'})"
+
+
+def load_registry(path: str | Path) -> Registry:
+    """Load and validate a registry file; :class:`ConfigError` names file, line and field."""
+    return load_yaml_model(path, Registry)
+
+
+def parse_registry(text: str, source: str = "<registry>") -> Registry:
+    return parse_yaml_model(text, Registry, source)
+
+
+__all__ = ["Registry", "RainGauge", "Outfall", "TurbidityPair", "ConstructionSite", "ApprovedDischarge",
+           "Contact", "Role", "ExemptFlow", "RuleSettings", "load_registry", "parse_registry"]

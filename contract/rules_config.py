@@ -1,0 +1,86 @@
+"""Rule parameters: the defaults of ../shared/reference/REGULATIONS.md, each overridable
+per municipality under ``rules:`` in the registry, each refused outside its allowed range.
+
+Durations are written like ``72h`` or ``30min``; depths in inches, turbidity in NTU.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
+
+from .timeutil import format_duration, parse_duration
+
+
+def _duration(v: Any) -> timedelta:
+    try:
+        return parse_duration(v)
+    except ValueError as e:
+        raise ValueError(str(e)) from None
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration), PlainSerializer(format_duration, return_type=str)]
+
+
+def _between(name: str, v: timedelta, lo: str, hi: str) -> timedelta:
+    if not parse_duration(lo) <= v <= parse_duration(hi):
+        raise ValueError(f"{name} must be between {lo} and {hi} (REGULATIONS.md), got {format_duration(v)}")
+    return v
+
+
+class RuleSettings(BaseModel):
+    """Every default number of REGULATIONS.md, with its allowed range."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Dry weather (IDDE screening): < 0.10 in in the previous 72 h.
+    dry_lookback: Duration = Field(default=timedelta(hours=72), description="trailing window [h], 48-72 h")
+    dry_max_rain_in: Decimal = Field(default=Decimal("0.10"), ge=Decimal("0.05"), le=Decimal("0.10"),
+                                     description="rain below this in the window is dry [in]")
+    # Dry-weather flow: above the outfall's floor, sustained.
+    dwf_min_duration: Duration = Field(default=timedelta(minutes=30), description="sustained flow [min]")
+    # Turbidity contrast (Schenectady ch. 148 Art. I; 6 NYCRR 703.2).
+    turbidity_delta_ntu: float = Field(default=5.0, ge=5.0, le=25.0, description="[NTU]")
+    turbidity_fraction: float = Field(default=0.10, ge=0.10, le=0.20, description="of upstream [-]")
+    turbidity_min_duration: Duration = Field(default=timedelta(minutes=15), description="[min]")
+    turbidity_backstop_ntu: float = Field(default=250.0, gt=0, description="absolute backstop [NTU]")
+    turbidity_align_tolerance: Duration = Field(default=timedelta(minutes=5),
+                                                description="max time between paired readings [min]")
+    # Storms (Schenectady ch. 148: inspection within 24 h of a storm >= 0.5 in).
+    storm_min_depth_in: Decimal = Field(default=Decimal("0.50"), ge=Decimal("0.25"), le=Decimal("0.50"),
+                                        description="qualifying storm depth [in], inclusive")
+    storm_inter_event: Duration = Field(default=timedelta(hours=6), description="minimum inter-event time, 2-24 h")
+    inspection_after_storm: Duration = Field(default=timedelta(hours=24), description="[h]")
+    routine_inspection_interval: Duration = Field(default=timedelta(days=7), description="[d]")
+    double_tip: Duration = Field(default=timedelta(seconds=1), description="second tip within this is discarded, 0.1-1 s")
+    # Health.
+    stale_intervals: int = Field(default=3, ge=1, le=100, description="missed reporting intervals before stale")
+    low_battery_v: float = Field(default=11.8, gt=0, le=30, description="[V]")
+    # Streaming.
+    lateness: Duration = Field(default=timedelta(hours=2), description="out-of-order window of the streaming engine")
+
+    @field_validator("dry_lookback")
+    @classmethod
+    def _dry(cls, v: timedelta) -> timedelta:
+        return _between("dry_lookback", v, "48h", "72h")
+
+    @field_validator("storm_inter_event")
+    @classmethod
+    def _mit(cls, v: timedelta) -> timedelta:
+        return _between("storm_inter_event", v, "2h", "24h")
+
+    @field_validator("double_tip")
+    @classmethod
+    def _tip(cls, v: timedelta) -> timedelta:
+        return _between("double_tip", v, "0.1s", "1s")
+
+    @field_validator("dwf_min_duration", "turbidity_min_duration", "inspection_after_storm",
+                     "routine_inspection_interval", "turbidity_align_tolerance", "lateness")
+    @classmethod
+    def _positive(cls, v: timedelta) -> timedelta:
+        if v <= timedelta(0):
+            raise ValueError("must be a positive duration")
+        return v

@@ -1,0 +1,61 @@
+"""Time: everything on the wire and in the store is UTC; durations are written like 6h, 30min."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h|hr|d|day|days)\s*$")
+_FACTORS = {"ms": 0.001, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "hr": 3600,
+            "d": 86400, "day": 86400, "days": 86400}
+
+
+def parse_duration(text: str | int | float | timedelta) -> timedelta:
+    """Parse ``"6h"``, ``"30min"``, ``"90s"``, ``"7d"`` (or a number of seconds) into a timedelta."""
+    if isinstance(text, timedelta):
+        return text
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return timedelta(seconds=float(text))
+    m = _DURATION.match(str(text))
+    if not m:
+        raise ValueError(f"not a duration: {text!r} (write e.g. 6h, 30min, 90s, 7d)")
+    return timedelta(seconds=float(m.group(1)) * _FACTORS[m.group(2)])
+
+
+def format_duration(td: timedelta) -> str:
+    s = td.total_seconds()
+    for unit, f in (("d", 86400), ("h", 3600), ("min", 60)):
+        if s >= f and s % f == 0:
+            return f"{int(s // f)}{unit}"
+    return f"{s:g}s"
+
+
+def to_ns(dt: datetime) -> int:
+    """Epoch nanoseconds of an aware datetime. Naive datetimes are refused."""
+    if dt.tzinfo is None:
+        raise ValueError(f"time without a UTC offset: {dt.isoformat()}")
+    delta = dt - EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def from_ns(ns: int) -> datetime:
+    return EPOCH + timedelta(microseconds=ns // 1000)
+
+
+def iso_utc(ns: int) -> str:
+    """``2026-06-01T12:00:00Z`` (milliseconds shown only when present)."""
+    dt = from_ns(ns)
+    if dt.microsecond:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused."""
+    dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        raise ValueError(f"time without a UTC offset: {text!r}")
+    return dt
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -1,0 +1,149 @@
+"""Canonical units, and conversion at the boundary with pint.
+
+Every reading is converted once, at ingest (and in replay/import), into the canonical unit
+of its quantity. Everything downstream — the store, the rules, the dashboards — sees only
+canonical units, so a threshold never meets a number in the wrong unit.
+
+=============  ==========  =====================================================
+quantity       canonical   accepted on the wire (any pint-compatible spelling)
+=============  ==========  =====================================================
+rain           in          in, mm, cm (depth fallen in the interval ending at t)
+flow           gpm         gpm, cfs (ft³/s), L/s, m³/s, MGD
+level          ft          ft, in, m, cm, mm
+velocity       ft/s        ft/s, m/s
+turbidity      NTU         NTU, FNU, FTU, FNMU (treated 1:1; see note)
+battery        V           V, mV
+temperature    degC        degC, degF, K
+signal         dBm         dBm
+conductivity   uS/cm       uS/cm, mS/cm
+=============  ==========  =====================================================
+
+Note on turbidity: NTU (EPA 180.1, white light, 90°) and FNU (ISO 7027, near-infrared,
+90°) are different methods, not different units; USGS reports them side by side without a
+conversion. We store both as "NTU-equivalent" numbers and keep the method in the raw unit.
+"""
+
+from __future__ import annotations
+
+import enum
+from functools import lru_cache
+from typing import Callable
+
+import pint
+
+from .errors import UnitError
+
+
+class Quantity(str, enum.Enum):
+    RAIN = "rain"
+    FLOW = "flow"
+    LEVEL = "level"
+    VELOCITY = "velocity"
+    TURBIDITY = "turbidity"
+    BATTERY = "battery"
+    TEMPERATURE = "temperature"
+    SIGNAL = "signal"
+    CONDUCTIVITY = "conductivity"
+
+
+CANONICAL: dict[Quantity, str] = {
+    Quantity.RAIN: "in",
+    Quantity.FLOW: "gpm",
+    Quantity.LEVEL: "ft",
+    Quantity.VELOCITY: "ft/s",
+    Quantity.TURBIDITY: "NTU",
+    Quantity.BATTERY: "V",
+    Quantity.TEMPERATURE: "degC",
+    Quantity.SIGNAL: "dBm",
+    Quantity.CONDUCTIVITY: "uS/cm",
+}
+
+# Spellings seen on loggers that pint does not know; mapped to pint expressions.
+_ALIASES = {
+    "gpm": "gallon / minute",
+    "cfs": "foot ** 3 / second",
+    "l/s": "liter / second",
+    "lps": "liter / second",
+    "mgd": "1e6 gallon / day",
+    "cms": "meter ** 3 / second",
+    "m3/s": "meter ** 3 / second",
+    "ft/s": "foot / second",
+    "fps": "foot / second",
+    "m/s": "meter / second",
+    "us/cm": "microsiemens / centimeter",
+    "ms/cm": "millisiemens / centimeter",
+    "degc": "degC",
+    "degf": "degF",
+    "c": "degC",
+    "f": "degF",
+    "k": "kelvin",
+    "v": "volt",
+    "mv": "millivolt",
+    "in": "inch",
+    "inch": "inch",
+    "inches": "inch",
+    "mm": "millimeter",
+    "cm": "centimeter",
+    "m": "meter",
+    "ft": "foot",
+}
+_TURBIDITY = {"ntu", "fnu", "ftu", "fnmu", "fbu"}
+
+
+@lru_cache(maxsize=1)
+def _ureg() -> pint.UnitRegistry:
+    return pint.UnitRegistry()
+
+
+@lru_cache(maxsize=512)
+def converter(quantity: Quantity | str, unit: str) -> Callable[[float], float]:
+    """A function turning a value in ``unit`` into the canonical unit of ``quantity``.
+
+    Cached: pint is consulted once per (quantity, unit), so the hot path is one multiply
+    (or an affine map for temperature).
+    """
+    q = Quantity(quantity)
+    u = unit.strip()
+    key = u.lower()
+    if q is Quantity.TURBIDITY:
+        if key in _TURBIDITY:
+            return _identity
+        raise UnitError(f"unit {unit!r} is not a turbidity unit (NTU, FNU, FTU, FNMU)")
+    if q is Quantity.SIGNAL:
+        if key == "dbm":
+            return _identity
+        raise UnitError(f"unit {unit!r} is not a signal unit (dBm)")
+    ureg = _ureg()
+    try:
+        src = ureg.Unit(_ALIASES.get(key, u)) if key not in ("mgd",) else None
+        dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
+        if key == "mgd":
+            scale = ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude
+            return lambda v, s=scale: v * s
+        dst = ureg.Unit(dst_expr)
+        if src.dimensionality != dst.dimensionality:
+            raise UnitError(f"unit {unit!r} does not measure {q.value} (canonical {CANONICAL[q]})")
+        one = ureg.Quantity(1.0, src).to(dst).magnitude
+        zero = ureg.Quantity(0.0, src).to(dst).magnitude
+    except UnitError:
+        raise
+    except Exception as e:  # pint raises several types; translate at the boundary
+        raise UnitError(f"unknown unit {unit!r} for {q.value}: {e}") from None
+    if zero == 0.0:
+        if one == 1.0:
+            return _identity
+        return lambda v, s=one: v * s
+    slope = one - zero
+    return lambda v, s=slope, z=zero: v * s + z
+
+
+def to_canonical(quantity: Quantity | str, value: float, unit: str) -> float:
+    return converter(quantity, unit)(value)
+
+
+def canonical_unit(quantity: Quantity | str) -> str:
+    return CANONICAL[Quantity(quantity)]
+
+
+def _identity(v: float) -> float:
+    return v

@@ -1,0 +1,239 @@
+"""The wire contract, version 1: JSON payloads on ``ms4/<municipality>/<station>/<device>/…``.
+
+readings (QoS 1, not retained)::
+
+    {"schema": "ms4watch.readings/1", "device": "LOG-OF12", "seq": 4711,
+     "readings": [{"time": "2026-06-01T12:00:00Z", "sensor": "flow", "quantity": "flow",
+                   "value": 3.2, "unit": "gpm", "flags": []}, ...]}
+
+``seq`` is per device and only grows; a message carries one sample cycle or a backlog
+batch. A reading may name another ``station`` than the topic's (a logger wired to two
+stations). ``value`` may be null only together with the ``sensor_error`` flag.
+
+status (QoS 1, retained; the broker publishes the last will ``{"state": "offline"}``)::
+
+    {"schema": "ms4watch.status/1", "device": "LOG-OF12", "state": "online",
+     "time": "...", "agent_version": "0.1.0", "config_version": "3", "uptime_s": 86400,
+     "battery_v": 12.6, "signal_dbm": -71, "spool_depth": 0, "clock": "synced"}
+
+events (QoS 1): ``{"schema": "ms4watch.event/1", "device": ..., "time": ..., "kind": ..., "data": {...}}``
+
+Decoding translates every validation failure into :class:`ContractError` naming the topic
+and the field (``readings[3].unit``).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from datetime import datetime
+from typing import Any, Literal, NamedTuple
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from .errors import ContractError, UnitError
+from .ids import check_id
+from .timeutil import iso_utc, to_ns
+from .units import Quantity, canonical_unit, converter
+
+READINGS_SCHEMA = "ms4watch.readings/1"
+STATUS_SCHEMA = "ms4watch.status/1"
+EVENT_SCHEMA = "ms4watch.event/1"
+
+
+class QualityFlag(str, enum.Enum):
+    """Quality flags a reading may carry (QARTOD-style tests and logger state)."""
+
+    SENSOR_ERROR = "sensor_error"        # driver could not read the sensor (value null)
+    RANGE = "range"                      # outside the sensor's valid range
+    SPIKE = "spike"
+    FLAT_LINE = "flat_line"
+    CALIBRATION_OVERDUE = "calibration_overdue"
+    CLOCK_UNSYNCED = "clock_unsynced"    # taken while the logger clock was not synchronised
+    ESTIMATED = "estimated"
+    SIMULATED = "simulated"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Reading(_Strict):
+    time: AwareDatetime
+    sensor: str
+    quantity: Quantity
+    value: float | None
+    unit: str
+    flags: list[QualityFlag] = Field(default_factory=list)
+    station: str | None = None
+
+    @field_validator("sensor")
+    @classmethod
+    def _sensor(cls, v: str) -> str:
+        return check_id("sensor id", v)
+
+    @field_validator("station")
+    @classmethod
+    def _station(cls, v: str | None) -> str | None:
+        return None if v is None else check_id("station id", v)
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError("value must be a finite number")
+        return v
+
+    @field_validator("unit")
+    @classmethod
+    def _unit(cls, v: str, info: ValidationInfo) -> str:
+        quantity = info.data.get("quantity")
+        if quantity is not None:
+            try:
+                converter(quantity, v)
+            except UnitError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+    @model_validator(mode="after")
+    def _null_needs_flag(self) -> "Reading":
+        if self.value is None and QualityFlag.SENSOR_ERROR not in self.flags:
+            raise ValueError("value may be null only with the sensor_error flag")
+        return self
+
+
+class ReadingsMessage(_Strict):
+    schema_: Literal["ms4watch.readings/1"] = Field(default=READINGS_SCHEMA, alias="schema")
+    device: str
+    seq: int = Field(ge=0)
+    readings: list[Reading] = Field(min_length=1)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        return check_id("device id", v)
+
+    def to_json(self) -> bytes:
+        return encode_readings(self.device, self.seq, [
+            (to_ns(r.time), r.sensor, r.quantity.value, r.value, r.unit, [f.value for f in r.flags], r.station)
+            for r in self.readings])
+
+
+class StatusMessage(_Strict):
+    schema_: Literal["ms4watch.status/1"] = Field(default=STATUS_SCHEMA, alias="schema")
+    device: str
+    state: Literal["online", "offline"]
+    time: AwareDatetime | None = None
+    agent_version: str | None = None
+    config_version: str | None = None
+    uptime_s: float | None = None
+    battery_v: float | None = None
+    signal_dbm: float | None = None
+    spool_depth: int | None = None
+    dropped: int | None = None
+    clock: Literal["synced", "unsynced"] | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def to_json(self) -> bytes:
+        return self.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+class EventMessage(_Strict):
+    schema_: Literal["ms4watch.event/1"] = Field(default=EVENT_SCHEMA, alias="schema")
+    device: str
+    time: AwareDatetime
+    kind: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def to_json(self) -> bytes:
+        return self.model_dump_json(by_alias=True).encode()
+
+
+class CanonicalReading(NamedTuple):
+    """One reading as the store and the rules see it: UTC ns, canonical unit.
+
+    ``flags`` is a comma-separated string of :class:`QualityFlag` values ("" when clean),
+    so it is a plain field in every store.
+    """
+
+    time_ns: int
+    station: str
+    device: str
+    sensor: str
+    quantity: str
+    value: float | None
+    unit: str
+    flags: str
+    seq: int
+
+
+def encode_readings(device: str, seq: int,
+                    rows: list[tuple[int, str, str, float | None, str, list[str], str | None]]) -> bytes:
+    """Encode a readings message from plain tuples (the logger's hot path).
+
+    rows: (time_ns, sensor, quantity, value, unit, flags, station_or_None)
+    """
+    out = []
+    for t, sensor, quantity, value, unit, flags, station in rows:
+        d: dict[str, Any] = {"time": iso_utc(t), "sensor": sensor, "quantity": quantity,
+                             "value": value, "unit": unit, "flags": flags}
+        if station:
+            d["station"] = station
+        out.append(d)
+    return json.dumps({"schema": READINGS_SCHEMA, "device": device, "seq": seq, "readings": out},
+                      separators=(",", ":")).encode()
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += ("." if path else "") + str(part)
+    return path or "payload"
+
+
+def decode_readings(topic: str, payload: bytes | str) -> ReadingsMessage:
+    """Parse and validate a readings payload; errors name the topic and the field."""
+    try:
+        return ReadingsMessage.model_validate_json(payload)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        loc = tuple(err["loc"])
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise ContractError(topic, _field_path(loc), err["msg"] + more) from None
+
+
+def decode_status(topic: str, payload: bytes | str) -> StatusMessage:
+    try:
+        return StatusMessage.model_validate_json(payload)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        raise ContractError(topic, _field_path(tuple(err["loc"])), err["msg"]) from None
+
+
+def canonicalize(msg: ReadingsMessage, station: str) -> list[CanonicalReading]:
+    """Convert every reading of a message into its canonical unit (the boundary)."""
+    out = []
+    for r in msg.readings:
+        q = r.quantity
+        value = None if r.value is None else converter(q, r.unit)(r.value)
+        out.append(CanonicalReading(
+            to_ns(r.time), r.station or station, msg.device, r.sensor, q.value, value,
+            canonical_unit(q), ",".join(f.value for f in r.flags), msg.seq))
+    return out
+
+
+def status_payload(device: str, state: str, **fields: Any) -> bytes:
+    return StatusMessage(device=device, state=state, **fields).to_json()
+
+
+def utc_now_iso(now: datetime) -> str:
+    return now.isoformat().replace("+00:00", "Z")

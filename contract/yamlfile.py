@@ -1,0 +1,84 @@
+"""Load a YAML file into a pydantic model, with file, line and field in every error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import ConfigError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _walk(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = k.value
+            lines[path + (key,)] = k.start_mark.line + 1
+            _walk(v, path + (key,), lines)
+            lines[path + (key,)] = k.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _walk(v, path + (i,), lines)
+
+
+def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | None:
+    for n in range(len(loc), -1, -1):
+        key = tuple(str(p) if not isinstance(p, int) else p for p in loc[:n])
+        if key in lines:
+            return lines[key]
+    return None
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out
+
+
+def load_yaml_model(path: str | Path, model: type[M], context: dict[str, Any] | None = None) -> M:
+    """Parse ``path`` and validate it as ``model``; raise :class:`ConfigError` on any problem."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(source, [(None, "", f"cannot read: {e.strerror}")]) from None
+    return parse_yaml_model(text, model, source, context)
+
+
+def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, Any] | None = None) -> M:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        raise ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")]) from None
+    if data is None:
+        raise ConfigError(source, [(None, "", "file is empty")])
+    if not isinstance(data, dict):
+        raise ConfigError(source, [(1, "", "expected a mapping at the top level")])
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    try:
+        result = model.model_validate(data, context=context)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors(include_url=False):
+            loc = tuple(err["loc"])
+            problems.append((_line_for(loc, lines), field_path(loc), err["msg"]))
+        raise ConfigError(source, problems) from None
+    # Cross-reference checks a model can offer as ``problems() -> [(field path, message)]``.
+    check = getattr(result, "problems", None)
+    if callable(check):
+        found = check()
+        if found:
+            raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in found])
+    return result

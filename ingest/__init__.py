@@ -1,0 +1,1 @@
+"""Ingest: MQTT readings → canonical units → a store (sink), acknowledged only once durable."""

@@ -1,0 +1,28 @@
+"""Stores readings can be written to. One folder per implementation; pick one by URL.
+
+``sqlite:///PATH`` (default, embedded), later ``influxdb1://…`` and ``influxdb2://…``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from .base import Sink, StoredMessage, WriteResult
+
+__all__ = ["Sink", "StoredMessage", "WriteResult", "open_sink"]
+
+
+def open_sink(url: str) -> Sink:
+    """Build (not connect) the sink a store URL names. Raises ValueError for an unknown scheme."""
+    scheme = urlparse(url).scheme
+    if scheme == "sqlite":
+        from .sqlite import SqliteSink
+        return SqliteSink.from_url(url)
+    # Registry of further sinks: explicit import list, one line per implementation.
+    if scheme in ("influxdb1", "influxdb1s"):
+        from .influxdb import Influx1Sink  # type: ignore[attr-defined]
+        return Influx1Sink.from_url(url)
+    if scheme in ("influxdb2", "influxdb2s"):
+        from .influxdb import Influx2Sink  # type: ignore[attr-defined]
+        return Influx2Sink.from_url(url)
+    raise ValueError(f"unknown store URL scheme {scheme!r} in {url!r} (sqlite:///PATH, influxdb1://…, influxdb2://…)")

@@ -1,0 +1,49 @@
+"""The sink interface: ``open``, ``write(batch)``, ``close``. Tiny on purpose.
+
+A sink receives whole MQTT messages (already decoded and converted to canonical units) so
+that it can drop a message it has already stored — same device, same sequence number — and
+write everything else exactly once. ``write`` returns only when the batch is durable; the
+ingest service acknowledges the MQTT messages after that and not before.
+
+``write`` raises :class:`~ms4watch.ingest.errors.StoreUnavailable` when the store cannot take
+the batch now (retry the whole batch later), never a third-party exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+from ...contract.wire import CanonicalReading
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    device: str
+    seq: int
+    readings: tuple[CanonicalReading, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    readings_written: int
+    duplicate_messages: int = 0
+
+
+@runtime_checkable
+class Sink(Protocol):
+    def open(self) -> None:
+        """Connect / create tables. May raise StoreUnavailable (the caller retries)."""
+
+    def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+        """Store a batch durably, each (device, seq) at most once."""
+
+    def close(self) -> None:
+        """Release connections. Idempotent."""
+
+
+@runtime_checkable
+class Counting(Protocol):
+    """Optional ability: count stored readings (the demo's summary, tests)."""
+
+    def count_readings(self) -> int: ...

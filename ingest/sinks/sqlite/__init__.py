@@ -1,0 +1,3 @@
+from .sink import SqliteSink
+
+__all__ = ["SqliteSink"]

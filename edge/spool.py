@@ -1,0 +1,149 @@
+"""The logger's durable spool (SQLite): every reading is here before it is published, and
+leaves only when the broker has acknowledged the message that carried it.
+
+Two stages, both in one file:
+
+* ``pending`` — readings taken, not yet in a message;
+* ``outbox`` — formed messages with their sequence number, awaiting the broker's PUBACK.
+
+Forming a message moves readings from pending to outbox and takes the next sequence number
+in one transaction, so a message re-sent after a crash or a lost PUBACK carries the same
+``seq`` and ingest can drop the duplicate. Bounded: past ``max_readings`` the policy drops
+the oldest pending readings (counted in ``dropped``) or refuses new ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, NamedTuple
+
+from ..contract.firmware import SpoolPolicy
+from ..contract.wire import encode_readings
+from .drivers.base import RawReading
+from .errors import EdgeError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS pending (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time_ns INTEGER NOT NULL, sensor TEXT NOT NULL,
+    quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL, station TEXT);
+CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, n INTEGER NOT NULL, payload BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('next_seq', 1), ('dropped', 0), ('taken', 0);
+"""
+
+
+class OutMessage(NamedTuple):
+    seq: int
+    n: int
+    payload: bytes
+
+
+class Spool:
+    def __init__(self, path: str | Path, device: str, *, max_readings: int = 5_000_000,
+                 policy: SpoolPolicy = SpoolPolicy.DROP_OLDEST, synchronous: str = "FULL"):
+        self.path = Path(path)
+        self.device = device
+        self.max_readings = max_readings
+        self.policy = policy
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as e:
+            raise EdgeError(f"cannot open spool {self.path}: {e}") from None
+
+    def _meta(self, key: str) -> int:
+        return self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0]
+
+    def append(self, readings: Iterable[RawReading], station: str | None = None) -> int:
+        """Store readings durably (one transaction). Returns how many were kept."""
+        rows = [(r.time_ns, r.sensor, r.quantity, r.value, r.unit, ",".join(r.flags), station) for r in readings]
+        if not rows:
+            return 0
+        with self._lock, self._tx():
+            depth = self._depth_locked()
+            over = depth + len(rows) - self.max_readings
+            if over > 0:
+                if self.policy is SpoolPolicy.REFUSE_NEW:
+                    kept = max(0, len(rows) - over)
+                    self._bump("dropped", len(rows) - kept)
+                    rows = rows[:kept]
+                else:
+                    cur = self._db.execute(
+                        "DELETE FROM pending WHERE id IN (SELECT id FROM pending ORDER BY id LIMIT ?)", (over,))
+                    self._bump("dropped", cur.rowcount)
+            self._db.executemany("INSERT INTO pending (time_ns, sensor, quantity, value, unit, flags, station) "
+                                 "VALUES (?,?,?,?,?,?,?)", rows)
+            self._bump("taken", len(rows))
+        return len(rows)
+
+    def form_message(self, max_readings: int) -> OutMessage | None:
+        """Move up to ``max_readings`` oldest pending readings into one numbered message."""
+        with self._lock, self._tx():
+            rows = self._db.execute("SELECT id, time_ns, sensor, quantity, value, unit, flags, station "
+                                    "FROM pending ORDER BY id LIMIT ?", (max_readings,)).fetchall()
+            if not rows:
+                return None
+            seq = self._meta("next_seq")
+            payload = encode_readings(self.device, seq, [
+                (t, s, q, v, u, f.split(",") if f else [], st) for _, t, s, q, v, u, f, st in rows])
+            self._db.execute("INSERT INTO outbox VALUES (?,?,?)", (seq, len(rows), payload))
+            self._db.execute("DELETE FROM pending WHERE id BETWEEN ? AND ?", (rows[0][0], rows[-1][0]))
+            self._db.execute("UPDATE meta SET value=? WHERE key='next_seq'", (seq + 1,))
+        return OutMessage(seq, len(rows), payload)
+
+    def unsent(self, after_seq: int, limit: int) -> list[OutMessage]:
+        with self._lock:
+            return [OutMessage(*r) for r in self._db.execute(
+                "SELECT seq, n, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit))]
+
+    def ack(self, seq: int) -> None:
+        """The broker has the message: forget it."""
+        with self._lock:
+            self._db.execute("DELETE FROM outbox WHERE seq=?", (seq,))
+
+    def depth(self) -> int:
+        """Readings not yet acknowledged by the broker (pending + in formed messages)."""
+        with self._lock:
+            return self._depth_locked()
+
+    def _depth_locked(self) -> int:
+        # Readings leave ``pending`` oldest first only, so its ids are one contiguous range.
+        lo, hi = self._db.execute("SELECT min(id), max(id) FROM pending").fetchone()
+        p = 0 if lo is None else hi - lo + 1
+        o = self._db.execute("SELECT coalesce(sum(n), 0) FROM outbox").fetchone()[0]
+        return p + o
+
+    @property
+    def dropped(self) -> int:
+        with self._lock:
+            return self._meta("dropped")
+
+    @property
+    def taken(self) -> int:
+        with self._lock:
+            return self._meta("taken")
+
+    def _bump(self, key: str, n: int) -> None:
+        self._db.execute("UPDATE meta SET value = value + ? WHERE key=?", (n, key))
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+

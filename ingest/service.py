@@ -1,0 +1,201 @@
+"""The ingest service: subscribe to every logger's readings, store them, then acknowledge.
+
+* Persistent MQTT session (clean_session=False, fixed client id) with QoS 1, so messages
+  published while ingest is down wait in the broker.
+* ``manual_ack``: a message is acknowledged only after the sink's ``write`` returned, i.e.
+  after its readings are durable. If the process dies before that, the broker redelivers;
+  the sink's (device, seq) filter writes it once.
+* A message that breaks the contract is logged with topic and field, kept in a rejected
+  file for a person to look at, and acknowledged — it can never become valid, and it must
+  not block the messages behind it.
+* Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import paho.mqtt.client as mqtt
+
+from ..contract.errors import ContractError
+from ..contract.ids import Channel, Topic, subscription
+from ..contract.mqtt import BrokerURL, make_client
+from ..contract.wire import CanonicalReading, canonicalize, decode_readings
+from .errors import StoreUnavailable
+from .sinks.base import Sink, StoredMessage
+
+log = logging.getLogger(__name__)
+
+OnStored = Callable[[Sequence[CanonicalReading]], None]
+
+
+@dataclass
+class IngestStats:
+    messages: int = 0
+    stored_readings: int = 0
+    duplicate_messages: int = 0
+    rejected_messages: int = 0
+    store_retries: int = 0
+
+
+class IngestService:
+    def __init__(self, broker_url: str, municipality: str, sink: Sink, *,
+                 client_id: str | None = None, username: str | None = None, password: str | None = None,
+                 on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
+                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 10000):
+        self.url = BrokerURL.parse(broker_url)
+        self.municipality = municipality
+        self.sink = sink
+        self.client_id = client_id or f"ms4watch-ingest-{municipality}"
+        self.on_stored = on_stored
+        self.rejected_path = Path(rejected_path) if rejected_path else None
+        self.batch_readings = batch_readings
+        self.batch_wait_s = batch_wait_s
+        self.stats = IngestStats()
+        self._queue: queue.Queue[tuple[int, StoredMessage] | None] = queue.Queue(max_queue)
+        self._client = make_client(self.client_id, self.url, clean_session=False, manual_ack=True,
+                                   username=username, password=password, max_inflight=1000)
+        self._client.on_connect = self._on_connect
+        self._client.on_message = self._on_message
+        self._client.on_subscribe = self._on_subscribe
+        self._client.on_disconnect = self._on_disconnect
+        self._writer: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.connected = threading.Event()  # connected and subscribed
+
+    @property
+    def stored_readings(self) -> int:
+        return self.stats.stored_readings
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self, timeout_s: float = 15.0) -> "IngestService":
+        self.sink.open()
+        self._writer = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
+        self._writer.start()
+        self._client.connect_async(self.url.host, self.url.port, keepalive=30)
+        self._client.loop_start()
+        if not self.connected.wait(timeout_s):
+            log.warning("ingest: not yet connected to %s; retrying in the background", self.url)
+        return self
+
+    def stop(self) -> None:
+        """Write and acknowledge what is queued, then disconnect."""
+        self._client.on_message = None  # take nothing new
+        self._queue.put(None)
+        self._stop.set()
+        if self._writer:
+            self._writer.join(60)
+        self._client.disconnect()
+        self._client.loop_stop()
+        self.sink.close()
+
+    # -- MQTT callbacks (paho's network thread) ----------------------------------------------
+    def _on_connect(self, client: mqtt.Client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.error("ingest: broker %s refused the connection: %s", self.url, reason_code)
+            return
+        client.subscribe(subscription(self.municipality, Channel.READINGS), qos=1)
+        log.info("ingest: connected to %s (session present: %s)", self.url, flags.session_present)
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        if any(rc.is_failure for rc in reason_codes):
+            log.error("ingest: subscription refused: %s", reason_codes)
+            return
+        self.connected.set()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        if not self._stop.is_set():
+            log.warning("ingest: disconnected from %s (%s); reconnecting", self.url, reason_code)
+
+    def _on_message(self, client: mqtt.Client, userdata, msg: mqtt.MQTTMessage) -> None:
+        try:
+            topic = Topic.parse(msg.topic)
+            decoded = decode_readings(msg.topic, msg.payload)
+            if decoded.device != topic.device:
+                raise ContractError(msg.topic, "device",
+                                    f"payload device {decoded.device!r} does not match the topic's {topic.device!r}")
+            stored = StoredMessage(decoded.device, decoded.seq, tuple(canonicalize(decoded, topic.station)))
+        except (ContractError, ValueError) as e:
+            self._reject(msg, str(e))
+            client.ack(msg.mid, msg.qos)
+            return
+        self._queue.put((msg.mid, stored))  # blocks when the writer is behind: back-pressure
+
+    def _reject(self, msg: mqtt.MQTTMessage, reason: str) -> None:
+        self.stats.rejected_messages += 1
+        log.error("ingest: rejected message: %s", reason)
+        if self.rejected_path:
+            with self.rejected_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"received": time.time(), "topic": msg.topic, "error": reason,
+                                    "payload": msg.payload.decode("utf-8", "replace")[:10000]}) + "\n")
+
+    # -- writer thread --------------------------------------------------------------------------
+    def _write_loop(self) -> None:
+        stopping = False
+        while not stopping:
+            item = self._queue.get()
+            if item is None:
+                stopping = True
+                batch: list[tuple[int, StoredMessage]] = []
+            else:
+                batch = [item]
+            n = sum(len(m.readings) for _, m in batch)
+            deadline = time.monotonic() + self.batch_wait_s
+            while not stopping and n < self.batch_readings:
+                try:
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+                n += len(item[1].readings)
+            if stopping:  # drain whatever is left so it is stored and acknowledged
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        batch.append(item)
+            if batch:
+                self._store(batch)
+
+    def _store(self, batch: list[tuple[int, StoredMessage]]) -> None:
+        messages = [m for _, m in batch]
+        delay = 0.2
+        while True:
+            try:
+                result = self.sink.write(messages)
+                break
+            except StoreUnavailable as e:
+                # Not acknowledged, so nothing is lost: keep trying (the broker keeps the rest).
+                self.stats.store_retries += 1
+                if self._stop.is_set() and delay >= 5:
+                    log.error("ingest: stopping with %d messages unstored and unacknowledged; "
+                              "the broker will deliver them again", len(batch))
+                    return
+                wait = e.retry_after_s if e.retry_after_s is not None else delay
+                log.warning("ingest: store unavailable (%s); retrying in %.1fs", e, wait)
+                time.sleep(wait)
+                delay = min(delay * 2, 30.0)
+        for mid, _ in batch:
+            self._client.ack(mid, 1)
+        self.stats.messages += len(batch)
+        self.stats.stored_readings += result.readings_written
+        self.stats.duplicate_messages += result.duplicate_messages
+        if self.on_stored is not None and result.readings_written:
+            readings = [r for m in messages for r in m.readings]
+            try:
+                self.on_stored(readings)
+            except Exception:  # a failing consumer must not stop ingest
+                log.exception("ingest: on_stored consumer failed")

@@ -1,0 +1,99 @@
+"""The embedded store: SQLite in WAL mode, one file.
+
+Tables: ``messages`` (device, seq) — the duplicate filter — and ``readings`` in canonical
+units. A batch is one transaction, committed with ``synchronous=FULL``, so when ``write``
+returns the readings survive a crash or a power cut; only then does ingest acknowledge.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+from ...errors import StoreUnavailable
+from ..base import StoredMessage, WriteResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (device, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS readings (
+    time_ns INTEGER NOT NULL, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
+    quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS readings_station_time ON readings (station, quantity, time_ns);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+
+class SqliteSink:
+    """``sqlite:///PATH`` — the default store."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL"):
+        self.path = Path(path)
+        self.synchronous = synchronous
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str) -> "SqliteSink":
+        """``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (SQLAlchemy style)."""
+        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
+            raise ValueError(f"sqlite URL must look like sqlite:///PATH, got {url!r}")
+        return cls(url[len("sqlite:///"):])
+
+    def open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={self.synchronous}")
+            db.executescript(SCHEMA)
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
+        self._db = db
+
+    def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+        if self._db is None:
+            raise StoreUnavailable("sqlite store is not open")
+        written = dup = 0
+        now = time.time_ns()
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                for m in batch:
+                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
+                                     (m.device, m.seq, now, len(m.readings)))
+                    if cur.rowcount != 1:
+                        dup += 1
+                        continue
+                    db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", m.readings)
+                    written += len(m.readings)
+                db.execute("COMMIT")
+            except sqlite3.Error as e:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
+        return WriteResult(written, dup)
+
+    def count_readings(self) -> int:
+        with self._lock:
+            assert self._db is not None
+            return self._db.execute("SELECT count(*) FROM readings").fetchone()[0]
+
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Read-only helper for the CLI, tests and the alert engine's look-backs."""
+        with self._lock:
+            assert self._db is not None
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,260 @@
+"""``ms4watch demo``: a simulated municipality end to end on embedded defaults.
+
+broker (amqtt in-process, or ``--broker``) ← simulated loggers (edge agents with durable
+spools) → ingest (persistent session, ack after store) → store (SQLite, or ``--store``)
+→ alert engine → notifications (local outbox, or ``--notify``).
+
+Simulated time runs ``speed`` times faster than real time; the loggers are the real edge
+agent with the simulated driver, so everything after the sensor is the production path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Callable
+
+from .broker import EmbeddedBroker
+from .contract.registry import Registry, load_registry
+from .contract.timeutil import to_ns
+from .edge.agent import Agent
+from .edge.config import load_agent_config
+from .edge.drivers.base import DriverEnv
+from .edge.drivers.sim.world import World
+from .errors import DemoError
+from .ingest.service import IngestService
+from .ingest.sinks import open_sink
+from .ingest.sinks.base import Counting
+
+log = logging.getLogger(__name__)
+
+DEMO_USER = "ms4watch-demo"   # amqtt needs username auth to keep queued QoS 1 messages
+MARKER = ".ms4watch-demo"
+STEP_NS = 900_000_000_000     # the simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain, 5-min flow) and sends them as one sample cycle
+
+
+def demo_configs() -> Path:
+    return Path(str(files("ms4watch.firmware_configs") / "demo"))
+
+
+@dataclass
+class DemoOptions:
+    days: float = 7.0
+    speed: float = 20_000.0            # simulated seconds per wall-clock second; 0 = as fast as possible
+    start: datetime = field(default_factory=lambda: datetime.fromisoformat("2026-06-01T00:00:00-04:00"))
+    seed: int = 7
+    workdir: Path = Path("ms4watch-demo")
+    configs: Path | None = None
+    broker_url: str | None = None
+    store_url: str | None = None
+    notify_urls: list[str] = field(default_factory=list)
+    drain_timeout_s: float = 120.0
+
+
+@dataclass
+class DemoSummary:
+    wall_s: float = 0.0
+    simulated_days: float = 0.0
+    devices: int = 0
+    readings_taken: int = 0
+    readings_published: int = 0
+    readings_stored: int = 0
+    duplicate_messages: int = 0
+    rejected_messages: int = 0
+    storms: list[dict[str, Any]] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        by_kind: dict[str, int] = {}
+        for a in self.alerts:
+            by_kind[a["kind"]] = by_kind.get(a["kind"], 0) + 1
+        return {**self.__dict__, "alerts_by_kind": by_kind}
+
+
+Reporter = Callable[[str], None]
+
+
+class Demo:
+    def __init__(self, options: DemoOptions, report: Reporter = print,
+                 progress: Callable[[float, float], None] | None = None):
+        self.o = options
+        self.report = report
+        self.progress = progress
+        self.summary = DemoSummary()
+
+    # -- set-up ----------------------------------------------------------------------------
+    def _prepare_workdir(self) -> Path:
+        wd = Path(self.o.workdir)
+        if wd.exists() and any(wd.iterdir()):
+            if not (wd / MARKER).exists():
+                raise DemoError(f"{wd} is not empty and was not made by the demo; choose another --workdir")
+            shutil.rmtree(wd)
+        wd.mkdir(parents=True, exist_ok=True)
+        (wd / MARKER).write_text("made by ms4watch demo; cleared at every run\n")
+        return wd
+
+    def run(self) -> DemoSummary:
+        t_wall = time.monotonic()
+        wd = self._prepare_workdir()
+        configs = Path(self.o.configs) if self.o.configs else demo_configs()
+        registry = load_registry(configs / "sites.yaml")
+        agent_files = sorted(configs.glob("LOG-*.yaml"))
+        if not agent_files:
+            raise DemoError(f"no logger configs (LOG-*.yaml) in {configs}")
+        start_ns = to_ns(self.o.start)
+        end_ns = start_ns + int(self.o.days * 86400e9)
+        world = World(start_ns=start_ns, hours=self.o.days * 24 + 1, seed=self.o.seed)
+
+        broker = None
+        broker_url = self.o.broker_url
+        if broker_url is None:
+            broker = EmbeddedBroker(port=_free_port()).start()
+            broker_url = broker.url
+            self.report(f"embedded MQTT broker (amqtt) on {broker_url}")
+        store_url = self.o.store_url or f"sqlite:///{(wd / 'store.db').resolve()}"
+        sink = open_sink(store_url)
+        pipeline = AlertPipeline.build(registry, wd, self.o.notify_urls, self.report)
+        ingest = IngestService(broker_url, registry.municipality, sink,
+                               client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}",
+                               username=DEMO_USER, password="demo", on_stored=pipeline.feed,
+                               rejected_path=wd / "rejected.jsonl")
+        agents: list[Agent] = []
+        try:
+            ingest.start()
+            if not ingest.connected.wait(15):
+                raise DemoError(f"ingest could not subscribe at {broker_url}")
+            self.report(f"ingest subscribed; store {_redact(store_url)}")
+            env = DriverEnv(data_dir=wd / "edge", shared={"world": world})
+            for f in agent_files:
+                config, options = load_agent_config(f)
+                agents.append(Agent(config, options, data_dir=wd / "edge", env=env, broker_url=broker_url,
+                                    username=DEMO_USER, password="demo", spool_synchronous="NORMAL").start())
+            self.report(f"{len(agents)} simulated loggers: {', '.join(a.config.device for a in agents)}")
+            self.summary.devices = len(agents)
+            try:
+                self._simulate(agents, pipeline, start_ns, end_ns, t_wall)
+            except KeyboardInterrupt:
+                self.summary.interrupted = True
+                self.report("interrupted: draining what was taken, then stopping")
+            self._drain(agents, ingest)
+            pipeline.finish(end_ns)
+        finally:
+            for a in agents:
+                a.stop()
+            ingest.stop()
+            if broker is not None:
+                broker.stop()
+            pipeline.close()
+        s = self.summary
+        s.readings_taken = sum(a.spool_taken for a in agents)
+        s.readings_published = sum(a.uplink.published_readings for a in agents)
+        s.duplicate_messages = ingest.stats.duplicate_messages
+        s.rejected_messages = ingest.stats.rejected_messages
+        s.readings_stored = _count(store_url, ingest)
+        s.storms = pipeline.storms()
+        s.alerts = pipeline.alerts()
+        s.wall_s = round(time.monotonic() - t_wall, 2)
+        return s
+
+    def _simulate(self, agents: list[Agent], pipeline: "AlertPipeline", start_ns: int, end_ns: int,
+                  t_wall: float) -> None:
+        t0 = time.monotonic()
+        t = start_ns
+        while t <= end_ns:
+            for a in agents:
+                a.sample_due(t)
+            pipeline.advance(t)
+            self.summary.simulated_days = (t - start_ns) / 86400e9
+            if self.progress:
+                self.progress(t - start_ns, end_ns - start_ns)
+            if self.o.speed > 0:
+                ahead = (t - start_ns) / 1e9 / self.o.speed - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
+            t += STEP_NS
+
+    def _drain(self, agents: list[Agent], ingest: IngestService) -> None:
+        deadline = time.monotonic() + self.o.drain_timeout_s
+        for a in agents:
+            if not a.uplink.wait_drained(max(0.1, deadline - time.monotonic())):
+                self.report(f"warning: {a.config.device} still has {a.spool.depth()} readings spooled")
+        published = sum(a.uplink.published_readings for a in agents)
+        while time.monotonic() < deadline and ingest.stats.stored_readings < published:
+            time.sleep(0.05)
+
+
+class AlertPipeline:
+    """Stored readings → alert engine → notifications. Until the engine is wired, it only
+    records what it was fed (see ms4watch.alerts)."""
+
+    def __init__(self, registry: Registry, report: Reporter):
+        self.registry = registry
+        self.report = report
+        self._events: list[dict[str, Any]] = []
+
+    @classmethod
+    def build(cls, registry: Registry, workdir: Path, notify_urls: list[str], report: Reporter) -> "AlertPipeline":
+        return cls(registry, report)
+
+    def feed(self, readings) -> None:
+        pass
+
+    def advance(self, now_ns: int) -> None:
+        pass
+
+    def finish(self, end_ns: int) -> None:
+        pass
+
+    def storms(self) -> list[dict[str, Any]]:
+        return [e for e in self._events if e["kind"] == "storm"]
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return [e for e in self._events if e["kind"] != "storm"]
+
+    def close(self) -> None:
+        pass
+
+
+def _count(store_url: str, ingest: IngestService) -> int:
+    """Readings in the store, counted by the store itself where it can."""
+    sink = open_sink(store_url)
+    if isinstance(sink, Counting):
+        sink.open()
+        try:
+            return sink.count_readings()
+        finally:
+            sink.close()
+    return ingest.stats.stored_readings
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _redact(url: str) -> str:
+    return url.split("?")[0]
+
+
+def write_summary(summary: DemoSummary, path: Path) -> None:
+    path.write_text(json.dumps(summary.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def parse_start(text: str) -> datetime:
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        raise ValueError("--start needs a UTC offset, e.g. 2026-06-01T00:00:00-04:00")
+    return dt
+
+
+__all__ = ["Demo", "DemoOptions", "DemoSummary", "write_summary", "parse_start"]

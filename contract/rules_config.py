@@ -56,9 +56,16 @@ class RuleSettings(BaseModel):
     inspection_after_storm: Duration = Field(default=timedelta(hours=24), description="[h]")
     routine_inspection_interval: Duration = Field(default=timedelta(days=7), description="[d]")
     double_tip: Duration = Field(default=timedelta(seconds=1), description="second tip within this is discarded, 0.1-1 s")
+    dry_rain_max_gap: Duration = Field(default=timedelta(hours=1),
+                                       description="rain rows further apart leave a data gap: dry weather unknown")
+    # Data quality (QARTOD) for turbidity probes.
+    qc_turbidity_max_ntu: float = Field(default=4000.0, gt=0, description="gross range fail above [NTU]")
+    qc_turbidity_spike_ntu: float = Field(default=200.0, gt=0, description="spike test fail threshold [NTU]")
+    qc_flat_line: Duration = Field(default=timedelta(hours=12), description="unchanged this long fails QC")
     # Health.
     stale_intervals: int = Field(default=3, ge=1, le=100, description="missed reporting intervals before stale")
     low_battery_v: float = Field(default=11.8, gt=0, le=30, description="[V]")
+    low_battery_hysteresis_v: float = Field(default=0.2, ge=0, le=5, description="recovered at low_battery_v + this [V]")
     # Streaming.
     lateness: Duration = Field(default=timedelta(hours=2), description="out-of-order window of the streaming engine")
 
@@ -78,7 +85,8 @@ class RuleSettings(BaseModel):
         return _between("double_tip", v, "0.1s", "1s")
 
     @field_validator("dwf_min_duration", "turbidity_min_duration", "inspection_after_storm",
-                     "routine_inspection_interval", "turbidity_align_tolerance", "lateness")
+                     "routine_inspection_interval", "turbidity_align_tolerance", "lateness",
+                     "dry_rain_max_gap", "qc_flat_line")
     @classmethod
     def _positive(cls, v: timedelta) -> timedelta:
         if v <= timedelta(0):

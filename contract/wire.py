@@ -208,7 +208,7 @@ def decode_readings(topic: str, payload: bytes | str) -> ReadingsMessage:
         err = e.errors(include_url=False)[0]
         loc = tuple(err["loc"])
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise ContractError(topic, _field_path(loc), err["msg"] + more) from None
+        raise ContractError(topic, _field_path(loc), err["msg"].removeprefix("Value error, ") + more) from None
 
 
 def decode_status(topic: str, payload: bytes | str) -> StatusMessage:

@@ -73,7 +73,7 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
         problems = []
         for err in e.errors(include_url=False):
             loc = tuple(err["loc"])
-            problems.append((_line_for(loc, lines), field_path(loc), err["msg"]))
+            problems.append((_line_for(loc, lines), field_path(loc), err["msg"].removeprefix("Value error, ")))
         raise ConfigError(source, problems) from None
     # Cross-reference checks a model can offer as ``problems() -> [(field path, message)]``.
     check = getattr(result, "problems", None)

@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.firmware import Sensor
+from ....contract.units import converter
 from ....contract.wire import QualityFlag
 from ..base import DriverEnv, RawReading
 from .world import Discharge, World
@@ -52,6 +53,8 @@ class SimDriver:
         self.world: World | None = env.shared.get("world")
         self._last_idx: int | None = None
         self._illicit = [Discharge(**d) for d in options.illicit]
+        # The world is computed in canonical units (in, gpm, NTU, V); report in the sensor's.
+        self._from_canonical = 1.0 / converter(sensor.quantity, sensor.unit)(1.0)
 
     def open(self) -> None:
         if self.world is None:
@@ -65,8 +68,8 @@ class SimDriver:
         w = self.world
         assert w is not None, "open() first"
         i = w.index(t_ns)
-        value = getattr(self, f"_{self.o.model}")(w, i)
-        return [RawReading(t_ns, self.sensor.id, self.sensor.quantity.value, round(float(value), 4),
+        value = getattr(self, f"_{self.o.model}")(w, i) * self._from_canonical
+        return [RawReading(t_ns, self.sensor.id, self.sensor.quantity.value, round(float(value), 6),
                            self.sensor.unit, _SIM)]
 
     # -- models --------------------------------------------------------------------------

@@ -81,7 +81,8 @@ class World:
             shape *= self._rng.lognormal(0, 0.5, m)        # gusts
             shape = shape / shape.sum() * s.depth_in
             i1 = min(self.n, i0 + m)
-            rain[i0:i1] += shape[: i1 - i0]
+            if i1 > i0:  # a storm past the end of the window does not fall
+                rain[i0:i1] += shape[: i1 - i0]
         return rain
 
     def tips(self, scale: float, tip_in: float) -> np.ndarray:

@@ -51,7 +51,7 @@ class SqliteSink:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={self.synchronous}")
             db.executescript(SCHEMA)
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
         self._db = db
 

@@ -1,0 +1,35 @@
+import pytest
+
+from ms4watch.contract.errors import UnitError
+from ms4watch.contract.units import CANONICAL, Quantity, to_canonical
+
+
+@pytest.mark.parametrize("quantity, value, unit, expected", [
+    ("rain", 25.4, "mm", 1.0),
+    ("rain", 0.01, "in", 0.01),
+    ("flow", 1.0, "cfs", 448.8312),
+    ("flow", 1.0, "L/s", 15.85032),
+    ("flow", 1.0, "MGD", 694.4444),
+    ("flow", 3.0, "gpm", 3.0),
+    ("level", 1.0, "m", 3.28084),
+    ("velocity", 0.3048, "m/s", 1.0),
+    ("turbidity", 12.0, "FNU", 12.0),
+    ("turbidity", 12.0, "NTU", 12.0),
+    ("temperature", 212.0, "degF", 100.0),
+    ("battery", 12600.0, "mV", 12.6),
+])
+def test_conversions_to_canonical(quantity, value, unit, expected):
+    assert to_canonical(quantity, value, unit) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("quantity, unit", [("flow", "mm"), ("rain", "gpm"), ("turbidity", "mg/L"),
+                                            ("flow", "furlongs per fortnight x")])
+def test_wrong_units_are_refused(quantity, unit):
+    with pytest.raises(UnitError):
+        to_canonical(quantity, 1.0, unit)
+
+
+def test_every_quantity_has_a_canonical_unit():
+    assert set(CANONICAL) == set(Quantity)
+    for q, u in CANONICAL.items():
+        assert to_canonical(q, 2.5, u) == pytest.approx(2.5)

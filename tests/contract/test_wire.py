@@ -1,0 +1,83 @@
+import json
+
+import pytest
+
+from ms4watch.contract.errors import ContractError
+from ms4watch.contract.timeutil import to_ns, parse_time
+from ms4watch.contract.wire import (ReadingsMessage, canonicalize, decode_readings, decode_status,
+                                    encode_readings, status_payload)
+
+T = to_ns(parse_time("2026-06-01T12:00:00Z"))
+TOPIC = "ms4/town/OF-1/LOG-1/readings"
+
+
+def payload(**over):
+    reading = {"time": "2026-06-01T12:00:00Z", "sensor": "flow", "quantity": "flow", "value": 1.5,
+               "unit": "L/s", "flags": []}
+    reading.update(over.pop("reading", {}))
+    msg = {"schema": "ms4watch.readings/1", "device": "LOG-1", "seq": 7, "readings": [reading]}
+    msg.update(over)
+    return json.dumps(msg).encode()
+
+
+def test_round_trip_and_canonical_units():
+    raw = encode_readings("LOG-1", 42, [(T, "flow", "flow", 1.0, "cfs", [], None),
+                                        (T, "rain", "rain", 0.2, "mm", ["simulated"], "RG-1")])
+    msg = decode_readings(TOPIC, raw)
+    assert msg.seq == 42 and msg.device == "LOG-1"
+    assert decode_readings(TOPIC, msg.to_json()) == msg
+    flow, rain = canonicalize(msg, "OF-1")
+    assert flow.station == "OF-1" and flow.unit == "gpm" and flow.value == pytest.approx(448.831, rel=1e-5)
+    assert flow.time_ns == T and flow.seq == 42
+    assert rain.station == "RG-1" and rain.unit == "in" and rain.value == pytest.approx(0.2 / 25.4)
+    assert rain.flags == "simulated"
+
+
+def test_many_readings_in_one_message():
+    rows = [(T + i * 60_000_000_000, "rain", "rain", 0.01, "in", [], None) for i in range(500)]
+    msg = decode_readings(TOPIC, encode_readings("LOG-1", 1, rows))
+    assert len(msg.readings) == 500
+    assert [r.time for r in msg.readings] == sorted(r.time for r in msg.readings)
+
+
+@pytest.mark.parametrize("raw, field, text", [
+    (b"not json", "payload", "Invalid JSON"),
+    (payload(seq=-1), "seq", "greater than or equal to 0"),
+    (payload(schema="ms4watch.readings/9"), "schema", "ms4watch.readings/1"),
+    (payload(readings=[]), "readings", "at least 1"),
+    (payload(device="LOG 1"), "device", "invalid device id"),
+    (payload(reading={"unit": "NTU"}), "readings[0].unit", "unknown unit 'NTU' for flow"),
+    (payload(reading={"quantity": "flux"}), "readings[0].quantity", "Input should be"),
+    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "timezone"),
+    (payload(reading={"value": None}), "readings[0]", "sensor_error"),
+    (payload(reading={"value": "1e999"}), "readings[0].value", "finite"),
+    (payload(reading={"flags": ["wet"]}), "readings[0].flags[0]", "Input should be"),
+    (payload(extra=1), "extra", "Extra inputs"),
+])
+def test_rejections_name_topic_and_field(raw, field, text):
+    with pytest.raises(ContractError) as e:
+        decode_readings(TOPIC, raw)
+    assert e.value.topic == TOPIC
+    assert e.value.field == field
+    assert text in str(e.value)
+    assert str(e.value).startswith(f"{TOPIC}: {field}: ")
+
+
+def test_null_value_with_sensor_error_flag_is_valid():
+    msg = decode_readings(TOPIC, payload(reading={"value": None, "flags": ["sensor_error"]}))
+    assert canonicalize(msg, "OF-1")[0].value is None
+
+
+def test_status_round_trip():
+    raw = status_payload("LOG-1", "online", spool_depth=3, clock="synced")
+    st = decode_status("ms4/town/OF-1/LOG-1/status", raw)
+    assert st.state == "online" and st.spool_depth == 3
+    with pytest.raises(ContractError, match="state"):
+        decode_status("t", b'{"schema":"ms4watch.status/1","device":"LOG-1","state":"asleep"}')
+
+
+def test_message_model_is_frozen():
+    msg = decode_readings(TOPIC, payload())
+    with pytest.raises(Exception):
+        msg.seq = 8  # type: ignore[misc]
+    assert isinstance(msg, ReadingsMessage)

@@ -1,0 +1,36 @@
+"""Golden folders: ``testcases/<case>/firmware.yaml`` + ``expected.txt`` — ``OK``, or the
+error with file, line and field (a trailing ``...`` means the rest may vary)."""
+
+from pathlib import Path
+
+import pytest
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.edge.config import load_agent_config
+
+CASES = sorted(p for p in (Path(__file__).parent / "testcases").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_firmware_case(case, monkeypatch):
+    monkeypatch.chdir(case)
+    expected = (case / "expected.txt").read_text().strip()
+    if expected == "OK":
+        config, options = load_agent_config("firmware.yaml")
+        assert len(options) == len(config.sensors)
+        return
+    with pytest.raises(ConfigError) as e:
+        load_agent_config("firmware.yaml")
+    if expected.endswith("..."):
+        assert str(e.value).startswith(expected[:-3])
+    else:
+        assert str(e.value) == expected
+
+
+def test_bundled_demo_configs_load():
+    from ms4watch.demo import demo_configs
+    files = sorted(demo_configs().glob("LOG-*.yaml"))
+    assert len(files) >= 6
+    for f in files:
+        config, _ = load_agent_config(f)
+        assert config.municipality == "brookhollow"

@@ -1,0 +1,51 @@
+import json
+
+from ms4watch.contract.firmware import SpoolPolicy
+from ms4watch.edge.drivers.base import RawReading
+from ms4watch.edge.spool import Spool
+
+T0 = 1_780_000_000_000_000_000
+
+
+def readings(n, start=0):
+    return [RawReading(T0 + (start + i) * 60_000_000_000, "rain", "rain", 0.01, "in", ()) for i in range(n)]
+
+
+def test_messages_carry_growing_seq_and_survive_reopen(tmp_path):
+    path = tmp_path / "s.db"
+    sp = Spool(path, "LOG-1")
+    sp.append(readings(5))
+    m1 = sp.form_message(3)
+    m2 = sp.form_message(3)
+    assert (m1.seq, m1.n, m2.seq, m2.n) == (1, 3, 2, 2)
+    assert sp.form_message(3) is None
+    body = json.loads(m1.payload)
+    assert body["device"] == "LOG-1" and body["seq"] == 1 and len(body["readings"]) == 3
+    sp.close()
+    # A crash before the PUBACK: the same message, with the same seq, is still there.
+    sp = Spool(path, "LOG-1")
+    assert [m.seq for m in sp.unsent(0, 10)] == [1, 2]
+    assert sp.unsent(0, 10)[0].payload == m1.payload
+    sp.ack(1)
+    assert sp.depth() == 2
+    sp.append(readings(1, 5))
+    assert sp.form_message(10).seq == 3  # never reused
+    sp.ack(2)
+    sp.ack(3)
+    assert sp.depth() == 0 and sp.taken == 6 and sp.dropped == 0
+
+
+def test_oldest_first_and_bounded_drop_oldest(tmp_path):
+    sp = Spool(tmp_path / "s.db", "LOG-1", max_readings=1000, policy=SpoolPolicy.DROP_OLDEST)
+    sp.append(readings(900))
+    sp.append(readings(300, 900))
+    assert sp.depth() == 1000 and sp.dropped == 200
+    first = json.loads(sp.form_message(1).payload)["readings"][0]
+    assert first["time"] == "2026-05-28T23:46:40Z"  # reading #200 is now the oldest
+
+
+def test_bounded_refuse_new(tmp_path):
+    sp = Spool(tmp_path / "s.db", "LOG-1", max_readings=1000, policy=SpoolPolicy.REFUSE_NEW)
+    assert sp.append(readings(900)) == 900
+    assert sp.append(readings(300, 900)) == 100
+    assert sp.depth() == 1000 and sp.dropped == 200

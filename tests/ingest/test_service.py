@@ -1,0 +1,118 @@
+"""Ingest against a real Mosquitto: contract violations are set aside, everything else is
+stored once, and nothing is acknowledged before it is stored."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from ms4watch.contract.wire import encode_readings
+from ms4watch.ingest.service import IngestService
+from ms4watch.ingest.sinks.sqlite import SqliteSink
+
+pytestmark = pytest.mark.mosquitto
+T0 = 1_780_000_000_000_000_000
+TOPIC = "ms4/town/OF-1/LOG-1/readings"
+
+
+def publisher(port):
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-pub", protocol=mqtt.MQTTv311)
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    return c
+
+
+def publish_all(c, payloads, topic=TOPIC):
+    infos = [c.publish(topic, p, qos=1) for p in payloads]
+    for i in infos:
+        i.wait_for_publish(10)
+
+
+def good(seq, n=10):
+    return encode_readings("LOG-1", seq, [(T0 + (seq * n + i) * 60_000_000_000, "flow", "flow", 1.0, "gpm", [], None)
+                                          for i in range(n)])
+
+
+def wait_for(pred, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def test_bad_messages_are_set_aside_and_the_rest_stored(tmp_path, mosquitto_broker):
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t1",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    bad_unit = good(3).replace(b'"unit":"gpm"', b'"unit":"NTU"', 1)
+    publish_all(pub, [good(1), b"{garbage", good(2), bad_unit, good(4), good(2)])
+    publish_all(pub, [good(5)], topic="ms4/town/OF-1/LOG-2/readings")  # device does not match topic
+    assert wait_for(lambda: svc.stats.messages + svc.stats.rejected_messages >= 7)
+    svc.stop()
+    pub.loop_stop()
+    assert svc.stats.stored_readings == 30 and svc.stats.duplicate_messages == 1
+    rejected = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert [r["error"].split(": ")[1] for r in rejected] == ["payload", "readings[0].unit", "device"]
+    assert all(r["topic"].startswith("ms4/town/OF-1/") for r in rejected)
+
+
+def test_messages_sent_while_ingest_is_down_wait_in_the_session(tmp_path, mosquitto_broker):
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t2").start()
+    assert svc.connected.wait(10)
+    svc.stop()
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(s) for s in range(1, 51)])
+    pub.loop_stop()
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t2").start()
+    assert wait_for(lambda: svc.stats.stored_readings >= 500)
+    svc.stop()
+    assert svc.stats.stored_readings == 500
+
+
+def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_broker):
+    """kill -9 while messages stream in, restart, and every message is stored exactly once."""
+    store = tmp_path / "store.db"
+    cmd = [sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town", "--broker", mosquitto_broker.url,
+           "--store", f"sqlite:///{store}", "--client-id", "ingest-kill", "--rejected", str(tmp_path / "rej.jsonl")]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert b"ingest:" in proc.stdout.readline()
+    pub = publisher(mosquitto_broker.port)
+    n = 300
+    for s in range(1, n + 1):
+        pub.publish(TOPIC, good(s), qos=1)
+        if s == n // 2:
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            assert b"ingest:" in proc.stdout.readline()
+    pub.loop_stop()
+
+    def stored():
+        s = SqliteSink(store)
+        s.open()
+        try:
+            return s.count_readings()
+        finally:
+            s.close()
+
+    assert wait_for(lambda: stored() >= n * 10, timeout=30)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(20)
+    s = SqliteSink(store)
+    s.open()
+    assert s.count_readings() == n * 10
+    assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (n, n)
+    s.close()

@@ -1,0 +1,74 @@
+"""The demo pipeline end to end: real edge agents, a real broker, ingest, the store."""
+
+import json
+import sqlite3
+
+import pytest
+
+from ms4watch.demo import Demo, DemoOptions
+
+
+def _run(tmp_path, **over):
+    opts = DemoOptions(days=over.pop("days", 0.5), speed=0, workdir=tmp_path / "demo", **over)
+    lines: list[str] = []
+    summary = Demo(opts, report=lines.append).run()
+    return summary, lines, tmp_path / "demo" / "store.db"
+
+
+def _assert_complete(summary, store):
+    assert summary.readings_published > 0
+    assert summary.readings_taken == summary.readings_published == summary.readings_stored
+    assert summary.duplicate_messages >= 0 and summary.rejected_messages == 0
+    db = sqlite3.connect(store)
+    dup = db.execute("SELECT count(*) FROM (SELECT device, sensor, time_ns FROM readings "
+                     "GROUP BY 1, 2, 3 HAVING count(*) > 1)").fetchone()[0]
+    assert dup == 0
+    assert db.execute("SELECT count(*) FROM readings").fetchone()[0] == summary.readings_stored
+    # canonical units only
+    units = dict(db.execute("SELECT DISTINCT quantity, unit FROM readings").fetchall())
+    assert units == {"rain": "in", "flow": "gpm", "turbidity": "NTU", "battery": "V"}
+    return db
+
+
+def test_demo_on_embedded_broker(tmp_path):
+    summary, lines, store = _run(tmp_path)
+    db = _assert_complete(summary, store)
+    assert summary.devices == 7
+    # half a day: 7 loggers, 1-min rain at two gauges, 5-min flow and turbidity, 15-min battery
+    expected = 2 * 721 + 5 * 145 + 7 * 49
+    assert summary.readings_stored == expected
+    assert any("embedded MQTT broker" in line for line in lines)
+    # the metric gauge was converted: RG-2 reported mm, the store holds inches
+    # (0.2 mm tips = 0.007874 in)
+    tips = db.execute("SELECT DISTINCT value FROM readings WHERE station='RG-2' AND quantity='rain' "
+                      "AND value > 0").fetchall()
+    assert tips and all(abs(v / 0.007874 - round(v / 0.007874)) < 1e-3 for (v,) in tips)
+    # OF-2 reports L/s: stored flow is gpm, small values at most a runoff peak
+    assert 1 < db.execute("SELECT max(value) FROM readings WHERE station='OF-2' AND quantity='flow'").fetchone()[0] < 1000
+    # the storm of the demo week started 8 h in: rain reached the store
+    assert db.execute("SELECT sum(value) FROM readings WHERE station='RG-1' AND quantity='rain'").fetchone()[0] > 0.5
+
+
+@pytest.mark.mosquitto
+def test_demo_through_real_mosquitto(tmp_path, mosquitto_broker):
+    summary, lines, store = _run(tmp_path, broker_url=mosquitto_broker.url)
+    _assert_complete(summary, store)
+    assert not any("embedded" in line for line in lines)
+
+
+def test_summary_json(tmp_path):
+    from ms4watch.demo import write_summary
+    summary, _, _ = _run(tmp_path, days=0.05)
+    write_summary(summary, tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert {"readings_published", "readings_stored", "alerts"} <= set(data)
+    assert all("kind" in a for a in data["alerts"])
+
+
+def test_workdir_not_made_by_demo_is_refused(tmp_path):
+    from ms4watch.errors import DemoError
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "precious.txt").write_text("keep me")
+    with pytest.raises(DemoError, match="not empty"):
+        _run(tmp_path)
+    assert (tmp_path / "demo" / "precious.txt").exists()

@@ -27,9 +27,9 @@ import paho.mqtt.client as mqtt
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL, make_client
-from ..contract.wire import CanonicalReading, canonicalize, decode_readings
+from ..contract.wire import CanonicalReading, canonicalize, decode_readings, decode_status
 from .errors import StoreUnavailable
-from .sinks.base import Sink, StoredMessage
+from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,8 @@ class IngestService:
         if reason_code.is_failure:
             log.error("ingest: broker %s refused the connection: %s", self.url, reason_code)
             return
-        client.subscribe(subscription(self.municipality, Channel.READINGS), qos=1)
+        client.subscribe([(subscription(self.municipality, Channel.READINGS), 1),
+                          (subscription(self.municipality, Channel.STATUS), 1)])
         log.info("ingest: connected to %s (session present: %s)", self.url, flags.session_present)
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
@@ -116,6 +117,10 @@ class IngestService:
             log.warning("ingest: disconnected from %s (%s); reconnecting", self.url, reason_code)
 
     def _on_message(self, client: mqtt.Client, userdata, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic.endswith("/" + Channel.STATUS.value):
+            self._on_status(msg)
+            client.ack(msg.mid, msg.qos)
+            return
         try:
             topic = Topic.parse(msg.topic)
             decoded = decode_readings(msg.topic, msg.payload)
@@ -128,6 +133,23 @@ class IngestService:
             client.ack(msg.mid, msg.qos)
             return
         self._queue.put((msg.mid, stored))  # blocks when the writer is behind: back-pressure
+
+    def _on_status(self, msg: mqtt.MQTTMessage) -> None:
+        """Status is a retained snapshot: the latest wins, a lost one is replaced by the next."""
+        if not isinstance(self.sink, StatusSink) or not msg.payload:
+            return
+        try:
+            topic = Topic.parse(msg.topic)
+            st = decode_status(msg.topic, msg.payload)
+        except (ContractError, ValueError) as e:
+            self._reject(msg, str(e))
+            return
+        try:
+            self.sink.write_status(DeviceStatus(
+                st.device, topic.station, time.time_ns(), st.state, st.battery_v, st.signal_dbm,
+                st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock))
+        except StoreUnavailable as e:
+            log.warning("ingest: status of %s not stored: %s", st.device, e)
 
     def _reject(self, msg: mqtt.MQTTMessage, reason: str) -> None:
         self.stats.rejected_messages += 1

@@ -72,3 +72,12 @@ def test_workdir_not_made_by_demo_is_refused(tmp_path):
     with pytest.raises(DemoError, match="not empty"):
         _run(tmp_path)
     assert (tmp_path / "demo" / "precious.txt").exists()
+
+
+def test_status_of_every_logger_is_kept(tmp_path):
+    summary, _, store = _run(tmp_path, days=0.05)
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT device, station, state FROM device_status ORDER BY device").fetchall()
+    assert len(rows) == summary.devices
+    assert {r[0] for r in rows} >= {"LOG-RG1", "LOG-OF2", "LOG-DS1"}
+    assert ("LOG-OF2", "OF-2") in {(r[0], r[1]) for r in rows}

@@ -42,6 +42,29 @@ class Sink(Protocol):
         """Release connections. Idempotent."""
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceStatus:
+    """A logger's retained status message, as ingest saw it (``received_ns`` is server time)."""
+    device: str
+    station: str
+    received_ns: int
+    state: str                      # online | offline
+    battery_v: float | None = None
+    signal_dbm: float | None = None
+    spool_depth: int | None = None
+    dropped: int | None = None
+    config_version: str | None = None
+    agent_version: str | None = None
+    clock: str | None = None
+
+
+@runtime_checkable
+class StatusSink(Protocol):
+    """Optional ability: keep device status (health dashboards, stale-station checks)."""
+
+    def write_status(self, status: DeviceStatus) -> None: ...
+
+
 @runtime_checkable
 class Counting(Protocol):
     """Optional ability: count stored readings (the demo's summary, tests)."""

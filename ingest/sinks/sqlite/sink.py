@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ...errors import StoreUnavailable
-from ..base import StoredMessage, WriteResult
+from ..base import DeviceStatus, StoredMessage, WriteResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -24,6 +24,10 @@ CREATE TABLE IF NOT EXISTS readings (
     time_ns INTEGER NOT NULL, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
     quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS readings_station_time ON readings (station, quantity, time_ns);
+CREATE TABLE IF NOT EXISTS device_status (
+    device TEXT PRIMARY KEY, station TEXT NOT NULL, received_ns INTEGER NOT NULL, state TEXT NOT NULL,
+    battery_v REAL, signal_dbm REAL, spool_depth INTEGER, dropped INTEGER, config_version TEXT,
+    agent_version TEXT, clock TEXT);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
@@ -80,6 +84,17 @@ class SqliteSink:
                     pass
                 raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
         return WriteResult(written, dup)
+
+    def write_status(self, st: DeviceStatus) -> None:
+        if self._db is None:
+            raise StoreUnavailable("sqlite store is not open")
+        with self._lock:
+            try:
+                self._db.execute("INSERT OR REPLACE INTO device_status VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                    st.device, st.station, st.received_ns, st.state, st.battery_v, st.signal_dbm,
+                    st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock))
+            except sqlite3.Error as e:
+                raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
 
     def count_readings(self) -> int:
         with self._lock:

@@ -1,0 +1,39 @@
+# Two commands: `make demo` (set up, then run the demo) and `make test` (set up, then test).
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+# Debian packages the tests start themselves (real broker, real InfluxDB, real VictoriaMetrics, headless Chromium).
+DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test soak setup test-deps bench clean
+
+$(BIN)/ms4watch: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(BIN)/ms4watch
+
+demo: setup
+	$(BIN)/ms4watch demo
+
+test-deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages the tests need:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test: setup test-deps
+	$(BIN)/python -m pytest
+
+soak: setup test-deps
+	MS4_SLOW=1 $(BIN)/python -m pytest -m slow
+
+bench: setup test-deps
+	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) ms4watch-demo *.egg-info

@@ -29,8 +29,6 @@ import enum
 from functools import lru_cache
 from typing import Callable
 
-import pint
-
 from .errors import UnitError
 
 
@@ -91,7 +89,9 @@ _TURBIDITY = {"ntu", "fnu", "ftu", "fnmu", "fbu"}
 
 
 @lru_cache(maxsize=1)
-def _ureg() -> pint.UnitRegistry:
+def _ureg():  # -> pint.UnitRegistry; imported on first use (it costs ~17 MB on a logger)
+    import pint
+
     return pint.UnitRegistry()
 
 

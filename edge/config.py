@@ -1,4 +1,8 @@
-"""Load a firmware config and check every sensor's driver options — before any port opens."""
+"""Load a firmware config and check every sensor's driver options — before any port opens.
+
+Used at start-up (a file) and for remote configuration (a retained ``…/config`` message):
+either way the whole config is validated before anything is applied.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,26 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import ConfigError
-from ..contract.firmware import FirmwareConfig, load_firmware_config
-from ..contract.yamlfile import _line_for, _walk, field_path
+from ..contract.firmware import FirmwareConfig
+from ..contract.yamlfile import _line_for, _walk, field_path, parse_yaml_model
 from .drivers import driver_class
 
 
 def load_agent_config(path: str | Path) -> tuple[FirmwareConfig, list[BaseModel]]:
     """The config and each sensor's validated options, in sensor order.
 
-    Errors name file, line and field, e.g.
-    ``firmware.yaml:14: sensors[1].options.address: …``.
+    Errors name file, line and field, e.g. ``firmware.yaml:14: sensors[1].options.address: …``.
     """
-    config = load_firmware_config(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(str(path), [(None, "", f"cannot read: {e.strerror}")]) from None
+    return parse_agent_config(text, str(path))
+
+
+def parse_agent_config(text: str, source: str) -> tuple[FirmwareConfig, list[BaseModel]]:
+    """Like :func:`load_agent_config`, from text (YAML or JSON; JSON is YAML)."""
+    config = parse_yaml_model(text, FirmwareConfig, source)
     problems: list[tuple[tuple[Any, ...], str]] = []
     options: list[BaseModel] = []
     for i, sensor in enumerate(config.sensors):
@@ -30,12 +42,13 @@ def load_agent_config(path: str | Path) -> tuple[FirmwareConfig, list[BaseModel]
             problems.append((("sensors", i, "driver"), str(e)))
             continue
         try:
-            options.append(cls.Options.model_validate(sensor.options))
+            options.append(cls.Options.model_validate(sensor.options, context={"sensor": sensor}))
         except ValidationError as e:
             for err in e.errors(include_url=False):
-                problems.append((("sensors", i, "options") + tuple(err["loc"]), err["msg"]))
+                problems.append((("sensors", i, "options") + tuple(err["loc"]),
+                                 err["msg"].removeprefix("Value error, ")))
     if problems:
         lines: dict[tuple[Any, ...], int] = {}
-        _walk(yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader), (), lines)
-        raise ConfigError(str(path), [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
+        _walk(yaml.compose(text, Loader=yaml.SafeLoader), (), lines)
+        raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
     return config, options

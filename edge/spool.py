@@ -30,8 +30,9 @@ CREATE TABLE IF NOT EXISTS pending (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time_ns INTEGER NOT NULL, sensor TEXT NOT NULL,
     quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL, station TEXT);
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, n INTEGER NOT NULL, payload BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, payload BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('next_seq', 1), ('dropped', 0), ('taken', 0);
+INSERT OR IGNORE INTO meta VALUES ('next_seq', 1), ('dropped', 0), ('taken', 0), ('pending', 0);
 """
 
 
@@ -78,23 +79,28 @@ class Spool:
                     cur = self._db.execute(
                         "DELETE FROM pending WHERE id IN (SELECT id FROM pending ORDER BY id LIMIT ?)", (over,))
                     self._bump("dropped", cur.rowcount)
+                    self._bump("pending", -cur.rowcount)
             self._db.executemany("INSERT INTO pending (time_ns, sensor, quantity, value, unit, flags, station) "
                                  "VALUES (?,?,?,?,?,?,?)", rows)
             self._bump("taken", len(rows))
+            self._bump("pending", len(rows))
         return len(rows)
 
-    def form_message(self, max_readings: int) -> OutMessage | None:
-        """Move up to ``max_readings`` oldest pending readings into one numbered message."""
+    def form_message(self, max_readings: int, after_id: int = 0) -> OutMessage | None:
+        """Move up to ``max_readings`` oldest pending readings (with id > ``after_id``: the
+        live lane) into one numbered message."""
         with self._lock, self._tx():
             rows = self._db.execute("SELECT id, time_ns, sensor, quantity, value, unit, flags, station "
-                                    "FROM pending ORDER BY id LIMIT ?", (max_readings,)).fetchall()
+                                    "FROM pending WHERE id > ? ORDER BY id LIMIT ?",
+                                    (after_id, max_readings)).fetchall()
             if not rows:
                 return None
             seq = self._meta("next_seq")
             payload = encode_readings(self.device, seq, [
                 (t, s, q, v, u, f.split(",") if f else [], st) for _, t, s, q, v, u, f, st in rows])
             self._db.execute("INSERT INTO outbox VALUES (?,?,?)", (seq, len(rows), payload))
-            self._db.execute("DELETE FROM pending WHERE id BETWEEN ? AND ?", (rows[0][0], rows[-1][0]))
+            self._db.execute("DELETE FROM pending WHERE id > ? AND id <= ?", (after_id, rows[-1][0]))
+            self._bump("pending", -len(rows))
             self._db.execute("UPDATE meta SET value=? WHERE key='next_seq'", (seq + 1,))
         return OutMessage(seq, len(rows), payload)
 
@@ -114,11 +120,31 @@ class Spool:
             return self._depth_locked()
 
     def _depth_locked(self) -> int:
-        # Readings leave ``pending`` oldest first only, so its ids are one contiguous range.
-        lo, hi = self._db.execute("SELECT min(id), max(id) FROM pending").fetchone()
-        p = 0 if lo is None else hi - lo + 1
         o = self._db.execute("SELECT coalesce(sum(n), 0) FROM outbox").fetchone()[0]
-        return p + o
+        return self._meta("pending") + o
+
+    def pending(self) -> int:
+        """Readings taken and not yet in a message."""
+        with self._lock:
+            return self._meta("pending")
+
+    def newest_pending_id(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT coalesce(max(id), 0) FROM pending").fetchone()[0]
+
+    # -- events (bottle records, command acknowledgements, config results) ---------------------
+    def add_event(self, payload: bytes) -> None:
+        with self._lock:
+            self._db.execute("INSERT INTO events (payload) VALUES (?)", (payload,))
+
+    def events(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
+        with self._lock:
+            return self._db.execute("SELECT id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
+                                    (after_id, limit)).fetchall()
+
+    def ack_event(self, event_id: int) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM events WHERE id=?", (event_id,))
 
     @property
     def dropped(self) -> int:

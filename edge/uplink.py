@@ -1,10 +1,19 @@
-"""The uplink: publish the spool oldest first, QoS 1, forget a message only on PUBACK.
+"""The uplink: publish the spool, QoS 1, forget a message only on PUBACK.
 
-The loop is written out plainly (no hidden reconnect magic): while connected, keep up to
-``max_inflight`` messages in flight; form a new message from pending readings when the
-outbox has nothing unsent; on PUBACK drop that message from the spool; on disconnect,
-forget what was in flight (it is still in the spool) and start again from the oldest
-unacknowledged message once paho has reconnected.
+The loop is written out plainly (no hidden reconnect magic). While connected it keeps up to
+``max_inflight`` messages in flight, in this order of priority:
+
+1. events (bottle records, command acknowledgements, config results);
+2. formed messages not yet acknowledged, oldest first (re-sent after a reconnect with the
+   same sequence numbers);
+3. the **live lane**: readings taken since the loop last looked, so that during a long
+   backlog drain the newest readings still go out at once;
+4. the **backlog**: older pending readings, oldest first, in batches, at no more than
+   ``drain_rate`` readings per second.
+
+On PUBACK the message leaves the spool. On disconnect what was in flight is forgotten (it
+is still in the spool); paho reconnects with backoff and the loop starts again from the
+oldest unacknowledged message.
 """
 
 from __future__ import annotations
@@ -22,24 +31,33 @@ from .spool import Spool
 
 log = logging.getLogger(__name__)
 
+ControlHandler = Callable[[Channel, bytes], None]
+
 
 class Uplink:
     def __init__(self, spool: Spool, topic_of: Callable[[Channel], Topic], broker_url: str, *,
-                 client_id: str, username: str | None = None, password: str | None = None,
-                 batch_readings: int = 500, max_inflight: int = 20, status_payload: Callable[[str], bytes],
-                 keepalive_s: int = 30):
+                 client_id: str, status_payload: Callable[[str], bytes],
+                 username: str | None = None, password: str | None = None,
+                 batch_readings: int = 500, max_inflight: int = 20, keepalive_s: int = 30,
+                 drain_rate: float = 5000.0, on_control: ControlHandler | None = None):
         self.spool = spool
         self.topic_of = topic_of
         self.url = BrokerURL.parse(broker_url)
         self.batch_readings = batch_readings
         self.max_inflight = max_inflight
         self.keepalive_s = keepalive_s
+        self.drain_rate = drain_rate
         self.status_payload = status_payload
+        self.on_control = on_control
         self.published_readings = 0   # acknowledged by the broker
         self.published_messages = 0
-        self._inflight: dict[int, tuple[int, int]] = {}  # mid -> (seq, n)
+        self._inflight: dict[int, tuple[str, int, int]] = {}  # mid -> (kind "r"|"e", seq or event id, n)
         self._early: dict[int, float] = {}  # mid -> monotonic time of a PUBACK we had no entry for
         self._last_sent_seq = 0
+        self._last_event_id = 0
+        self._live_mark = 0               # newest pending id seen by the previous pass
+        self._tokens = float(batch_readings)
+        self._tokens_at = time.monotonic()
         self._cv = threading.Condition()
         self._running = False
         self._connected = False
@@ -50,7 +68,12 @@ class Uplink:
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_publish = self._on_publish
+        c.on_message = self._on_message
         self.client = c
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
 
     def start(self) -> "Uplink":
         self._running = True
@@ -61,12 +84,17 @@ class Uplink:
         return self
 
     def wake(self) -> None:
-        """New readings are in the spool."""
+        """New readings or events are in the spool."""
         with self._cv:
             self._cv.notify_all()
 
+    def publish_status(self) -> None:
+        """Publish the retained status now (best effort: a status is replaced by the next)."""
+        if self._connected:
+            self.client.publish(str(self.topic_of(Channel.STATUS)), self.status_payload("online"), qos=1, retain=True)
+
     def drained(self) -> bool:
-        return self.spool.depth() == 0
+        return self.spool.depth() == 0 and not self.spool.events(0, 1)
 
     def wait_drained(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -92,18 +120,22 @@ class Uplink:
         self.client.disconnect()
         self.client.loop_stop()
 
-    # -- paho callbacks -----------------------------------------------------------------------
+    # -- paho callbacks (network thread) -------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             log.error("%s: broker %s refused the connection: %s", self.spool.device, self.url, reason_code)
             return
         client.publish(str(self.topic_of(Channel.STATUS)), self.status_payload("online"), qos=1, retain=True)
+        if self.on_control is not None:
+            client.subscribe([(str(self.topic_of(Channel.CONFIG)), 1), (str(self.topic_of(Channel.CMD)), 1)])
         with self._cv:
             self._connected = True
             self._inflight.clear()
             self._early.clear()
-            self._last_sent_seq = 0  # resend everything not acknowledged, oldest first
+            self._last_sent_seq = 0   # resend everything not acknowledged, oldest first
+            self._last_event_id = 0
             self._cv.notify_all()
+        log.info("%s: connected to %s", self.spool.device, self.url)
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         with self._cv:
@@ -112,6 +144,15 @@ class Uplink:
             self._cv.notify_all()
         if self._running:
             log.warning("%s: lost the broker (%s); readings stay in the spool", self.spool.device, reason_code)
+
+    def _on_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
+        if self.on_control is None:
+            return
+        channel = Channel.CONFIG if msg.topic.endswith("/config") else Channel.CMD
+        try:
+            self.on_control(channel, msg.payload)
+        except Exception:  # a bad control message must never stop the uplink
+            log.exception("%s: handling %s failed", self.spool.device, msg.topic)
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
         # paho calls this holding its own message lock; never call paho while holding _cv.
@@ -127,15 +168,52 @@ class Uplink:
                 return
             self._acked(*entry)
 
-    def _acked(self, seq: int, n: int) -> None:
-        self.spool.ack(seq)
-        self.published_readings += n
-        self.published_messages += 1
+    def _acked(self, kind: str, ident: int, n: int) -> None:
+        if kind == "e":
+            self.spool.ack_event(ident)
+        else:
+            self.spool.ack(ident)
+            self.published_readings += n
+            self.published_messages += 1
         self._cv.notify_all()
 
-    # -- the loop ----------------------------------------------------------------------------
+    # -- the loop ------------------------------------------------------------------------------
+    def _take_tokens(self, n: int) -> bool:
+        now = time.monotonic()
+        self._tokens = min(float(max(self.batch_readings, self.drain_rate)),
+                           self._tokens + (now - self._tokens_at) * self.drain_rate)
+        self._tokens_at = now
+        if self._tokens >= n or self._tokens >= self.batch_readings:
+            self._tokens -= n
+            return True
+        return False
+
+    def _next_work(self, room: int) -> list[tuple[str, int, int, bytes]]:
+        """What to publish next: [(kind, seq or event id, readings, payload)]."""
+        events = self.spool.events(self._last_event_id, room)
+        if events:
+            return [("e", i, 0, p) for i, p in events]
+        unsent = self.spool.unsent(self._last_sent_seq, room)
+        if unsent:
+            return [("r", m.seq, m.n, m.payload) for m in unsent]
+        pending = self.spool.pending()
+        if pending == 0:
+            return []
+        newest = self.spool.newest_pending_id()
+        if pending > self.batch_readings and self._live_mark and newest > self._live_mark:
+            live = self.spool.form_message(self.batch_readings, after_id=self._live_mark)  # live lane
+            self._live_mark = newest
+            if live is not None:
+                return [("r", live.seq, live.n, live.payload)]
+        self._live_mark = newest
+        if pending > self.batch_readings and not self._take_tokens(self.batch_readings):
+            return []  # backlog drain is rate-limited
+        formed = self.spool.form_message(self.batch_readings)
+        return [("r", formed.seq, formed.n, formed.payload)] if formed else []
+
     def _run(self) -> None:
-        topic = str(self.topic_of(Channel.READINGS))
+        readings_topic = str(self.topic_of(Channel.READINGS))
+        events_topic = str(self.topic_of(Channel.EVENTS))
         while True:
             with self._cv:
                 if not self._running:
@@ -144,22 +222,21 @@ class Uplink:
                     self._cv.wait(0.5)
                     continue
                 room = self.max_inflight - len(self._inflight)
-                after = self._last_sent_seq
-            batch = self.spool.unsent(after, room)
-            if not batch:
-                formed = self.spool.form_message(self.batch_readings)
-                if formed is None:
-                    with self._cv:
-                        self._cv.wait(0.2)
-                    continue
-                batch = [formed]
-            for m in batch:
-                info = self.client.publish(topic, m.payload, qos=1)
+            work = self._next_work(room)
+            if not work:
+                with self._cv:
+                    self._cv.wait(0.05)
+                continue
+            for kind, ident, n, payload in work:
+                info = self.client.publish(events_topic if kind == "e" else readings_topic, payload, qos=1)
                 if info.rc != mqtt.MQTT_ERR_SUCCESS:
                     break
                 with self._cv:
-                    self._last_sent_seq = m.seq
-                    if self._early.pop(info.mid, None) is not None:
-                        self._acked(m.seq, m.n)
+                    if kind == "e":
+                        self._last_event_id = ident
                     else:
-                        self._inflight[info.mid] = (m.seq, m.n)
+                        self._last_sent_seq = ident
+                    if self._early.pop(info.mid, None) is not None:
+                        self._acked(kind, ident, n)
+                    else:
+                        self._inflight[info.mid] = (kind, ident, n)

@@ -8,6 +8,7 @@ all loggers); a logger started alone builds its own from ``options.seed``.
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -17,7 +18,7 @@ from ....contract.firmware import Sensor
 from ....contract.units import converter
 from ....contract.wire import QualityFlag
 from ..base import DriverEnv, RawReading
-from .world import Discharge, World
+from .world import MIN_NS, Discharge, World, random_storms
 
 _SIM = (QualityFlag.SIMULATED.value,)
 
@@ -57,9 +58,18 @@ class SimDriver:
         self._from_canonical = 1.0 / converter(sensor.quantity, sensor.unit)(1.0)
 
     def open(self) -> None:
-        if self.world is None:
-            import time
-            self.world = World(start_ns=time.time_ns(), hours=24 * 365, seed=self.o.seed)
+        if self.world is None:  # a logger started alone: one world for all its sensors
+            self.world = self._standalone_world(time.time_ns())
+
+    def _standalone_world(self, t_ns: int) -> World:
+        """A week of random weather from ``t_ns``, shared by the logger's sensors, renewed weekly."""
+        world = self.env.shared.get("standalone_world")
+        if world is None or t_ns >= world.start_ns + int(world.hours * 3600e9) - MIN_NS:
+            rng = np.random.default_rng([self.o.seed, t_ns // (7 * 86400 * 10**9)])
+            world = World(start_ns=t_ns - t_ns % MIN_NS, hours=24 * 7, seed=self.o.seed,
+                          storms=random_storms(rng, 24 * 7))
+            self.env.shared["standalone_world"] = world
+        return world
 
     def close(self) -> None:
         pass
@@ -67,6 +77,9 @@ class SimDriver:
     def read(self, t_ns: int) -> list[RawReading]:
         w = self.world
         assert w is not None, "open() first"
+        if "world" not in self.env.shared and t_ns >= w.start_ns + int(w.hours * 3600e9) - MIN_NS:
+            w = self.world = self._standalone_world(t_ns)
+            self._last_idx = None
         i = w.index(t_ns)
         value = getattr(self, f"_{self.o.model}")(w, i) * self._from_canonical
         return [RawReading(t_ns, self.sensor.id, self.sensor.quantity.value, round(float(value), 6),

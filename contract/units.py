@@ -109,6 +109,8 @@ def converter(quantity: Quantity | str, unit: str) -> Callable[[float], float]:
         if key in _TURBIDITY:
             return _identity
         raise UnitError(f"unit {unit!r} is not a turbidity unit (NTU, FNU, FTU, FNMU)")
+    if key == CANONICAL[q].lower():
+        return _identity  # already canonical: no need to load pint (a logger saves ~17 MB)
     if q is Quantity.SIGNAL:
         if key == "dbm":
             return _identity

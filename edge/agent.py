@@ -117,7 +117,12 @@ class Agent:
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> "Agent":
         for d in self.drivers:
-            d.open()
+            try:
+                d.open()
+            except DriverError as e:
+                # An adapter missing at boot must not stop the logger: the driver reopens its
+                # port on the next read, and until then the sensor reports sensor_error.
+                log.error("%s/%s: %s; will retry at each reading", self.config.device, d.sensor.id, e)
         self.uplink.start()
         return self
 

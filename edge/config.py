@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..contract.errors import ConfigError
 from ..contract.firmware import FirmwareConfig
 from ..contract.yamlfile import _line_for, _walk, field_path, parse_yaml_model
-from .drivers import driver_class
+from .drivers.validate import validated_options
 
 
 def load_agent_config(path: str | Path) -> tuple[FirmwareConfig, list[BaseModel]]:
@@ -33,20 +33,7 @@ def load_agent_config(path: str | Path) -> tuple[FirmwareConfig, list[BaseModel]
 def parse_agent_config(text: str, source: str) -> tuple[FirmwareConfig, list[BaseModel]]:
     """Like :func:`load_agent_config`, from text (YAML or JSON; JSON is YAML)."""
     config = parse_yaml_model(text, FirmwareConfig, source)
-    problems: list[tuple[tuple[Any, ...], str]] = []
-    options: list[BaseModel] = []
-    for i, sensor in enumerate(config.sensors):
-        try:
-            cls = driver_class(sensor.driver)
-        except ValueError as e:
-            problems.append((("sensors", i, "driver"), str(e)))
-            continue
-        try:
-            options.append(cls.Options.model_validate(sensor.options, context={"sensor": sensor}))
-        except ValidationError as e:
-            for err in e.errors(include_url=False):
-                problems.append((("sensors", i, "options") + tuple(err["loc"]),
-                                 err["msg"].removeprefix("Value error, ")))
+    options, problems = validated_options(config)
     if problems:
         lines: dict[tuple[Any, ...], int] = {}
         _walk(yaml.compose(text, Loader=yaml.SafeLoader), (), lines)

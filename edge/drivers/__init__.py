@@ -9,6 +9,10 @@ from typing import Any
 # name -> "module:Class", relative to this package. One line per driver folder.
 DRIVERS: dict[str, str] = {
     "sim": ".sim:SimDriver",
+    "sdi12": ".sdi12:Sdi12Driver",
+    "modbus_rtu": ".modbus_rtu:ModbusRtuDriver",
+    "pulse": ".pulse:PulseDriver",
+    "autosampler": ".autosampler:AutosamplerDriver",
 }
 
 

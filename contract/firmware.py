@@ -108,6 +108,27 @@ class Sensor(_Model):
         return v
 
 
+class FirstFlushTrigger(_Model):
+    """Sample the first flush of a storm: once per storm, when the storm's rain and the flow
+    both pass their thresholds."""
+    rain_in: Decimal = Field(default=Decimal("0.10"), gt=0, description="rain since the storm began [in]")
+    flow_gpm: float = Field(default=1.0, ge=0, description="flow above this [gpm]")
+    inter_event: Duration = Field(default=timedelta(hours=6), description="dry time that ends a storm")
+
+
+class DryWeatherFlowTrigger(_Model):
+    """Sample a dry-weather flow: the server's rule (REGULATIONS.md), decided on the logger."""
+    lookback: Duration = Field(default=timedelta(hours=72))
+    max_rain_in: Decimal = Field(default=Decimal("0.10"), gt=0, description="dry below this in the lookback [in]")
+    flow_floor_gpm: float = Field(default=0.5, ge=0, description="[gpm]")
+    min_duration: Duration = Field(default=timedelta(minutes=30))
+
+
+class SamplingTriggers(_Model):
+    first_flush: FirstFlushTrigger | None = None
+    dry_weather_flow: DryWeatherFlowTrigger | None = None
+
+
 class FirmwareConfig(_Model):
     device: Annotated[str, AfterValidator(lambda v: check_id("device id", v))]
     municipality: Annotated[str, AfterValidator(lambda v: check_id("municipality", v))]
@@ -117,6 +138,8 @@ class FirmwareConfig(_Model):
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
     tip_in: Decimal | None = Field(default=None, gt=0)
     sensors: list[Sensor] = Field(min_length=1)
+    triggers: SamplingTriggers = Field(default_factory=SamplingTriggers,
+                                       description="sampling decisions taken on the logger")
 
     def problems(self) -> list[tuple[tuple[Any, ...], str]]:
         out = []

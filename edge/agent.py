@@ -13,7 +13,9 @@ see docs/edge-install.md for the broker ACL):
   replaces the running one; on any failure the previous config stays and an event says why.
   The applied ``config_version`` is reported in ``…/status`` and the file is rewritten (the
   previous one kept as ``.prev``) so a reboot comes back with it.
-* ``…/cmd``: ``{"id": "42", "command": "read_now" | "sample_now" | "status" | "reboot_agent"}``,
+* ``…/cmd``: ``{"id": "42", "command": "read_now" | "sample_now" | "status" | "reboot_agent"}``
+  or ``{"command": "rain_report", "args": {"rain_in": 0.02}}`` (the server's count of the rain
+  in the dry-weather lookback, for a logger without a gauge of its own),
   acknowledged on ``…/events`` as ``{"kind": "cmd_ack", "data": {"id", "command", "ok", "detail"}}``.
 """
 
@@ -36,9 +38,11 @@ from ..contract.errors import ConfigError
 from ..contract.firmware import FirmwareConfig
 from ..contract.ids import Channel, Topic
 from ..contract.timeutil import iso_utc
+from ..contract.units import converter
 from ..contract.wire import EVENT_SCHEMA, QualityFlag, status_payload
 from .clock import JumpDetector
 from .config import parse_agent_config
+from .decisions import DryWeatherFlow, FirstFlush
 from .drivers import driver_class
 from .drivers.base import DriverEnv, RawReading
 from .errors import DriverError
@@ -66,6 +70,7 @@ class Agent:
         self.status_interval_s = status_interval_s
         self.env = env or DriverEnv(data_dir=Path(data_dir))
         self.drivers = self._build_drivers(config, options)
+        self.decisions = _decisions_for(config)
         self._next_due: list[int | None] = [None] * len(self.drivers)
         self.spool = Spool(Path(data_dir) / f"{config.device}.spool.db", config.device,
                            max_readings=config.spool.max_readings, policy=config.spool.policy,
@@ -173,8 +178,39 @@ class Agent:
             if r.quantity in ("battery", "signal") and r.value is not None:
                 self._last[r.quantity] = r.value
         self.spool.append(readings)
+        self._decide(readings)
         self.uplink.wake()
         return len(readings)
+
+    def _decide(self, readings: list[RawReading]) -> None:
+        """Feed the logger's own sampling decisions; trigger the autosampler when one fires."""
+        if not self.decisions:
+            return
+        for r in sorted(readings, key=lambda r: (r.time_ns, r.quantity != "rain")):
+            if r.value is None or r.quantity not in ("rain", "flow"):
+                continue
+            value = converter(r.quantity, r.unit)(r.value)
+            for d in self.decisions:
+                if r.quantity == "rain":
+                    d.rain(r.time_ns, value)
+                elif (reason := d.flow(r.time_ns, value)) is not None:
+                    self.take_sample(reason, r.time_ns)
+
+    def take_sample(self, reason: str, t_ns: int) -> list[dict[str, Any]]:
+        """Trigger every autosampler of this logger; publish each bottle record."""
+        records = []
+        for d in self.drivers:
+            if not hasattr(d, "trigger"):
+                continue
+            try:
+                record = d.trigger(reason, t_ns)
+            except DriverError as e:
+                log.error("%s/%s: sample (%s) not taken: %s", self.config.device, d.sensor.id, reason, e)
+                self.emit("sample_failed", {"sensor": d.sensor.id, "trigger": reason, "error": str(e)})
+                continue
+            self.emit("sample_taken", record)
+            records.append(record)
+        return records
 
     def _read(self, driver: Any, t_ns: int) -> list[RawReading]:
         try:
@@ -235,6 +271,7 @@ class Agent:
             return
         old_drivers, previous = self.drivers, self.config.config_version
         self.drivers, self.config, self.options = new_drivers, config, options
+        self.decisions = _decisions_for(config)
         self._next_due = [None] * len(new_drivers)
         self._close_drivers(old_drivers)
         self._persist_config(payload)
@@ -263,23 +300,31 @@ class Agent:
         if name == "read_now":
             detail = f"{self.read_now()} readings taken"
         elif name == "sample_now":
-            samplers = [d for d in self.drivers if hasattr(d, "trigger")]
-            if not samplers:
+            if not any(hasattr(d, "trigger") for d in self.drivers):
                 ok, detail = False, "no autosampler on this logger"
-            for d in samplers:
-                try:
-                    record = d.trigger("command", self.clock())
-                    self.emit("sample_taken", record)
-                    detail = f"bottle {record.get('bottle')}"
-                except DriverError as e:
-                    ok, detail = False, str(e)
+            else:
+                records = self.take_sample("command", self.clock())
+                ok = bool(records)
+                detail = ", ".join(f"bottle {r.get('bottle')}" for r in records) or "the sampler failed"
+        elif name == "rain_report":
+            args = cmd.get("args") or {}
+            try:
+                total = float(args["rain_in"])
+            except (KeyError, TypeError, ValueError):
+                ok, detail = False, "rain_report needs args.rain_in (inches in the lookback ending now)"
+            else:
+                for d in self.decisions:
+                    if isinstance(d, DryWeatherFlow):
+                        d.told(self.clock(), total)
+                detail = f"{total} in"
         elif name == "status":
             self.uplink.publish_status()
         elif name == "reboot_agent":
             self.restart_requested = True
             detail = f"restarting (exit code {RESTART_EXIT_CODE})"
         else:
-            ok, detail = False, f"unknown command {name!r} (read_now, sample_now, status, reboot_agent)"
+            ok, detail = False, (f"unknown command {name!r} "
+                                 "(read_now, sample_now, rain_report, status, reboot_agent)")
         self.emit("cmd_ack", {"id": cid, "command": name, "ok": ok, "detail": detail})
 
     # -- the real-time loop --------------------------------------------------------------------------
@@ -302,3 +347,9 @@ class Agent:
             nxt = self.next_due_ns()
             wait = 1.0 if nxt is None else max(0.0, (nxt - self.clock()) / 1e9)
             stop.wait(min(wait, 0.25))
+
+
+def _decisions_for(config: FirmwareConfig) -> list[FirstFlush | DryWeatherFlow]:
+    t = config.triggers
+    return ([FirstFlush(t.first_flush)] if t.first_flush else []) + \
+        ([DryWeatherFlow(t.dry_weather_flow)] if t.dry_weather_flow else [])

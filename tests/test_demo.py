@@ -81,3 +81,26 @@ def test_status_of_every_logger_is_kept(tmp_path):
     assert len(rows) == summary.devices
     assert {r[0] for r in rows} >= {"LOG-RG1", "LOG-OF2", "LOG-DS1"}
     assert ("LOG-OF2", "OF-2") in {(r[0], r[1]) for r in rows}
+
+
+def test_ctrl_c_stops_cleanly_with_nothing_lost(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    summary = tmp_path / "summary.json"
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--speed", "3000", "--workdir",
+                             str(tmp_path / "demo"), "--summary-json", str(summary)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:
+        if "simulated loggers" in line:
+            break
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out
+    data = json.loads(summary.read_text())
+    assert data["interrupted"] is True
+    assert 0 < data["simulated_days"] < 7
+    assert data["readings_published"] == data["readings_stored"] == data["readings_taken"]

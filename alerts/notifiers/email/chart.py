@@ -1,0 +1,89 @@
+"""The episode chart (PNG) and the CSV excerpt, from the readings the caller provides.
+
+``readings_lookup(incident, start, end) -> pandas.DataFrame``: ``incident`` is the
+snapshot dict, ``start``/``end`` aware datetimes. The frame is indexed by time (or has a
+``time`` column); each numeric column is one series with its unit in its name
+(``flow_gpm``, ``turbidity_down_ntu``, ``rain_in``). Columns whose name starts with
+``rain`` are drawn as bars on a second axis; ``threshold*`` columns as dashed lines.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ReadingsLookup = Callable[[dict, datetime, datetime], "pd.DataFrame"]
+MAX_CSV_ROWS = 5000
+
+
+def normalise(df: "pd.DataFrame") -> "pd.DataFrame":
+    import pandas as pd
+
+    if "time" in df.columns:
+        df = df.set_index("time")
+    idx = pd.to_datetime(df.index, utc=True)
+    out = df.copy()
+    out.index = idx
+    out.index.name = "time"
+    return out.sort_index()
+
+
+def csv_excerpt(df: "pd.DataFrame") -> bytes:
+    d = df.iloc[:MAX_CSV_ROWS].copy()
+    d.index = d.index.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return d.to_csv(index_label="time").encode("utf-8")
+
+
+def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,
+              threshold: dict[str, Any] | None, tz: str) -> bytes:
+    """Lines for readings, bars for rain, the threshold dashed, the episode shaded."""
+    import pandas as pd
+    from matplotlib.figure import Figure  # imported when a chart is drawn: keeps start-up light
+
+    local = df.copy()
+    local.index = local.index.tz_convert(tz)
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    rain = [c for c in local.columns if str(c).lower().startswith("rain")]
+    thresholds = [c for c in local.columns if str(c).lower().startswith("threshold")]
+    series = [c for c in local.columns if c not in rain and c not in thresholds
+              and pd.api.types.is_numeric_dtype(local[c])]
+    for c in series:
+        ax.plot(local.index, local[c], label=str(c), linewidth=1.2)
+    for c in thresholds:
+        ax.plot(local.index, local[c], label=str(c), linestyle="--", color="tab:red")
+    up = next((c for c in series if "up" in str(c).lower()), None)
+    down = next((c for c in series if "down" in str(c).lower()), None)
+    if threshold and threshold.get("kind") == "turbidity_contrast" and up is not None and down is not None:
+        # The contrast rule's line: downstream above it is a contrast (per reading).
+        limit = local[up] + (local[up] * float(threshold["fraction"])).clip(lower=float(threshold["delta"]))
+        ax.plot(local.index, limit, linestyle="--", color="tab:red", label=f"threshold: {threshold['label']}")
+    if threshold and threshold.get("value") is not None:
+        ax.axhline(float(threshold["value"]), linestyle="--", color="tab:red",
+                   label=f"{threshold.get('label', 'threshold')} {threshold['value']} {threshold.get('unit', '')}".strip())
+    ax.axvspan(pd.Timestamp(start).tz_convert(tz), pd.Timestamp(end or local.index.max()).tz_convert(tz),
+               color="tab:orange", alpha=0.15, label="episode")
+    if rain:
+        ax2 = ax.twinx()
+        for c in rain:  # a filled step, not bars: cheap for thousands of readings
+            ax2.fill_between(local.index, 0, local[c].fillna(0), step="mid", alpha=0.4, color="tab:blue",
+                             linewidth=0, label=str(c))
+        top = float(pd.concat([local[c] for c in rain]).max() or 0)
+        ax2.set_ylim(max(top * 3, 0.01), 0)  # hanging from the top, a third of the height
+        ax2.set_ylabel("rain [in]")
+        h2, l2 = ax2.get_legend_handles_labels()
+    else:
+        h2, l2 = [], []
+    h1, l1 = ax.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(f"time ({tz})")
+    ax.grid(alpha=0.3)
+    fig.autofmt_xdate()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

@@ -1,0 +1,88 @@
+"""Inbound SMS: a reply carrying an incident's acknowledge code acknowledges it.
+
+The provider POSTs to our webhook (see README.md in this folder). Only a number that
+belongs to a registry contact may acknowledge; the contact's name goes in the audit log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Sequence
+from urllib.parse import parse_qs
+
+from ms4watch.contract.registry import Contact
+
+from ...incidents import IncidentError, IncidentStore
+from ...incidents.model import Incident
+from ...incidents.store import CODE_LENGTH
+from .gsm7 import fit, to_gsm7
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class InboundSms:
+    sender: str
+    body: str
+
+
+@dataclass(frozen=True)
+class SmsReply:
+    text: str                     # what to text back (one segment)
+    incident: Incident | None     # the incident acknowledged, if any
+
+
+def parse_inbound(content_type: str, raw: bytes) -> InboundSms:
+    """Twilio-style form fields (``From``, ``Body``) or JSON (``{"from": ..., "body": ...}``)."""
+    ctype = (content_type or "").split(";")[0].strip().lower()
+    try:
+        if ctype == "application/json":
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("JSON body must be an object")
+            sender, body = data.get("from") or data.get("From"), data.get("body") or data.get("Body")
+        else:
+            form = parse_qs(raw.decode("utf-8"), keep_blank_values=True)
+            sender, body = (form.get("From") or [None])[0], (form.get("Body") or [None])[0]
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"inbound SMS: unreadable body: {e}") from None
+    if not sender:
+        raise ValueError("inbound SMS: field 'From' is missing")
+    if body is None:
+        raise ValueError("inbound SMS: field 'Body' is missing")
+    return InboundSms(str(sender), str(body))
+
+
+def normalise_number(number: str) -> str:
+    digits = re.sub(r"[^\d+]", "", number.strip())
+    if digits and not digits.startswith("+"):
+        digits = "+" + (digits if len(digits) > 10 else "1" + digits)  # NANP local numbers
+    return digits
+
+
+def handle_reply(store: IncidentStore, contacts: Sequence[Contact], msg: InboundSms, now: datetime) -> SmsReply:
+    """Acknowledge the incident whose code the reply carries, on behalf of the sender."""
+    sender = normalise_number(msg.sender)
+    contact = next((c for c in contacts if c.sms and normalise_number(c.sms) == sender), None)
+    if contact is None:
+        return SmsReply("ms4watch: this number is not a registered contact; nothing acknowledged.", None)
+    candidates = [t.upper() for t in _TOKEN.findall(msg.body) if len(t) == CODE_LENGTH]
+    for code in candidates:
+        try:
+            inc = store.find(code)
+        except IncidentError:
+            continue
+        try:
+            inc = store.acknowledge(inc.id, by=contact.name, how=f"sms reply from {sender}", now=now,
+                                    note=msg.body.strip()[:200] or None)
+        except IncidentError as e:
+            return SmsReply(_one(f"ms4watch: {e}"), None)
+        return SmsReply(_one(f"ms4watch: {inc.code} acknowledged by {inc.acknowledged_by} ({inc.subject})."), inc)
+    return SmsReply(_one("ms4watch: no acknowledge code found. Reply with the 5-character code from the alert."), None)
+
+
+def _one(text: str) -> str:
+    return fit(to_gsm7(text), 160)

@@ -1,0 +1,119 @@
+"""Words shared by every channel: headline, facts, times in the municipality's zone."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from .base import Notification
+
+STAGE_PREFIX = {
+    "open": "",
+    "escalation": "ESCALATED (not acknowledged): ",
+    "reminder": "REMINDER: ",
+    "overdue": "OVERDUE: ",
+    "recovery": "Resolved: ",
+    "reopened": "Re-opened: ",
+    "retracted": "Retracted (late data showed it did not happen): ",
+    "digest": "",
+}
+
+# Event fields worth showing, with their unit (the event contract names the unit in the field).
+FACTS = (("peak_gpm", "peak flow", "gpm"), ("max_delta_ntu", "largest downstream - upstream", "NTU"),
+         ("depth_in", "storm depth", "in"), ("storm_end", "storm ended", ""), ("due", "inspection due by", ""),
+         ("suppressed", "suppressed", ""))
+
+
+def local(ts: str | datetime | None, tz: str, fmt: str = "%b %d %H:%M %Z") -> str:
+    if ts is None:
+        return ""
+    dt = ts if isinstance(ts, datetime) else datetime.fromisoformat(str(ts).replace("Z", "+00:00"))
+    return dt.astimezone(ZoneInfo(tz)).strftime(fmt)
+
+
+def where(n: Notification) -> str:
+    inc = n.incident or {}
+    subj = inc.get("subject", "")
+    return f"{n.station_name} ({subj})" if n.station_name and n.station_name != subj else subj
+
+
+def headline(n: Notification) -> str:
+    if n.stage == "digest":
+        return f"Digest: {len(n.items)} held notice(s) for {n.recipient.name}"
+    inc = n.incident or {}
+    what = inc.get("what", inc.get("kind", "alert"))
+    if inc.get("kind") == "inspection_due":
+        return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} by {local(inc.get('deadline'), n.timezone)}"
+    if n.stage == "recovery":
+        return f"{STAGE_PREFIX['recovery']}{what} at {where(n)} ended {local(inc.get('end'), n.timezone)}"
+    return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} since {local(inc.get('start'), n.timezone)}"
+
+
+def facts(n: Notification) -> list[tuple[str, str]]:
+    """(label, value) rows for email and the outbox file."""
+    inc = n.incident or {}
+    ev: dict[str, Any] = inc.get("event", {})
+    tz = n.timezone
+    rows = [("What", str(inc.get("what", inc.get("kind")))), ("Where", where(n)),
+            ("Since", local(inc.get("start"), tz))]
+    if inc.get("end"):
+        rows.append(("Ended", local(inc.get("end"), tz)))
+    elif inc.get("kind") != "inspection_due":
+        rows.append(("Ended", "still going"))
+    if inc.get("deadline"):
+        rows.append(("Deadline", local(inc.get("deadline"), tz)))
+    for field, label, unit in FACTS:
+        v = ev.get(field)
+        if v is None or field == "due":
+            continue
+        if field == "storm_end":
+            v = local(v, tz)
+        rows.append((label[0].upper() + label[1:], f"{v} {unit}".strip()))
+    rows.append(("State", str(inc.get("state"))))
+    if inc.get("acknowledged_by"):
+        rows.append(("Acknowledged by", str(inc["acknowledged_by"])))
+    if inc.get("episodes", 1) > 1:
+        rows.append(("Episodes merged", str(inc["episodes"])))
+    rows.append(("Rule", rule_text(inc)))
+    rows.append(("Provision", str(inc.get("provision", ""))))
+    rows.append(("Acknowledge code", str(inc.get("code"))))
+    return rows
+
+
+def rule_text(inc: dict[str, Any]) -> str:
+    ev = inc.get("event", {})
+    params = ev.get("params") or ev.get("parameters") or ev.get("rule")
+    base = {
+        "dry_weather_flow": "flow above the outfall's floor in every reading for >= 30 min with < 0.10 in of rain in 72 h",
+        "turbidity_contrast": "downstream - upstream > max(5 NTU, 10 % of upstream) for >= 15 min (backstop 250 NTU)",
+        "inspection_due": "inspection within 24 h of the end of a storm >= 0.50 in",
+        "storm": "storm depth >= 0.50 in (6 h minimum inter-event time)",
+    }.get(str(inc.get("kind")), str(inc.get("kind")))
+    if isinstance(params, dict) and params:
+        return base + " [" + ", ".join(f"{k}={v}" for k, v in params.items()) + "]"
+    if isinstance(params, str):
+        return f"{base} [{params}]"
+    return base
+
+
+def plain_text(n: Notification) -> str:
+    """The whole message as plain text (email text part, outbox file)."""
+    lines = [headline(n), ""]
+    if n.stage == "digest":
+        for it in n.items:
+            inc = it.get("incident") or {}
+            name, subj = it.get("station_name"), inc.get("subject")
+            lines.append(f"- [{it.get('stage')}] {inc.get('what')} at {f'{name} ({subj})' if name and name != subj else subj}"
+                         f" since {local(inc.get('start'), n.timezone)} (code {inc.get('code')};"
+                         f" held: {it.get('reason', '')})")
+        return "\n".join(lines) + "\n"
+    width = max(len(k) for k, _ in facts(n))
+    lines += [f"{k.ljust(width)}  {v}" for k, v in facts(n)]
+    lines.append("")
+    code = (n.incident or {}).get("code")
+    if n.stage not in ("recovery", "retracted"):
+        if n.ack_url:
+            lines.append(f"Acknowledge: {n.ack_url}")
+        lines.append(f"Or reply to the SMS with {code}, or run: ms4watch incidents ack {code} --by NAME")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,78 @@
+"""Turn ``--notify`` URLs into channels.
+
+==========================  =======================================================
+``mailto://`` ``mailtos://``  email transport for every contact with an email address;
+                              its ``to=`` addresses are extra recipients routed as SMO
+``http://`` ``https://``      webhook feed: every notification as JSON
+``file:///path``              local outbox file feed
+any other apprise URL         with ``{sms}``: SMS transport for every contact with a
+                              number; without: a feed getting every message as SMS text
+(no URL at all)               local outbox file feed (``outbox.txt`` beside the database)
+==========================  =======================================================
+
+A feed receives every stage of every incident, without quiet hours or caps: it is a
+system or a log, not a person's phone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, TextIO
+from urllib.parse import unquote, urlsplit
+
+from .base import Notifier, Recipient
+from .email import EmailNotifier
+from .email.chart import ReadingsLookup
+from .outbox import FileOutboxNotifier
+from .sms import SmsNotifier
+from .sms.notifier import PLACEHOLDER
+from .sms.notifier import describe as describe_apprise
+from .webhook import WebhookNotifier
+from .webhook.notifier import describe as describe_http
+
+
+@dataclass
+class Channels:
+    email: EmailNotifier | None = None
+    sms: SmsNotifier | None = None
+    feeds: list[tuple[Recipient, Notifier]] = field(default_factory=list)
+    email_to: tuple[str, ...] = ()
+
+    def feed(self, name: str) -> Notifier | None:
+        return next((n for r, n in self.feeds if r.name == name), None)
+
+
+def build_channels(urls: list[str], *, outbox_path: Path, readings_lookup: ReadingsLookup | None = None,
+                   clock: Callable[[], datetime] | None = None, stream: TextIO | None = None) -> Channels:
+    """Refuses a bad or unsupported URL with a ValueError naming it (secrets masked)."""
+    ch = Channels()
+    if not urls:
+        urls = [Path(outbox_path).resolve().as_uri()]
+    for url in urls:
+        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+        if not scheme:
+            raise ValueError(f"--notify {url!r}: not a URL (e.g. mailto://127.0.0.1:2525?to=smo@town.test)")
+        if scheme in ("mailto", "mailtos"):
+            if ch.email is not None:
+                raise ValueError("--notify: only one mailto:// URL (put several addresses in to=a@x,b@y)")
+            ch.email = EmailNotifier(url, readings_lookup=readings_lookup, clock=clock)
+            ch.email_to = ch.email.config.to
+        elif scheme in ("http", "https"):
+            label = f"webhook:{describe_http(url)}"
+            ch.feeds.append((Recipient(label, "feed", label), WebhookNotifier(url)))
+        elif scheme == "file":
+            path = Path(unquote(urlsplit(url).path))
+            label = f"outbox:{path}"
+            ch.feeds.append((Recipient(label, "feed", str(path)), FileOutboxNotifier(path, stream=stream)))
+        else:
+            notifier = SmsNotifier(url)
+            if PLACEHOLDER in url:
+                if ch.sms is not None:
+                    raise ValueError("--notify: only one SMS URL with {sms}")
+                ch.sms = notifier
+            else:
+                label = f"apprise:{describe_apprise(url)}"
+                ch.feeds.append((Recipient(label, "feed", label), notifier))
+    return ch

@@ -1,0 +1,365 @@
+"""The facade the demo and the server use::
+
+    n = Notifications(registry, "var/incidents.db", ["mailto://127.0.0.1:2525?to=smo@town.test"], clock)
+    n.handle(event)   # every alert event (events.jsonl contract), as a dict
+    n.tick()          # every few seconds: escalations, reminders, digests, deliveries
+    n.close()
+
+``handle`` creates or updates the incident of the event's episode and queues its
+notifications in the same SQLite transaction; ``tick`` delivers what is due. Nothing is
+sent from ``handle``: a slow SMTP server never slows the alert engine down.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, TextIO
+
+from ms4watch.contract.registry import Contact, Registry, Role
+
+from .incidents import IncidentStore, connect, transaction
+from .incidents.model import Incident, Priority, Stage, State
+from .notifiers.base import Notifier, PermanentError, Recipient, RetryableError
+from .notifiers.email.chart import ReadingsLookup
+from .notifiers.sms.inbound import SmsReply, handle_reply, parse_inbound
+from .notifiers.urls import Channels, build_channels
+from .outbox import Outbox, OutboxRow
+from .routing import RoutingPolicy, Verdict, decide, local_day_bounds, next_local, recipients
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Notifications:
+    def __init__(self, registry: Registry, db_path: str | Path, notify_urls: list[str] | None = None,
+                 clock: Clock | None = None, readings_lookup: ReadingsLookup | None = None, *,
+                 policy: RoutingPolicy | None = None, ack_base_url: str | None = "http://127.0.0.1:8000",
+                 outbox_path: str | Path | None = None, stream: TextIO | None = None):
+        self.registry = registry
+        self.clock: Clock = clock or _utcnow
+        self.policy = policy or RoutingPolicy()
+        self.ack_base_url = ack_base_url.rstrip("/") if ack_base_url else None
+        self.tz = registry.tz
+        outbox_file = Path(outbox_path) if outbox_path else Path(db_path).resolve().parent / "outbox.txt"
+        # Channels first: a bad URL is refused before anything is opened.
+        self.channels: Channels = build_channels(list(notify_urls or []), outbox_path=outbox_file,
+                                                 readings_lookup=readings_lookup, clock=self.clock, stream=stream)
+        self.contacts: list[Contact] = list(registry.contacts)
+        known = {c.email for c in self.contacts if c.email}
+        for addr in self.channels.email_to:
+            if addr not in known:
+                self.contacts.append(Contact(name=addr, role=Role.SMO, email=addr))
+        for what, transport, has in (("mailto://", self.channels.email, lambda c: c.email),
+                                     ("SMS ({sms})", self.channels.sms, lambda c: c.sms)):
+            if transport is not None and not any(has(c) for c in self.contacts):
+                log.warning("%s URL given but no registry contact has an address for it: it will send nothing", what)
+        self._lock = threading.RLock()
+        self.conn = connect(db_path)
+        self.store = IncidentStore(self.conn, hold_off=self.policy.hold_off)
+        self.outbox = Outbox(self.conn)
+
+    # -- events ---------------------------------------------------------------------------
+    def handle(self, event: Mapping[str, Any]) -> None:
+        """Create/update the episode's incident and queue its notifications (atomically).
+
+        Raises :class:`~ms4watch.alerts.incidents.EventError` naming the field when the event
+        does not follow the contract; nothing is stored then. Handling the same event twice
+        changes nothing.
+        """
+        overdue = event.get("kind") == "inspection_overdue"
+        if overdue:  # the engine's escalation of an inspection item: that item's OVERDUE stage
+            ident = event.get("id")
+            event = {**event, "kind": "inspection_due",
+                     **({"id": ident.removeprefix("overdue/")} if isinstance(ident, str) else {})}
+        with self._lock:
+            now = self.clock()
+            with transaction(self.conn):
+                change = self.store.apply_event(event, now)
+                inc = change.incident
+                if inc is None or inc.suppressed:
+                    return
+                if change.retracted:
+                    self._retract(inc, now)
+                    return
+                if overdue and inc.state is not State.RESOLVED:
+                    self._queue(inc, Stage.OVERDUE, now)
+                if change.opened or change.unsuppressed:
+                    if inc.deadline is not None and inc.deadline <= now and inc.state is not State.RESOLVED:
+                        self._queue(inc, Stage.OVERDUE, now)  # learnt of it late: one message, not two
+                    else:
+                        self._queue(inc, Stage.OPEN, now)
+                if change.merged:
+                    self.outbox.cancel_pending(inc.id, Stage.RECOVERY.value, "re-opened within the hold-off")
+                    if any(r.status == "sent" for r in self.outbox.for_incident(inc.id, Stage.RECOVERY.value)):
+                        self._queue(inc, Stage.REOPENED, now)
+                if (change.closed and not change.opened and inc.resolution == "auto" and inc.policy.recovery
+                        and inc.end is not None):
+                    # Wait out the hold-off: a re-open in that time cancels the recovery message.
+                    self._queue(inc, Stage.RECOVERY, now, not_before=max(now, inc.end + self.policy.hold_off))
+
+    def _retract(self, inc: Incident, now: datetime) -> None:
+        """Withdrawn by the engine: nothing more goes out; whoever was told hears it was retracted."""
+        told = False
+        for r in self.outbox.for_incident(inc.id):
+            if r.status in ("pending", "held"):
+                self.outbox.cancel(r.id, "the event was retracted")
+            elif r.status == "sent":
+                told = True
+        if told:
+            self._queue(inc, Stage.RETRACTED, now)
+
+    # -- time passing -----------------------------------------------------------------------
+    def tick(self) -> None:
+        """Escalate, remind, gather digests, then deliver every due outbox row."""
+        now = self.clock()
+        with self._lock:
+            self._escalations(now)
+            self._deadlines(now)
+            self._digests(now)
+        self._deliver(now)
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    # -- people -----------------------------------------------------------------------------
+    def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
+        with self._lock:
+            return self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note)
+
+    def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
+        with self._lock:
+            return self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note)
+
+    def record_inspection(self, site: str, *, at: datetime, by: str, note: str | None = None,
+                          how: str = "api") -> list[Incident]:
+        with self._lock:
+            return self.store.record_inspection(site, at=at, by=by, now=self.clock(), note=note, how=how)
+
+    def inbound_sms(self, content_type: str, body: bytes) -> SmsReply:
+        """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""
+        msg = parse_inbound(content_type, body)
+        with self._lock:
+            return handle_reply(self.store, self.contacts, msg, self.clock())
+
+    # -- queueing ---------------------------------------------------------------------------
+    def _queue(self, inc: Incident, stage: Stage, now: datetime, not_before: datetime | None = None) -> int:
+        """Queue one stage for everyone it routes to; returns how many rows were new."""
+        escalated = bool(self.outbox.for_incident(inc.id, Stage.ESCALATION.value))
+        people = recipients(self.contacts, self.registry, inc, stage, escalated=escalated)
+        payload = {"incident": inc.snapshot(), "station_name": station_name(self.registry, inc),
+                   "timezone": self.registry.timezone, "ack_url": self._ack_url(inc),
+                   "threshold": threshold_for(self.registry, inc)}
+        held = inc.priority is Priority.NOTICE
+        new = 0
+        for c in people:
+            for channel, address, transport in (("email", c.email, self.channels.email),
+                                                ("sms", c.sms, self.channels.sms)):
+                if address and transport is not None:
+                    new += self._enqueue(inc, Recipient(c.name, c.role.value, address), channel, stage, payload,
+                                         now, not_before, held)
+        routed = [f"{c.name} ({c.role.value})" for c in people]
+        for rcpt, notifier in self.channels.feeds:
+            new += self._enqueue(inc, rcpt, notifier.channel, stage, {**payload, "routed_to": routed}, now,
+                                 not_before, False)
+        return new
+
+    def _enqueue(self, inc: Incident, rcpt: Recipient, channel: str, stage: Stage, payload: dict, now: datetime,
+                 not_before: datetime | None, held: bool) -> int:
+        oid = self.outbox.enqueue(ref=f"incident:{inc.id}", incident_id=inc.id, recipient=rcpt, channel=channel,
+                                  stage=stage.value, priority=inc.priority.value, payload=payload, now=now,
+                                  not_before=not_before, held=held,
+                                  reason="notices go into the digest" if held else None)
+        return 0 if oid is None else 1
+
+    def _ack_url(self, inc: Incident) -> str | None:
+        return f"{self.ack_base_url}/incidents/{inc.id}/ack?code={inc.code}" if self.ack_base_url else None
+
+    # -- escalation, deadlines, digests -----------------------------------------------------
+    def _escalations(self, now: datetime) -> None:
+        for inc in self.store.unacknowledged():
+            if (self.outbox.for_incident(inc.id, Stage.ESCALATION.value)
+                    or self.outbox.for_incident(inc.id, Stage.OVERDUE.value)):
+                continue  # already escalated, or overdue (which told the deputies already)
+            base = self._escalation_base(inc)
+            if base is not None and now - base >= self.policy.escalate_after:
+                with transaction(self.conn):
+                    self._queue(inc, Stage.ESCALATION, now)
+
+    def _escalation_base(self, inc: Incident) -> datetime | None:
+        """The clock starts when the first person was told (not while the message waits
+        for quiet hours or a dead SMTP server); with nobody to tell, when it opened."""
+        rows = [r for r in self.outbox.for_incident(inc.id, Stage.OPEN.value) if r.recipient.role != "feed"]
+        sent = [r.sent_at for r in rows if r.sent_at is not None]
+        if sent:
+            return min(sent)
+        if any(r.status == "pending" for r in rows):
+            return None
+        return inc.opened_at
+
+    def _deadlines(self, now: datetime) -> None:
+        for inc in self.store.with_deadline():
+            assert inc.deadline is not None
+            if now >= inc.deadline:
+                stage = Stage.OVERDUE
+            elif now >= inc.deadline - self.policy.reminder_before:
+                if inc.opened_at >= inc.deadline - self.policy.reminder_before:
+                    continue  # opened inside the reminder window: the first notice was the reminder
+                stage = Stage.REMINDER
+            else:
+                continue
+            if self.outbox.for_incident(inc.id, stage.value):
+                continue
+            with transaction(self.conn):
+                self._queue(inc, stage, now)
+
+    def _digests(self, now: datetime) -> None:
+        by_recipient: dict[str, list[OutboxRow]] = {}
+        for r in self.outbox.held():
+            by_recipient.setdefault(r.recipient.name, []).append(r)
+        for name, rows in by_recipient.items():
+            first = min(r.held_at or r.created_at for r in rows)
+            due = next_local(first, self.policy.digest_time, self.tz)
+            pressing = [r.held_at or r.created_at for r in rows
+                        if r.priority in (Priority.URGENT.value, Priority.DEADLINE.value)]
+            if pressing:
+                due = min(due, min(pressing) + self.policy.urgent_digest_after)
+            if now < due:
+                continue
+            contact = self._contact(rows[0])
+            channel, address = rows[0].channel, rows[0].recipient.address
+            if contact.email and self.channels.email is not None:
+                channel, address = "email", contact.email
+            elif contact.sms and self.channels.sms is not None:
+                channel, address = "sms", contact.sms
+            items, seen = [], set()
+            for r in rows:
+                k = (r.incident_id, r.stage)
+                if k in seen:
+                    continue
+                seen.add(k)
+                items.append({"stage": r.stage, "channel": r.channel, "incident": r.payload.get("incident"),
+                              "station_name": r.payload.get("station_name"),
+                              "reason": (r.last_error or "").removeprefix("held for the digest: ")})
+            ref = f"digest:{due.astimezone(self.tz).date().isoformat()}:{min(r.id for r in rows)}"
+            with transaction(self.conn):
+                oid = self.outbox.enqueue(
+                    ref=ref, incident_id=None, recipient=Recipient(name, rows[0].recipient.role, address),
+                    channel=channel, stage=Stage.DIGEST.value, priority=Priority.ROUTINE.value,
+                    payload={"items": items, "timezone": self.registry.timezone}, now=now)
+                if oid is None:  # the same batch was queued before a crash; find it
+                    oid = self.conn.execute("SELECT id FROM outbox WHERE ref = ? AND recipient = ? AND stage = 'digest'",
+                                            (ref, name)).fetchone()["id"]
+                self.outbox.mark_digested([r.id for r in rows], oid)
+
+    # -- delivery ---------------------------------------------------------------------------
+    def _deliver(self, now: datetime) -> None:
+        """Send the due rows. A channel that failed twice in this tick is not tried again
+        until the next one (a dead SMTP server costs two timeouts per tick, not one per row)."""
+        with self._lock:
+            due = self.outbox.due(now)
+        failures: dict[int, int] = {}
+        for row in due:
+            with self._lock:
+                notifier, verdict = self._prepare(row, now)
+            if notifier is None or failures.get(id(notifier), 0) >= 2:
+                continue
+            try:
+                notifier.send(row.notification())
+            except RetryableError as e:
+                failures[id(notifier)] = failures.get(id(notifier), 0) + 1
+                with self._lock:
+                    when = self.outbox.retry(row.id, now, str(e))
+                log.warning("notification %s not delivered, retry at %s: %s", row.key, when.isoformat(), e)
+            except PermanentError as e:
+                with self._lock:
+                    self.outbox.fail(row.id, now, str(e))
+                log.error("notification %s cannot be delivered (kept as failed): %s", row.key, e)
+            except Exception as e:  # a notifier bug must not stop the others or lose this one
+                with self._lock:
+                    self.outbox.retry(row.id, now, f"{type(e).__name__}: {e}")
+                log.exception("notification %s: unexpected error, will retry", row.key)
+            else:
+                with self._lock:
+                    self.outbox.mark_sent(row.id, self.clock())
+
+    def _prepare(self, row: OutboxRow, now: datetime) -> tuple[Notifier | None, Verdict | None]:
+        notifier = self._notifier_for(row)
+        if notifier is None:
+            self.outbox.fail(row.id, now, f"channel {row.channel!r} for {row.recipient.name} is not configured"
+                                          " (no matching --notify URL)")
+            return None, None
+        if row.incident_id is not None:
+            why = _superseded(row.stage, self.store.get(row.incident_id))
+            if why:
+                self.outbox.cancel(row.id, why)
+                return None, None
+        if row.recipient.role == "feed":
+            return notifier, Verdict.SEND
+        start, end = local_day_bounds(now, self.tz)
+        d = decide(priority=Priority(row.priority), stage=Stage(row.stage), channel=row.channel,
+                   contact=self._contact(row), now=now, tz=self.tz,
+                   sent_today=self.outbox.sent_between(row.recipient.name, row.channel, start, end), policy=self.policy)
+        if d.verdict is Verdict.DEFER:
+            assert d.until is not None
+            self.outbox.defer(row.id, d.until, d.reason)
+            return None, d.verdict
+        if d.verdict is Verdict.HOLD:
+            self.outbox.hold(row.id, now, d.reason)
+            return None, d.verdict
+        return notifier, d.verdict
+
+    def _notifier_for(self, row: OutboxRow) -> Notifier | None:
+        if row.recipient.role == "feed":
+            return self.channels.feed(row.recipient.name)
+        return {"email": self.channels.email, "sms": self.channels.sms}.get(row.channel)
+
+    def _contact(self, row: OutboxRow) -> Contact:
+        c = next((c for c in self.contacts if c.name == row.recipient.name), None)
+        if c is not None:
+            return c
+        try:
+            role = Role(row.recipient.role)
+        except ValueError:
+            role = Role.SMO
+        return Contact(name=row.recipient.name, role=role)  # removed from the registry since: no quiet hours
+
+
+def _superseded(stage: str, inc: Incident) -> str | None:
+    if stage == Stage.ESCALATION.value and inc.state is not State.OPEN:
+        return f"{inc.state.value} by {inc.acknowledged_by or inc.resolved_by} before the escalation went out"
+    if stage in (Stage.REMINDER.value, Stage.OVERDUE.value) and inc.state is State.RESOLVED:
+        return f"resolved by {inc.resolved_by} before the {stage} went out"
+    return None
+
+
+def station_name(registry: Registry, inc: Incident) -> str:
+    sid = inc.subject
+    for coll in (registry.outfalls, registry.construction_sites, registry.turbidity_pairs, registry.rain_gauges):
+        for item in coll:
+            if item.id == sid:
+                return getattr(item, "name", None) or sid
+    return sid
+
+
+def threshold_for(registry: Registry, inc: Incident) -> dict[str, Any] | None:
+    if inc.kind == "dry_weather_flow":
+        try:
+            return {"label": "flow floor", "value": registry.outfall(inc.subject).flow_floor_gpm, "unit": "gpm"}
+        except StopIteration:
+            return None
+    if inc.kind == "turbidity_contrast":
+        r = registry.rules
+        return {"label": "upstream + max(delta, fraction x upstream)", "kind": "turbidity_contrast",
+                "delta": r.turbidity_delta_ntu, "fraction": r.turbidity_fraction, "unit": "NTU"}
+    return None
+
+
+__all__ = ["Notifications", "RoutingPolicy"]

@@ -1,0 +1,222 @@
+"""The durable notification outbox (SQLite).
+
+Every notification is a row *before* anything is sent; a row is marked sent only after
+the channel accepted it. Retries back off (15 s, 30 s, 1 min … capped at 5 min) and never
+give up on a retryable error; a permanent error marks the row failed and keeps it.
+
+The unique key (ref, recipient, channel, stage) — ``ref`` is ``incident:<id>`` or
+``digest:<local day>`` — makes queuing idempotent: exactly one row, hence one delivery,
+per (incident, recipient, channel, stage), across restarts.
+
+Statuses: pending → sent | failed; pending → held (cap or notice) → digested (its
+digest row carries it); pending → cancelled (superseded: e.g. an escalation after the
+acknowledgement, a recovery after a re-open). No status means "dropped".
+
+The one window left: the channel accepted a message and the process died before the row
+was marked sent. It is sent again after the restart; emails carry a Message-ID derived
+from the key so the duplicate is recognisable.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from .incidents.db import transaction
+from .incidents.model import from_iso, iso
+from .notifiers.base import Notification, Recipient
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY,
+    ref TEXT NOT NULL,
+    incident_id INTEGER,
+    recipient TEXT NOT NULL,
+    role TEXT NOT NULL,
+    address TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'held', 'digested', 'cancelled')),
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    held_at TEXT,
+    sent_at TEXT,
+    last_error TEXT,
+    digest_id INTEGER,
+    UNIQUE (ref, recipient, channel, stage)
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+CREATE INDEX IF NOT EXISTS outbox_recipient ON outbox (recipient, channel, status, sent_at);
+CREATE INDEX IF NOT EXISTS outbox_incident ON outbox (incident_id, stage);
+"""
+
+BACKOFF_FIRST = timedelta(seconds=15)
+BACKOFF_MAX = timedelta(minutes=5)
+
+
+def backoff(attempts: int) -> timedelta:
+    """Wait after the ``attempts``-th failed attempt: 15 s doubling, at most 5 min."""
+    return min(BACKOFF_FIRST * (2 ** max(attempts - 1, 0)), BACKOFF_MAX)
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    ref: str
+    incident_id: int | None
+    recipient: Recipient
+    channel: str
+    stage: str
+    priority: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    created_at: datetime
+    held_at: datetime | None
+    sent_at: datetime | None
+    last_error: str | None
+    payload: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.ref}|{self.recipient.name}|{self.channel}|{self.stage}"
+
+    def notification(self) -> Notification:
+        p = self.payload
+        return Notification(
+            id=self.id, key=self.key, channel=self.channel, stage=self.stage, recipient=self.recipient,
+            incident=p.get("incident"), created_at=iso(self.created_at), station_name=p.get("station_name", ""),
+            timezone=p.get("timezone", "UTC"), ack_url=p.get("ack_url"), items=p.get("items", []),
+            routed_to=p.get("routed_to", []), threshold=p.get("threshold"))
+
+
+class Outbox:
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        conn.executescript(SCHEMA)
+
+    def enqueue(self, *, ref: str, incident_id: int | None, recipient: Recipient, channel: str, stage: str,
+                priority: str, payload: dict[str, Any], now: datetime, not_before: datetime | None = None,
+                held: bool = False, reason: str | None = None) -> int | None:
+        """Store one notification; returns its id, or None if that key was already queued.
+
+        A cancelled row with the same key comes back to life (a recovery superseded by a
+        re-open, then due again when the incident closes a second time).
+        """
+        when = iso(max(now, not_before) if not_before else now)
+        status = "held" if held else "pending"
+        note = f"held for the digest: {reason}" if held and reason else None
+        with transaction(self.conn):
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO outbox (ref, incident_id, recipient, role, address, channel, stage, priority,"
+                " status, payload, next_attempt_at, created_at, held_at, last_error)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (ref, incident_id, recipient.name, recipient.role, recipient.address, channel, stage, priority,
+                 status, json.dumps(payload, default=str), when, iso(now), iso(now) if held else None, note))
+            if cur.rowcount:
+                return int(cur.lastrowid)
+            cur = self.conn.execute(
+                "UPDATE outbox SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = NULL"
+                " WHERE ref = ? AND recipient = ? AND channel = ? AND stage = ? AND status = 'cancelled'"
+                " RETURNING id",
+                (status, json.dumps(payload, default=str), when, iso(now) if held else None,
+                 ref, recipient.name, channel, stage))
+            row = cur.fetchone()
+            return int(row["id"]) if row else None
+
+    # -- state changes --------------------------------------------------------------------
+    def mark_sent(self, oid: int, now: datetime) -> None:
+        self._set(oid, "status = 'sent', sent_at = ?, attempts = attempts + 1, last_error = NULL", iso(now))
+
+    def retry(self, oid: int, now: datetime, error: str) -> datetime:
+        row = self.get(oid)
+        attempts = row.attempts + 1
+        when = now + backoff(attempts)
+        self._set(oid, "attempts = ?, next_attempt_at = ?, last_error = ?", attempts, iso(when), error[:500])
+        return when
+
+    def defer(self, oid: int, until: datetime, reason: str) -> None:
+        self._set(oid, "next_attempt_at = ?, last_error = ?", iso(until), f"deferred: {reason}")
+
+    def hold(self, oid: int, now: datetime, reason: str) -> None:
+        self._set(oid, "status = 'held', held_at = ?, last_error = ?", iso(now), f"held for the digest: {reason}")
+
+    def fail(self, oid: int, now: datetime, error: str) -> None:
+        self._set(oid, "status = 'failed', attempts = attempts + 1, last_error = ?, sent_at = NULL",
+                  f"{iso(now)}: {error}"[:500])
+
+    def cancel(self, oid: int, reason: str) -> None:
+        self._set(oid, "status = 'cancelled', last_error = ?", f"cancelled: {reason}")
+
+    def cancel_pending(self, incident_id: int, stage: str, reason: str) -> int:
+        with transaction(self.conn):
+            cur = self.conn.execute(
+                "UPDATE outbox SET status = 'cancelled', last_error = ? WHERE incident_id = ? AND stage = ?"
+                " AND status IN ('pending', 'held')", (f"cancelled: {reason}", incident_id, stage))
+            return cur.rowcount
+
+    def mark_digested(self, ids: Iterable[int], digest_id: int) -> None:
+        with transaction(self.conn):
+            self.conn.executemany("UPDATE outbox SET status = 'digested', digest_id = ? WHERE id = ? AND status = 'held'",
+                                  [(digest_id, i) for i in ids])
+
+    def _set(self, oid: int, assignments: str, *args: Any) -> None:
+        with transaction(self.conn):
+            self.conn.execute(f"UPDATE outbox SET {assignments} WHERE id = ?", (*args, oid))
+
+    # -- reading --------------------------------------------------------------------------
+    def get(self, oid: int) -> OutboxRow:
+        row = self.conn.execute("SELECT * FROM outbox WHERE id = ?", (oid,)).fetchone()
+        if row is None:
+            raise KeyError(oid)
+        return _row(row)
+
+    def due(self, now: datetime, limit: int = 200) -> list[OutboxRow]:
+        """Pending rows whose time has come, most urgent first, then oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
+            " ORDER BY CASE priority WHEN 'urgent' THEN 0 WHEN 'deadline' THEN 1 ELSE 2 END, id LIMIT ?",
+            (iso(now), limit)).fetchall()
+        return [_row(r) for r in rows]
+
+    def sent_between(self, recipient: str, channel: str, start: datetime, end: datetime) -> int:
+        """How many non-digest messages went to ``recipient`` over ``channel`` in [start, end)."""
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM outbox WHERE recipient = ? AND channel = ? AND status = 'sent'"
+            " AND stage != 'digest' AND sent_at >= ? AND sent_at < ?",
+            (recipient, channel, iso(start), iso(end))).fetchone()[0])
+
+    def held(self) -> list[OutboxRow]:
+        rows = self.conn.execute("SELECT * FROM outbox WHERE status = 'held' ORDER BY id").fetchall()
+        return [_row(r) for r in rows]
+
+    def for_incident(self, incident_id: int, stage: str | None = None) -> list[OutboxRow]:
+        q = "SELECT * FROM outbox WHERE incident_id = ?" + (" AND stage = ?" if stage else "") + " ORDER BY id"
+        rows = self.conn.execute(q, (incident_id, stage) if stage else (incident_id,)).fetchall()
+        return [_row(r) for r in rows]
+
+    def all(self, status: str | None = None) -> list[OutboxRow]:
+        q = "SELECT * FROM outbox" + (" WHERE status = ?" if status else "") + " ORDER BY id"
+        return [_row(r) for r in self.conn.execute(q, (status,) if status else ()).fetchall()]
+
+    def counts(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.conn.execute("SELECT status, COUNT(*) FROM outbox GROUP BY status")}
+
+
+def _row(r: sqlite3.Row) -> OutboxRow:
+    return OutboxRow(
+        id=r["id"], ref=r["ref"], incident_id=r["incident_id"],
+        recipient=Recipient(r["recipient"], r["role"], r["address"]), channel=r["channel"], stage=r["stage"],
+        priority=r["priority"], status=r["status"], attempts=r["attempts"],
+        next_attempt_at=from_iso(r["next_attempt_at"]), created_at=from_iso(r["created_at"]),  # type: ignore[arg-type]
+        held_at=from_iso(r["held_at"]), sent_at=from_iso(r["sent_at"]), last_error=r["last_error"],
+        payload=json.loads(r["payload"]))
+
+
+__all__ = ["Outbox", "OutboxRow", "backoff"]

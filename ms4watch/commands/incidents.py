@@ -1,0 +1,133 @@
+"""``ms4watch incidents list|show|ack|resolve|inspected`` — incidents for a person at a terminal.
+
+Works on the incident database directly (the same file the server uses), so it runs
+beside a live server: an acknowledgement here stops the server's escalation.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ms4watch.alerts.incidents import IncidentError, IncidentStore, State, connect
+from ms4watch.alerts.outbox import Outbox
+from ms4watch.contract.timeutil import parse_time
+
+DEFAULT_DB = os.environ.get("MS4WATCH_INCIDENTS_DB", "incidents.db")
+
+
+def _db_option() -> Path:
+    return typer.Option(DEFAULT_DB, "--db", help="Incident database (env MS4WATCH_INCIDENTS_DB).")
+
+
+def _open(db: Path) -> tuple[IncidentStore, Outbox]:
+    if not Path(db).exists():
+        raise typer.BadParameter(f"no incident database at {db}", param_hint="--db")
+    conn = connect(db)
+    return IncidentStore(conn), Outbox(conn)
+
+
+def _t(dt: datetime | None) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%MZ") if dt else ""
+
+
+def _fail(e: Exception) -> None:
+    typer.echo(f"error: {e}", err=True)
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    inc_app = typer.Typer(help="Incidents: list, acknowledge, resolve, record inspections.", no_args_is_help=True)
+    app.add_typer(inc_app, name="incidents")
+
+    @inc_app.command("list")
+    def list_(db: Path = _db_option(),
+              all_: bool = typer.Option(False, "--all", help="Include resolved incidents."),
+              limit: int = typer.Option(100, "--limit", min=1)) -> None:
+        """Open and acknowledged incidents (newest first), with their notifications."""
+        store, outbox = _open(db)
+        states = list(State) if all_ else [State.OPEN, State.ACKNOWLEDGED]
+        table = Table("id", "code", "state", "kind", "subject", "since", "ended", "deadline", "by", "notifications")
+        for inc in store.list(states, limit=limit):
+            counts: dict[str, int] = {}
+            for r in outbox.for_incident(inc.id):
+                counts[r.status] = counts.get(r.status, 0) + 1
+            who = inc.acknowledged_by or inc.resolved_by or ""
+            table.add_row(str(inc.id), inc.code, inc.state.value + (" (suppressed)" if inc.suppressed else ""),
+                          inc.kind, inc.subject, _t(inc.start), _t(inc.end), _t(inc.deadline), who,
+                          " ".join(f"{k}:{v}" for k, v in sorted(counts.items())))
+        Console(width=None if Console().is_terminal else 200).print(table)
+
+    @inc_app.command("show")
+    def show(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option()) -> None:
+        """One incident with its audit log and notifications."""
+        store, outbox = _open(db)
+        try:
+            inc = store.find(ref)
+        except IncidentError as e:
+            _fail(e)
+            return
+        typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start)}"
+                   + (f" ended {_t(inc.end)}" if inc.end else "") + (f" deadline {_t(inc.deadline)}" if inc.deadline else ""))
+        if inc.suppressed:
+            typer.echo(f"suppressed: {inc.suppressed}")
+        typer.echo("audit:")
+        for a in store.audit(inc.id):
+            typer.echo(f"  {_t(a.at)}  {a.action:<12} {a.who} via {a.how}" + (f": {a.note}" if a.note else ""))
+        typer.echo("notifications:")
+        for r in outbox.for_incident(inc.id):
+            typer.echo(f"  {r.stage:<10} {r.channel:<7} {r.recipient.name:<24} {r.status:<9} attempts={r.attempts}"
+                       + (f"  {r.last_error}" if r.last_error else ""))
+
+    @inc_app.command("ack")
+    def ack(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option(),
+            by: str = typer.Option(..., "--by", help="Who acknowledges."),
+            note: Optional[str] = typer.Option(None, "--note")) -> None:
+        """Acknowledge: stops the escalation to the deputy."""
+        store, _ = _open(db)
+        try:
+            inc = store.acknowledge(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
+        except IncidentError as e:
+            _fail(e)
+            return
+        typer.echo(f"#{inc.id} {inc.code} {inc.state.value} by {inc.acknowledged_by}")
+
+    @inc_app.command("resolve")
+    def resolve(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option(),
+                by: str = typer.Option(..., "--by", help="Who resolves."),
+                note: str = typer.Option(..., "--note", help="Why (kept in the audit log).")) -> None:
+        """Resolve by hand, with a note. For an inspection item this records the inspection."""
+        store, _ = _open(db)
+        try:
+            inc = store.resolve(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
+        except IncidentError as e:
+            _fail(e)
+            return
+        typer.echo(f"#{inc.id} {inc.code} resolved ({inc.resolution}) by {inc.resolved_by}")
+
+    @inc_app.command("inspected")
+    def inspected(site: str = typer.Argument(..., help="Construction site id."), db: Path = _db_option(),
+                  by: str = typer.Option(..., "--by", help="Inspector."),
+                  at: Optional[str] = typer.Option(None, "--at", help="When (ISO 8601 with offset); default now."),
+                  note: Optional[str] = typer.Option(None, "--note")) -> None:
+        """Record an inspection: resolves the site's open inspection items due from storms before it."""
+        store, _ = _open(db)
+        try:
+            when = parse_time(at) if at else datetime.now(timezone.utc)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--at") from None
+        try:
+            done = store.record_inspection(site, at=when, by=by, now=datetime.now(timezone.utc), note=note)
+        except IncidentError as e:
+            _fail(e)
+            return
+        if not done:
+            typer.echo(f"no open inspection item for {site} from a storm before {_t(when)}")
+        for inc in done:
+            typer.echo(f"#{inc.id} {inc.code} resolved: inspection of {site} at {_t(when)}")

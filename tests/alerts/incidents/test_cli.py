@@ -1,0 +1,76 @@
+"""``ms4watch incidents list|show|ack|resolve|inspected`` on a real database."""
+
+from __future__ import annotations
+
+import typer
+from typer.testing import CliRunner
+
+from ms4watch import cli
+from ms4watch.alerts.incidents import IncidentStore, State, connect
+from ms4watch.commands import incidents
+from tests.support.notify_peers import dwf, inspection, utc
+
+
+def build_app() -> typer.Typer:
+    # Only this command: the other commands' tests are theirs.
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    incidents.register(app)
+    return app
+
+
+def test_listed_in_the_cli():
+    assert "incidents" in cli.COMMANDS
+
+
+def _db(tmp_path):
+    db = tmp_path / "inc.db"
+    store = IncidentStore(connect(db))
+    a = store.apply_event(dwf("2026-06-01T15:30:00Z"), utc(2026, 6, 1, 16)).incident
+    b = store.apply_event(inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z"), utc(2026, 6, 1, 19)).incident
+    return db, store, a, b
+
+
+def test_list_ack_resolve_show(tmp_path):
+    db, store, a, b = _db(tmp_path)
+    run = CliRunner().invoke
+    app = build_app()
+    r = run(app, ["incidents", "list", "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    assert a.code in r.output and b.code in r.output and "dry_weather_flow" in r.output
+
+    r = run(app, ["incidents", "ack", a.code, "--db", str(db), "--by", "Pat", "--note", "looking"])
+    assert r.exit_code == 0, r.output
+    assert store.get(a.id).state is State.ACKNOWLEDGED
+
+    r = run(app, ["incidents", "resolve", str(a.id), "--db", str(db), "--by", "Pat"])
+    assert r.exit_code != 0 and "--note" in r.output
+    r = run(app, ["incidents", "resolve", str(a.id), "--db", str(db), "--by", "Pat", "--note", "sump pump, exempt"])
+    assert r.exit_code == 0, r.output
+    assert store.get(a.id).state is State.RESOLVED
+
+    r = run(app, ["incidents", "ack", str(a.id), "--db", str(db), "--by", "Pat"])
+    assert r.exit_code == 1 and "already resolved" in r.output
+
+    r = run(app, ["incidents", "list", "--db", str(db)])
+    assert a.code not in r.output and b.code in r.output
+
+    r = run(app, ["incidents", "show", a.code, "--db", str(db)])
+    assert r.exit_code == 0 and "sump pump, exempt" in r.output and "acknowledged" in r.output
+
+
+def test_inspected_resolves_the_site_item(tmp_path):
+    db, store, a, b = _db(tmp_path)
+    r = CliRunner().invoke(build_app(), ["incidents", "inspected", "CS-7", "--db", str(db), "--by", "Ian",
+                                         "--at", "2026-06-02T09:00:00-04:00"])
+    assert r.exit_code == 0, r.output
+    assert store.get(b.id).resolution == "inspection" and store.get(a.id).state is State.OPEN
+
+
+def test_missing_database_is_a_clear_error(tmp_path):
+    r = CliRunner().invoke(build_app(), ["incidents", "list", "--db", str(tmp_path / "nope.db")])
+    assert r.exit_code != 0 and "no incident database" in r.output

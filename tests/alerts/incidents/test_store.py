@@ -1,0 +1,180 @@
+"""The incident store: lifecycle, audit log, one incident per episode, hold-off merging."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+
+import pytest
+
+from ms4watch.alerts.incidents import EventError, IncidentError, IncidentStore, State, connect, episode_key
+from tests.support.notify_peers import dwf, inspection, utc
+
+T0 = utc(2026, 6, 1, 16, 0)
+
+
+@pytest.fixture
+def store(tmp_path):
+    conn = connect(tmp_path / "inc.db")
+    yield IncidentStore(conn, hold_off=timedelta(minutes=30))
+    conn.close()
+
+
+def test_episode_key_is_the_same_for_the_open_and_the_closed_report():
+    a = dwf("2026-06-01T11:30:00-04:00")
+    b = dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:40:00Z")
+    assert episode_key(a) == episode_key(b) == "dry_weather_flow|OF-12|2026-06-01T15:30:00.000+00:00"
+    assert episode_key(dwf("2026-06-01T15:31:00Z")) != episode_key(a)
+
+
+@pytest.mark.parametrize("event, field", [
+    ({"outfall": "OF-1", "start": "2026-06-01T15:30:00Z"}, "kind"),
+    ({"kind": "dry_weather_flow", "start": "2026-06-01T15:30:00Z"}, "subject"),
+    ({"kind": "dry_weather_flow", "outfall": "OF-1", "start": "2026-06-01T15:30:00"}, "start"),
+    ({"kind": "inspection_due", "site": "CS-7", "storm_end": "2026-06-01T15:30:00Z"}, "due"),
+])
+def test_bad_events_are_refused_naming_the_field(store, event, field):
+    with pytest.raises(EventError, match=f": {field}: ") as e:
+        store.apply_event(event, T0)
+    assert e.value.field == field
+    assert store.list() == []
+
+
+def test_lifecycle_open_acknowledged_resolved_with_audit(store):
+    ch = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0)
+    assert ch.opened and ch.incident.state is State.OPEN
+    inc = store.acknowledge(ch.incident.code.lower(), by="Pat", how="sms reply", now=T0 + timedelta(minutes=5),
+                            note="on my way")
+    assert inc.state is State.ACKNOWLEDGED and inc.acknowledged_by == "Pat"
+    inc = store.resolve(inc.id, by="Pat", how="cli", now=T0 + timedelta(hours=2), note="dye test: car wash on Elm")
+    assert inc.state is State.RESOLVED and inc.resolution == "manual"
+    log = store.audit(inc.id)
+    assert [(a.action, a.who, a.how, a.note) for a in log] == [
+        ("opened", "ms4watch", "alert engine", log[0].note),
+        ("acknowledged", "Pat", "sms reply", "on my way"),
+        ("resolved", "Pat", "cli", "dye test: car wash on Elm"),
+    ]
+    assert [a.at for a in log] == [T0, T0 + timedelta(minutes=5), T0 + timedelta(hours=2)]
+    with pytest.raises(IncidentError, match="already resolved"):
+        store.acknowledge(inc.id, by="Dee", how="cli", now=T0)
+
+
+def test_audit_log_is_append_only(store):
+    inc = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0).incident
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        store.conn.execute("UPDATE audit SET who = 'someone else' WHERE incident_id = ?", (inc.id,))
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        store.conn.execute("DELETE FROM audit")
+    assert len(store.audit(inc.id)) == 1
+
+
+def test_resolving_by_hand_needs_a_note_and_a_name(store):
+    inc = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0).incident
+    with pytest.raises(IncidentError, match="note"):
+        store.resolve(inc.id, by="Pat", how="cli", now=T0, note="  ")
+    with pytest.raises(IncidentError, match="who"):
+        store.acknowledge(inc.id, by="", how="cli", now=T0)
+    assert store.get(inc.id).state is State.OPEN
+
+
+def test_one_incident_per_episode_closed_automatically(store):
+    a = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0)
+    again = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0 + timedelta(minutes=1))
+    b = store.apply_event(dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:40:00Z"), T0 + timedelta(minutes=50))
+    assert not again.opened and not again.closed
+    assert b.closed and not b.opened
+    assert a.incident.id == b.incident.id and len(store.list()) == 1
+    assert b.incident.state is State.RESOLVED and b.incident.resolution == "auto"
+    assert b.incident.end == utc(2026, 6, 1, 16, 40)
+    # The closed report delivered twice (a replay) changes nothing.
+    c = store.apply_event(dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:40:00Z"), T0 + timedelta(hours=1))
+    assert not c.closed and len(store.audit(a.incident.id)) == 2
+
+
+@pytest.mark.parametrize("gap, merged", [(timedelta(minutes=30), True), (timedelta(minutes=30, seconds=1), False)])
+def test_reopening_within_the_hold_off_merges(store, gap, merged):
+    first = store.apply_event(dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:00:00Z"), T0).incident
+    start = utc(2026, 6, 1, 16, 0) + gap
+    ch = store.apply_event(dwf(start.isoformat()), T0 + timedelta(hours=1))
+    assert ch.merged is merged and ch.opened is not merged
+    if merged:
+        inc = store.get(first.id)
+        assert inc.state is State.OPEN and inc.episodes == 2 and inc.end is None and inc.resolved_at is None
+        assert [a.action for a in store.audit(first.id)] == ["opened", "resolved", "reopened"]
+        assert len(store.list()) == 1
+        # ... and the merged episode's own close resolves it again.
+        closed = store.apply_event(dwf(start.isoformat(), end=(start + timedelta(minutes=40)).isoformat()),
+                                   T0 + timedelta(hours=2))
+        assert closed.closed and closed.incident.id == first.id
+    else:
+        assert len(store.list()) == 2
+
+
+def test_a_reopened_incident_that_was_acknowledged_stays_acknowledged(store):
+    inc = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0).incident
+    store.acknowledge(inc.id, by="Pat", how="cli", now=T0)
+    store.apply_event(dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:00:00Z"), T0)
+    store.apply_event(dwf("2026-06-01T16:10:00Z"), T0)
+    assert store.get(inc.id).state is State.ACKNOWLEDGED
+
+
+def test_suppressed_episode_is_kept_with_its_reason(store):
+    ch = store.apply_event(dwf("2026-06-01T15:30:00Z", suppressed="approved discharge: hydrant flushing"), T0)
+    assert ch.incident.suppressed == "approved discharge: hydrant flushing"
+    assert "suppressed" in store.audit(ch.incident.id)[0].note
+    assert store.unacknowledged() == []
+
+
+def test_storms_below_the_qualifying_depth_make_no_incident(store):
+    ch = store.apply_event({"kind": "storm", "gauge": "RG-1", "start": "2026-06-01T10:00:00Z", "end": None,
+                            "depth_in": 0.49, "qualifying": False}, T0)
+    assert ch.incident is None and ch.ignored and store.list() == []
+
+
+def test_inspection_items_have_a_deadline_and_are_resolved_by_the_inspection(store):
+    a = store.apply_event(inspection(due="2026-06-02T18:00:00Z", storm_end="2026-06-01T18:00:00Z"), T0).incident
+    b = store.apply_event(inspection(due="2026-06-05T18:00:00Z", storm_end="2026-06-04T18:00:00Z"), T0).incident
+    assert a.deadline == utc(2026, 6, 2, 18) and a.id != b.id
+    done = store.record_inspection("CS-7", at=utc(2026, 6, 2, 9), by="Ian", now=utc(2026, 6, 2, 10), note="silt fence ok")
+    assert [i.id for i in done] == [a.id]  # the later storm still needs its own inspection
+    assert store.get(a.id).resolution == "inspection" and store.get(b.id).state is State.OPEN
+    assert store.audit(a.id)[-1].who == "Ian" and "silt fence ok" in store.audit(a.id)[-1].note
+    assert [i.id for i in store.with_deadline()] == [b.id]
+
+
+def test_store_survives_reopening_the_file(tmp_path):
+    conn = connect(tmp_path / "x.db")
+    inc = IncidentStore(conn).apply_event(dwf("2026-06-01T15:30:00Z"), T0).incident
+    conn.close()
+    again = IncidentStore(connect(tmp_path / "x.db"))
+    assert again.find(inc.code).id == inc.id
+
+
+def test_engine_ids_key_the_episode_and_retraction_resolves(store):
+    ev = {**dwf("2026-06-01T11:30:00-04:00"), "id": "dwf/OF-12/1780327800000000000", "status": "active"}
+    inc = store.apply_event(ev, T0).incident
+    assert inc.key == "dry_weather_flow|id:dwf/OF-12/1780327800000000000"
+    assert store.apply_event({**ev, "end": "2026-06-01T12:40:00-04:00"}, T0).closed
+    ch = store.apply_event({**ev, "status": "retracted"}, T0)
+    assert not ch.retracted and store.audit(inc.id)[-1].action == "retracted"  # already closed: noted only
+    other = store.apply_event({**ev, "id": "dwf/OF-14/1", "outfall": "OF-14"}, T0).incident
+    ch = store.apply_event({**ev, "id": "dwf/OF-14/1", "outfall": "OF-14", "status": "retracted"}, T0)
+    assert ch.retracted and store.get(other.id).resolution == "retracted"
+    assert store.apply_event({**ev, "id": "never-seen", "status": "retracted"}, T0).ignored
+
+
+def test_routine_inspection_item_is_satisfied_by_an_inspection_in_its_week(store):
+    routine = {"kind": "inspection_due", "site": "CS-7", "gauge": None, "storm_end": None,
+               "due": "2026-06-08T16:00:00Z", "reason": "routine", "params": {"routine_days": 7.0}}
+    inc = store.apply_event(routine, T0).incident
+    assert inc.start == utc(2026, 6, 1, 16) and inc.deadline == utc(2026, 6, 8, 16)
+    assert store.record_inspection("CS-7", at=utc(2026, 5, 30), by="Ian", now=T0) == []
+    assert [i.id for i in store.record_inspection("CS-7", at=utc(2026, 6, 3), by="Ian", now=T0)] == [inc.id]
+
+
+def test_engine_closing_an_inspection_item_resolves_it(store):
+    item = {**inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z"), "id": "inspection/CS-7/storm/RG-1/x",
+            "closed_at": None}
+    inc = store.apply_event(item, T0).incident
+    ch = store.apply_event({**item, "closed_at": "2026-06-02T10:00:00Z"}, T0)
+    assert ch.closed and store.get(inc.id).resolution == "inspection"

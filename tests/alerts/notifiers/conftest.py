@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import pytest
+
+from ms4watch.alerts.incidents import IncidentStore, connect
+from ms4watch.alerts.notifiers.base import Notification, Recipient
+from tests.support.notify_peers import SmtpSink, dwf, utc
+
+T0 = utc(2026, 6, 1, 16, 0)
+
+
+@pytest.fixture
+def smtp():
+    sink = SmtpSink().start()
+    yield sink
+    sink.stop()
+
+
+@pytest.fixture
+def make_notification(tmp_path):
+    """A notification built from a real incident, as the outbox would hand it over."""
+    store = IncidentStore(connect(tmp_path / "n.db"))
+
+    def make(event=None, stage="open", recipient=Recipient("Pat SMO", "smo", "pat@town.test"), channel="email",
+             station_name="Main St outfall", **kw) -> Notification:
+        inc = store.apply_event(event or dwf("2026-06-01T15:30:00Z"), T0).incident
+        return Notification(id=1, key=f"incident:{inc.id}|{recipient.name}|{channel}|{stage}", channel=channel,
+                            stage=stage, recipient=recipient, incident=inc.snapshot(),
+                            created_at=T0.isoformat(), station_name=station_name, timezone="America/New_York",
+                            ack_url=f"http://ms4.town.test/incidents/{inc.id}/ack?code={inc.code}", **kw)
+    return make

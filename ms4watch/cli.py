@@ -11,6 +11,9 @@ import typer
 # Explicit list, one line per command module.
 COMMANDS = [
     "demo",
+    "ingest",
+    "edge",
+    "incidents",
 ]
 
 

@@ -28,8 +28,8 @@ from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL, make_client
 from ..contract.wire import CanonicalReading, canonicalize, decode_readings, decode_status
-from .errors import StoreUnavailable
-from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage
+from .errors import StoreRejected, StoreUnavailable
+from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,15 @@ class IngestService:
         except StoreUnavailable as e:
             log.warning("ingest: status of %s not stored: %s", st.device, e)
 
+    def _set_aside(self, m: StoredMessage, reason: str) -> None:
+        self.stats.rejected_messages += 1
+        log.error("ingest: the store refused %s seq %d: %s", m.device, m.seq, reason)
+        if self.rejected_path:
+            with self.rejected_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"received": time.time(), "device": m.device, "seq": m.seq,
+                                    "error": f"store refused: {reason}",
+                                    "readings": [list(r) for r in m.readings]}) + "\n")
+
     def _reject(self, msg: mqtt.MQTTMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
@@ -198,6 +207,16 @@ class IngestService:
         while True:
             try:
                 result = self.sink.write(messages)
+                break
+            except StoreRejected as e:
+                # The store refused the data itself: retrying cannot help. What it refused is
+                # kept aside for a person, the rest was written, and everything is acknowledged
+                # so one bad message never blocks the ones behind it.
+                refused = {(d, s) for d, s, _ in getattr(e, "rejected", [])} or {(m.device, m.seq) for m in messages}
+                for m in messages:
+                    if (m.device, m.seq) in refused:
+                        self._set_aside(m, str(e))
+                result = WriteResult(getattr(e, "written", 0), 0)
                 break
             except StoreUnavailable as e:
                 # Not acknowledged, so nothing is lost: keep trying (the broker keeps the rest).

@@ -5,18 +5,30 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlparse
 
 from .base import Sink, StoredMessage, WriteResult
+from .sqlite import SqliteSink
 
-__all__ = ["Sink", "StoredMessage", "WriteResult", "open_sink"]
+__all__ = ["Sink", "StoredMessage", "WriteResult", "open_sink", "open_store"]
+
+
+def open_store(url: str, spool_dir: str | Path) -> Sink:
+    """The sink for a store URL as ingest uses it: a remote store (InfluxDB) behind a local
+    spool, so acknowledged readings are durable while the store is down; the embedded
+    SQLite store needs none."""
+    sink = open_sink(url)
+    if isinstance(sink, SqliteSink):
+        return sink
+    from .spooling import SpoolingSink
+    return SpoolingSink(sink, Path(spool_dir) / "store-spool.db")
 
 
 def open_sink(url: str) -> Sink:
     """Build (not connect) the sink a store URL names. Raises ValueError for an unknown scheme."""
     scheme = urlparse(url).scheme
     if scheme == "sqlite":
-        from .sqlite import SqliteSink
         return SqliteSink.from_url(url)
     # Registry of further sinks: explicit import list, one line per implementation.
     if scheme in ("influxdb1", "influxdb1s"):

@@ -25,15 +25,16 @@ def ingest(
     username: Optional[str] = typer.Option(None, envvar="MS4WATCH_MQTT_USERNAME"),
     password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password (never on the command line)."),
     rejected: Path = typer.Option(Path("rejected.jsonl"), help="Where messages that break the contract are kept."),
+    spool_dir: Path = typer.Option(Path("."), help="Local spool for a remote store that is down (store-spool.db)."),
 ) -> None:
     """Subscribe to every logger's readings and store them; acknowledge only once stored."""
     from ..ingest.service import IngestService
-    from ..ingest.sinks import open_sink
+    from ..ingest.sinks import open_store
 
     log = logging.getLogger("ms4watch.ingest")
     password = password_file.read_text(encoding="utf-8").strip() if password_file else None
     try:
-        service = IngestService(broker, municipality, open_sink(store), client_id=client_id,
+        service = IngestService(broker, municipality, open_store(store, spool_dir), client_id=client_id,
                                 username=username, password=password, rejected_path=rejected)
         service.start()
     except (Ms4Error, ValueError) as e:

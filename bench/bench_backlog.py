@@ -1,0 +1,415 @@
+"""Backlog drain: 200,000 readings waiting in a persistent MQTT session, then ingest starts.
+
+Same run, same Mosquitto, same InfluxDB 1.x (Debian influxd), same backlog for:
+
+* ``ms4watch`` ingest → InfluxDB (``influxdb1://``, behind the SpoolingSink as in production),
+* ``ms4watch`` ingest → the embedded SQLite store,
+* the Node-RED 4 peer (../shared/peers/nodered) → InfluxDB, its function node adapted (in a
+  copy) to our readings payload: one point per reading, same tags and fields; its MQTT
+  session made persistent (clean session off) like ours,
+* two ceilings: a bare paho subscriber that only counts (the limit for a Python ingest)
+  and ``mosquitto_sub`` to /dev/null (the broker's delivery rate).
+
+All contenders have their own persistent session, created before the backlog is published
+once, so the broker queues the very same messages for each. Two scenarios by default: 4
+readings per message (one sample cycle per message) and 40 (loggers sending their backlog
+in batches after an outage).
+
+Each ingest runs in its own process, started after the backlog is queued; we time from the
+process start until the store holds every reading (and from the first stored reading), and
+sample the process's resident memory (peak). Figures and ratios are printed; nothing is
+asserted. Usage::
+
+    python bench/bench_backlog.py [--readings 200000] [--per-message 4,40] [--nodered-dir DIR] [--skip-nodered]
+                                 [--broker-inflight N] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from ms4watch.contract.wire import encode_readings  # noqa: E402
+from tests.support.servers import InfluxDB1, Mosquitto, have  # noqa: E402
+
+MUNI = "benchtown"
+PEER = REPO.parent / "shared" / "peers" / "nodered"
+NODERED_FUNC = r"""
+const p = msg.payload; const out = [];
+for (const r of p.readings) {
+  const st = r.station || msg.topic.split('/')[2];
+  const fields = {flags: (r.flags || []).join(','), seq: p.seq};
+  if (r.value !== null) fields.value = r.value;
+  out.push({payload: {measurement: 'reading', tags: {station: st, device: p.device, sensor: r.sensor,
+            quantity: r.quantity, unit: r.unit}, fields: fields, timestamp: new Date(r.time)}});
+}
+return [out];
+"""
+
+
+# -- backlog ----------------------------------------------------------------------------------
+def make_session(port: int, client_id: str, topic: str) -> None:
+    """Create the persistent session (subscribe QoS 1, disconnect) so the broker queues the backlog."""
+    done = threading.Event()
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False,
+                    protocol=mqtt.MQTTv311)
+    c.on_connect = lambda cl, *a: cl.subscribe(topic, qos=1)
+    c.on_subscribe = lambda *a: done.set()
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    if not done.wait(10):
+        raise RuntimeError(f"could not subscribe {client_id}")
+    c.disconnect()
+    c.loop_stop()
+
+
+def publish_backlog(port: int, n_readings: int, per_message: int) -> int:
+    """Publish QoS 1 readings messages from 10 loggers; returns the number of messages."""
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-pub", protocol=mqtt.MQTTv311)
+    c.max_inflight_messages_set(200)
+    c.max_queued_messages_set(0)
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    t0 = 1_780_000_000 * 10**9
+    quantities = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
+                  ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
+    n_msgs = n_readings // per_message
+    last = None
+    for i in range(n_msgs):
+        dev = i % 10
+        seq = i // 10
+        t = t0 + seq * 60 * 10**9
+        rows = []
+        for k in range(per_message):
+            s, q, u = quantities[k % len(quantities)]
+            rows.append((t, f"{s}{k // len(quantities) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None))
+        payload = encode_readings(f"LOG-{dev:02d}", seq, rows)
+        last = c.publish(f"ms4/{MUNI}/ST-{dev:02d}/LOG-{dev:02d}/readings", payload, qos=1)
+        if i % 1000 == 999:
+            last.wait_for_publish(60)
+    last.wait_for_publish(60)
+    c.disconnect()
+    c.loop_stop()
+    return n_msgs
+
+
+# -- measuring one contender ---------------------------------------------------------------------
+class Sampler(threading.Thread):
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.proc = psutil.Process(pid)
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                rss = self.proc.memory_info().rss
+                for ch in self.proc.children(recursive=True):
+                    rss += ch.memory_info().rss
+                self.peak = max(self.peak, rss)
+            except psutil.Error:
+                return
+            self.stop.wait(0.05)
+
+
+def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -> dict:
+    t0 = time.monotonic()
+    proc_pid = start_proc()
+    sampler = Sampler(proc_pid)
+    sampler.start()
+    first = None
+    n = 0
+    while time.monotonic() - t0 < timeout_s:
+        n = count()
+        if n and first is None:
+            first = time.monotonic()
+        if n >= target or not _alive(proc_pid):
+            break
+        time.sleep(0.2)
+    end = time.monotonic()
+    sampler.stop.set()
+    sampler.join()
+    if first is None or end - first < 0.5:   # done between two polls: no separate drain figure
+        first = t0
+    res = {"name": name, "stored": n, "total_s": end - t0, "drain_s": end - first,
+           "rate_total": n / (end - t0), "rate_drain": n / (end - first),
+           "peak_rss_mb": sampler.peak / 2**20, "complete": n >= target}
+    print(f"  {name}: {n} readings in {res['total_s']:.1f}s from start ({res['rate_total']:,.0f}/s), "
+          f"{res['drain_s']:.1f}s from the first stored ({res['rate_drain']:,.0f}/s); peak RSS {res['peak_rss_mb']:.0f} MB"
+          + ("" if res["complete"] else "  INCOMPLETE"), flush=True)
+    return res
+
+
+def ingest_child(broker: str, store: str, spool: str | None, client_id: str) -> None:
+    """Runs in the child process: ingest until stopped (SIGTERM)."""
+    import signal
+    from ms4watch.ingest.service import IngestService
+    from ms4watch.ingest.sinks import open_sink
+    from ms4watch.ingest.sinks.spooling import SpoolingSink
+    sink = open_sink(store)
+    if spool:
+        sink = SpoolingSink(sink, spool, max_bytes=2 * 2**30)
+    svc = IngestService(broker, MUNI, sink, client_id=client_id).start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    stop.wait()
+    svc.stop()
+
+
+def count_child(broker_port: int, client_id: str, n: int, out: str) -> None:
+    """The ceiling for a Python ingest: a bare paho subscriber that only counts (auto-ack)."""
+    done = threading.Event()
+    seen = [0]
+
+    def on_message(*_a) -> None:
+        seen[0] += 1
+        if seen[0] >= n:
+            done.set()
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False,
+                    protocol=mqtt.MQTTv311)
+    c.on_message = on_message
+    c.on_connect = lambda cl, *a: cl.subscribe(f"ms4/{MUNI}/+/+/readings", qos=1)
+    c.connect("127.0.0.1", broker_port)
+    c.loop_start()
+    done.wait(600)
+    Path(out).write_text(str(seen[0]))
+    c.disconnect()
+    c.loop_stop()
+
+
+def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
+    target = a.readings // per_message * per_message
+    n_msgs = target // per_message
+    work = Path(tempfile.mkdtemp(prefix="ms4bench-"))
+    work.chmod(0o755)      # mosquitto runs as its own user and must reach its persistence dir
+    broker = Mosquitto(work / "mosquitto")
+    if a.broker_inflight:
+        conf = broker.conf.read_text()
+        conf = "\n".join(f"max_inflight_messages {a.broker_inflight}" if line.startswith("max_inflight_messages")
+                         else line for line in conf.splitlines()) + "\n"
+        broker.conf.write_text(conf)
+    inflight = next(line.split()[1] for line in broker.conf.read_text().splitlines()
+                    if line.startswith("max_inflight_messages"))
+    broker.start()
+    influx = InfluxDB1(work / "influxdb").start()
+    topic = f"ms4/{MUNI}/+/+/readings"
+    results: list[dict] = []
+    procs: list[subprocess.Popen] = []
+    try:
+        from ms4watch.ingest.sinks.influxdb import Influx1Sink
+        for db in ("ms4", "nodered"):
+            Influx1Sink.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
+        print(f"\n== {target} readings, {per_message} per message ({n_msgs} messages); Mosquitto "
+              f"max_inflight_messages {inflight}; influxd 1.6", flush=True)
+        contenders = ["ingest-influx", "ingest-sqlite", "paho-count", "mosquitto-sub"]
+        if nodered:
+            contenders.append("nodered-bench")
+        if a.skip_sqlite:
+            contenders.remove("ingest-sqlite")
+        for cid in contenders:          # one persistent session each: the broker queues the same backlog for all
+            make_session(broker.port, cid, topic)
+        t = time.monotonic()
+        publish_backlog(broker.port, target, per_message)
+        print(f"  backlog published to {len(contenders)} sessions in {time.monotonic() - t:.1f}s", flush=True)
+
+        def count_influx(db: str):
+            def f() -> int:
+                body = influx.query('SELECT count("seq") FROM "reading"', db)
+                ser = body["results"][0].get("series")
+                return ser[0]["values"][0][1] if ser else 0
+            return f
+
+        def child(*args: str):
+            def start() -> int:
+                p = subprocess.Popen([sys.executable, __file__, *args], cwd=REPO)
+                procs.append(p)
+                return p.pid
+            return start
+
+        results.append(measure("ms4watch→influxdb", child("--child", broker.url, influx.store_url("ms4"),
+                                                          str(work / "spool.db"), "ingest-influx"),
+                               count_influx("ms4"), target))
+        _stop_all(procs)
+        if "ingest-sqlite" in contenders:
+            sqlite_path = work / "store.sqlite"
+
+            def count_sqlite() -> int:
+                import sqlite3
+                if not sqlite_path.exists():
+                    return 0
+                try:
+                    with sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, timeout=5) as db:
+                        return db.execute("SELECT count(*) FROM readings").fetchone()[0]
+                except sqlite3.Error:
+                    return 0
+            results.append(measure("ms4watch→sqlite", child("--child", broker.url, f"sqlite:///{sqlite_path}", "-",
+                                                            "ingest-sqlite"), count_sqlite, target))
+            _stop_all(procs)
+        if nodered:
+            results.append(measure("node-red→influxdb", lambda: nodered_start(nodered, broker.port, influx.port),
+                                   count_influx("nodered"), target))
+            _kill(nodered_pid[0] if nodered_pid else None)
+        out = work / "count.txt"
+
+        def count_file() -> int:
+            return int(out.read_text()) * per_message if out.exists() else 0
+        results.append(measure("ceiling: bare paho", child("--count-child", str(broker.port), "paho-count",
+                                                            str(n_msgs), str(out)), count_file, target))
+        _stop_all(procs)
+        sub_done = work / "sub.txt"
+
+        def start_sub() -> int:
+            p = subprocess.Popen(f"mosquitto_sub -h 127.0.0.1 -p {broker.port} -i mosquitto-sub -c -q 1 "
+                                 f"-t '{topic}' -C {n_msgs} > /dev/null && echo {n_msgs} > {sub_done}", shell=True)
+            procs.append(p)
+            return p.pid
+        results.append(measure("ceiling: mosquitto_sub", start_sub, lambda: int(sub_done.read_text()) * per_message
+                               if sub_done.exists() and sub_done.read_text().strip() else 0, target))
+        _stop_all(procs)
+    finally:
+        _stop_all(procs)
+        influx.stop()
+        broker.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    report(results, per_message)
+    return results
+
+
+def report(results: list[dict], per_message: int) -> None:
+    print(f"\n  {'contender':<24} {'readings/s drain':>17} {'readings/s total':>17} {'peak RSS MB':>12}")
+    for r in results:
+        print(f"  {r['name']:<24} {r['rate_drain']:>17,.0f} {r['rate_total']:>17,.0f} {r['peak_rss_mb']:>12.0f}"
+              + ("" if r["complete"] else "  (incomplete)"))
+    by = {r["name"]: r for r in results}
+    ours, nr, sq = by.get("ms4watch→influxdb"), by.get("node-red→influxdb"), by.get("ms4watch→sqlite")
+    if ours and nr:
+        print(f"  ms4watch/Node-RED ({per_message}/msg): rate {ours['rate_drain'] / nr['rate_drain']:.2f}× drain, "
+              f"{ours['rate_total'] / nr['rate_total']:.2f}× total (target ≥ 3×); memory "
+              f"{ours['peak_rss_mb'] / nr['peak_rss_mb']:.2f}× (target < 0.25×)")
+    if ours and sq:
+        print(f"  embedded SQLite vs InfluxDB: {sq['rate_drain'] / ours['rate_drain']:.2f}× drain (target ≥ 1×)")
+    paho = by.get("ceiling: bare paho")
+    if ours and paho:
+        print(f"  ms4watch→influxdb reaches {ours['rate_total'] / paho['rate_total']:.0%} of a bare paho subscriber")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--readings", type=int, default=200_000)
+    ap.add_argument("--per-message", default="4,40",
+                    help="readings per MQTT message, comma-separated scenarios: 4 = one sample cycle, "
+                         "40 = a logger's backlog batch after an outage")
+    ap.add_argument("--nodered-dir", default=os.path.join(tempfile.gettempdir(), "ms4bench-nodered"),
+                    help="where Node-RED is installed (kept between runs)")
+    ap.add_argument("--skip-nodered", action="store_true")
+    ap.add_argument("--skip-sqlite", action="store_true")
+    ap.add_argument("--broker-inflight", type=int, default=None,
+                    help="Mosquitto max_inflight_messages (unacknowledged QoS 1 messages per client); "
+                         "default: the test helper's setting")
+    ap.add_argument("--child", nargs=4, metavar=("BROKER", "STORE", "SPOOL", "CLIENT"), help=argparse.SUPPRESS)
+    ap.add_argument("--count-child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--json", help="write all figures to this file")
+    a = ap.parse_args(argv)
+    if a.child:
+        ingest_child(a.child[0], a.child[1], None if a.child[2] == "-" else a.child[2], a.child[3])
+        return 0
+    if a.count_child:
+        count_child(int(a.count_child[0]), a.count_child[1], int(a.count_child[2]), a.count_child[3])
+        return 0
+    for b in ("mosquitto", "influxd", "mosquitto_sub"):
+        if not have(b):
+            print(f"{b} is not installed", file=sys.stderr)
+            return 2
+    nodered = None if a.skip_nodered else nodered_setup(Path(a.nodered_dir))
+    everything = {}
+    for pm in [int(x) for x in a.per_message.split(",")]:
+        everything[pm] = run_scenario(a, pm, nodered)
+    if a.json:
+        Path(a.json).write_text(json.dumps(everything, indent=1))
+    return 0
+
+
+nodered_pid: list[int] = []
+
+
+def nodered_setup(work: Path) -> Path:
+    """Copy the peer's run.sh and flow, adapting the function node to our payload and the session."""
+    if not shutil.which("node"):
+        raise RuntimeError("node is not installed")
+    mine = work / "peer"
+    mine.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PEER / "run.sh", mine / "run.sh")
+    flow = json.loads((PEER / "flows.json").read_text())
+    for n in flow:
+        if n["type"] == "function":
+            n["func"] = NODERED_FUNC
+        if n["type"] == "mqtt-broker":
+            n["clientid"] = "nodered-bench"
+            n["cleansession"] = False       # a persistent session, like ours, so the backlog waits
+        if n["type"] == "influxdb batch":
+            n["precision"] = "ms"
+    (mine / "flows.json").write_text(json.dumps(flow, indent=1))
+    if not (work / "node_modules" / "node-red").exists():     # as run.sh does, but outside the timing
+        print(f"Node-RED: installing into {work} (npm, once)", flush=True)
+        subprocess.run("npm init -y >/dev/null && npm install --no-audit --no-fund node-red@4 "
+                       "node-red-contrib-influxdb@0.7 >npm.log 2>&1", shell=True, cwd=work, check=True)
+    return mine
+
+
+def nodered_start(peer: Path, mport: int, iport: int) -> int:
+    out = subprocess.run(["bash", str(peer / "run.sh"), str(peer.parent), str(mport), str(iport), "nodered",
+                          f"ms4/{MUNI}/+/+/readings"], capture_output=True, text=True, check=True)
+    pid = int(out.stdout.strip().splitlines()[-1])
+    nodered_pid[:] = [pid]
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _kill(pid: int | None) -> None:
+    if not pid:
+        return
+    try:
+        p = psutil.Process(pid)
+        p.terminate()
+        p.wait(15)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        p.kill()
+
+
+def _stop_all(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    procs.clear()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,32 @@
+"""InfluxDB sinks: 1.x through the v1 ``/write`` API, 2.x/3.x/Cloud through influxdb-client.
+
+See ``README.md`` in this folder, ``sample.yaml`` and ``docs/store.md`` (the schema).
+"""
+
+from __future__ import annotations
+
+from .config import InfluxTarget, parse_url
+from .errors import MessagesRejected, StoreMisconfigured
+from .schema import MIN_RETENTION
+from .v1 import Influx1Sink
+
+# influxdb-client takes ~1 s to import: only the 2.x sink needs it, so it loads on first use.
+
+__all__ = ["Influx1Sink", "Influx2Sink", "InfluxTarget", "MessagesRejected", "MIN_RETENTION",
+           "StoreMisconfigured", "parse_url", "open_admin"]
+
+
+def __getattr__(name: str):
+    if name == "Influx2Sink":
+        from .v2 import Influx2Sink
+        return Influx2Sink
+    raise AttributeError(name)
+
+
+def open_admin(url: str):
+    """The sink for ``url`` (Influx1Sink or Influx2Sink), for administration: not opened."""
+    target = parse_url(url)
+    if target.version == 1:
+        return Influx1Sink(target)
+    from .v2 import Influx2Sink
+    return Influx2Sink(target)

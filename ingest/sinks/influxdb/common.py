@@ -1,0 +1,125 @@
+"""What both InfluxDB sinks share: batching lines, narrowing a refused batch, retention checks."""
+
+from __future__ import annotations
+
+import logging
+import re
+from abc import ABC, abstractmethod
+from typing import Iterable, Mapping, Sequence
+
+from ...errors import StoreRejected
+from ..base import DeviceStatus, StoredMessage, WriteResult
+from .config import InfluxTarget
+from .errors import MessagesRejected, StoreMisconfigured
+from .lineproto import FieldValue, LineEncoder, record_line
+from .schema import DEVICE_STATUS, MIN_RETENTION, READING
+
+log = logging.getLogger(__name__)
+
+
+class InfluxSinkBase(ABC):
+    """``write`` sends prepared lines in requests of at most ``batch_lines`` lines.
+
+    When InfluxDB refuses a batch as bad data (400), the messages are sent one by one so the
+    good ones are stored and only the bad ones are reported (:class:`MessagesRejected`).
+    Writing again what was already written is harmless: points are idempotent.
+    """
+
+    def __init__(self, target: InfluxTarget):
+        self.target = target
+        self._enc = LineEncoder()
+
+    # -- implemented per API version -------------------------------------------------
+    @abstractmethod
+    def _post_lines(self, lines: Sequence[str]) -> None:
+        """Send one request; raise StoreUnavailable / StoreRejected."""
+
+    @abstractmethod
+    def retention_s(self) -> float | None:
+        """Retention of the target in seconds (0 = forever), None when it cannot be read."""
+
+    # -- the Sink interface ------------------------------------------------------------
+    def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+        per_msg = self._enc.messages(batch)
+        lines = [line for ls in per_msg for line in ls]
+        try:
+            self._send(lines)
+        except StoreRejected as first:
+            if len(batch) == 1:
+                m = batch[0]
+                raise MessagesRejected(f"{self.target.display}: {m.device} seq {m.seq}: {first}",
+                                       [(m.device, m.seq, str(first))], 0) from None
+            return self._write_one_by_one(batch, per_msg)
+        return WriteResult(readings_written=len(lines))
+
+    def write_records(self, records: Iterable[tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]]) -> int:
+        """Write non-reading records ``(measurement, tags, fields, time_ns)`` (see schema.py)."""
+        lines = [record_line(m, t, f, ts) for m, t, f, ts in records]
+        self._send(lines)
+        return len(lines)
+
+    def write_status(self, st: DeviceStatus) -> None:
+        """StatusSink: a logger's status message as a ``device_status`` point."""
+        self.write_records([(DEVICE_STATUS, {"station": st.station, "device": st.device}, {
+            "online": 1 if st.state == "online" else 0, "state": st.state, "battery_v": st.battery_v,
+            "signal_dbm": st.signal_dbm, "spool_depth": st.spool_depth, "dropped": st.dropped,
+            "clock_synced": None if st.clock is None else int(st.clock == "synced"),
+            "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns)])
+
+    def _send(self, lines: Sequence[str]) -> None:
+        n = self.target.batch_lines
+        for i in range(0, len(lines), n):
+            self._post_lines(lines[i:i + n])
+
+    def _write_one_by_one(self, batch: Sequence[StoredMessage], per_msg: list[list[str]]) -> WriteResult:
+        rejected: list[tuple[str, int, str]] = []
+        written = 0
+        for m, lines in zip(batch, per_msg):
+            try:
+                self._send(lines)
+                written += len(lines)
+            except StoreRejected as e:
+                log.warning("%s: refused %s seq %d: %s", self.target.display, m.device, m.seq, e)
+                rejected.append((m.device, m.seq, str(e)))
+        if rejected:
+            names = ", ".join(f"{d} seq {s}" for d, s, _ in rejected[:5])
+            raise MessagesRejected(
+                f"{self.target.display}: {len(rejected)} of {len(batch)} messages refused ({names}"
+                f"{', …' if len(rejected) > 5 else ''}); the other {len(batch) - len(rejected)} were written",
+                rejected, written)
+        return WriteResult(readings_written=written)
+
+    def check_retention(self) -> None:
+        """Refuse a store that keeps data for less than 1,096 days unless the URL allows it."""
+        seconds = self.retention_s()
+        need = MIN_RETENTION.total_seconds()
+        if seconds is None:
+            if self.target.allow_short_retention:
+                log.warning("%s: cannot read the retention; going on (allow_short_retention)", self.target.display)
+                return
+            raise StoreMisconfigured(
+                f"{self.target.display}: cannot read its retention to check it keeps data ≥ 1096 days; "
+                "add ?allow_short_retention=true to the store URL to go on without the check")
+        if seconds == 0 or seconds >= need:
+            return
+        days = seconds / 86400
+        if self.target.allow_short_retention:
+            log.warning("%s keeps data %.0f days only (< 1096); allowed by allow_short_retention",
+                        self.target.display, days)
+            return
+        raise StoreMisconfigured(
+            f"{self.target.display} keeps data {days:g} days, less than the 1096 days (3 years) records "
+            "must be kept; run `ms4watch store init --store URL` or add ?allow_short_retention=true")
+
+    # -- reading back (tests, demo summary) --------------------------------------------
+    def count_query(self) -> str:
+        return f'SELECT count("seq") FROM "{READING}"'
+
+
+def retention_to_seconds(text: str) -> float:
+    """InfluxDB 1.x duration strings (``26304h0m0s``, ``0s``, ``1w``) → seconds."""
+    total = 0.0
+    units = {"ns": 1e-9, "u": 1e-6, "µ": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    for num, unit in re.findall(r"(\d+(?:\.\d+)?)(ns|u|µ|ms|s|m|h|d|w)", text):
+        total += float(num) * units[unit]
+    return total

@@ -1,0 +1,72 @@
+"""HTTP answers and transport failures of InfluxDB, translated into ingest errors.
+
+429 and 503 (and other 5xx, 401/403/404: fixable without losing data) → StoreUnavailable,
+with the server's Retry-After when it sent one; 400/413/422 (the data itself) →
+StoreRejected; connection refused, resets and timeouts → StoreUnavailable.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import Mapping
+
+from ...errors import IngestError, StoreRejected, StoreUnavailable
+
+
+class StoreMisconfigured(IngestError):
+    """The store exists but is not fit for ms4watch (missing database, retention too short).
+
+    Not retried: ingest refuses to start and says what to run (``ms4watch store init``).
+    """
+
+
+class MessagesRejected(StoreRejected):
+    """Some messages of a batch were refused (bad data); every other message was written.
+
+    ``rejected`` lists ``(device, seq, reason)``; ``written`` counts the readings stored.
+    """
+
+    def __init__(self, message: str, rejected: list[tuple[str, int, str]], written: int):
+        super().__init__(message)
+        self.rejected = rejected
+        self.written = written
+
+
+def retry_after_s(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header: delta-seconds or an HTTP date; None when absent/bad."""
+    if not headers:
+        return None
+    value = None
+    for k, v in headers.items():
+        if k.lower() == "retry-after":
+            value = str(v).strip()
+            break
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+def from_status(where: str, status: int, body: str, headers: Mapping[str, str] | None) -> IngestError:
+    """The ingest error for a non-2xx answer of an InfluxDB write endpoint."""
+    text = _short(body)
+    if status in (400, 413, 422):
+        return StoreRejected(f"{where}: HTTP {status}: {text}")
+    return StoreUnavailable(f"{where}: HTTP {status}: {text}", retry_after_s=retry_after_s(headers))
+
+
+def _short(body: str | bytes | None, limit: int = 300) -> str:
+    if body is None:
+        return ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    body = body.strip().replace("\n", " ")
+    return body if len(body) <= limit else body[:limit] + "…"

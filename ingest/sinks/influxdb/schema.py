@@ -1,0 +1,54 @@
+"""The InfluxDB schema ms4watch writes: measurement names, tag keys, field types.
+
+One measurement per *kind of record*, not per quantity: every reading of every quantity
+goes to ``reading`` with a ``quantity`` tag (see ``docs/store.md`` for the reasons). Tags
+hold only bounded identifiers (station, device, sensor, quantity, the canonical unit,
+alert kinds); sequence numbers, flags and free text are fields.
+
+A reading is identified by its series (tag set) and its time, so writing the same reading
+twice overwrites it with identical values: duplicates are stored once without a lookup.
+Records whose state changes later (an alert episode closing, an inspection recorded, an
+incident resolved) are written again at their *original* timestamp with the new field
+values, which InfluxDB merges into the same point.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+# Retention the law needs records kept for (REGULATIONS.md: 3 years), rounded up to whole days.
+MIN_RETENTION = timedelta(days=1096)
+
+READING = "reading"
+"""tags: station, device, sensor, quantity, unit · fields: value (float, canonical unit; absent
+when the sensor failed), flags (string, comma-separated QualityFlag values, "" when clean),
+seq (integer, the message's per-device sequence number)."""
+
+DEVICE_STATUS = "device_status"
+"""tags: station, device · fields: online (integer 1/0), state (string), battery_v, signal_dbm,
+uptime_s (float), spool_depth, dropped (integer), clock_synced (integer 1/0),
+agent_version, config_version (string). Written from each status message."""
+
+ALERT = "alert"
+"""tags: kind (dry_weather_flow, turbidity_contrast, storm, …), station (outfall, pair, gauge or
+site id) · time: episode start · fields: open (integer 1/0), value (float: peak_gpm,
+max_delta_ntu, depth_in), text (string), suppressed (string, "" when not), end (string ISO or "")."""
+
+INCIDENT = "incident"
+"""tags: kind, station · time: when opened · fields: incident_id (string), state (string:
+open, acknowledged, resolved), open (integer 1/0), by (string)."""
+
+STORM = "storm"
+"""tags: gauge · time: storm start · fields: depth_in, duration_h (float), qualifying (boolean),
+end (string ISO), open (integer 1/0 while still raining)."""
+
+INSPECTION = "inspection"
+"""tags: site, gauge · time: end of the storm that made it due (routine ones: the due time
+minus 24 h) · fields: due (string ISO), state (string: due, recorded, overdue),
+recorded (string ISO or ""), overdue (integer 1/0), reason (string: storm or routine)."""
+
+CALIBRATION = "calibration"
+"""tags: station, device, sensor · fields: due (string ISO), days_left (float, negative when
+overdue). Written periodically by whoever holds the firmware configs."""
+
+MEASUREMENTS = (READING, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION)

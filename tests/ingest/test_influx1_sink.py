@@ -1,0 +1,155 @@
+"""The InfluxDB 1.x sink against a real ``influxd`` 1.6 started on a free loopback port."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+import pytest
+
+from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
+from ms4watch.ingest.sinks import open_sink
+from ms4watch.ingest.sinks.influxdb import Influx1Sink, MessagesRejected, StoreMisconfigured
+from tests.ingest.http_stub import StubServer
+from tests.support.influx_fixtures import make_messages
+
+pytestmark = pytest.mark.influxdb
+
+
+def _ready_sink(server, db="town", **opts) -> Influx1Sink:
+    sink = open_sink(server.store_url(db, **opts))
+    sink.ensure_store(timedelta(days=1096))
+    sink.open()
+    return sink
+
+
+def _count(server, db="town", where="") -> int:
+    body = server.query(f'SELECT count("seq") FROM "reading" {where}', db)
+    series = body["results"][0].get("series", [])
+    return sum(row[1] for s in series for row in s["values"])
+
+
+def test_write_and_read_back(influxd):
+    sink = _ready_sink(influxd)
+    msgs = make_messages(250, 4)
+    result = sink.write(msgs)
+    assert result.readings_written == 1000
+    assert _count(influxd) == 1000
+    assert sink.count_readings() == 1000
+    # canonical values and fields as written, quality flags as fields
+    body = influxd.query("SELECT value, flags, seq, unit FROM reading WHERE quantity='flow' ORDER BY time DESC LIMIT 1", "town")
+    row = body["results"][0]["series"][0]["values"][0]
+    last_flow = msgs[-1].readings[0]
+    assert row[1:] == [last_flow.value, "", last_flow.seq, "gpm"]
+    assert row[0] == last_flow.time_ns
+    sink.close()
+
+
+def test_duplicates_are_written_once(influxd):
+    sink = _ready_sink(influxd)
+    msgs = make_messages(100, 4)
+    sink.write(msgs[:60])
+    sink.write(msgs[40:])          # 20 messages again, in a bigger batch
+    sink.write([msgs[7], msgs[7]])  # the same message twice in one batch
+    assert _count(influxd) == 400
+    sink.close()
+
+
+def test_batches_are_split_by_lines(influxd):
+    sink = _ready_sink(influxd, batch="7")
+    sink.write(make_messages(30, 4))
+    assert _count(influxd) == 120
+
+
+def test_sensor_error_reading_keeps_its_flags(influxd):
+    sink = _ready_sink(influxd)
+    m = make_messages(1, 1)[0]
+    bad = m.readings[0]._replace(value=None, flags="sensor_error")
+    sink.write([type(m)(m.device, m.seq, (bad,))])
+    body = influxd.query('SELECT value, flags FROM reading', "town")
+    assert body["results"][0]["series"][0]["values"][0][1:] == [None, "sensor_error"]
+
+
+def test_bad_message_is_refused_others_written(influxd):
+    sink = _ready_sink(influxd)
+    week = 7 * 86400 * 10**9
+    old = make_messages(3, 4, device="LOG-OLD", first_seq=0, end_ns=make_messages(1)[0].readings[0].time_ns - 5 * week)
+    new = make_messages(3, 4, device="LOG-NEW", first_seq=0)
+    # make 'seq' a string field in the old messages' shard: InfluxDB then refuses those (400)
+    t = old[0].readings[0].time_ns
+    sink.write_records([("reading", {"station": "X", "device": "X", "sensor": "x", "quantity": "flow", "unit": "gpm"},
+                         {"seq": "not a number"}, t - 1)])
+    with pytest.raises(MessagesRejected) as e:
+        sink.write(old + new)
+    assert isinstance(e.value, StoreRejected)
+    assert sorted((d, s) for d, s, _ in e.value.rejected) == [("LOG-OLD", 0), ("LOG-OLD", 1), ("LOG-OLD", 2)]
+    assert e.value.written == 12
+    assert _count(influxd, where="WHERE device='LOG-NEW'") == 12
+    assert "HTTP 400" in e.value.rejected[0][2]
+
+
+def test_open_refuses_missing_database_and_short_retention(influxd):
+    with pytest.raises(StoreMisconfigured, match="does not exist; run `ms4watch store init"):
+        open_sink(influxd.store_url("nowhere")).open()
+    influxd.query('CREATE DATABASE "short" WITH DURATION 30d NAME "month"')
+    with pytest.raises(StoreMisconfigured, match="keeps data 30 days, less than the 1096 days"):
+        open_sink(influxd.store_url("short")).open()
+    open_sink(influxd.store_url("short", allow_short_retention="true")).open()   # told explicitly
+    sink = open_sink(influxd.store_url("short"))
+    assert "keeps 1096 days" in sink.ensure_store(timedelta(days=1096))
+    sink.open()
+
+
+def test_store_down_is_unavailable(influxd):
+    sink = _ready_sink(influxd)
+    influxd.stop()
+    with pytest.raises(StoreUnavailable, match="connection refused"):
+        sink.write(make_messages(1))
+    influxd.start()
+    sink.write(make_messages(1))
+    assert _count(influxd) == 4
+
+
+def test_silent_store_times_out():
+    with socket.socket() as s:     # accepts connections, never answers
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        sink = open_sink(f"influxdb1://127.0.0.1:{s.getsockname()[1]}/town?timeout=300ms")
+        with pytest.raises(StoreUnavailable, match="no answer within 0.3s"):
+            sink.write(make_messages(1))
+
+
+@pytest.mark.parametrize("status, headers, kind, after", [
+    (429, {"Retry-After": "7"}, StoreUnavailable, 7.0),
+    (503, {"Retry-After": "2"}, StoreUnavailable, 2.0),
+    (503, {}, StoreUnavailable, None),
+    (400, {}, StoreRejected, None),
+])
+def test_http_errors_are_translated(status, headers, kind, after):
+    # Stand-in: a real InfluxDB cannot be made to throttle on demand.
+    with StubServer(status, headers, b'{"error":"stub says no"}') as stub:
+        sink = open_sink(f"influxdb1://127.0.0.1:{stub.port}/town")
+        with pytest.raises(kind) as e:
+            sink.write(make_messages(1))
+        assert "stub says no" in str(e.value)
+        if kind is StoreUnavailable:
+            assert e.value.retry_after_s == after
+        assert stub.requests[0][1].startswith("/write?db=town&precision=ns")
+
+
+def test_token_user_password_is_sent_not_logged(monkeypatch, caplog):
+    monkeypatch.setenv("MS4WATCH_INFLUX_TOKEN", "ingest:s3cret")
+    seen = {}
+
+    with StubServer(204) as stub:
+        orig = stub.server.RequestHandlerClass._answer
+
+        def spy(handler):
+            seen["auth"] = handler.headers.get("Authorization")
+            orig(handler)
+        stub.server.RequestHandlerClass.do_POST = spy
+        sink = open_sink(f"influxdb1://127.0.0.1:{stub.port}/town")
+        sink.write(make_messages(1))
+    import base64
+    assert seen["auth"] == "Basic " + base64.b64encode(b"ingest:s3cret").decode()
+    assert "s3cret" not in caplog.text and "s3cret" not in repr(sink.target)

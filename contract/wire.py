@@ -33,9 +33,9 @@ from typing import Any, Literal, NamedTuple
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .errors import ContractError, UnitError
-from .ids import check_id
+from .ids import _ID, check_id
 from .timeutil import iso_utc, to_ns
-from .units import Quantity, canonical_unit, converter
+from .units import CANONICAL, Quantity, canonical_unit, converter
 
 READINGS_SCHEMA = "ms4watch.readings/1"
 STATUS_SCHEMA = "ms4watch.status/1"
@@ -77,6 +77,13 @@ class Reading(_Strict):
     @classmethod
     def _station(cls, v: str | None) -> str | None:
         return None if v is None else check_id("station id", v)
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool) or isinstance(v, str):
+            raise ValueError("value must be a number (or null with sensor_error)")
+        return v
 
     @field_validator("value")
     @classmethod
@@ -155,6 +162,9 @@ class EventMessage(_Strict):
         return self.model_dump_json(by_alias=True).encode()
 
 
+CANONICAL_UNIT = {q.value: u for q, u in CANONICAL.items()}
+
+
 class CanonicalReading(NamedTuple):
     """One reading as the store and the rules see it: UTC ns, canonical unit.
 
@@ -229,6 +239,73 @@ def canonicalize(msg: ReadingsMessage, station: str) -> list[CanonicalReading]:
             to_ns(r.time), r.station or station, msg.device, r.sensor, q.value, value,
             canonical_unit(q), ",".join(f.value for f in r.flags), msg.seq))
     return out
+
+
+_QUANTITIES = {q.value: q for q in Quantity}
+_FLAGS = frozenset(f.value for f in QualityFlag)
+_READING_KEYS = frozenset(("time", "sensor", "quantity", "value", "unit", "flags", "station"))
+_ID_RE = _ID
+
+
+def decode_canonical(topic: str, station: str, payload: bytes | str) -> tuple[str, int, list[CanonicalReading]]:
+    """Decode a readings payload straight into canonical readings: ``(device, seq, readings)``.
+
+    The ingest hot path. It accepts exactly what :func:`decode_readings` accepts — anything
+    unusual is handed to the pydantic model, which raises the precise :class:`ContractError`
+    (topic and field) — but a well-formed message costs a few µs per reading instead of ~18.
+    """
+    try:
+        return _fast_canonical(station, json.loads(payload))
+    except _Slow:
+        msg = decode_readings(topic, payload)   # raises ContractError with the field, or validates
+        return msg.device, msg.seq, canonicalize(msg, station)
+    except ValueError:                         # not JSON at all: let pydantic word the error
+        decode_readings(topic, payload)
+        raise
+
+
+class _Slow(Exception):
+    """The fast path met something it does not decide on; the model will."""
+
+
+def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReading]]:
+    if (type(d) is not dict or d.keys() != {"schema", "device", "seq", "readings"} or d["schema"] != READINGS_SCHEMA
+            or type(d["seq"]) is not int or d["seq"] < 0 or type(d["device"]) is not str
+            or not _ID_RE.match(d["device"]) or type(d["readings"]) is not list or not d["readings"]):
+        raise _Slow
+    device, seq = d["device"], d["seq"]
+    out = []
+    fromiso = datetime.fromisoformat
+    for r in d["readings"]:
+        if type(r) is not dict or not r.keys() <= _READING_KEYS or len(r) < 5:
+            raise _Slow
+        t, sensor, q, value, unit = r.get("time"), r.get("sensor"), r.get("quantity"), r.get("value", _Slow), r.get("unit")
+        flags = r.get("flags", ())
+        st = r.get("station") or station
+        if (type(t) is not str or type(sensor) is not str or not _ID_RE.match(sensor) or q not in _QUANTITIES
+                or type(unit) is not str or type(flags) is not list and flags != () or value is _Slow
+                or (r.get("station") is not None and not _ID_RE.match(r["station"]))):
+            raise _Slow
+        if not all(type(f) is str and f in _FLAGS for f in flags):
+            raise _Slow
+        if value is None:
+            if "sensor_error" not in flags:
+                raise _Slow
+        elif type(value) is int or type(value) is float:
+            if not math.isfinite(value):
+                raise _Slow
+        else:
+            raise _Slow
+        try:
+            when = fromiso(t[:-1] + "+00:00" if t.endswith("Z") else t)
+            conv = converter(q, unit)
+        except (ValueError, UnitError):
+            raise _Slow from None
+        if when.tzinfo is None:
+            raise _Slow
+        out.append(CanonicalReading(to_ns(when), st, device, sensor, q, None if value is None else conv(float(value)),
+                                    CANONICAL_UNIT[q], ",".join(flags), seq))
+    return device, seq, out
 
 
 def status_payload(device: str, state: str, **fields: Any) -> bytes:

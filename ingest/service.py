@@ -27,7 +27,7 @@ import paho.mqtt.client as mqtt
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL, make_client
-from ..contract.wire import CanonicalReading, canonicalize, decode_readings, decode_status
+from ..contract.wire import CanonicalReading, decode_canonical, decode_status
 from .errors import StoreRejected, StoreUnavailable
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
 
@@ -123,11 +123,11 @@ class IngestService:
             return
         try:
             topic = Topic.parse(msg.topic)
-            decoded = decode_readings(msg.topic, msg.payload)
-            if decoded.device != topic.device:
+            device, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload)
+            if device != topic.device:
                 raise ContractError(msg.topic, "device",
-                                    f"payload device {decoded.device!r} does not match the topic's {topic.device!r}")
-            stored = StoredMessage(decoded.device, decoded.seq, tuple(canonicalize(decoded, topic.station)))
+                                    f"payload device {device!r} does not match the topic's {topic.device!r}")
+            stored = StoredMessage(device, seq, tuple(readings))
         except (ContractError, ValueError) as e:
             self._reject(msg, str(e))
             client.ack(msg.mid, msg.qos)

@@ -50,7 +50,8 @@ def test_many_readings_in_one_message():
     (payload(reading={"quantity": "flux"}), "readings[0].quantity", "Input should be"),
     (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "timezone"),
     (payload(reading={"value": None}), "readings[0]", "sensor_error"),
-    (payload(reading={"value": "1e999"}), "readings[0].value", "finite"),
+    (payload(reading={"value": "12.5"}), "readings[0].value", "must be a number"),
+    (payload(reading={"value": 12.5}).replace(b"12.5", b"1e999"), "readings[0].value", "finite"),
     (payload(reading={"flags": ["wet"]}), "readings[0].flags[0]", "Input should be"),
     (payload(extra=1), "extra", "Extra inputs"),
 ])
@@ -81,3 +82,33 @@ def test_message_model_is_frozen():
     with pytest.raises(Exception):
         msg.seq = 8  # type: ignore[misc]
     assert isinstance(msg, ReadingsMessage)
+
+
+@pytest.mark.parametrize("raw, field, text", [
+    (b"not json", "payload", "Invalid JSON"),
+    (payload(seq=-1), "seq", "greater than or equal to 0"),
+    (payload(reading={"unit": "NTU"}), "readings[0].unit", "unknown unit 'NTU' for flow"),
+    (payload(reading={"value": None}), "readings[0]", "sensor_error"),
+    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "timezone"),
+    (payload(reading={"flags": ["wet"]}), "readings[0].flags[0]", "Input should be"),
+    (payload(reading={"value": True}), "readings[0].value", ""),
+    (payload(reading={"station": "bad station"}), "readings[0].station", "invalid station id"),
+])
+def test_fast_path_refuses_what_the_model_refuses_with_the_same_error(raw, field, text):
+    from ms4watch.contract.wire import decode_canonical
+    with pytest.raises(ContractError) as fast:
+        decode_canonical(TOPIC, "OF-1", raw)
+    with pytest.raises(ContractError) as model:
+        decode_readings(TOPIC, raw)
+    assert str(fast.value) == str(model.value)
+    assert fast.value.field == field and text in str(fast.value)
+
+
+def test_fast_path_equals_the_model_on_valid_messages():
+    from ms4watch.contract.wire import decode_canonical
+    for raw in (payload(), payload(reading={"value": None, "flags": ["sensor_error"]}),
+                payload(reading={"station": "OF-9", "unit": "cfs"}),
+                encode_readings("LOG-1", 3, [(T + i, "t", "turbidity", 4.0 + i, "FNU", ["simulated"], None)
+                                             for i in range(50)])):
+        msg = decode_readings(TOPIC, raw)
+        assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.seq, canonicalize(msg, "OF-1"))

@@ -122,6 +122,7 @@ class DryWeatherFlowTrigger(_Model):
     max_rain_in: Decimal = Field(default=Decimal("0.10"), gt=0, description="dry below this in the lookback [in]")
     flow_floor_gpm: float = Field(default=0.5, ge=0, description="[gpm]")
     min_duration: Duration = Field(default=timedelta(minutes=30))
+    after_rain: Duration = Field(default=timedelta(hours=6), description="rain this recent: a storm, not dry weather")
 
 
 class SamplingTriggers(_Model):

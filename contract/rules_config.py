@@ -56,6 +56,9 @@ class RuleSettings(BaseModel):
     inspection_after_storm: Duration = Field(default=timedelta(hours=24), description="[h]")
     routine_inspection_interval: Duration = Field(default=timedelta(days=7), description="[d]")
     double_tip: Duration = Field(default=timedelta(seconds=1), description="second tip within this is discarded, 0.1-1 s")
+    dry_after_rain: Duration = Field(default=timedelta(hours=6),
+                                     description="rain this recently means a storm is still running off: not dry "
+                                                 "weather (the minimum inter-event time), 0-24 h; 0 turns it off")
     dry_rain_max_gap: Duration = Field(default=timedelta(hours=1),
                                        description="rain rows further apart leave a data gap: dry weather unknown")
     # Data quality (QARTOD) for turbidity probes.
@@ -78,6 +81,11 @@ class RuleSettings(BaseModel):
     @classmethod
     def _mit(cls, v: timedelta) -> timedelta:
         return _between("storm_inter_event", v, "2h", "24h")
+
+    @field_validator("dry_after_rain")
+    @classmethod
+    def _after_rain(cls, v: timedelta) -> timedelta:
+        return _between("dry_after_rain", v, "0s", "24h")
 
     @field_validator("double_tip")
     @classmethod

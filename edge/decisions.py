@@ -9,7 +9,8 @@ reading, and return the reason to trigger the autosampler, or None.
 * :class:`DryWeatherFlow` — the server's dry-weather-flow rule (REGULATIONS.md "Dry weather"
   and "Dry-weather flow present"): less than ``max_rain_in`` of rain in the trailing
   ``lookback``, and flow above the floor in every reading for ``min_duration``. The rain is
-  what this logger's own gauge saw, or what the server told it (``rain_report`` command).
+  what this logger's own gauge saw, or what the server told it (``rain_report`` command);
+  any rain within ``after_rain`` (6 h) means a storm is still running off.
   Without rain data covering the whole lookback the weather is unknown, and it does not fire.
 """
 
@@ -62,6 +63,8 @@ class DryWeatherFlow:
         self._rain: deque[tuple[int, int]] = deque()   # (t, micro-inches) within the lookback
         self._rain_sum = 0
         self._rain_since_ns: int | None = None         # rain data covers time from here on
+        self._after_rain_ns = int(settings.after_rain.total_seconds() * 1e9)
+        self._last_rain_ns: int | None = None
         self._told: tuple[int, int] | None = None      # (t, micro-inches in the lookback ending at t)
         self._flow_since_ns: int | None = None
         self._fired = False
@@ -73,6 +76,7 @@ class DryWeatherFlow:
         if m > 0:
             self._rain.append((t_ns, m))
             self._rain_sum += m
+            self._last_rain_ns = max(t_ns, self._last_rain_ns or t_ns)
         self._expire(t_ns)
 
     def told(self, t_ns: int, rain_in_lookback: float) -> None:
@@ -86,6 +90,8 @@ class DryWeatherFlow:
     def dry(self, now_ns: int) -> bool | None:
         """True dry, False wet, None unknown (no rain data covering the lookback)."""
         self._expire(now_ns)
+        if self._last_rain_ns is not None and now_ns - self._last_rain_ns < self._after_rain_ns:
+            return False   # a storm still running off
         if self._rain_since_ns is not None and self._rain_since_ns <= now_ns - self._lookback_ns:
             return self._rain_sum < self._max_micro
         if self._told is not None and now_ns - self._told[0] <= 3600 * 10**9:

@@ -58,6 +58,9 @@ class Spool:
             self._db.executescript(SCHEMA)
         except sqlite3.Error as e:
             raise EdgeError(f"cannot open spool {self.path}: {e}") from None
+        # Mirrors of what the uplink asks many times a second (kept with the rows, under _lock).
+        self._pending_n = self._meta("pending")
+        self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
 
     def _meta(self, key: str) -> int:
         return self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0]
@@ -80,10 +83,12 @@ class Spool:
                         "DELETE FROM pending WHERE id IN (SELECT id FROM pending ORDER BY id LIMIT ?)", (over,))
                     self._bump("dropped", cur.rowcount)
                     self._bump("pending", -cur.rowcount)
+                    self._pending_n -= cur.rowcount
             self._db.executemany("INSERT INTO pending (time_ns, sensor, quantity, value, unit, flags, station) "
                                  "VALUES (?,?,?,?,?,?,?)", rows)
             self._bump("taken", len(rows))
             self._bump("pending", len(rows))
+            self._pending_n += len(rows)
         return len(rows)
 
     def form_message(self, max_readings: int, after_id: int = 0) -> OutMessage | None:
@@ -102,6 +107,7 @@ class Spool:
             self._db.execute("DELETE FROM pending WHERE id > ? AND id <= ?", (after_id, rows[-1][0]))
             self._bump("pending", -len(rows))
             self._db.execute("UPDATE meta SET value=? WHERE key='next_seq'", (seq + 1,))
+        self._pending_n -= len(rows)
         return OutMessage(seq, len(rows), payload)
 
     def unsent(self, after_seq: int, limit: int) -> list[OutMessage]:
@@ -121,12 +127,11 @@ class Spool:
 
     def _depth_locked(self) -> int:
         o = self._db.execute("SELECT coalesce(sum(n), 0) FROM outbox").fetchone()[0]
-        return self._meta("pending") + o
+        return self._pending_n + o
 
     def pending(self) -> int:
         """Readings taken and not yet in a message."""
-        with self._lock:
-            return self._meta("pending")
+        return self._pending_n
 
     def newest_pending_id(self) -> int:
         with self._lock:
@@ -136,15 +141,19 @@ class Spool:
     def add_event(self, payload: bytes) -> None:
         with self._lock:
             self._db.execute("INSERT INTO events (payload) VALUES (?)", (payload,))
+            self._events_n += 1
 
     def events(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
+        if not self._events_n:
+            return []
         with self._lock:
             return self._db.execute("SELECT id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
                                     (after_id, limit)).fetchall()
 
     def ack_event(self, event_id: int) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM events WHERE id=?", (event_id,))
+            if self._db.execute("DELETE FROM events WHERE id=?", (event_id,)).rowcount:
+                self._events_n -= 1
 
     @property
     def dropped(self) -> int:

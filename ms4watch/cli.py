@@ -14,6 +14,9 @@ COMMANDS = [
     "ingest",
     "edge",
     "incidents",
+    "store",
+    "storms",
+    "replay",
 ]
 
 

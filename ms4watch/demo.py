@@ -2,7 +2,7 @@
 
 broker (amqtt in-process, or ``--broker``) ← simulated loggers (edge agents with durable
 spools) → ingest (persistent session, ack after store) → store (SQLite, or ``--store``)
-→ alert engine → notifications (local outbox, or ``--notify``).
+→ alert engine → incidents → notifications (local outbox, or ``--notify``).
 
 Simulated time runs ``speed`` times faster than real time; the loggers are the real edge
 agent with the simulated driver, so everything after the sensor is the production path.
@@ -16,7 +16,7 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
@@ -30,13 +30,15 @@ from .edge.drivers.base import DriverEnv
 from .edge.drivers.sim.world import World
 from .errors import DemoError
 from .ingest.service import IngestService
-from .ingest.sinks import open_sink
+from .ingest.sinks import open_sink, open_store
 from .ingest.sinks.base import Counting
+from .pipeline import AlertPipeline
 
 log = logging.getLogger(__name__)
 
 DEMO_USER = "ms4watch-demo"   # amqtt needs username auth to keep queued QoS 1 messages
 MARKER = ".ms4watch-demo"
+ADVANCE_NS = 3_600_000_000_000  # the alert clock (storm ends, deadlines, stale stations) ticks hourly
 STEP_NS = 900_000_000_000     # the simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain, 5-min flow) and sends them as one sample cycle
 
 
@@ -47,7 +49,7 @@ def demo_configs() -> Path:
 @dataclass
 class DemoOptions:
     days: float = 7.0
-    speed: float = 20_000.0            # simulated seconds per wall-clock second; 0 = as fast as possible
+    speed: float = 40_000.0            # simulated seconds per wall-clock second; 0 = as fast as possible
     start: datetime = field(default_factory=lambda: datetime.fromisoformat("2026-06-01T00:00:00-04:00"))
     seed: int = 7
     workdir: Path = Path("ms4watch-demo")
@@ -56,6 +58,7 @@ class DemoOptions:
     store_url: str | None = None
     notify_urls: list[str] = field(default_factory=list)
     drain_timeout_s: float = 120.0
+    inspected_sites: tuple[str, ...] = ("CS-1",)  # a simulated inspector visits these before the deadline
 
 
 @dataclass
@@ -120,8 +123,10 @@ class Demo:
             broker_url = broker.url
             self.report(f"embedded MQTT broker (amqtt) on {broker_url}")
         store_url = self.o.store_url or f"sqlite:///{(wd / 'store.db').resolve()}"
-        sink = open_sink(store_url)
-        pipeline = AlertPipeline.build(registry, wd, self.o.notify_urls, self.report)
+        sink = open_store(store_url, wd)
+        store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
+        pipeline = AlertPipeline(registry, wd, notify_urls=self.o.notify_urls, report=self.report,
+                                 store_path=store_path, eval_interval=timedelta(minutes=30))
         ingest = IngestService(broker_url, registry.municipality, sink,
                                client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}",
                                username=DEMO_USER, password="demo", on_stored=pipeline.feed,
@@ -140,7 +145,7 @@ class Demo:
             self.report(f"{len(agents)} simulated loggers: {', '.join(a.config.device for a in agents)}")
             self.summary.devices = len(agents)
             try:
-                self._simulate(agents, pipeline, start_ns, end_ns, t_wall)
+                self._simulate(agents, ingest, pipeline, start_ns, end_ns)
             except KeyboardInterrupt:
                 self.summary.interrupted = True
                 self.report("interrupted: draining what was taken, then stopping")
@@ -164,14 +169,24 @@ class Demo:
         s.wall_s = round(time.monotonic() - t_wall, 2)
         return s
 
-    def _simulate(self, agents: list[Agent], pipeline: "AlertPipeline", start_ns: int, end_ns: int,
-                  t_wall: float) -> None:
+    def _simulate(self, agents: list[Agent], ingest: IngestService, pipeline: AlertPipeline,
+                  start_ns: int, end_ns: int) -> None:
         t0 = time.monotonic()
         t = start_ns
+        taken = 0
+        inspector = SimulatedInspector(self.o.inspected_sites, self.report)
         while t <= end_ns:
             for a in agents:
-                a.sample_due(t)
-            pipeline.advance(t)
+                taken += a.sample_due(t)
+            # The alert clock follows the data: let ingest catch up with what the loggers took
+            # (as it would in real time) before time moves on, so no station looks stale merely
+            # because simulated time outran the pipeline.
+            deadline = time.monotonic() + 5.0
+            while ingest.stats.stored_readings < taken and time.monotonic() < deadline:
+                time.sleep(0.002)
+            if (t - start_ns) % ADVANCE_NS == 0 or t + STEP_NS > end_ns:
+                pipeline.advance(t)
+                inspector.step(pipeline, t)
             self.summary.simulated_days = (t - start_ns) / 86400e9
             if self.progress:
                 self.progress(t - start_ns, end_ns - start_ns)
@@ -191,36 +206,31 @@ class Demo:
             time.sleep(0.05)
 
 
-class AlertPipeline:
-    """Stored readings → alert engine → notifications. Until the engine is wired, it only
-    records what it was fed (see ms4watch.alerts)."""
+class SimulatedInspector:
+    """Visits the sites it is given 4 h before each inspection deadline and records the
+    inspection, as the SMO would with ``ms4watch incidents inspected``; other sites' items
+    are left to fall overdue and escalate."""
 
-    def __init__(self, registry: Registry, report: Reporter):
-        self.registry = registry
+    def __init__(self, sites: tuple[str, ...], report: Reporter, lead_ns: int = 4 * 3600 * 10**9):
+        self.sites = set(sites)
         self.report = report
-        self._events: list[dict[str, Any]] = []
+        self.lead_ns = lead_ns
+        self._done: set[str] = set()
 
-    @classmethod
-    def build(cls, registry: Registry, workdir: Path, notify_urls: list[str], report: Reporter) -> "AlertPipeline":
-        return cls(registry, report)
-
-    def feed(self, readings) -> None:
-        pass
-
-    def advance(self, now_ns: int) -> None:
-        pass
-
-    def finish(self, end_ns: int) -> None:
-        pass
-
-    def storms(self) -> list[dict[str, Any]]:
-        return [e for e in self._events if e["kind"] == "storm"]
-
-    def alerts(self) -> list[dict[str, Any]]:
-        return [e for e in self._events if e["kind"] != "storm"]
-
-    def close(self) -> None:
-        pass
+    def step(self, pipeline: AlertPipeline, now_ns: int) -> None:
+        for d in pipeline.events():
+            if d["kind"] != "inspection_due" or d.get("site") not in self.sites or d["id"] in self._done:
+                continue
+            if d.get("closed_at"):
+                self._done.add(d["id"])
+                continue
+            due_ns = to_ns(datetime.fromisoformat(d["due"]))
+            if due_ns - self.lead_ns <= now_ns:
+                self._done.add(d["id"])
+                at = datetime.fromtimestamp(now_ns / 1e9, tz=pipeline.registry.tz)
+                pipeline.record_inspection(d["site"], at, by="J. Rivera (simulated inspector)",
+                                           note="erosion controls checked; silt fence repaired")
+                self.report(f"[{at:%Y-%m-%d %H:%M}] inspection recorded at {d['site']} (J. Rivera)")
 
 
 def _count(store_url: str, ingest: IngestService) -> int:

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 def demo(
     days: float = typer.Option(7.0, min=0.01, max=366, help="Simulated days to run."),
-    speed: float = typer.Option(20_000.0, min=0, help="Simulated seconds per wall second (0: as fast as possible)."),
+    speed: float = typer.Option(40_000.0, min=0, help="Simulated seconds per wall second (0: as fast as possible)."),
     start: str = typer.Option("2026-06-01T00:00:00-04:00", help="Simulated start time (ISO 8601 with offset)."),
     seed: int = typer.Option(7, help="Seed of the simulated weather and sensor noise."),
     workdir: Path = typer.Option(Path("ms4watch-demo"), help="Where spools, store and outbox go (cleared each run)."),
@@ -51,7 +51,7 @@ def demo(
             progress.update(task, completed=done_ns / total_ns, day=f"day {done_ns / 86400e9:4.1f}")
 
         try:
-            summary = Demo(options, report=lambda line: console.print(line, highlight=False),
+            summary = Demo(options, report=lambda line: console.print(line, highlight=False, soft_wrap=True),
                            progress=on_progress).run()
         except Ms4Error as e:
             console.print(f"[red]error:[/] {e}")
@@ -62,7 +62,7 @@ def demo(
     for key in ("devices", "readings_taken", "readings_published", "readings_stored",
                 "duplicate_messages", "rejected_messages"):
         table.add_row(key.replace("_", " "), str(d[key]))
-    table.add_row("storms", ", ".join(f"{s.get('gauge')} {s.get('depth_in')} in" for s in summary.storms) or "none")
+    table.add_row("storms", ", ".join(f"{s.get('gauge')} {float(s.get('depth_in') or 0):.2f} in" for s in summary.storms) or "none")
     table.add_row("alerts by kind", ", ".join(f"{k}: {v}" for k, v in d["alerts_by_kind"].items()) or "none")
     console.print(table)
     if summary_json:

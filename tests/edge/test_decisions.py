@@ -46,6 +46,7 @@ def test_dry_weather_flow_needs_rain_data_covering_the_lookback():
 def test_dry_weather_flow_fires_at_30_minutes_not_29_and_rearms():
     d = DryWeatherFlow(settings())
     d.rain(0, 0.09)                            # 0.09 in in the window: still dry
+    assert d.dry(5 * H) is False and d.flow(5 * H, 9.0) is None  # within 6 h of rain: a storm, wet
     t0 = 80 * H - 1 * H
     assert d.flow(t0, 2.0) is None
     assert d.flow(t0 + 29 * MIN, 2.0) is None

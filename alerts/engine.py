@@ -1,0 +1,430 @@
+"""The streaming engine: readings in, events out, state on disk.
+
+A thin layer over the same rule functions as replay (:mod:`.evaluate`). Each station's
+readings are kept in a buffer; after a batch, every subject (gauge, outfall, turbidity
+pair, site, station) whose inputs changed is re-evaluated on its buffer and the events
+that changed are returned. Events are identified by ``id``: an update keeps its id (an
+episode that closes, a storm that grows, then is confirmed), and an event that late data
+disproves is returned once more with ``status = retracted``.
+
+Out of order, duplicates, backlogs: a reading is kept by (station, quantity, time); the
+same reading twice changes nothing. A station's *horizon* is its latest reading minus
+``rules.lateness``: readings older than that are assumed complete, events that ended well
+before it are final (frozen) and the buffer before them is dropped. A backlog after an
+outage is not late for its own station as long as it arrives before the station's new
+readings (the edge spool drains oldest first), so it is handled exactly. A reading older
+than the part of the buffer still kept is counted in ``late_dropped`` and left out.
+
+Property (tests/alerts/test_engine_property.py): for any readings, fed in any order within
+the lateness window, duplicated or in backlogs, the final version of every event equals
+replay over the sorted readings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ms4watch.contract.registry import Registry
+from ms4watch.contract.timeutil import to_ns
+from ms4watch.contract.wire import CanonicalReading
+
+from . import evaluate as ev
+from .errors import AlertError
+from .events import Event, EventStatus
+from .rules._common import td_ns
+
+STATE_VERSION = 1
+
+
+def _next_after(t: np.ndarray, after_ns: int) -> int:
+    """Time of the first reading after ``after_ns`` (a huge number if none yet)."""
+    i = int(np.searchsorted(t, after_ns, side="right"))
+    return int(t[i]) if i < t.size else 2 ** 62
+
+
+class _Series:
+    """One (station, quantity) buffer: time -> (value, flags), sorted arrays on demand."""
+
+    __slots__ = ("data", "_arrays", "cutoff")
+
+    def __init__(self) -> None:
+        self.data: dict[int, tuple[float, str]] = {}
+        self._arrays: ev.Arrays | None = None
+        self.cutoff = -(2 ** 62)  # readings before this were dropped
+
+    def put(self, t: int, v: float, f: str) -> bool:
+        old = self.data.get(t)
+        if old is not None and old[0] == v and old[1] == f:
+            return False
+        self.data[t] = (v, f)
+        self._arrays = None
+        return True
+
+    def arrays(self) -> ev.Arrays:
+        if self._arrays is None:
+            if not self.data:
+                self._arrays = ev.EMPTY
+            else:
+                t = np.fromiter(self.data.keys(), dtype=np.int64, count=len(self.data))
+                o = np.argsort(t, kind="stable")
+                vals = list(self.data.values())
+                v = np.fromiter((x[0] for x in vals), dtype=np.float64, count=len(vals))[o]
+                f = np.array([x[1] for x in vals], dtype=object)[o]
+                self._arrays = (t[o], v, f)
+        return self._arrays
+
+    def trim(self, before_ns: int) -> None:
+        if before_ns <= self.cutoff:
+            return
+        old = [t for t in self.data if t < before_ns]
+        if old:
+            for t in old:
+                del self.data[t]
+            self._arrays = None
+        self.cutoff = before_ns
+
+
+@dataclass
+class _Subject:
+    emitted: dict[str, Event]
+    frozen: set[str]
+    cutoff: int = -(2 ** 62)
+
+
+class StreamingEngine:
+    """Alert rules over a stream of :class:`CanonicalReading`, with state in ``state_path``.
+
+    ``feed(readings)`` and ``advance(now_ns)`` return the events that are new or changed
+    (compare ``id`` to update an earlier one). ``record_inspection`` closes inspection
+    items. Call ``checkpoint()`` before acknowledging readings upstream (or re-feed the
+    readings newer than ``checkpoint_ns - lateness`` after a crash: feeding a reading
+    twice changes nothing).
+    """
+
+    def __init__(self, registry: Registry, state_path: str | Path | None = None, *,
+                 eval_interval: timedelta = timedelta(minutes=10)):
+        """``eval_interval``: a subject is re-evaluated by ``feed`` at most once per this much
+        data time (0: after every batch); ``advance`` evaluates everything pending. The
+        rules need 15-30 min of evidence, so 10 min delays no alert much and keeps
+        the per-reading cost low."""
+        self.reg = registry
+        self.eval_interval = td_ns(eval_interval)
+        self._pending: set[tuple[str, str]] = set()
+        self._last_eval: dict[tuple[str, str], int] = {}
+        self._site_wake = 0
+        self.rules = registry.rules
+        self.state_path = Path(state_path) if state_path else None
+        self.lateness = td_ns(self.rules.lateness)
+        self.now_ns = 0
+        self.checkpoint_ns = 0
+        self.late_dropped = 0
+        self._series: dict[tuple[str, str], _Series] = defaultdict(_Series)
+        self._times: dict[str, _Series] = defaultdict(_Series)  # station -> reading times (health)
+        self._max: dict[str, int] = {}
+        self._subjects: dict[tuple[str, str], _Subject] = {}
+        self._confirmed: dict[str, dict[str, int]] = defaultdict(dict)  # gauge -> storm id -> end
+        self._inspections: list[ev.Inspection] = []
+        self._deps = self._dependencies()
+        if self.state_path and self.state_path.exists():
+            self._load()
+
+    # -- public API -------------------------------------------------------------------------
+    def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
+        """Add readings (any order, duplicates allowed); return new or changed events."""
+        dirty: set[tuple[str, str]] = set()
+        for r in readings:
+            if r.value is None:
+                continue
+            s = self._series[(r.station, r.quantity)]
+            if r.time_ns < s.cutoff:
+                self.late_dropped += 1
+                continue
+            if s.put(r.time_ns, float(r.value), r.flags or ""):
+                self._times[r.station].put(r.time_ns, 0.0, "")
+                if r.time_ns > self._max.get(r.station, -(2 ** 62)):
+                    self._max[r.station] = r.time_ns
+                if r.time_ns > self.now_ns:
+                    self.now_ns = r.time_ns
+                dirty.update(self._deps.get((r.station, r.quantity), ()))
+                dirty.add(("station", r.station))
+        self._pending |= dirty
+        due = {k for k in self._pending if self.now_ns - self._last_eval.get(k, -(2 ** 62)) >= self.eval_interval}
+        return self._evaluate(due)
+
+    def advance(self, now_ns: int) -> list[Event]:
+        """Time passes (no readings needed): storms get confirmed, inspections fall overdue,
+        stations go stale."""
+        if now_ns > self.now_ns:
+            self.now_ns = now_ns
+        subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in self._max}
+        return self._evaluate(subjects | self._pending, sites=True)
+
+    def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
+        """Record an inspection of ``site`` at ``time`` (aware datetime or UTC ns); closes its
+        open items and returns the updated ones."""
+        if not any(s.id == site for s in self.reg.construction_sites):
+            raise AlertError(f"unknown construction site {site!r}")
+        t = time if isinstance(time, int) else to_ns(time)
+        self._inspections.append(ev.Inspection(site, t, inspector, note))
+        return self._evaluate(set(), sites=True)
+
+    @property
+    def inspections(self) -> list[ev.Inspection]:
+        return list(self._inspections)
+
+    def events(self) -> dict[str, Event]:
+        """The current version of every event not retracted (frozen ones included)."""
+        out = {}
+        for sub in self._subjects.values():
+            out.update(sub.emitted)
+        return out
+
+    # -- evaluation -------------------------------------------------------------------------
+    def _dependencies(self) -> dict[tuple[str, str], set[tuple[str, str]]]:
+        deps: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+        for g in self.reg.rain_gauges:
+            deps[(g.id, "rain")].add(("gauge", g.id))
+        for o in self.reg.outfalls:
+            deps[(o.id, "flow")].add(("outfall", o.id))
+            for g in o.rain_gauges:
+                deps[(g, "rain")].add(("outfall", o.id))
+        for p in self.reg.turbidity_pairs:
+            deps[(p.upstream, "turbidity")].add(("pair", p.id))
+            deps[(p.downstream, "turbidity")].add(("pair", p.id))
+        return deps
+
+    def _get(self, station: str, quantity: str) -> ev.Arrays:
+        s = self._series.get((station, quantity))
+        return s.arrays() if s is not None else ev.EMPTY
+
+    def _horizon(self, *stations: str) -> int:
+        return min(self._max.get(s, -(2 ** 62)) for s in stations) - self.lateness
+
+    def _evaluate(self, dirty: set[tuple[str, str]], sites: bool = False) -> list[Event]:
+        out: list[Event] = []
+        order = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}
+        sites_dirty = sites or self.now_ns >= self._site_wake
+        for key in dirty:
+            self._pending.discard(key)
+            self._last_eval[key] = self.now_ns
+        for kind, name in sorted(dirty, key=lambda x: (order[x[0]], x[1])):
+            if kind == "gauge":
+                before = dict(self._confirmed[name])
+                out += self._gauge(name)
+                if self._confirmed[name] != before:
+                    sites_dirty = True
+            elif kind == "outfall":
+                out += self._outfall(name)
+            elif kind == "pair":
+                out += self._pair(name)
+            elif kind == "station":
+                out += self._station(name)
+        if sites_dirty and self.reg.construction_sites:
+            wake = 2 ** 62
+            for s in self.reg.construction_sites:
+                out += self._site(s.id)
+                for e in self._subjects[("site", s.id)].emitted.values():
+                    if e["due"] >= self.now_ns:
+                        wake = min(wake, e["due"] + 1)   # falls overdue, or the next routine item opens
+            self._site_wake = wake
+        return out
+
+    def _update(self, key: tuple[str, str], computed: list[Event], settle_ns: int, horizon: int,
+                inputs: tuple[ev.Arrays, ...] = ()) -> list[Event]:
+        """Diff computed events against those emitted; freeze the ones that can no longer change.
+
+        An event is final when its last qualifying reading + ``settle_ns`` is before the
+        horizon *and* the next reading of every input after it is too: then every reading
+        that could extend it has arrived (the one that closed it included).
+        """
+        sub = self._subjects.setdefault(key, _Subject({}, set()))
+        changes = []
+        seen = set()
+        for e in computed:
+            if e.id in sub.frozen:
+                continue
+            start = e.fields.get("start")
+            if start is not None and start < sub.cutoff and e.id not in sub.emitted:
+                continue  # remnant of trimmed data
+            seen.add(e.id)
+            old = sub.emitted.get(e.id)
+            if old is None or old.fields != e.fields:
+                sub.emitted[e.id] = e
+                changes.append(e)
+        for eid in [i for i in sub.emitted if i not in seen and i not in sub.frozen]:
+            changes.append(sub.emitted.pop(eid).retracted())
+        for eid, e in sub.emitted.items():
+            last = e.fields.get("last_met", e.fields.get("end"))
+            if eid not in sub.frozen and e.fields.get("end") is not None and last is not None \
+                    and last + settle_ns < horizon and all(_next_after(a[0], last) <= horizon for a in inputs):
+                sub.frozen.add(eid)
+        return changes
+
+    def _cutoff(self, key: tuple[str, str], horizon: int, context_ns: int) -> int:
+        sub = self._subjects[key]
+        c = horizon - context_ns
+        for eid, e in sub.emitted.items():
+            if eid not in sub.frozen and e.fields.get("start") is not None:
+                c = min(c, e.fields["start"])
+        c = max(c, sub.cutoff)
+        sub.cutoff = c
+        return c
+
+    def _gauge(self, gid: str) -> list[Event]:
+        rain = self._get(gid, "rain")
+        _, computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
+        key = ("gauge", gid)
+        mit = td_ns(self.rules.storm_inter_event)
+        horizon = self._horizon(gid)
+        changes = self._update(key, computed, mit, horizon, (rain,))
+        sub = self._subjects[key]
+        for e in list(sub.emitted.values()):
+            if e["confirmed"] and e["qualifying"]:
+                self._confirmed[gid][e.id] = e["last_rain"]
+            else:
+                self._confirmed[gid].pop(e.id, None)
+        for e in changes:
+            if e.status is EventStatus.RETRACTED:
+                self._confirmed[gid].pop(e.id, None)
+        # keep rain for the storms still open and for the dry-weather look-back of outfalls
+        c = self._cutoff(key, horizon, mit)
+        need = c
+        for o in self.reg.outfalls:
+            if gid in o.rain_gauges:
+                osub = self._subjects.get(("outfall", o.id))
+                ocut = osub.cutoff if osub else -(2 ** 62)
+                need = min(need, ocut - td_ns(self.rules.dry_lookback) - 2 * td_ns(self.rules.dry_rain_max_gap))
+        self._series[(gid, "rain")].trim(need)
+        return changes
+
+    def _outfall(self, oid: str) -> list[Event]:
+        of = self.reg.outfall(oid)
+        flow = self._get(oid, "flow")
+        computed = ev.outfall_events(self.reg, oid, flow, ev.rain_for(self._get, of.rain_gauges))
+        key = ("outfall", oid)
+        md = td_ns(self.rules.dwf_min_duration)
+        horizon = self._horizon(oid, *of.rain_gauges)
+        changes = self._update(key, computed, 2 * md, horizon, (flow,))
+        c = self._cutoff(key, horizon, 3 * md)
+        self._series[(oid, "flow")].trim(c)
+        return changes
+
+    def _pair(self, pid: str) -> list[Event]:
+        p = next(x for x in self.reg.turbidity_pairs if x.id == pid)
+        up, down = self._get(p.upstream, "turbidity"), self._get(p.downstream, "turbidity")
+        computed = ev.pair_events(self.reg, pid, up, down)
+        key = ("pair", pid)
+        md = td_ns(self.rules.turbidity_min_duration)
+        tol = td_ns(self.rules.turbidity_align_tolerance)
+        horizon = self._horizon(p.upstream, p.downstream)
+        changes = self._update(key, computed, 2 * md + tol, horizon, (up, down))
+        c = self._cutoff(key, horizon, 3 * md + 2 * tol)
+        for a in (up, down):  # keep the whole current flat segment (flat-line QC looks back to it)
+            t, v = a[0], a[1]
+            i = np.searchsorted(t, c)
+            while i > 0 and i < t.size and v[i] == v[i - 1]:
+                i -= 1
+            if 0 < i <= t.size:
+                c = min(c, int(t[i - 1]))
+        self._series[(p.upstream, "turbidity")].trim(c)
+        self._series[(p.downstream, "turbidity")].trim(c)
+        return changes
+
+    def _station(self, st: str) -> list[Event]:
+        times = self._times[st].arrays()[0]
+        battery = self._get(st, "battery")
+        computed = ev.station_health(self.reg, st, times, battery, self.now_ns)
+        key = ("station", st)
+        horizon = self._horizon(st)
+        changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())
+        c = self._cutoff(key, horizon, 0)
+        # keep 16 readings before the cut-off: the usual interval is the median of 12 gaps
+        i = int(np.searchsorted(times, c)) - 16
+        if i > 0:
+            self._times[st].trim(int(times[i]))
+            self._series[(st, "battery")].trim(int(times[i]))
+        return changes
+
+    def _site(self, sid: str) -> list[Event]:
+        storms = {g: list(d.values()) for g, d in self._confirmed.items()}
+        computed = ev.site_inspections(self.reg, sid, storms, [i.time_ns for i in self._inspections if i.site == sid],
+                                       self.now_ns)
+        sub = self._subjects.setdefault(("site", sid), _Subject({}, set()))
+        changes = []
+        seen = set()
+        for e in computed:
+            seen.add(e.id)
+            if sub.emitted.get(e.id) is None or sub.emitted[e.id].fields != e.fields:
+                sub.emitted[e.id] = e
+                changes.append(e)
+        for eid in [i for i in sub.emitted if i not in seen]:
+            changes.append(sub.emitted.pop(eid).retracted())
+        return changes
+
+    # -- persistence ------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        """Write the state atomically to ``state_path``."""
+        if self.state_path is None:
+            return
+        state = {
+            "version": STATE_VERSION, "now_ns": self.now_ns, "late_dropped": self.late_dropped,
+            "series": [[s, q, ser.cutoff, [[t, v, f] for t, (v, f) in ser.data.items()]]
+                       for (s, q), ser in self._series.items()],
+            "times": [[s, ser.cutoff, list(ser.data.keys())] for s, ser in self._times.items()],
+            "max": self._max,
+            "subjects": [[k, n, sub.cutoff, sorted(sub.frozen), [e.to_dict() | {"_fields": list(e.fields)}
+                                                                 for e in sub.emitted.values()]]
+                         for (k, n), sub in self._subjects.items()],
+            "confirmed": self._confirmed,
+            "inspections": [[i.site, i.time_ns, i.inspector, i.note] for i in self._inspections],
+        }
+        tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
+        try:
+            tmp.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, self.state_path)
+        except OSError as e:
+            raise AlertError(f"{self.state_path}: cannot write engine state: {e.strerror}") from None
+        self.checkpoint_ns = self.now_ns
+
+    def close(self) -> None:
+        self.checkpoint()
+
+    def _load(self) -> None:
+        try:
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+            if state.get("version") != STATE_VERSION:
+                raise AlertError(f"{self.state_path}: engine state version {state.get('version')!r}, "
+                                 f"expected {STATE_VERSION}")
+            self.now_ns = state["now_ns"]
+            self.checkpoint_ns = self.now_ns
+            self.late_dropped = state["late_dropped"]
+            for s, q, cut, rows in state["series"]:
+                ser = self._series[(s, q)]
+                ser.cutoff = cut
+                ser.data = {int(t): (float(v), f) for t, v, f in rows}
+            for s, cut, ts in state["times"]:
+                ser = self._times[s]
+                ser.cutoff = cut
+                ser.data = {int(t): (0.0, "") for t in ts}
+            self._max = {k: int(v) for k, v in state["max"].items()}
+            for k, n, cut, frozen, evs in state["subjects"]:
+                emitted = {}
+                for d in evs:
+                    order = d.pop("_fields")
+                    e = Event.from_dict(d)
+                    emitted[e.id] = Event(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision,
+                                          e.status)
+                self._subjects[(k, n)] = _Subject(emitted, set(frozen), cut)
+            for g, d in state["confirmed"].items():
+                self._confirmed[g] = {k: int(v) for k, v in d.items()}
+            self._inspections = [ev.Inspection(s, int(t), i, n) for s, t, i, n in state["inspections"]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise AlertError(f"{self.state_path}: cannot read engine state: {e}") from None

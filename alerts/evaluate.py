@@ -1,0 +1,247 @@
+"""Compose the rules into events for one subject (gauge, outfall, pair, site, station).
+
+Replay and the streaming engine both call these functions; they differ only in where the
+readings come from (a whole file, or a per-station buffer) and what "now" is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ms4watch.contract.registry import Registry
+
+from .events import Event, EventKind
+from .rules import dry_weather as dw
+from .rules import dry_weather_flow as dwf
+from .rules import health, inspections, qc, storms, turbidity
+from .rules._common import episodes, td_ns, to_index
+
+# (station, quantity) -> (t_ns sorted unique int64, values float64, flags object array)
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+Getter = Callable[[str, str], Arrays]
+EMPTY: Arrays = (np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, dtype=object))
+
+
+def series(a: Arrays, name: str = "value") -> pd.Series:
+    return pd.Series(a[1], index=to_index(a[0]), name=name)
+
+
+def _ns(ts) -> int:
+    return int(ts.value) if isinstance(ts, pd.Timestamp) else int(ts)
+
+
+class _Row:
+    __slots__ = ("__dict__",)
+
+
+def _rows(frame: pd.DataFrame):
+    """Rows of a small result frame as attribute records; times as int ns (cheaper than itertuples)."""
+    if len(frame) == 0:
+        return []
+    cols = {}
+    for c in frame.columns:
+        col = frame[c]
+        cols[c] = col.dt.as_unit("ns").astype("int64").tolist() if isinstance(col.dtype, pd.DatetimeTZDtype) \
+            else col.tolist()
+    out = []
+    for i in range(len(frame)):
+        r = _Row()
+        r.__dict__.update({c: v[i] for c, v in cols.items()})
+        out.append(r)
+    return out
+
+
+def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
+    r = reg.rules
+    return storms.StormParams(inter_event=r.storm_inter_event, qualifying_in=r.storm_min_depth_in,
+                              double_tip=r.double_tip)
+
+
+# -- storms ---------------------------------------------------------------------------------
+def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> tuple[pd.DataFrame, list[Event]]:
+    """Storm events of a gauge; a storm is confirmed (``end`` set) once now - last rain > MIT."""
+    p = storm_params(reg, gauge)
+    if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut, saves the pandas work)
+        return storms.storm_events(series(EMPTY), p).assign(confirmed=[]), []
+    table = storms.storm_events(series(rain), p)
+    mit = td_ns(p.inter_event)
+    params = p.as_dict()
+    out = []
+    confirmed = []
+    for r in _rows(table):
+        end = _ns(r.end)
+        done = now_ns - end > mit
+        confirmed.append(done)
+        first = _ns(r.first_rain)
+        out.append(Event(EventKind.STORM, f"storm/{gauge}/{first}", {
+            "gauge": gauge, "start": _ns(r.start), "end": end if done else None,
+            "depth_in": r.depth_uin / storms.MICRO, "qualifying": bool(r.qualifying), "confirmed": done,
+            "last_rain": end, "duration_h": round(r.duration_h, 4),
+            "peak_i5_in_h": round(r.peak_i5_in_h, 4), "peak_i15_in_h": round(r.peak_i15_in_h, 4),
+            "peak_i60_in_h": round(r.peak_i60_in_h, 4)}, params, storms.PROVISION))
+    table = table.assign(confirmed=confirmed)
+    return table, out
+
+
+# -- inspections ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Inspection:
+    site: str
+    time_ns: int
+    inspector: str = ""
+    note: str = ""
+
+
+def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Sequence[int]],
+                     inspections_ns: Sequence[int], now_ns: int) -> list[Event]:
+    """Post-storm and routine inspection items of one site, and escalations when overdue.
+
+    ``confirmed_storms``: gauge -> end times [UTC ns] of its confirmed qualifying storms.
+    """
+    r = reg.rules
+    site = next(s for s in reg.construction_sites if s.id == site_id)
+    tz = reg.tz
+    insp = np.sort(np.asarray(list(inspections_ns), dtype=np.int64))
+    params = {"after_storm_h": r.inspection_after_storm.total_seconds() / 3600,
+              "routine_days": r.routine_inspection_interval.total_seconds() / 86400,
+              "qualifying_in": float(r.storm_min_depth_in)}
+    out: list[Event] = []
+
+    def item(key: str, gauge: str | None, storm_end: int | None, due: int, opened: int, reason: str) -> None:
+        k = np.searchsorted(insp, opened, side="left" if reason == "storm" else "right")
+        closed = int(insp[k]) if k < insp.size else None
+        out.append(Event(EventKind.INSPECTION_DUE, key, {
+            "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
+            "closed_at": closed}, params, inspections.PROVISION))
+        if now_ns > due and (closed is None or closed > due):
+            out.append(Event(EventKind.INSPECTION_OVERDUE, "overdue/" + key, {
+                "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
+                "closed_at": closed}, params, inspections.PROVISION))
+
+    for gauge in site.rain_gauges:
+        ends = sorted(confirmed_storms.get(gauge, ()))
+        frame = pd.DataFrame({"end": to_index(np.asarray(ends, dtype=np.int64)), "qualifying": True})
+        for row in inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm).itertuples():
+            item(f"inspection/{site_id}/storm/{gauge}/{row.storm_end}", gauge, int(row.storm_end), int(row.due),
+                 int(row.storm_end), "storm")
+    for opened, due, _closed in inspections.routine_inspections(site, insp, now_ns, tz,
+                                                               interval=r.routine_inspection_interval):
+        item(f"inspection/{site_id}/routine/{opened}", None, None, due, opened, "routine")
+    return out
+
+
+# -- dry-weather flow -----------------------------------------------------------------------
+def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Arrays) -> list[Event]:
+    """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall."""
+    r = reg.rules
+    of = reg.outfall(outfall)
+    above = flow[1] > of.flow_floor_gpm
+    md = td_ns(r.dwf_min_duration)
+    if flow[0].size == 0 or not np.any(above) or not episodes(flow[0], above, md, 0):
+        return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
+    fs = series(flow)
+    dry = dw.is_dry_weather(series(rain), fs.index, lookback=r.dry_lookback, max_rain_in=r.dry_max_rain_in,
+                            max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
+    params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
+              "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
+              "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
+              "dry_after_rain_h": r.dry_after_rain.total_seconds() / 3600, "rain_gauges": list(of.rain_gauges)}
+    out = []
+    eps = dwf.dry_weather_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)
+    for e in _rows(eps):
+        start, end = _ns(e.start), _ns(e.end)
+        out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
+            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "suppressed": suppression(reg, outfall, start, end), "last_met": end}, params, dwf.PROVISION))
+    for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
+        start, end = _ns(e.start), _ns(e.end)
+        out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
+            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "reason": "no rain data covering the dry-weather window", "last_met": end}, params, dw.PROVISION))
+    return out
+
+
+def suppression(reg: Registry, outfall: str, start_ns: int, end_ns: int) -> str | None:
+    """The reason an episode is not notified: an approved discharge or exempt flow covering it."""
+    s = pd.Timestamp(start_ns, tz="UTC").to_pydatetime()
+    e = pd.Timestamp(end_ns, tz="UTC").to_pydatetime()
+    for d in reg.discharges_for(outfall, s, e):
+        return f"approved discharge: {d.reason}"
+    for x in reg.outfall(outfall).exempt_flows:
+        if (x.from_ is None or x.from_ <= s) and (x.to is None or e <= x.to):
+            return f"exempt flow: {x.kind}" + (f" ({x.note})" if x.note else "")
+    return None
+
+
+# -- turbidity ------------------------------------------------------------------------------
+def qc_params(reg: Registry) -> qc.QcParams:
+    r = reg.rules
+    return qc.QcParams(fail_span=(0.0, r.qc_turbidity_max_ntu), spike_fail=r.qc_turbidity_spike_ntu,
+                       flat_line_fail=r.qc_flat_line)
+
+
+def contrast_params(reg: Registry) -> turbidity.ContrastParams:
+    r = reg.rules
+    return turbidity.ContrastParams(r.turbidity_delta_ntu, r.turbidity_fraction, r.turbidity_min_duration,
+                                    r.turbidity_backstop_ntu, r.turbidity_align_tolerance)
+
+
+def turbidity_bad(a: Arrays, qp: qc.QcParams) -> pd.Series:
+    s = series(a)
+    return qc.qartod_fail(s, qp) | qc.wire_flag_fail(pd.Series(a[2], index=s.index))
+
+
+def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[Event]:
+    pair = next(p for p in reg.turbidity_pairs if p.id == pair_id)
+    cp, qp = contrast_params(reg), qc_params(reg)
+    if up[0].size == 0 or down[0].size == 0:
+        return []
+    eps, nev = turbidity.turbidity_contrast(series(up), series(down), upstream_bad=turbidity_bad(up, qp),
+                                            downstream_bad=turbidity_bad(down, qp), params=cp)
+    params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
+    out = []
+    for e in _rows(eps):
+        start, end = _ns(e.start), _ns(e.end)
+        out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
+            "pair": pair_id, "start": start, "end": None if e.open else end,
+            "max_delta_ntu": round(e.max_delta_ntu, 3), "suppressed": None, "last_met": end,
+            "construction_site": pair.construction_site}, params, turbidity.PROVISION))
+    for e in _rows(nev):
+        start, end = _ns(e.start), _ns(e.end)
+        out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
+            "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
+            "reason": "a probe failed QC (range, spike, flat line, sensor error or calibration overdue)"},
+            params, turbidity.PROVISION))
+    return out
+
+
+# -- health ---------------------------------------------------------------------------------
+def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int) -> list[Event]:
+    r = reg.rules
+    out = []
+    for start, end, iv in health.stale_spans(times_ns, now_ns, r.stale_intervals):
+        out.append(Event(EventKind.STALE_STATION, f"stale/{station}/{start}", {
+            "station": station, "start": start, "end": end, "interval_s": iv / 1e9},
+            {"stale_intervals": r.stale_intervals}, health.PROVISION))
+    if battery[0].size:
+        for start, end, is_open, vmin in health.low_battery(series(battery), r.low_battery_v, r.low_battery_hysteresis_v):
+            out.append(Event(EventKind.LOW_BATTERY, f"battery/{station}/{start}", {
+                "station": station, "start": start, "end": None if is_open else end, "min_v": vmin, "last_met": end},
+                {"low_battery_v": r.low_battery_v, "hysteresis_v": r.low_battery_hysteresis_v}, health.PROVISION))
+    return out
+
+
+def rain_for(get: Getter, gauges: Iterable[str]) -> Arrays:
+    parts = [get(g, "rain") for g in gauges]
+    parts = [p for p in parts if p[0].size]
+    if not parts:
+        return EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    t = np.concatenate([p[0] for p in parts])
+    o = np.argsort(t, kind="stable")
+    return t[o], np.concatenate([p[1] for p in parts])[o], np.concatenate([p[2] for p in parts])[o]

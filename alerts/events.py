@@ -1,0 +1,127 @@
+"""Event records and their ``events.jsonl`` form.
+
+One JSON object per line; the contract fields of issue 3 first, then ``id`` (stable
+identity: an update of an event keeps its id), ``status`` (``active`` or ``retracted``
+when late data showed it was not so), ``params`` (the rule parameters used) and
+``provision`` (the law the rule implements)::
+
+    {"kind":"storm","gauge":"RG-1","start":"2026-06-01T08:00:00-04:00","end":null,"depth_in":0.62,
+     "qualifying":true,"id":"storm/RG-1/...","status":"active","params":{...},"provision":"..."}
+
+Times are ISO 8601 with the municipality's UTC offset.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone, tzinfo
+from typing import Any, Iterable, Mapping
+
+from .errors import AlertError
+
+TIME_FIELDS = frozenset({"start", "end", "storm_end", "due", "closed_at", "time", "last_rain", "last_met"})
+
+
+class EventKind(str, enum.Enum):
+    STORM = "storm"
+    INSPECTION_DUE = "inspection_due"
+    INSPECTION_OVERDUE = "inspection_overdue"          # escalation
+    DRY_WEATHER_FLOW = "dry_weather_flow"
+    DRY_WEATHER_UNKNOWN = "dry_weather_unknown"        # data-gap notice: flow, but rain data missing
+    TURBIDITY_CONTRAST = "turbidity_contrast"
+    TURBIDITY_NOT_EVALUABLE = "turbidity_not_evaluable"
+    STALE_STATION = "stale_station"
+    LOW_BATTERY = "low_battery"
+
+
+class EventStatus(str, enum.Enum):
+    ACTIVE = "active"
+    RETRACTED = "retracted"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One alert record. Times in ``fields`` are int UTC nanoseconds (or None)."""
+
+    kind: EventKind
+    id: str
+    fields: Mapping[str, Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    provision: str = ""
+    status: EventStatus = EventStatus.ACTIVE
+
+    def __getitem__(self, name: str) -> Any:
+        return self.fields[name]
+
+    @property
+    def notify(self) -> bool:
+        """Whether this event should reach a person (suppressed and retracted ones do not)."""
+        return self.status is EventStatus.ACTIVE and not self.fields.get("suppressed")
+
+    def retracted(self) -> "Event":
+        return replace(self, status=EventStatus.RETRACTED)
+
+    def to_dict(self, tz: tzinfo = timezone.utc) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind.value}
+        for k, v in self.fields.items():
+            d[k] = format_time(v, tz) if k in TIME_FIELDS else v
+        d["id"] = self.id
+        d["status"] = self.status.value
+        d["params"] = dict(self.params)
+        d["provision"] = self.provision
+        return d
+
+    def to_json(self, tz: tzinfo = timezone.utc) -> str:
+        return json.dumps(self.to_dict(tz), separators=(",", ":"), allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Event":
+        try:
+            kind = EventKind(d["kind"])
+            fields = {k: (parse_time_ns(v) if k in TIME_FIELDS else v) for k, v in d.items()
+                      if k not in ("kind", "id", "status", "params", "provision")}
+            return cls(kind, d["id"], fields, d.get("params", {}), d.get("provision", ""),
+                       EventStatus(d.get("status", "active")))
+        except (KeyError, ValueError) as e:
+            raise AlertError(f"not an event record: {e}") from None
+
+
+def format_time(ns: int | None, tz: tzinfo) -> str | None:
+    if ns is None:
+        return None
+    dt = datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc).replace(
+        microsecond=(ns % 1_000_000_000) // 1000).astimezone(tz)
+    return dt.isoformat()
+
+
+def parse_time_ns(text: str | None) -> int | None:
+    if text is None:
+        return None
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        raise ValueError(f"time without offset: {text!r}")
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = dt - epoch
+    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def write_jsonl(events: Iterable[Event], out, tz: tzinfo = timezone.utc) -> int:
+    n = 0
+    for e in events:
+        out.write(e.to_json(tz) + "\n")
+        n += 1
+    return n
+
+
+def read_jsonl(path) -> list[Event]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    out.append(Event.from_dict(json.loads(line)))
+                except (json.JSONDecodeError, AlertError) as e:
+                    raise AlertError(f"{path}:{i}: {e}") from None
+    return out

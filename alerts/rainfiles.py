@@ -1,0 +1,169 @@
+"""Readers for the rain records ``ms4watch storms`` accepts, each into a depth Series [in].
+
+- our readings CSV (``time,station,quantity,value,unit``; rain rows of one station),
+- a tip-per-row log with cumulative tip counts (SEPARATE's "Cumulative Tips" format:
+  ``DateTime,CumulativeTips``, ``MM/DD/YY HH:MM:SS``, UTF-8 BOM),
+- a fixed-interval CSV of depth per logging interval (SEPARATE's "Fixed Interval" format:
+  ``DateTime,Depth_mm``),
+- a USGS RDB of per-minute increments in inches (Rainmaker's format; ``-9`` is missing).
+
+Files without offsets (logger local time) are read as wall-clock times and labelled UTC
+for the arithmetic; :class:`RainRecord` says so, and the table is printed without offset.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.contract.readings_csv import read_readings_csv
+
+from .errors import RainFileError
+
+MM_PER_IN = 25.4
+
+
+class RainFormat(str, enum.Enum):
+    READINGS = "readings"
+    TIPS = "tips"
+    FIXED = "fixed"
+    RDB = "rdb"
+
+
+@dataclass
+class RainRecord:
+    rain_in: pd.Series          # depth [in] per row, UTC-labelled DatetimeIndex
+    format: RainFormat
+    naive: bool                 # times were local wall-clock times without offset
+    station: str | None = None
+
+
+def parse_depth(text: str) -> float:
+    """``0.2mm`` / ``0.01in`` / ``0.01`` (inches) → inches."""
+    t = text.strip().lower()
+    try:
+        if t.endswith("mm"):
+            return float(t[:-2]) / MM_PER_IN
+        if t.endswith("in"):
+            return float(t[:-2])
+        return float(t)
+    except ValueError:
+        raise RainFileError(f"not a depth: {text!r} (write e.g. 0.2mm or 0.01in)") from None
+
+
+def sniff(path: Path) -> RainFormat:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            head = line.strip().lower()
+            break
+        else:
+            raise RainFileError(f"{path}: empty file")
+    if "\t" in head or path.suffix.lower() == ".rdb":
+        return RainFormat.RDB
+    cols = [c.strip() for c in head.split(",")]
+    if cols[:5] == ["time", "station", "quantity", "value", "unit"]:
+        return RainFormat.READINGS
+    if len(cols) >= 2 and "tips" in cols[1]:
+        return RainFormat.TIPS
+    if len(cols) >= 2:
+        return RainFormat.FIXED
+    raise RainFileError(f"{path}:1: cannot tell the format of this rain record (header {head!r})")
+
+
+def read_rain(path: str | Path, *, fmt: RainFormat | None = None, tip_in: float | None = None,
+              station: str | None = None, column: str | None = None) -> RainRecord:
+    path = Path(path)
+    if not path.exists():
+        raise RainFileError(f"{path}: no such file")
+    fmt = fmt or sniff(path)
+    if fmt is RainFormat.READINGS:
+        return _readings(path, station)
+    if fmt is RainFormat.TIPS:
+        return _tips(path, tip_in if tip_in is not None else 0.2 / MM_PER_IN)
+    if fmt is RainFormat.FIXED:
+        return _fixed(path)
+    return _rdb(path, column)
+
+
+def _readings(path: Path, station: str | None) -> RainRecord:
+    try:
+        res = read_readings_csv(path)
+    except ConfigError as e:
+        raise RainFileError(str(e)) from None
+    f = res.frame
+    f = f[f["quantity"] == "rain"]
+    stations = sorted(f["station"].unique())
+    if station is None:
+        if len(stations) != 1:
+            raise RainFileError(f"{path}: rain rows of {len(stations)} stations ({', '.join(stations) or 'none'}); "
+                                "choose one with --station")
+        station = stations[0]
+    f = f[f["station"] == station]
+    if f.empty:
+        raise RainFileError(f"{path}: no rain rows for station {station!r}")
+    s = pd.Series(f["value"].to_numpy(), index=pd.DatetimeIndex(f["time"]).as_unit("ns"), name="rain_in")
+    return RainRecord(s.sort_index(kind="stable"), RainFormat.READINGS, naive=False, station=station)
+
+
+def _times(text: pd.Series, fmt: str, path: Path, first_line: int) -> pd.DatetimeIndex:
+    t = pd.to_datetime(text.str.strip(), format=fmt, errors="coerce")
+    bad = np.flatnonzero(t.isna().to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        raise RainFileError(f"{path}:{first_line + i}: DateTime: not a time in format {fmt}: {text.iat[i]!r}")
+    return pd.DatetimeIndex(t).as_unit("ns").tz_localize("UTC")
+
+
+def _tips(path: Path, tip_in: float) -> RainRecord:
+    raw = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    tcol, ccol = raw.columns[0], raw.columns[1]
+    idx = _times(raw[tcol], "%m/%d/%y %H:%M:%S", path, 2)
+    counts = pd.to_numeric(raw[ccol].str.strip(), errors="coerce")
+    if counts.isna().any():
+        i = int(np.flatnonzero(counts.isna().to_numpy())[0])
+        raise RainFileError(f"{path}:{i + 2}: {ccol}: not a tip count: {raw[ccol].iat[i]!r}")
+    tips = np.diff(counts.to_numpy(), prepend=counts.iat[0])  # first row: the logger start, 0 tips
+    if np.any(tips < 0):
+        i = int(np.flatnonzero(tips < 0)[0])
+        raise RainFileError(f"{path}:{i + 2}: {ccol}: cumulative count goes down")
+    return RainRecord(pd.Series(tips * tip_in, index=idx, name="rain_in"), RainFormat.TIPS, naive=True)
+
+
+def _fixed(path: Path) -> RainRecord:
+    raw = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    tcol, dcol = raw.columns[0], raw.columns[1]
+    fmt = "%Y-%m-%d %H:%M:%S" if "-" in raw[tcol].iat[0] else "%m/%d/%y %H:%M:%S"
+    idx = _times(raw[tcol], fmt, path, 2)
+    depth = pd.to_numeric(raw[dcol].str.strip(), errors="coerce")
+    if depth.isna().any():
+        i = int(np.flatnonzero(depth.isna().to_numpy())[0])
+        raise RainFileError(f"{path}:{i + 2}: {dcol}: not a depth: {raw[dcol].iat[i]!r}")
+    scale = 1 / MM_PER_IN if "mm" in dcol.lower() else 1.0
+    # logger clocks jump back (DST fall-back, relaunch): order rows by their time stamps
+    s = pd.Series(depth.to_numpy() * scale, index=idx, name="rain_in").sort_index(kind="stable")
+    return RainRecord(s, RainFormat.FIXED, naive=True)
+
+
+def _rdb(path: Path, column: str | None) -> RainRecord:
+    lines = [ln for ln in path.read_text(encoding="utf-8-sig").splitlines() if not ln.startswith("#")]
+    if len(lines) < 2:
+        raise RainFileError(f"{path}: not an RDB file (header and format lines missing)")
+    body = "\n".join([lines[0]] + lines[2:])  # line 2 is the RDB column-format line
+    raw = pd.read_csv(io.StringIO(body), sep="\t", dtype=str, keep_default_na=False)
+    raw.columns = [c.strip() for c in raw.columns]
+    col = column or next((c for c in raw.columns[1:] if c.startswith("gage")), None)
+    if col is None or col not in raw.columns:
+        raise RainFileError(f"{path}: no rain column {column!r} (columns: {', '.join(raw.columns)})")
+    idx = _times(raw[raw.columns[0]], "%Y/%m/%d %H:%M", path, 3)
+    v = pd.to_numeric(raw[col].str.strip(), errors="coerce").to_numpy()
+    v = np.where(v < 0, np.nan, v)  # -9 = missing
+    s = pd.Series(v, index=idx, name="rain_in").dropna()
+    return RainRecord(s, RainFormat.RDB, naive=True)

@@ -1,0 +1,188 @@
+"""Replay: run every rule over a history of readings and write ``events.jsonl``.
+
+The streaming engine must produce the same final events for the same readings, whatever
+order they arrive in (tests/alerts/test_engine_property.py).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.contract.readings_csv import read_readings_csv
+from ms4watch.contract.registry import Registry, load_registry
+
+from . import evaluate as ev
+from .errors import AlertError
+from .events import Event, write_jsonl
+
+
+def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    c = np.sort(np.concatenate((a, b)), kind="stable")
+    keep = np.ones(c.size, dtype=bool)
+    keep[1:] = c[1:] != c[:-1]
+    return c[keep]
+
+
+class ReadingTable:
+    """Readings grouped by (station, quantity): sorted unique times, values, flags."""
+
+    def __init__(self, t_ns: np.ndarray, station: np.ndarray, quantity: np.ndarray, value: np.ndarray,
+                 flags: np.ndarray | None = None):
+        t = np.asarray(t_ns, dtype=np.int64)
+        v = np.asarray(value, dtype="float64")
+        f = np.asarray(flags, dtype=object) if flags is not None else np.full(len(t), "", dtype=object)
+        ok = np.isfinite(v)
+        t, v, f = t[ok], v[ok], f[ok]
+        scode, snames = pd.factorize(np.asarray(station, dtype=object)[ok])
+        qcode, qnames = pd.factorize(np.asarray(quantity, dtype=object)[ok])
+        # group by (station, quantity) with a stable radix sort on one small int key, then
+        # sort by time only the groups that are not already in order (files usually are)
+        gkey = scode.astype(np.int64) * max(1, len(qnames)) + qcode
+        order = np.argsort(gkey, kind="stable")
+        gk = gkey[order]
+        t_sorted = t[order]
+        gb = np.flatnonzero(np.diff(gk) != 0) + 1
+        for a, b in zip(np.concatenate(([0], gb)).tolist(), np.concatenate((gb, [len(gk)])).tolist()):
+            if b - a > 1 and np.any(np.diff(t_sorted[a:b]) < 0):
+                sub = np.argsort(t_sorted[a:b], kind="stable")
+                order[a:b] = order[a:b][sub]
+                t_sorted[a:b] = t_sorted[a:b][sub]
+        t, v, f, scode, qcode = t_sorted, v[order], f[order], scode[order], qcode[order]
+        # (station, quantity, time) duplicates: keep the last row
+        last = np.ones(len(t), dtype=bool)
+        if len(t) > 1:
+            last[:-1] = (t[1:] != t[:-1]) | (qcode[1:] != qcode[:-1]) | (scode[1:] != scode[:-1])
+        t, v, f, scode, qcode = t[last], v[last], f[last], scode[last], qcode[last]
+        self.groups: dict[tuple[str, str], ev.Arrays] = {}
+        self.stations: dict[str, np.ndarray] = {}
+        brk = np.flatnonzero((np.diff(scode) != 0) | (np.diff(qcode) != 0)) + 1
+        for a, b in zip(np.concatenate(([0], brk)).tolist(), np.concatenate((brk, [len(t)])).tolist()):
+            if a < b:
+                self.groups[(snames[scode[a]], qnames[qcode[a]])] = (t[a:b], v[a:b], f[a:b])
+        for (st, _q), arrays in self.groups.items():
+            prev = self.stations.get(st)
+            self.stations[st] = arrays[0] if prev is None else _union_sorted(prev, arrays[0])
+        self.max_ns = int(t.max()) if len(t) else 0
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> "ReadingTable":
+        t = pd.DatetimeIndex(frame["time"]).as_unit("ns").asi8
+        flags = frame["flags"].to_numpy(dtype=object) if "flags" in frame else None
+        return cls(t, frame["station"].to_numpy(dtype=object), frame["quantity"].to_numpy(dtype=object),
+                   frame["value"].to_numpy(), flags)
+
+    def get(self, station: str, quantity: str) -> ev.Arrays:
+        return self.groups.get((station, quantity), ev.EMPTY)
+
+
+def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndarray], now_ns: int,
+                 inspections: Sequence[ev.Inspection] = (), progress=None) -> list[Event]:
+    """All events of a registry over the readings ``get`` returns, judged at ``now_ns``."""
+    out: list[Event] = []
+    confirmed: dict[str, list[int]] = {}
+    steps = (len(reg.rain_gauges) + len(reg.construction_sites) + len(reg.outfalls)
+             + len(reg.turbidity_pairs) + len(station_times))
+    task = progress.add_task("rules", total=steps) if progress else None
+
+    def tick() -> None:
+        if progress:
+            progress.advance(task)
+
+    for g in reg.rain_gauges:
+        table, evs = ev.gauge_storms(reg, g.id, get(g.id, "rain"), now_ns)
+        out += evs
+        confirmed[g.id] = [int(e["last_rain"]) for e in evs if e["confirmed"] and e["qualifying"]]
+        tick()
+    for s in reg.construction_sites:
+        out += ev.site_inspections(reg, s.id, confirmed, [i.time_ns for i in inspections if i.site == s.id], now_ns)
+        tick()
+    for o in reg.outfalls:
+        out += ev.outfall_events(reg, o.id, get(o.id, "flow"), ev.rain_for(get, o.rain_gauges))
+        tick()
+    for p in reg.turbidity_pairs:
+        out += ev.pair_events(reg, p.id, get(p.upstream, "turbidity"), get(p.downstream, "turbidity"))
+        tick()
+    for st in sorted(station_times):
+        out += ev.station_health(reg, st, station_times[st], get(st, "battery"), now_ns)
+        tick()
+    return out
+
+
+def replay(reg: Registry, table: ReadingTable, *, now_ns: int | None = None,
+           inspections: Sequence[ev.Inspection] = (), progress=None) -> list[Event]:
+    now = table.max_ns if now_ns is None else now_ns
+    return evaluate_all(reg, table.get, table.stations, now, inspections, progress)
+
+
+def read_inspections(path: str | Path, reg: Registry) -> list[ev.Inspection]:
+    """An inspections CSV ``site,time,inspector,note`` (time ISO 8601 with offset)."""
+    import csv
+
+    from ms4watch.contract.timeutil import parse_time, to_ns
+
+    sites = {s.id for s in reg.construction_sites}
+    out = []
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise AlertError(f"{path}: cannot read: {e.strerror}") from None
+    for line, row in enumerate(rows, 2):
+        site = (row.get("site") or "").strip()
+        if site not in sites:
+            raise AlertError(f"{path}:{line}: site: unknown construction site {site!r}")
+        try:
+            t = to_ns(parse_time(row.get("time") or ""))
+        except ValueError as e:
+            raise AlertError(f"{path}:{line}: time: {e}") from None
+        out.append(ev.Inspection(site, t, (row.get("inspector") or "").strip(), (row.get("note") or "").strip()))
+    return out
+
+
+def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *, show_progress: bool = True,
+                 now_ns: int | None = None, inspections: str | Path | None = None) -> tuple[int, list[tuple[int, str, str]]]:
+    """``ms4watch replay``: read the registry and readings CSV, write events.jsonl.
+
+    Returns (number of events, problems in the readings CSV: (line, field, message)).
+    """
+    try:
+        reg = load_registry(registry)
+    except ConfigError as e:
+        raise AlertError(str(e)) from None
+    done = read_inspections(inspections, reg) if inspections else []
+    progress_cm = nullcontext(None)
+    if show_progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        progress_cm = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                               TimeElapsedColumn(), transient=True)
+    with progress_cm as progress:
+        if progress:
+            rt = progress.add_task(f"reading {Path(readings).name}", total=None)
+        try:
+            res = read_readings_csv(readings)
+        except ConfigError as e:
+            raise AlertError(str(e)) from None
+        table = ReadingTable.from_frame(res.frame)
+        if progress:
+            progress.update(rt, total=1, completed=1)
+        events = replay(reg, table, now_ns=now_ns, inspections=done, progress=progress)
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            n = write_jsonl(events, f, reg.tz)
+    except OSError as e:
+        raise AlertError(f"{out}: cannot write: {e.strerror}") from None
+    return n, res.problems
+
+
+def final_state(events: Iterable[Event]) -> dict[str, Event]:
+    """The last version of every event id (what a store of events would hold)."""
+    state: dict[str, Event] = {}
+    for e in events:
+        state[e.id] = e
+    return state

@@ -1,0 +1,70 @@
+"""Helpers shared by the rules: time as int64 UTC nanoseconds, runs of a condition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+NS_PER_S = 1_000_000_000
+NS_PER_MIN = 60 * NS_PER_S
+NS_PER_H = 3600 * NS_PER_S
+
+
+def ns_index(s: pd.Series | pd.DatetimeIndex) -> np.ndarray:
+    """Epoch nanoseconds (int64) of a tz-aware Series' DatetimeIndex, or of the index itself.
+
+    Naive times are refused: every rule works in UTC.
+    """
+    idx = s if isinstance(s, pd.DatetimeIndex) else s.index
+    if not isinstance(idx, pd.DatetimeIndex):
+        raise TypeError("expected a Series indexed by time (DatetimeIndex)")
+    if idx.tz is None:
+        raise ValueError("time index without a time zone; rules need UTC-aware times")
+    return idx.as_unit("ns").asi8
+
+
+def td_ns(td) -> int:
+    """A timedelta (or pandas Timedelta) as integer nanoseconds."""
+    return int(pd.Timedelta(td).value)
+
+
+def to_index(ns: np.ndarray) -> pd.DatetimeIndex:
+    return pd.DatetimeIndex(np.asarray(ns, dtype="int64").view("datetime64[ns]"), tz="UTC")
+
+
+def runs(cond: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end positions (inclusive) of the runs of True in a boolean array."""
+    c = np.asarray(cond, dtype=bool)
+    if c.size == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    d = np.diff(np.concatenate(([False], c, [False])).astype(np.int8))
+    starts = np.flatnonzero(d == 1)
+    ends = np.flatnonzero(d == -1) - 1
+    return starts, ends
+
+
+def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int) -> list[tuple[int, int, bool]]:
+    """Episodes of a condition held in every reading for at least ``min_duration_ns``.
+
+    A run of consecutive readings meeting ``cond`` qualifies when the time from its first to
+    its last reading is at least ``min_duration_ns`` (readings at 0…30 min = 30 min).
+    Qualifying runs closer than ``rearm_ns`` (from the last reading of one to the first of
+    the next) are one episode: hysteresis, so a condition that flickers does not flap.
+
+    Returns ``(first_pos, last_pos, open)`` per episode, ``open`` when the condition still
+    holds at the last reading of the input.
+    """
+    starts, ends = runs(cond)
+    if starts.size == 0:
+        return []
+    t = np.asarray(t_ns)
+    ok = (t[ends] - t[starts]) >= min_duration_ns
+    starts, ends = starts[ok], ends[ok]
+    out: list[list[int]] = []
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        if out and t[a] - t[out[-1][1]] < rearm_ns:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    last = len(t) - 1
+    return [(a, b, b == last) for a, b in out]

@@ -1,0 +1,106 @@
+"""Data quality (QARTOD) tests for one sensor's series, via the IOOS ``ioos_qc`` library.
+
+References
+----------
+Both laws, access and monitoring: "All devices used to measure stormwater flow and quality
+shall be calibrated to ensure their accuracy" — REGULATIONS.md: readings from an
+out-of-calibration sensor are flagged, never silently trusted. Tests follow the IOOS
+QARTOD manuals (gross range, spike, flat line) as implemented by ``ioos_qc.qartod``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+import pandas as pd
+
+from ._common import ns_index, td_ns
+
+PROVISION = "Ramapo ch. 218 / Schenectady ch. 148: monitoring devices calibrated; IOOS QARTOD tests"
+
+# QARTOD flag values
+PASS, NOT_EVALUATED, SUSPECT, FAIL, MISSING = 1, 2, 3, 4, 9
+
+# Flags carried on the wire that make a reading unusable for a comparison.
+BAD_WIRE_FLAGS = ("sensor_error", "range", "spike", "flat_line", "calibration_overdue")
+
+
+@dataclass(frozen=True)
+class QcParams:
+    """Thresholds of the QARTOD tests for one quantity (units of the quantity)."""
+
+    fail_span: tuple[float, float] = (0.0, 4000.0)   # gross range [unit]
+    spike_fail: float = 200.0                         # |x - mean(neighbours)| [unit]
+    flat_line_fail: timedelta = timedelta(hours=6)    # unchanged this long fails
+    flat_line_tolerance: float = 0.0                  # [unit]
+
+    def as_dict(self) -> dict:
+        return {"fail_span": list(self.fail_span), "spike_fail": self.spike_fail,
+                "flat_line_fail_h": self.flat_line_fail.total_seconds() / 3600,
+                "flat_line_tolerance": self.flat_line_tolerance}
+
+
+def qartod_fail(values: pd.Series, params: QcParams = QcParams()) -> pd.Series:
+    """True where any QARTOD test (gross range, spike, flat line) FAILs.
+
+    Parameters
+    ----------
+    values : Series [unit of the quantity, e.g. NTU], indexed by UTC time, sorted
+    params : QcParams
+
+    Returns
+    -------
+    Series of bool, indexed like ``values``. The spike test needs the next reading: the
+    last reading is "not evaluated" (not a failure) until it arrives.
+
+    Notes
+    -----
+    Uses ``ioos_qc.qartod.gross_range_test`` and ``spike_test`` (method "average").
+    The flat-line test is :func:`flat_line_fail` here, not ``ioos_qc``'s: that one turns
+    the time threshold into a count of readings with the *median* interval of the whole
+    array, so its answer for a reading depends on how much history is passed in, and the
+    streaming engine (which passes a window) would disagree with replay. It also flags
+    only ranges strictly below the tolerance, so a tolerance of 0 never fails.
+    """
+    from ioos_qc import qartod  # imported here: ~0.8 s import, only when QC runs
+
+    v = values.to_numpy(dtype="float64")
+    if v.size == 0:
+        return pd.Series(np.zeros(0, dtype=bool), index=values.index)
+    gross = _flags(qartod.gross_range_test(v, fail_span=params.fail_span))
+    spike = _flags(qartod.spike_test(v, suspect_threshold=params.spike_fail / 2, fail_threshold=params.spike_fail))
+    flat = flat_line_fail(ns_index(values), v, td_ns(params.flat_line_fail), params.flat_line_tolerance)
+    fail = (gross == FAIL) | (spike == FAIL) | flat
+    return pd.Series(fail, index=values.index, name="qc_fail")
+
+
+def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance: float) -> np.ndarray:
+    """True where the value has stayed within ``tolerance`` of its neighbours for ``duration_ns``.
+
+    A segment is a run of readings each within ``tolerance`` [unit] of the previous one; a
+    reading fails when it is at least ``duration_ns`` after the first reading of its
+    segment (QARTOD flat-line test on real time stamps, no median interval).
+    """
+    n = v.size
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    same = np.zeros(n, dtype=bool)
+    same[1:] = np.abs(np.diff(v)) <= tolerance
+    seg_start = np.maximum.accumulate(np.where(~same, np.arange(n), 0))
+    return (t_ns - t_ns[seg_start]) >= duration_ns
+
+
+def _flags(result) -> np.ndarray:
+    return np.asarray(np.ma.filled(result, MISSING))
+
+
+def wire_flag_fail(flags: pd.Series) -> pd.Series:
+    """True where a reading carries a quality flag from the logger that makes it unusable."""
+    f = flags.fillna("").astype(str)
+    bad = np.zeros(len(f), dtype=bool)
+    if len(f):
+        for name in BAD_WIRE_FLAGS:
+            bad |= f.str.contains(name, regex=False).to_numpy()
+    return pd.Series(bad, index=flags.index, name="flag_fail")

@@ -1,0 +1,167 @@
+"""The server's alert pipeline: stored readings → streaming engine → incidents → notifications.
+
+Ingest calls :meth:`AlertPipeline.feed` with each batch once it is durable; the clock
+calls :meth:`AlertPipeline.advance` (storms are confirmed, inspections fall due, stations go
+stale even when no reading arrives). Events become incidents; their notifications leave
+through the durable outbox at once (``tick`` right after ``handle``), so the delay between a
+reading and the SMO's email is the pipeline's, not a polling period's.
+
+The clock is the data's clock: the latest reading time or ``advance`` time, whichever is
+later. In a deployment that is wall time; in the demo it is simulated time, so escalation
+after 30 minutes and the 24-hour inspection deadline play out in simulated time too.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .alerts.engine import StreamingEngine
+from .alerts.events import Event, EventKind
+from .alerts.notify import Notifications
+from .contract.registry import Registry
+from .contract.timeutil import from_ns
+from .contract.wire import CanonicalReading
+from .evidence import StoreReadings
+
+log = logging.getLogger(__name__)
+
+Reporter = Callable[[str], None]
+
+_SUBJECT = ("outfall", "pair", "site", "gauge", "station")
+
+
+class _LineStream:
+    """Hands each notification the local outbox prints to the reporter, one line each."""
+
+    def __init__(self, report: Reporter):
+        self.report = report
+        self._buf = ""
+
+    def write(self, text: str) -> int:
+        self._buf += text
+        return len(text)
+
+    def flush(self) -> None:
+        """An entry is: a header line (time, stage, key), ``To: …``, the headline, details."""
+        entry, self._buf = self._buf.strip(), ""
+        lines = [ln.strip() for ln in entry.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=")]
+        if len(lines) >= 3:
+            self.report(f"  ✉ {lines[2][:110]} → {lines[1].removeprefix('To: ')}")
+        elif lines:
+            self.report("  ✉ " + " · ".join(lines)[:160])
+
+
+class AlertPipeline:
+    def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
+                 report: Reporter = print, store_path: Path | None = None, now_ns: Callable[[], int] | None = None,
+                 eval_interval: timedelta = timedelta(0)):
+        self.registry = registry
+        self.report = report
+        self._lock = threading.RLock()
+        self._now_ns = 0
+        self._wall = now_ns
+        # eval_interval 0: every stored batch is evaluated at once (alert latency is the
+        # pipeline's). The demo, running thousands of times faster than real time, evaluates
+        # every 10 simulated minutes instead.
+        self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
+        lookup = StoreReadings(store_path, registry) if store_path else None
+        self.notifications = Notifications(
+            registry, workdir / "incidents.db", list(notify_urls), clock=self._clock, readings_lookup=lookup,
+            outbox_path=workdir / "outbox.txt", stream=_LineStream(report))
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._reported_end: set[str] = set()
+
+    def _clock(self) -> datetime:
+        ns = self._wall() if self._wall else self._now_ns
+        return from_ns(ns) if ns else datetime.now(timezone.utc)
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def feed(self, readings: Sequence[CanonicalReading]) -> None:
+        with self._lock:
+            for r in readings:
+                if r.time_ns > self._now_ns:
+                    self._now_ns = r.time_ns
+            self._handle(self.engine.feed(readings))
+
+    def advance(self, now_ns: int) -> None:
+        with self._lock:
+            self._now_ns = max(self._now_ns, now_ns)
+            self._handle(self.engine.advance(self._now_ns))
+            self.notifications.tick()
+
+    def record_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
+        with self._lock:
+            self._handle(self.engine.record_inspection(site, at, by, note))
+            self.notifications.record_inspection(site, at=at, by=by, note=note)
+
+    def finish(self, end_ns: int) -> None:
+        self.advance(end_ns)
+        self.engine.checkpoint()
+
+    def close(self) -> None:
+        with self._lock:
+            self.engine.close()
+            self.notifications.close()
+
+    # -- events ---------------------------------------------------------------------------------
+    def _handle(self, events: list[Event]) -> None:
+        if not events:
+            return
+        tz = self.registry.tz
+        for e in events:
+            d = e.to_dict(tz)
+            first = e.id not in self._latest
+            self._latest[e.id] = d
+            closing = bool(d.get("end")) and e.id not in self._reported_end
+            if closing:
+                self._reported_end.add(e.id)
+            if first or closing or d.get("status") == "retracted":
+                self.report(self._line(d))
+            try:
+                self.notifications.handle(d)
+            except Exception:  # a notification problem must never lose the event or stop ingest
+                log.exception("notifications could not take event %s", e.id)
+        self.notifications.tick()
+
+    def _line(self, d: dict[str, Any]) -> str:
+        when = d.get("start") or d.get("due") or d.get("time") or ""
+        when = when[:16].replace("T", " ")
+        subject = next((d[k] for k in _SUBJECT if d.get(k)), "")
+        kind = d["kind"]
+        detail = ""
+        if kind == EventKind.INSPECTION_OVERDUE.value:
+            when = str(d.get("due") or "")[:16].replace("T", " ")
+        if kind == EventKind.STORM.value:
+            detail = f"{d.get('depth_in')} in" + (", qualifying" if d.get("qualifying") else "")
+            detail += ", ended " + d["end"][11:16] if d.get("end") else ", raining"
+        elif kind in (EventKind.INSPECTION_DUE.value, EventKind.INSPECTION_OVERDUE.value):
+            why = f"after the storm at {d['gauge']}" if d.get("reason") == "storm" else "routine (7-day)"
+            detail = f"{why}, due {str(d.get('due'))[:16].replace('T', ' ')}"
+            if d.get("closed_at"):
+                detail += f", inspected {d['closed_at'][:16].replace('T', ' ')}"
+        elif kind == EventKind.DRY_WEATHER_FLOW.value:
+            detail = f"peak {d.get('peak_gpm')} gpm" + (f", suppressed: {d['suppressed']}" if d.get("suppressed") else "")
+        elif kind == EventKind.TURBIDITY_CONTRAST.value:
+            detail = f"max +{d.get('max_delta_ntu')} NTU"
+        if d.get("status") == "retracted":
+            detail += " (retracted)"
+        elif d.get("end") and kind != EventKind.STORM.value:
+            detail += f", closed {d['end'][11:16]}"
+        return f"[{when}] {kind.replace('_', ' ')} {subject} {detail}".rstrip()
+
+    # -- results --------------------------------------------------------------------------------
+    def events(self) -> list[dict[str, Any]]:
+        return [d for d in self._latest.values() if d.get("status") != "retracted"]
+
+    def storms(self) -> list[dict[str, Any]]:
+        return [d for d in self.events() if d["kind"] == EventKind.STORM.value]
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return [d for d in self.events() if d["kind"] != EventKind.STORM.value]
+
+
+__all__ = ["AlertPipeline"]

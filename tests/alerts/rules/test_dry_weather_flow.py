@@ -1,0 +1,49 @@
+"""Dry-weather flow: above the floor in every reading for >= 30 min while dry."""
+
+import pandas as pd
+import pytest
+
+from ms4watch.alerts.rules.dry_weather import DryState
+from ms4watch.alerts.rules.dry_weather_flow import dry_weather_flow
+
+T0 = pd.Timestamp("2026-06-01 00:00", tz="UTC")
+
+
+def flow(values, step_min=1):
+    idx = pd.DatetimeIndex([T0 + pd.Timedelta(minutes=i * step_min) for i in range(len(values))])
+    return pd.Series(values, index=idx, dtype=float)
+
+
+def dry_like(s, state=DryState.DRY):
+    return pd.Series(int(state), index=s.index)
+
+
+@pytest.mark.parametrize("minutes_above,episodes", [(29, 0), (30, 1)])
+def test_29_vs_30_minutes(minutes_above, episodes):
+    # readings at 0..minutes_above are above the floor: first to last spans minutes_above min
+    s = flow([0.1] * 5 + [2.0] * (minutes_above + 1) + [0.1] * 5)
+    e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
+    assert len(e) == episodes
+    if episodes:
+        assert e["start"].iat[0] == T0 + pd.Timedelta(minutes=5)
+        assert e["end"].iat[0] == T0 + pd.Timedelta(minutes=35)
+        assert not e["open"].iat[0] and e["peak_gpm"].iat[0] == 2.0
+
+
+def test_flow_at_the_floor_does_not_count_and_one_dip_breaks_the_run():
+    s = flow([0.5] * 40)
+    assert dry_weather_flow(s, dry_like(s), floor_gpm=0.5).empty
+    s = flow([1.0] * 20 + [0.4] + [1.0] * 20)
+    assert dry_weather_flow(s, dry_like(s), floor_gpm=0.5).empty
+
+
+def test_hysteresis_one_event_per_episode_and_open_at_end():
+    s = flow([1.0] * 40 + [0.1] * 3 + [1.0] * 40)
+    e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
+    assert len(e) == 1 and bool(e["open"].iat[0])
+
+
+def test_wet_or_unknown_weather_is_not_dry_weather_flow():
+    s = flow([3.0] * 60)
+    assert dry_weather_flow(s, dry_like(s, DryState.WET)).empty
+    assert dry_weather_flow(s, dry_like(s, DryState.UNKNOWN)).empty

@@ -1,0 +1,70 @@
+"""Hand-computed storm boundaries."""
+
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+
+from ms4watch.alerts.rules.storms import StormParams, storm_events
+
+T0 = pd.Timestamp("2026-06-01 12:00", tz="UTC")
+
+
+def rain(minutes_and_depths):
+    idx = pd.DatetimeIndex([T0 + pd.Timedelta(minutes=m) for m, _ in minutes_and_depths])
+    return pd.Series([d for _, d in minutes_and_depths], index=idx)
+
+
+@pytest.mark.parametrize("tips,qualifying", [(49, False), (50, True)])
+def test_50_tips_of_001_in_is_exactly_050_and_qualifies(tips, qualifying):
+    s = storm_events(rain([(m, 0.01) for m in range(tips)]))
+    assert len(s) == 1
+    assert s["depth_uin"].iat[0] == tips * 10_000
+    assert bool(s["qualifying"].iat[0]) is qualifying
+
+
+@pytest.mark.parametrize("gap_min,storms", [(5 * 60 + 59, 1), (6 * 60, 1), (6 * 60 + 1, 2)])
+def test_inter_event_gap_longer_than_6h_splits(gap_min, storms):
+    s = storm_events(rain([(0, 0.3), (gap_min, 0.3)]))
+    assert len(s) == storms
+    if storms == 1:
+        assert s["depth_in"].iat[0] == 0.6 and bool(s["qualifying"].iat[0])
+        assert s["end"].iat[0] == T0 + pd.Timedelta(minutes=gap_min)
+    else:
+        assert not s["qualifying"].any()
+
+
+def test_start_is_first_rain_row_end_last_and_zero_rows_ignored():
+    s = storm_events(rain([(0, 0.0), (10, 0.02), (20, 0.0), (30, 0.03), (40, 0.0)]))
+    assert s["start"].iat[0] == T0 + pd.Timedelta(minutes=10)
+    assert s["end"].iat[0] == T0 + pd.Timedelta(minutes=30)
+    assert s["duration_h"].iat[0] == pytest.approx(20 / 60)
+
+
+def test_double_tip_within_1s_is_discarded_but_not_at_1s():
+    idx = pd.DatetimeIndex([T0, T0 + pd.Timedelta(milliseconds=400), T0 + pd.Timedelta(seconds=1.4),
+                            T0 + pd.Timedelta(seconds=2.0)])
+    s = storm_events(pd.Series([0.01] * 4, index=idx))
+    # 0.4 s after the first: dropped; 1.4 s: kept (1.0 s after the kept one); 2.0 s: 0.6 s after → dropped
+    assert s["depth_uin"].iat[0] == 20_000
+
+
+def test_peak_intensities_in_inch_per_hour():
+    # 0.10 in in 5 one-minute rows, then 0.01 in/min for the rest of an hour
+    s = storm_events(rain([(m, 0.02) for m in range(5)] + [(m, 0.01) for m in range(5, 60)]))
+    assert s["peak_i5_in_h"].iat[0] == pytest.approx(0.10 * 12)
+    assert s["peak_i60_in_h"].iat[0] == pytest.approx(0.65)
+
+
+def test_rainmaker_offset_and_filters():
+    r = rain([(0, 0.01), (30, 0.01), (500, 0.005)])
+    s = storm_events(r, StormParams(start_offset=timedelta(minutes=1), min_duration=timedelta(minutes=20)))
+    assert len(s) == 1 and s["start"].iat[0] == T0 - pd.Timedelta(minutes=1)
+
+
+def test_dst_fall_back_storm_duration_in_real_hours():
+    # 2026-11-01 01:30 EDT -> 01:30 EST is one hour of real time (America/New_York fall back)
+    a = pd.Timestamp("2026-11-01 01:30").tz_localize("America/New_York", ambiguous=True).tz_convert("UTC")
+    b = pd.Timestamp("2026-11-01 01:30").tz_localize("America/New_York", ambiguous=False).tz_convert("UTC")
+    s = storm_events(pd.Series([0.3, 0.3], index=pd.DatetimeIndex([a, b])))
+    assert len(s) == 1 and s["duration_h"].iat[0] == pytest.approx(1.0)

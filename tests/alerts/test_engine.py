@@ -1,0 +1,100 @@
+"""The streaming engine: storms, provisional notice, inspections, escalation, restart."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+from ms4watch.alerts.engine import StreamingEngine
+from ms4watch.alerts.events import EventKind, EventStatus
+
+from .support import MIN, at, reading, registry
+
+H = 60  # minutes
+
+
+def storm(start_min, tips, step=2):
+    return [reading(at(start_min + k * step), "RG-1", "rain", 0.01) for k in range(tips)]
+
+
+def test_provisional_then_confirmed_storm_then_inspection_due_and_escalation(tmp_path):
+    eng = StreamingEngine(registry(), tmp_path / "state.json", eval_interval=timedelta(0))
+    out = []
+    for r in storm(0, 60):
+        out += eng.feed([r])
+    storms = [e for e in out if e.kind is EventKind.STORM]
+    provisional = [e for e in storms if e["qualifying"] and e["end"] is None]
+    assert provisional and provisional[0]["depth_in"] == 0.5  # crossing 0.50 in, still running
+    last_rain = at(59 * 2)
+    eng.advance(last_rain + 6 * H * MIN)  # exactly 6 h: not yet confirmed
+    assert eng.events()[storms[0].id]["end"] is None
+    out = eng.advance(last_rain + 6 * H * MIN + 1)
+    confirmed = [e for e in out if e.kind is EventKind.STORM]
+    assert confirmed and confirmed[0]["end"] == last_rain and confirmed[0]["depth_in"] == 0.6
+    due = [e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    assert len(due) == 1 and due[0]["site"] == "CS-1" and due[0]["due"] == last_rain + 24 * H * MIN
+    # overdue after 24 h without an inspection: an escalation
+    out = eng.advance(last_rain + 24 * H * MIN + 1)
+    esc = [e for e in out if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
+    assert len(esc) == 1
+    # recording an inspection after the storm closes the item (late, so the escalation stays)
+    t_insp = last_rain + 25 * H * MIN
+    out = eng.record_inspection("CS-1", t_insp, inspector="J. Doe", note="silt fence repaired")
+    closed = [e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    assert closed and closed[0]["closed_at"] == t_insp
+    eng.checkpoint()
+    again = StreamingEngine(registry(), tmp_path / "state.json")
+    assert again.events() == eng.events()
+    assert again.inspections[0].inspector == "J. Doe"
+
+
+def test_inspection_in_time_prevents_escalation():
+    eng = StreamingEngine(registry(), None)
+    eng.feed(storm(0, 60))
+    last_rain = at(59 * 2)
+    eng.advance(last_rain + 7 * H * MIN)
+    eng.record_inspection("CS-1", datetime.fromtimestamp((last_rain + 3 * H * MIN) / 1e9, tz=timezone.utc))
+    eng.advance(last_rain + 48 * H * MIN)
+    ev = eng.events()
+    storm_items = [e for e in ev.values() if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
+    assert storm_items == []
+
+
+def test_duplicates_change_nothing_and_late_reading_revises_storm():
+    eng = StreamingEngine(registry(), None, eval_interval=timedelta(0))
+    rs = storm(0, 30)
+    eng.feed(rs)
+    assert eng.feed(rs) == []  # the same readings again: no events
+    # a late reading (within lateness) before the first one: the storm now starts earlier
+    out = eng.feed([reading(at(-30), "RG-1", "rain", 0.01)])
+    kinds = {(e.kind, e.status) for e in out}
+    assert (EventKind.STORM, EventStatus.RETRACTED) in kinds and (EventKind.STORM, EventStatus.ACTIVE) in kinds
+    live = [e for e in eng.events().values() if e.kind is EventKind.STORM]
+    assert len(live) == 1 and live[0]["start"] == at(-30) and live[0]["depth_in"] == 0.31
+
+
+def test_dst_inspection_due_is_24_real_hours_and_local_offset_in_json():
+    # storm ends 2026-11-01 00:30 EDT; due 24 h later is 2026-11-01 23:30 EST (offset changes)
+    reg = registry()
+    eng = StreamingEngine(reg, None)
+    end = int(datetime(2026, 11, 1, 4, 30, tzinfo=timezone.utc).timestamp()) * 10**9
+    eng.feed([reading(end - k * 2 * MIN, "RG-1", "rain", 0.01) for k in range(55)])
+    out = eng.advance(end + 7 * H * MIN)
+    due = next(e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm")
+    d = json.loads(due.to_json(reg.tz))
+    assert d["storm_end"] == "2026-11-01T00:30:00-04:00"
+    assert d["due"] == "2026-11-01T23:30:00-05:00"
+    assert d["provision"].startswith("Schenectady ch. 148") and d["params"]["after_storm_h"] == 24.0
+
+
+def test_bad_state_file_and_unknown_site_are_named(tmp_path):
+    import pytest
+
+    from ms4watch.alerts.errors import AlertError
+
+    bad = tmp_path / "state.json"
+    bad.write_text("{not json")
+    with pytest.raises(AlertError, match="state.json: cannot read engine state"):
+        StreamingEngine(registry(), bad)
+    with pytest.raises(AlertError, match="unknown construction site 'CS-9'"):
+        StreamingEngine(registry(), None).record_inspection("CS-9", at(0))

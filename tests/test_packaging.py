@@ -1,0 +1,25 @@
+"""Every Python package folder is listed in pyproject.toml, so a non-editable install has it."""
+
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_is_listed():
+    py = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(py["packages"])
+    roots = py["package-dir"]  # package name -> folder
+    found = set()
+    for pkg, folder in roots.items():
+        base = REPO / folder
+        for init in base.rglob("__init__.py"):
+            rel = init.parent.relative_to(base)
+            found.add(".".join([pkg, *rel.parts]) if rel.parts else pkg)
+    assert found - listed == set(), "add these to [tool.setuptools] packages"
+    assert listed - found == set(), "listed but missing"
+
+
+def test_console_script():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"ms4watch": "ms4watch.cli:main"}

@@ -12,6 +12,7 @@ import typer
 COMMANDS = [
     "demo",
     "ingest",
+    "serve",
     "edge",
     "incidents",
     "store",

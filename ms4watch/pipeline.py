@@ -58,7 +58,7 @@ class _LineStream:
 class AlertPipeline:
     def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
                  report: Reporter = print, store_path: Path | None = None, now_ns: Callable[[], int] | None = None,
-                 eval_interval: timedelta = timedelta(0)):
+                 eval_interval: timedelta = timedelta(0), ack_base_url: str | None = None):
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -71,7 +71,7 @@ class AlertPipeline:
         lookup = StoreReadings(store_path, registry) if store_path else None
         self.notifications = Notifications(
             registry, workdir / "incidents.db", list(notify_urls), clock=self._clock, readings_lookup=lookup,
-            outbox_path=workdir / "outbox.txt", stream=_LineStream(report))
+            outbox_path=workdir / "outbox.txt", stream=_LineStream(report), ack_base_url=ack_base_url)
         self._latest: dict[str, dict[str, Any]] = {}
         self._reported_end: set[str] = set()
 

@@ -1,0 +1,84 @@
+"""``ms4watch serve`` end to end on real peers: Mosquitto, an SMTP server, headless Chromium.
+
+A logger's readings show an illicit discharge (flow for 35 min after three dry days); the
+SMO's email arrives with a chart and an acknowledge link; the SMO opens the link in a
+browser, types a name and clicks Acknowledge; the incident is acknowledged, with who and how.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from ms4watch.contract.wire import encode_readings
+from ms4watch.server import Server, ServerOptions
+from tests.support.browser import Browser, chromium_binary
+from tests.support.notify_peers import SmtpSink
+from tests.support.servers import free_port
+
+pytestmark = pytest.mark.mosquitto
+MIN = 60 * 10**9
+H = 60 * MIN
+
+SITES = """\
+municipality: town
+timezone: America/New_York
+rain_gauges: [{id: RG-1, tip_in: 0.01}]
+outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
+contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
+"""
+
+
+def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_broker):
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    (tmp_path / "sites.yaml").write_text(SITES)
+    smtp = SmtpSink().start()
+    http_port = free_port()
+    server = Server(ServerOptions(registry=tmp_path / "sites.yaml", broker_url=mosquitto_broker.url,
+                                  data_dir=tmp_path / "data", notify_urls=[smtp.url], http_port=http_port,
+                                  tick_s=1.0), report=lambda line: None).start()
+    browser = None
+    try:
+        assert server.ingest.connected.wait(10)
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
+        pub.connect("127.0.0.1", mosquitto_broker.port)
+        pub.loop_start()
+        now = time.time_ns() // MIN * MIN
+        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
+        flow = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 4.0 + k / 10, "L/s", [], None)
+                for k in range(8)]
+        pub.publish("ms4/town/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
+        pub.publish("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
+        pub.loop_stop()
+        deadline = time.monotonic() + 20
+        while not smtp.to("smo@town.test") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        msgs = smtp.to("smo@town.test")
+        assert msgs, "no alert email"
+        msg = msgs[0]
+        assert "Spook Rock Rd" in str(msg["Subject"]) and "dry-weather flow" in str(msg["Subject"]).lower()
+        text = msg.get_body(("plain",)).get_content()
+        assert "Ramapo ch. 218" in text or "illicit" in text.lower()
+        kinds = {part.get_content_type() for part in msg.iter_attachments()}
+        assert {"image/png", "text/csv"} <= kinds      # the chart and the readings behind it
+        link = re.search(r"http://127\.0\.0\.1:\d+/incidents/\d+/ack\?code=\w+", text).group(0)
+
+        browser = Browser()
+        browser.goto(link)
+        assert "Acknowledge" in browser.js("document.body.innerText")
+        browser.js("document.querySelector('input[name=by]').value = 'Pat Doe'")
+        browser.js("document.querySelector('button[type=submit]').click()")
+        browser.wait_for("document.title === 'Acknowledged'")
+        assert "acknowledged by Pat Doe" in browser.js("document.body.innerText")
+        browser.screenshot(tmp_path / "acknowledged.png")
+        incident = server.pipeline.notifications.store.get(int(link.split("/incidents/")[1].split("/")[0]))
+        assert incident.state.value == "acknowledged" and incident.acknowledged_by == "Pat Doe"
+    finally:
+        if browser is not None:
+            browser.close()
+        server.stop()
+        smtp.stop()

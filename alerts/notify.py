@@ -41,8 +41,10 @@ class Notifications:
     def __init__(self, registry: Registry, db_path: str | Path, notify_urls: list[str] | None = None,
                  clock: Clock | None = None, readings_lookup: ReadingsLookup | None = None, *,
                  policy: RoutingPolicy | None = None, ack_base_url: str | None = "http://127.0.0.1:8000",
-                 outbox_path: str | Path | None = None, stream: TextIO | None = None):
+                 outbox_path: str | Path | None = None, stream: TextIO | None = None,
+                 on_incident: Callable[[Incident], None] | None = None):
         self.registry = registry
+        self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
         self.clock: Clock = clock or _utcnow
         self.policy = policy or RoutingPolicy()
         self.ack_base_url = ack_base_url.rstrip("/") if ack_base_url else None
@@ -83,6 +85,8 @@ class Notifications:
             with transaction(self.conn):
                 change = self.store.apply_event(event, now)
                 inc = change.incident
+                if inc is not None:
+                    self._told(inc)
                 if inc is None or inc.suppressed:
                     return
                 if change.retracted:
@@ -132,11 +136,19 @@ class Notifications:
     # -- people -----------------------------------------------------------------------------
     def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
         with self._lock:
-            return self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note)
+            return self._told(self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note))
 
     def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
         with self._lock:
-            return self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note)
+            return self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))
+
+    def _told(self, inc: Incident) -> Incident:
+        if self.on_incident is not None:
+            try:
+                self.on_incident(inc)
+            except Exception:  # a dashboard record must never cost an alert
+                log.exception("on_incident consumer failed for incident %s", inc.id)
+        return inc
 
     def record_inspection(self, site: str, *, at: datetime, by: str, note: str | None = None,
                           how: str = "api") -> list[Incident]:

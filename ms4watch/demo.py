@@ -126,7 +126,8 @@ class Demo:
         sink = open_store(store_url, wd)
         store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
         pipeline = AlertPipeline(registry, wd, notify_urls=self.o.notify_urls, report=self.report,
-                                 store_path=store_path, eval_interval=timedelta(minutes=30))
+                                 store_path=store_path, eval_interval=timedelta(minutes=30),
+                                 records_sink=None if store_path else sink)
         ingest = IngestService(broker_url, registry.municipality, sink,
                                client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}",
                                username=DEMO_USER, password="demo", on_stored=pipeline.feed,
@@ -187,6 +188,8 @@ class Demo:
             if (t - start_ns) % ADVANCE_NS == 0 or t + STEP_NS > end_ns:
                 pipeline.advance(t)
                 inspector.step(pipeline, t)
+                for a in agents:           # the loggers' hourly status (battery, signal, spool)
+                    a.uplink.publish_status()
             self.summary.simulated_days = (t - start_ns) / 86400e9
             if self.progress:
                 self.progress(t - start_ns, end_ns - start_ns)

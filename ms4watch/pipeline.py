@@ -23,9 +23,10 @@ from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind
 from .alerts.notify import Notifications
 from .contract.registry import Registry
-from .contract.timeutil import from_ns
+from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading
 from .evidence import StoreReadings
+from .ingest.sinks.influxdb.records import event_records, incident_record
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ class _LineStream:
 class AlertPipeline:
     def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
                  report: Reporter = print, store_path: Path | None = None, now_ns: Callable[[], int] | None = None,
-                 eval_interval: timedelta = timedelta(0), ack_base_url: str | None = None):
+                 eval_interval: timedelta = timedelta(0), ack_base_url: str | None = None,
+                 records_sink: Any = None):
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -69,9 +71,14 @@ class AlertPipeline:
         # every 10 simulated minutes instead.
         self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
         lookup = StoreReadings(store_path, registry) if store_path else None
+        # A store that keeps alert / storm / inspection / incident records (InfluxDB, for the
+        # Grafana dashboards). They are derived data: the engine state and the incident
+        # database are the record, so a store that is down only costs dashboard points.
+        self._records = getattr(records_sink, "write_records", None)
         self.notifications = Notifications(
             registry, workdir / "incidents.db", list(notify_urls), clock=self._clock, readings_lookup=lookup,
-            outbox_path=workdir / "outbox.txt", stream=_LineStream(report), ack_base_url=ack_base_url)
+            outbox_path=workdir / "outbox.txt", stream=_LineStream(report), ack_base_url=ack_base_url,
+            on_incident=self._incident_record if self._records else None)
         self._latest: dict[str, dict[str, Any]] = {}
         self._reported_end: set[str] = set()
 
@@ -125,7 +132,22 @@ class AlertPipeline:
                 self.notifications.handle(d)
             except Exception:  # a notification problem must never lose the event or stop ingest
                 log.exception("notifications could not take event %s", e.id)
+            if self._records:
+                self._write_records(event_records(d))
         self.notifications.tick()
+
+    def _incident_record(self, inc: Any) -> None:
+        by = inc.resolved_by or inc.acknowledged_by or ""
+        self._write_records([incident_record(str(inc.id), inc.kind, inc.subject, to_ns(inc.opened_at),
+                                             inc.state.value, by)])
+
+    def _write_records(self, records: list) -> None:
+        if not records:
+            return
+        try:
+            self._records(records)
+        except Exception as e:  # derived data: log and go on
+            log.warning("dashboard records not written (%s): %s", type(e).__name__, e)
 
     def _line(self, d: dict[str, Any]) -> str:
         when = d.get("start") or d.get("due") or d.get("time") or ""

@@ -49,9 +49,11 @@ class Server:
         self.store_url = store_url
         store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
         public = o.public_url or (f"http://{o.http_host}:{o.http_port}" if o.http_port else None)
+        sink = open_store(store_url, o.data_dir)
         self.pipeline = AlertPipeline(self.registry, o.data_dir, notify_urls=o.notify_urls, report=report,
-                                      store_path=store_path, now_ns=time.time_ns, ack_base_url=public)
-        self.ingest = IngestService(o.broker_url, self.registry.municipality, open_store(store_url, o.data_dir),
+                                      store_path=store_path, now_ns=time.time_ns, ack_base_url=public,
+                                      records_sink=None if store_path else sink)
+        self.ingest = IngestService(o.broker_url, self.registry.municipality, sink,
                                     username=o.username, password=o.password, on_stored=self.pipeline.feed,
                                     rejected_path=o.data_dir / "rejected.jsonl")
         self._stop = threading.Event()

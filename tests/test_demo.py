@@ -26,7 +26,7 @@ def _assert_complete(summary, store):
     assert db.execute("SELECT count(*) FROM readings").fetchone()[0] == summary.readings_stored
     # canonical units only
     units = dict(db.execute("SELECT DISTINCT quantity, unit FROM readings").fetchall())
-    assert units == {"rain": "in", "flow": "gpm", "turbidity": "NTU", "battery": "V"}
+    assert units == {"rain": "in", "flow": "gpm", "turbidity": "NTU", "battery": "V", "signal": "dBm"}
     return db
 
 
@@ -34,8 +34,8 @@ def test_demo_on_embedded_broker(tmp_path):
     summary, lines, store = _run(tmp_path)
     db = _assert_complete(summary, store)
     assert summary.devices == 7
-    # half a day: 7 loggers, 1-min rain at two gauges, 5-min flow and turbidity, 15-min battery
-    expected = 2 * 721 + 5 * 145 + 7 * 49
+    # half a day: 7 loggers, 1-min rain at two gauges, 5-min flow and turbidity, 15-min battery and signal
+    expected = 2 * 721 + 5 * 145 + 7 * 49 * 2
     assert summary.readings_stored == expected
     assert any("embedded MQTT broker" in line for line in lines)
     # the metric gauge was converted: RG-2 reported mm, the store holds inches

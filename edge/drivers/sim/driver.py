@@ -26,7 +26,7 @@ _SIM = (QualityFlag.SIMULATED.value,)
 class SimOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: Literal["rain", "runoff", "turbidity", "battery"]
+    model: Literal["rain", "runoff", "turbidity", "battery", "signal"]
     scale: float = Field(default=1.0, gt=0, description="rain multiplier at this place [-]")
     tip_in: float = Field(default=0.01, gt=0, description="rain per tip [in]")
     area_acres: float = Field(default=5.0, gt=0, description="catchment draining to the outfall [acre]")
@@ -108,6 +108,10 @@ class SimDriver:
         ntu = self.o.background_ntu + self.o.washoff_ntu_per_gpm * q
         ntu *= float(np.exp(w.noise(self.sensor.id + "turb", self.o.noise)[i]))
         return max(0.0, ntu)
+
+    def _signal(self, w: World, i: int) -> float:
+        """Cellular signal [dBm]: a fair rural link, fading a little in heavy rain."""
+        return -78.0 - 40.0 * float(w.intensity_in_per_min[i]) + w.noise(self.sensor.id + "sig", 2.0)[i]
 
     def _battery(self, w: World, i: int) -> float:
         days = i / 1440.0

@@ -43,7 +43,7 @@ def event_records(event: Mapping[str, Any]) -> list[Record]:
         t = to_ns(parse_time(event.get("storm_end") or event["due"]))
         recorded = event.get("closed_at") or event.get("recorded") or ""
         overdue = kind == "inspection_overdue" or bool(event.get("overdue"))
-        state = "inspected" if recorded else ("overdue" if overdue else "due")
+        state = "recorded" if recorded else ("overdue" if overdue else "due")
         return [(INSPECTION, {"site": event["site"], "gauge": event.get("gauge") or "routine"},
                  {"due": event["due"], "state": state, "recorded": recorded, "overdue": int(overdue),
                   "reason": event.get("reason", "storm")}, t)]

@@ -3,6 +3,8 @@ backlogs after an outage and restarts, the engine's final events equal replay's.
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import random
 
@@ -77,6 +79,7 @@ def scenarios(draw):
     return rs, [r for _, r in keyed], restart_at, batch
 
 
+@pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 @settings(max_examples=100 if os.environ.get("MS4_SLOW") else 12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(scenarios())
 def test_streaming_equals_replay(tmp_path_factory, scenario):

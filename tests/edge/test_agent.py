@@ -100,6 +100,7 @@ def check_sequence(readings_msgs: list[dict], taken: int) -> None:
     assert len(keys) == len(set(keys)) == taken
 
 
+@pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 def test_broker_stopped_then_restarted_every_seq_arrives_once_in_order(tmp_path, mosquitto_broker):
     collector = Collector(mosquitto_broker.port)
     agent = make_agent(tmp_path / "edge", mosquitto_broker.url)
@@ -127,6 +128,7 @@ def test_broker_stopped_then_restarted_every_seq_arrives_once_in_order(tmp_path,
     assert taken > 500
 
 
+@pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 def test_agent_killed_in_a_loop_loses_nothing_it_took(tmp_path, mosquitto_broker):
     cfg = tmp_path / "LOG-T1.yaml"
     cfg.write_text(CONFIG.replace("1min", "1s").replace("5min", "1s"))

@@ -48,6 +48,7 @@ def test_batch_round_trip():
     assert decode_batch(encode_batch(msgs)) == msgs
 
 
+@pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 @pytest.mark.influxdb
 def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_path):
     inner = open_sink(influxd.store_url("town"))
@@ -163,6 +164,7 @@ def test_refused_spooled_batch_is_kept_aside_and_draining_goes_on(tmp_path):
     sink.close()
 
 
+@pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 @pytest.mark.influxdb
 @pytest.mark.mosquitto
 def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 PREFIX = "ms4"
@@ -72,6 +73,10 @@ class Topic:
 
     @classmethod
     def parse(cls, text: str) -> "Topic":
+        return _parse_topic(cls, text)
+
+    @classmethod
+    def _parse(cls, text: str) -> "Topic":
         parts = text.split("/")
         if len(parts) != 5 or parts[0] != PREFIX:
             raise ValueError(f"Invalid topic: {text!r} (expected {PREFIX}/<municipality>/<station>/<device>/<channel>)")
@@ -79,6 +84,12 @@ class Topic:
             return cls(parts[1], parts[2], parts[3], Channel(parts[4]))
         except ValueError as e:
             raise ValueError(f"Invalid topic: {text!r}: {e}") from None
+
+
+@lru_cache(maxsize=4096)
+def _parse_topic(cls: type[Topic], text: str) -> Topic:
+    """Topics repeat (one per logger and channel): parse each once."""
+    return cls._parse(text)
 
 
 def subscription(municipality: str, channel: Channel | str, station: str = "+", device: str = "+") -> str:

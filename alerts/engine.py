@@ -154,7 +154,9 @@ class StreamingEngine:
                 if r.time_ns > self.now_ns:
                     self.now_ns = r.time_ns
                 dirty.update(self._deps.get((r.station, r.quantity), ()))
-                dirty.add(("station", r.station))
+                # Station health (stale, battery) is judged by advance(), on the clock: judged
+                # here against the newest reading of any station, a logger whose batch
+                # arrives a moment after its neighbours' would look stale for that moment.
         self._pending |= dirty
         due = {k for k in self._pending if self.now_ns - self._last_eval.get(k, -(2 ** 62)) >= self.eval_interval}
         return self._evaluate(due)

@@ -126,12 +126,12 @@ class Demo:
         sink = open_store(store_url, wd)
         store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
         pipeline = AlertPipeline(registry, wd, notify_urls=self.o.notify_urls, report=self.report,
-                                 store_path=store_path, eval_interval=timedelta(minutes=30),
+                                 store_path=store_path, eval_interval=timedelta(minutes=60),
                                  records_sink=None if store_path else sink)
         ingest = IngestService(broker_url, registry.municipality, sink,
                                client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}",
                                username=DEMO_USER, password="demo", on_stored=pipeline.feed,
-                               rejected_path=wd / "rejected.jsonl")
+                               rejected_path=wd / "rejected.jsonl", batch_wait_s=0.005)  # each step waits for its data
         agents: list[Agent] = []
         try:
             ingest.start()
@@ -183,7 +183,7 @@ class Demo:
             # (as it would in real time) before time moves on, so no station looks stale merely
             # because simulated time outran the pipeline.
             deadline = time.monotonic() + 5.0
-            while ingest.stats.stored_readings < taken and time.monotonic() < deadline:
+            while pipeline.fed_readings < taken and time.monotonic() < deadline:
                 time.sleep(0.002)
             if (t - start_ns) % ADVANCE_NS == 0 or t + STEP_NS > end_ns:
                 pipeline.advance(t)

@@ -81,6 +81,7 @@ class AlertPipeline:
             on_incident=self._incident_record if self._records else None)
         self._latest: dict[str, dict[str, Any]] = {}
         self._reported_end: set[str] = set()
+        self.fed_readings = 0
 
     def _clock(self) -> datetime:
         ns = self._wall() if self._wall else self._now_ns
@@ -93,6 +94,7 @@ class AlertPipeline:
                 if r.time_ns > self._now_ns:
                     self._now_ns = r.time_ns
             self._handle(self.engine.feed(readings))
+            self.fed_readings += len(readings)
 
     def advance(self, now_ns: int) -> None:
         with self._lock:

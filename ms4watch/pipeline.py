@@ -103,9 +103,15 @@ class AlertPipeline:
             self.notifications.tick()
 
     def record_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
+        """An inspection recorded here: the incidents close, then the engine's items."""
+        with self._lock:
+            self.notifications.record_inspection(site, at=at, by=by, note=note)
+            self._handle(self.engine.record_inspection(site, at, by, note))
+
+    def record_engine_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
+        """An inspection already in the incident database (recorded by another process)."""
         with self._lock:
             self._handle(self.engine.record_inspection(site, at, by, note))
-            self.notifications.record_inspection(site, at=at, by=by, note=note)
 
     def finish(self, end_ns: int) -> None:
         self.advance(end_ns)

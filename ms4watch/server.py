@@ -69,10 +69,24 @@ class Server:
     def _tick(self) -> None:
         while not self._stop.wait(self.o.tick_s):
             try:
+                self.sync_inspections()
                 self.pipeline.advance(time.time_ns())
                 self.pipeline.engine.checkpoint()
             except Exception:  # the clock must keep ticking
                 log.exception("advancing the alert clock failed")
+
+    def sync_inspections(self) -> int:
+        """Tell the engine of inspections recorded in the incident database by another
+        process (``ms4watch incidents inspected``), so its items close too."""
+        marker = self.o.data_dir / "inspections-synced"
+        last = int(marker.read_text()) if marker.exists() else 0
+        rows = self.pipeline.notifications.store.inspections_after(last)
+        for iid, site, at, who, note in rows:
+            self.pipeline.record_engine_inspection(site, at, who, note or "")
+            last = iid
+        if rows:
+            marker.write_text(str(last))
+        return len(rows)
 
     def stop(self) -> None:
         self._stop.set()

@@ -82,3 +82,26 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
             browser.close()
         server.stop()
         smtp.stop()
+
+
+def test_an_inspection_recorded_at_the_terminal_reaches_the_running_engine(tmp_path):
+    """``ms4watch incidents inspected`` writes the incident database from another process;
+    the server's clock tick tells the engine, once, so its inspection items close too."""
+    import subprocess
+    import sys
+
+    (tmp_path / "sites.yaml").write_text(SITES + "construction_sites: [{id: CS-7, name: Hillcrest, "
+                                         "rain_gauges: [RG-1], active_from: 2026-04-01}]\n")
+    server = Server(ServerOptions(registry=tmp_path / "sites.yaml", data_dir=tmp_path / "data", http_port=None),
+                    report=lambda line: None)
+    try:
+        out = subprocess.run([sys.executable, "-m", "ms4watch", "incidents", "inspected", "CS-7", "--by", "J. Rivera",
+                              "--at", "2026-06-02T09:00:00-04:00", "--note", "silt fence repaired",
+                              "--db", str(tmp_path / "data" / "incidents.db")], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert server.sync_inspections() == 1
+        assert server.sync_inspections() == 0          # told once
+        [insp] = server.pipeline.engine.inspections
+        assert insp.site == "CS-7" and insp.inspector == "J. Rivera"
+    finally:
+        server.pipeline.close()

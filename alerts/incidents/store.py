@@ -58,6 +58,15 @@ CREATE TABLE IF NOT EXISTS audit (
     note TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_incident ON audit (incident_id, id);
+CREATE TABLE IF NOT EXISTS inspections (   -- every inspection recorded (the law's records)
+    id INTEGER PRIMARY KEY,
+    site TEXT NOT NULL,
+    at TEXT NOT NULL,
+    who TEXT NOT NULL,
+    how TEXT NOT NULL,
+    note TEXT,
+    recorded_at TEXT NOT NULL
+);
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
@@ -270,6 +279,8 @@ class IncidentStore:
         if not by.strip():
             raise IncidentError("who inspected? (--by NAME)")
         with transaction(self.conn):
+            self.conn.execute("INSERT INTO inspections (site, at, who, how, note, recorded_at) VALUES (?,?,?,?,?,?)",
+                              (site, iso(at), by.strip(), how, note, iso(now)))
             rows = self.conn.execute(
                 "SELECT id FROM incidents WHERE kind = 'inspection_due' AND subject = ? AND state != 'resolved'"
                 " AND start <= ?", (site, iso(at))).fetchall()
@@ -279,6 +290,12 @@ class IncidentStore:
             return [self.get(int(r["id"])) for r in rows]
 
     # -- reading --------------------------------------------------------------------------
+    def inspections_after(self, last_id: int) -> list[tuple[int, str, datetime, str, str | None]]:
+        """Inspections recorded after ``last_id``: (id, site, at, who, note), oldest first —
+        how a running server learns of one recorded with ``ms4watch incidents inspected``."""
+        return [(int(r["id"]), r["site"], from_iso(r["at"]), r["who"], r["note"]) for r in self.conn.execute(
+            "SELECT id, site, at, who, note FROM inspections WHERE id > ? ORDER BY id", (last_id,))]
+
     def get(self, iid: int) -> Incident:
         row = self.conn.execute("SELECT * FROM incidents WHERE id = ?", (iid,)).fetchone()
         if row is None:

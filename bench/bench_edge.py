@@ -30,11 +30,10 @@ from tests.support.servers import Mosquitto  # noqa: E402
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-from ms4watch.contract.firmware import FirmwareConfig  # noqa: E402
 from ms4watch.edge.drivers.base import RawReading  # noqa: E402
 from ms4watch.edge.spool import Spool  # noqa: E402
 from ms4watch.edge.uplink import Uplink  # noqa: E402
-from ms4watch.contract.ids import Channel, Topic  # noqa: E402
+from ms4watch.contract.ids import Topic  # noqa: E402
 from ms4watch.contract.wire import encode_readings, status_payload  # noqa: E402
 
 T0 = 1_780_000_000_000_000_000

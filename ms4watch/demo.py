@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .broker import EmbeddedBroker
-from .contract.registry import Registry, load_registry
+from .contract.registry import load_registry
 from .contract.timeutil import to_ns
 from .edge.agent import Agent
 from .edge.config import load_agent_config

@@ -50,6 +50,7 @@ class DriverEnv:
 class Driver(Protocol):
     name: ClassVar[str]
     Options: ClassVar[type[BaseModel]]
+    sensor: Sensor  # the agent names the sensor of a failed read from it
 
     def open(self) -> None: ...
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ..contract.errors import Ms4Error
+from ._process import stop_on_signals
 
 
 def register(app: typer.Typer) -> None:
@@ -51,9 +50,7 @@ def edge(
     except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = stop_on_signals()
     typer.echo(f"edge: {cfg.device} at {cfg.station}, {len(cfg.sensors)} sensors, spool in {data_dir}; "
                f"broker {agent.uplink.url}", err=False)
     try:

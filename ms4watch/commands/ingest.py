@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ..contract.errors import Ms4Error
+from ._process import stop_on_signals
 
 
 def register(app: typer.Typer) -> None:
@@ -40,9 +39,7 @@ def ingest(
     except (Ms4Error, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = stop_on_signals()
     typer.echo(f"ingest: {municipality} from {broker} into {store.split('?')[0]}; Ctrl-C stops")
     while not stop.wait(10):
         s = service.stats

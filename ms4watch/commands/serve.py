@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ..contract.errors import Ms4Error
+from ._process import stop_on_signals
 
 
 def register(app: typer.Typer) -> None:
@@ -43,9 +42,7 @@ def serve(
     except (Ms4Error, ValueError, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = stop_on_signals()
     typer.echo(f"serving {server.registry.municipality}: broker {broker}, store {server.store_url.split('?')[0]}"
                + (f", acknowledge links on http://{host}:{port}" if port else ""))
     stop.wait()

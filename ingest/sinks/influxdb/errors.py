@@ -70,3 +70,11 @@ def _short(body: str | bytes | None, limit: int = 300) -> str:
         body = body.decode("utf-8", "replace")
     body = body.strip().replace("\n", " ")
     return body if len(body) <= limit else body[:limit] + "…"
+
+
+def connection_reason(e: Exception) -> str:
+    """A transport error in a few words, for StoreUnavailable messages."""
+    text = str(e)
+    if "Connection refused" in text:
+        return "connection refused"
+    return text[:200]

@@ -11,7 +11,7 @@ import requests
 from ...errors import StoreUnavailable
 from .common import InfluxSinkBase, retention_to_seconds
 from .config import InfluxTarget, parse_url
-from .errors import StoreMisconfigured, from_status
+from .errors import StoreMisconfigured, from_status, connection_reason
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class Influx1Sink(InfluxSinkBase):
         except requests.Timeout:
             raise StoreUnavailable(f"{where}: no answer within {self.target.timeout_s:g}s") from None
         except requests.RequestException as e:
-            raise StoreUnavailable(f"{where}: {type(e).__name__}: {_reason(e)}") from None
+            raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         if r.status_code >= 300:
             raise from_status(where, r.status_code, r.text, r.headers)
         return r
@@ -145,10 +145,3 @@ def _rows(body: dict) -> list[list[Any]]:
         for s in res.get("series", []) or []:
             rows.extend(s.get("values", []) or [])
     return rows
-
-
-def _reason(e: Exception) -> str:
-    text = str(e)
-    if "Connection refused" in text:
-        return "connection refused"
-    return text[:200]

@@ -19,7 +19,7 @@ from influxdb_client.rest import ApiException
 from ...errors import StoreRejected, StoreUnavailable
 from .common import InfluxSinkBase
 from .config import TOKEN_ENV, InfluxTarget, parse_url
-from .errors import StoreMisconfigured, from_status
+from .errors import StoreMisconfigured, from_status, connection_reason
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class Influx2Sink(InfluxSinkBase):
         except ApiException as e:
             raise from_status(where, int(e.status or 0) or 503, e.body or e.reason or "", e.headers) from None
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise StoreUnavailable(f"{where}: {type(e).__name__}: {_reason(e)}") from None
+            raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         except InfluxDBError as e:   # the client's own checks, e.g. an unknown organisation
             raise StoreMisconfigured(f"{where}: {e.message}") from None
 
@@ -150,12 +150,6 @@ class Influx2Sink(InfluxSinkBase):
                 total += sum(int(row[1]) for row in s.get("values", []))
         return total
 
-
-def _reason(e: Exception) -> str:
-    text = str(e)
-    if "Connection refused" in text:
-        return "connection refused"
-    return text[:200]
 
 
 def _no_buckets_api(e: Exception) -> bool:

@@ -213,7 +213,7 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
     procs: list[subprocess.Popen] = []
     try:
         from ms4watch.ingest.sinks.influxdb import Influx1Sink
-        for db in ("ms4", "nodered"):
+        for db in ("ms4", "nodered", "ms4x2"):
             Influx1Sink.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
         print(f"\n== {target} readings, {per_message} per message ({n_msgs} messages); Mosquitto "
               f"max_inflight_messages {inflight}; influxd 1.6", flush=True)
@@ -224,6 +224,9 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             contenders.remove("ingest-sqlite")
         for cid in contenders:          # one persistent session each: the broker queues the same backlog for all
             make_session(broker.port, cid, topic)
+        workers = 2                     # ms4watch ingest --workers 2: one shared-subscription group
+        for i in range(workers):
+            make_session(broker.port, f"ingest-x{workers}-{i}", f"$share/ingest-x{workers}/{topic}")
         t = time.monotonic()
         publish_backlog(broker.port, target, per_message)
         print(f"  backlog published to {len(contenders)} sessions in {time.monotonic() - t:.1f}s", flush=True)
@@ -245,6 +248,18 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
         results.append(measure("ms4watch→influxdb", child("--child", broker.url, influx.store_url("ms4"),
                                                           str(work / "spool.db"), "ingest-influx"),
                                count_influx("ms4"), target))
+        _stop_all(procs)
+
+        def workers_start() -> int:
+            p = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", MUNI,
+                                  "--broker", broker.url, "--store", influx.store_url("ms4x2"),
+                                  "--client-id", f"ingest-x{workers}", "--workers", str(workers),
+                                  "--spool-dir", str(work / "x2"), "--rejected", str(work / "x2-rejected.jsonl")],
+                                 cwd=REPO, stdout=subprocess.DEVNULL)
+            procs.append(p)
+            return p.pid
+        (work / "x2").mkdir()
+        results.append(measure(f"ms4watch→influxdb ×{workers}", workers_start, count_influx("ms4x2"), target))
         _stop_all(procs)
         if "ingest-sqlite" in contenders:
             sqlite_path = work / "store.sqlite"
@@ -304,6 +319,10 @@ def report(results: list[dict], per_message: int) -> None:
               f"{ours['peak_rss_mb'] / nr['peak_rss_mb']:.2f}× (target < 0.25×)")
     if ours and sq:
         print(f"  embedded SQLite vs InfluxDB: {sq['rate_drain'] / ours['rate_drain']:.2f}× drain (target ≥ 1×)")
+    x2 = by.get("ms4watch→influxdb ×2")
+    if x2 and nr:
+        print(f"  ms4watch ×2 workers/Node-RED ({per_message}/msg): rate {x2['rate_drain'] / nr['rate_drain']:.2f}× drain, "
+              f"{x2['rate_total'] / nr['rate_total']:.2f}× total; memory {x2['peak_rss_mb'] / nr['peak_rss_mb']:.2f}×")
     paho = by.get("ceiling: bare paho")
     if ours and paho:
         print(f"  ms4watch→influxdb reaches {ours['rate_total'] / paho['rate_total']:.0%} of a bare paho subscriber")

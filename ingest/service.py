@@ -49,7 +49,8 @@ class IngestService:
     def __init__(self, broker_url: str, municipality: str, sink: Sink, *,
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
-                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 10000):
+                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 10000,
+                 shared_group: str | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
@@ -58,6 +59,9 @@ class IngestService:
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
         self.batch_wait_s = batch_wait_s
+        # Several ingest processes (one per core) share the readings through an MQTT shared
+        # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
+        self.shared_group = shared_group
         self.stats = IngestStats()
         self._queue: queue.Queue[tuple[int, StoredMessage] | None] = queue.Queue(max_queue)
         self._client = make_client(self.client_id, self.url, clean_session=False, manual_ack=True,
@@ -101,8 +105,10 @@ class IngestService:
         if reason_code.is_failure:
             log.error("ingest: broker %s refused the connection: %s", self.url, reason_code)
             return
-        client.subscribe([(subscription(self.municipality, Channel.READINGS), 1),
-                          (subscription(self.municipality, Channel.STATUS), 1)])
+        readings = subscription(self.municipality, Channel.READINGS)
+        if self.shared_group:
+            readings = f"$share/{self.shared_group}/{readings}"
+        client.subscribe([(readings, 1), (subscription(self.municipality, Channel.STATUS), 1)])
         log.info("ingest: connected to %s (session present: %s)", self.url, flags.session_present)
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:

@@ -116,3 +116,44 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     assert s.count_readings() == n * 10
     assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (n, n)
     s.close()
+
+
+def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_broker):
+    """Two ingest processes in a shared subscription (one per core): the broker splits the
+    messages between them, the store holds each once."""
+    from tests.support.servers import Mosquitto  # noqa: F401 — the fixture's type
+    sessions = [f"ingest-w-{i}" for i in range(2)]
+    for cid in sessions:   # persistent sessions first, as a running deployment has them
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid, clean_session=False, protocol=mqtt.MQTTv311)
+        c.connect("127.0.0.1", mosquitto_broker.port)
+        c.subscribe("$share/ingest-w/ms4/town/+/+/readings", qos=1)
+        c.loop(1)
+        c.disconnect()
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(s, n=4) for s in range(1, 401)])
+    pub.loop_stop()
+    store = tmp_path / "store.db"
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town", "--broker",
+                             mosquitto_broker.url, "--store", f"sqlite:///{store}", "--client-id", "ingest-w",
+                             "--workers", "2", "--spool-dir", str(tmp_path), "--rejected", str(tmp_path / "r.jsonl")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stored():
+        s = SqliteSink(store)
+        try:
+            s.open()
+            return s.count_readings()
+        except Exception:
+            return 0
+        finally:
+            s.close()
+    try:
+        assert wait_for(lambda: stored() >= 1600, timeout=60)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    s = SqliteSink(store)
+    s.open()
+    assert s.count_readings() == 1600
+    assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (400, 400)
+    s.close()

@@ -160,19 +160,20 @@ class IngestService:
     def _set_aside(self, m: StoredMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: the store refused %s seq %d: %s", m.device, m.seq, reason)
-        if self.rejected_path:
-            with self.rejected_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"received": time.time(), "device": m.device, "seq": m.seq,
-                                    "error": f"store refused: {reason}",
-                                    "readings": [list(r) for r in m.readings]}) + "\n")
+        self._keep_aside({"device": m.device, "seq": m.seq, "error": f"store refused: {reason}",
+                          "readings": [list(r) for r in m.readings]})
 
     def _reject(self, msg: mqtt.MQTTMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
+        self._keep_aside({"topic": msg.topic, "error": reason,
+                          "payload": msg.payload.decode("utf-8", "replace")[:10000]})
+
+    def _keep_aside(self, record: dict) -> None:
+        """Append to the rejected file, for a person to look at (one JSON object per line)."""
         if self.rejected_path:
             with self.rejected_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"received": time.time(), "topic": msg.topic, "error": reason,
-                                    "payload": msg.payload.decode("utf-8", "replace")[:10000]}) + "\n")
+                f.write(json.dumps({"received": time.time(), **record}) + "\n")
 
     # -- writer thread --------------------------------------------------------------------------
     def _write_loop(self) -> None:

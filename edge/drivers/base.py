@@ -16,11 +16,13 @@ A driver class has:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ...contract.firmware import Sensor
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class RawReading(NamedTuple):
@@ -32,6 +34,11 @@ class RawReading(NamedTuple):
     value: float | None
     unit: str
     flags: tuple[str, ...] = ()
+
+
+def as_options(model: type[M], options: "M | dict[str, Any]") -> M:
+    """A driver's options: already validated (the agent's path), or a dict to validate (tests, tools)."""
+    return options if isinstance(options, model) else model.model_validate(options)
 
 
 class NoOptions(BaseModel):

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.firmware import Sensor
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading
+from ..base import DriverEnv, RawReading, as_options
 from ..calibration import make_reading
 from ..serialport import SerialSettings, SharedPort, acquire_port, invalidate_port, release_port
 
@@ -89,7 +89,7 @@ class ModbusRtuDriver:
 
     def __init__(self, sensor: Sensor, options: ModbusRtuOptions | dict[str, Any], env: DriverEnv):
         self.sensor = sensor
-        self.options = options if isinstance(options, ModbusRtuOptions) else ModbusRtuOptions.model_validate(options)
+        self.options = as_options(ModbusRtuOptions, options)
         self.env = env
         self._port: SharedPort | None = None
         self._instrument: Any = None

@@ -33,7 +33,7 @@ from ....contract.rules_config import Duration
 from ....contract.timeutil import format_duration
 from ....contract.units import Quantity, converter
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading
+from ..base import DriverEnv, RawReading, as_options
 from ..calibration import make_reading
 from .counter import TipCounter
 
@@ -126,7 +126,7 @@ class PulseDriver:
 
     def __init__(self, sensor: Sensor, options: PulseOptions | dict[str, Any], env: DriverEnv):
         self.sensor = sensor
-        self.options = options if isinstance(options, PulseOptions) else PulseOptions.model_validate(options)
+        self.options = as_options(PulseOptions, options)
         self.env = env
         self.counter: TipCounter | None = None
         self._source: PulseSource | None = None

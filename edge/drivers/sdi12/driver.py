@@ -24,7 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ....contract.firmware import Sensor
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading
+from ..base import DriverEnv, RawReading, as_options
 from ..calibration import make_reading
 from ..serialport import SerialSettings, SharedPort, acquire_port, invalidate_port, release_port
 from . import protocol
@@ -92,7 +92,7 @@ class Sdi12Driver:
 
     def __init__(self, sensor: Sensor, options: Sdi12Options | dict[str, Any], env: DriverEnv):
         self.sensor = sensor
-        self.options = options if isinstance(options, Sdi12Options) else Sdi12Options.model_validate(options)
+        self.options = as_options(Sdi12Options, options)
         self.env = env
         self.identification: Identification | None = None
         self._port: SharedPort | None = None

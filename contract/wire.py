@@ -14,7 +14,13 @@ status (QoS 1, retained; the broker publishes the last will ``{"state": "offline
 
     {"schema": "ms4watch.status/1", "device": "LOG-OF12", "state": "online",
      "time": "...", "agent_version": "0.1.0", "config_version": "3", "uptime_s": 86400,
-     "battery_v": 12.6, "signal_dbm": -71, "spool_depth": 0, "clock": "synced"}
+     "battery_v": 12.6, "signal_dbm": -71, "spool_depth": 0, "clock": "synced",
+     "calibrations": [{"sensor": "flow", "performed": "2026-05-01", "due": "2026-08-01"}]}
+
+``calibrations`` (optional; loggers before it simply leave it out) lists every sensor whose
+firmware config has a ``calibration:`` block: sensor id, the day it was last calibrated and
+the day the next calibration is due (``YYYY-MM-DD``), and ``station`` when the sensor
+belongs to another station than the topic's. ``[]`` means no sensor has one.
 
 events (QoS 1): ``{"schema": "ms4watch.event/1", "device": ..., "time": ..., "kind": ..., "data": {...}}``
 
@@ -29,15 +35,16 @@ import json
 import math
 
 import orjson
-from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from datetime import date, datetime
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 
 from .errors import ContractError, UnitError
 from .ids import _ID, check_id
 from .timeutil import iso_utc, to_ns
-from .units import CANONICAL, Quantity, canonical_unit, converter
+from .units import CANONICAL, Quantity, _identity, canonical_unit, converter
 
 READINGS_SCHEMA = "ms4watch.readings/1"
 STATUS_SCHEMA = "ms4watch.status/1"
@@ -131,6 +138,39 @@ class ReadingsMessage(_Strict):
             for r in self.readings])
 
 
+Day = Annotated[date, Strict()]
+"""A calendar day on the wire: exactly ``YYYY-MM-DD`` (no time, no timestamp number)."""
+
+
+class SensorCalibration(_Strict):
+    """One sensor's calibration as its logger reports it in the status message: the firmware
+    config's ``calibration:`` block without the correction coefficients. Readings taken on a
+    day after ``due`` carry the ``calibration_overdue`` flag."""
+
+    sensor: str
+    performed: Day
+    due: Day
+    station: str | None = None
+
+    @field_validator("sensor")
+    @classmethod
+    def _sensor(cls, v: str) -> str:
+        return check_id("sensor id", v)
+
+    @field_validator("station")
+    @classmethod
+    def _station(cls, v: str | None) -> str | None:
+        return None if v is None else check_id("station id", v)
+
+    @field_validator("due")
+    @classmethod
+    def _due_after_performed(cls, v: date, info: ValidationInfo) -> date:
+        performed = info.data.get("performed")
+        if performed is not None and v < performed:
+            raise ValueError(f"due {v} is before performed {performed}")
+        return v
+
+
 class StatusMessage(_Strict):
     schema_: Literal["ms4watch.status/1"] = Field(default=STATUS_SCHEMA, alias="schema")
     device: str
@@ -144,8 +184,19 @@ class StatusMessage(_Strict):
     spool_depth: int | None = None
     dropped: int | None = None
     clock: Literal["synced", "unsynced"] | None = None
+    calibrations: tuple[SensorCalibration, ...] | None = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("calibrations")
+    @classmethod
+    def _one_per_sensor(cls, v: tuple[SensorCalibration, ...] | None) -> tuple[SensorCalibration, ...] | None:
+        seen: set[str] = set()
+        for c in v or ():
+            if c.sensor in seen:
+                raise ValueError(f"sensor {c.sensor!r} is listed twice")
+            seen.add(c.sensor)
+        return v
 
     def to_json(self) -> bytes:
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
@@ -212,23 +263,28 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return path or "payload"
 
 
+def _contract_error(topic: str, e: ValidationError) -> ContractError:
+    """The first validation failure as a :class:`ContractError` naming topic and field."""
+    err = e.errors(include_url=False)[0]
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return ContractError(topic, _field_path(tuple(err["loc"])), err["msg"].removeprefix("Value error, ") + more)
+
+
 def decode_readings(topic: str, payload: bytes | str) -> ReadingsMessage:
     """Parse and validate a readings payload; errors name the topic and the field."""
     try:
         return ReadingsMessage.model_validate_json(payload)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        loc = tuple(err["loc"])
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise ContractError(topic, _field_path(loc), err["msg"].removeprefix("Value error, ") + more) from None
+        raise _contract_error(topic, e) from None
 
 
 def decode_status(topic: str, payload: bytes | str) -> StatusMessage:
+    """Parse and validate a status payload; errors name the topic and the field
+    (``calibrations[1].due``)."""
     try:
         return StatusMessage.model_validate_json(payload)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        raise ContractError(topic, _field_path(tuple(err["loc"])), err["msg"]) from None
+        raise _contract_error(topic, e) from None
 
 
 def canonicalize(msg: ReadingsMessage, station: str) -> list[CanonicalReading]:
@@ -270,43 +326,117 @@ class _Slow(Exception):
     """The fast path met something it does not decide on; the model will."""
 
 
-def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReading]]:
-    if (type(d) is not dict or d.keys() != {"schema", "device", "seq", "readings"} or d["schema"] != READINGS_SCHEMA
-            or type(d["seq"]) is not int or d["seq"] < 0 or type(d["device"]) is not str
-            or not _ID_RE.match(d["device"]) or type(d["readings"]) is not list or not d["readings"]):
+# Bounded caches of the fast path: a logger repeats its ids, units and (within a message)
+# its sample times, so each is validated or converted once, then looked up.
+_TIME_NS: dict[str, int] = {}
+_GOOD_IDS: set[str] = set()
+_UNIT_MAP: dict[tuple[str, str], tuple[Any, str]] = {}
+_CACHE_MAX = 65536
+
+
+def _time_ns(t: Any) -> int:
+    """Epoch ns of an ISO 8601 time string with an offset (``Z`` accepted)."""
+    if type(t) is not str:
         raise _Slow
-    device, seq = d["device"], d["seq"]
-    out = []
-    fromiso = datetime.fromisoformat
-    for r in d["readings"]:
-        if type(r) is not dict or not r.keys() <= _READING_KEYS or len(r) < 5:
-            raise _Slow
-        t, sensor, q, value, unit = r.get("time"), r.get("sensor"), r.get("quantity"), r.get("value", _Slow), r.get("unit")
-        flags = r.get("flags", ())
-        st = r.get("station") or station
-        if (type(t) is not str or type(sensor) is not str or not _ID_RE.match(sensor) or q not in _QUANTITIES
-                or type(unit) is not str or type(flags) is not list and flags != () or value is _Slow
-                or (r.get("station") is not None and not _ID_RE.match(r["station"]))):
-            raise _Slow
-        if not all(type(f) is str and f in _FLAGS for f in flags):
-            raise _Slow
-        if value is None:
-            if "sensor_error" not in flags:
-                raise _Slow
-        elif type(value) is int or type(value) is float:
-            if not math.isfinite(value):
-                raise _Slow
-        else:
-            raise _Slow
+    ns = _TIME_NS.get(t)
+    if ns is None:
         try:
-            when = fromiso(t[:-1] + "+00:00" if t.endswith("Z") else t)
-            conv = converter(q, unit)
-        except (ValueError, UnitError):
+            when = datetime.fromisoformat(t[:-1] + "+00:00" if t.endswith("Z") else t)
+        except ValueError:
             raise _Slow from None
         if when.tzinfo is None:
             raise _Slow
-        out.append(CanonicalReading(to_ns(when), st, device, sensor, q, None if value is None else conv(float(value)),
-                                    CANONICAL_UNIT[q], ",".join(flags), seq))
+        ns = to_ns(when)
+        if len(_TIME_NS) >= _CACHE_MAX:
+            _TIME_NS.clear()
+        _TIME_NS[t] = ns
+    return ns
+
+
+def _good_id(s: Any) -> bool:
+    if type(s) is not str:
+        return False
+    if s in _GOOD_IDS:
+        return True
+    if not _ID_RE.match(s):
+        return False
+    if len(_GOOD_IDS) >= _CACHE_MAX:
+        _GOOD_IDS.clear()
+    _GOOD_IDS.add(s)
+    return True
+
+
+def _unit_map(q: Any, unit: Any) -> tuple[Any, str]:
+    """(converter or None when already canonical, canonical unit) for a quantity and unit."""
+    if type(q) is not str or type(unit) is not str:
+        raise _Slow
+    hit = _UNIT_MAP.get((q, unit))
+    if hit is None:
+        if q not in _QUANTITIES:
+            raise _Slow
+        try:
+            conv = converter(q, unit)
+        except UnitError:
+            raise _Slow from None
+        if len(_UNIT_MAP) >= 4096:
+            _UNIT_MAP.clear()
+        hit = _UNIT_MAP[q, unit] = (None if conv is _identity else conv, CANONICAL_UNIT[q])
+    return hit
+
+
+def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReading]]:
+    if (type(d) is not dict or d.keys() != {"schema", "device", "seq", "readings"} or d["schema"] != READINGS_SCHEMA
+            or type(d["seq"]) is not int or d["seq"] < 0 or not _good_id(d["device"])
+            or type(d["readings"]) is not list or not d["readings"]):
+        raise _Slow
+    device, seq = d["device"], d["seq"]
+    out: list[CanonicalReading] = []
+    append = out.append
+    isfinite = math.isfinite
+    for r in d["readings"]:
+        if type(r) is not dict:
+            raise _Slow
+        try:
+            if len(r) == 6 and "station" not in r:     # the usual shape: every key but station
+                t, sensor, q, value, unit, flags = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"], r["flags"]
+                st = station
+            else:
+                if len(r) < 5 or not r.keys() <= _READING_KEYS:
+                    raise _Slow
+                t, sensor, q, value, unit = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"]
+                flags = r.get("flags", ())
+                st = r.get("station")
+                if st is None:
+                    st = station
+                elif not _good_id(st):
+                    raise _Slow
+        except KeyError:
+            raise _Slow from None
+        conv, cu = _unit_map(q, unit)
+        if not _good_id(sensor):
+            raise _Slow
+        if flags:
+            if type(flags) is not list or not all(type(f) is str and f in _FLAGS for f in flags):
+                raise _Slow
+            joined = ",".join(flags)
+        elif flags == [] or flags == ():
+            joined = ""
+        else:
+            raise _Slow
+        tv = type(value)
+        if tv is float:
+            if not isfinite(value):
+                raise _Slow
+        elif tv is int:
+            value = float(value)
+        elif value is None:
+            if "sensor_error" not in flags:
+                raise _Slow
+        else:
+            raise _Slow
+        if conv is not None and value is not None:
+            value = conv(value)
+        append(CanonicalReading(_time_ns(t), st, device, sensor, q, value, cu, joined, seq))
     return device, seq, out
 
 

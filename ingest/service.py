@@ -9,6 +9,9 @@
   file for a person to look at, and acknowledged — it can never become valid, and it must
   not block the messages behind it.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+
+The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
+network thread decodes, a writer thread stores and acknowledges.
 """
 
 from __future__ import annotations
@@ -22,14 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-import paho.mqtt.client as mqtt
-
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
-from ..contract.mqtt import BrokerURL, make_client
+from ..contract.mqtt import BrokerURL
 from ..contract.wire import CanonicalReading, decode_canonical, decode_status
 from .errors import StoreRejected, StoreUnavailable
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
+from .subscriber import Delivery, Subscriber
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +65,16 @@ class IngestService:
         # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
         self.shared_group = shared_group
         self.stats = IngestStats()
-        self._queue: queue.Queue[tuple[int, StoredMessage] | None] = queue.Queue(max_queue)
-        self._client = make_client(self.client_id, self.url, clean_session=False, manual_ack=True,
-                                   username=username, password=password, max_inflight=1000)
-        self._client.on_connect = self._on_connect
-        self._client.on_message = self._on_message
-        self._client.on_subscribe = self._on_subscribe
-        self._client.on_disconnect = self._on_disconnect
+        self._queue: queue.Queue[tuple[tuple[int, int] | None, StoredMessage] | None] = queue.Queue(max_queue)
+        readings = subscription(municipality, Channel.READINGS)
+        if shared_group:
+            readings = f"$share/{shared_group}/{readings}"
+        self._status_suffix = "/" + Channel.STATUS.value
+        self._client = Subscriber(self.url, self.client_id,
+                                  [(readings, 1), (subscription(municipality, Channel.STATUS), 1)],
+                                  self._on_deliveries, clean_session=False, keepalive_s=30,
+                                  username=username, password=password,
+                                  on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected)
         self._writer: threading.Thread | None = None
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
@@ -83,64 +88,58 @@ class IngestService:
         self.sink.open()
         self._writer = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
         self._writer.start()
-        self._client.connect_async(self.url.host, self.url.port, keepalive=30)
-        self._client.loop_start()
+        self._client.start()
         if not self.connected.wait(timeout_s):
             log.warning("ingest: not yet connected to %s; retrying in the background", self.url)
         return self
 
     def stop(self) -> None:
         """Write and acknowledge what is queued, then disconnect."""
-        self._client.on_message = None  # take nothing new
-        self._queue.put(None)
+        self._client.pause()  # take nothing new
         self._stop.set()
+        self._queue.put(None)
         if self._writer:
             self._writer.join(60)
-        self._client.disconnect()
-        self._client.loop_stop()
+        self._client.stop()
         self.sink.close()
 
-    # -- MQTT callbacks (paho's network thread) ----------------------------------------------
-    def _on_connect(self, client: mqtt.Client, userdata, flags, reason_code, properties) -> None:
-        if reason_code.is_failure:
-            log.error("ingest: broker %s refused the connection: %s", self.url, reason_code)
-            return
-        readings = subscription(self.municipality, Channel.READINGS)
-        if self.shared_group:
-            readings = f"$share/{self.shared_group}/{readings}"
-        client.subscribe([(readings, 1), (subscription(self.municipality, Channel.STATUS), 1)])
-        log.info("ingest: connected to %s (session present: %s)", self.url, flags.session_present)
+    # -- the subscriber's callbacks (its network thread) ----------------------------------------
+    def _on_subscribed(self, ok: bool) -> None:
+        if ok:
+            self.connected.set()
+        else:
+            log.error("ingest: subscription refused by %s", self.url)
 
-    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
-        if any(rc.is_failure for rc in reason_codes):
-            log.error("ingest: subscription refused: %s", reason_codes)
-            return
-        self.connected.set()
-
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_disconnected(self, reason: str) -> None:
         self.connected.clear()
         if not self._stop.is_set():
-            log.warning("ingest: disconnected from %s (%s); reconnecting", self.url, reason_code)
+            log.warning("ingest: disconnected from %s (%s); reconnecting", self.url, reason)
 
-    def _on_message(self, client: mqtt.Client, userdata, msg: mqtt.MQTTMessage) -> None:
-        if msg.topic.endswith("/" + Channel.STATUS.value):
-            self._on_status(msg)
-            client.ack(msg.mid, msg.qos)
-            return
-        try:
-            topic = Topic.parse(msg.topic)
-            device, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload)
-            if device != topic.device:
-                raise ContractError(msg.topic, "device",
-                                    f"payload device {device!r} does not match the topic's {topic.device!r}")
-            stored = StoredMessage(device, seq, tuple(readings))
-        except (ContractError, ValueError) as e:
-            self._reject(msg, str(e))
-            client.ack(msg.mid, msg.qos)
-            return
-        self._queue.put((msg.mid, stored))  # blocks when the writer is behind: back-pressure
+    def _on_deliveries(self, deliveries: list[Delivery]) -> None:
+        put = self._queue.put
+        ack_now: list[tuple[int, int] | None] = []
+        for msg in deliveries:
+            if self._stop.is_set():
+                return            # not acknowledged: the broker delivers it again
+            if msg.topic.endswith(self._status_suffix):
+                self._on_status(msg)
+                ack_now.append(msg.token)
+                continue
+            try:
+                topic = Topic.parse(msg.topic)
+                device, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload)
+                if device != topic.device:
+                    raise ContractError(msg.topic, "device",
+                                        f"payload device {device!r} does not match the topic's {topic.device!r}")
+            except (ContractError, ValueError) as e:
+                self._reject(msg, str(e))
+                ack_now.append(msg.token)
+                continue
+            put((msg.token, StoredMessage(device, seq, tuple(readings))))  # blocks when the writer is behind
+        if ack_now:
+            self._client.ack(ack_now)
 
-    def _on_status(self, msg: mqtt.MQTTMessage) -> None:
+    def _on_status(self, msg: Delivery) -> None:
         """Status is a retained snapshot: the latest wins, a lost one is replaced by the next."""
         if not isinstance(self.sink, StatusSink) or not msg.payload:
             return
@@ -163,7 +162,7 @@ class IngestService:
         self._keep_aside({"device": m.device, "seq": m.seq, "error": f"store refused: {reason}",
                           "readings": [list(r) for r in m.readings]})
 
-    def _reject(self, msg: mqtt.MQTTMessage, reason: str) -> None:
+    def _reject(self, msg: Delivery, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
         self._keep_aside({"topic": msg.topic, "error": reason,
@@ -182,7 +181,7 @@ class IngestService:
             item = self._queue.get()
             if item is None:
                 stopping = True
-                batch: list[tuple[int, StoredMessage]] = []
+                batch: list[tuple[tuple[int, int] | None, StoredMessage]] = []
             else:
                 batch = [item]
             n = sum(len(m.readings) for _, m in batch)
@@ -208,7 +207,7 @@ class IngestService:
             if batch:
                 self._store(batch)
 
-    def _store(self, batch: list[tuple[int, StoredMessage]]) -> None:
+    def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage]]) -> None:
         messages = [m for _, m in batch]
         delay = 0.2
         while True:
@@ -236,8 +235,7 @@ class IngestService:
                 log.warning("ingest: store unavailable (%s); retrying in %.1fs", e, wait)
                 time.sleep(wait)
                 delay = min(delay * 2, 30.0)
-        for mid, _ in batch:
-            self._client.ack(mid, 1)
+        self._client.ack([token for token, _ in batch])
         self.stats.messages += len(batch)
         self.stats.stored_readings += result.readings_written
         self.stats.duplicate_messages += result.duplicate_messages

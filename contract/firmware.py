@@ -47,6 +47,14 @@ class Calibration(_Model):
     offset: float = 0.0
     slope: float = 1.0
 
+    @field_validator("due")
+    @classmethod
+    def _due_after_performed(cls, v: date, info: Any) -> date:
+        performed = info.data.get("performed")
+        if performed is not None and v < performed:
+            raise ValueError(f"due {v} is before performed {performed}")
+        return v
+
     def overdue(self, day: date) -> bool:
         return day > self.due
 

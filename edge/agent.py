@@ -39,7 +39,7 @@ from ..contract.firmware import FirmwareConfig
 from ..contract.ids import Channel, Topic
 from ..contract.timeutil import iso_utc
 from ..contract.units import converter
-from ..contract.wire import EVENT_SCHEMA, QualityFlag, status_payload
+from ..contract.wire import EVENT_SCHEMA, QualityFlag, SensorCalibration, status_payload
 from .clock import JumpDetector
 from .config import parse_agent_config
 from .decisions import DryWeatherFlow, FirstFlush
@@ -109,7 +109,8 @@ class Agent:
             config_version=self.config.config_version, uptime_s=round(time.monotonic() - self._started_mono, 1),
             battery_v=self._last.get("battery"), signal_dbm=self._last.get("signal"),
             spool_depth=self.spool.depth(), dropped=self.spool.dropped,
-            clock=None if synced is None else ("synced" if synced else "unsynced"))
+            clock=None if synced is None else ("synced" if synced else "unsynced"),
+            calibrations=_calibrations(self.config))
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Queue an event durably; the uplink publishes it on ``…/events``."""
@@ -353,3 +354,11 @@ def _decisions_for(config: FirmwareConfig) -> list[FirstFlush | DryWeatherFlow]:
     t = config.triggers
     return ([FirstFlush(t.first_flush)] if t.first_flush else []) + \
         ([DryWeatherFlow(t.dry_weather_flow)] if t.dry_weather_flow else [])
+
+
+def _calibrations(config: FirmwareConfig) -> tuple[SensorCalibration, ...]:
+    """Every sensor's ``calibration:`` block as the status message reports it (the server
+    turns them into "calibration due" records)."""
+    return tuple(SensorCalibration(sensor=s.id, performed=s.calibration.performed, due=s.calibration.due,
+                                   station=s.station)
+                 for s in config.sensors if s.calibration is not None)

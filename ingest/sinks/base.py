@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
-from ...contract.wire import CanonicalReading
+from ...contract.wire import CanonicalReading, SensorCalibration
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,10 @@ class DeviceStatus:
     config_version: str | None = None
     agent_version: str | None = None
     clock: str | None = None
+    # Each sensor's calibration as the logger reported it; None when the status said nothing
+    # about calibration (a logger from before the field, the broker's last will), () when no
+    # sensor has a calibration block. A sensor's own station, when set, overrides ``station``.
+    calibrations: tuple[SensorCalibration, ...] | None = None
 
 
 @runtime_checkable

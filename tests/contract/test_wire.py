@@ -77,6 +77,59 @@ def test_status_round_trip():
         decode_status("t", b'{"schema":"ms4watch.status/1","device":"LOG-1","state":"asleep"}')
 
 
+STATUS_TOPIC = "ms4/town/OF-1/LOG-1/status"
+
+
+def status(**over) -> bytes:
+    cal = {"sensor": "flow", "performed": "2026-05-01", "due": "2026-08-01"}
+    cal.update(over.pop("cal", {}))
+    msg = {"schema": "ms4watch.status/1", "device": "LOG-1", "state": "online", "calibrations": [cal]}
+    msg.update(over)
+    return json.dumps(msg).encode()
+
+
+def test_status_carries_each_sensors_calibration():
+    from datetime import date
+
+    from ms4watch.contract.wire import SensorCalibration
+    raw = status(calibrations=[{"sensor": "flow", "performed": "2026-05-01", "due": "2026-08-01"},
+                               {"sensor": "turb", "performed": "2026-05-20", "due": "2026-06-19", "station": "DS-1"}])
+    st = decode_status(STATUS_TOPIC, raw)
+    assert st.calibrations == (SensorCalibration(sensor="flow", performed=date(2026, 5, 1), due=date(2026, 8, 1)),
+                               SensorCalibration(sensor="turb", performed=date(2026, 5, 20), due=date(2026, 6, 19),
+                                                 station="DS-1"))
+    assert decode_status(STATUS_TOPIC, st.to_json()) == st
+    assert b'"due":"2026-08-01"' in st.to_json()
+    assert decode_status(STATUS_TOPIC, status(calibrations=[])).calibrations == ()   # no calibrated sensor
+    older = b'{"schema":"ms4watch.status/1","device":"LOG-1","state":"online","battery_v":12.6}'
+    assert decode_status(STATUS_TOPIC, older).calibrations is None                    # before the field
+    assert b"calibrations" not in status_payload("LOG-1", "offline")
+
+
+@pytest.mark.parametrize("raw, field, text", [
+    (status(cal={"due": "2026-08-01T00:00:00Z"}), "calibrations[0].due", "YYYY-MM-DD"),
+    (status(cal={"performed": 1780000000}), "calibrations[0].performed", "valid date"),
+    (status(cal={"due": "soon"}), "calibrations[0].due", "YYYY-MM-DD"),
+    (status(cal={"due": "2026-04-30"}), "calibrations[0].due", "due 2026-04-30 is before performed 2026-05-01"),
+    (status(cal={"sensor": "flow meter"}), "calibrations[0].sensor", "invalid sensor id"),
+    (status(cal={"station": "OF 1"}), "calibrations[0].station", "invalid station id"),
+    (status(cal={"slope": 1.02}), "calibrations[0].slope", "Extra inputs"),
+    (status(cal={"due": None}), "calibrations[0].due", "valid date"),
+    (json.dumps({"schema": "ms4watch.status/1", "device": "LOG-1", "state": "online",
+                 "calibrations": [{"sensor": "flow", "performed": "2026-05-01"}]}).encode(),
+     "calibrations[0].due", "Field required"),
+    (status(calibrations={"flow": "2026-08-01"}), "calibrations", "valid array"),
+    (status(calibrations=[{"sensor": "flow", "performed": "2026-05-01", "due": "2026-08-01"}] * 2),
+     "calibrations", "sensor 'flow' is listed twice"),
+])
+def test_status_calibration_rejections_name_the_field(raw, field, text):
+    with pytest.raises(ContractError) as e:
+        decode_status(STATUS_TOPIC, raw)
+    assert e.value.topic == STATUS_TOPIC and e.value.field == field
+    assert text in str(e.value)
+    assert str(e.value).startswith(f"{STATUS_TOPIC}: {field}: ")
+
+
 def test_message_model_is_frozen():
     msg = decode_readings(TOPIC, payload())
     with pytest.raises(Exception):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from datetime import datetime, timedelta, timezone
 
 from ms4watch.contract.timeutil import iso_utc
 from ms4watch.contract.wire import CanonicalReading
@@ -103,8 +104,10 @@ def seed(sink, days: int = 7, seed_value: int = 5) -> int:
          now - 144 * H),
     ]
     for d in devices:
-        for sensor, days_left in (("flow", 40.0), ("turbidity", -2.0)):
+        for sensor, days_left in (("flow", 40), ("turbidity", -2)):
+            due = datetime.fromtimestamp(now // 10**9, tz=timezone.utc).date() + timedelta(days=days_left)
             records.append(("calibration", {"station": station_of[d], "device": d, "sensor": sensor},
-                            {"due": iso_utc(now + int(days_left * 24 * H)), "days_left": days_left}, now - H))
+                            {"due": due.isoformat(), "performed": (due - timedelta(days=90)).isoformat(),
+                             "days_left": float(days_left)}, now - H))
     sink.write_records(records)
     return written

@@ -16,6 +16,7 @@ import pytest
 
 from ms4watch.contract.ids import Channel
 from ms4watch.contract.timeutil import parse_time, to_ns
+from ms4watch.contract.wire import decode_status
 from ms4watch.edge.agent import Agent
 from ms4watch.edge.config import load_agent_config, parse_agent_config
 from ms4watch.edge.drivers.base import DriverEnv
@@ -235,6 +236,32 @@ def test_readings_taken_with_an_unsynchronised_clock_are_flagged(tmp_path, mosqu
         collector.close()
     flags = {tuple(r["flags"]) for m in collector.of("readings") for r in m["readings"]}
     assert flags == {("simulated", "clock_unsynced")}
+
+
+def test_status_reports_each_sensors_calibration(tmp_path, mosquitto_broker):
+    text = CONFIG.replace(
+        "options: {model: runoff}}",
+        "options: {model: runoff},\n     calibration: {performed: 2026-05-01, due: 2026-08-01, slope: 1.03}}").replace(
+        "options: {model: rain}}",
+        "station: RG-1, options: {model: rain},\n     calibration: {performed: 2026-04-07, due: 2026-10-07}}")
+    collector = Collector(mosquitto_broker.port)
+    agent = make_agent(tmp_path, mosquitto_broker.url, text=text)
+    try:
+        assert collector.wait(lambda: any(s.get("state") == "online" for s in collector.of("status")))
+    finally:
+        agent.stop()
+    try:
+        assert collector.wait(lambda: any(s.get("state") == "offline" for s in collector.of("status")))
+    finally:
+        collector.close()
+    online = next(s for s in collector.of("status") if s.get("state") == "online")
+    assert online["calibrations"] == [
+        {"sensor": "flow", "performed": "2026-05-01", "due": "2026-08-01"},
+        {"sensor": "rain", "performed": "2026-04-07", "due": "2026-10-07", "station": "RG-1"}]  # battery: none
+    st = decode_status(str(agent.topic(Channel.STATUS)), json.dumps(online))
+    assert [(c.sensor, c.due.isoformat()) for c in st.calibrations] == [("flow", "2026-08-01"), ("rain", "2026-10-07")]
+    offline = [s for s in collector.of("status") if s.get("state") == "offline"]
+    assert all("calibrations" not in s for s in offline)  # offline (and the last will) say nothing about it
 
 
 def test_live_readings_overtake_a_long_backlog(tmp_path, mosquitto_broker):

@@ -34,3 +34,23 @@ def test_bundled_demo_configs_load():
     for f in files:
         config, _ = load_agent_config(f)
         assert config.municipality == "brookhollow"
+
+
+def test_demo_calibrations_make_the_calibration_panel_useful():
+    """Turbidity, flow and rain sensors carry calibration blocks; at least one falls due
+    during the default demo week or is overdue by then, batteries and radios have none."""
+    from datetime import timedelta
+
+    from ms4watch.demo import DemoOptions, demo_configs
+    o = DemoOptions()
+    first, last = o.start.date(), (o.start + timedelta(days=o.days)).date()
+    calibrated: dict[str, list] = {}
+    for f in sorted(demo_configs().glob("LOG-*.yaml")):
+        config, _ = load_agent_config(f)
+        for s in config.sensors:
+            if s.calibration is not None:
+                calibrated.setdefault(s.quantity.value, []).append(s.calibration)
+    assert set(calibrated) == {"turbidity", "flow", "rain"}
+    assert all(c.performed <= first for cs in calibrated.values() for c in cs)
+    assert any(c.due <= last for cs in calibrated.values() for c in cs)
+    assert any(c.due > last for cs in calibrated.values() for c in cs)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import socket
-from datetime import timedelta
+import time
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
+from ms4watch.contract.wire import SensorCalibration
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
 from ms4watch.ingest.sinks import open_sink
+from ms4watch.ingest.sinks.base import DeviceStatus
 from ms4watch.ingest.sinks.influxdb import Influx1Sink, MessagesRejected, StoreMisconfigured
 from tests.ingest.http_stub import StubServer
 from tests.support.influx_fixtures import make_messages
@@ -86,6 +89,39 @@ def test_bad_message_is_refused_others_written(influxd):
     assert e.value.written == 12
     assert _count(influxd, where="WHERE device='LOG-NEW'") == 12
     assert "HTTP 400" in e.value.rejected[0][2]
+
+
+def test_status_writes_a_calibration_point_per_sensor_and_the_latest_wins(influxd):
+    sink = _ready_sink(influxd)
+    day = 86400 * 10**9
+    t1 = time.time_ns() - 2 * day
+    t2 = t1 + day
+    due = _utc_day(t1) + timedelta(days=10)
+    cal = [SensorCalibration(sensor="flow", performed=date(2026, 1, 5), due=due),
+           SensorCalibration(sensor="rain", performed=date(2026, 4, 7), due=date(2026, 10, 7), station="RG-1")]
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", t1, "online", 12.6, calibrations=tuple(cal)))
+    recal = SensorCalibration(sensor="flow", performed=due, due=due + timedelta(days=90))
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", t2, "online", 12.5, calibrations=(recal, cal[1])))
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", t2 + 1000, "offline"))   # the last will: no calibration
+    sink.write_status(DeviceStatus("LOG-2", "OF-2", t2, "online"))           # an older logger: none either
+    # the dashboard's "Calibration due" query
+    body = influxd.query('SELECT last("days_left") AS "days_left", last("due") AS "due", '
+                         'last("performed") AS "performed" FROM "calibration" WHERE time > now() - 30d '
+                         'GROUP BY "device", "sensor", "station"', "town")
+    rows = {(s["tags"]["device"], s["tags"]["sensor"], s["tags"]["station"]): s["values"][0][1:]
+            for s in body["results"][0]["series"]}
+    assert rows == {("LOG-1", "flow", "OF-1"): [99.0, str(due + timedelta(days=90)), str(due)],
+                    ("LOG-1", "rain", "RG-1"): [float((date(2026, 10, 7) - _utc_day(t2)).days), "2026-10-07",
+                                                "2026-04-07"]}
+    history = influxd.query('SELECT "days_left" FROM "calibration" WHERE "sensor" = \'flow\'', "town")
+    assert history["results"][0]["series"][0]["values"] == [[t1, 10.0], [t2, 99.0]]
+    states = influxd.query('SELECT "state" FROM "device_status"', "town")["results"][0]["series"][0]["values"]
+    assert len(states) == 4
+    sink.close()
+
+
+def _utc_day(t_ns: int) -> date:
+    return datetime.fromtimestamp(t_ns // 10**9, tz=timezone.utc).date()
 
 
 def test_open_refuses_missing_database_and_short_retention(influxd):

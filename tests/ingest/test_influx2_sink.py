@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
@@ -29,6 +31,32 @@ def test_write_read_back_and_duplicates(victoria):
     series = victoria.export('{__name__="reading_value",quantity="flow"}')
     assert len(series) == 1 and series[0]["metric"]["station"] == "OF-12" and series[0]["metric"]["unit"] == "gpm"
     assert sorted(series[0]["values"]) == sorted(m.readings[0].value for m in msgs)
+    sink.close()
+
+
+def test_status_writes_calibration_days_left(victoria):
+    """VictoriaMetrics keeps numeric fields only: days_left arrives, tagged with ids."""
+    from datetime import date, datetime, timedelta, timezone
+
+    from ms4watch.contract.wire import SensorCalibration
+    from ms4watch.ingest.sinks.base import DeviceStatus
+    sink = open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=true")
+    sink.open()
+    now = time.time_ns()
+    today = datetime.fromtimestamp(now // 10**9, tz=timezone.utc).date()
+    sink.write_status(DeviceStatus("LOG-1", "DS-1", now, "online", calibrations=(
+        SensorCalibration(sensor="turbidity", performed=date(2026, 1, 1), due=today - timedelta(days=3)),)))
+    deadline = time.monotonic() + 15
+    while True:          # a few samples may take VictoriaMetrics a moment to make searchable
+        victoria.flush()
+        found = victoria.export('{__name__="calibration_days_left"}')
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    (series,) = found
+    assert {k: series["metric"][k] for k in ("station", "device", "sensor")} == \
+        {"station": "DS-1", "device": "LOG-1", "sensor": "turbidity"}
+    assert series["values"] == [-3.0]
     sink.close()
 
 

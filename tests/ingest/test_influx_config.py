@@ -133,3 +133,25 @@ def test_status_and_event_records():
     (dwf,) = event_records({"kind": "dry_weather_flow", "outfall": "OF-12", "start": "2026-06-01T08:00:00Z",
                             "end": None, "peak_gpm": 4.2, "suppressed": None})
     assert dwf[1] == {"kind": "dry_weather_flow", "station": "OF-12"} and dwf[2]["open"] == 1
+
+
+def test_calibration_records_count_days_from_the_received_day():
+    from datetime import date
+
+    from ms4watch.contract.timeutil import parse_time, to_ns
+    from ms4watch.contract.wire import SensorCalibration
+    from ms4watch.ingest.sinks.influxdb.records import calibration_records, days_left
+
+    received = to_ns(parse_time("2026-06-05T23:59:00Z"))
+    cals = [SensorCalibration(sensor="flow", performed=date(2026, 5, 1), due=date(2026, 8, 1)),
+            SensorCalibration(sensor="turb", performed=date(2026, 5, 6), due=date(2026, 6, 4), station="DS-1")]
+    flow, turb = calibration_records("OF-12", "LOG-1", cals, received)
+    assert record_line(*flow) == ('calibration,device=LOG-1,sensor=flow,station=OF-12 due="2026-08-01",'
+                                  f'performed="2026-05-01",days_left=57.0 {received}')
+    assert turb[1] == {"station": "DS-1", "device": "LOG-1", "sensor": "turb"}   # the sensor's own station
+    assert turb[2]["days_left"] == -1.0                                          # the day after due: overdue
+    # days by UTC calendar day, as the logger flags readings: 0 all through the due day
+    assert days_left(date(2026, 6, 5), to_ns(parse_time("2026-06-05T00:00:00Z"))) == 0.0
+    assert days_left(date(2026, 6, 5), to_ns(parse_time("2026-06-05T23:59:59Z"))) == 0.0
+    assert days_left(date(2026, 6, 5), to_ns(parse_time("2026-06-06T00:00:00Z"))) == -1.0
+    assert calibration_records("OF-12", "LOG-1", (), received) == []

@@ -157,3 +157,33 @@ def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_brok
     assert s.count_readings() == 1600
     assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (400, 400)
     s.close()
+
+
+def test_retained_status_calibrations_reach_the_store(tmp_path, mosquitto_broker):
+    """A logger's retained status (as the edge agent builds it) → ingest → the store's
+    ``calibration`` rows; a status that breaks the contract is set aside, naming the field."""
+    from datetime import date
+
+    from ms4watch.contract.wire import SensorCalibration, status_payload
+    status_topic = "ms4/town/OF-1/LOG-1/status"
+    pub = publisher(mosquitto_broker.port)
+    payload = status_payload("LOG-1", "online", battery_v=12.6, calibrations=(
+        SensorCalibration(sensor="flow", performed=date(2026, 1, 5), due=date(2026, 7, 5)),
+        SensorCalibration(sensor="rain", performed=date(2026, 4, 7), due=date(2026, 10, 7), station="RG-1")))
+    pub.publish(status_topic, payload, qos=1, retain=True).wait_for_publish(10)   # retained: ingest gets it
+    bad = payload.replace(b'"due":"2026-10-07"', b'"due":"in October"')
+    pub.publish("ms4/town/OF-2/LOG-2/status", bad, qos=1, retain=True).wait_for_publish(10)
+    pub.loop_stop()
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-cal",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    try:
+        assert svc.connected.wait(10)
+        assert wait_for(lambda: len(sink.query("SELECT * FROM calibration")) == 2 and svc.stats.rejected_messages)
+        rows = sink.query("SELECT device, sensor, station, performed, due FROM calibration ORDER BY sensor")
+    finally:
+        svc.stop()
+    assert rows == [("LOG-1", "flow", "OF-1", "2026-01-05", "2026-07-05"),
+                    ("LOG-1", "rain", "RG-1", "2026-04-07", "2026-10-07")]
+    (rejected,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert rejected["error"].startswith("ms4/town/OF-2/LOG-2/status: calibrations[1].due: ")

@@ -42,3 +42,56 @@ def test_unwritable_store_is_unavailable_not_a_crash(tmp_path):
 def test_bad_store_urls(url):
     with pytest.raises(ValueError):
         open_sink(url)
+
+
+def test_status_keeps_the_latest_calibration_per_sensor(tmp_path):
+    from datetime import date
+
+    from ms4watch.contract.wire import SensorCalibration
+    from ms4watch.ingest.sinks.base import DeviceStatus
+
+    def cal(sensor, performed, due, station=None):
+        return SensorCalibration(sensor=sensor, performed=date.fromisoformat(performed), due=date.fromisoformat(due),
+                                 station=station)
+
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    rows = lambda: sink.query("SELECT * FROM calibration ORDER BY device, sensor")  # noqa: E731
+    T = 1_780_000_000_000_000_000
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", T, "online", calibrations=(
+        cal("flow", "2026-01-05", "2026-07-05"), cal("rain", "2026-04-07", "2026-10-07", station="RG-1"))))
+    sink.write_status(DeviceStatus("LOG-2", "DS-1", T, "online", calibrations=(cal("turb", "2026-05-20", "2026-06-19"),)))
+    assert rows() == [("LOG-1", "flow", "OF-1", "2026-01-05", "2026-07-05", T),
+                      ("LOG-1", "rain", "RG-1", "2026-04-07", "2026-10-07", T),
+                      ("LOG-2", "turb", "DS-1", "2026-05-20", "2026-06-19", T)]
+    # recalibrated flow meter; the rain gauge's block removed from the config: gone
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", T + 10, "online", calibrations=(cal("flow", "2026-07-01", "2027-01-01"),)))
+    # saying nothing about calibration (the last will, an older logger) changes nothing
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", T + 20, "offline"))
+    # a status received earlier than what is stored does not overwrite it
+    sink.write_status(DeviceStatus("LOG-2", "DS-1", T - 10, "online", calibrations=(cal("turb", "2026-04-20", "2026-05-20"),)))
+    assert rows() == [("LOG-1", "flow", "OF-1", "2026-07-01", "2027-01-01", T + 10),
+                      ("LOG-2", "turb", "DS-1", "2026-05-20", "2026-06-19", T)]
+    assert sink.query("SELECT state FROM device_status WHERE device = 'LOG-1'") == [("offline",)]
+    sink.write_status(DeviceStatus("LOG-2", "DS-1", T + 30, "online", calibrations=()))  # none calibrated now
+    assert [r[:2] for r in rows()] == [("LOG-1", "flow")]
+    sink.close()
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    assert [r[:2] for r in rows()] == [("LOG-1", "flow")]   # durable
+    sink.close()
+
+
+def test_status_on_a_store_made_before_the_calibration_table(tmp_path):
+    import sqlite3
+
+    from ms4watch.ingest.sinks.base import DeviceStatus
+    from ms4watch.ingest.sinks.sqlite.sink import SCHEMA
+    db = sqlite3.connect(tmp_path / "old.db")
+    db.executescript(SCHEMA.split("CREATE TABLE IF NOT EXISTS calibration")[0])   # the tables before it
+    db.close()
+    sink = SqliteSink(tmp_path / "old.db")
+    sink.open()                                     # adds the table
+    sink.write_status(DeviceStatus("LOG-1", "OF-1", 1, "online", calibrations=()))
+    assert sink.query("SELECT count(*) FROM calibration") == [(0,)]
+    sink.close()

@@ -12,6 +12,7 @@ from ..base import DeviceStatus, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import MessagesRejected, StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
+from .records import calibration_records
 from .schema import DEVICE_STATUS, MIN_RETENTION, READING
 
 log = logging.getLogger(__name__)
@@ -59,12 +60,14 @@ class InfluxSinkBase(ABC):
         return len(lines)
 
     def write_status(self, st: DeviceStatus) -> None:
-        """StatusSink: a logger's status message as a ``device_status`` point."""
+        """StatusSink: a logger's status message as a ``device_status`` point and one
+        ``calibration`` point per sensor it reports a calibration for (one request)."""
         self.write_records([(DEVICE_STATUS, {"station": st.station, "device": st.device}, {
             "online": 1 if st.state == "online" else 0, "state": st.state, "battery_v": st.battery_v,
             "signal_dbm": st.signal_dbm, "spool_depth": st.spool_depth, "dropped": st.dropped,
             "clock_synced": None if st.clock is None else int(st.clock == "synced"),
-            "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns)])
+            "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns),
+            *calibration_records(st.station, st.device, st.calibrations or (), st.received_ns)])
 
     def _send(self, lines: Sequence[str]) -> None:
         n = self.target.batch_lines

@@ -1,7 +1,8 @@
 """Non-reading records in the store's schema (schema.py), built from contract objects.
 
 ``sink.write_records([...])`` takes the tuples these functions return. Ingest writes a
-``device_status`` record per status message; the alert engine writes ``alert``, ``storm``
+``device_status`` record per status message and a ``calibration`` record per sensor the
+status lists under ``calibrations``; the alert engine writes ``alert``, ``storm``
 and ``inspection`` records from its events (same timestamp again when an episode closes
 or an inspection is recorded, so the point is updated in place); incidents write
 ``incident`` records on every state change.
@@ -9,12 +10,13 @@ or an inspection is recorded, so the point is updated in place); incidents write
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from datetime import date, datetime, timezone
+from typing import Any, Iterable, Mapping
 
 from ....contract.timeutil import parse_time, to_ns
-from ....contract.wire import StatusMessage
+from ....contract.wire import SensorCalibration, StatusMessage
 from .lineproto import FieldValue
-from .schema import ALERT, DEVICE_STATUS, INCIDENT, INSPECTION, STORM
+from .schema import ALERT, CALIBRATION, DEVICE_STATUS, INCIDENT, INSPECTION, STORM
 
 Record = tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]
 
@@ -28,6 +30,30 @@ def status_record(station: str, msg: StatusMessage, received_ns: int) -> Record:
         "spool_depth": msg.spool_depth, "dropped": msg.dropped,
         "clock_synced": None if msg.clock is None else int(msg.clock == "synced"),
         "agent_version": msg.agent_version, "config_version": msg.config_version}, t)
+
+
+def days_left(due: date, t_ns: int) -> float:
+    """Whole days from the UTC day of ``t_ns`` [epoch ns] to ``due`` [d].
+
+    0 on the due day itself, negative from the day after: the day the logger starts flagging
+    readings ``calibration_overdue`` (edge/drivers/calibration.py, also by UTC day).
+    """
+    day = datetime.fromtimestamp(t_ns // 1_000_000_000, tz=timezone.utc).date()
+    return float((due - day).days)
+
+
+def calibration_records(station: str, device: str, calibrations: Iterable[SensorCalibration],
+                        received_ns: int) -> list[Record]:
+    """A status message's calibrations → one ``calibration`` record per sensor, at ``received_ns``.
+
+    ``days_left`` is counted from the day the status was received; ``due`` and ``performed``
+    are ``YYYY-MM-DD``. A sensor's own station (a logger wired to two stations) wins over the
+    topic's.
+    """
+    return [(CALIBRATION, {"station": c.station or station, "device": device, "sensor": c.sensor},
+             {"due": c.due.isoformat(), "performed": c.performed.isoformat(),
+              "days_left": days_left(c.due, received_ns)}, received_ns)
+            for c in calibrations]
 
 
 _EVENT_STATION = {"dry_weather_flow": "outfall", "turbidity_contrast": "pair", "storm": "gauge"}

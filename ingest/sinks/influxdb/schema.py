@@ -48,7 +48,8 @@ minus 24 h) · fields: due (string ISO), state (string: due, recorded, overdue),
 recorded (string ISO or ""), overdue (integer 1/0), reason (string: storm or routine)."""
 
 CALIBRATION = "calibration"
-"""tags: station, device, sensor · fields: due (string ISO), days_left (float, negative when
-overdue). Written periodically by whoever holds the firmware configs."""
+"""tags: station, device, sensor · time: when ingest received the status message · fields:
+due, performed (string YYYY-MM-DD), days_left (float, whole days from the received day to due;
+0 on the due day, negative when overdue). Written from each status message's calibrations."""
 
 MEASUREMENTS = (READING, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION)

@@ -3,6 +3,11 @@
 Tables: ``messages`` (device, seq) — the duplicate filter — and ``readings`` in canonical
 units. A batch is one transaction, committed with ``synchronous=FULL``, so when ``write``
 returns the readings survive a crash or a power cut; only then does ingest acknowledge.
+
+``device_status`` keeps each logger's latest status, ``calibration`` the latest calibration
+each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
+received_ns): a status that lists calibrations replaces the device's rows, one that says
+nothing about calibration (an older logger, the last will) leaves them alone.
 """
 
 from __future__ import annotations
@@ -28,8 +33,18 @@ CREATE TABLE IF NOT EXISTS device_status (
     device TEXT PRIMARY KEY, station TEXT NOT NULL, received_ns INTEGER NOT NULL, state TEXT NOT NULL,
     battery_v REAL, signal_dbm REAL, spool_depth INTEGER, dropped INTEGER, config_version TEXT,
     agent_version TEXT, clock TEXT);
+CREATE TABLE IF NOT EXISTS calibration (
+    device TEXT NOT NULL, sensor TEXT NOT NULL, station TEXT NOT NULL, performed TEXT NOT NULL,
+    due TEXT NOT NULL, received_ns INTEGER NOT NULL, PRIMARY KEY (device, sensor)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+
+# Latest wins: a row already written from a later status is not overwritten by an earlier one.
+_UPSERT_CALIBRATION = """
+INSERT INTO calibration VALUES (?,?,?,?,?,?) ON CONFLICT (device, sensor) DO UPDATE SET
+    station = excluded.station, performed = excluded.performed, due = excluded.due,
+    received_ns = excluded.received_ns
+WHERE excluded.received_ns >= calibration.received_ns"""
 
 
 class SqliteSink:
@@ -86,14 +101,30 @@ class SqliteSink:
         return WriteResult(written, dup)
 
     def write_status(self, st: DeviceStatus) -> None:
+        """The device's status row and, when the status lists them, its calibration rows (one
+        transaction)."""
         if self._db is None:
             raise StoreUnavailable("sqlite store is not open")
         with self._lock:
+            db = self._db
             try:
-                self._db.execute("INSERT OR REPLACE INTO device_status VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("INSERT OR REPLACE INTO device_status VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
                     st.device, st.station, st.received_ns, st.state, st.battery_v, st.signal_dbm,
                     st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock))
+                if st.calibrations is not None:
+                    # The status lists every calibrated sensor: a sensor no longer listed is gone.
+                    db.execute("DELETE FROM calibration WHERE device = ? AND received_ns <= ?",
+                               (st.device, st.received_ns))
+                    db.executemany(_UPSERT_CALIBRATION, [
+                        (st.device, c.sensor, c.station or st.station, c.performed.isoformat(),
+                         c.due.isoformat(), st.received_ns) for c in st.calibrations])
+                db.execute("COMMIT")
             except sqlite3.Error as e:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
                 raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
 
     def count_readings(self) -> int:

@@ -46,11 +46,11 @@ class LineEncoder:
     __slots__ = ("_keys", "_max_keys")
 
     def __init__(self, max_keys: int = 100_000):
-        self._keys: dict[tuple[str, str, str, str, str], str] = {}
+        self._keys: dict[tuple[str, str, str, str], str] = {}
         self._max_keys = max_keys
 
     def series_key(self, r: CanonicalReading) -> str:
-        k = (r.station, r.device, r.sensor, r.quantity, r.unit)
+        k = (r.station, r.device, r.sensor, r.quantity)      # the unit follows from the quantity
         key = self._keys.get(k)
         if key is None:
             if len(self._keys) >= self._max_keys:
@@ -62,12 +62,14 @@ class LineEncoder:
         return key
 
     def reading(self, r: CanonicalReading) -> str:
+        key = self._keys.get((r.station, r.device, r.sensor, r.quantity)) or self.series_key(r)
         flags = r.flags
-        if '"' in flags or "\\" in flags:
+        if flags and ('"' in flags or "\\" in flags):
             flags = flags.replace("\\", "\\\\").replace('"', '\\"')
-        if r.value is None:
-            return f'{self.series_key(r)} flags="{flags}",seq={r.seq}i {r.time_ns}'
-        return f'{self.series_key(r)} value={float(r.value)!r},flags="{flags}",seq={r.seq}i {r.time_ns}'
+        value = r.value
+        if value is None:
+            return f'{key} flags="{flags}",seq={r.seq}i {r.time_ns}'
+        return f'{key} value={value if type(value) is float else float(value)!r},flags="{flags}",seq={r.seq}i {r.time_ns}'
 
     def messages(self, batch: Iterable[StoredMessage]) -> list[list[str]]:
         """Lines per message, in order (kept apart so a refused batch can be narrowed down)."""

@@ -30,7 +30,7 @@ def ingest(
     shared_group: Optional[str] = typer.Option(None, hidden=True, help="Run as one member of this shared group."),
 ) -> None:
     """Subscribe to every logger's readings and store them; acknowledge only once stored."""
-    from ..ingest.service import IngestService
+    from ..ingest.service import IngestService, tune_gc
     from ..ingest.sinks import open_store
 
     log = logging.getLogger("ms4watch.ingest")
@@ -44,6 +44,7 @@ def ingest(
         service = IngestService(broker, municipality, open_store(store, spool_dir), client_id=base_id,
                                 username=username, password=password, rejected_path=rejected,
                                 shared_group=shared_group)
+        tune_gc()
         service.start()
     except (Ms4Error, ValueError) as e:
         typer.echo(f"error: {e}", err=True)

@@ -19,13 +19,16 @@ def test_each_device_seq_is_written_once(tmp_path):
     sink.open()
     r1 = sink.write([msg("A", 1), msg("A", 2), msg("B", 1)])
     r2 = sink.write([msg("A", 2), msg("A", 3)])   # A/2 redelivered
+    r3 = sink.write([msg("C", 1), msg("C", 1), msg("C", 2)])   # redelivered within one batch
     assert (r1.readings_written, r1.duplicate_messages) == (9, 0)
     assert (r2.readings_written, r2.duplicate_messages) == (3, 1)
-    assert sink.count_readings() == 12
+    assert (r3.readings_written, r3.duplicate_messages) == (6, 1)
+    assert sink.count_readings() == 18
+    assert sink.query("SELECT count(*) FROM messages")[0][0] == 6
     sink.close()
     sink = SqliteSink(tmp_path / "store.db")
     sink.open()
-    assert sink.count_readings() == 12  # durable
+    assert sink.count_readings() == 18  # durable
     assert sink.query("PRAGMA journal_mode")[0][0] == "wal"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from itertools import chain
 from pathlib import Path
 from typing import Sequence
 
@@ -83,14 +84,28 @@ class SqliteSink:
             db = self._db
             try:
                 db.execute("BEGIN IMMEDIATE")
-                for m in batch:
-                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
-                                     (m.device, m.seq, now, len(m.readings)))
-                    if cur.rowcount != 1:
-                        dup += 1
-                        continue
-                    db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", m.readings)
-                    written += len(m.readings)
+                # The usual case, no duplicate: two executemany calls for the whole batch. If
+                # the message filter ignored any row, undo that and go message by message.
+                db.execute("SAVEPOINT batch")
+                before = db.total_changes
+                db.executemany("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
+                               [(m.device, m.seq, now, len(m.readings)) for m in batch])
+                if db.total_changes - before == len(batch):
+                    db.execute("RELEASE batch")
+                    db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)",
+                                   chain.from_iterable(m.readings for m in batch))
+                    written = sum(len(m.readings) for m in batch)
+                else:
+                    db.execute("ROLLBACK TO batch")
+                    db.execute("RELEASE batch")
+                    for m in batch:
+                        cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
+                                         (m.device, m.seq, now, len(m.readings)))
+                        if cur.rowcount != 1:
+                            dup += 1
+                            continue
+                        db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", m.readings)
+                        written += len(m.readings)
                 db.execute("COMMIT")
             except sqlite3.Error as e:
                 try:

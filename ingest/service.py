@@ -62,7 +62,7 @@ class IngestService:
     def __init__(self, broker_url: str, municipality: str, sink: Sink, *,
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
-                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 10000,
+                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 32,
                  shared_group: str | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
@@ -76,7 +76,9 @@ class IngestService:
         # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
         self.shared_group = shared_group
         self.stats = IngestStats()
-        self._queue: queue.Queue[tuple[tuple[int, int] | None, StoredMessage] | None] = queue.Queue(max_queue)
+        # One item per socket read (a list of messages); 256 KiB each at most, so the bound
+        # holds the memory ingest may use for messages not yet stored.
+        self._queue: queue.Queue[list[tuple[tuple[int, int] | None, StoredMessage]] | None] = queue.Queue(max_queue)
         readings = subscription(municipality, Channel.READINGS)
         if shared_group:
             readings = f"$share/{shared_group}/{readings}"
@@ -127,11 +129,10 @@ class IngestService:
             log.warning("ingest: disconnected from %s (%s); reconnecting", self.url, reason)
 
     def _on_deliveries(self, deliveries: list[Delivery]) -> None:
-        put = self._queue.put
+        """Decode what one socket read brought and queue it for the writer as one item."""
+        items: list[tuple[tuple[int, int] | None, StoredMessage]] = []
         ack_now: list[tuple[int, int] | None] = []
         for msg in deliveries:
-            if self._stop.is_set():
-                return            # not acknowledged: the broker delivers it again
             if msg.topic.endswith(self._status_suffix):
                 self._on_status(msg)
                 ack_now.append(msg.token)
@@ -146,9 +147,11 @@ class IngestService:
                 self._reject(msg, str(e))
                 ack_now.append(msg.token)
                 continue
-            put((msg.token, StoredMessage(device, seq, tuple(readings))))  # blocks when the writer is behind
+            items.append((msg.token, StoredMessage(device, seq, tuple(readings))))
         if ack_now:
             self._client.ack(ack_now)
+        if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again
+            self._queue.put(items)              # blocks when the writer is behind: back-pressure
 
     def _on_status(self, msg: Delivery) -> None:
         """Status is a retained snapshot: the latest wins, a lost one is replaced by the next."""
@@ -194,7 +197,7 @@ class IngestService:
                 stopping = True
                 batch: list[tuple[tuple[int, int] | None, StoredMessage]] = []
             else:
-                batch = [item]
+                batch = list(item)
             n = sum(len(m.readings) for _, m in batch)
             deadline = time.monotonic() + self.batch_wait_s
             while not stopping and n < self.batch_readings:
@@ -205,8 +208,8 @@ class IngestService:
                 if item is None:
                     stopping = True
                     break
-                batch.append(item)
-                n += len(item[1].readings)
+                batch += item
+                n += sum(len(m.readings) for _, m in item)
             if stopping:  # drain whatever is left so it is stored and acknowledged
                 while True:
                     try:
@@ -214,7 +217,7 @@ class IngestService:
                     except queue.Empty:
                         break
                     if item is not None:
-                        batch.append(item)
+                        batch += item
             if batch:
                 self._store(batch)
 

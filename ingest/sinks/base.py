@@ -12,13 +12,13 @@ the batch now (retry the whole batch later), never a third-party exception.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 
 from ...contract.wire import CanonicalReading, SensorCalibration
 
 
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
+class StoredMessage(NamedTuple):
+    """One MQTT message's readings (a NamedTuple: made once per message on the hot path)."""
     device: str
     seq: int
     readings: tuple[CanonicalReading, ...]

@@ -98,3 +98,42 @@ def test_status_on_a_store_made_before_the_calibration_table(tmp_path):
     sink.write_status(DeviceStatus("LOG-1", "OF-1", 1, "online", calibrations=()))
     assert sink.query("SELECT count(*) FROM calibration") == [(0,)]
     sink.close()
+
+
+def test_readings_are_stored_once_per_series_and_read_back_through_the_view(tmp_path):
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    sink.write([msg("A", 1), msg("A", 2), msg("B", 1, n=2)])
+    assert sink.query("SELECT device, count(*) FROM series GROUP BY device") == [("A", 1), ("B", 1)]
+    rows = sink.query("SELECT * FROM readings WHERE device = 'A' AND seq = 2 ORDER BY time_ns")
+    assert rows == [tuple(r) for r in msg("A", 2).readings]
+    sink.close()
+    again = SqliteSink(tmp_path / "store.db")        # series ids are found again on reopening
+    again.open()
+    again.write([msg("A", 3)])
+    assert again.query("SELECT count(*) FROM series")[0][0] == 2 and again.count_readings() == 11
+    again.close()
+
+
+def test_a_store_of_the_first_layout_is_converted_when_opened(tmp_path):
+    import sqlite3
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:                # the layout of ms4watch before series/samples
+        db.executescript("""
+            CREATE TABLE messages (device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
+                n INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
+            CREATE TABLE readings (time_ns INTEGER NOT NULL, station TEXT NOT NULL, device TEXT NOT NULL,
+                sensor TEXT NOT NULL, quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL,
+                seq INTEGER NOT NULL);
+            CREATE INDEX readings_station_time ON readings (station, quantity, time_ns);""")
+        old = [tuple(r) for m in (msg("A", 1), msg("B", 7)) for r in m.readings]
+        db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", old)
+        db.executemany("INSERT INTO messages VALUES (?,?,0,3)", [("A", 1), ("B", 7)])
+    sink = SqliteSink(path)
+    sink.open()
+    assert sorted(sink.query("SELECT * FROM readings")) == sorted(old)
+    r = sink.write([msg("A", 1), msg("A", 2)])       # the duplicate filter came along
+    assert (r.readings_written, r.duplicate_messages) == (3, 1)
+    assert sink.count_readings() == 9
+    assert sink.query("SELECT type FROM sqlite_master WHERE name = 'readings'") == [("view",)]
+    sink.close()

@@ -1,8 +1,15 @@
 """The embedded store: SQLite in WAL mode, one file.
 
-Tables: ``messages`` (device, seq) — the duplicate filter — and ``readings`` in canonical
-units. A batch is one transaction, committed with ``synchronous=FULL``, so when ``write``
-returns the readings survive a crash or a power cut; only then does ingest acknowledge.
+Tables: ``messages`` (device, seq) — the duplicate filter — and the readings in canonical
+units, kept as ``series`` (station, device, sensor, quantity, unit: one row per physical
+sensor) and ``samples`` (series, time, value, flags, seq). Readers use the view
+``readings``, which joins them back into one row per reading. Three years of a town's
+minute data is ~10^8 readings: without the repeated text a reading takes ~45 bytes with its
+index instead of ~130, and writing it binds 5 values instead of 9. A store file from before
+(a ``readings`` table) is converted when opened.
+
+A batch is one transaction, committed with ``synchronous=FULL``, so when ``write`` returns
+the readings survive a crash or a power cut; only then does ingest acknowledge.
 
 ``device_status`` keeps each logger's latest status, ``calibration`` the latest calibration
 each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
@@ -17,8 +24,9 @@ import threading
 import time
 from itertools import chain
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
+from ....contract.wire import CanonicalReading
 from ...errors import StoreUnavailable
 from ..base import DeviceStatus, StoredMessage, WriteResult
 
@@ -26,10 +34,16 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (device, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS readings (
-    time_ns INTEGER NOT NULL, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
-    quantity TEXT NOT NULL, value REAL, unit TEXT NOT NULL, flags TEXT NOT NULL, seq INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS readings_station_time ON readings (station, quantity, time_ns);
+CREATE TABLE IF NOT EXISTS series (
+    id INTEGER PRIMARY KEY, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
+    quantity TEXT NOT NULL, unit TEXT NOT NULL, UNIQUE (station, device, sensor, quantity, unit));
+CREATE TABLE IF NOT EXISTS samples (
+    series INTEGER NOT NULL REFERENCES series (id), time_ns INTEGER NOT NULL, value REAL,
+    flags TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS samples_series_time ON samples (series, time_ns);
+CREATE VIEW IF NOT EXISTS readings AS
+    SELECT s.time_ns, r.station, r.device, r.sensor, r.quantity, s.value, r.unit, s.flags, s.seq
+    FROM samples AS s JOIN series AS r ON r.id = s.series;
 CREATE TABLE IF NOT EXISTS device_status (
     device TEXT PRIMARY KEY, station TEXT NOT NULL, received_ns INTEGER NOT NULL, state TEXT NOT NULL,
     battery_v REAL, signal_dbm REAL, spool_depth INTEGER, dropped INTEGER, config_version TEXT,
@@ -56,6 +70,7 @@ class SqliteSink:
         self.synchronous = synchronous
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._series: dict[tuple[str, str, str, str, str], int] = {}
 
     @classmethod
     def from_url(cls, url: str) -> "SqliteSink":
@@ -70,10 +85,37 @@ class SqliteSink:
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={self.synchronous}")
-            db.executescript(SCHEMA)
+            old = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'readings' AND type = 'table'").fetchone()
+            if old:
+                _convert_readings_table(db)
+            else:
+                db.executescript(SCHEMA)
+            self._series = {tuple(k): i for i, *k in db.execute(
+                "SELECT id, station, device, sensor, quantity, unit FROM series")}
         except (sqlite3.Error, OSError) as e:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
         self._db = db
+
+    def _series_id(self, r: CanonicalReading) -> int:
+        """The id of a reading's series, made on first sight (inside the write transaction)."""
+        key = (r.station, r.device, r.sensor, r.quantity, r.unit)
+        assert self._db is not None
+        self._db.execute("INSERT OR IGNORE INTO series (station, device, sensor, quantity, unit) "
+                         "VALUES (?,?,?,?,?)", key)
+        sid = self._db.execute("SELECT id FROM series WHERE station=? AND device=? AND sensor=? AND quantity=? "
+                               "AND unit=?", key).fetchone()[0]
+        self._series[key] = sid
+        return sid
+
+    def _rows(self, readings: Iterable[CanonicalReading]) -> list[tuple]:
+        series, new = self._series, self._series_id
+        out = []
+        for r in readings:
+            sid = series.get((r[1], r[2], r[3], r[4], r[6]))
+            if sid is None:
+                sid = new(r)
+            out.append((sid, r[0], r[5], r[7], r[8]))
+        return out
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         if self._db is None:
@@ -92,8 +134,8 @@ class SqliteSink:
                                [(m.device, m.seq, now, len(m.readings)) for m in batch])
                 if db.total_changes - before == len(batch):
                     db.execute("RELEASE batch")
-                    db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)",
-                                   chain.from_iterable(m.readings for m in batch))
+                    db.executemany("INSERT INTO samples VALUES (?,?,?,?,?)",
+                                   self._rows(chain.from_iterable(m.readings for m in batch)))
                     written = sum(len(m.readings) for m in batch)
                 else:
                     db.execute("ROLLBACK TO batch")
@@ -104,7 +146,7 @@ class SqliteSink:
                         if cur.rowcount != 1:
                             dup += 1
                             continue
-                        db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", m.readings)
+                        db.executemany("INSERT INTO samples VALUES (?,?,?,?,?)", self._rows(m.readings))
                         written += len(m.readings)
                 db.execute("COMMIT")
             except sqlite3.Error as e:
@@ -112,8 +154,17 @@ class SqliteSink:
                     db.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
+                self._reload_series()     # ids made in the rolled-back transaction are gone
                 raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
         return WriteResult(written, dup)
+
+    def _reload_series(self) -> None:
+        assert self._db is not None
+        try:
+            self._series = {tuple(k): i for i, *k in self._db.execute(
+                "SELECT id, station, device, sensor, quantity, unit FROM series")}
+        except sqlite3.Error:
+            self._series = {}
 
     def write_status(self, st: DeviceStatus) -> None:
         """The device's status row and, when the status lists them, its calibration rows (one
@@ -145,7 +196,7 @@ class SqliteSink:
     def count_readings(self) -> int:
         with self._lock:
             assert self._db is not None
-            return self._db.execute("SELECT count(*) FROM readings").fetchone()[0]
+            return self._db.execute("SELECT count(*) FROM samples").fetchone()[0]
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Read-only helper for the CLI, tests and the alert engine's look-backs."""
@@ -158,3 +209,23 @@ class SqliteSink:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _convert_readings_table(db: sqlite3.Connection) -> None:
+    """Convert a store file of the first layout (one wide ``readings`` table), in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("DROP INDEX IF EXISTS readings_station_time")
+        db.execute("ALTER TABLE readings RENAME TO readings_wide")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT OR IGNORE INTO series (station, device, sensor, quantity, unit) "
+                   "SELECT DISTINCT station, device, sensor, quantity, unit FROM readings_wide")
+        db.execute("INSERT INTO samples SELECT r.id, w.time_ns, w.value, w.flags, w.seq FROM readings_wide AS w "
+                   "JOIN series AS r USING (station, device, sensor, quantity, unit) ORDER BY w.rowid")
+        db.execute("DROP TABLE readings_wide")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise

@@ -142,7 +142,7 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
             first = time.monotonic()
         if n >= target or not _alive(proc_pid):
             break
-        time.sleep(0.2)
+        time.sleep(0.1)
     end = time.monotonic()
     sampler.stop.set()
     sampler.join()
@@ -158,28 +158,26 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
     return res
 
 
-def ingest_child(broker: str, store: str, spool: str | None, client_id: str) -> None:
-    """Runs in the child process: ingest until stopped (SIGTERM)."""
-    import signal
-    from ms4watch.ingest.service import IngestService, tune_gc
-    from ms4watch.ingest.sinks import open_sink
-    from ms4watch.ingest.sinks.spooling import SpoolingSink
-    sink = open_sink(store)
-    if spool:
-        sink = SpoolingSink(sink, spool, max_bytes=2 * 2**30)
-    if os.environ.get("MS4_BENCH_GC") != "default":
-        tune_gc()
-    svc = IngestService(broker, MUNI, sink, client_id=client_id).start()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *a: stop.set())
-    stop.wait()
-    svc.stop()
-
-
 def count_child(broker_port: int, client_id: str, n: int, out: str) -> None:
-    """The ceiling for a Python ingest: a bare paho subscriber that only counts (auto-ack)."""
+    """A ceiling: a bare subscriber that only counts. ``paho-count``: paho (auto-ack);
+    ``sub-count``: ms4watch's own subscriber (acknowledging each read's messages at once)."""
     done = threading.Event()
     seen = [0]
+    if client_id == "sub-count":
+        from ms4watch.contract.mqtt import BrokerURL
+        from ms4watch.ingest.subscriber import Subscriber
+
+        def on_deliveries(ds) -> None:
+            seen[0] += len(ds)
+            sub.ack([d.token for d in ds])
+            if seen[0] >= n:
+                done.set()
+        sub = Subscriber(BrokerURL.parse(f"mqtt://127.0.0.1:{broker_port}"), client_id,
+                         [(f"ms4/{MUNI}/+/+/readings", 1)], on_deliveries).start()
+        done.wait(600)
+        Path(out).write_text(str(seen[0]))
+        sub.stop()
+        return
 
     def on_message(*_a) -> None:
         seen[0] += 1
@@ -221,7 +219,7 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             Influx1Sink.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
         print(f"\n== {target} readings, {per_message} per message ({n_msgs} messages); Mosquitto "
               f"max_inflight_messages {inflight}; influxd 1.6", flush=True)
-        contenders = ["ingest-influx", "ingest-sqlite", "paho-count", "mosquitto-sub"]
+        contenders = ["ingest-influx", "ingest-sqlite", "paho-count", "sub-count", "mosquitto-sub"]
         if nodered:
             contenders.append("nodered-bench")
         if a.skip_sqlite:
@@ -268,21 +266,25 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                 return p.pid
             return start
 
-        results.append(measure("ms4watch→influxdb", child("--child", broker.url, influx.store_url("ms4"),
-                                                          str(work / "spool.db"), "ingest-influx"),
+        def ingest_cli(store: str, client_id: str, *extra: str):
+            """``ms4watch ingest`` exactly as a town runs it (its start-up counts too)."""
+            def start() -> int:
+                spool = work / client_id
+                spool.mkdir(exist_ok=True)
+                p = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", MUNI,
+                                      "--broker", broker.url, "--store", store, "--client-id", client_id,
+                                      "--spool-dir", str(spool), "--rejected", str(spool / "rejected.jsonl"),
+                                      *extra], cwd=REPO, stdout=subprocess.DEVNULL)
+                procs.append(p)
+                return p.pid
+            return start
+
+        results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
                                count_influx("ms4"), target))
         _stop_all(procs)
-
-        def workers_start() -> int:
-            p = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", MUNI,
-                                  "--broker", broker.url, "--store", influx.store_url("ms4x2"),
-                                  "--client-id", f"ingest-x{workers}", "--workers", str(workers),
-                                  "--spool-dir", str(work / "x2"), "--rejected", str(work / "x2-rejected.jsonl")],
-                                 cwd=REPO, stdout=subprocess.DEVNULL)
-            procs.append(p)
-            return p.pid
-        (work / "x2").mkdir()
-        results.append(measure(f"ms4watch→influxdb ×{workers}", workers_start, count_influx("ms4x2"), target))
+        results.append(measure(f"ms4watch→influxdb ×{workers}", ingest_cli(influx.store_url("ms4x2"),
+                                                                           f"ingest-x{workers}", "--workers", str(workers)),
+                               count_influx("ms4x2"), target))
         _stop_all(procs)
         if "ingest-sqlite" in contenders:
             sqlite_path = work / "store.sqlite"
@@ -296,20 +298,21 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                         return db.execute("SELECT count(*) FROM readings").fetchone()[0]
                 except sqlite3.Error:
                     return 0
-            results.append(measure("ms4watch→sqlite", child("--child", broker.url, f"sqlite:///{sqlite_path}", "-",
-                                                            "ingest-sqlite"), count_sqlite, target))
+            results.append(measure("ms4watch→sqlite", ingest_cli(f"sqlite:///{sqlite_path}", "ingest-sqlite"),
+                                   count_sqlite, target))
             _stop_all(procs)
         if nodered:
             results.append(measure("node-red→influxdb", lambda: nodered_start(nodered, broker.port, influx.port),
                                    count_influx("nodered"), target))
             _kill(nodered_pid[0] if nodered_pid else None)
-        out = work / "count.txt"
+        for label, cid in (("ceiling: bare paho", "paho-count"), ("ceiling: ms4watch subscriber", "sub-count")):
+            out = work / f"{cid}.txt"
 
-        def count_file(final: bool) -> int:
-            return int(out.read_text()) * per_message if out.exists() else 0
-        results.append(measure("ceiling: bare paho", child("--count-child", str(broker.port), "paho-count",
-                                                            str(n_msgs), str(out)), count_file, target))
-        _stop_all(procs)
+            def count_file(final: bool, out: Path = out) -> int:
+                return int(out.read_text()) * per_message if out.exists() else 0
+            results.append(measure(label, child("--count-child", str(broker.port), cid, str(n_msgs), str(out)),
+                                   count_file, target))
+            _stop_all(procs)
         sub_done = work / "sub.txt"
 
         def start_sub() -> int:
@@ -330,9 +333,9 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
 
 
 def report(results: list[dict], per_message: int) -> None:
-    print(f"\n  {'contender':<24} {'readings/s drain':>17} {'readings/s total':>17} {'peak RSS MB':>12}")
+    print(f"\n  {'contender':<30} {'readings/s drain':>17} {'readings/s total':>17} {'peak RSS MB':>12}")
     for r in results:
-        print(f"  {r['name']:<24} {r['rate_drain']:>17,.0f} {r['rate_total']:>17,.0f} {r['peak_rss_mb']:>12.0f}"
+        print(f"  {r['name']:<30} {r['rate_drain']:>17,.0f} {r['rate_total']:>17,.0f} {r['peak_rss_mb']:>12.0f}"
               + ("" if r["complete"] else "  (incomplete)"))
     by = {r["name"]: r for r in results}
     ours, nr, sq = by.get("ms4watch→influxdb"), by.get("node-red→influxdb"), by.get("ms4watch→sqlite")
@@ -346,9 +349,10 @@ def report(results: list[dict], per_message: int) -> None:
     if x2 and nr:
         print(f"  ms4watch ×2 workers/Node-RED ({per_message}/msg): rate {x2['rate_drain'] / nr['rate_drain']:.2f}× drain, "
               f"{x2['rate_total'] / nr['rate_total']:.2f}× total; memory {x2['peak_rss_mb'] / nr['peak_rss_mb']:.2f}×")
-    paho = by.get("ceiling: bare paho")
-    if ours and paho:
-        print(f"  ms4watch→influxdb reaches {ours['rate_total'] / paho['rate_total']:.0%} of a bare paho subscriber")
+    for ceiling in ("ceiling: bare paho", "ceiling: ms4watch subscriber"):
+        c = by.get(ceiling)
+        if ours and c:
+            print(f"  ms4watch→influxdb reaches {ours['rate_total'] / c['rate_total']:.0%} of the {ceiling[9:]} (count only)")
 
 
 def main(argv: list[str]) -> int:
@@ -364,13 +368,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--broker-inflight", type=int, default=None,
                     help="Mosquitto max_inflight_messages (unacknowledged QoS 1 messages per client); "
                          "default: the test helper's setting")
-    ap.add_argument("--child", nargs=4, metavar=("BROKER", "STORE", "SPOOL", "CLIENT"), help=argparse.SUPPRESS)
     ap.add_argument("--count-child", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--json", help="write all figures to this file")
     a = ap.parse_args(argv)
-    if a.child:
-        ingest_child(a.child[0], a.child[1], None if a.child[2] == "-" else a.child[2], a.child[3])
-        return 0
     if a.count_child:
         count_child(int(a.count_child[0]), a.count_child[1], int(a.count_child[2]), a.count_child[3])
         return 0

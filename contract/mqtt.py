@@ -7,9 +7,11 @@ speaks both). ``mqtt://user:password@host:port`` — credentials may also come f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-import paho.mqtt.client as mqtt
+if TYPE_CHECKING:
+    import paho.mqtt.client as mqtt
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ def make_client(client_id: str, url: BrokerURL, *, clean_session: bool, manual_a
                 username: str | None = None, password: str | None = None,
                 max_inflight: int = 20) -> mqtt.Client:
     """A paho 2.x client (callback API v2, MQTT 3.1.1) with in-flight QoS 1 publishes capped."""
+    import paho.mqtt.client as mqtt   # here: ingest uses BrokerURL only, and starts ~0.1 s sooner without paho
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
                          protocol=mqtt.MQTTv311, manual_ack=manual_ack)
     user = username or url.username

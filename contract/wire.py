@@ -327,10 +327,12 @@ class _Slow(Exception):
 
 
 # Bounded caches of the fast path: a logger repeats its ids, units and (within a message)
-# its sample times, so each is validated or converted once, then looked up.
+# its sample times, so each is validated or converted once, then looked up. They also hand
+# back one shared object per id and time, so readings waiting to be stored do not each
+# carry their own copies of the same strings (about half their memory).
 _TIME_NS: dict[str, int] = {}
-_GOOD_IDS: set[str] = set()
-_UNIT_MAP: dict[tuple[str, str], tuple[Any, str]] = {}
+_GOOD_IDS: dict[str, str] = {}
+_UNIT_MAP: dict[tuple[str, str], tuple[Any, str, str]] = {}
 _CACHE_MAX = 65536
 _new_tuple = tuple.__new__
 
@@ -354,21 +356,22 @@ def _time_ns(t: Any) -> int:
     return ns
 
 
-def _good_id(s: Any) -> bool:
+def _good_id(s: Any) -> str:
+    """The shared copy of a valid id; raises _Slow for anything else."""
     if type(s) is not str:
-        return False
-    if s in _GOOD_IDS:
-        return True
-    if not _ID_RE.match(s):
-        return False
-    if len(_GOOD_IDS) >= _CACHE_MAX:
-        _GOOD_IDS.clear()
-    _GOOD_IDS.add(s)
-    return True
+        raise _Slow
+    known = _GOOD_IDS.get(s)
+    if known is None:
+        if not _ID_RE.match(s):
+            raise _Slow
+        if len(_GOOD_IDS) >= _CACHE_MAX:
+            _GOOD_IDS.clear()
+        known = _GOOD_IDS[s] = s
+    return known
 
 
-def _unit_map(q: Any, unit: Any) -> tuple[Any, str]:
-    """(converter or None when already canonical, canonical unit) for a quantity and unit."""
+def _unit_map(q: Any, unit: Any) -> tuple[Any, str, str]:
+    """(converter or None when already canonical, canonical unit, the quantity's shared string)."""
     if type(q) is not str or type(unit) is not str:
         raise _Slow
     hit = _UNIT_MAP.get((q, unit))
@@ -381,16 +384,16 @@ def _unit_map(q: Any, unit: Any) -> tuple[Any, str]:
             raise _Slow from None
         if len(_UNIT_MAP) >= 4096:
             _UNIT_MAP.clear()
-        hit = _UNIT_MAP[q, unit] = (None if conv is _identity else conv, CANONICAL_UNIT[q])
+        hit = _UNIT_MAP[q, unit] = (None if conv is _identity else conv, CANONICAL_UNIT[q], _QUANTITIES[q].value)
     return hit
 
 
 def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReading]]:
     if (type(d) is not dict or d.keys() != {"schema", "device", "seq", "readings"} or d["schema"] != READINGS_SCHEMA
-            or type(d["seq"]) is not int or d["seq"] < 0 or not _good_id(d["device"])
+            or type(d["seq"]) is not int or d["seq"] < 0
             or type(d["readings"]) is not list or not d["readings"]):
         raise _Slow
-    device, seq = d["device"], d["seq"]
+    device, seq = _good_id(d["device"]), d["seq"]
     out: list[CanonicalReading] = []
     append = out.append
     isfinite = math.isfinite
@@ -407,15 +410,11 @@ def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReadi
                 t, sensor, q, value, unit = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"]
                 flags = r.get("flags", ())
                 st = r.get("station")
-                if st is None:
-                    st = station
-                elif not _good_id(st):
-                    raise _Slow
+                st = station if st is None else _good_id(st)
         except KeyError:
             raise _Slow from None
-        conv, cu = _unit_map(q, unit)
-        if not _good_id(sensor):
-            raise _Slow
+        conv, cu, q = _unit_map(q, unit)
+        sensor = _good_id(sensor)
         if flags:
             if type(flags) is not list or not all(type(f) is str and f in _FLAGS for f in flags):
                 raise _Slow

@@ -62,7 +62,7 @@ class IngestService:
     def __init__(self, broker_url: str, municipality: str, sink: Sink, *,
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
-                 batch_readings: int = 5000, batch_wait_s: float = 0.05, max_queue: int = 32,
+                 batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
                  shared_group: str | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality

@@ -73,8 +73,9 @@ def test_sensor_error_reading_keeps_its_flags(influxd):
     assert body["results"][0]["series"][0]["values"][0][1:] == [None, "sensor_error"]
 
 
-def test_bad_message_is_refused_others_written(influxd):
-    sink = _ready_sink(influxd)
+@pytest.mark.parametrize("batch", [{}, {"batch": "5"}], ids=["one request", "parallel requests"])
+def test_bad_message_is_refused_others_written(influxd, batch):
+    sink = _ready_sink(influxd, **batch)
     week = 7 * 86400 * 10**9
     old = make_messages(3, 4, device="LOG-OLD", first_seq=0, end_ns=make_messages(1)[0].readings[0].time_ns - 5 * week)
     new = make_messages(3, 4, device="LOG-NEW", first_seq=0)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Mapping, Sequence
 
-from ...errors import StoreRejected
+from ...errors import StoreRejected, StoreUnavailable
 from ..base import DeviceStatus, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import MessagesRejected, StoreMisconfigured
@@ -26,9 +28,15 @@ class InfluxSinkBase(ABC):
     Writing again what was already written is harmless: points are idempotent.
     """
 
+    #: requests in flight at once when a batch is more than ``batch_lines`` lines: while the
+    #: server parses one request it can already receive the next (2 cores: ~1.3× the rate)
+    parallel_requests = 2
+
     def __init__(self, target: InfluxTarget):
         self.target = target
         self._enc = LineEncoder()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     # -- implemented per API version -------------------------------------------------
     @abstractmethod
@@ -71,8 +79,25 @@ class InfluxSinkBase(ABC):
 
     def _send(self, lines: Sequence[str]) -> None:
         n = self.target.batch_lines
-        for i in range(0, len(lines), n):
-            self._post_lines(lines[i:i + n])
+        chunks = [lines[i:i + n] for i in range(0, len(lines), n)]
+        if len(chunks) <= 1 or self.parallel_requests <= 1:
+            for chunk in chunks:
+                self._post_lines(chunk)
+            return
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.parallel_requests, thread_name_prefix="influx-write")
+            pool = self._pool
+        errors = [f.exception() for f in [pool.submit(self._post_lines, c) for c in chunks]]
+        # A retryable failure wins: the whole batch is sent again (points are idempotent).
+        for e in sorted((e for e in errors if e is not None), key=lambda e: not isinstance(e, StoreUnavailable)):
+            raise e
+
+    def _close_pool(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
 
     def _write_one_by_one(self, batch: Sequence[StoredMessage], per_msg: list[list[str]]) -> WriteResult:
         rejected: list[tuple[str, int, str]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import timedelta
 from typing import Any, Sequence
 
@@ -25,7 +26,9 @@ class Influx1Sink(InfluxSinkBase):
         if target.version != 1:
             raise ValueError(f"{target.display}: not an influxdb1 URL")
         super().__init__(target)
-        self._session: requests.Session | None = None
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = []
+        self._sessions_lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str) -> "Influx1Sink":
@@ -33,7 +36,9 @@ class Influx1Sink(InfluxSinkBase):
 
     # -- connection ------------------------------------------------------------------
     def _http(self) -> requests.Session:
-        if self._session is None:
+        """One session per thread (writes may run on two threads, see ``parallel_requests``)."""
+        s = getattr(self._local, "session", None)
+        if s is None:
             s = requests.Session()
             s.verify = self.target.verify_tls
             token = self.target.token()
@@ -43,8 +48,10 @@ class Influx1Sink(InfluxSinkBase):
                     s.auth = (user, password)          # Basic auth works on every 1.x
                 else:
                     s.headers["Authorization"] = f"Token {token}"
-            self._session = s
-        return self._session
+            self._local.session = s
+            with self._sessions_lock:
+                self._sessions.append(s)
+        return s
 
     def open(self) -> None:
         """Check the server answers, the database exists and keeps data long enough."""
@@ -58,9 +65,12 @@ class Influx1Sink(InfluxSinkBase):
         self.check_retention()
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self._close_pool()
+        with self._sessions_lock:
+            for s in self._sessions:
+                s.close()
+            self._sessions.clear()
+        self._local = threading.local()
 
     # -- writing -----------------------------------------------------------------------
     def _post_lines(self, lines: Sequence[str]) -> None:

@@ -39,6 +39,10 @@ class Influx2Sink(InfluxSinkBase):
         return cls(parse_url(url))
 
     def _connect(self) -> InfluxDBClient:
+        with self._pool_lock:        # writes may run on two threads (parallel_requests)
+            return self._connect_locked()
+
+    def _connect_locked(self) -> InfluxDBClient:
         if self._client is None:
             # retries=False: this sink does not retry on its own; the spool and the caller do,
             # honouring Retry-After. The token never appears in a URL or a log line.
@@ -59,6 +63,7 @@ class Influx2Sink(InfluxSinkBase):
         self.check_retention()
 
     def close(self) -> None:
+        self._close_pool()
         if self._client is not None:
             self._client.close()
             self._client = None

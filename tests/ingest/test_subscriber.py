@@ -15,6 +15,7 @@ import pytest
 from ms4watch.contract.mqtt import BrokerURL
 from ms4watch.ingest.subscriber import (Delivery, ProtocolError, Subscriber, connect_packet, parse_packets,
                                         puback_packets, subscribe_packet)
+from tests.support.servers import free_port, wait_port
 
 TOPIC = "ms4/town/OF-1/LOG-1/readings"
 
@@ -81,9 +82,9 @@ class Collector:
         return [self.q.get(timeout=timeout) for _ in range(n)]
 
 
-def subscriber(broker, client_id="sub-1", coll=None, topic=TOPIC, **kw) -> tuple[Subscriber, Collector]:
+def subscriber(broker, client_id="sub-1", coll=None, topic=TOPIC, url=None, **kw) -> tuple[Subscriber, Collector]:
     coll = coll or Collector()
-    sub = Subscriber(BrokerURL.parse(broker.url), client_id, [(topic, 1)], coll,
+    sub = Subscriber(BrokerURL.parse(url or broker.url), client_id, [(topic, 1)], coll,
                      on_subscribed=lambda ok: ok and coll.subscribed.set(), reconnect_min_s=0.2, **kw).start()
     assert coll.subscribed.wait(10)
     return sub, coll
@@ -225,3 +226,47 @@ def test_refusals_are_named(tmp_path, mosquitto_broker):
                        [(TOPIC, 1)], coll, on_subscribed=lambda ok: coll.subscribed.set()).start()
     assert coll.subscribed.wait(10)
     right.stop()
+
+
+def _test_ca(d):
+    """A CA and a certificate for localhost it signed (openssl, like a town's own CA)."""
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=ms4watch test CA",
+        "-keyout", "ca.key", "-out", "ca.crt")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key", "-out", "server.csr")
+    (d / "san.ext").write_text("subjectAltName=DNS:localhost\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "san.ext", "-out", "server.crt")
+    for f in ("ca.crt", "server.crt", "server.key"):
+        (d / f).chmod(0o644)                         # mosquitto reads them as its own user
+    return d / "ca.crt"
+
+
+@pytest.mark.mosquitto
+def test_tls_connection_verifies_the_broker(tmp_path, mosquitto_broker, monkeypatch):
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    certs.chmod(0o755)
+    ca = _test_ca(certs)
+    tls_port = free_port()
+    mosquitto_broker.stop()
+    mosquitto_broker.conf.write_text(mosquitto_broker.conf.read_text() + (
+        f"listener {tls_port} 127.0.0.1\ncafile {ca}\ncertfile {certs / 'server.crt'}\nkeyfile {certs / 'server.key'}\n"))
+    mosquitto_broker.start()
+    wait_port(tls_port)
+    errors: list[str] = []
+    untrusted = Subscriber(BrokerURL.parse(f"mqtts://localhost:{tls_port}"), "sub-tls", [(TOPIC, 1)],
+                           lambda d: None, on_disconnected=errors.append, reconnect_min_s=5).start()
+    deadline = time.monotonic() + 10
+    while not errors and time.monotonic() < deadline:
+        time.sleep(0.05)
+    untrusted.stop()
+    assert errors and "CERTIFICATE_VERIFY_FAILED" in errors[0]      # our CA is not trusted yet
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))                    # how a town trusts its own CA
+    sub, coll = subscriber(mosquitto_broker, "sub-tls", url=f"mqtts://localhost:{tls_port}")
+    publish(mosquitto_broker.port, [b"over tls"])
+    got = coll.take(1)
+    assert got[0].payload == b"over tls"
+    sub.ack([got[0].token])
+    sub.stop()

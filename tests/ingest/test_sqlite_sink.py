@@ -137,3 +137,14 @@ def test_a_store_of_the_first_layout_is_converted_when_opened(tmp_path):
     assert sink.count_readings() == 9
     assert sink.query("SELECT type FROM sqlite_master WHERE name = 'readings'") == [("view",)]
     sink.close()
+
+
+@pytest.mark.parametrize("n", [0, 1, 49, 50, 4999, 5000, 5049, 10051])
+def test_multi_row_inserts_write_every_row_in_order(n):
+    import sqlite3
+    from ms4watch.ingest.sinks.sqlite.sink import insert_rows
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+    rows = [(i, f"r{i}") for i in range(n)]
+    insert_rows(db, "INSERT INTO t", 2, rows)
+    assert db.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == rows

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from .ids import check_id
 from .rules_config import Duration
+from .timeutil import due_not_before_performed
 from .errors import UnitError
 from .units import Quantity, converter
 from .yamlfile import load_yaml_model
@@ -50,10 +51,7 @@ class Calibration(_Model):
     @field_validator("due")
     @classmethod
     def _due_after_performed(cls, v: date, info: Any) -> date:
-        performed = info.data.get("performed")
-        if performed is not None and v < performed:
-            raise ValueError(f"due {v} is before performed {performed}")
-        return v
+        return due_not_before_performed(v, info.data.get("performed"))
 
     def overdue(self, day: date) -> bool:
         return day > self.due

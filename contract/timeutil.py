@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h|hr|d|day|days)\s*$")
 _FACTORS = {"ms": 0.001, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "hr": 3600,
@@ -59,3 +59,10 @@ def parse_time(text: str) -> datetime:
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def due_not_before_performed(due: date, performed: date | None) -> date:
+    """A calibration's ``due`` day, refused when it comes before ``performed`` (pydantic validator body)."""
+    if performed is not None and due < performed:
+        raise ValueError(f"due {due} is before performed {performed}")
+    return due

@@ -43,7 +43,7 @@ from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, Strict, Valid
 
 from .errors import ContractError, UnitError
 from .ids import _ID, check_id
-from .timeutil import iso_utc, to_ns
+from .timeutil import due_not_before_performed, iso_utc, to_ns
 from .units import CANONICAL, Quantity, _identity, canonical_unit, converter
 
 READINGS_SCHEMA = "ms4watch.readings/1"
@@ -68,13 +68,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Reading(_Strict):
-    time: AwareDatetime
+class _SensorAtStation(_Strict):
+    """Something about one sensor, optionally at another station than its logger's topic."""
     sensor: str
-    quantity: Quantity
-    value: float | None
-    unit: str
-    flags: list[QualityFlag] = Field(default_factory=list)
     station: str | None = None
 
     @field_validator("sensor")
@@ -86,6 +82,16 @@ class Reading(_Strict):
     @classmethod
     def _station(cls, v: str | None) -> str | None:
         return None if v is None else check_id("station id", v)
+
+
+class Reading(_SensorAtStation):
+    time: AwareDatetime
+    sensor: str
+    quantity: Quantity
+    value: float | None
+    unit: str
+    flags: list[QualityFlag] = Field(default_factory=list)
+    station: str | None = None
 
     @field_validator("value", mode="before")
     @classmethod
@@ -142,7 +148,7 @@ Day = Annotated[date, Strict()]
 """A calendar day on the wire: exactly ``YYYY-MM-DD`` (no time, no timestamp number)."""
 
 
-class SensorCalibration(_Strict):
+class SensorCalibration(_SensorAtStation):
     """One sensor's calibration as its logger reports it in the status message: the firmware
     config's ``calibration:`` block without the correction coefficients. Readings taken on a
     day after ``due`` carry the ``calibration_overdue`` flag."""
@@ -152,23 +158,10 @@ class SensorCalibration(_Strict):
     due: Day
     station: str | None = None
 
-    @field_validator("sensor")
-    @classmethod
-    def _sensor(cls, v: str) -> str:
-        return check_id("sensor id", v)
-
-    @field_validator("station")
-    @classmethod
-    def _station(cls, v: str | None) -> str | None:
-        return None if v is None else check_id("station id", v)
-
     @field_validator("due")
     @classmethod
     def _due_after_performed(cls, v: date, info: ValidationInfo) -> date:
-        performed = info.data.get("performed")
-        if performed is not None and v < performed:
-            raise ValueError(f"due {v} is before performed {performed}")
-        return v
+        return due_not_before_performed(v, info.data.get("performed"))
 
 
 class StatusMessage(_Strict):

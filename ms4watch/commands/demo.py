@@ -6,9 +6,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..contract.errors import Ms4Error
 
@@ -36,6 +33,10 @@ def demo(
     a dry spell with an illicit discharge, an approved hydrant flush and a smaller storm.
     """
     from ..demo import Demo, DemoOptions, parse_start, write_summary
+
+    from rich.console import Console          # here, not at the top: other commands start sooner
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
 
     console = Console()
     try:

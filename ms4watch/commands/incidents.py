@@ -9,15 +9,18 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ms4watch.alerts.incidents import IncidentError, IncidentStore, State, connect
-from ms4watch.alerts.outbox import Outbox
+from ms4watch.contract.errors import Ms4Error
 from ms4watch.contract.timeutil import parse_time
+
+if TYPE_CHECKING:   # imported when a command runs: every other command starts without them
+    from ms4watch.alerts.incidents import IncidentStore
+    from ms4watch.alerts.outbox import Outbox
 
 DEFAULT_DB = os.environ.get("MS4WATCH_INCIDENTS_DB", "incidents.db")
 
@@ -27,6 +30,8 @@ def _db_option() -> Path:
 
 
 def _open(db: Path) -> tuple[IncidentStore, Outbox]:
+    from ms4watch.alerts.incidents import IncidentStore, connect
+    from ms4watch.alerts.outbox import Outbox
     if not Path(db).exists():
         raise typer.BadParameter(f"no incident database at {db}", param_hint="--db")
     conn = connect(db)
@@ -51,6 +56,7 @@ def register(app: typer.Typer) -> None:
               all_: bool = typer.Option(False, "--all", help="Include resolved incidents."),
               limit: int = typer.Option(100, "--limit", min=1)) -> None:
         """Open and acknowledged incidents (newest first), with their notifications."""
+        from ms4watch.alerts.incidents import State
         store, outbox = _open(db)
         states = list(State) if all_ else [State.OPEN, State.ACKNOWLEDGED]
         table = Table("id", "code", "state", "kind", "subject", "since", "ended", "deadline", "by", "notifications")
@@ -70,7 +76,7 @@ def register(app: typer.Typer) -> None:
         store, outbox = _open(db)
         try:
             inc = store.find(ref)
-        except IncidentError as e:
+        except Ms4Error as e:   # IncidentError and the rest of ours
             _fail(e)
             return
         typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start)}"
@@ -93,7 +99,7 @@ def register(app: typer.Typer) -> None:
         store, _ = _open(db)
         try:
             inc = store.acknowledge(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
-        except IncidentError as e:
+        except Ms4Error as e:   # IncidentError and the rest of ours
             _fail(e)
             return
         typer.echo(f"#{inc.id} {inc.code} {inc.state.value} by {inc.acknowledged_by}")
@@ -106,7 +112,7 @@ def register(app: typer.Typer) -> None:
         store, _ = _open(db)
         try:
             inc = store.resolve(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
-        except IncidentError as e:
+        except Ms4Error as e:   # IncidentError and the rest of ours
             _fail(e)
             return
         typer.echo(f"#{inc.id} {inc.code} resolved ({inc.resolution}) by {inc.resolved_by}")
@@ -124,7 +130,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(str(e), param_hint="--at") from None
         try:
             done = store.record_inspection(site, at=when, by=by, now=datetime.now(timezone.utc), note=note)
-        except IncidentError as e:
+        except Ms4Error as e:   # IncidentError and the rest of ours
             _fail(e)
             return
         if not done:

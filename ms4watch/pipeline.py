@@ -166,7 +166,7 @@ class AlertPipeline:
         if kind == EventKind.INSPECTION_OVERDUE.value:
             when = str(d.get("due") or "")[:16].replace("T", " ")
         if kind == EventKind.STORM.value:
-            detail = f"{d.get('depth_in')} in" + (", qualifying" if d.get("qualifying") else "")
+            detail = f"{_num(d.get('depth_in'), 2)} in" + (", qualifying" if d.get("qualifying") else "")
             detail += ", ended " + d["end"][11:16] if d.get("end") else ", raining"
         elif kind in (EventKind.INSPECTION_DUE.value, EventKind.INSPECTION_OVERDUE.value):
             why = f"after the storm at {d['gauge']}" if d.get("reason") == "storm" else "routine (7-day)"
@@ -174,9 +174,9 @@ class AlertPipeline:
             if d.get("closed_at"):
                 detail += f", inspected {d['closed_at'][:16].replace('T', ' ')}"
         elif kind == EventKind.DRY_WEATHER_FLOW.value:
-            detail = f"peak {d.get('peak_gpm')} gpm" + (f", suppressed: {d['suppressed']}" if d.get("suppressed") else "")
+            detail = f"peak {_num(d.get('peak_gpm'), 1)} gpm" + (f", suppressed: {d['suppressed']}" if d.get("suppressed") else "")
         elif kind == EventKind.TURBIDITY_CONTRAST.value:
-            detail = f"max +{d.get('max_delta_ntu')} NTU"
+            detail = f"max +{_num(d.get('max_delta_ntu'), 1)} NTU"
         if d.get("status") == "retracted":
             detail += " (retracted)"
         elif d.get("end") and kind != EventKind.STORM.value:
@@ -195,3 +195,8 @@ class AlertPipeline:
 
 
 __all__ = ["AlertPipeline"]
+
+
+def _num(value: Any, digits: int) -> str:
+    """A measured value for a person to read: rounded (storms to 0.01 in, as rain gauges report)."""
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

@@ -134,7 +134,10 @@ class IngestService:
         ack_now: list[tuple[int, int] | None] = []
         for msg in deliveries:
             if msg.topic.endswith(self._status_suffix):
-                self._on_status(msg)
+                try:
+                    self._on_status(msg)
+                except Exception:   # a status is a snapshot: the next one replaces a lost one
+                    log.exception("ingest: status on %s not stored", msg.topic)
                 ack_now.append(msg.token)
                 continue
             try:
@@ -145,6 +148,11 @@ class IngestService:
                                         f"payload device {device!r} does not match the topic's {topic.device!r}")
             except (ContractError, ValueError) as e:
                 self._reject(msg, str(e))
+                ack_now.append(msg.token)
+                continue
+            except Exception as e:   # a fault of ours: keep the message for a person, go on
+                log.exception("ingest: decoding a message on %s failed unexpectedly", msg.topic)
+                self._reject(msg, f"could not be decoded ({type(e).__name__}: {e}); kept for a person to look at")
                 ack_now.append(msg.token)
                 continue
             items.append((msg.token, StoredMessage(device, seq, tuple(readings))))
@@ -238,8 +246,13 @@ class IngestService:
                         self._set_aside(m, str(e))
                 result = WriteResult(getattr(e, "written", 0), 0)
                 break
-            except StoreUnavailable as e:
-                # Not acknowledged, so nothing is lost: keep trying (the broker keeps the rest).
+            except Exception as e:
+                # StoreUnavailable, or a fault of ours or of a library: not acknowledged, so
+                # nothing is lost; keep trying (the broker keeps the rest) and never let the
+                # writer thread die, which would stall ingest without a word.
+                if not isinstance(e, StoreUnavailable):
+                    log.exception("ingest: writing a batch of %d messages failed unexpectedly", len(batch))
+                    e = StoreUnavailable(f"{type(e).__name__}: {e}")
                 self.stats.store_retries += 1
                 if self._stop.is_set() and delay >= 5:
                     log.error("ingest: stopping with %d messages unstored and unacknowledged; "

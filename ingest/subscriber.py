@@ -261,6 +261,9 @@ class Subscriber:
                 reason = f"{type(e).__name__}: {e}"
                 if not self._stopping.is_set():
                     log.warning("mqtt %s: connection lost (%s); reconnecting in %.0f s", self.url, reason, delay)
+            except Exception as e:    # a fault in a callback: what it did not ack comes again
+                reason = f"{type(e).__name__}: {e}"
+                log.exception("mqtt %s: handling received messages failed; reconnecting in %.0f s", self.url, delay)
             finally:
                 if sock is not None:
                     try:

@@ -218,3 +218,37 @@ def test_retained_status_calibrations_reach_the_store(tmp_path, mosquitto_broker
                     ("LOG-1", "rain", "RG-1", "2026-04-07", "2026-10-07")]
     (rejected,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert rejected["error"].startswith("ms4/town/OF-2/LOG-2/status: calibrations[1].due: ")
+
+
+def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(tmp_path, mosquitto_broker, monkeypatch):
+    """Neither thread of ingest dies on an unexpected exception: a message that makes the
+    decoder fail is kept in the rejected file, a write that fails is retried, nothing is lost."""
+    from ms4watch.ingest import service
+
+    real_decode = service.decode_canonical
+
+    def decode(topic, station, payload):
+        if b'"seq":3,' in payload:
+            raise TypeError("a bug met seq 3")
+        return real_decode(topic, station, payload)
+    monkeypatch.setattr(service, "decode_canonical", decode)
+    sink = SqliteSink(tmp_path / "store.db")
+    real_write, failures = sink.write, [2]
+
+    def write(batch):
+        if failures[0]:
+            failures[0] -= 1
+            raise RuntimeError("a bug in a sink")
+        return real_write(batch)
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-faults",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(s) for s in range(1, 6)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 40)
+    svc.stop()
+    assert svc.stats.stored_readings == 40 and svc.stats.store_retries == 2
+    kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert len(kept) == 1 and "TypeError: a bug met seq 3" in kept[0]["error"] and '"seq":3' in kept[0]["payload"]

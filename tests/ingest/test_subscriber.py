@@ -270,3 +270,23 @@ def test_tls_connection_verifies_the_broker(tmp_path, mosquitto_broker, monkeypa
     assert got[0].payload == b"over tls"
     sub.ack([got[0].token])
     sub.stop()
+
+
+@pytest.mark.mosquitto
+def test_a_failing_consumer_does_not_stop_the_subscriber(mosquitto_broker):
+    calls: list[bytes] = []
+    got = Collector()
+
+    def consumer(deliveries):
+        calls.extend(d.payload for d in deliveries)
+        if len(calls) == 1:
+            raise RuntimeError("a bug downstream")
+        got(deliveries)
+    sub = Subscriber(BrokerURL.parse(mosquitto_broker.url), "sub-fail", [(TOPIC, 1)], consumer,
+                     reconnect_min_s=0.2).start()
+    time.sleep(0.5)
+    publish(mosquitto_broker.port, [b"once"])
+    again = got.take(1)[0]                     # not acknowledged, so delivered again after reconnecting
+    assert again.payload == b"once" and calls == [b"once", b"once"] and sub.stats.connections == 2
+    sub.ack([again.token])
+    sub.stop()

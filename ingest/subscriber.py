@@ -305,7 +305,6 @@ class Subscriber:
             raise
         self._connection += 1
         self.stats.connections += 1
-        self._session_present = session_present
         with self._acks_lock:          # acknowledgements for the last connection cannot be sent now
             self.stats.stale_acks += len(self._acks)
             self._acks.clear()

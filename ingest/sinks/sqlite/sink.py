@@ -22,9 +22,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ....contract.wire import CanonicalReading
 from ...errors import StoreUnavailable
@@ -112,11 +113,10 @@ class SqliteSink:
                 _convert_readings_table(db)
             else:
                 db.executescript(SCHEMA)
-            self._series = {tuple(k): i for i, *k in db.execute(
-                "SELECT id, station, device, sensor, quantity, unit FROM series")}
         except (sqlite3.Error, OSError) as e:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
         self._db = db
+        self._reload_series()
 
     def _series_id(self, r: CanonicalReading) -> int:
         """The id of a reading's series, made on first sight (inside the write transaction)."""
@@ -139,44 +139,52 @@ class SqliteSink:
             out.append((sid, r[0], r[5], r[7], r[8]))
         return out
 
-    def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the lock. Any failure rolls it back; an SQLite one becomes
+        StoreUnavailable (the caller retries; nothing was acknowledged)."""
         if self._db is None:
             raise StoreUnavailable("sqlite store is not open")
-        written = dup = 0
-        now = time.time_ns()
         with self._lock:
             db = self._db
             try:
                 db.execute("BEGIN IMMEDIATE")
-                # The usual case, no duplicate: the whole batch in a few multi-row INSERTs. If
-                # the message filter ignored any row, undo that and go message by message.
-                db.execute("SAVEPOINT batch")
-                before = db.total_changes
-                insert_rows(db, "INSERT OR IGNORE INTO messages", 4,
-                            [(m.device, m.seq, now, len(m.readings)) for m in batch])
-                if db.total_changes - before == len(batch):
-                    db.execute("RELEASE batch")
-                    insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
-                    written = sum(len(m.readings) for m in batch)
-                else:
-                    db.execute("ROLLBACK TO batch")
-                    db.execute("RELEASE batch")
-                    for m in batch:
-                        cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
-                                         (m.device, m.seq, now, len(m.readings)))
-                        if cur.rowcount != 1:
-                            dup += 1
-                            continue
-                        db.executemany("INSERT INTO samples VALUES (?,?,?,?,?)", self._rows(m.readings))
-                        written += len(m.readings)
+                yield db
                 db.execute("COMMIT")
-            except sqlite3.Error as e:
+            except BaseException as e:     # never leave a transaction open behind
                 try:
                     db.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
                 self._reload_series()     # ids made in the rolled-back transaction are gone
-                raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
+                if isinstance(e, sqlite3.Error):
+                    raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
+                raise
+
+    def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+        written = dup = 0
+        now = time.time_ns()
+        with self._transaction() as db:
+            # The usual case, no duplicate: the whole batch in a few multi-row INSERTs. If the
+            # message filter ignored any row, undo that and go message by message.
+            db.execute("SAVEPOINT batch")
+            before = db.total_changes
+            insert_rows(db, "INSERT OR IGNORE INTO messages", 4, [(m.device, m.seq, now, len(m.readings)) for m in batch])
+            if db.total_changes - before == len(batch):
+                db.execute("RELEASE batch")
+                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+                written = sum(len(m.readings) for m in batch)
+            else:
+                db.execute("ROLLBACK TO batch")
+                db.execute("RELEASE batch")
+                for m in batch:
+                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
+                                     (m.device, m.seq, now, len(m.readings)))
+                    if cur.rowcount != 1:
+                        dup += 1
+                        continue
+                    insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
+                    written += len(m.readings)
         return WriteResult(written, dup)
 
     def _reload_series(self) -> None:
@@ -190,29 +198,17 @@ class SqliteSink:
     def write_status(self, st: DeviceStatus) -> None:
         """The device's status row and, when the status lists them, its calibration rows (one
         transaction)."""
-        if self._db is None:
-            raise StoreUnavailable("sqlite store is not open")
-        with self._lock:
-            db = self._db
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                db.execute("INSERT OR REPLACE INTO device_status VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
-                    st.device, st.station, st.received_ns, st.state, st.battery_v, st.signal_dbm,
-                    st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock))
-                if st.calibrations is not None:
-                    # The status lists every calibrated sensor: a sensor no longer listed is gone.
-                    db.execute("DELETE FROM calibration WHERE device = ? AND received_ns <= ?",
-                               (st.device, st.received_ns))
-                    db.executemany(_UPSERT_CALIBRATION, [
-                        (st.device, c.sensor, c.station or st.station, c.performed.isoformat(),
-                         c.due.isoformat(), st.received_ns) for c in st.calibrations])
-                db.execute("COMMIT")
-            except sqlite3.Error as e:
-                try:
-                    db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise StoreUnavailable(f"sqlite write to {self.path} failed: {e}") from None
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO device_status VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                st.device, st.station, st.received_ns, st.state, st.battery_v, st.signal_dbm,
+                st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock))
+            if st.calibrations is not None:
+                # The status lists every calibrated sensor: a sensor no longer listed is gone.
+                db.execute("DELETE FROM calibration WHERE device = ? AND received_ns <= ?",
+                           (st.device, st.received_ns))
+                db.executemany(_UPSERT_CALIBRATION, [
+                    (st.device, c.sensor, c.station or st.station, c.performed.isoformat(),
+                     c.due.isoformat(), st.received_ns) for c in st.calibrations])
 
     def count_readings(self) -> int:
         with self._lock:

@@ -22,6 +22,7 @@ from ms4watch.edge.config import load_agent_config, parse_agent_config
 from ms4watch.edge.drivers.base import DriverEnv
 from ms4watch.edge.drivers.sim.world import World
 from ms4watch.edge.spool import Spool
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.mosquitto
 SLOW = os.environ.get("MS4_SLOW") == "1"
@@ -69,12 +70,7 @@ class Collector:
             return [b for ch, b in self.messages if ch == channel]
 
     def wait(self, pred, timeout=30.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if pred():
-                return True
-            time.sleep(0.05)
-        return pred()
+        return wait_for(pred, timeout, poll_s=0.05)
 
     def close(self):
         self.client.loop_stop()

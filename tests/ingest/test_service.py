@@ -14,6 +14,7 @@ import pytest
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.mosquitto
 T0 = 1_780_000_000_000_000_000
@@ -38,13 +39,6 @@ def good(seq, n=10):
                                           for i in range(n)])
 
 
-def wait_for(pred, timeout=20):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def test_bad_messages_are_set_aside_and_the_rest_stored(tmp_path, mosquitto_broker):
@@ -108,7 +102,7 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
         finally:
             s.close()
 
-    assert wait_for(lambda: stored() >= n * 10, timeout=30)
+    assert wait_for(lambda: stored() >= n * 10, 30)
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
     s = SqliteSink(store)
@@ -131,11 +125,11 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     assert svc.stats.stored_readings == 0   # the writer holds them for its 3 s batch wait
     mosquitto_broker.stop()
     mosquitto_broker.start()
-    assert wait_for(lambda: svc.connected.is_set(), timeout=30)
+    assert wait_for(lambda: svc.connected.is_set(), 30)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(101, 201)])
     pub.loop_stop()
-    assert wait_for(lambda: svc.stats.stored_readings >= 2000, timeout=30)
+    assert wait_for(lambda: svc.stats.stored_readings >= 2000, 30)
     time.sleep(1.0)                     # anything delivered twice would arrive by now
     svc.stop()
     assert svc._client.stats.connections == 2
@@ -179,7 +173,7 @@ def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_brok
         finally:
             s.close()
     try:
-        assert wait_for(lambda: stored() >= 1600, timeout=60)
+        assert wait_for(lambda: stored() >= 1600, 60)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)

@@ -16,6 +16,7 @@ from ms4watch.contract.mqtt import BrokerURL
 from ms4watch.ingest.subscriber import (Delivery, ProtocolError, Subscriber, connect_packet, parse_packets,
                                         puback_packets, subscribe_packet)
 from tests.support.servers import free_port, wait_port
+from tests.support.waiting import wait_for
 
 TOPIC = "ms4/town/OF-1/LOG-1/readings"
 
@@ -216,9 +217,7 @@ def test_refusals_are_named(tmp_path, mosquitto_broker):
     errors: list[str] = []
     wrong = Subscriber(BrokerURL.parse(f"mqtt://ingest:nope@127.0.0.1:{mosquitto_broker.port}"), "sub-auth",
                        [(TOPIC, 1)], lambda d: None, on_disconnected=errors.append, reconnect_min_s=5).start()
-    deadline = time.monotonic() + 10
-    while not errors and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: errors, 10)
     wrong.stop()
     assert errors and "refused the connection" in errors[0] and "not authorized" in errors[0]
     coll = Collector()
@@ -258,9 +257,7 @@ def test_tls_connection_verifies_the_broker(tmp_path, mosquitto_broker, monkeypa
     errors: list[str] = []
     untrusted = Subscriber(BrokerURL.parse(f"mqtts://localhost:{tls_port}"), "sub-tls", [(TOPIC, 1)],
                            lambda d: None, on_disconnected=errors.append, reconnect_min_s=5).start()
-    deadline = time.monotonic() + 10
-    while not errors and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: errors, 10)
     untrusted.stop()
     assert errors and "CERTIFICATE_VERIFY_FAILED" in errors[0]      # our CA is not trusted yet
     monkeypatch.setenv("SSL_CERT_FILE", str(ca))                    # how a town trusts its own CA

@@ -13,7 +13,6 @@ import os
 import select
 import struct
 import threading
-import time
 import tty
 from typing import Callable
 
@@ -271,10 +270,4 @@ def gone(ser) -> None:
     os.close(fd)
 
 
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
+

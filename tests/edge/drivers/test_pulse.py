@@ -14,7 +14,7 @@ from ms4watch.edge.drivers.pulse import PulseDriver, PulseOptions, TipCounter
 from ms4watch.edge.errors import DriverError
 
 from .conftest import CAL_OK, T0, sensor
-from .instruments import wait_for
+from tests.support.waiting import wait_for
 
 
 class FakeSwitch:

@@ -104,3 +104,34 @@ def _close(port: SharedPort) -> None:
         port.serial.close()
     except (serial.SerialException, OSError, termios.error):
         pass
+
+
+class OnSharedPort:
+    """For a driver on a serial port other sensors may share: the port is opened once, and
+    opened afresh when it broke (a replugged adapter). The driver gives ``serial_settings()``;
+    ``sensor``, ``env`` and ``name`` come from :class:`~.base.DriverBase` and the driver."""
+
+    name: str
+    sensor: Any
+    env: Any
+    _port: SharedPort | None = None
+
+    def serial_settings(self) -> SerialSettings:
+        raise NotImplementedError
+
+    def ensure_port(self) -> tuple[SharedPort, bool]:
+        """The open port, and whether it was (re)opened by this call."""
+        if self._port is not None and self._port.broken:
+            release_port(self.env.shared, self._port)
+            self._port = None
+        if self._port is not None:
+            return self._port, False
+        if not self.sensor.port:
+            raise DriverError(f"sensor {self.sensor.id}: {self.name} needs a port (e.g. /dev/ttyUSB0)")
+        self._port = acquire_port(self.env.shared, self.sensor.port, self.serial_settings())
+        return self._port, True
+
+    def release(self) -> None:
+        if self._port is not None:
+            release_port(self.env.shared, self._port)
+            self._port = None

@@ -38,8 +38,8 @@ from ....contract.firmware import Sensor
 from ....contract.rules_config import Duration
 from ....contract.timeutil import iso_utc
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading
-from ..serialport import SerialSettings, SharedPort, acquire_port, invalidate_port, release_port
+from ..base import DriverBase, DriverEnv, RawReading
+from ..serialport import OnSharedPort, SerialSettings, invalidate_port
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class AutosamplerOptions(BaseModel):
         return self
 
 
-class AutosamplerDriver:
+class AutosamplerDriver(DriverBase, OnSharedPort):
     """Trigger an autosampler and keep the bottle record."""
 
     name: ClassVar[str] = "autosampler"
@@ -100,47 +100,40 @@ class AutosamplerDriver:
     needs_port: ClassVar[bool] = False  # only in serial mode; the options check that
 
     def __init__(self, sensor: Sensor, options: AutosamplerOptions | dict[str, Any], env: DriverEnv):
-        self.sensor = sensor
-        self.options = (options if isinstance(options, AutosamplerOptions)
-                        else AutosamplerOptions.model_validate(options, context={"sensor": sensor}))
-        self.env = env
+        super().__init__(sensor, options, env)
         self._lock = threading.Lock()
         self._state_path: Path | None = None
         self._next_bottle = 1
         self._relay: Any = None
-        self._port: SharedPort | None = None
+
+    @classmethod
+    def validated(cls, options: Any, sensor: Sensor) -> AutosamplerOptions:
+        """The options check needs the sensor (serial mode needs its port)."""
+        return (options if isinstance(options, AutosamplerOptions)
+                else AutosamplerOptions.model_validate(options, context={"sensor": sensor}))
+
+    def serial_settings(self) -> SerialSettings:
+        return SerialSettings.from_framing(self.options.baudrate, self.options.framing)
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def open(self) -> None:
         if self._state_path is not None:
             return
-        if self.env.data_dir is None:
-            raise DriverError(f"sensor {self.sensor.id}: the bottle record needs a data directory")
-        data_dir = Path(self.env.data_dir)
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise DriverError(f"{data_dir}: cannot create: {e.strerror}") from None
-        path = data_dir / f"autosampler-{self.sensor.id}.json"
+        path = self.state_file("autosampler", "the bottle record")
         self._next_bottle = self._load(path)
         o = self.options
         if o.mode == "gpio":
             self._relay = self._open_relay()
         else:
-            if not self.sensor.port:
-                raise DriverError(f"sensor {self.sensor.id}: serial autosampler needs a port")
-            self._port = acquire_port(self.env.shared, self.sensor.port,
-                                      SerialSettings.from_framing(o.baudrate, o.framing))
+            self.ensure_port()
         self._state_path = path
 
     def close(self) -> None:
         if self._relay is not None:
             self._relay.close()
             self._relay = None
-        if self._port is not None:
-            release_port(self.env.shared, self._port)
-            self._port = None
+        self.release()
         self._state_path = None
 
     def read(self, t_ns: int) -> list[RawReading]:
@@ -220,15 +213,11 @@ class AutosamplerDriver:
         """Send the command; wait for the acknowledgement. The sampler's bottle number if
         the ``ack`` pattern has a group named ``bottle``."""
         o = self.options
-        assert self._port is not None and o.command is not None
-        if self._port.broken:
-            release_port(self.env.shared, self._port)
-            self._port = None
-            self._port = acquire_port(self.env.shared, self.sensor.port or "",
-                                      SerialSettings.from_framing(o.baudrate, o.framing))
-        ser = self._port.serial
+        assert o.command is not None
+        port, _ = self.ensure_port()     # reopens a port that broke (adapter replugged)
+        ser = port.serial
         where = f"{self.sensor.port} (sensor {self.sensor.id})"
-        with self._port.lock:
+        with port.lock:
             try:
                 ser.reset_input_buffer()
                 ser.write(o.command.encode("ascii"))
@@ -250,7 +239,7 @@ class AutosamplerDriver:
                             return int(m.group("bottle")) if "bottle" in pattern.groupindex else None
                         log.debug("%s: ignored reply %r", where, line)
             except (serial.SerialException, OSError, termios.error) as e:
-                invalidate_port(self.env.shared, self._port)
+                invalidate_port(self.env.shared, port)
                 raise DriverError(f"{where}: serial port failed: {e}; reopening at the next trigger") from None
         raise DriverError(f"{where}: no reply matching {o.ack!r} within {o.reply_timeout_s:g} s "
                           f"(the sampler may or may not have drawn; bottle number skipped)")

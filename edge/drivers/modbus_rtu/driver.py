@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.firmware import Sensor
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading, as_options
+from ..base import DriverBase, DriverEnv, RawReading
 from ..calibration import make_reading
-from ..serialport import SerialSettings, SharedPort, acquire_port, invalidate_port, release_port
+from ..serialport import OnSharedPort, SerialSettings, invalidate_port
 
 __all__ = ["ModbusRtuDriver", "ModbusRtuOptions", "decode_registers"]
 
@@ -80,41 +80,33 @@ def decode_registers(registers: list[int], data_type: DataType, word_order: Word
     return float(struct.unpack(_FORMAT[data_type], ordered)[0])
 
 
-class ModbusRtuDriver:
+class ModbusRtuDriver(DriverBase, OnSharedPort):
     """Read one register (or register pair) of one Modbus RTU slave."""
 
     name: ClassVar[str] = "modbus_rtu"
     Options: ClassVar[type[BaseModel]] = ModbusRtuOptions
     needs_port: ClassVar[bool] = True
+    options: ModbusRtuOptions
 
     def __init__(self, sensor: Sensor, options: ModbusRtuOptions | dict[str, Any], env: DriverEnv):
-        self.sensor = sensor
-        self.options = as_options(ModbusRtuOptions, options)
-        self.env = env
-        self._port: SharedPort | None = None
+        super().__init__(sensor, options, env)
         self._instrument: Any = None
 
-    def open(self) -> None:
-        if self._port is not None and self._port.broken:
-            release_port(self.env.shared, self._port)
-            self._port = None
-        if self._port is not None:
-            return
-        if not self.sensor.port:
-            raise DriverError(f"sensor {self.sensor.id}: modbus_rtu needs a port (e.g. /dev/ttyUSB0)")
+    def serial_settings(self) -> SerialSettings:
         o = self.options
-        self._port = acquire_port(self.env.shared, self.sensor.port,
-                                  SerialSettings(o.baudrate, 8, o.parity, o.stopbits))
-        # minimalmodbus takes an open serial object; it never opens or caches ports itself then.
-        instrument = minimalmodbus.Instrument(self._port.serial, o.slave, mode=minimalmodbus.MODE_RTU)
-        instrument.clear_buffers_before_each_transaction = True
-        self._instrument = instrument
+        return SerialSettings(o.baudrate, 8, o.parity, o.stopbits)
+
+    def open(self) -> None:
+        port, opened = self.ensure_port()
+        if opened:
+            # minimalmodbus takes an open serial object; it never opens or caches ports itself then.
+            instrument = minimalmodbus.Instrument(port.serial, self.options.slave, mode=minimalmodbus.MODE_RTU)
+            instrument.clear_buffers_before_each_transaction = True
+            self._instrument = instrument
 
     def close(self) -> None:
-        if self._port is not None:
-            release_port(self.env.shared, self._port)
-            self._port = None
-            self._instrument = None
+        self.release()
+        self._instrument = None
 
     def read(self, t_ns: int) -> list[RawReading]:
         self.open()  # no-op when open; reopens a port that failed (adapter replugged)

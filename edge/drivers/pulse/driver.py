@@ -23,7 +23,6 @@ import logging
 import math
 import time
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -33,7 +32,7 @@ from ....contract.rules_config import Duration
 from ....contract.timeutil import format_duration
 from ....contract.units import Quantity, converter
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading, as_options
+from ..base import DriverBase, DriverEnv, RawReading
 from ..calibration import make_reading
 from .counter import TipCounter
 
@@ -117,7 +116,7 @@ class PulseOptions(BaseModel):
         return self
 
 
-class PulseDriver:
+class PulseDriver(DriverBase):
     """Rain depth since the last read, from a tipping bucket."""
 
     name: ClassVar[str] = "pulse"
@@ -125,24 +124,15 @@ class PulseDriver:
     needs_port: ClassVar[bool] = False
 
     def __init__(self, sensor: Sensor, options: PulseOptions | dict[str, Any], env: DriverEnv):
-        self.sensor = sensor
-        self.options = as_options(PulseOptions, options)
-        self.env = env
+        super().__init__(sensor, options, env)
         self.counter: TipCounter | None = None
         self._source: PulseSource | None = None
 
     def open(self) -> None:
         if self._source is not None:
             return
-        if self.env.data_dir is None:
-            raise DriverError(f"sensor {self.sensor.id}: the pulse counter needs a data directory")
-        data_dir = Path(self.env.data_dir)
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise DriverError(f"{data_dir}: cannot create: {e.strerror}") from None
         o = self.options
-        self.counter = TipCounter(data_dir / f"pulse-{self.sensor.id}.json",
+        self.counter = TipCounter(self.state_file("pulse", "the pulse counter"),
                                   o.debounce.total_seconds(), o.double_tip.total_seconds())
         injected = self.env.shared.get("pulse_sources", {}).get(self.sensor.id)
         source = injected or GpioPulseSource(o.pin, o.pull_up, self.env.shared.get("gpio_pin_factory"))

@@ -24,9 +24,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ....contract.firmware import Sensor
 from ...errors import DriverError
-from ..base import DriverEnv, RawReading, as_options
+from ..base import DriverBase, DriverEnv, RawReading
 from ..calibration import make_reading
-from ..serialport import SerialSettings, SharedPort, acquire_port, invalidate_port, release_port
+from ..serialport import OnSharedPort, SerialSettings, SharedPort, invalidate_port
 from . import protocol
 from .protocol import Identification
 
@@ -83,37 +83,28 @@ class Sdi12Options(BaseModel):
         return v
 
 
-class Sdi12Driver:
+class Sdi12Driver(DriverBase, OnSharedPort):
     """Read one value of one SDI-12 sensor."""
 
     name: ClassVar[str] = "sdi12"
     Options: ClassVar[type[BaseModel]] = Sdi12Options
     needs_port: ClassVar[bool] = True
+    options: Sdi12Options
 
     def __init__(self, sensor: Sensor, options: Sdi12Options | dict[str, Any], env: DriverEnv):
-        self.sensor = sensor
-        self.options = as_options(Sdi12Options, options)
-        self.env = env
+        super().__init__(sensor, options, env)
         self.identification: Identification | None = None
-        self._port: SharedPort | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
+    def serial_settings(self) -> SerialSettings:
+        return SerialSettings.from_framing(self.options.baudrate, self.options.framing)
+
     def open(self) -> None:
-        if self._port is not None and self._port.broken:
-            release_port(self.env.shared, self._port)
-            self._port = None
-        if self._port is not None:
-            return
-        if not self.sensor.port:
-            raise DriverError(f"sensor {self.sensor.id}: sdi12 needs a port (e.g. /dev/ttyUSB0)")
-        settings = SerialSettings.from_framing(self.options.baudrate, self.options.framing)
-        self._port = acquire_port(self.env.shared, self.sensor.port, settings)
+        self.ensure_port()
 
     def close(self) -> None:
-        if self._port is not None:
-            release_port(self.env.shared, self._port)
-            self._port = None
+        self.release()
 
     # -- reading -----------------------------------------------------------------------
 

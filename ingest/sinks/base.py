@@ -12,6 +12,7 @@ the batch now (retry the whole batch later), never a third-party exception.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 
 from ...contract.wire import CanonicalReading, SensorCalibration
@@ -74,3 +75,18 @@ class Counting(Protocol):
     """Optional ability: count stored readings (the demo's summary, tests)."""
 
     def count_readings(self) -> int: ...
+
+
+@runtime_checkable
+class ReadingsSource(Protocol):
+    """The readings port: what the alert engine (re-fed after a crash) and the evidence
+    behind an email (chart, CSV) read back, from whichever store holds the readings.
+
+    ``readings(station, quantity, start, end)``: every stored reading of that station and
+    quantity with ``start <= time <= end`` (aware datetimes), sorted by time, as
+    :class:`CanonicalReading` (canonical units, flags as stored). It may be called from any
+    thread, before ``open`` and beside a running ``write``; it raises
+    :class:`~ms4watch.ingest.errors.StoreUnavailable` when the store cannot answer.
+    """
+
+    def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...

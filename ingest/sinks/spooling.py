@@ -25,11 +25,13 @@ import logging
 import sqlite3
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_random_exponential
 
+from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
 from ..errors import IngestError, StoreRejected, StoreUnavailable
 from .base import Counting, DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
@@ -201,6 +203,42 @@ class SpoolingSink:
                 self.inner.write_status(status)
             except IngestError as e:
                 log.info("status of %s not stored (store unavailable): %s", status.device, e)
+
+    def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
+        """The readings port: what the store holds plus what waits in the spool for it
+        (acknowledged readings are evidence and engine input even while the store is down).
+        The store being down leaves only the spool's part."""
+        read = getattr(self.inner, "readings", None)
+        out: list[CanonicalReading] = []
+        if read is not None:
+            try:
+                out = list(read(station, quantity, start, end))
+            except StoreUnavailable as e:
+                log.warning("readings of %s/%s: store unavailable (%s); using the spool only", station, quantity, e)
+        a, b = to_ns(start), to_ns(end)
+        seen = {(r.time_ns, r.device, r.sensor) for r in out}
+        for blob in self._spooled_blobs():
+            for m in decode_batch(blob):
+                for r in m.readings:
+                    if r.station == station and r.quantity == quantity and a <= r.time_ns <= b \
+                            and (r.time_ns, r.device, r.sensor) not in seen:
+                        out.append(r)
+        out.sort(key=lambda r: r.time_ns)
+        return out
+
+    def _spooled_blobs(self) -> list[bytes]:
+        with self._db_lock:
+            if self._db is not None:
+                return [row[0] for row in self._db.execute("SELECT batch FROM spool ORDER BY id")]
+        if not self.spool_path.exists():
+            return []
+        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        try:
+            return [row[0] for row in db.execute("SELECT batch FROM spool ORDER BY id")]
+        except sqlite3.Error:
+            return []
+        finally:
+            db.close()
 
     def write_records(self, records: Sequence[Any]) -> int:
         """Non-reading records (alerts, incidents) go straight to the store when it has them."""

@@ -7,7 +7,11 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Iterable, Mapping, Sequence
+
+from ....contract.timeutil import to_ns
+from ....contract.wire import CANONICAL_UNIT, CanonicalReading
 
 from ...errors import StoreRejected, StoreUnavailable
 from ..base import DeviceStatus, StoredMessage, WriteResult
@@ -46,6 +50,33 @@ class InfluxSinkBase(ABC):
     @abstractmethod
     def retention_s(self) -> float | None:
         """Retention of the target in seconds (0 = forever), None when it cannot be read."""
+
+    @abstractmethod
+    def query(self, q: str) -> dict[str, Any]:
+        """Run InfluxQL on the target (the /query endpoint: 1.x, 2.x with a DBRP mapping, 3.x);
+        the JSON answer with times in epoch ns."""
+
+    # -- the readings port -------------------------------------------------------------
+    def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
+        """The readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`) in InfluxQL."""
+        q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE "station" = {_quote(station)} '
+             f'AND "quantity" = {_quote(quantity)} AND time >= {to_ns(start)} AND time <= {to_ns(end)} '
+             'GROUP BY "device", "sensor", "unit"')
+        out: list[CanonicalReading] = []
+        unit_default = CANONICAL_UNIT.get(quantity, "")
+        for res in self.query(q).get("results", []):
+            for series in res.get("series", []) or []:
+                tags = series.get("tags", {})
+                cols = series["columns"]
+                it, iv, iflags, iseq = (cols.index(c) for c in ("time", "value", "flags", "seq"))
+                device, sensor, unit = tags.get("device", ""), tags.get("sensor", ""), tags.get("unit") or unit_default
+                for row in series.get("values", []):
+                    v = row[iv]
+                    out.append(CanonicalReading(int(row[it]), station, device, sensor, quantity,
+                                                None if v is None else float(v), unit, row[iflags] or "",
+                                                int(row[iseq] or 0)))
+        out.sort(key=lambda r: r.time_ns)
+        return out
 
     # -- the Sink interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
@@ -151,3 +182,8 @@ def retention_to_seconds(text: str) -> float:
     for num, unit in re.findall(r"(\d+(?:\.\d+)?)(ns|u|µ|ms|s|m|h|d|w)", text):
         total += float(num) * units[unit]
     return total
+
+
+def _quote(text: str) -> str:
+    """An InfluxQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

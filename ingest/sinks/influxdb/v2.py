@@ -136,25 +136,35 @@ class Influx2Sink(InfluxSinkBase):
         return (f"bucket {self.target.database!r} {action}: keeps {seconds // 86400} days; "
                 f"InfluxQL mapping db={self.target.database!r} rp='autogen'")
 
-    def count_readings(self) -> int:
+    def query(self, q: str) -> dict[str, Any]:
         """InfluxQL through the v1-compatible /query endpoint (2.x DBRP mapping, 3.x)."""
         import requests
         token = self.target.token()
         headers = {"Authorization": f"Token {token}"} if token else {}
+        where = f"{self.target.display} /query"
         try:
             r = requests.post(self.target.base_url + "/query", headers=headers, timeout=self.target.timeout_s,
                               verify=self.target.verify_tls,
-                              data={"q": self.count_query(), "db": self.target.database})
+                              data={"q": q, "db": self.target.database, "epoch": "ns"})
         except requests.RequestException as e:
-            raise StoreUnavailable(f"{self.target.display} /query: {type(e).__name__}") from None
+            raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         if r.status_code >= 300:
-            raise from_status(f"{self.target.display} /query", r.status_code, r.text, r.headers)
+            raise from_status(where, r.status_code, r.text, r.headers)
+        try:
+            body = r.json()
+        except ValueError:
+            raise StoreUnavailable(f"{where}: not JSON: {r.text[:200]!r}") from None
+        for res in body.get("results", []):
+            if "error" in res:
+                raise StoreMisconfigured(f"{self.target.display}: {q}: {res['error']}")
+        return body
+
+    def count_readings(self) -> int:
         total = 0
-        for res in r.json().get("results", []):
+        for res in self.query(self.count_query()).get("results", []):
             for s in res.get("series", []) or []:
                 total += sum(int(row[1]) for row in s.get("values", []))
         return total
-
 
 
 def _no_buckets_api(e: Exception) -> bool:

@@ -23,10 +23,12 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime
 from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from ....contract.timeutil import to_ns
 from ....contract.wire import CanonicalReading
 from ...errors import StoreUnavailable
 from ..base import DeviceStatus, StoredMessage, WriteResult
@@ -94,6 +96,8 @@ class SqliteSink:
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._series: dict[tuple[str, str, str, str, str], int] = {}
+        self._reader: sqlite3.Connection | None = None   # the readings port's own connection
+        self._reader_lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str) -> "SqliteSink":
@@ -221,11 +225,36 @@ class SqliteSink:
             assert self._db is not None
             return self._db.execute(sql, params).fetchall()
 
+    def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
+        """The readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`), on a
+        read-only connection of its own: WAL lets it read beside a write transaction."""
+        with self._reader_lock:
+            try:
+                if self._reader is None:
+                    if not self.path.exists():
+                        return []
+                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
+                                                   check_same_thread=False)
+                rows = self._reader.execute(
+                    "SELECT s.time_ns, r.device, r.sensor, s.value, r.unit, s.flags, s.seq FROM samples AS s "
+                    "JOIN series AS r ON r.id = s.series WHERE r.station = ? AND r.quantity = ? "
+                    "AND s.time_ns BETWEEN ? AND ? ORDER BY s.time_ns",
+                    (station, quantity, to_ns(start), to_ns(end))).fetchall()
+            except sqlite3.Error as e:
+                if "no such table" in str(e):
+                    return []    # a store no reading has reached yet
+                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+        return [CanonicalReading(t, station, d, se, quantity, v, u, f, q) for t, d, se, v, u, f, q in rows]
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
 
 def _convert_readings_table(db: sqlite3.Connection) -> None:

@@ -1,0 +1,132 @@
+"""The readings port (``readings(station, quantity, start, end)``) of every store: what the
+engine is re-fed from after a crash and what an alert email's chart is drawn from.
+
+SQLite directly; InfluxDB 1.x against a real ``influxd``; the InfluxDB 2.x/3.x sink's read
+path (InfluxQL over the v1-compatible ``/query``) against the same real ``influxd``, since
+no InfluxDB 2 or 3 server installs here (VictoriaMetrics, which takes our v2 writes, has no
+InfluxQL); the spooling sink while its store is down.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ms4watch.contract.timeutil import from_ns
+from ms4watch.ingest.sinks import open_sink
+from ms4watch.ingest.sinks.base import ReadingsSource
+from ms4watch.ingest.sinks.influxdb import Influx2Sink
+from ms4watch.ingest.sinks.spooling import SpoolingSink
+from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.influx_fixtures import make_messages
+from tests.support.servers import free_port
+
+END = 1_780_000_000 * 10**9   # 2026-05-28, a whole minute
+
+
+def _window(msgs, quantity="flow", station="OF-12"):
+    rows = [r for m in msgs for r in m.readings if r.quantity == quantity and r.station == station]
+    return sorted(rows, key=lambda r: r.time_ns)
+
+
+def _check(source: ReadingsSource, msgs) -> None:
+    want = _window(msgs)
+    got = source.readings("OF-12", "flow", from_ns(want[0].time_ns), from_ns(want[-1].time_ns))
+    assert [(r.time_ns, r.value, r.unit, r.device, r.sensor, r.flags, r.seq) for r in got] == \
+        [(r.time_ns, r.value, r.unit, r.device, r.sensor, r.flags, r.seq) for r in want]
+    # the bounds are inclusive, other stations and quantities are not returned
+    mid = want[len(want) // 2].time_ns
+    assert [r.time_ns for r in source.readings("OF-12", "flow", from_ns(mid), from_ns(mid))] == [mid]
+    assert source.readings("OF-99", "flow", from_ns(want[0].time_ns), from_ns(want[-1].time_ns)) == []
+    assert all(r.quantity == "rain" for r in source.readings("OF-12", "rain", from_ns(0), from_ns(END)))
+
+
+def test_sqlite(tmp_path):
+    sink = SqliteSink(tmp_path / "store.db")
+    assert isinstance(sink, ReadingsSource)
+    assert sink.readings("OF-12", "flow", from_ns(0), from_ns(END)) == []      # no file yet: nothing, no error
+    sink.open()
+    assert sink.readings("OF-12", "flow", from_ns(0), from_ns(END)) == []      # no reading yet
+    msgs = make_messages(300, 4, end_ns=END)
+    sink.write(msgs)
+    _check(sink, msgs)
+    sink.close()
+
+
+def test_sqlite_reads_beside_a_running_write(tmp_path):
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    first = make_messages(100, 4, end_ns=END - 10**12)
+    sink.write(first)
+    stop = threading.Event()
+
+    def writer():
+        seq = 1000
+        while not stop.is_set():
+            sink.write(make_messages(50, 4, first_seq=seq, end_ns=END))
+            seq += 50
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(20):   # every read sees at least what was written before it, never an error
+            got = sink.readings("OF-12", "flow", from_ns(0), from_ns(END - 10**12))
+            assert len(got) >= 100
+    finally:
+        stop.set()
+        t.join()
+        sink.close()
+
+
+@pytest.mark.influxdb
+def test_influxdb1(influxd):
+    sink = open_sink(influxd.store_url("town"))
+    sink.ensure_store(timedelta(days=1096))
+    sink.open()
+    msgs = make_messages(300, 4, end_ns=END)
+    sink.write(msgs)
+    _check(sink, msgs)
+    sink.close()
+
+
+@pytest.mark.influxdb
+def test_influxdb2_reads_through_the_v1_compatible_query_endpoint(influxd):
+    writer = open_sink(influxd.store_url("town"))
+    writer.ensure_store(timedelta(days=1096))
+    writer.open()
+    msgs = make_messages(120, 4, end_ns=END)
+    writer.write(msgs)
+    reader = Influx2Sink.from_url(f"influxdb2://127.0.0.1:{influxd.port}/town?org=town")
+    _check(reader, msgs)
+    writer.close()
+
+
+def test_spooling_sink_reads_the_spool_while_its_store_is_down(tmp_path):
+    down = open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s")
+    sink = SpoolingSink(down, tmp_path / "spool.db")
+    sink.open()
+    try:
+        msgs = make_messages(60, 4, end_ns=END)
+        sink.write(msgs)                       # the store is down: into the spool, acknowledged
+        assert sink.spool_depth == 240
+        _check(sink, msgs)
+    finally:
+        sink.close()
+    # and from the spool file alone, before the sink is opened again (a server starting up)
+    again = SpoolingSink(open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
+    _check(again, msgs)
+
+
+def test_a_reading_time_in_the_window_is_an_aware_instant(tmp_path):
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    msgs = make_messages(10, 4, end_ns=END)
+    sink.write(msgs)
+    t = _window(msgs)[3].time_ns
+    local = from_ns(t).astimezone(timezone(timedelta(hours=-4)))   # the same instant, another offset
+    assert [r.time_ns for r in sink.readings("OF-12", "flow", local, local)] == [t]
+    with pytest.raises(ValueError):
+        sink.readings("OF-12", "flow", datetime(2026, 1, 1), datetime(2026, 1, 2))   # naive: refused
+    sink.close()

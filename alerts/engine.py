@@ -178,6 +178,10 @@ class StreamingEngine:
         self._inspections.append(ev.Inspection(site, t, inspector, note))
         return self._evaluate(set(), sites=True)
 
+    def inputs(self) -> set[tuple[str, str]]:
+        """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
+        return set(self._deps) | {(s, "battery") for s in self.reg.station_ids()}
+
     @property
     def inspections(self) -> list[ev.Inspection]:
         return list(self._inspections)

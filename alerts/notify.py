@@ -2,19 +2,20 @@
 
     n = Notifications(registry, "var/incidents.db", ["mailto://127.0.0.1:2525?to=smo@town.test"], clock)
     n.handle(event)   # every alert event (events.jsonl contract), as a dict
-    n.tick()          # every few seconds: escalations, reminders, digests, deliveries
+    n.tick()          # escalations, reminders, digests, deliveries (the delivery worker's job)
     n.close()
 
 ``handle`` creates or updates the incident of the event's episode and queues its
-notifications in the same SQLite transaction; ``tick`` delivers what is due. Nothing is
-sent from ``handle``: a slow SMTP server never slows the alert engine down.
+notifications in the same SQLite transaction, then calls ``wake`` (the delivery worker's,
+:class:`~ms4watch.alerts.delivery.DeliveryWorker`); ``tick`` delivers what is due. Nothing
+is sent from ``handle``: a slow or silent SMTP server never slows ingest or the engine down.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 
@@ -26,7 +27,7 @@ from .notifiers.base import Notifier, PermanentError, Recipient, RetryableError
 from .notifiers.email.chart import ReadingsLookup
 from .notifiers.sms.inbound import SmsReply, handle_reply, parse_inbound
 from .notifiers.urls import Channels, build_channels
-from .outbox import Outbox, OutboxRow
+from .outbox import BACKOFF_FIRST, BACKOFF_MAX, Outbox, OutboxRow
 from .routing import RoutingPolicy, Verdict, decide, local_day_bounds, next_local, recipients
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,11 @@ class Notifications:
                  clock: Clock | None = None, readings_lookup: ReadingsLookup | None = None, *,
                  policy: RoutingPolicy | None = None, ack_base_url: str | None = "http://127.0.0.1:8000",
                  outbox_path: str | Path | None = None, stream: TextIO | None = None,
-                 on_incident: Callable[[Incident], None] | None = None):
+                 on_incident: Callable[[Incident], None] | None = None,
+                 wake: Callable[[], None] | None = None, retry_first: timedelta = BACKOFF_FIRST,
+                 retry_max: timedelta = BACKOFF_MAX):
         self.registry = registry
+        self.wake: Callable[[], None] = wake or (lambda: None)  # told after each commit that queued something
         self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
         self.clock: Clock = clock or _utcnow
         self.policy = policy or RoutingPolicy()
@@ -65,7 +69,7 @@ class Notifications:
         self._lock = threading.RLock()
         self.conn = connect(db_path)
         self.store = IncidentStore(self.conn, hold_off=self.policy.hold_off)
-        self.outbox = Outbox(self.conn)
+        self.outbox = Outbox(self.conn, retry_first=retry_first, retry_max=retry_max)
 
     # -- events ---------------------------------------------------------------------------
     def handle(self, event: Mapping[str, Any]) -> None:
@@ -83,30 +87,34 @@ class Notifications:
         with self._lock:
             now = self.clock()
             with transaction(self.conn):
-                change = self.store.apply_event(event, now)
-                inc = change.incident
-                if inc is not None:
-                    self._told(inc)
-                if inc is None or inc.suppressed:
-                    return
-                if change.retracted:
-                    self._retract(inc, now)
-                    return
-                if overdue and inc.state is not State.RESOLVED:
-                    self._queue(inc, Stage.OVERDUE, now)
-                if change.opened or change.unsuppressed:
-                    if inc.deadline is not None and inc.deadline <= now and inc.state is not State.RESOLVED:
-                        self._queue(inc, Stage.OVERDUE, now)  # learnt of it late: one message, not two
-                    else:
-                        self._queue(inc, Stage.OPEN, now)
-                if change.merged:
-                    self.outbox.cancel_pending(inc.id, Stage.RECOVERY.value, "re-opened within the hold-off")
-                    if any(r.status == "sent" for r in self.outbox.for_incident(inc.id, Stage.RECOVERY.value)):
-                        self._queue(inc, Stage.REOPENED, now)
-                if (change.closed and not change.opened and inc.resolution == "auto" and inc.policy.recovery
-                        and inc.end is not None):
-                    # Wait out the hold-off: a re-open in that time cancels the recovery message.
-                    self._queue(inc, Stage.RECOVERY, now, not_before=max(now, inc.end + self.policy.hold_off))
+                self._apply(event, now, overdue)
+        self.wake()
+
+    def _apply(self, event: Mapping[str, Any], now: datetime, overdue: bool) -> None:
+        change = self.store.apply_event(event, now)
+        inc = change.incident
+        if inc is not None:
+            self._told(inc)
+        if inc is None or inc.suppressed:
+            return
+        if change.retracted:
+            self._retract(inc, now)
+            return
+        if overdue and inc.state is not State.RESOLVED:
+            self._queue(inc, Stage.OVERDUE, now)
+        if change.opened or change.unsuppressed:
+            if inc.deadline is not None and inc.deadline <= now and inc.state is not State.RESOLVED:
+                self._queue(inc, Stage.OVERDUE, now)  # learnt of it late: one message, not two
+            else:
+                self._queue(inc, Stage.OPEN, now)
+        if change.merged:
+            self.outbox.cancel_pending(inc.id, Stage.RECOVERY.value, "re-opened within the hold-off")
+            if any(r.status == "sent" for r in self.outbox.for_incident(inc.id, Stage.RECOVERY.value)):
+                self._queue(inc, Stage.REOPENED, now)
+        if (change.closed and not change.opened and inc.resolution == "auto" and inc.policy.recovery
+                and inc.end is not None):
+            # Wait out the hold-off: a re-open in that time cancels the recovery message.
+            self._queue(inc, Stage.RECOVERY, now, not_before=max(now, inc.end + self.policy.hold_off))
 
     def _retract(self, inc: Incident, now: datetime) -> None:
         """Withdrawn by the engine: nothing more goes out; whoever was told hears it was retracted."""
@@ -136,11 +144,15 @@ class Notifications:
     # -- people -----------------------------------------------------------------------------
     def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
         with self._lock:
-            return self._told(self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note))
+            inc = self._told(self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note))
+        self.wake()   # an escalation waiting for it is cancelled at the next tick
+        return inc
 
     def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
         with self._lock:
-            return self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))
+            inc = self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))
+        self.wake()
+        return inc
 
     def _told(self, inc: Incident) -> Incident:
         if self.on_incident is not None:
@@ -153,7 +165,9 @@ class Notifications:
     def record_inspection(self, site: str, *, at: datetime, by: str, note: str | None = None,
                           how: str = "api") -> list[Incident]:
         with self._lock:
-            return self.store.record_inspection(site, at=at, by=by, now=self.clock(), note=note, how=how)
+            done = self.store.record_inspection(site, at=at, by=by, now=self.clock(), note=note, how=how)
+        self.wake()
+        return done
 
     def inbound_sms(self, content_type: str, body: bytes) -> SmsReply:
         """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""

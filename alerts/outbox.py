@@ -60,9 +60,10 @@ BACKOFF_FIRST = timedelta(seconds=15)
 BACKOFF_MAX = timedelta(minutes=5)
 
 
-def backoff(attempts: int) -> timedelta:
-    """Wait after the ``attempts``-th failed attempt: 15 s doubling, at most 5 min."""
-    return min(BACKOFF_FIRST * (2 ** max(attempts - 1, 0)), BACKOFF_MAX)
+def backoff(attempts: int, first: timedelta = BACKOFF_FIRST, longest: timedelta = BACKOFF_MAX) -> timedelta:
+    """Wait after the ``attempts``-th failed attempt: ``first`` (15 s) doubling, at most
+    ``longest`` (5 min)."""
+    return min(first * (2 ** min(max(attempts - 1, 0), 30)), longest)
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,13 @@ class OutboxRow:
 
 
 class Outbox:
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, *, retry_first: timedelta = BACKOFF_FIRST,
+                 retry_max: timedelta = BACKOFF_MAX):
+        if not timedelta(0) < retry_first <= retry_max:
+            raise ValueError(f"retry waits must satisfy 0 < first <= max, got {retry_first} and {retry_max}")
         self.conn = conn
+        self.retry_first = retry_first
+        self.retry_max = retry_max
         conn.executescript(SCHEMA)
 
     def enqueue(self, *, ref: str, incident_id: int | None, recipient: Recipient, channel: str, stage: str,
@@ -137,7 +143,7 @@ class Outbox:
     def retry(self, oid: int, now: datetime, error: str) -> datetime:
         row = self.get(oid)
         attempts = row.attempts + 1
-        when = now + backoff(attempts)
+        when = now + backoff(attempts, self.retry_first, self.retry_max)
         self._set(oid, "attempts = ?, next_attempt_at = ?, last_error = ?", attempts, iso(when), error[:500])
         return when
 

@@ -16,7 +16,7 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
@@ -30,9 +30,11 @@ from .edge.drivers.base import DriverEnv
 from .edge.drivers.sim.world import World
 from .errors import DemoError
 from .ingest.service import IngestService
-from .ingest.sinks import open_sink, open_store
+from .ingest.sinks import open_sink
 from .ingest.sinks.base import Counting
 from .pipeline import AlertPipeline
+from .server import build_server
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -122,22 +124,27 @@ class Demo:
             broker = EmbeddedBroker(port=_free_port()).start()
             broker_url = broker.url
             self.report(f"embedded MQTT broker (amqtt) on {broker_url}")
-        store_url = self.o.store_url or f"sqlite:///{(wd / 'store.db').resolve()}"
-        sink = open_store(store_url, wd)
-        store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
-        pipeline = AlertPipeline(registry, wd, notify_urls=self.o.notify_urls, report=self.report,
-                                 store_path=store_path, eval_interval=timedelta(minutes=60),
-                                 records_sink=None if store_path else sink)
-        ingest = IngestService(broker_url, registry.municipality, sink,
-                               client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}",
-                               username=DEMO_USER, password="demo", on_stored=pipeline.feed,
-                               rejected_path=wd / "rejected.jsonl", batch_wait_s=0.005)  # each step waits for its data
+        # The server the town would run, from the same composition root as `serve`; only the
+        # broker (embedded) and the clock (simulated: the data's own time) differ.
+        settings = Settings.model_validate({
+            "registry": configs / "sites.yaml", "data_dir": wd, "store": self.o.store_url,
+            "notify": list(self.o.notify_urls),
+            "broker": {"url": broker_url, "username": DEMO_USER, "password": "demo"},
+            "http": {"listen": "off"},
+            "engine": {"eval_interval": "60min"},
+            "ingest": {"batch_wait": "5ms"},       # each simulated step waits for its data
+        })
+        server = build_server(settings, report=self.report, simulated=True,
+                              ingest_client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}")
+        ingest, pipeline = server.ingest, server.pipeline
         agents: list[Agent] = []
+        started = False
         try:
-            ingest.start()
+            server.start()
+            started = True
             if not ingest.connected.wait(15):
                 raise DemoError(f"ingest could not subscribe at {broker_url}")
-            self.report(f"ingest subscribed; store {_redact(store_url)}")
+            self.report(f"ingest subscribed; store {_redact(settings.store_url)}")
             env = DriverEnv(data_dir=wd / "edge", shared={"world": world})
             for f in agent_files:
                 config, options = load_agent_config(f)
@@ -151,20 +158,21 @@ class Demo:
                 self.summary.interrupted = True
                 self.report("interrupted: draining what was taken, then stopping")
             self._drain(agents, ingest)
-            pipeline.finish(end_ns)
         finally:
             for a in agents:
                 a.stop()
-            ingest.stop()
+            if started:
+                server.stop(end_ns)
+            else:
+                pipeline.close()
             if broker is not None:
                 broker.stop()
-            pipeline.close()
         s = self.summary
         s.readings_taken = sum(a.spool_taken for a in agents)
         s.readings_published = sum(a.uplink.published_readings for a in agents)
         s.duplicate_messages = ingest.stats.duplicate_messages
         s.rejected_messages = ingest.stats.rejected_messages
-        s.readings_stored = _count(store_url, ingest)
+        s.readings_stored = _count(settings.store_url, ingest)
         s.storms = pipeline.storms()
         s.alerts = pipeline.alerts()
         s.wall_s = round(time.monotonic() - t_wall, 2)

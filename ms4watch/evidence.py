@@ -1,39 +1,38 @@
 """Readings behind an incident, for the chart and CSV attached to its email.
 
-``StoreReadings(path, registry)(incident, start, end)`` returns a DataFrame indexed by time
-with one column per series, its unit in its name, as the email notifier expects:
-``flow_gpm`` + ``rain_in`` + ``threshold_gpm`` for a dry-weather flow; ``turbidity_up_ntu``,
+``StoreReadings(source, registry)(incident, start, end)`` returns a DataFrame indexed by
+time with one column per series, its unit in its name, as the email notifier expects:
+``flow_gpm`` + ``rain_in`` + ``threshold_gpm`` for a dry-weather flow (one ``rain_<gauge>_in``
+column per gauge when the outfall has several); ``turbidity_up_ntu``,
 ``turbidity_down_ntu`` + ``threshold_ntu`` (upstream + max(5 NTU, 10 %)) for a turbidity
 contrast; ``rain_in`` for storms and inspections.
+
+``source`` is the store's readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`),
+so an InfluxDB deployment gets the same chart as the embedded SQLite store.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .contract.registry import Registry
-from .contract.timeutil import to_ns
+from .ingest.sinks.base import ReadingsSource
 
 
 class StoreReadings:
-    def __init__(self, path: str | Path, registry: Registry):
-        self.path = Path(path)
+    def __init__(self, source: ReadingsSource, registry: Registry):
+        self.source = source
         self.registry = registry
 
     def _series(self, station: str, quantity: str, start: datetime, end: datetime) -> pd.Series:
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10) as db:
-            rows = db.execute("SELECT time_ns, value FROM readings WHERE station=? AND quantity=? "
-                              "AND time_ns BETWEEN ? AND ? AND value IS NOT NULL ORDER BY time_ns",
-                              (station, quantity, to_ns(start), to_ns(end))).fetchall()
+        rows = [r for r in self.source.readings(station, quantity, start, end) if r.value is not None]
         if not rows:
             return pd.Series(dtype=float)
-        t, v = zip(*rows)
-        return pd.Series(v, index=pd.to_datetime(list(t), utc=True), dtype=float).groupby(level=0).last()
+        return pd.Series([r.value for r in rows], index=pd.to_datetime([r.time_ns for r in rows], utc=True),
+                         dtype=float).groupby(level=0).last()
 
     def __call__(self, incident: dict[str, Any], start: datetime, end: datetime) -> pd.DataFrame:
         event = incident.get("event") or {}
@@ -43,7 +42,9 @@ class StoreReadings:
         if kind == "dry_weather_flow":
             outfall = reg.outfall(event.get("outfall") or incident["subject"])
             cols["flow_gpm"] = self._series(outfall.id, "flow", start, end)
-            cols["rain_in"] = self._series(outfall.rain_gauges[0], "rain", start, end)
+            for g in outfall.rain_gauges:
+                name = "rain_in" if len(outfall.rain_gauges) == 1 else f"rain_{g}_in"
+                cols[name] = self._series(g, "rain", start, end)
             cols["threshold_gpm"] = pd.Series(outfall.flow_floor_gpm, index=cols["flow_gpm"].index)
         elif kind == "turbidity_contrast":
             pid = event.get("pair") or incident["subject"]

@@ -2,9 +2,11 @@
 
 Ingest calls :meth:`AlertPipeline.feed` with each batch once it is durable; the clock
 calls :meth:`AlertPipeline.advance` (storms are confirmed, inspections fall due, stations go
-stale even when no reading arrives). Events become incidents; their notifications leave
-through the durable outbox at once (``tick`` right after ``handle``), so the delay between a
-reading and the SMO's email is the pipeline's, not a polling period's.
+stale even when no reading arrives). Events become incidents and queued notifications in
+one local SQLite transaction; the delivery worker, woken by that commit, sends them on its
+own thread, and dashboard records go to the store on another. Nothing here waits on a
+network server, so a hung SMTP server or a slow InfluxDB never holds up ingest; the delay
+between a reading and the SMO's email is still the pipeline's, not a polling period's.
 
 The clock is the data's clock: the latest reading time or ``advance`` time, whichever is
 later. In a deployment that is wall time; in the demo it is simulated time, so escalation
@@ -19,14 +21,18 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .alerts.delivery import DeliveryWorker, RecordsWriter
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind
 from .alerts.notify import Notifications
 from .contract.registry import Registry
+from .alerts.rules._common import td_ns
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading
 from .evidence import StoreReadings
+from .ingest.sinks.base import ReadingsSource
 from .ingest.sinks.influxdb.records import event_records, incident_record
+from .settings import DeliverySettings
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +64,12 @@ class _LineStream:
 
 class AlertPipeline:
     def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
-                 report: Reporter = print, store_path: Path | None = None, now_ns: Callable[[], int] | None = None,
-                 eval_interval: timedelta = timedelta(0), ack_base_url: str | None = None,
-                 records_sink: Any = None):
+                 report: Reporter = print, readings: ReadingsSource | None = None,
+                 now_ns: Callable[[], int] | None = None, eval_interval: timedelta = timedelta(0),
+                 ack_base_url: str | None = None, records_sink: Any = None,
+                 delivery: DeliverySettings | None = None):
+        """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
+        ``now_ns``: the wall clock (None: the data's own clock, as in the demo)."""
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -70,15 +79,21 @@ class AlertPipeline:
         # pipeline's). The demo, running thousands of times faster than real time, evaluates
         # every 10 simulated minutes instead.
         self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
-        lookup = StoreReadings(store_path, registry) if store_path else None
+        self.readings = readings
+        lookup = StoreReadings(readings, registry) if readings is not None else None
+        delivery = delivery or DeliverySettings()
         # A store that keeps alert / storm / inspection / incident records (InfluxDB, for the
         # Grafana dashboards). They are derived data: the engine state and the incident
         # database are the record, so a store that is down only costs dashboard points.
-        self._records = getattr(records_sink, "write_records", None)
+        write_records = getattr(records_sink, "write_records", None)
+        self.records = RecordsWriter(write_records) if write_records else None
         self.notifications = Notifications(
             registry, workdir / "incidents.db", list(notify_urls), clock=self._clock, readings_lookup=lookup,
             outbox_path=workdir / "outbox.txt", stream=_LineStream(report), ack_base_url=ack_base_url,
-            on_incident=self._incident_record if self._records else None)
+            on_incident=self._incident_record if self.records else None,
+            retry_first=delivery.retry_first, retry_max=delivery.retry_max)
+        self.delivery = DeliveryWorker(self.notifications.tick, idle_s=delivery.idle.total_seconds())
+        self.notifications.wake = self.delivery.wake
         self._latest: dict[str, dict[str, Any]] = {}
         self._reported_end: set[str] = set()
         self.fed_readings = 0
@@ -96,11 +111,49 @@ class AlertPipeline:
             self._handle(self.engine.feed(readings))
             self.fed_readings += len(readings)
 
+    def start(self) -> "AlertPipeline":
+        """Start the delivery worker and the dashboard-records writer."""
+        if self.records is not None:
+            self.records.start()
+        self.delivery.start()
+        return self
+
     def advance(self, now_ns: int) -> None:
         with self._lock:
             self._now_ns = max(self._now_ns, now_ns)
             self._handle(self.engine.advance(self._now_ns))
-            self.notifications.tick()
+        self.delivery.wake()   # time moved on: escalations, reminders and retries may be due
+
+    def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
+        """Feed the engine what the store holds newer than its checkpoint minus the lateness
+        window (readings acknowledged after the last checkpoint, whose evaluation a crash may
+        have lost), an hour of data at a time in time order, as it first arrived. Without a
+        checkpoint, the history the rules look back over (dry-weather look-back and margins).
+        Returns how many readings were fed; feeding a reading the engine has is a no-op."""
+        engine = self.engine
+        r = self.registry.rules
+        end = now_ns if now_ns is not None else max(engine.now_ns, 0)
+        if engine.checkpoint_ns:
+            start = engine.checkpoint_ns - td_ns(r.lateness)
+        elif now_ns is not None:
+            start = now_ns - td_ns(r.dry_lookback + 2 * r.dry_rain_max_gap + r.lateness)
+        else:
+            return 0   # nothing checkpointed and no wall clock: a fresh simulated run
+        if end <= start:
+            return 0
+        rows: list[CanonicalReading] = []
+        for station, quantity in sorted(engine.inputs()):
+            rows += source.readings(station, quantity, from_ns(start), from_ns(end))
+        rows.sort(key=lambda x: x.time_ns)
+        i = 0
+        while i < len(rows):
+            j = i
+            limit = rows[i].time_ns + chunk_ns
+            while j < len(rows) and rows[j].time_ns < limit:
+                j += 1
+            self.feed(rows[i:j])
+            i = j
+        return len(rows)
 
     def record_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
         """An inspection recorded here: the incidents close, then the engine's items."""
@@ -113,11 +166,23 @@ class AlertPipeline:
         with self._lock:
             self._handle(self.engine.record_inspection(site, at, by, note))
 
-    def finish(self, end_ns: int) -> None:
+    def checkpoint(self) -> None:
+        """The engine's state to disk, under the lock ``feed`` takes (never half a batch)."""
+        with self._lock:
+            self.engine.checkpoint()
+
+    def finish(self, end_ns: int, flush_timeout_s: float = 30.0) -> None:
+        """End of a run: advance to ``end_ns``, deliver what is due, checkpoint."""
         self.advance(end_ns)
-        self.engine.checkpoint()
+        self.delivery.flush(flush_timeout_s)
+        if self.records is not None:
+            self.records.flush(flush_timeout_s)
+        self.checkpoint()
 
     def close(self) -> None:
+        self.delivery.stop()
+        if self.records is not None:
+            self.records.stop()
         with self._lock:
             self.engine.close()
             self.notifications.close()
@@ -140,22 +205,14 @@ class AlertPipeline:
                 self.notifications.handle(d)
             except Exception:  # a notification problem must never lose the event or stop ingest
                 log.exception("notifications could not take event %s", e.id)
-            if self._records:
-                self._write_records(event_records(d))
-        self.notifications.tick()
+            if self.records is not None:
+                self.records.put(event_records(d))
 
     def _incident_record(self, inc: Any) -> None:
+        assert self.records is not None
         by = inc.resolved_by or inc.acknowledged_by or ""
-        self._write_records([incident_record(str(inc.id), inc.kind, inc.subject, to_ns(inc.opened_at),
-                                             inc.state.value, by)])
-
-    def _write_records(self, records: list) -> None:
-        if not records:
-            return
-        try:
-            self._records(records)
-        except Exception as e:  # derived data: log and go on
-            log.warning("dashboard records not written (%s): %s", type(e).__name__, e)
+        self.records.put([incident_record(str(inc.id), inc.kind, inc.subject, to_ns(inc.opened_at),
+                                          inc.state.value, by)])
 
     def _line(self, d: dict[str, Any]) -> str:
         when = d.get("start") or d.get("due") or d.get("time") or ""

@@ -1,10 +1,18 @@
-"""``ms4watch serve``: the municipality's server process, for a real deployment.
+"""The composition root: :func:`build_server` makes the municipality's server from its
+:class:`~ms4watch.settings.Settings`, for ``ms4watch serve`` and ``ms4watch demo`` alike.
 
 ingest (MQTT → store, acknowledged once durable) → alert engine → incidents → the durable
-notification outbox → email / SMS / webhook, plus a small HTTP endpoint for the
-acknowledge links in emails and the inbound SMS webhook. The alert clock is wall time: a
-ticker advances the engine every ``tick_s`` so storms are confirmed, deadlines pass and
-silent stations are noticed even when no reading arrives.
+notification queue → the delivery worker → email / SMS / webhook, dashboard records on a
+writer of their own, and a small HTTP endpoint for the acknowledge links in emails and the
+inbound SMS webhook. The alert clock is wall time: a ticker advances the engine every
+``engine.tick`` so storms are confirmed, deadlines pass and silent stations are noticed
+even when no reading arrives. The demo swaps in the embedded broker and a simulated clock
+(``simulated=True``: the data's own time, advanced by the demo) and nothing else.
+
+On start, before ingest takes new messages, the engine is re-fed from the store with every
+reading newer than its last checkpoint minus the lateness window: readings acknowledged
+after that checkpoint were stored but their evaluation died with a crashed process.
+Incidents and notifications are idempotent, so what had been raised is not raised twice.
 """
 
 from __future__ import annotations
@@ -13,72 +21,68 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any, Callable
 
-from .alerts.incidents.web import serve as serve_web
-from .contract.registry import load_registry
+from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
+from .ingest.sinks.base import ReadingsSource, Sink
 from .pipeline import AlertPipeline
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
+Reporter = Callable[[str], None]
+
 
 @dataclass
-class ServerOptions:
-    registry: Path
-    broker_url: str = "mqtt://127.0.0.1:1883"
-    store_url: str | None = None
-    data_dir: Path = Path("/var/lib/ms4watch")
-    notify_urls: list[str] = field(default_factory=list)
-    http_host: str = "127.0.0.1"
-    http_port: int | None = 8000           # None: no HTTP endpoint
-    public_url: str | None = None          # base of acknowledge links; default http://HOST:PORT
-    username: str | None = None
-    password: str | None = None
-    tick_s: float = 30.0
-
-
 class Server:
-    def __init__(self, o: ServerOptions, report=log.info):
-        self.o = o
-        self.report = report
-        self.registry = load_registry(o.registry)       # refuses a bad file before anything starts
-        o.data_dir.mkdir(parents=True, exist_ok=True)
-        store_url = o.store_url or f"sqlite:///{(o.data_dir / 'store.db').resolve()}"
-        self.store_url = store_url
-        store_path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite:///") else None
-        public = o.public_url or (f"http://{o.http_host}:{o.http_port}" if o.http_port else None)
-        sink = open_store(store_url, o.data_dir)
-        self.pipeline = AlertPipeline(self.registry, o.data_dir, notify_urls=o.notify_urls, report=report,
-                                      store_path=store_path, now_ns=time.time_ns, ack_base_url=public,
-                                      records_sink=None if store_path else sink)
-        self.ingest = IngestService(o.broker_url, self.registry.municipality, sink,
-                                    username=o.username, password=o.password, on_stored=self.pipeline.feed,
-                                    rejected_path=o.data_dir / "rejected.jsonl")
-        self._stop = threading.Event()
-        self._web = None
+    settings: Settings
+    registry: Registry
+    sink: Sink
+    pipeline: AlertPipeline
+    ingest: IngestService
+    simulated: bool = False
+    report: Reporter = log.info
+    refed_readings: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _web: Any = None
+    _ticker: threading.Thread | None = None
 
-    def start(self) -> "Server":
-        self.ingest.start()
-        if self.o.http_port is not None:
-            self._web = serve_web(self.pipeline.notifications, self.o.http_host, self.o.http_port)
-        threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True).start()
+    @property
+    def store_url(self) -> str:
+        return self.settings.store_url
+
+    def start(self, connect_timeout_s: float = 15.0) -> "Server":
+        self.pipeline.start()
+        if isinstance(self.sink, ReadingsSource):
+            self.refed_readings = self.pipeline.refeed(self.sink, now_ns=None if self.simulated else time.time_ns())
+            if self.refed_readings:
+                log.info("engine re-fed with %d stored readings newer than its checkpoint", self.refed_readings)
+        self.ingest.start(connect_timeout_s)
+        http = self.settings.http
+        if http.listen is not None:
+            from .alerts.incidents.web import serve as serve_web
+            self._web = serve_web(self.pipeline.notifications, http.host or "127.0.0.1", http.port or 8000)
+        if not self.simulated:
+            self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
+            self._ticker.start()
         return self
 
     def _tick(self) -> None:
-        while not self._stop.wait(self.o.tick_s):
+        every = self.settings.engine.tick.total_seconds()
+        while not self._stop.wait(every):
             try:
                 self.sync_inspections()
                 self.pipeline.advance(time.time_ns())
-                self.pipeline.engine.checkpoint()
+                self.pipeline.checkpoint()
             except Exception:  # the clock must keep ticking
                 log.exception("advancing the alert clock failed")
 
     def sync_inspections(self) -> int:
         """Tell the engine of inspections recorded in the incident database by another
         process (``ms4watch incidents inspected``), so its items close too."""
-        marker = self.o.data_dir / "inspections-synced"
+        marker = self.settings.data_dir / "inspections-synced"
         last = int(marker.read_text()) if marker.exists() else 0
         rows = self.pipeline.notifications.store.inspections_after(last)
         for iid, site, at, who, note in rows:
@@ -88,10 +92,36 @@ class Server:
             marker.write_text(str(last))
         return len(rows)
 
-    def stop(self) -> None:
+    def stop(self, end_ns: int | None = None) -> None:
+        """Stop taking messages, store what is queued, deliver what is due, checkpoint."""
         self._stop.set()
         self.ingest.stop()
         if self._web is not None:
             self._web.shutdown()
-        self.pipeline.finish(time.time_ns())
+        self.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
         self.pipeline.close()
+
+
+def build_server(settings: Settings, *, report: Reporter = log.info, simulated: bool = False,
+                 ingest_client_id: str | None = None) -> Server:
+    """The server for ``settings``: refuses a bad registry, store URL or channel URL before
+    anything is opened or connected."""
+    registry = load_registry(settings.require_registry())
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    sink = open_store(settings.store_url, settings.data_dir)
+    records = None if settings.store_url.startswith("sqlite:") else sink   # dashboards: InfluxDB only
+    pipeline = AlertPipeline(
+        registry, settings.data_dir, notify_urls=settings.notify, report=report,
+        readings=sink if isinstance(sink, ReadingsSource) else None,
+        now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
+        ack_base_url=settings.http.base_url(), records_sink=records, delivery=settings.delivery)
+    broker = settings.broker
+    ingest = IngestService(
+        broker.url, registry.municipality, sink,
+        client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
+        on_stored=pipeline.feed, rejected_path=settings.data_dir / "rejected.jsonl",
+        batch_wait_s=settings.ingest.batch_wait.total_seconds())
+    return Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
+
+
+__all__ = ["Server", "build_server"]

@@ -14,7 +14,8 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from ms4watch.contract.wire import encode_readings
-from ms4watch.server import Server, ServerOptions
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
 from tests.support.browser import Browser, chromium_binary
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port
@@ -38,9 +39,10 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
     (tmp_path / "sites.yaml").write_text(SITES)
     smtp = SmtpSink().start()
     http_port = free_port()
-    server = Server(ServerOptions(registry=tmp_path / "sites.yaml", broker_url=mosquitto_broker.url,
-                                  data_dir=tmp_path / "data", notify_urls=[smtp.url], http_port=http_port,
-                                  tick_s=1.0), report=lambda line: None).start()
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "notify": [smtp.url], "http": {"listen": f"127.0.0.1:{http_port}"}, "engine": {"tick": "1s"}}),
+        report=lambda line: None).start()
     browser = None
     try:
         assert server.ingest.connected.wait(10)
@@ -92,8 +94,8 @@ def test_an_inspection_recorded_at_the_terminal_reaches_the_running_engine(tmp_p
 
     (tmp_path / "sites.yaml").write_text(SITES + "construction_sites: [{id: CS-7, name: Hillcrest, "
                                          "rain_gauges: [RG-1], active_from: 2026-04-01}]\n")
-    server = Server(ServerOptions(registry=tmp_path / "sites.yaml", data_dir=tmp_path / "data", http_port=None),
-                    report=lambda line: None)
+    server = build_server(Settings.model_validate({"registry": tmp_path / "sites.yaml", "data_dir": tmp_path / "data",
+                                                   "http": {"listen": "off"}}), report=lambda line: None)
     try:
         out = subprocess.run([sys.executable, "-m", "ms4watch", "incidents", "inspected", "CS-7", "--by", "J. Rivera",
                               "--at", "2026-06-02T09:00:00-04:00", "--note", "silt fence repaired",

@@ -10,6 +10,7 @@ import typer
 
 from ..contract.errors import Ms4Error
 from ._process import stop_on_signals
+from ._settings import config_option, settings_or_exit
 
 
 def register(app: typer.Typer) -> None:
@@ -17,34 +18,41 @@ def register(app: typer.Typer) -> None:
 
 
 def serve(
-    registry: Path = typer.Option(..., help="The municipality's site registry (sites.yaml)."),
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", help="MQTT broker URL."),
+    config: Optional[Path] = config_option(),
+    registry: Optional[Path] = typer.Option(None, help="The municipality's site registry (sites.yaml)."),
+    broker: Optional[str] = typer.Option(None, help="MQTT broker URL, mqtt://[USER@]HOST:PORT (default "
+                                                    "mqtt://127.0.0.1:1883); the password comes from --password-file "
+                                                    "or MS4WATCH_BROKER__PASSWORD."),
     store: Optional[str] = typer.Option(None, help="Store URL (default sqlite:///DATA_DIR/store.db)."),
-    data_dir: Path = typer.Option(Path("/var/lib/ms4watch"), help="Engine state, incidents, outbox, spool."),
+    data_dir: Optional[Path] = typer.Option(None, help="Engine state, incidents, notification queue, spool "
+                                                       "(default /var/lib/ms4watch)."),
     notify: list[str] = typer.Option([], help="Notification channel URL (repeatable); none: DATA_DIR/outbox.txt."),
-    http: str = typer.Option("127.0.0.1:8000", help="Where acknowledge links and the inbound SMS webhook are served "
-                                                  "(HOST:PORT, or 'off')."),
+    http: Optional[str] = typer.Option(None, help="Where acknowledge links and the inbound SMS webhook are served: "
+                                                  "HOST:PORT, PORT, or 'off' (default 127.0.0.1:8000)."),
     public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),
-    username: Optional[str] = typer.Option(None, envvar="MS4WATCH_MQTT_USERNAME"),
+    username: Optional[str] = typer.Option(None, help="MQTT user name."),
     password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password."),
 ) -> None:
-    """Run the server: ingest, the alert engine, incidents and notifications, acknowledge links."""
-    from ..server import Server, ServerOptions
+    """Run the server: ingest, the alert engine, incidents and notifications, acknowledge links.
+
+    Settings come from these options, then MS4WATCH_* environment variables, then the
+    config file (--config, MS4WATCH_CONFIG, or /etc/ms4watch/ms4watch.toml).
+    """
+    from ..server import build_server
 
     log = logging.getLogger("ms4watch.serve")
-    host, port = (None, None) if http == "off" else (http.rsplit(":", 1)[0], int(http.rsplit(":", 1)[1]))
-    opts = ServerOptions(registry=registry, broker_url=broker, store_url=store, data_dir=data_dir,
-                         notify_urls=list(notify), http_host=host or "127.0.0.1", http_port=port,
-                         public_url=public_url, username=username,
-                         password=password_file.read_text(encoding="utf-8").strip() if password_file else None)
+    settings = settings_or_exit(config, registry=registry, store=store, data_dir=data_dir, notify=notify,
+                                broker={"url": broker, "username": username, "password_file": password_file},
+                                http={"listen": http, "public_url": public_url})
     try:
-        server = Server(opts, report=lambda line: typer.echo(line)).start()
+        server = build_server(settings, report=lambda line: typer.echo(line)).start()
     except (Ms4Error, ValueError, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     stop = stop_on_signals()
-    typer.echo(f"serving {server.registry.municipality}: broker {broker}, store {server.store_url.split('?')[0]}"
-               + (f", acknowledge links on http://{host}:{port}" if port else ""))
+    where = f", acknowledge links on http://{settings.http.listen}" if settings.http.listen else ""
+    typer.echo(f"serving {server.registry.municipality}: broker {settings.broker.url}, "
+               f"store {settings.store_url.split('?')[0]}{where}")
     stop.wait()
     log.info("stopping")
     server.stop()

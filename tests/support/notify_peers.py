@@ -158,3 +158,24 @@ def turbidity(start: str, end: str | None = None, pair: str = "TP-1") -> dict[st
 
 def inspection(due: str, storm_end: str, site: str = "CS-7") -> dict[str, Any]:
     return {"kind": "inspection_due", "site": site, "gauge": "RG-1", "storm_end": storm_end, "due": due}
+
+
+class BlackHoleSmtp:
+    """A port that accepts TCP connections (the kernel completes them into the listen
+    backlog) and never says a word: an SMTP server that hangs. ``stop()`` frees the port
+    for a real server to come back on."""
+
+    def __init__(self, port: int | None = None):
+        import socket
+        self.port = port or free_port()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", self.port))
+        self._sock.listen(128)
+
+    def url(self, **params: str) -> str:
+        query = "&".join(f"{k}={v}" for k, v in {"from": "ms4watch@town.test", **params}.items())
+        return f"mailto://127.0.0.1:{self.port}?{query}"
+
+    def stop(self) -> None:
+        self._sock.close()

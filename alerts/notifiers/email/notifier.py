@@ -18,11 +18,11 @@ class EmailNotifier:
     channel = "email"
 
     def __init__(self, url: str, *, readings_lookup: ReadingsLookup | None = None,
-                 clock: Callable[[], datetime] | None = None, timeout_s: float = 15.0):
+                 clock: Callable[[], datetime] | None = None, timeout_s: float | None = None):
         self.config: SmtpConfig = parse_mailto(url)
         self.readings_lookup = readings_lookup
         self.clock = clock or (lambda: datetime.now(timezone.utc))
-        self.timeout_s = timeout_s
+        self.timeout_s = timeout_s if timeout_s is not None else self.config.timeout_s
         if readings_lookup is not None:
             importlib.import_module("matplotlib.figure")  # pay the ~1 s import at start-up, not in the first alert
 

@@ -6,10 +6,12 @@ derives one from the other), a Message-ID derived from the outbox key (so a repe
 a crash is recognisable), and the SMTP reply code to tell a retryable 4xx from a permanent
 5xx (apprise's notify() returns only True/False). The URL syntax stays apprise's:
 
-    mailto://[user:password@]host[:port][?to=a@x.test,b@x.test][&from=ms4watch@x.test][&mode=insecure|starttls|ssl]
+    mailto://[user:password@]host[:port][?to=a@x.test,b@x.test][&from=ms4watch@x.test][&mode=insecure|starttls|ssl][&timeout=15s]
 
 ``mailto://`` is plain SMTP (port 25 by default; no TLS, no login unless a user is given);
 ``mailtos://`` is STARTTLS on 587 by default, or implicit TLS with ``mode=ssl`` (465).
+``timeout`` bounds each SMTP exchange (default 15 s): a server that accepts the connection
+and never answers costs the delivery worker that long per attempt, and nobody else anything.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from ms4watch.contract.timeutil import parse_duration
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 MODES = {"insecure": 25, "starttls": 587, "ssl": 465}
@@ -32,6 +36,7 @@ class SmtpConfig:
     password: str | None
     sender: str
     to: tuple[str, ...]        # standing recipients named in the URL (may be empty)
+    timeout_s: float = 15.0    # each SMTP exchange
 
     def describe(self) -> str:
         auth = f"{self.user}:***@" if self.user else ""
@@ -62,8 +67,15 @@ def parse_mailto(url: str) -> SmtpConfig:
     sender = unquote(q.get("from", "")) or _default_sender(p.hostname, p.username)
     if not _EMAIL.match(sender):
         raise ValueError(f"mailto URL: from: not an email address: {sender!r}")
+    try:
+        timeout_s = parse_duration(q.get("timeout", "15s")).total_seconds()
+    except ValueError as e:
+        raise ValueError(f"mailto URL: timeout: {e}") from None
+    if not 0 < timeout_s <= 600:
+        raise ValueError(f"mailto URL: timeout must be between 0 and 10 min, got {q.get('timeout')!r}")
     return SmtpConfig(host=p.hostname, port=port, mode=mode, user=unquote(p.username) if p.username else None,
-                      password=unquote(p.password) if p.password else None, sender=sender, to=to)
+                      password=unquote(p.password) if p.password else None, sender=sender, to=to,
+                      timeout_s=timeout_s)
 
 
 def _default_sender(host: str, user: str | None) -> str:

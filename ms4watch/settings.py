@@ -1,0 +1,227 @@
+"""The server's settings: one typed class that every command reads.
+
+Sources, highest first: the command line, ``MS4WATCH_*`` environment variables (nested
+with ``__``: ``MS4WATCH_BROKER__URL``), the TOML file given by ``--config`` (or
+``MS4WATCH_CONFIG``, else ``/etc/ms4watch/ms4watch.toml`` when it exists), the defaults.
+Secrets are read only from files or the environment (``broker.password_file``,
+``MS4WATCH_BROKER__PASSWORD``; the InfluxDB token from ``MS4WATCH_INFLUX_TOKEN[_FILE]``),
+never from a flag, and a broker URL carrying a password is refused::
+
+    # /etc/ms4watch/ms4watch.toml
+    registry = "/etc/ms4watch/sites.yaml"
+    data_dir = "/var/lib/ms4watch"
+    store = "influxdb1://influx.town.example:8086/ms4"
+    notify = ["mailto://smtp.town.example:587?to=smo@town.example"]
+
+    [broker]
+    url = "mqtt://broker.town.example:1883"
+    username = "ms4watch-server"
+    password_file = "/etc/ms4watch/mqtt-password"
+
+    [http]
+    listen = "127.0.0.1:8000"
+    public_url = "https://ms4.town.example"
+
+Validation does no I/O beyond reading the config file; a bad value is one line naming the
+setting (:func:`load_settings` raises :class:`SettingsError`).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from .contract.errors import Ms4Error
+from .contract.mqtt import BrokerURL
+from .contract.rules_config import Duration
+
+SYSTEM_CONFIG = Path("/etc/ms4watch/ms4watch.toml")
+CONFIG_ENV = "MS4WATCH_CONFIG"
+
+
+class SettingsError(Ms4Error):
+    """A setting is missing or wrong; the message names it (and the file, if it came from one)."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BrokerSettings(_Section):
+    url: str = Field(default="mqtt://127.0.0.1:1883", description="MQTT broker: mqtt://[user@]HOST:PORT or mqtts://")
+    username: str | None = None
+    password_file: Path | None = Field(default=None, description="file holding the MQTT password")
+    password: SecretStr | None = Field(default=None, description="only from MS4WATCH_BROKER__PASSWORD")
+    client_id: str | None = Field(default=None, description="persistent session id; default ms4watch-ingest-<town>")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        url = BrokerURL.parse(v)
+        if url.password:
+            raise ValueError("a broker URL must not carry a password: use broker.password_file "
+                             "or MS4WATCH_BROKER__PASSWORD")
+        return v
+
+    def secret(self) -> str | None:
+        """The MQTT password: from the environment, else the password file (read now)."""
+        if self.password is not None:
+            return self.password.get_secret_value()
+        if self.password_file is None:
+            return None
+        try:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        except OSError as e:
+            raise SettingsError(f"broker.password_file: cannot read {self.password_file}: {e.strerror}") from None
+
+
+class HttpSettings(_Section):
+    listen: str | None = Field(default="127.0.0.1:8000",
+                               description="HOST:PORT (or PORT, on 127.0.0.1) of the web endpoint; 'off' for none")
+    public_url: str | None = Field(default=None, description="base of links in emails as recipients reach it")
+
+    @field_validator("listen", mode="before")
+    @classmethod
+    def _listen(cls, v: Any) -> str | None:
+        if v is None or str(v).strip().lower() in ("off", "none", ""):
+            return None
+        text = str(v).strip()
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            host, port = "127.0.0.1", text
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"expected HOST:PORT, PORT or 'off', got {text!r}")
+        return f"{host or '127.0.0.1'}:{int(port)}"
+
+    @field_validator("public_url")
+    @classmethod
+    def _public(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {v!r}")
+        return v.rstrip("/") if v else v
+
+    @property
+    def host(self) -> str | None:
+        return self.listen.rpartition(":")[0] if self.listen else None
+
+    @property
+    def port(self) -> int | None:
+        return int(self.listen.rpartition(":")[2]) if self.listen else None
+
+    def base_url(self) -> str | None:
+        """Where links point: ``public_url``, else the listening address."""
+        return self.public_url or (f"http://{self.listen}" if self.listen else None)
+
+
+class DeliverySettings(_Section):
+    retry_first: Duration = Field(default=timedelta(seconds=15), description="wait after a failed delivery, doubling")
+    retry_max: Duration = Field(default=timedelta(minutes=5), description="longest wait between attempts")
+    idle: Duration = Field(default=timedelta(seconds=5), description="the delivery worker looks at least this often")
+
+
+class EngineSettings(_Section):
+    tick: Duration = Field(default=timedelta(seconds=30), description="the alert clock advances this often")
+    eval_interval: Duration = Field(default=timedelta(0),
+                                    description="a subject is re-evaluated at most once per this much data time; "
+                                                "0: after every stored batch")
+
+
+class IngestSettings(_Section):
+    batch_wait: Duration = Field(default=timedelta(milliseconds=50), description="gather a batch this long")
+
+
+class Settings(BaseSettings):
+    """Everything ``serve`` (and ``demo``, ``incidents``) needs; see the module docstring."""
+
+    model_config = SettingsConfigDict(env_prefix="MS4WATCH_", env_nested_delimiter="__", extra="forbid",
+                                      frozen=True)
+
+    registry: Path | None = Field(default=None, description="the municipality's site registry (sites.yaml)")
+    data_dir: Path = Field(default=Path("/var/lib/ms4watch"),
+                           description="engine state, incidents, notification queue, spool")
+    store: str | None = Field(default=None, description="store URL; default sqlite:///DATA_DIR/store.db")
+    notify: list[str] = Field(default_factory=list, description="notification channel URLs")
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    log_format: Literal["text", "json"] = "text"
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource):
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls)
+
+    # -- derived ------------------------------------------------------------------------
+    @property
+    def store_url(self) -> str:
+        return self.store or f"sqlite:///{(self.data_dir / 'store.db').resolve()}"
+
+    @property
+    def incidents_db(self) -> Path:
+        return self.data_dir / "incidents.db"
+
+    def require_registry(self) -> Path:
+        if self.registry is None:
+            raise SettingsError("registry: not set (--registry, MS4WATCH_REGISTRY, or registry = … in the config file)")
+        return self.registry
+
+
+def config_file(explicit: Path | None = None) -> Path | None:
+    """The config file in effect: the one given, else ``MS4WATCH_CONFIG``, else the system
+    one if it exists."""
+    if explicit is not None:
+        return explicit
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    return SYSTEM_CONFIG if SYSTEM_CONFIG.exists() else None
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from the command line (``overrides``; None values are "not given", nested
+    ones as dicts: ``broker={"url": …}``), the environment, the config file and defaults."""
+    path = config_file(config)
+    if path is not None and not path.is_file():
+        raise SettingsError(f"{path}: no such config file")
+    flags = _prune(overrides)
+
+    class _FromFile(Settings):
+        model_config = SettingsConfigDict(toml_file=path)
+
+    try:
+        loaded = _FromFile(**flags)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "settings"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        origin = f" ({path})" if path else ""
+        raise SettingsError(f"{where}{origin}: {err['msg'].removeprefix('Value error, ')}{more}") from None
+    except ValueError as e:   # the TOML file itself (tomllib.TOMLDecodeError is a ValueError)
+        raise SettingsError(f"{path}: {e}") from None
+    return loaded
+
+
+def _prune(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            v = _prune(v)
+            if not v:
+                continue
+        elif v is None or (isinstance(v, (list, tuple)) and not v):
+            continue
+        out[k] = v
+    return out
+
+
+__all__ = ["Settings", "SettingsError", "BrokerSettings", "HttpSettings", "DeliverySettings", "EngineSettings",
+           "IngestSettings", "load_settings", "config_file"]

@@ -1,0 +1,67 @@
+"""The delivery worker runs ticks on its own thread: woken by a commit, never blocking the
+caller, outliving a failing tick, and stoppable while a tick hangs."""
+
+from __future__ import annotations
+
+import threading
+
+from ms4watch.alerts.delivery import DeliveryWorker
+from tests.support.waiting import wait_for
+
+
+def test_wake_runs_a_tick_on_the_worker_thread_and_returns_at_once():
+    seen: list[str] = []
+    release = threading.Event()
+
+    def tick():
+        seen.append(threading.current_thread().name)
+        release.wait(10)            # a tick that hangs like a silent SMTP server
+
+    w = DeliveryWorker(tick, idle_s=60).start()
+    try:
+        w.wake()                    # returns although the tick will hang
+        assert wait_for(lambda: seen, 5)
+        assert seen == ["ms4watch-delivery"]
+        w.wake()
+        w.wake()                    # wakes while busy fold into one more tick
+        release.set()
+        assert w.flush(5)
+        assert 2 <= len(seen) <= 4
+    finally:
+        release.set()
+        w.stop()
+
+
+def test_a_failing_tick_does_not_kill_the_worker():
+    calls = []
+
+    def tick():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a notifier bug")
+
+    w = DeliveryWorker(tick, idle_s=60).start()
+    try:
+        assert w.flush(5)
+        assert w.flush(5)
+        assert len(calls) >= 2
+    finally:
+        w.stop()
+
+
+def test_idle_ticks_come_without_a_wake():
+    calls = []
+    w = DeliveryWorker(lambda: calls.append(1), idle_s=0.05).start()
+    try:
+        assert wait_for(lambda: len(calls) >= 3, 5)
+    finally:
+        w.stop()
+
+
+def test_stop_does_not_wait_for_a_hung_tick_longer_than_asked():
+    release = threading.Event()
+    w = DeliveryWorker(lambda: release.wait(30), idle_s=60).start()
+    w.wake()
+    w.stop(timeout_s=0.2)           # returns; the hung send is left to its own timeout
+    release.set()
+    assert not w.flush(0.1)         # not running any more

@@ -1,0 +1,130 @@
+"""A hung SMTP server never holds up ingest (issue 10, "Delivery never holds up ingest").
+
+Real Mosquitto, the real server from the composition root, and an SMTP port that accepts
+connections and never answers. Five outfalls raise dry-weather-flow alerts; while the
+delivery worker waits on the silent server, a stream of readings is published and timed.
+The same is done against a healthy SMTP server in the same test: ingest's rate with the
+hung server is compared with it as a ratio. Then SMTP comes back on the same port and
+every notification arrives exactly once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from ms4watch.contract.wire import encode_readings
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
+from tests.support.notify_peers import BlackHoleSmtp, SmtpSink
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
+MIN = 60 * 10**9
+H = 60 * MIN
+OUTFALLS = [f"OF-{i}" for i in range(1, 6)]
+STREAM_MESSAGES = 1000
+STREAM_READINGS = 20
+
+SITES = """\
+municipality: town
+timezone: America/New_York
+rain_gauges: [{id: RG-1, tip_in: 0.01}]
+outfalls:
+""" + "".join(f"  - {{id: {o}, name: Outfall {o}, rain_gauges: [RG-1], flow_floor_gpm: 0.5}}\n" for o in OUTFALLS) + """\
+contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
+"""
+
+
+class Logger:
+    """A paho publisher standing in for the loggers (QoS 1, in-flight capped)."""
+
+    def __init__(self, port: int, client_id: str):
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv311)
+        self.c.max_inflight_messages_set(100)
+        self.c.connect("127.0.0.1", port)
+        self.c.loop_start()
+        self.seq: dict[str, int] = {}
+
+    def send(self, station: str, rows: list) -> mqtt.MQTTMessageInfo:
+        device = f"LOG-{station}"
+        self.seq[device] = self.seq.get(device, 0) + 1
+        return self.c.publish(f"ms4/town/{station}/{device}/readings",
+                              encode_readings(device, self.seq[device], rows), qos=1)
+
+    def close(self) -> None:
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:
+    """Raise five alerts, then time a stream of readings; returns (server, readings/s)."""
+    data = tmp_path / name
+    data.mkdir()
+    (data / "sites.yaml").write_text(SITES)
+    server = build_server(Settings.model_validate({
+        "registry": data / "sites.yaml", "data_dir": data, "notify": [smtp_url], "http": {"listen": "off"},
+        "broker": {"url": broker.url, "client_id": f"ingest-{name}"},
+        "delivery": {"retry_first": "1s", "retry_max": "2s", "idle": "1s"}}), report=lambda line: None).start()
+    assert server.ingest.connected.wait(10)
+    log = Logger(broker.port, f"loggers-{name}")
+    try:
+        now = time.time_ns() // MIN * MIN
+        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
+        log.send("RG-1", rain).wait_for_publish(5)
+        for o in OUTFALLS:   # 35 min above the floor after three dry days: an illicit discharge
+            log.send(o, [(now - 100 * MIN + k * 5 * MIN, "flow", "flow", 6.0, "gpm", [], None) for k in range(8)])
+        incidents = server.pipeline.notifications.store
+        assert wait_for(lambda: len(incidents.list()) == len(OUTFALLS), 30), "alerts not raised"
+        base = server.ingest.stats.stored_readings
+        target = base + STREAM_MESSAGES * STREAM_READINGS
+        t0 = time.monotonic()
+        step = 60 * MIN // (STREAM_MESSAGES // len(OUTFALLS))
+        for i in range(STREAM_MESSAGES):   # the flow goes on over the last hour: every batch is evaluated
+            o = OUTFALLS[i % len(OUTFALLS)]
+            t = now - 60 * MIN + (i // len(OUTFALLS)) * step
+            log.send(o, [(t + k * step // STREAM_READINGS, "flow", "flow", 6.0 + k / 100, "gpm", [], None)
+                         for k in range(STREAM_READINGS)])
+        assert wait_for(lambda: server.ingest.stats.stored_readings >= target, 120), \
+            f"stored {server.ingest.stats.stored_readings - base} of {target - base} readings"
+        rate = (target - base) / (time.monotonic() - t0)
+    finally:
+        log.close()
+    return server, rate
+
+
+def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tmp_path, mosquitto_broker):
+    healthy = SmtpSink().start()
+    try:
+        server, healthy_rate = run(tmp_path, mosquitto_broker, "healthy", healthy.url)
+        assert wait_for(lambda: len(healthy.to("smo@town.test")) == len(OUTFALLS), 30)
+        assert server.pipeline.notifications.outbox.counts() == {"sent": len(OUTFALLS)}, [(r.stage, r.status, r.payload["incident"]["kind"] if r.payload.get("incident") else None, r.last_error) for r in server.pipeline.notifications.outbox.all()]
+        server.stop()
+    finally:
+        healthy.stop()
+
+    hole = BlackHoleSmtp()
+    server, hung_rate = run(tmp_path, mosquitto_broker, "hung", hole.url(timeout="3s"))
+    back = None
+    try:
+        queue = server.pipeline.notifications.outbox
+        assert queue.counts().get("sent", 0) == 0          # nothing got through the silent server
+        ratio = hung_rate / healthy_rate
+        print(f"ingest with a hung SMTP server: {hung_rate:,.0f} readings/s; healthy: {healthy_rate:,.0f}; "
+              f"ratio {ratio:.2f}")
+        assert ratio > 0.5, f"ingest slowed by the hung SMTP server: {ratio:.2f} of its healthy rate"
+
+        hole.stop()
+        back = SmtpSink(port=hole.port).start()            # the server comes back on its port
+        assert wait_for(lambda: queue.counts() == {"sent": len(OUTFALLS)}, 60), [(r.stage, r.status, r.payload["incident"]["kind"] if r.payload.get("incident") else None, r.last_error) for r in queue.all()]
+        mails = back.to("smo@town.test")
+        assert len(mails) == len(OUTFALLS)
+        assert len({m["Message-ID"] for m in mails}) == len(OUTFALLS)
+        subjects = " ".join(str(m["Subject"]) for m in mails)
+        assert all(f"Outfall {o}" in subjects for o in OUTFALLS)
+    finally:
+        server.stop()
+        if back is not None:
+            back.stop()

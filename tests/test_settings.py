@@ -1,0 +1,117 @@
+"""The server's settings: flags over the environment over the config file over defaults;
+secrets only from files or the environment; a mistake is one line naming the setting."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from ms4watch.settings import SettingsError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    import os
+    for k in list(os.environ):
+        if k.startswith("MS4WATCH_"):
+            monkeypatch.delenv(k)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "ms4watch.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults_without_a_file(tmp_path, monkeypatch):
+    monkeypatch.setattr("ms4watch.settings.SYSTEM_CONFIG", tmp_path / "absent.toml")
+    s = load_settings()
+    assert s.data_dir == Path("/var/lib/ms4watch")
+    assert s.store_url == "sqlite:////var/lib/ms4watch/store.db"
+    assert s.incidents_db == Path("/var/lib/ms4watch/incidents.db")
+    assert s.broker.url == "mqtt://127.0.0.1:1883" and s.http.listen == "127.0.0.1:8000"
+    assert s.delivery.retry_first == timedelta(seconds=15) and s.engine.tick == timedelta(seconds=30)
+
+
+def test_flags_beat_the_environment_which_beats_the_file(tmp_path, monkeypatch):
+    cfg = write(tmp_path, '''
+data_dir = "/srv/file"
+store = "sqlite:////srv/file/store.db"
+notify = ["mailto://smtp.file.test?to=a@file.test"]
+[broker]
+url = "mqtt://file.test:1883"
+username = "from-file"
+[delivery]
+retry_first = "30s"
+''')
+    monkeypatch.setenv("MS4WATCH_DATA_DIR", "/srv/env")
+    monkeypatch.setenv("MS4WATCH_BROKER__USERNAME", "from-env")
+    s = load_settings(cfg, data_dir=Path("/srv/flag"), broker={"url": None, "username": None})
+    assert s.data_dir == Path("/srv/flag")                       # flag
+    assert s.broker.username == "from-env"                       # environment over file
+    assert s.broker.url == "mqtt://file.test:1883"               # file (the flag was not given)
+    assert s.store_url == "sqlite:////srv/file/store.db"
+    assert s.delivery.retry_first == timedelta(seconds=30) and s.delivery.retry_max == timedelta(minutes=5)
+    assert s.notify == ["mailto://smtp.file.test?to=a@file.test"]
+
+
+def test_the_config_file_comes_from_MS4WATCH_CONFIG(tmp_path, monkeypatch):
+    monkeypatch.setenv("MS4WATCH_CONFIG", str(write(tmp_path, 'data_dir = "/srv/viaenv"\n')))
+    assert load_settings().data_dir == Path("/srv/viaenv")
+
+
+def test_the_mqtt_password_comes_from_a_file_or_the_environment_never_the_url(tmp_path, monkeypatch):
+    pw = tmp_path / "pw"
+    pw.write_text("s3cret\n")
+    assert load_settings(write(tmp_path, f'[broker]\npassword_file = "{pw}"\n')).broker.secret() == "s3cret"
+    monkeypatch.setenv("MS4WATCH_BROKER__PASSWORD", "from-env")
+    s = load_settings(write(tmp_path, f'[broker]\npassword_file = "{pw}"\n'))
+    assert s.broker.secret() == "from-env" and "from-env" not in repr(s)
+    with pytest.raises(SettingsError, match=r"^broker\.url .*must not carry a password"):
+        load_settings(write(tmp_path, '[broker]\nurl = "mqtt://u:p@host:1883"\n'))
+    monkeypatch.delenv("MS4WATCH_BROKER__PASSWORD")
+    with pytest.raises(SettingsError, match=r"broker\.password_file: cannot read .*/nope"):
+        load_settings(write(tmp_path, '[broker]\npassword_file = "/nope"\n')).broker.secret()
+
+
+@pytest.mark.parametrize("given, listen", [("8000", "127.0.0.1:8000"), ("0.0.0.0:8080", "0.0.0.0:8080"),
+                                           (":9000", "127.0.0.1:9000"), ("off", None)])
+def test_http_listen_forms(tmp_path, given, listen):
+    assert load_settings(write(tmp_path, ""), http={"listen": given}).http.listen == listen
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[http]\nlisten = "localhost:http"\n', r"^http\.listen \(.*ms4watch\.toml\): expected HOST:PORT, PORT or 'off'"),
+    ('colour = "blue"\n', r"^colour \(.*\): Extra inputs are not permitted"),
+    ('[delivery]\nretry_first = "soon"\n', r"^delivery\.retry_first .*not a duration"),
+    ('data_dir = \n', r"ms4watch\.toml: "),
+])
+def test_a_mistake_is_one_line_naming_the_setting(tmp_path, text, message):
+    with pytest.raises(SettingsError, match=message) as e:
+        load_settings(write(tmp_path, text))
+    assert "\n" not in str(e.value)
+
+
+def test_a_missing_config_file_is_named(tmp_path):
+    with pytest.raises(SettingsError, match=r"absent\.toml: no such config file"):
+        load_settings(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--http", "eighty"], "error: http.listen: expected HOST:PORT, PORT or 'off', got 'eighty'"),
+    (["--password-file", "/nonexistent/pw"], "error: broker.password_file: cannot read /nonexistent/pw"),
+    ([], "error: registry: not set"),
+])
+def test_serve_start_up_mistakes_are_one_line_not_a_traceback(tmp_path, args, message):
+    (tmp_path / "sites.yaml").write_text("municipality: town\n")
+    registry = [] if message.startswith("error: registry") else ["--registry", str(tmp_path / "sites.yaml")]
+    out = subprocess.run([sys.executable, "-m", "ms4watch", "serve", "--data-dir", str(tmp_path / "d"),
+                          *registry, *args], capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.returncode == 2
+    assert out.stderr.startswith(message), out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1

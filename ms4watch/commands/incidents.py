@@ -1,13 +1,14 @@
 """``ms4watch incidents list|show|ack|resolve|inspected`` — incidents for a person at a terminal.
 
-Works on the incident database directly (the same file the server uses), so it runs
-beside a live server: an acknowledgement here stops the server's escalation.
+Works on the incident database directly — ``DATA_DIR/incidents.db`` of the same settings
+the server reads (``--config``, ``MS4WATCH_*``), or ``--db`` — so it runs beside a live
+server: an acknowledgement here stops the server's escalation. Times are shown in the
+municipality's time zone (from the registry in the settings), as emails and SMS show them.
 """
 
 from __future__ import annotations
 
-import os
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -18,28 +19,59 @@ from rich.table import Table
 from ms4watch.contract.errors import Ms4Error
 from ms4watch.contract.timeutil import parse_time
 
+from ._settings import config_option, settings_or_exit
+
 if TYPE_CHECKING:   # imported when a command runs: every other command starts without them
     from ms4watch.alerts.incidents import IncidentStore
     from ms4watch.alerts.outbox import Outbox
 
-DEFAULT_DB = os.environ.get("MS4WATCH_INCIDENTS_DB", "incidents.db")
+class _Where:
+    """The database and the time zone the settings name; ``--db`` overrides the database."""
+
+    def __init__(self, config: Optional[Path], db: Optional[Path]):
+        self.config, self.db_override = config, db
+        self._tz: tzinfo | None = None
+
+    def settings(self):
+        return settings_or_exit(self.config)
+
+    @property
+    def db(self) -> Path:
+        return self.db_override or self.settings().incidents_db
+
+    @property
+    def tz(self) -> tzinfo:
+        if self._tz is None:
+            self._tz = timezone.utc
+            reg = self.settings().registry
+            if reg is not None and reg.exists():
+                from ms4watch.contract.registry import load_registry
+                try:
+                    self._tz = load_registry(reg).tz
+                except Ms4Error:
+                    pass   # times in UTC rather than no listing
+        return self._tz
 
 
 def _db_option() -> Path:
-    return typer.Option(DEFAULT_DB, "--db", help="Incident database (env MS4WATCH_INCIDENTS_DB).")
+    return typer.Option(None, "--db", help="Incident database (default: DATA_DIR/incidents.db of the settings).")
 
 
-def _open(db: Path) -> tuple[IncidentStore, Outbox]:
+def _open(where: _Where) -> tuple[IncidentStore, Outbox]:
     from ms4watch.alerts.incidents import IncidentStore, connect
     from ms4watch.alerts.outbox import Outbox
+    db = where.db
     if not Path(db).exists():
-        raise typer.BadParameter(f"no incident database at {db}", param_hint="--db")
+        raise typer.BadParameter(f"no incident database at {db}", param_hint="--db / data_dir")
     conn = connect(db)
     return IncidentStore(conn), Outbox(conn)
 
 
-def _t(dt: datetime | None) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%MZ") if dt else ""
+def _t(dt: datetime | None, tz: tzinfo = timezone.utc) -> str:
+    if not dt:
+        return ""
+    local = dt.astimezone(tz)
+    return local.strftime("%Y-%m-%d %H:%M") + ("Z" if tz is timezone.utc else local.strftime(" %Z"))
 
 
 def _fail(e: Exception) -> None:
@@ -52,12 +84,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(inc_app, name="incidents")
 
     @inc_app.command("list")
-    def list_(db: Path = _db_option(),
+    def list_(db: Optional[Path] = _db_option(), config: Optional[Path] = config_option(),
               all_: bool = typer.Option(False, "--all", help="Include resolved incidents."),
               limit: int = typer.Option(100, "--limit", min=1)) -> None:
         """Open and acknowledged incidents (newest first), with their notifications."""
         from ms4watch.alerts.incidents import State
-        store, outbox = _open(db)
+        where = _Where(config, db)
+        store, outbox = _open(where)
+        tz = where.tz
         states = list(State) if all_ else [State.OPEN, State.ACKNOWLEDGED]
         table = Table("id", "code", "state", "kind", "subject", "since", "ended", "deadline", "by", "notifications")
         for inc in store.list(states, limit=limit):
@@ -66,37 +100,42 @@ def register(app: typer.Typer) -> None:
                 counts[r.status] = counts.get(r.status, 0) + 1
             who = inc.acknowledged_by or inc.resolved_by or ""
             table.add_row(str(inc.id), inc.code, inc.state.value + (" (suppressed)" if inc.suppressed else ""),
-                          inc.kind, inc.subject, _t(inc.start), _t(inc.end), _t(inc.deadline), who,
+                          inc.kind, inc.subject, _t(inc.start, tz), _t(inc.end, tz), _t(inc.deadline, tz), who,
                           " ".join(f"{k}:{v}" for k, v in sorted(counts.items())))
         Console(width=None if Console().is_terminal else 200).print(table)
 
     @inc_app.command("show")
-    def show(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option()) -> None:
+    def show(ref: str = typer.Argument(..., help="Incident id or acknowledge code."),
+             db: Optional[Path] = _db_option(), config: Optional[Path] = config_option()) -> None:
         """One incident with its audit log and notifications."""
-        store, outbox = _open(db)
+        where = _Where(config, db)
+        store, outbox = _open(where)
+        tz = where.tz
         try:
             inc = store.find(ref)
         except Ms4Error as e:   # IncidentError and the rest of ours
             _fail(e)
             return
-        typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start)}"
-                   + (f" ended {_t(inc.end)}" if inc.end else "") + (f" deadline {_t(inc.deadline)}" if inc.deadline else ""))
+        typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start, tz)}"
+                   + (f" ended {_t(inc.end, tz)}" if inc.end else "")
+                   + (f" deadline {_t(inc.deadline, tz)}" if inc.deadline else ""))
         if inc.suppressed:
             typer.echo(f"suppressed: {inc.suppressed}")
         typer.echo("audit:")
         for a in store.audit(inc.id):
-            typer.echo(f"  {_t(a.at)}  {a.action:<12} {a.who} via {a.how}" + (f": {a.note}" if a.note else ""))
+            typer.echo(f"  {_t(a.at, tz)}  {a.action:<12} {a.who} via {a.how}" + (f": {a.note}" if a.note else ""))
         typer.echo("notifications:")
         for r in outbox.for_incident(inc.id):
             typer.echo(f"  {r.stage:<10} {r.channel:<7} {r.recipient.name:<24} {r.status:<9} attempts={r.attempts}"
                        + (f"  {r.last_error}" if r.last_error else ""))
 
     @inc_app.command("ack")
-    def ack(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option(),
+    def ack(ref: str = typer.Argument(..., help="Incident id or acknowledge code."),
+            db: Optional[Path] = _db_option(), config: Optional[Path] = config_option(),
             by: str = typer.Option(..., "--by", help="Who acknowledges."),
             note: Optional[str] = typer.Option(None, "--note")) -> None:
         """Acknowledge: stops the escalation to the deputy."""
-        store, _ = _open(db)
+        store, _ = _open(_Where(config, db))
         try:
             inc = store.acknowledge(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
         except Ms4Error as e:   # IncidentError and the rest of ours
@@ -105,11 +144,12 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"#{inc.id} {inc.code} {inc.state.value} by {inc.acknowledged_by}")
 
     @inc_app.command("resolve")
-    def resolve(ref: str = typer.Argument(..., help="Incident id or acknowledge code."), db: Path = _db_option(),
+    def resolve(ref: str = typer.Argument(..., help="Incident id or acknowledge code."),
+                db: Optional[Path] = _db_option(), config: Optional[Path] = config_option(),
                 by: str = typer.Option(..., "--by", help="Who resolves."),
                 note: str = typer.Option(..., "--note", help="Why (kept in the audit log).")) -> None:
         """Resolve by hand, with a note. For an inspection item this records the inspection."""
-        store, _ = _open(db)
+        store, _ = _open(_Where(config, db))
         try:
             inc = store.resolve(ref, by=by, how="cli", now=datetime.now(timezone.utc), note=note)
         except Ms4Error as e:   # IncidentError and the rest of ours
@@ -118,12 +158,14 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"#{inc.id} {inc.code} resolved ({inc.resolution}) by {inc.resolved_by}")
 
     @inc_app.command("inspected")
-    def inspected(site: str = typer.Argument(..., help="Construction site id."), db: Path = _db_option(),
+    def inspected(site: str = typer.Argument(..., help="Construction site id."),
+                  db: Optional[Path] = _db_option(), config: Optional[Path] = config_option(),
                   by: str = typer.Option(..., "--by", help="Inspector."),
                   at: Optional[str] = typer.Option(None, "--at", help="When (ISO 8601 with offset); default now."),
                   note: Optional[str] = typer.Option(None, "--note")) -> None:
         """Record an inspection: resolves the site's open inspection items due from storms before it."""
-        store, _ = _open(db)
+        where = _Where(config, db)
+        store, _ = _open(where)
         try:
             when = parse_time(at) if at else datetime.now(timezone.utc)
         except ValueError as e:
@@ -134,6 +176,6 @@ def register(app: typer.Typer) -> None:
             _fail(e)
             return
         if not done:
-            typer.echo(f"no open inspection item for {site} from a storm before {_t(when)}")
+            typer.echo(f"no open inspection item for {site} from a storm before {_t(when, where.tz)}")
         for inc in done:
-            typer.echo(f"#{inc.id} {inc.code} resolved: inspection of {site} at {_t(when)}")
+            typer.echo(f"#{inc.id} {inc.code} resolved: inspection of {site} at {_t(when, where.tz)}")

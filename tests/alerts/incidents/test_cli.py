@@ -74,3 +74,19 @@ def test_inspected_resolves_the_site_item(tmp_path):
 def test_missing_database_is_a_clear_error(tmp_path):
     r = CliRunner().invoke(build_app(), ["incidents", "list", "--db", str(tmp_path / "nope.db")])
     assert r.exit_code != 0 and "no incident database" in r.output
+
+
+def test_the_database_and_time_zone_come_from_the_servers_settings(tmp_path, monkeypatch):
+    """Without --db the command opens DATA_DIR/incidents.db of the settings `serve` reads,
+    and shows times in the municipality's zone (here 11:30 EDT for 15:30Z)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    store = IncidentStore(connect(data / "incidents.db"))
+    a = store.apply_event(dwf("2026-06-01T15:30:00Z"), utc(2026, 6, 1, 16)).incident
+    (tmp_path / "sites.yaml").write_text("municipality: town\ntimezone: America/New_York\n")
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'registry = "{tmp_path / "sites.yaml"}"\ndata_dir = "{data}"\n')
+    monkeypatch.setenv("MS4WATCH_CONFIG", str(cfg))
+    r = CliRunner().invoke(build_app(), ["incidents", "show", a.code])
+    assert r.exit_code == 0, r.output
+    assert "since 2026-06-01 11:30 EDT" in r.output

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 from .errors import AlertError
 
 TIME_FIELDS = frozenset({"start", "end", "storm_end", "due", "closed_at", "time", "last_rain", "last_met"})
+SUBJECT_FIELDS = ("outfall", "pair", "site", "gauge", "station")
 
 
 class EventKind(str, enum.Enum):
@@ -63,6 +64,30 @@ class Event:
     def retracted(self) -> "Event":
         return replace(self, status=EventStatus.RETRACTED)
 
+    @property
+    def subject(self) -> str:
+        """The id the event is about: its outfall, pair, site, gauge or station."""
+        for f in SUBJECT_FIELDS:
+            v = self.fields.get(f)
+            if v:
+                return str(v)
+        raise AlertError(f"event {self.id}: names none of {', '.join(SUBJECT_FIELDS)}")
+
+    def instant(self, name: str) -> datetime | None:
+        """A time field as an aware UTC datetime (None when unset)."""
+        ns = self.fields.get(name)
+        if ns is None:
+            return None
+        return datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc).replace(
+            microsecond=(ns % 1_000_000_000) // 1000)
+
+    @property
+    def overdue_of(self) -> str | None:
+        """For an INSPECTION_OVERDUE escalation: the id of the inspection item it escalates."""
+        if self.kind is EventKind.INSPECTION_OVERDUE:
+            return self.id.removeprefix(OVERDUE_PREFIX)
+        return None
+
     def to_dict(self, tz: tzinfo = timezone.utc) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind.value}
         for k, v in self.fields.items():
@@ -78,14 +103,39 @@ class Event:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Event":
+        """The edge: an ``events.jsonl`` record back into an Event; AlertError names the field."""
+        if not isinstance(d, Mapping):
+            raise AlertError("not an event record: expected a JSON object")
         try:
-            kind = EventKind(d["kind"])
-            fields = {k: (parse_time_ns(v) if k in TIME_FIELDS else v) for k, v in d.items()
-                      if k not in ("kind", "id", "status", "params", "provision")}
-            return cls(kind, d["id"], fields, d.get("params", {}), d.get("provision", ""),
-                       EventStatus(d.get("status", "active")))
-        except (KeyError, ValueError) as e:
-            raise AlertError(f"not an event record: {e}") from None
+            kind = EventKind(d.get("kind"))
+        except ValueError:
+            raise AlertError(f"kind: not an event kind: {d.get('kind')!r}") from None
+        ident = d.get("id")
+        if not isinstance(ident, str) or not ident:
+            raise AlertError("id: missing")
+        fields: dict[str, Any] = {}
+        for k, v in d.items():
+            if k in ("kind", "id", "status", "params", "provision"):
+                continue
+            if k in TIME_FIELDS:
+                try:
+                    v = parse_time_ns(v)
+                except (ValueError, TypeError) as e:
+                    raise AlertError(f"{k}: {e}") from None
+            fields[k] = v
+        try:
+            status = EventStatus(d.get("status", "active"))
+        except ValueError:
+            raise AlertError(f"status: must be active or retracted, got {d.get('status')!r}") from None
+        return cls(kind, ident, fields, d.get("params", {}), d.get("provision", ""), status)
+
+
+OVERDUE_PREFIX = "overdue/"
+
+
+def overdue_id(item_id: str) -> str:
+    """The id of the escalation of inspection item ``item_id`` (see :attr:`Event.overdue_of`)."""
+    return OVERDUE_PREFIX + item_id
 
 
 def format_time(ns: int | None, tz: tzinfo) -> str | None:
@@ -99,6 +149,8 @@ def format_time(ns: int | None, tz: tzinfo) -> str | None:
 def parse_time_ns(text: str | None) -> int | None:
     if text is None:
         return None
+    if not isinstance(text, str):
+        raise ValueError(f"not an ISO 8601 time: {text!r}")
     dt = datetime.fromisoformat(text)
     if dt.tzinfo is None:
         raise ValueError(f"time without offset: {text!r}")

@@ -2,7 +2,7 @@
 
 broker (amqtt in-process, or ``--broker``) ← simulated loggers (edge agents with durable
 spools) → ingest (persistent session, ack after store) → store (SQLite, or ``--store``)
-→ alert engine → incidents → notifications (local outbox, or ``--notify``).
+→ alert engine → incidents → notifications (the notifications file, or ``--notify``).
 
 Simulated time runs ``speed`` times faster than real time; the loggers are the real edge
 agent with the simulated driver, so everything after the sensor is the production path.
@@ -21,6 +21,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
 
+from .alerts.events import EventKind
 from .broker import EmbeddedBroker
 from .contract.registry import load_registry
 from .contract.timeutil import to_ns
@@ -173,8 +174,8 @@ class Demo:
         s.duplicate_messages = ingest.stats.duplicate_messages
         s.rejected_messages = ingest.stats.rejected_messages
         s.readings_stored = _count(settings.store_url, ingest)
-        s.storms = pipeline.storms()
-        s.alerts = pipeline.alerts()
+        s.storms = [e.to_dict(registry.tz) for e in pipeline.storms()]
+        s.alerts = [e.to_dict(registry.tz) for e in pipeline.alerts()]
         s.wall_s = round(time.monotonic() - t_wall, 2)
         return s
 
@@ -229,19 +230,19 @@ class SimulatedInspector:
         self._done: set[str] = set()
 
     def step(self, pipeline: AlertPipeline, now_ns: int) -> None:
-        for d in pipeline.events():
-            if d["kind"] != "inspection_due" or d.get("site") not in self.sites or d["id"] in self._done:
+        for e in pipeline.events():
+            site = e.fields.get("site")
+            if e.kind is not EventKind.INSPECTION_DUE or site not in self.sites or e.id in self._done:
                 continue
-            if d.get("closed_at"):
-                self._done.add(d["id"])
+            if e.fields.get("closed_at"):
+                self._done.add(e.id)
                 continue
-            due_ns = to_ns(datetime.fromisoformat(d["due"]))
-            if due_ns - self.lead_ns <= now_ns:
-                self._done.add(d["id"])
+            if e.fields["due"] - self.lead_ns <= now_ns:
+                self._done.add(e.id)
                 at = datetime.fromtimestamp(now_ns / 1e9, tz=pipeline.registry.tz)
-                pipeline.record_inspection(d["site"], at, by="J. Rivera (simulated inspector)",
+                pipeline.record_inspection(site, at, by="J. Rivera (simulated inspector)",
                                            note="erosion controls checked; silt fence repaired")
-                self.report(f"[{at:%Y-%m-%d %H:%M}] inspection recorded at {d['site']} (J. Rivera)")
+                self.report(f"[{at:%Y-%m-%d %H:%M}] inspection recorded at {site} (J. Rivera)")
 
 
 def _count(store_url: str, ingest: IngestService) -> int:

@@ -63,7 +63,7 @@ class Server:
         http = self.settings.http
         if http.listen is not None:
             from .alerts.incidents.web import serve as serve_web
-            self._web = serve_web(self.pipeline.notifications, http.host or "127.0.0.1", http.port or 8000)
+            self._web = serve_web(self.pipeline.incidents, http.host or "127.0.0.1", http.port or 8000)
         if not self.simulated:
             self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
             self._ticker.start()
@@ -84,7 +84,7 @@ class Server:
         process (``ms4watch incidents inspected``), so its items close too."""
         marker = self.settings.data_dir / "inspections-synced"
         last = int(marker.read_text()) if marker.exists() else 0
-        rows = self.pipeline.notifications.store.inspections_after(last)
+        rows = self.pipeline.incidents.store.inspections_after(last)
         for iid, site, at, who, note in rows:
             self.pipeline.record_engine_inspection(site, at, who, note or "")
             last = iid

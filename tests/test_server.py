@@ -77,7 +77,7 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
         browser.wait_for("document.title === 'Acknowledged'")
         assert "acknowledged by Pat Doe" in browser.js("document.body.innerText")
         browser.screenshot(tmp_path / "acknowledged.png")
-        incident = server.pipeline.notifications.store.get(int(link.split("/incidents/")[1].split("/")[0]))
+        incident = server.pipeline.incidents.get(int(link.split("/incidents/")[1].split("/")[0]))
         assert incident.state.value == "acknowledged" and incident.acknowledged_by == "Pat Doe"
     finally:
         if browser is not None:

@@ -1,4 +1,4 @@
-"""One SQLite file holds incidents, their audit log and the notification outbox, so an
+"""One SQLite file holds incidents, their audit log and the notification queue, so an
 incident change and the notifications it causes commit together or not at all."""
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Incident values: lifecycle states, per-kind policy, and the episode key of an event.
 
-Events arrive as plain dicts following the ``events.jsonl`` contract (issue 3): ``kind``
-plus one of ``outfall``/``pair``/``site``/``gauge``/``station``, ``start`` and ``end``
-(null while the episode is open). The same episode is reported again when it closes, so
-an episode is identified by kind + subject + start, never by the object that carried it.
+Events arrive from the engine as typed :class:`~ms4watch.alerts.events.Event` objects (an
+:class:`EventKind`, an ``id`` an update keeps, times as UTC ns). An episode is identified
+by kind and id: the engine reports it again when it grows, closes or is retracted.
 """
 
 from __future__ import annotations
@@ -11,10 +10,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from typing import Any
 
-from ms4watch.contract.timeutil import parse_time
-
+from ..events import Event, EventKind
 from .errors import EventError
 
 UTC = timezone.utc
@@ -36,7 +34,7 @@ class Priority(str, enum.Enum):
 
 
 class Stage(str, enum.Enum):
-    """One notification per (incident, recipient, channel, stage) — the outbox's unique key."""
+    """One notification per (incident, recipient, channel, stage) — the delivery queue's unique key."""
 
     OPEN = "open"
     ESCALATION = "escalation"
@@ -53,96 +51,58 @@ class KindPolicy:
     priority: Priority
     escalates: bool      # unacknowledged after N min -> the deputy too
     recovery: bool       # a recovery message when the episode closes by itself
-    provision: str
     what: str            # a few words for SMS and subjects
 
 
-# Provisions: ../shared/reference/REGULATIONS.md. An event's own "provision" wins.
-_POLICIES: dict[str, KindPolicy] = {
-    "dry_weather_flow": KindPolicy(
-        Priority.URGENT, True, True,
-        "Ramapo ch. 218 / Schenectady ch. 148 Art. II: prohibition of illicit discharges and connections",
-        "dry-weather flow"),
-    "turbidity_contrast": KindPolicy(
-        Priority.ROUTINE, True, True,
-        "Schenectady ch. 148 Art. I (6 NYCRR 703.2): no substantial visible contrast in turbidity",
-        "turbidity contrast"),
-    "inspection_due": KindPolicy(
-        Priority.DEADLINE, True, False,
-        "Schenectady ch. 148 Art. I: inspect within 24 h of the end of a storm of 0.5 in or more",
-        "inspection due"),
-    "storm": KindPolicy(
-        Priority.ROUTINE, False, False,
-        "Schenectady ch. 148 Art. I: a storm of 0.5 in or more starts a 24 h inspection deadline",
-        "storm >= 0.5 in"),
+# The law behind each kind is the rule's own ``provision`` (alerts/rules/), carried by the event.
+_POLICIES: dict[EventKind, KindPolicy] = {
+    EventKind.DRY_WEATHER_FLOW: KindPolicy(Priority.URGENT, True, True, "dry-weather flow"),
+    EventKind.TURBIDITY_CONTRAST: KindPolicy(Priority.ROUTINE, True, True, "turbidity contrast"),
+    EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, True, False, "inspection due"),
+    EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
 }
 
 
-def policy_for(kind: str) -> KindPolicy:
+def policy_for(kind: EventKind | str) -> KindPolicy:
     """The policy of a kind; any other kind is a notice (digest only, no escalation)."""
-    return _POLICIES.get(kind) or KindPolicy(Priority.NOTICE, False, False, "", kind.replace("_", " "))
-
-
-SUBJECT_FIELDS = ("outfall", "pair", "site", "gauge", "station")
-
-
-def subject_of(event: Mapping[str, Any]) -> str:
-    for f in SUBJECT_FIELDS:
-        v = event.get(f)
-        if v:
-            return str(v)
-    raise EventError(event, "subject", f"the event names none of {', '.join(SUBJECT_FIELDS)}")
-
-
-def event_time(event: Mapping[str, Any], field: str, *, required: bool = False) -> datetime | None:
-    v = event.get(field)
-    if v is None:
-        if required:
-            raise EventError(event, field, "missing")
-        return None
     try:
-        return parse_time(str(v)).astimezone(UTC)
-    except ValueError as e:
-        raise EventError(event, field, str(e)) from None
+        kind = EventKind(kind)
+    except ValueError:
+        return KindPolicy(Priority.NOTICE, False, False, str(kind).replace("_", " "))
+    return _POLICIES.get(kind) or KindPolicy(Priority.NOTICE, False, False, kind.value.replace("_", " "))
 
 
-def event_start(event: Mapping[str, Any]) -> datetime:
+def subject_of(event: Event) -> str:
+    try:
+        return event.subject
+    except Exception as e:  # AlertError: the event names no subject
+        raise EventError(event.to_dict(), "subject", str(e)) from None
+
+
+def event_start(event: Event) -> datetime:
     """When the episode began: ``start``. An inspection item has none: its storm's end stands
     in, or for a routine item the due time less the routine interval (``params.routine_days``,
     default 7): an inspection from then on satisfies it."""
-    if event.get("kind") == "inspection_due" and not event.get("start") and not event.get("storm_end"):
-        due = event_time(event, "due", required=True)
-        params = event.get("params") if isinstance(event.get("params"), Mapping) else {}
-        try:
-            days = float(params.get("routine_days", 7))  # type: ignore[union-attr]
-        except (TypeError, ValueError):
-            raise EventError(event, "params.routine_days", "not a number") from None
-        return due - timedelta(days=days)  # type: ignore[operator]
-    for f in ("start", "storm_end", "due", "time"):
-        t = event_time(event, f)
+    for f in ("start", "storm_end"):
+        t = event.instant(f)
         if t is not None:
             return t
-    raise EventError(event, "start", "missing (and no storm_end, due or time either)")
+    due = event.instant("due")
+    if due is not None:
+        if event.kind is EventKind.INSPECTION_DUE:
+            return due - timedelta(days=float(event.params.get("routine_days", 7)))
+        return due
+    t = event.instant("time")
+    if t is None:
+        raise EventError(event.to_dict(), "start", "missing (and no storm_end, due or time either)")
+    return t
 
 
-def episode_key(event: Mapping[str, Any]) -> str:
-    """``kind|subject|start`` in UTC — the same for the open and the closed report of an episode.
-
-    An inspection item is keyed by its site and its deadline (one item per site and storm).
-    When the engine gives the event a stable ``id`` (events.py: "an update of an event keeps
-    its id"), ``kind|id:<id>`` is the key instead.
-    """
-    kind = event.get("kind")
-    if not isinstance(kind, str) or not kind:
-        raise EventError(event, "kind", "missing")
+def episode_key(event: Event) -> str:
+    """``kind|id:<id>``: the same for every report of one episode (the engine keeps an
+    event's id through its updates)."""
     subject_of(event)  # every event names its subject
-    ident = event.get("id")
-    if isinstance(ident, str) and ident:
-        return f"{kind}|id:{ident}"
-    if kind == "inspection_due":
-        due = event_time(event, "due", required=True)
-        return f"{kind}|{subject_of(event)}|{iso(due)}"
-    return f"{kind}|{subject_of(event)}|{iso(event_start(event))}"
+    return f"{event.kind.value}|id:{event.id}"
 
 
 def iso(dt: datetime) -> str:
@@ -184,10 +144,11 @@ class Incident:
 
     @property
     def provision(self) -> str:
-        return str(self.event.get("provision") or self.policy.provision)
+        """The provision of the law the rule implements, as the engine's event cites it."""
+        return str(self.event.get("provision") or "")
 
     def snapshot(self) -> dict[str, Any]:
-        """A JSON-able copy for the outbox (what was true when the notification was queued)."""
+        """A JSON-able copy for the delivery queue (what was true when the notification was queued)."""
         return {
             "id": self.id, "key": self.key, "kind": self.kind, "subject": self.subject,
             "code": self.code, "state": self.state.value, "priority": self.priority.value,

@@ -12,13 +12,13 @@ import json
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Iterable
 
+from ..events import Event, EventKind, EventStatus
 from .db import transaction
 from .errors import IncidentError
-from .model import (AuditEntry, Incident, Priority, State, episode_key, event_start, event_time, from_iso, iso,
-                    policy_for, subject_of)
+from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS incidents (
@@ -92,53 +92,59 @@ class Change:
 
 
 class IncidentStore:
-    def __init__(self, conn: sqlite3.Connection, *, hold_off: timedelta = timedelta(minutes=30)):
+    def __init__(self, conn: sqlite3.Connection, *, hold_off: timedelta = timedelta(minutes=30),
+                 tz: tzinfo = timezone.utc):
+        """``tz``: the municipality's zone, for the times of the event record kept with each
+        incident (what notifications quote)."""
         if hold_off < timedelta(0):
             raise ValueError(f"hold_off must not be negative, got {hold_off}")
         self.conn = conn
         self.hold_off = hold_off
+        self.tz = tz
         conn.executescript(SCHEMA)
 
     # -- events ---------------------------------------------------------------------------
-    def apply_event(self, event: Mapping[str, Any], now: datetime) -> Change:
+    def apply_event(self, event: Event, now: datetime) -> Change:
         """Create or update the incident of the event's episode. Idempotent per event."""
-        kind = str(event.get("kind") or "")
-        if kind == "storm" and not event.get("qualifying"):
+        kind = event.kind
+        if kind is EventKind.STORM and not event.fields.get("qualifying"):
             return Change(None, ignored="storm below the qualifying depth")
-        key = episode_key(event)  # validates kind/subject/times first
+        key = episode_key(event)
         subject = subject_of(event)
         start = event_start(event)
-        end = event_time(event, "end")
-        closed_by_inspection = kind == "inspection_due" and any(
-            event.get(f) for f in ("inspected_at", "closed_at", "end"))
-        suppressed = event.get("suppressed") or None
-        retracted = event.get("status") == "retracted"
+        end = event.instant("end")
+        closed_by_inspection = kind is EventKind.INSPECTION_DUE and any(
+            event.fields.get(f) for f in ("inspected_at", "closed_at", "end"))
+        suppressed = event.fields.get("suppressed") or None
+        retracted = event.status is EventStatus.RETRACTED
+        record = json.dumps(event.to_dict(self.tz), default=str)
         with transaction(self.conn):
             row = self.conn.execute("SELECT incident_id, \"end\" FROM episodes WHERE key = ?", (key,)).fetchone()
             if retracted:
                 if row is None:
                     return Change(None, ignored="retracted before it was ever reported")
-                return self._retract(row["incident_id"], event, now)
+                return self._retract(row["incident_id"], record, now)
             if row is not None:
-                return self._update(row["incident_id"], key, event, end, suppressed, closed_by_inspection, now)
+                return self._update(row["incident_id"], key, record, end, suppressed, closed_by_inspection, now)
             merge_into = self._merge_candidate(kind, subject, start, suppressed)
             if merge_into is not None:
-                return self._merge(merge_into, key, event, start, end, suppressed, now)
-            return self._open(key, kind, subject, event, start, end, suppressed, closed_by_inspection, now)
+                return self._merge(merge_into, key, record, start, end, suppressed, now)
+            deadline = event.instant("due") if kind is EventKind.INSPECTION_DUE else None
+            return self._open(key, kind, subject, record, start, end, deadline, suppressed, closed_by_inspection, now)
 
-    def _open(self, key: str, kind: str, subject: str, event: Mapping[str, Any], start: datetime,
-              end: datetime | None, suppressed: str | None, closed_by_inspection: bool, now: datetime) -> Change:
+    def _open(self, key: str, kind: EventKind, subject: str, record: str, start: datetime, end: datetime | None,
+              deadline: datetime | None, suppressed: str | None, closed_by_inspection: bool, now: datetime) -> Change:
         pol = policy_for(kind)
-        deadline = event_time(event, "due") if kind == "inspection_due" else None
         for _ in range(20):
             code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            if code.isdigit():
+                continue   # all digits would read as an incident id
             try:
                 cur = self.conn.execute(
                     "INSERT INTO incidents (key, kind, subject, code, state, priority, opened_at, start, \"end\","
                     " deadline, suppressed, event, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (key, kind, subject, code, State.OPEN.value, pol.priority.value, iso(now), iso(start),
-                     iso(end) if end else None, iso(deadline) if deadline else None, suppressed,
-                     json.dumps(dict(event), default=str), iso(now)))
+                    (key, kind.value, subject, code, State.OPEN.value, pol.priority.value, iso(now), iso(start),
+                     iso(end) if end else None, iso(deadline) if deadline else None, suppressed, record, iso(now)))
                 break
             except sqlite3.IntegrityError as e:
                 if "code" not in str(e):
@@ -156,12 +162,12 @@ class IncidentStore:
         if closed_by_inspection:
             self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
             closed = True
-        elif end is not None and kind != "inspection_due":
+        elif end is not None and kind is not EventKind.INSPECTION_DUE:
             self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")
             closed = True
         return Change(self.get(iid), opened=True, closed=closed)
 
-    def _update(self, iid: int, key: str, event: Mapping[str, Any], end: datetime | None, suppressed: str | None,
+    def _update(self, iid: int, key: str, record: str, end: datetime | None, suppressed: str | None,
                 closed_by_inspection: bool, now: datetime) -> Change:
         inc = self.get(iid)
         was_suppressed = inc.suppressed
@@ -175,7 +181,7 @@ class IncidentStore:
         self.conn.execute(
             "UPDATE incidents SET event = ?, suppressed = ?, \"end\" = CASE WHEN ? THEN COALESCE(?, \"end\") ELSE \"end\" END,"
             " updated_at = ? WHERE id = ?",
-            (json.dumps(dict(event), default=str), suppressed, is_latest, iso(end) if end else None, iso(now), iid))
+            (record, suppressed, is_latest, iso(end) if end else None, iso(now), iid))
         unsuppressed = bool(was_suppressed) and not suppressed and inc.state is not State.RESOLVED
         if was_suppressed != suppressed:
             self._audit(iid, now, SYSTEM, "alert engine", "suppression",
@@ -185,29 +191,28 @@ class IncidentStore:
             if closed_by_inspection:
                 self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
                 closed = True
-            elif newly_ended and inc.kind != "inspection_due":
+            elif newly_ended and inc.kind != EventKind.INSPECTION_DUE.value:
                 self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")  # type: ignore[arg-type]
                 closed = True
         return Change(self.get(iid), closed=closed, unsuppressed=unsuppressed)
 
-    def _retract(self, iid: int, event: Mapping[str, Any], now: datetime) -> Change:
+    def _retract(self, iid: int, record: str, now: datetime) -> Change:
         inc = self.get(iid)
         if inc.state is State.RESOLVED and inc.resolution == "retracted":
             return Change(inc)
-        self.conn.execute("UPDATE incidents SET event = ?, updated_at = ? WHERE id = ?",
-                          (json.dumps(dict(event), default=str), iso(now), iid))
+        self.conn.execute("UPDATE incidents SET event = ?, updated_at = ? WHERE id = ?", (record, iso(now), iid))
         if inc.state is State.RESOLVED:
             self._audit(iid, now, SYSTEM, "alert engine", "retracted", "late data showed it did not happen")
             return Change(self.get(iid))
         self._resolve_row(iid, now, SYSTEM, "alert engine", "retracted", "late data showed it did not happen")
         return Change(self.get(iid), closed=True, retracted=True)
 
-    def _merge_candidate(self, kind: str, subject: str, start: datetime, suppressed: str | None) -> int | None:
-        if kind in ("inspection_due", "storm"):
+    def _merge_candidate(self, kind: EventKind, subject: str, start: datetime, suppressed: str | None) -> int | None:
+        if kind in (EventKind.INSPECTION_DUE, EventKind.STORM):
             return None  # each storm and each deadline is its own item
         row = self.conn.execute(
             "SELECT id, \"end\", suppressed FROM incidents WHERE kind = ? AND subject = ? AND start <= ?"
-            " ORDER BY start DESC LIMIT 1", (kind, subject, iso(start))).fetchone()
+            " ORDER BY start DESC LIMIT 1", (kind.value, subject, iso(start))).fetchone()
         if row is None:
             return None
         if (row["suppressed"] is None) != (suppressed is None):
@@ -217,7 +222,7 @@ class IncidentStore:
         gap = start - from_iso(row["end"])  # type: ignore[operator]
         return int(row["id"]) if gap <= self.hold_off else None
 
-    def _merge(self, iid: int, key: str, event: Mapping[str, Any], start: datetime, end: datetime | None,
+    def _merge(self, iid: int, key: str, record: str, start: datetime, end: datetime | None,
                suppressed: str | None, now: datetime) -> Change:
         inc = self.get(iid)
         self.conn.execute("INSERT INTO episodes (key, incident_id, start, \"end\") VALUES (?,?,?,?)",
@@ -230,7 +235,7 @@ class IncidentStore:
             " resolved_at = CASE WHEN ? THEN NULL ELSE resolved_at END,"
             " resolved_by = CASE WHEN ? THEN NULL ELSE resolved_by END,"
             " resolution = CASE WHEN ? THEN NULL ELSE resolution END, updated_at = ? WHERE id = ?",
-            (state.value, iso(end) if end else None, json.dumps(dict(event), default=str), suppressed,
+            (state.value, iso(end) if end else None, record, suppressed,
              inc.state is State.RESOLVED, inc.state is State.RESOLVED, inc.state is State.RESOLVED, iso(now), iid))
         self._audit(iid, now, SYSTEM, "alert engine", "reopened" if inc.state is State.RESOLVED else "merged",
                     f"new episode since {iso(start)} within the {self.hold_off} hold-off")
@@ -268,7 +273,7 @@ class IncidentStore:
             inc = self.find(ref)
             if inc.state is State.RESOLVED:
                 raise IncidentError(f"incident {inc.id} ({inc.code}) is already resolved")
-            resolution = "inspection" if inc.kind == "inspection_due" else "manual"
+            resolution = "inspection" if inc.kind == EventKind.INSPECTION_DUE.value else "manual"
             self._resolve_row(inc.id, now, by, how, resolution, note)
             return self.get(inc.id)
 

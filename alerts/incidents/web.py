@@ -22,13 +22,13 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from .errors import IncidentError
 
 if TYPE_CHECKING:
-    from ..notify import Notifications
+    from .service import IncidentService
 
 _ACK = re.compile(r"^/incidents/(\d+)/ack$")
 MAX_BODY = 64 * 1024
 
 
-def make_app(n: "Notifications") -> Callable:
+def make_app(n: "IncidentService") -> Callable:
     def app(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "")
@@ -52,7 +52,7 @@ def make_app(n: "Notifications") -> Callable:
     return app
 
 
-def _sms(n: "Notifications", ctype: str, body: bytes, start_response: Callable) -> Iterable[bytes]:
+def _sms(n: "IncidentService", ctype: str, body: bytes, start_response: Callable) -> Iterable[bytes]:
     try:
         reply = n.inbound_sms(ctype, body)
     except ValueError as e:
@@ -65,10 +65,9 @@ def _sms(n: "Notifications", ctype: str, body: bytes, start_response: Callable) 
     return [f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Message>{html.escape(reply.text)}</Message></Response>".encode()]
 
 
-def _ack_form(n: "Notifications", iid: int, code: str, start_response: Callable) -> Iterable[bytes]:
+def _ack_form(n: "IncidentService", iid: int, code: str, start_response: Callable) -> Iterable[bytes]:
     try:
-        with n._lock:
-            inc = n.store.get(iid)
+        inc = n.get(iid)
     except IncidentError as e:
         return _page(start_response, "404 Not Found", "Unknown incident", f"<p>{html.escape(str(e))}</p>")
     e = html.escape
@@ -79,10 +78,9 @@ def _ack_form(n: "Notifications", iid: int, code: str, start_response: Callable)
     return _page(start_response, "200 OK", f"Incident {inc.id}", body)
 
 
-def _ack_post(n: "Notifications", iid: int, form: dict[str, str], start_response: Callable) -> Iterable[bytes]:
+def _ack_post(n: "IncidentService", iid: int, form: dict[str, str], start_response: Callable) -> Iterable[bytes]:
     try:
-        with n._lock:
-            inc = n.store.get(iid)
+        inc = n.get(iid)
         if form.get("code", "").strip().upper() != inc.code:
             return _page(start_response, "403 Forbidden", "Wrong code", "<p>The acknowledge code does not match.</p>")
         by = form.get("by", "").strip()
@@ -105,7 +103,7 @@ class _Quiet(WSGIRequestHandler):
         pass
 
 
-def serve(n: "Notifications", host: str = "127.0.0.1", port: int = 8000):
+def serve(n: "IncidentService", host: str = "127.0.0.1", port: int = 8000):
     """Start the app in a daemon thread; returns the server (``.shutdown()`` stops it)."""
     server = make_server(host, port, make_app(n), handler_class=_Quiet)
     threading.Thread(target=server.serve_forever, daemon=True, name="ms4watch-ack").start()

@@ -1,4 +1,4 @@
-"""Notification channels, one folder each: ``email/``, ``sms/``, ``webhook/``, ``outbox/``."""
+"""Notification channels, one folder each: ``email/``, ``sms/``, ``webhook/``, ``file/``."""
 
 from .base import Notification, Notifier, NotifierError, PermanentError, Recipient, RetryableError
 

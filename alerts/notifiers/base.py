@@ -15,11 +15,11 @@ class NotifierError(AlertError):
 
 
 class RetryableError(NotifierError):
-    """Not delivered this time; the outbox retries with backoff."""
+    """Not delivered this time; the delivery queue retries with backoff."""
 
 
 class PermanentError(NotifierError):
-    """Not deliverable as addressed; the outbox marks it failed and keeps it for a person."""
+    """Not deliverable as addressed; the delivery queue marks it failed and keeps it for a person."""
 
 
 @dataclass(frozen=True)
@@ -31,15 +31,15 @@ class Recipient:
 
 @dataclass(frozen=True)
 class Notification:
-    """One message to one recipient over one channel, as stored in the outbox.
+    """One message to one recipient over one channel, as stored in the delivery queue.
 
     ``incident`` is the incident snapshot at queue time (``Incident.snapshot()``); a digest
     carries ``items`` (snapshots with the stage each was held at) instead.
     """
 
     id: int
-    key: str                  # the outbox's unique key: ref|recipient|channel|stage
-    channel: str              # email | sms | webhook | outbox
+    key: str                  # the delivery queue's unique key: ref|recipient|channel|stage
+    channel: str              # email | sms | webhook | file
     stage: str                # open | escalation | reminder | overdue | recovery | digest
     recipient: Recipient
     incident: dict[str, Any] | None

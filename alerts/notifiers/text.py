@@ -51,7 +51,7 @@ def headline(n: Notification) -> str:
 
 
 def facts(n: Notification) -> list[tuple[str, str]]:
-    """(label, value) rows for email and the outbox file."""
+    """(label, value) rows for email and the notifications file."""
     inc = n.incident or {}
     ev: dict[str, Any] = inc.get("event", {})
     tz = n.timezone
@@ -98,7 +98,7 @@ def rule_text(inc: dict[str, Any]) -> str:
 
 
 def plain_text(n: Notification) -> str:
-    """The whole message as plain text (email text part, outbox file)."""
+    """The whole message as plain text (email text part, notifications file)."""
     lines = [headline(n), ""]
     if n.stage == "digest":
         for it in n.items:

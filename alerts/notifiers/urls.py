@@ -4,10 +4,10 @@
 ``mailto://`` ``mailtos://``  email transport for every contact with an email address;
                               its ``to=`` addresses are extra recipients routed as SMO
 ``http://`` ``https://``      webhook feed: every notification as JSON
-``file:///path``              local outbox file feed
+``file:///path``              notifications file feed
 any other apprise URL         with ``{sms}``: SMS transport for every contact with a
                               number; without: a feed getting every message as SMS text
-(no URL at all)               local outbox file feed (``outbox.txt`` beside the database)
+(no URL at all)               notifications file feed (``notifications.txt`` beside the database)
 ==========================  =======================================================
 
 A feed receives every stage of every incident, without quiet hours or caps: it is a
@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 from .base import Notifier, Recipient
 from .email import EmailNotifier
 from .email.chart import ReadingsLookup
-from .outbox import FileOutboxNotifier
+from .file import FileNotifier
 from .sms import SmsNotifier
 from .sms.notifier import PLACEHOLDER
 from .sms.notifier import describe as describe_apprise
@@ -41,15 +41,16 @@ class Channels:
     email_to: tuple[str, ...] = ()
 
     def feed(self, name: str) -> Notifier | None:
+        name = "file:" + name.removeprefix("outbox:") if name.startswith("outbox:") else name  # rows from before
         return next((n for r, n in self.feeds if r.name == name), None)
 
 
-def build_channels(urls: list[str], *, outbox_path: Path, readings_lookup: ReadingsLookup | None = None,
+def build_channels(urls: list[str], *, file_path: Path, readings_lookup: ReadingsLookup | None = None,
                    clock: Callable[[], datetime] | None = None, stream: TextIO | None = None) -> Channels:
     """Refuses a bad or unsupported URL with a ValueError naming it (secrets masked)."""
     ch = Channels()
     if not urls:
-        urls = [Path(outbox_path).resolve().as_uri()]
+        urls = [Path(file_path).resolve().as_uri()]
     for url in urls:
         scheme = url.split("://", 1)[0].lower() if "://" in url else ""
         if not scheme:
@@ -64,8 +65,8 @@ def build_channels(urls: list[str], *, outbox_path: Path, readings_lookup: Readi
             ch.feeds.append((Recipient(label, "feed", label), WebhookNotifier(url)))
         elif scheme == "file":
             path = Path(unquote(urlsplit(url).path))
-            label = f"outbox:{path}"
-            ch.feeds.append((Recipient(label, "feed", str(path)), FileOutboxNotifier(path, stream=stream)))
+            label = f"file:{path}"
+            ch.feeds.append((Recipient(label, "feed", str(path)), FileNotifier(path, stream=stream)))
         else:
             notifier = SmsNotifier(url)
             if PLACEHOLDER in url:

@@ -19,7 +19,7 @@ def demo(
     speed: float = typer.Option(40_000.0, min=0, help="Simulated seconds per wall second (0: as fast as possible)."),
     start: str = typer.Option("2026-06-01T00:00:00-04:00", help="Simulated start time (ISO 8601 with offset)."),
     seed: int = typer.Option(7, help="Seed of the simulated weather and sensor noise."),
-    workdir: Path = typer.Option(Path("ms4watch-demo"), help="Where spools, store and outbox go (cleared each run)."),
+    workdir: Path = typer.Option(Path("ms4watch-demo"), help="Where spools, store, incidents and notifications.txt go (cleared each run)."),
     configs: Optional[Path] = typer.Option(None, help="Folder with sites.yaml and LOG-*.yaml (default: the bundled demo town)."),
     broker: Optional[str] = typer.Option(None, help="Use this MQTT broker (mqtt://HOST:PORT) instead of the embedded one."),
     store: Optional[str] = typer.Option(None, help="Store URL (default sqlite:///WORKDIR/store.db)."),

@@ -22,8 +22,8 @@ from ms4watch.contract.timeutil import parse_time
 from ._settings import config_option, settings_or_exit
 
 if TYPE_CHECKING:   # imported when a command runs: every other command starts without them
+    from ms4watch.alerts.delivery.queue import DeliveryQueue
     from ms4watch.alerts.incidents import IncidentStore
-    from ms4watch.alerts.outbox import Outbox
 
 class _Where:
     """The database and the time zone the settings name; ``--db`` overrides the database."""
@@ -57,14 +57,14 @@ def _db_option() -> Path:
     return typer.Option(None, "--db", help="Incident database (default: DATA_DIR/incidents.db of the settings).")
 
 
-def _open(where: _Where) -> tuple[IncidentStore, Outbox]:
+def _open(where: _Where) -> tuple[IncidentStore, DeliveryQueue]:
+    from ms4watch.alerts.delivery.queue import DeliveryQueue
     from ms4watch.alerts.incidents import IncidentStore, connect
-    from ms4watch.alerts.outbox import Outbox
     db = where.db
     if not Path(db).exists():
         raise typer.BadParameter(f"no incident database at {db}", param_hint="--db / data_dir")
     conn = connect(db)
-    return IncidentStore(conn), Outbox(conn)
+    return IncidentStore(conn), DeliveryQueue(conn)
 
 
 def _t(dt: datetime | None, tz: tzinfo = timezone.utc) -> str:
@@ -90,13 +90,13 @@ def register(app: typer.Typer) -> None:
         """Open and acknowledged incidents (newest first), with their notifications."""
         from ms4watch.alerts.incidents import State
         where = _Where(config, db)
-        store, outbox = _open(where)
+        store, queue = _open(where)
         tz = where.tz
         states = list(State) if all_ else [State.OPEN, State.ACKNOWLEDGED]
         table = Table("id", "code", "state", "kind", "subject", "since", "ended", "deadline", "by", "notifications")
         for inc in store.list(states, limit=limit):
             counts: dict[str, int] = {}
-            for r in outbox.for_incident(inc.id):
+            for r in queue.for_incident(inc.id):
                 counts[r.status] = counts.get(r.status, 0) + 1
             who = inc.acknowledged_by or inc.resolved_by or ""
             table.add_row(str(inc.id), inc.code, inc.state.value + (" (suppressed)" if inc.suppressed else ""),
@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
              db: Optional[Path] = _db_option(), config: Optional[Path] = config_option()) -> None:
         """One incident with its audit log and notifications."""
         where = _Where(config, db)
-        store, outbox = _open(where)
+        store, queue = _open(where)
         tz = where.tz
         try:
             inc = store.find(ref)
@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
         for a in store.audit(inc.id):
             typer.echo(f"  {_t(a.at, tz)}  {a.action:<12} {a.who} via {a.how}" + (f": {a.note}" if a.note else ""))
         typer.echo("notifications:")
-        for r in outbox.for_incident(inc.id):
+        for r in queue.for_incident(inc.id):
             typer.echo(f"  {r.stage:<10} {r.channel:<7} {r.recipient.name:<24} {r.status:<9} attempts={r.attempts}"
                        + (f"  {r.last_error}" if r.last_error else ""))
 

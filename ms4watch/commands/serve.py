@@ -26,7 +26,7 @@ def serve(
     store: Optional[str] = typer.Option(None, help="Store URL (default sqlite:///DATA_DIR/store.db)."),
     data_dir: Optional[Path] = typer.Option(None, help="Engine state, incidents, notification queue, spool "
                                                        "(default /var/lib/ms4watch)."),
-    notify: list[str] = typer.Option([], help="Notification channel URL (repeatable); none: DATA_DIR/outbox.txt."),
+    notify: list[str] = typer.Option([], help="Notification channel URL (repeatable); none: DATA_DIR/notifications.txt."),
     http: Optional[str] = typer.Option(None, help="Where acknowledge links and the inbound SMS webhook are served: "
                                                   "HOST:PORT, PORT, or 'off' (default 127.0.0.1:8000)."),
     public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),

@@ -98,7 +98,7 @@ def incidents(data: Path) -> list[tuple]:
 
 def queue(data: Path) -> dict[str, int]:
     with sqlite3.connect(f"file:{data / 'incidents.db'}?mode=ro", uri=True) as c:
-        return dict(c.execute("SELECT status, count(*) FROM outbox GROUP BY status").fetchall())
+        return dict(c.execute("SELECT status, count(*) FROM notification_queue GROUP BY status").fetchall())
 
 
 def serve(cfg: Path, log: Path) -> subprocess.Popen:

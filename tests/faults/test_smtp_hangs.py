@@ -76,7 +76,7 @@ def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:
         log.send("RG-1", rain).wait_for_publish(5)
         for o in OUTFALLS:   # 35 min above the floor after three dry days: an illicit discharge
             log.send(o, [(now - 100 * MIN + k * 5 * MIN, "flow", "flow", 6.0, "gpm", [], None) for k in range(8)])
-        incidents = server.pipeline.notifications.store
+        incidents = server.pipeline.incidents.store
         assert wait_for(lambda: len(incidents.list()) == len(OUTFALLS), 30), "alerts not raised"
         base = server.ingest.stats.stored_readings
         target = base + STREAM_MESSAGES * STREAM_READINGS
@@ -100,7 +100,7 @@ def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tm
     try:
         server, healthy_rate = run(tmp_path, mosquitto_broker, "healthy", healthy.url)
         assert wait_for(lambda: len(healthy.to("smo@town.test")) == len(OUTFALLS), 30)
-        assert server.pipeline.notifications.outbox.counts() == {"sent": len(OUTFALLS)}, [(r.stage, r.status, r.payload["incident"]["kind"] if r.payload.get("incident") else None, r.last_error) for r in server.pipeline.notifications.outbox.all()]
+        assert server.pipeline.dispatcher.queue.counts() == {"sent": len(OUTFALLS)}, [(r.stage, r.status, r.payload["incident"]["kind"] if r.payload.get("incident") else None, r.last_error) for r in server.pipeline.dispatcher.queue.all()]
         server.stop()
     finally:
         healthy.stop()
@@ -109,7 +109,7 @@ def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tm
     server, hung_rate = run(tmp_path, mosquitto_broker, "hung", hole.url(timeout="3s"))
     back = None
     try:
-        queue = server.pipeline.notifications.outbox
+        queue = server.pipeline.dispatcher.queue
         assert queue.counts().get("sent", 0) == 0          # nothing got through the silent server
         ratio = hung_rate / healthy_rate
         print(f"ingest with a hung SMTP server: {hung_rate:,.0f} readings/s; healthy: {healthy_rate:,.0f}; "

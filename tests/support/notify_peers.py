@@ -146,18 +146,34 @@ def registry(text: str = REGISTRY_YAML):
     return parse_registry(text)
 
 
-def dwf(start: str, end: str | None = None, outfall: str = "OF-12", **kw: Any) -> dict[str, Any]:
-    return {"kind": "dry_weather_flow", "outfall": outfall, "start": start, "end": end, "peak_gpm": 4.2,
-            "suppressed": None, **kw}
+def event(kind: str, *, id: str | None = None, **fields: Any):
+    """A typed engine event from ISO times (``"2026-06-01T15:30:00Z"``), with the id the
+    engine would give it unless one is given."""
+    from ms4watch.alerts.events import Event, parse_time_ns
+    from ms4watch.alerts.rules import dry_weather_flow, inspections, storms, turbidity
+
+    provisions = {"dry_weather_flow": dry_weather_flow.PROVISION, "turbidity_contrast": turbidity.PROVISION,
+                  "inspection_due": inspections.PROVISION, "inspection_overdue": inspections.PROVISION,
+                  "storm": storms.PROVISION}
+    fields.setdefault("provision", provisions.get(kind, ""))
+    if id is None:
+        subject = next(fields[f] for f in ("outfall", "pair", "site", "gauge", "station") if fields.get(f))
+        when = fields.get("start") or fields.get("storm_end") or fields.get("due")
+        id = f"{kind}/{subject}/{parse_time_ns(when)}"
+    return Event.from_dict({"kind": kind, **fields, "id": id})
 
 
-def turbidity(start: str, end: str | None = None, pair: str = "TP-1") -> dict[str, Any]:
-    return {"kind": "turbidity_contrast", "pair": pair, "start": start, "end": end, "max_delta_ntu": 63.0,
-            "suppressed": None}
+def dwf(start: str, end: str | None = None, outfall: str = "OF-12", **kw: Any):
+    return event("dry_weather_flow", **{"outfall": outfall, "start": start, "end": end, "peak_gpm": 4.2,
+                                        "suppressed": None, **kw})
 
 
-def inspection(due: str, storm_end: str, site: str = "CS-7") -> dict[str, Any]:
-    return {"kind": "inspection_due", "site": site, "gauge": "RG-1", "storm_end": storm_end, "due": due}
+def turbidity(start: str, end: str | None = None, pair: str = "TP-1"):
+    return event("turbidity_contrast", pair=pair, start=start, end=end, max_delta_ntu=63.0, suppressed=None)
+
+
+def inspection(due: str, storm_end: str, site: str = "CS-7", **kw: Any):
+    return event("inspection_due", site=site, gauge="RG-1", storm_end=storm_end, due=due, reason="storm", **kw)
 
 
 class BlackHoleSmtp:

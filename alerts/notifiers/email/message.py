@@ -21,7 +21,7 @@ MAX_WINDOW = timedelta(days=3)  # a long-open episode: its first three days are 
 
 
 def message_id(key: str) -> str:
-    """Stable per outbox key: a repeat of the same notification has the same Message-ID."""
+    """Stable per queue key: a repeat of the same notification has the same Message-ID."""
     return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@ms4watch>"
 
 

@@ -2,7 +2,7 @@
 
 We send email with the standard library's smtplib rather than apprise's mailto plugin:
 our messages need a plain-text part written separately from the HTML part (apprise
-derives one from the other), a Message-ID derived from the outbox key (so a repeat after
+derives one from the other), a Message-ID derived from the queue key (so a repeat after
 a crash is recognisable), and the SMTP reply code to tell a retryable 4xx from a permanent
 5xx (apprise's notify() returns only True/False). The URL syntax stays apprise's:
 

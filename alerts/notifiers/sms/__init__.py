@@ -2,7 +2,6 @@
 
 from .format import sms_text
 from .gsm7 import septets, to_gsm7
-from .inbound import InboundSms, SmsReply, handle_reply, parse_inbound
 from .notifier import SmsNotifier
 
-__all__ = ["sms_text", "septets", "to_gsm7", "InboundSms", "SmsReply", "handle_reply", "parse_inbound", "SmsNotifier"]
+__all__ = ["sms_text", "septets", "to_gsm7", "SmsNotifier"]

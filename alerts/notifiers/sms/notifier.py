@@ -4,8 +4,8 @@ The URL is a template: ``{sms}`` stands for the recipient's E.164 number, e.g.
 ``twilio://ACCOUNT_SID:AUTH_TOKEN@+15555550100/{sms}``. Without ``{sms}`` the URL is a
 fixed destination (a group chat, ntfy topic, a pager gateway) that gets every message.
 
-apprise reports success as a boolean; a ``False`` is taken as retryable (the outbox tries
-again with backoff) and the reason apprise logged is kept in the outbox row.
+apprise reports success as a boolean; a ``False`` is taken as retryable (the delivery queue tries
+again with backoff) and the reason apprise logged is kept in the queued row.
 """
 
 from __future__ import annotations

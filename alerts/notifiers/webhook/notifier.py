@@ -3,7 +3,7 @@ chat bridge). ``http://`` or ``https://`` URLs.
 
 Body: ``{"schema": "ms4watch.notification/1", "key", "stage", "channel", "recipient",
 "incident": {...snapshot...}, "items": [...], "ack_url", "sent_at"}``. The header
-``Idempotency-Key`` carries the outbox key, so a receiver can drop a repeat.
+``Idempotency-Key`` carries the queue key, so a receiver can drop a repeat.
 HTTP 2xx: delivered. 408, 425, 429, 5xx and connection errors: retried. Other 4xx: failed.
 """
 

@@ -11,7 +11,7 @@ import pytest
 
 from ms4watch.alerts.incidents import State
 from ms4watch.alerts.incidents.web import serve
-from ms4watch.alerts.notify import Notifications
+from tests.support.alerting import Alerting
 from tests.support.notify_peers import Clock, dwf, registry, utc
 from tests.support.servers import free_port
 
@@ -22,8 +22,8 @@ T0 = utc(2026, 6, 1, 16, 0)
 def served(tmp_path, smtp):
     port = free_port()
     clock = Clock(T0)
-    n = Notifications(registry(), tmp_path / "inc.db", [smtp.url], clock, ack_base_url=f"http://127.0.0.1:{port}")
-    server = serve(n, port=port)
+    n = Alerting(registry(), tmp_path / "inc.db", [smtp.url], clock, ack_base_url=f"http://127.0.0.1:{port}")
+    server = serve(n.incidents, port=port)
     yield n, clock, port
     server.shutdown()
     server.server_close()

@@ -18,7 +18,7 @@ def smtp():
 
 @pytest.fixture
 def make_notification(tmp_path):
-    """A notification built from a real incident, as the outbox would hand it over."""
+    """A notification built from a real incident, as the delivery queue would hand it over."""
     store = IncidentStore(connect(tmp_path / "n.db"))
 
     def make(event=None, stage="open", recipient=Recipient("Pat SMO", "smo", "pat@town.test"), channel="email",

@@ -1,5 +1,6 @@
-"""The local outbox file: used when no ``--notify`` URL is given. Each notification is
-appended to a plain-text file a person can read (and printed), so nothing is silent."""
+"""The notifications file: used when no ``--notify`` URL is given (``file:///path`` names
+it). Each notification is appended to a plain-text file a person can read (and printed),
+so nothing is silent."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from ..text import plain_text
 RULE = "=" * 72
 
 
-class FileOutboxNotifier:
-    channel = "outbox"
+class FileNotifier:
+    channel = "file"
 
     def __init__(self, path: str | Path, stream: TextIO | None = None):
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
-            raise ValueError(f"outbox file {self.path} is a directory")
+            raise ValueError(f"notifications file {self.path} is a directory")
         self.stream = stream if stream is not None else sys.stdout
 
     def format(self, n: Notification) -> str:
@@ -40,9 +41,9 @@ class FileOutboxNotifier:
                 f.flush()
                 os.fsync(f.fileno())
         except PermissionError as e:
-            raise PermanentError(f"outbox file {self.path}: {e.strerror}") from None
+            raise PermanentError(f"notifications file {self.path}: {e.strerror}") from None
         except OSError as e:
-            raise RetryableError(f"outbox file {self.path}: {e.strerror}") from None
+            raise RetryableError(f"notifications file {self.path}: {e.strerror}") from None
         try:
             self.stream.write(entry)
             self.stream.flush()

@@ -1,14 +1,13 @@
-"""The facade the demo and the server use::
+"""The dispatcher: which notifications an incident change causes, and their delivery.
 
-    n = Notifications(registry, "var/incidents.db", ["mailto://127.0.0.1:2525?to=smo@town.test"], clock)
-    n.handle(event)   # every alert event (events.jsonl contract), as a dict
-    n.tick()          # escalations, reminders, digests, deliveries (the delivery worker's job)
-    n.close()
+``plan(change, now)`` runs inside the incident transaction (the incident service calls it)
+and only writes rows into the durable queue — who hears of the change, over which channel,
+at which stage. ``tick()`` is the delivery worker's unit of work: escalations of what nobody
+acknowledged, deadline reminders, digests of held notices, then every due row is sent.
+Nothing that waits on a network server runs anywhere but in ``tick``.
 
-``handle`` creates or updates the incident of the event's episode and queues its
-notifications in the same SQLite transaction, then calls ``wake`` (the delivery worker's,
-:class:`~ms4watch.alerts.delivery.DeliveryWorker`); ``tick`` delivers what is due. Nothing
-is sent from ``handle``: a slow or silent SMTP server never slows ingest or the engine down.
+    incidents = IncidentService(registry, db, store, dispatcher)   # handle(event) → plan(...)
+    worker = DeliveryWorker(dispatcher.tick); dispatcher.wake = worker.wake
 """
 
 from __future__ import annotations
@@ -16,18 +15,17 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
-from typing import Any, Callable, Mapping, TextIO
+from typing import Any, Callable
 
 from ms4watch.contract.registry import Contact, Registry, Role
 
-from .incidents import IncidentStore, connect, transaction
-from .incidents.model import Incident, Priority, Stage, State
-from .notifiers.base import Notifier, PermanentError, Recipient, RetryableError
-from .notifiers.email.chart import ReadingsLookup
-from .notifiers.sms.inbound import SmsReply, handle_reply, parse_inbound
-from .notifiers.urls import Channels, build_channels
-from .outbox import BACKOFF_FIRST, BACKOFF_MAX, Outbox, OutboxRow
+from ..events import EventKind
+from ..incidents import IncidentStore, transaction
+from ..incidents.model import Incident, Priority, Stage, State
+from ..incidents.store import Change
+from ..notifiers.base import Notifier, PermanentError, Recipient, RetryableError
+from ..notifiers.urls import Channels
+from .queue import BACKOFF_FIRST, BACKOFF_MAX, DeliveryQueue, QueuedNotification
 from .routing import RoutingPolicy, Verdict, decide, local_day_bounds, next_local, recipients
 
 log = logging.getLogger(__name__)
@@ -38,25 +36,25 @@ def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class Notifications:
-    def __init__(self, registry: Registry, db_path: str | Path, notify_urls: list[str] | None = None,
-                 clock: Clock | None = None, readings_lookup: ReadingsLookup | None = None, *,
-                 policy: RoutingPolicy | None = None, ack_base_url: str | None = "http://127.0.0.1:8000",
-                 outbox_path: str | Path | None = None, stream: TextIO | None = None,
-                 on_incident: Callable[[Incident], None] | None = None,
-                 wake: Callable[[], None] | None = None, retry_first: timedelta = BACKOFF_FIRST,
+class Dispatcher:
+    def __init__(self, registry: Registry, conn: Any, lock: threading.RLock, store: IncidentStore,
+                 channels: Channels, *, clock: Clock | None = None, policy: RoutingPolicy | None = None,
+                 ack_base_url: str | None = "http://127.0.0.1:8000", retry_first: timedelta = BACKOFF_FIRST,
                  retry_max: timedelta = BACKOFF_MAX):
+        """``conn``/``lock``/``store``: the incident database the incident service writes (one
+        transaction holds an incident change and the rows it queues); ``channels``: from
+        :func:`~ms4watch.alerts.notifiers.urls.build_channels` (which refuses a bad URL before
+        anything is opened)."""
         self.registry = registry
-        self.wake: Callable[[], None] = wake or (lambda: None)  # told after each commit that queued something
-        self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
         self.clock: Clock = clock or _utcnow
         self.policy = policy or RoutingPolicy()
         self.ack_base_url = ack_base_url.rstrip("/") if ack_base_url else None
         self.tz = registry.tz
-        outbox_file = Path(outbox_path) if outbox_path else Path(db_path).resolve().parent / "outbox.txt"
-        # Channels first: a bad URL is refused before anything is opened.
-        self.channels: Channels = build_channels(list(notify_urls or []), outbox_path=outbox_file,
-                                                 readings_lookup=readings_lookup, clock=self.clock, stream=stream)
+        self.conn = conn
+        self._lock = lock
+        self.store = store
+        self.wake: Callable[[], None] = lambda: None   # the delivery worker's, once there is one
+        self.channels = channels
         self.contacts: list[Contact] = list(registry.contacts)
         known = {c.email for c in self.contacts if c.email}
         for addr in self.channels.email_to:
@@ -66,35 +64,13 @@ class Notifications:
                                      ("SMS ({sms})", self.channels.sms, lambda c: c.sms)):
             if transport is not None and not any(has(c) for c in self.contacts):
                 log.warning("%s URL given but no registry contact has an address for it: it will send nothing", what)
-        self._lock = threading.RLock()
-        self.conn = connect(db_path)
-        self.store = IncidentStore(self.conn, hold_off=self.policy.hold_off)
-        self.outbox = Outbox(self.conn, retry_first=retry_first, retry_max=retry_max)
+        self.queue = DeliveryQueue(conn, retry_first=retry_first, retry_max=retry_max)
 
-    # -- events ---------------------------------------------------------------------------
-    def handle(self, event: Mapping[str, Any]) -> None:
-        """Create/update the episode's incident and queue its notifications (atomically).
-
-        Raises :class:`~ms4watch.alerts.incidents.EventError` naming the field when the event
-        does not follow the contract; nothing is stored then. Handling the same event twice
-        changes nothing.
-        """
-        overdue = event.get("kind") == "inspection_overdue"
-        if overdue:  # the engine's escalation of an inspection item: that item's OVERDUE stage
-            ident = event.get("id")
-            event = {**event, "kind": "inspection_due",
-                     **({"id": ident.removeprefix("overdue/")} if isinstance(ident, str) else {})}
-        with self._lock:
-            now = self.clock()
-            with transaction(self.conn):
-                self._apply(event, now, overdue)
-        self.wake()
-
-    def _apply(self, event: Mapping[str, Any], now: datetime, overdue: bool) -> None:
-        change = self.store.apply_event(event, now)
+    # -- what a change causes (inside the incident transaction) -------------------------------
+    def plan(self, change: Change, now: datetime, *, overdue: bool = False) -> None:
+        """Queue the notifications of one incident change. ``overdue``: the engine escalated
+        an inspection item whose deadline passed."""
         inc = change.incident
-        if inc is not None:
-            self._told(inc)
         if inc is None or inc.suppressed:
             return
         if change.retracted:
@@ -108,8 +84,8 @@ class Notifications:
             else:
                 self._queue(inc, Stage.OPEN, now)
         if change.merged:
-            self.outbox.cancel_pending(inc.id, Stage.RECOVERY.value, "re-opened within the hold-off")
-            if any(r.status == "sent" for r in self.outbox.for_incident(inc.id, Stage.RECOVERY.value)):
+            self.queue.cancel_pending(inc.id, Stage.RECOVERY.value, "re-opened within the hold-off")
+            if any(r.status == "sent" for r in self.queue.for_incident(inc.id, Stage.RECOVERY.value)):
                 self._queue(inc, Stage.REOPENED, now)
         if (change.closed and not change.opened and inc.resolution == "auto" and inc.policy.recovery
                 and inc.end is not None):
@@ -119,17 +95,17 @@ class Notifications:
     def _retract(self, inc: Incident, now: datetime) -> None:
         """Withdrawn by the engine: nothing more goes out; whoever was told hears it was retracted."""
         told = False
-        for r in self.outbox.for_incident(inc.id):
+        for r in self.queue.for_incident(inc.id):
             if r.status in ("pending", "held"):
-                self.outbox.cancel(r.id, "the event was retracted")
+                self.queue.cancel(r.id, "the event was retracted")
             elif r.status == "sent":
                 told = True
         if told:
             self._queue(inc, Stage.RETRACTED, now)
 
-    # -- time passing -----------------------------------------------------------------------
+    # -- time passing (the delivery worker) ---------------------------------------------------
     def tick(self) -> None:
-        """Escalate, remind, gather digests, then deliver every due outbox row."""
+        """Escalate, remind, gather digests, then deliver every due row."""
         now = self.clock()
         with self._lock:
             self._escalations(now)
@@ -137,48 +113,10 @@ class Notifications:
             self._digests(now)
         self._deliver(now)
 
-    def close(self) -> None:
-        with self._lock:
-            self.conn.close()
-
-    # -- people -----------------------------------------------------------------------------
-    def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
-        with self._lock:
-            inc = self._told(self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note))
-        self.wake()   # an escalation waiting for it is cancelled at the next tick
-        return inc
-
-    def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
-        with self._lock:
-            inc = self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))
-        self.wake()
-        return inc
-
-    def _told(self, inc: Incident) -> Incident:
-        if self.on_incident is not None:
-            try:
-                self.on_incident(inc)
-            except Exception:  # a dashboard record must never cost an alert
-                log.exception("on_incident consumer failed for incident %s", inc.id)
-        return inc
-
-    def record_inspection(self, site: str, *, at: datetime, by: str, note: str | None = None,
-                          how: str = "api") -> list[Incident]:
-        with self._lock:
-            done = self.store.record_inspection(site, at=at, by=by, now=self.clock(), note=note, how=how)
-        self.wake()
-        return done
-
-    def inbound_sms(self, content_type: str, body: bytes) -> SmsReply:
-        """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""
-        msg = parse_inbound(content_type, body)
-        with self._lock:
-            return handle_reply(self.store, self.contacts, msg, self.clock())
-
     # -- queueing ---------------------------------------------------------------------------
     def _queue(self, inc: Incident, stage: Stage, now: datetime, not_before: datetime | None = None) -> int:
         """Queue one stage for everyone it routes to; returns how many rows were new."""
-        escalated = bool(self.outbox.for_incident(inc.id, Stage.ESCALATION.value))
+        escalated = bool(self.queue.for_incident(inc.id, Stage.ESCALATION.value))
         people = recipients(self.contacts, self.registry, inc, stage, escalated=escalated)
         payload = {"incident": inc.snapshot(), "station_name": station_name(self.registry, inc),
                    "timezone": self.registry.timezone, "ack_url": self._ack_url(inc),
@@ -199,7 +137,7 @@ class Notifications:
 
     def _enqueue(self, inc: Incident, rcpt: Recipient, channel: str, stage: Stage, payload: dict, now: datetime,
                  not_before: datetime | None, held: bool) -> int:
-        oid = self.outbox.enqueue(ref=f"incident:{inc.id}", incident_id=inc.id, recipient=rcpt, channel=channel,
+        oid = self.queue.enqueue(ref=f"incident:{inc.id}", incident_id=inc.id, recipient=rcpt, channel=channel,
                                   stage=stage.value, priority=inc.priority.value, payload=payload, now=now,
                                   not_before=not_before, held=held,
                                   reason="notices go into the digest" if held else None)
@@ -211,8 +149,8 @@ class Notifications:
     # -- escalation, deadlines, digests -----------------------------------------------------
     def _escalations(self, now: datetime) -> None:
         for inc in self.store.unacknowledged():
-            if (self.outbox.for_incident(inc.id, Stage.ESCALATION.value)
-                    or self.outbox.for_incident(inc.id, Stage.OVERDUE.value)):
+            if (self.queue.for_incident(inc.id, Stage.ESCALATION.value)
+                    or self.queue.for_incident(inc.id, Stage.OVERDUE.value)):
                 continue  # already escalated, or overdue (which told the deputies already)
             base = self._escalation_base(inc)
             if base is not None and now - base >= self.policy.escalate_after:
@@ -222,7 +160,7 @@ class Notifications:
     def _escalation_base(self, inc: Incident) -> datetime | None:
         """The clock starts when the first person was told (not while the message waits
         for quiet hours or a dead SMTP server); with nobody to tell, when it opened."""
-        rows = [r for r in self.outbox.for_incident(inc.id, Stage.OPEN.value) if r.recipient.role != "feed"]
+        rows = [r for r in self.queue.for_incident(inc.id, Stage.OPEN.value) if r.recipient.role != "feed"]
         sent = [r.sent_at for r in rows if r.sent_at is not None]
         if sent:
             return min(sent)
@@ -241,14 +179,14 @@ class Notifications:
                 stage = Stage.REMINDER
             else:
                 continue
-            if self.outbox.for_incident(inc.id, stage.value):
+            if self.queue.for_incident(inc.id, stage.value):
                 continue
             with transaction(self.conn):
                 self._queue(inc, stage, now)
 
     def _digests(self, now: datetime) -> None:
-        by_recipient: dict[str, list[OutboxRow]] = {}
-        for r in self.outbox.held():
+        by_recipient: dict[str, list[QueuedNotification]] = {}
+        for r in self.queue.held():
             by_recipient.setdefault(r.recipient.name, []).append(r)
         for name, rows in by_recipient.items():
             first = min(r.held_at or r.created_at for r in rows)
@@ -276,21 +214,21 @@ class Notifications:
                               "reason": (r.last_error or "").removeprefix("held for the digest: ")})
             ref = f"digest:{due.astimezone(self.tz).date().isoformat()}:{min(r.id for r in rows)}"
             with transaction(self.conn):
-                oid = self.outbox.enqueue(
+                oid = self.queue.enqueue(
                     ref=ref, incident_id=None, recipient=Recipient(name, rows[0].recipient.role, address),
                     channel=channel, stage=Stage.DIGEST.value, priority=Priority.ROUTINE.value,
                     payload={"items": items, "timezone": self.registry.timezone}, now=now)
                 if oid is None:  # the same batch was queued before a crash; find it
-                    oid = self.conn.execute("SELECT id FROM outbox WHERE ref = ? AND recipient = ? AND stage = 'digest'",
+                    oid = self.conn.execute("SELECT id FROM notification_queue WHERE ref = ? AND recipient = ? AND stage = 'digest'",
                                             (ref, name)).fetchone()["id"]
-                self.outbox.mark_digested([r.id for r in rows], oid)
+                self.queue.mark_digested([r.id for r in rows], oid)
 
     # -- delivery ---------------------------------------------------------------------------
     def _deliver(self, now: datetime) -> None:
         """Send the due rows. A channel that failed twice in this tick is not tried again
         until the next one (a dead SMTP server costs two timeouts per tick, not one per row)."""
         with self._lock:
-            due = self.outbox.due(now)
+            due = self.queue.due(now)
         failures: dict[int, int] = {}
         for row in due:
             with self._lock:
@@ -302,52 +240,52 @@ class Notifications:
             except RetryableError as e:
                 failures[id(notifier)] = failures.get(id(notifier), 0) + 1
                 with self._lock:
-                    when = self.outbox.retry(row.id, now, str(e))
+                    when = self.queue.retry(row.id, now, str(e))
                 log.warning("notification %s not delivered, retry at %s: %s", row.key, when.isoformat(), e)
             except PermanentError as e:
                 with self._lock:
-                    self.outbox.fail(row.id, now, str(e))
+                    self.queue.fail(row.id, now, str(e))
                 log.error("notification %s cannot be delivered (kept as failed): %s", row.key, e)
             except Exception as e:  # a notifier bug must not stop the others or lose this one
                 with self._lock:
-                    self.outbox.retry(row.id, now, f"{type(e).__name__}: {e}")
+                    self.queue.retry(row.id, now, f"{type(e).__name__}: {e}")
                 log.exception("notification %s: unexpected error, will retry", row.key)
             else:
                 with self._lock:
-                    self.outbox.mark_sent(row.id, self.clock())
+                    self.queue.mark_sent(row.id, self.clock())
 
-    def _prepare(self, row: OutboxRow, now: datetime) -> tuple[Notifier | None, Verdict | None]:
+    def _prepare(self, row: QueuedNotification, now: datetime) -> tuple[Notifier | None, Verdict | None]:
         notifier = self._notifier_for(row)
         if notifier is None:
-            self.outbox.fail(row.id, now, f"channel {row.channel!r} for {row.recipient.name} is not configured"
+            self.queue.fail(row.id, now, f"channel {row.channel!r} for {row.recipient.name} is not configured"
                                           " (no matching --notify URL)")
             return None, None
         if row.incident_id is not None:
             why = _superseded(row.stage, self.store.get(row.incident_id))
             if why:
-                self.outbox.cancel(row.id, why)
+                self.queue.cancel(row.id, why)
                 return None, None
         if row.recipient.role == "feed":
             return notifier, Verdict.SEND
         start, end = local_day_bounds(now, self.tz)
         d = decide(priority=Priority(row.priority), stage=Stage(row.stage), channel=row.channel,
                    contact=self._contact(row), now=now, tz=self.tz,
-                   sent_today=self.outbox.sent_between(row.recipient.name, row.channel, start, end), policy=self.policy)
+                   sent_today=self.queue.sent_between(row.recipient.name, row.channel, start, end), policy=self.policy)
         if d.verdict is Verdict.DEFER:
             assert d.until is not None
-            self.outbox.defer(row.id, d.until, d.reason)
+            self.queue.defer(row.id, d.until, d.reason)
             return None, d.verdict
         if d.verdict is Verdict.HOLD:
-            self.outbox.hold(row.id, now, d.reason)
+            self.queue.hold(row.id, now, d.reason)
             return None, d.verdict
         return notifier, d.verdict
 
-    def _notifier_for(self, row: OutboxRow) -> Notifier | None:
+    def _notifier_for(self, row: QueuedNotification) -> Notifier | None:
         if row.recipient.role == "feed":
             return self.channels.feed(row.recipient.name)
         return {"email": self.channels.email, "sms": self.channels.sms}.get(row.channel)
 
-    def _contact(self, row: OutboxRow) -> Contact:
+    def _contact(self, row: QueuedNotification) -> Contact:
         c = next((c for c in self.contacts if c.name == row.recipient.name), None)
         if c is not None:
             return c
@@ -376,16 +314,16 @@ def station_name(registry: Registry, inc: Incident) -> str:
 
 
 def threshold_for(registry: Registry, inc: Incident) -> dict[str, Any] | None:
-    if inc.kind == "dry_weather_flow":
+    if inc.kind == EventKind.DRY_WEATHER_FLOW.value:
         try:
             return {"label": "flow floor", "value": registry.outfall(inc.subject).flow_floor_gpm, "unit": "gpm"}
         except StopIteration:
             return None
-    if inc.kind == "turbidity_contrast":
+    if inc.kind == EventKind.TURBIDITY_CONTRAST.value:
         r = registry.rules
         return {"label": "upstream + max(delta, fraction x upstream)", "kind": "turbidity_contrast",
                 "delta": r.turbidity_delta_ntu, "fraction": r.turbidity_fraction, "unit": "NTU"}
     return None
 
 
-__all__ = ["Notifications", "RoutingPolicy"]
+__all__ = ["Dispatcher", "RoutingPolicy", "station_name", "threshold_for"]

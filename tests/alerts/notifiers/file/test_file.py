@@ -1,20 +1,20 @@
-"""The local outbox file: readable entries appended, and printed."""
+"""The notifications file: readable entries appended, and printed."""
 
 from __future__ import annotations
 
 import io
 
 from ms4watch.alerts.notifiers.base import Recipient
-from ms4watch.alerts.notifiers.outbox import FileOutboxNotifier
+from ms4watch.alerts.notifiers.file import FileNotifier
 
 
 def test_appends_readable_entries_and_prints_them(tmp_path, make_notification):
     out = io.StringIO()
-    path = tmp_path / "var" / "outbox.txt"
-    notifier = FileOutboxNotifier(path, stream=out)
-    feed = Recipient(f"outbox:{path}", "feed", str(path))
-    a = make_notification(channel="outbox", recipient=feed, routed_to=["Pat SMO (smo)"])
-    b = make_notification(channel="outbox", recipient=feed, stage="escalation", routed_to=["Dee Deputy (deputy)"])
+    path = tmp_path / "var" / "notifications.txt"
+    notifier = FileNotifier(path, stream=out)
+    feed = Recipient(f"file:{path}", "feed", str(path))
+    a = make_notification(channel="file", recipient=feed, routed_to=["Pat SMO (smo)"])
+    b = make_notification(channel="file", recipient=feed, stage="escalation", routed_to=["Dee Deputy (deputy)"])
     notifier.send(a)
     notifier.send(b)
     text = path.read_text()
@@ -27,5 +27,5 @@ def test_appends_readable_entries_and_prints_them(tmp_path, make_notification):
 
 def test_nobody_routed_is_said_plainly(tmp_path, make_notification):
     path = tmp_path / "o.txt"
-    FileOutboxNotifier(path, stream=io.StringIO()).send(make_notification(channel="outbox"))
+    FileNotifier(path, stream=io.StringIO()).send(make_notification(channel="file"))
     assert "no contact in the registry routes this" in path.read_text()

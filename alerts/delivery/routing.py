@@ -7,7 +7,7 @@ registry's contacts, the incident, the stage and the time.
 * Deadlines: a reminder ``reminder_before`` (default 6 h) the deadline, and one when it passes.
 * Quiet hours defer ROUTINE notices to the end of the contact's quiet span; a regulatory
   deadline or a dry-weather-flow alert is never deferred.
-* Caps: the outbox's unique key allows one message per (incident, recipient, channel,
+* Caps: the delivery queue's unique key allows one message per (incident, recipient, channel,
   stage); a daily cap per recipient and channel holds back the rest *into the digest*,
   which goes out at ``digest_time`` local — or within ``urgent_digest_after`` (1 h) when
   it holds a dry-weather-flow alert or a deadline. Nothing is dropped.
@@ -23,14 +23,15 @@ from zoneinfo import ZoneInfo
 
 from ms4watch.contract.registry import Contact, Registry, Role
 
-from .incidents.model import Incident, Priority, Stage
+from ..events import EventKind
+from ..incidents.model import Incident, Priority, Stage
 
 # Kinds a role receives when the contact's own ``kinds`` list is empty. None: every kind.
 ROLE_KINDS: dict[Role, frozenset[str] | None] = {
     Role.SMO: None,
     Role.DEPUTY: None,
-    Role.INSPECTOR: frozenset({"inspection_due", "storm"}),
-    Role.SITE_OPERATOR: frozenset({"inspection_due", "turbidity_contrast"}),
+    Role.INSPECTOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.STORM.value}),
+    Role.SITE_OPERATOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.TURBIDITY_CONTRAST.value}),
 }
 FIRST_LINE = (Role.SMO, Role.INSPECTOR, Role.SITE_OPERATOR)
 UNCAPPED_STAGES = frozenset({Stage.DIGEST})
@@ -155,7 +156,7 @@ class Decision:
 def decide(*, priority: Priority, stage: Stage, channel: str, contact: Contact | None, now: datetime,
            tz: ZoneInfo, sent_today: int, policy: RoutingPolicy) -> Decision:
     """Send now, defer past quiet hours, or hold for the digest. ``contact`` None is a feed
-    (webhook, outbox file, group chat): feeds have no quiet hours and no caps."""
+    (webhook, notifications file, group chat): feeds have no quiet hours and no caps."""
     if contact is None:
         return Decision(Verdict.SEND)
     if priority is Priority.NOTICE and stage is not Stage.DIGEST:

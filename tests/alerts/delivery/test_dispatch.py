@@ -1,24 +1,26 @@
-"""The Notifications facade against a real SMTP server (aiosmtpd on loopback) and a
+"""The incident service and the dispatcher against a real SMTP server (aiosmtpd on loopback) and a
 controllable clock: one message per incident and stage, escalation timing, quiet hours,
 caps and the digest, deadline reminders, recovery, SMTP down then up."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
+from ms4watch.alerts.events import EventKind, overdue_id
 from ms4watch.alerts.incidents import State
-from ms4watch.alerts.notify import Notifications
-from ms4watch.alerts.routing import RoutingPolicy
+from ms4watch.alerts.delivery.routing import RoutingPolicy
+from tests.support.alerting import Alerting
 from ms4watch.contract.registry import Contact, Role
-from tests.support.notify_peers import Clock, HttpSink, SmtpSink, dwf, inspection, registry, turbidity, utc
+from tests.support.notify_peers import Clock, HttpSink, SmtpSink, dwf, event, inspection, registry, turbidity, utc
 
 T0 = utc(2026, 6, 1, 16, 0)  # 12:00 EDT: nobody's quiet hours
 
 
 def _make(tmp_path, urls, clock, reg=None, **kw):
-    return Notifications(reg or registry(), tmp_path / "inc.db", urls, clock, **kw)
+    return Alerting(reg or registry(), tmp_path / "inc.db", urls, clock, **kw)
 
 
 def _subject(m):
@@ -133,7 +135,7 @@ def _check_digest(n, smtp, direct, digest):
     told = {m["X-MS4Watch-Code"] for m in direct} | set(re.findall(r"code ([A-Z0-9]{5})", body))
     assert told == codes  # every incident reached Pat: directly or in the digest
     assert body.count("held: daily email cap of 2 reached") == 2
-    assert n.outbox.counts() == {"sent": 3, "digested": 2}
+    assert n.queue.counts() == {"sent": 3, "digested": 2}
 
 
 def test_daily_cap_holds_back_into_one_digest_and_loses_nothing(tmp_path, smtp):
@@ -146,7 +148,7 @@ def test_daily_cap_holds_back_into_one_digest_and_loses_nothing(tmp_path, smtp):
     n.tick()
     direct = smtp.to("pat@town.test")
     assert len(direct) == 2
-    held = n.outbox.all("held")
+    held = n.queue.all("held")
     assert len(held) == 2 and all("cap of 2" in r.last_error for r in held)
     for t in (utc(2026, 6, 1, 20), utc(2026, 6, 2, 10, 59)):
         clock.set(t)
@@ -273,12 +275,12 @@ def test_smtp_down_ten_minutes_then_every_message_arrives_once(tmp_path):
     for o in ("OF-12", "OF-14"):
         n.handle(dwf("2026-06-01T15:30:00Z", outfall=o))
     n.handle(inspection(due="2026-06-02T18:00:00Z", storm_end="2026-06-01T18:00:00Z"))
-    expected = len(n.outbox.all("pending"))
+    expected = len(n.queue.all("pending"))
     assert expected == 5  # 2 x Pat, inspection: Pat, Ian, Sam
     for _ in range(10):
         n.tick()
         clock.advance(minutes=1)
-    rows = n.outbox.all()
+    rows = n.queue.all()
     assert all(r.status == "pending" for r in rows)
     tried = [r for r in rows if r.attempts]
     # The channel is given up for the tick after two failures: two rows tried per tick.
@@ -293,7 +295,7 @@ def test_smtp_down_ten_minutes_then_every_message_arrives_once(tmp_path):
             n.tick()
         keys = [m["X-MS4Watch-Key"] for m in sink.messages]
         assert len(keys) == expected and len(set(keys)) == expected
-        assert n.outbox.counts() == {"sent": expected}
+        assert n.queue.counts() == {"sent": expected}
     finally:
         sink.stop()
         n.close()
@@ -322,12 +324,12 @@ def test_sms_through_apprise_to_a_local_stand_in_for_the_provider(tmp_path, smtp
         provider.stop()
 
 
-def test_no_url_writes_the_local_outbox_file(tmp_path, capsys):
+def test_no_url_writes_the_notifications_file(tmp_path, capsys):
     clock = Clock(T0)
     n = _make(tmp_path, [], clock)
     n.handle(dwf("2026-06-01T15:30:00Z"))
     n.tick()
-    text = (tmp_path / "outbox.txt").read_text()
+    text = (tmp_path / "notifications.txt").read_text()
     assert "dry-weather flow at Main St outfall (OF-12) since Jun 01 11:30 EDT" in text
     assert "To: Pat SMO (smo)" in text
     assert text in capsys.readouterr().out
@@ -345,9 +347,9 @@ def test_bad_notify_url_is_refused_before_anything_starts(tmp_path):
 def test_engine_overdue_event_is_the_items_overdue_stage_once(tmp_path, smtp):
     clock = Clock(utc(2026, 6, 2, 18, 5))
     n = _make(tmp_path, [smtp.url], clock)
-    item = {**inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z"), "id": "inspection/CS-7/storm/RG-1/1",
-            "closed_at": None, "reason": "storm"}
-    n.handle({**item, "kind": "inspection_overdue", "id": "overdue/inspection/CS-7/storm/RG-1/1"})
+    item = inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z", id="inspection/CS-7/storm/RG-1/1",
+                      closed_at=None)
+    n.handle(replace(item, kind=EventKind.INSPECTION_OVERDUE, id=overdue_id(item.id)))
     n.handle(item)
     n.tick()
     n.tick()
@@ -361,17 +363,17 @@ def test_engine_overdue_event_is_the_items_overdue_stage_once(tmp_path, smtp):
 def test_retraction_cancels_what_is_pending_and_tells_who_was_told(tmp_path, smtp):
     clock = Clock(T0)
     n = _make(tmp_path, [smtp.url], clock)
-    ev = {**dwf("2026-06-01T15:30:00Z"), "id": "dwf/OF-12/a", "status": "active"}
+    ev = dwf("2026-06-01T15:30:00Z", id="dwf/OF-12/a")
     n.handle(ev)
     n.tick()
-    n.handle({**ev, "status": "retracted"})
+    n.handle(ev.retracted())
     clock.advance(hours=1)
     n.tick()
     assert _subjects(smtp.to("pat@town.test"))[1].startswith("[ms4watch] Retracted (late data")
     assert smtp.to("dee@town.test") == []  # no escalation for a retracted incident
-    quiet = {**dwf("2026-06-01T15:30:00Z", outfall="OF-14"), "id": "dwf/OF-14/a"}
+    quiet = dwf("2026-06-01T15:30:00Z", outfall="OF-14", id="dwf/OF-14/a")
     n.handle(quiet)
-    n.handle({**quiet, "status": "retracted"})  # before any tick: nobody was told, nobody is
+    n.handle(quiet.retracted())  # before any tick: nobody was told, nobody is
     clock.advance(hours=1)
     n.tick()
     assert len(smtp.messages) == 2
@@ -381,8 +383,8 @@ def test_retraction_cancels_what_is_pending_and_tells_who_was_told(tmp_path, smt
 def test_notices_go_to_the_digest_not_the_phone(tmp_path, smtp):
     clock = Clock(T0)
     n = _make(tmp_path, [smtp.url], clock)
-    n.handle({"kind": "stale_station", "station": "OF-14", "start": "2026-06-01T15:00:00Z", "end": None})
-    n.handle({"kind": "turbidity_not_evaluable", "pair": "TP-1", "start": "2026-06-01T15:10:00Z", "end": None})
+    n.handle(event("stale_station", station="OF-14", start="2026-06-01T15:00:00Z", end=None))
+    n.handle(event("turbidity_not_evaluable", pair="TP-1", start="2026-06-01T15:10:00Z", end=None))
     n.tick()
     assert smtp.messages == []
     clock.set(utc(2026, 6, 2, 11, 0))

@@ -1,4 +1,4 @@
-"""The durable outbox: unique key, backoff, survives reopening the database."""
+"""The durable delivery queue: unique key, backoff, survives reopening the database."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from ms4watch.alerts.incidents import connect
 from ms4watch.alerts.notifiers.base import Recipient
-from ms4watch.alerts.outbox import Outbox, backoff
+from ms4watch.alerts.delivery.queue import DeliveryQueue, backoff
 from tests.support.notify_peers import utc
 
 T0 = utc(2026, 6, 1, 16)
@@ -21,7 +21,7 @@ def _q(ob, stage="open", rcpt=PAT, channel="email", now=T0, **kw):
 
 
 def test_one_row_per_incident_recipient_channel_stage(tmp_path):
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     first = _q(ob)
     assert first is not None
     assert _q(ob) is None and _q(ob, now=T0 + timedelta(hours=1)) is None
@@ -36,7 +36,7 @@ def test_backoff_doubles_from_15_s_to_at_most_5_min():
 
 
 def test_retry_schedules_and_due_respects_it(tmp_path):
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     oid = _q(ob)
     assert [r.id for r in ob.due(T0)] == [oid]
     when = ob.retry(oid, T0, "connection refused")
@@ -49,14 +49,14 @@ def test_retry_schedules_and_due_respects_it(tmp_path):
 
 
 def test_not_before_defers_the_first_attempt(tmp_path):
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     _q(ob, not_before=T0 + timedelta(minutes=30))
     assert ob.due(T0 + timedelta(minutes=29)) == []
     assert len(ob.due(T0 + timedelta(minutes=30))) == 1
 
 
 def test_cancelled_row_is_revived_by_a_new_enqueue(tmp_path):
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     oid = _q(ob, stage="recovery")
     ob.cancel(oid, "re-opened")
     assert ob.due(T0) == []
@@ -65,17 +65,40 @@ def test_cancelled_row_is_revived_by_a_new_enqueue(tmp_path):
 
 
 def test_pending_rows_survive_a_new_connection(tmp_path):
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     ids = [_q(ob, stage=s) for s in ("open", "escalation", "recovery")]
     ob.conn.close()
-    again = Outbox(connect(tmp_path / "o.db"))
+    again = DeliveryQueue(connect(tmp_path / "o.db"))
     assert [r.id for r in again.due(T0)] == ids
 
 
 def test_status_is_checked_by_the_database(tmp_path):
     import sqlite3
 
-    ob = Outbox(connect(tmp_path / "o.db"))
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
     oid = _q(ob)
     with pytest.raises(sqlite3.IntegrityError):
-        ob.conn.execute("UPDATE outbox SET status = 'dropped' WHERE id = ?", (oid,))
+        ob.conn.execute("UPDATE notification_queue SET status = 'dropped' WHERE id = ?", (oid,))
+
+
+def test_an_incident_database_from_before_keeps_its_queued_rows(tmp_path):
+    """Databases made when the queue table was called ``outbox`` are converted on open."""
+    import sqlite3
+    db = tmp_path / "old.db"
+    q = DeliveryQueue(connect(db))
+    oid = _q(q)
+    q.conn.close()
+    with sqlite3.connect(db) as c:
+        c.execute("ALTER TABLE notification_queue RENAME TO outbox")
+    q = DeliveryQueue(connect(db))
+    assert [r.id for r in q.all("pending")] == [oid]
+
+
+def test_retry_waits_are_configurable(tmp_path):
+    q = DeliveryQueue(connect(tmp_path / "q.db"), retry_first=timedelta(seconds=1), retry_max=timedelta(seconds=3))
+    oid = _q(q)
+    assert q.retry(oid, T0, "down") == T0 + timedelta(seconds=1)
+    assert q.retry(oid, T0, "down") == T0 + timedelta(seconds=2)
+    assert q.retry(oid, T0, "down") == T0 + timedelta(seconds=3)
+    with pytest.raises(ValueError):
+        DeliveryQueue(connect(tmp_path / "q.db"), retry_first=timedelta(seconds=5), retry_max=timedelta(seconds=1))

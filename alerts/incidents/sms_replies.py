@@ -1,6 +1,6 @@
 """Inbound SMS: a reply carrying an incident's acknowledge code acknowledges it.
 
-The provider POSTs to our webhook (see README.md in this folder). Only a number that
+The provider POSTs to our webhook (see alerts/notifiers/sms/README.md). Only a number that
 belongs to a registry contact may acknowledge; the contact's name goes in the audit log.
 """
 
@@ -15,10 +15,10 @@ from urllib.parse import parse_qs
 
 from ms4watch.contract.registry import Contact
 
-from ...incidents import IncidentError, IncidentStore
-from ...incidents.model import Incident
-from ...incidents.store import CODE_LENGTH
-from .gsm7 import fit, to_gsm7
+from ..notifiers.sms.gsm7 import fit, to_gsm7
+from .errors import IncidentError
+from .model import Incident
+from .store import CODE_LENGTH, IncidentStore
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 

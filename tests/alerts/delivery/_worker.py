@@ -1,5 +1,5 @@
 """A separate process for the kill -9 test: ``enqueue`` queues notifications while SMTP is
-down, says READY and waits to be killed; ``deliver`` ticks until the outbox is drained."""
+down, says READY and waits to be killed; ``deliver`` ticks until the queue is drained."""
 
 from __future__ import annotations
 
@@ -7,26 +7,26 @@ import sys
 import time
 from datetime import datetime, timedelta, timezone
 
-from ms4watch.alerts.notify import Notifications
+from tests.support.alerting import Alerting
 from tests.support.notify_peers import dwf, inspection, registry
 
 
 def main(mode: str, db: str, url: str) -> None:
     offset = timedelta(hours=1) if mode == "deliver" else timedelta(0)  # past any backoff
-    n = Notifications(registry(), db, [url], clock=lambda: datetime.now(timezone.utc) + offset)
+    n = Alerting(registry(), db, [url], clock=lambda: datetime.now(timezone.utc) + offset)
     if mode == "enqueue":
         for o in ("OF-12", "OF-14", "OF-20"):
             n.handle(dwf("2026-06-01T15:30:00Z", outfall=o))
         n.handle(inspection(due="2030-06-02T18:00:00Z", storm_end="2030-06-01T18:00:00Z"))
         n.tick()  # SMTP is down: every row stays pending
-        print("READY", len(n.outbox.all("pending")), flush=True)
+        print("READY", len(n.queue.all("pending")), flush=True)
         time.sleep(120)
     else:
         deadline = time.monotonic() + 30
-        while n.outbox.all("pending") and time.monotonic() < deadline:
+        while n.queue.all("pending") and time.monotonic() < deadline:
             n.tick()
             time.sleep(0.05)
-        print("DONE", n.outbox.counts(), flush=True)
+        print("DONE", n.queue.counts(), flush=True)
 
 
 if __name__ == "__main__":

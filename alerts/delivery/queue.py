@@ -1,4 +1,4 @@
-"""The durable notification outbox (SQLite).
+"""The durable notification queue (SQLite, in the incident database).
 
 Every notification is a row *before* anything is sent; a row is marked sent only after
 the channel accepted it. Retries back off (15 s, 30 s, 1 min … capped at 5 min) and never
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from .incidents.db import transaction
-from .incidents.model import from_iso, iso
-from .notifiers.base import Notification, Recipient
+from ..incidents.db import transaction
+from ..incidents.model import from_iso, iso
+from ..notifiers.base import Notification, Recipient
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS outbox (
+CREATE TABLE IF NOT EXISTS notification_queue (
     id INTEGER PRIMARY KEY,
     ref TEXT NOT NULL,
     incident_id INTEGER,
@@ -51,9 +51,9 @@ CREATE TABLE IF NOT EXISTS outbox (
     digest_id INTEGER,
     UNIQUE (ref, recipient, channel, stage)
 );
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
-CREATE INDEX IF NOT EXISTS outbox_recipient ON outbox (recipient, channel, status, sent_at);
-CREATE INDEX IF NOT EXISTS outbox_incident ON outbox (incident_id, stage);
+CREATE INDEX IF NOT EXISTS queue_due ON notification_queue (status, next_attempt_at);
+CREATE INDEX IF NOT EXISTS queue_recipient ON notification_queue (recipient, channel, status, sent_at);
+CREATE INDEX IF NOT EXISTS queue_incident ON notification_queue (incident_id, stage);
 """
 
 BACKOFF_FIRST = timedelta(seconds=15)
@@ -67,7 +67,7 @@ def backoff(attempts: int, first: timedelta = BACKOFF_FIRST, longest: timedelta 
 
 
 @dataclass(frozen=True)
-class OutboxRow:
+class QueuedNotification:
     id: int
     ref: str
     incident_id: int | None
@@ -97,7 +97,7 @@ class OutboxRow:
             routed_to=p.get("routed_to", []), threshold=p.get("threshold"))
 
 
-class Outbox:
+class DeliveryQueue:
     def __init__(self, conn: sqlite3.Connection, *, retry_first: timedelta = BACKOFF_FIRST,
                  retry_max: timedelta = BACKOFF_MAX):
         if not timedelta(0) < retry_first <= retry_max:
@@ -105,6 +105,7 @@ class Outbox:
         self.conn = conn
         self.retry_first = retry_first
         self.retry_max = retry_max
+        _rename_old_table(conn)
         conn.executescript(SCHEMA)
 
     def enqueue(self, *, ref: str, incident_id: int | None, recipient: Recipient, channel: str, stage: str,
@@ -120,7 +121,7 @@ class Outbox:
         note = f"held for the digest: {reason}" if held and reason else None
         with transaction(self.conn):
             cur = self.conn.execute(
-                "INSERT OR IGNORE INTO outbox (ref, incident_id, recipient, role, address, channel, stage, priority,"
+                "INSERT OR IGNORE INTO notification_queue (ref, incident_id, recipient, role, address, channel, stage, priority,"
                 " status, payload, next_attempt_at, created_at, held_at, last_error)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ref, incident_id, recipient.name, recipient.role, recipient.address, channel, stage, priority,
@@ -128,7 +129,7 @@ class Outbox:
             if cur.rowcount:
                 return int(cur.lastrowid)
             cur = self.conn.execute(
-                "UPDATE outbox SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = NULL"
+                "UPDATE notification_queue SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = NULL"
                 " WHERE ref = ? AND recipient = ? AND channel = ? AND stage = ? AND status = 'cancelled'"
                 " RETURNING id",
                 (status, json.dumps(payload, default=str), when, iso(now) if held else None,
@@ -163,30 +164,30 @@ class Outbox:
     def cancel_pending(self, incident_id: int, stage: str, reason: str) -> int:
         with transaction(self.conn):
             cur = self.conn.execute(
-                "UPDATE outbox SET status = 'cancelled', last_error = ? WHERE incident_id = ? AND stage = ?"
+                "UPDATE notification_queue SET status = 'cancelled', last_error = ? WHERE incident_id = ? AND stage = ?"
                 " AND status IN ('pending', 'held')", (f"cancelled: {reason}", incident_id, stage))
             return cur.rowcount
 
     def mark_digested(self, ids: Iterable[int], digest_id: int) -> None:
         with transaction(self.conn):
-            self.conn.executemany("UPDATE outbox SET status = 'digested', digest_id = ? WHERE id = ? AND status = 'held'",
+            self.conn.executemany("UPDATE notification_queue SET status = 'digested', digest_id = ? WHERE id = ? AND status = 'held'",
                                   [(digest_id, i) for i in ids])
 
     def _set(self, oid: int, assignments: str, *args: Any) -> None:
         with transaction(self.conn):
-            self.conn.execute(f"UPDATE outbox SET {assignments} WHERE id = ?", (*args, oid))
+            self.conn.execute(f"UPDATE notification_queue SET {assignments} WHERE id = ?", (*args, oid))
 
     # -- reading --------------------------------------------------------------------------
-    def get(self, oid: int) -> OutboxRow:
-        row = self.conn.execute("SELECT * FROM outbox WHERE id = ?", (oid,)).fetchone()
+    def get(self, oid: int) -> QueuedNotification:
+        row = self.conn.execute("SELECT * FROM notification_queue WHERE id = ?", (oid,)).fetchone()
         if row is None:
             raise KeyError(oid)
         return _row(row)
 
-    def due(self, now: datetime, limit: int = 200) -> list[OutboxRow]:
+    def due(self, now: datetime, limit: int = 200) -> list[QueuedNotification]:
         """Pending rows whose time has come, most urgent first, then oldest first."""
         rows = self.conn.execute(
-            "SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
+            "SELECT * FROM notification_queue WHERE status = 'pending' AND next_attempt_at <= ?"
             " ORDER BY CASE priority WHEN 'urgent' THEN 0 WHEN 'deadline' THEN 1 ELSE 2 END, id LIMIT ?",
             (iso(now), limit)).fetchall()
         return [_row(r) for r in rows]
@@ -194,29 +195,29 @@ class Outbox:
     def sent_between(self, recipient: str, channel: str, start: datetime, end: datetime) -> int:
         """How many non-digest messages went to ``recipient`` over ``channel`` in [start, end)."""
         return int(self.conn.execute(
-            "SELECT COUNT(*) FROM outbox WHERE recipient = ? AND channel = ? AND status = 'sent'"
+            "SELECT COUNT(*) FROM notification_queue WHERE recipient = ? AND channel = ? AND status = 'sent'"
             " AND stage != 'digest' AND sent_at >= ? AND sent_at < ?",
             (recipient, channel, iso(start), iso(end))).fetchone()[0])
 
-    def held(self) -> list[OutboxRow]:
-        rows = self.conn.execute("SELECT * FROM outbox WHERE status = 'held' ORDER BY id").fetchall()
+    def held(self) -> list[QueuedNotification]:
+        rows = self.conn.execute("SELECT * FROM notification_queue WHERE status = 'held' ORDER BY id").fetchall()
         return [_row(r) for r in rows]
 
-    def for_incident(self, incident_id: int, stage: str | None = None) -> list[OutboxRow]:
-        q = "SELECT * FROM outbox WHERE incident_id = ?" + (" AND stage = ?" if stage else "") + " ORDER BY id"
+    def for_incident(self, incident_id: int, stage: str | None = None) -> list[QueuedNotification]:
+        q = "SELECT * FROM notification_queue WHERE incident_id = ?" + (" AND stage = ?" if stage else "") + " ORDER BY id"
         rows = self.conn.execute(q, (incident_id, stage) if stage else (incident_id,)).fetchall()
         return [_row(r) for r in rows]
 
-    def all(self, status: str | None = None) -> list[OutboxRow]:
-        q = "SELECT * FROM outbox" + (" WHERE status = ?" if status else "") + " ORDER BY id"
+    def all(self, status: str | None = None) -> list[QueuedNotification]:
+        q = "SELECT * FROM notification_queue" + (" WHERE status = ?" if status else "") + " ORDER BY id"
         return [_row(r) for r in self.conn.execute(q, (status,) if status else ()).fetchall()]
 
     def counts(self) -> dict[str, int]:
-        return {r[0]: r[1] for r in self.conn.execute("SELECT status, COUNT(*) FROM outbox GROUP BY status")}
+        return {r[0]: r[1] for r in self.conn.execute("SELECT status, COUNT(*) FROM notification_queue GROUP BY status")}
 
 
-def _row(r: sqlite3.Row) -> OutboxRow:
-    return OutboxRow(
+def _row(r: sqlite3.Row) -> QueuedNotification:
+    return QueuedNotification(
         id=r["id"], ref=r["ref"], incident_id=r["incident_id"],
         recipient=Recipient(r["recipient"], r["role"], r["address"]), channel=r["channel"], stage=r["stage"],
         priority=r["priority"], status=r["status"], attempts=r["attempts"],
@@ -225,4 +226,16 @@ def _row(r: sqlite3.Row) -> OutboxRow:
         payload=json.loads(r["payload"]))
 
 
-__all__ = ["Outbox", "OutboxRow", "backoff"]
+def _rename_old_table(conn: sqlite3.Connection) -> None:
+    """An incident database from before the rename keeps its rows: ``outbox`` becomes
+    ``notification_queue`` (its indexes are made anew)."""
+    old = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").fetchone()
+    new = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'notification_queue'").fetchone()
+    if old and not new:
+        with transaction(conn):
+            for idx in ("outbox_due", "outbox_recipient", "outbox_incident"):
+                conn.execute(f"DROP INDEX IF EXISTS {idx}")
+            conn.execute("ALTER TABLE outbox RENAME TO notification_queue")
+
+
+__all__ = ["DeliveryQueue", "QueuedNotification", "backoff", "BACKOFF_FIRST", "BACKOFF_MAX"]

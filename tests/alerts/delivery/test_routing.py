@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from ms4watch.alerts.incidents import IncidentStore, Priority, Stage, connect
-from ms4watch.alerts.routing import RoutingPolicy, Verdict, decide, next_local, quiet_until, recipients
+from ms4watch.alerts.delivery.routing import RoutingPolicy, Verdict, decide, next_local, quiet_until, recipients
 from ms4watch.contract.registry import Contact, Role
 from tests.support.notify_peers import dwf, inspection, registry, turbidity, utc
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from ms4watch.alerts.incidents import IncidentStore, State, connect
-from ms4watch.alerts.notifiers.sms import InboundSms, handle_reply, parse_inbound, septets
+from ms4watch.alerts.incidents.sms_replies import InboundSms, handle_reply, parse_inbound
+from ms4watch.alerts.notifiers.sms import septets
 from tests.support.notify_peers import dwf, registry, utc
 
 T0 = utc(2026, 6, 1, 16)

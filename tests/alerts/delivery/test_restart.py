@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 from ms4watch.alerts.incidents import connect
-from ms4watch.alerts.outbox import Outbox
+from ms4watch.alerts.delivery.queue import DeliveryQueue
 from tests.support.notify_peers import SmtpSink
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def _worker(mode: str, db: Path, url: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.alerts.incidents._worker", mode, str(db), url],
+    return subprocess.Popen([sys.executable, "-m", "tests.alerts.delivery._worker", mode, str(db), url],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -32,7 +32,7 @@ def test_killed_with_messages_pending_then_restarted_delivers_each_once(tmp_path
     first.wait(10)
     assert first.returncode == -signal.SIGKILL
 
-    rows = Outbox(connect(db)).all()
+    rows = DeliveryQueue(connect(db)).all()
     assert len(rows) == pending and all(r.status == "pending" for r in rows)
     assert sum(r.attempts for r in rows) == 2  # tried (SMTP down), then the channel rested for the tick
 

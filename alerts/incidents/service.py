@@ -1,0 +1,109 @@
+"""The incident service: what the engine reports and what people do, in one transaction
+each with the notifications it causes.
+
+``handle(event)`` creates or updates the incident of the event's episode and lets the
+dispatcher queue its notifications in the same SQLite transaction, then wakes the delivery
+worker. ``acknowledge``, ``resolve``, ``record_inspection`` and ``inbound_sms`` are the
+people's side (web page, SMS reply, terminal). Nothing here waits on a network server.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable
+
+from ms4watch.contract.registry import Registry
+
+from ..events import Event, EventKind
+from .db import transaction
+from .model import Incident
+from .sms_replies import SmsReply, handle_reply, parse_inbound
+from .store import IncidentStore
+
+if TYPE_CHECKING:
+    from ..delivery.dispatch import Dispatcher
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], datetime]
+
+
+class IncidentService:
+    def __init__(self, registry: Registry, store: IncidentStore, dispatcher: "Dispatcher", lock: threading.RLock,
+                 *, clock: Clock | None = None, on_incident: Callable[[Incident], None] | None = None):
+        """``store`` and ``dispatcher`` share one incident database and ``lock``."""
+        self.registry = registry
+        self.store = store
+        self.conn = store.conn
+        self.dispatcher = dispatcher
+        self._lock = lock
+        self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
+
+    # -- the engine's events -------------------------------------------------------------
+    def handle(self, event: Event) -> None:
+        """Create/update the episode's incident and queue its notifications (atomically).
+        Handling the same event twice changes nothing."""
+        item = event.overdue_of
+        if item is not None:   # the engine's escalation of an inspection item: that item's OVERDUE stage
+            event = Event(EventKind.INSPECTION_DUE, item, event.fields, event.params, event.provision, event.status)
+        with self._lock:
+            now = self.clock()
+            with transaction(self.conn):
+                change = self.store.apply_event(event, now)
+                if change.incident is not None:
+                    self._told(change.incident)
+                self.dispatcher.plan(change, now, overdue=item is not None)
+        self.dispatcher.wake()
+
+    # -- people ---------------------------------------------------------------------------
+    def get(self, iid: int) -> Incident:
+        with self._lock:
+            return self.store.get(iid)
+
+    def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
+        with self._lock:
+            inc = self._told(self.store.acknowledge(ref, by=by, how=how, now=self.clock(), note=note))
+        self.dispatcher.wake()   # an escalation waiting for it is cancelled at the next tick
+        return inc
+
+    def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
+        with self._lock:
+            inc = self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))
+        self.dispatcher.wake()
+        return inc
+
+    def record_inspection(self, site: str, *, at: datetime, by: str, note: str | None = None,
+                          how: str = "api") -> list[Incident]:
+        with self._lock:
+            done = self.store.record_inspection(site, at=at, by=by, now=self.clock(), note=note, how=how)
+            for inc in done:
+                self._told(inc)
+        self.dispatcher.wake()
+        return done
+
+    def inbound_sms(self, content_type: str, body: bytes) -> SmsReply:
+        """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""
+        msg = parse_inbound(content_type, body)
+        with self._lock:
+            reply = handle_reply(self.store, self.dispatcher.contacts, msg, self.clock())
+            if reply.incident is not None:
+                self._told(reply.incident)
+        self.dispatcher.wake()
+        return reply
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def _told(self, inc: Incident) -> Incident:
+        if self.on_incident is not None:
+            try:
+                self.on_incident(inc)
+            except Exception:  # a dashboard record must never cost an alert
+                log.exception("on_incident consumer failed for incident %s", inc.id)
+        return inc
+
+
+__all__ = ["IncidentService"]

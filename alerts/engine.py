@@ -212,7 +212,11 @@ class StreamingEngine:
         return s.arrays() if s is not None else ev.EMPTY
 
     def _horizon(self, *stations: str) -> int:
-        return min(self._max.get(s, -(2 ** 62)) for s in stations) - self.lateness
+        """The earliest horizon of the stations that have reported (one that never has, a
+        dead gauge among several or a missing upstream probe, is absent: it must not stop
+        the others' events from becoming final)."""
+        seen = [self._max[s] for s in stations if s in self._max]
+        return (min(seen) if seen else -(2 ** 62)) - self.lateness
 
     def _evaluate(self, dirty: set[tuple[str, str]], sites: bool = False) -> list[Event]:
         out: list[Event] = []
@@ -314,7 +318,7 @@ class StreamingEngine:
     def _outfall(self, oid: str) -> list[Event]:
         of = self.reg.outfall(oid)
         flow = self._get(oid, "flow")
-        computed = ev.outfall_events(self.reg, oid, flow, ev.rain_for(self._get, of.rain_gauges))
+        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
         key = ("outfall", oid)
         md = td_ns(self.rules.dwf_min_duration)
         horizon = self._horizon(oid, *of.rain_gauges)

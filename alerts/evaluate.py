@@ -7,7 +7,7 @@ readings come from (a whole file, or a per-station buffer) and what "now" is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -135,8 +135,15 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
 
 
 # -- dry-weather flow -----------------------------------------------------------------------
-def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Arrays) -> list[Event]:
-    """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall."""
+def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays]) -> list[Event]:
+    """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall.
+
+    ``rain``: gauge id -> that gauge's rain rows, for every gauge of the outfall. Each gauge
+    is judged on its own (depths at different points never add up); the episode names the
+    gauges whose data decided (``rain_gauges_used``: covered and dry in the episode), those
+    without coverage (``rain_gauges_missing``) and each used gauge's largest trailing-window
+    depth in the episode (``rain_in_by_gauge`` [in]).
+    """
     r = reg.rules
     of = reg.outfall(outfall)
     above = flow[1] > of.flow_floor_gpm
@@ -144,24 +151,42 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Arrays) -> l
     if flow[0].size == 0 or not np.any(above) or not episodes(flow[0], above, md, 0):
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
     fs = series(flow)
-    dry = dw.is_dry_weather(series(rain), fs.index, lookback=r.dry_lookback, max_rain_in=r.dry_max_rain_in,
-                            max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
+    gauges = list(of.rain_gauges)
+    dry, per_gauge, depth = dw.outfall_dry_weather(
+        {g: series(rain.get(g, EMPTY)) for g in gauges}, fs.index, lookback=r.dry_lookback,
+        max_rain_in=r.dry_max_rain_in, max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
+    states = per_gauge.to_numpy(dtype=np.int8)
+    depths = depth.to_numpy()
+    t = flow[0]
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
               "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
               "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
-              "dry_after_rain_h": r.dry_after_rain.total_seconds() / 3600, "rain_gauges": list(of.rain_gauges)}
+              "dry_after_rain_h": r.dry_after_rain.total_seconds() / 3600, "rain_gauges": gauges}
+
+    def gauges_in(start: int, end: int) -> tuple[list[str], list[str], dict[str, float]]:
+        a, b = np.searchsorted(t, start, side="left"), np.searchsorted(t, end, side="right")
+        st = states[a:b]
+        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.DRY)]
+        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.UNKNOWN)]
+        depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
+        return used, missing, depth_in
+
     out = []
     eps = dwf.dry_weather_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)
     for e in _rows(eps):
         start, end = _ns(e.start), _ns(e.end)
+        used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
-            "suppressed": suppression(reg, outfall, start, end), "last_met": end}, params, dwf.PROVISION))
+            "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
+            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end}, params, dwf.PROVISION))
     for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
         start, end = _ns(e.start), _ns(e.end)
+        _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
-            "reason": "no rain data covering the dry-weather window", "last_met": end}, params, dw.PROVISION))
+            "reason": "no rain data covering the dry-weather window", "rain_gauges_missing": missing,
+            "last_met": end}, params, dw.PROVISION))
     return out
 
 
@@ -233,15 +258,3 @@ def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: A
                 "station": station, "start": start, "end": None if is_open else end, "min_v": vmin, "last_met": end},
                 {"low_battery_v": r.low_battery_v, "hysteresis_v": r.low_battery_hysteresis_v}, health.PROVISION))
     return out
-
-
-def rain_for(get: Getter, gauges: Iterable[str]) -> Arrays:
-    parts = [get(g, "rain") for g in gauges]
-    parts = [p for p in parts if p[0].size]
-    if not parts:
-        return EMPTY
-    if len(parts) == 1:
-        return parts[0]
-    t = np.concatenate([p[0] for p in parts])
-    o = np.argsort(t, kind="stable")
-    return t[o], np.concatenate([p[1] for p in parts])[o], np.concatenate([p[2] for p in parts])[o]

@@ -103,7 +103,7 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
         out += ev.site_inspections(reg, s.id, confirmed, [i.time_ns for i in inspections if i.site == s.id], now_ns)
         tick()
     for o in reg.outfalls:
-        out += ev.outfall_events(reg, o.id, get(o.id, "flow"), ev.rain_for(get, o.rain_gauges))
+        out += ev.outfall_events(reg, o.id, get(o.id, "flow"), {g: get(g, "rain") for g in o.rain_gauges})
         tick()
     for p in reg.turbidity_pairs:
         out += ev.pair_events(reg, p.id, get(p.upstream, "turbidity"), get(p.downstream, "turbidity"))

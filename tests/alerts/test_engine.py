@@ -98,3 +98,25 @@ def test_bad_state_file_and_unknown_site_are_named(tmp_path):
         StreamingEngine(registry(), bad)
     with pytest.raises(AlertError, match="unknown construction site 'CS-9'"):
         StreamingEngine(registry(), None).record_inspection("CS-9", at(0))
+
+
+def test_a_gauge_that_never_reported_does_not_hold_back_the_outfalls_horizon():
+    """An outfall with a dead gauge among three: its episodes still become final and its
+    buffers are trimmed (old data then counts as late), as with one gauge."""
+    reg = registry("""
+municipality: testtown
+rain_gauges: [{id: RG-1}, {id: RG-2}, {id: RG-3}]
+outfalls:
+  - {id: OF-1, name: Outfall 1, rain_gauges: [RG-1, RG-2, RG-3], flow_floor_gpm: 0.5}
+""", "  dry_lookback: 48h\n")
+    eng = StreamingEngine(reg, None)
+    for h in range(0, 7 * 24):      # a week; RG-3 never reports
+        batch = [reading(at(h * H + m), g, "rain", 0.0) for m in range(0, 60, 15) for g in ("RG-1", "RG-2")]
+        batch += [reading(at(h * H + m), "OF-1", "flow", 3.0 if 50 * H <= h * H + m < 51 * H else 0.1)
+                  for m in range(0, 60, 5)]
+        eng.feed(batch)
+    eng.advance(at(7 * 24 * H))
+    [dwf] = [e for e in eng.events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    assert dwf["rain_gauges_used"] == ["RG-1", "RG-2"] and dwf["rain_gauges_missing"] == ["RG-3"]
+    eng.feed([reading(at(24 * H), "OF-1", "flow", 3.0)])   # six days late: long since final
+    assert eng.late_dropped == 1

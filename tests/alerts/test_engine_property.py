@@ -1,5 +1,8 @@
 """Streaming = replay: whatever the delivery order (within the lateness window), duplicates,
-backlogs after an outage and restarts, the engine's final events equal replay's."""
+backlogs after an outage and restarts, the engine's final events equal replay's.
+
+The outfall has two gauges; the second may never report, or die part-way (a dead gauge
+among several must neither add its rain nor stop the outfall's events becoming final)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,9 @@ from ms4watch.alerts.engine import StreamingEngine
 from ms4watch.alerts.replay import final_state, replay
 
 from .support import MIN, REGISTRY, at, reading, registry, table
+
+TWO_GAUGES = REGISTRY.replace("2026-05-01", "2026-06-01").replace(
+    "  - {id: RG-1}\n", "  - {id: RG-1}\n  - {id: RG-2}\n").replace("rain_gauges: [RG-1], flow", "rain_gauges: [RG-1, RG-2], flow")
 
 RULES = """  dry_lookback: 48h
   storm_inter_event: 2h
@@ -32,6 +38,10 @@ def scenarios(draw):
     flow_on = draw(st.lists(st.tuples(st.integers(0, HOURS * 60 // STEP), st.integers(1, 12)), max_size=4))
     turb = draw(st.lists(st.tuples(st.integers(0, HOURS * 60 // STEP), st.integers(1, 6), st.sampled_from([8.0, 30.0, 900.0])),
                          max_size=4))
+    # RG-2: never reports (None), or reports until step `stop` with its own showers
+    rg2 = draw(st.one_of(st.none(), st.tuples(st.one_of(st.just(HOURS * 60 // STEP), st.integers(0, HOURS * 60 // STEP)),
+                                                st.lists(st.tuples(st.integers(0, HOURS * 60 - 120),
+                                                                   st.integers(1, 12)), max_size=3))))
     rs = []
     gap = draw(st.one_of(st.none(), st.tuples(st.integers(0, HOURS * 60 // STEP), st.integers(4, 40))))
     for i in range(HOURS * 60 // STEP):
@@ -41,6 +51,11 @@ def scenarios(draw):
     for start, tips in storms:
         for k in range(tips):
             rs.append(reading(at(start + k * 3 + 0.25), "RG-1", "rain", 0.01))
+    if rg2 is not None:
+        stop, showers = rg2
+        rs += [reading(at(i * STEP), "RG-2", "rain", 0.0) for i in range(stop)]
+        rs += [reading(at(start + k * 4 + 0.5), "RG-2", "rain", 0.01) for start, tips in showers for k in range(tips)
+               if start + k * 4 + 0.5 < stop * STEP]
     hi = set()
     for a, n in flow_on:
         hi |= set(range(a, a + n))
@@ -58,7 +73,7 @@ def scenarios(draw):
     lateness = 60 * MIN
     keyed = [(r.time_ns + rnd.randrange(0, lateness - MIN), r) for r in rs]
     keyed += [(r.time_ns + rnd.randrange(0, lateness - MIN), r) for r in rnd.sample(rs, len(rs) // 10)]
-    backlog = draw(st.one_of(st.none(), st.tuples(st.sampled_from(["RG-1", "OF-1", "TD-1"]),
+    backlog = draw(st.one_of(st.none(), st.tuples(st.sampled_from(["RG-1", "RG-2", "OF-1", "TD-1"]),
                                                   st.integers(0, HOURS * 60 - 600), st.integers(60, 600))))
     if backlog:
         station, a, length = backlog
@@ -84,7 +99,7 @@ def scenarios(draw):
 @given(scenarios())
 def test_streaming_equals_replay(tmp_path_factory, scenario):
     rs, delivered, restart_at, batch = scenario
-    reg = registry(REGISTRY.replace("2026-05-01", "2026-06-01"), RULES)
+    reg = registry(TWO_GAUGES, RULES)
     expected = final_state(replay(reg, table(rs)))
     state = tmp_path_factory.mktemp("engine") / "state.json"
     eng = StreamingEngine(reg, state)

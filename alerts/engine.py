@@ -13,7 +13,10 @@ same reading twice changes nothing. A station's *horizon* is its latest reading 
 before it are final (frozen) and the buffer before them is dropped. A backlog after an
 outage is not late for its own station as long as it arrives before the station's new
 readings (the edge spool drains oldest first), so it is handled exactly. A reading older
-than the part of the buffer still kept is counted in ``late_dropped`` and left out.
+than the part of the buffer still kept is counted in ``late_dropped`` and left out. A
+station that has never reported (a dead gauge among several, a missing upstream probe) is
+absent: it holds no subject's horizon back, and its first readings, should they come later
+as a backlog, do not reopen events the other stations' data made final.
 
 Property (tests/alerts/test_engine_property.py): for any readings, fed in any order within
 the lateness window, duplicated or in backlogs, the final version of every event equals
@@ -335,15 +338,21 @@ class StreamingEngine:
         md = td_ns(self.rules.turbidity_min_duration)
         tol = td_ns(self.rules.turbidity_align_tolerance)
         horizon = self._horizon(p.upstream, p.downstream)
-        changes = self._update(key, computed, 2 * md + tol, horizon, (up, down))
+        # a probe that never reported (a missing upstream) is absent, not "still to come"
+        inputs = tuple(a for st, a in ((p.upstream, up), (p.downstream, down)) if st in self._max)
+        changes = self._update(key, computed, 2 * md + tol, horizon, inputs)
         c = self._cutoff(key, horizon, 3 * md + 2 * tol)
-        for a in (up, down):  # keep the whole current flat segment (flat-line QC looks back to it)
+        # Keep the whole current flat segment (flat-line QC looks back to its start) and two
+        # readings before it: the spike test judges a reading by both neighbours, so the first
+        # reading kept is judged without one, and the reading after it must still lie before
+        # the subject's cut-off (else a spike just before an episode, trimmed, moves its start).
+        for a in (up, down):
             t, v = a[0], a[1]
-            i = np.searchsorted(t, c)
-            while i > 0 and i < t.size and v[i] == v[i - 1]:
+            i = int(np.searchsorted(t, c))
+            while 0 < i < t.size and v[i] == v[i - 1]:
                 i -= 1
-            if 0 < i <= t.size:
-                c = min(c, int(t[i - 1]))
+            if i > 0:
+                c = min(c, int(t[max(i - 2, 0)]))
         self._series[(p.upstream, "turbidity")].trim(c)
         self._series[(p.downstream, "turbidity")].trim(c)
         return changes

@@ -220,11 +220,20 @@ def turbidity_bad(a: Arrays, qp: qc.QcParams) -> pd.Series:
     return qc.qartod_fail(s, qp) | qc.wire_flag_fail(pd.Series(a[2], index=s.index))
 
 
+NOT_EVALUABLE_WHY = {
+    turbidity.UPSTREAM_MISSING: "no upstream reading within the align tolerance (probe missing or silent)",
+    turbidity.UPSTREAM_QC: "the upstream probe failed QC",
+    turbidity.DOWNSTREAM_QC: "the downstream probe failed QC",
+}
+
+
 def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[Event]:
+    """Turbidity exceedances (contrast, or the 250 NTU backstop on the downstream probe alone)
+    and not-evaluable notices of one pair. A missing upstream probe silences neither."""
     pair = next(p for p in reg.turbidity_pairs if p.id == pair_id)
     cp, qp = contrast_params(reg), qc_params(reg)
-    if up[0].size == 0 or down[0].size == 0:
-        return []
+    if down[0].size == 0:
+        return []  # every judgement is made at a downstream reading (a missing one: stale station)
     eps, nev = turbidity.turbidity_contrast(series(up), series(down), upstream_bad=turbidity_bad(up, qp),
                                             downstream_bad=turbidity_bad(down, qp), params=cp)
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
@@ -233,13 +242,14 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
         start, end = _ns(e.start), _ns(e.end)
         out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if e.open else end,
-            "max_delta_ntu": round(e.max_delta_ntu, 3), "suppressed": None, "last_met": end,
+            "max_delta_ntu": None if np.isnan(e.max_delta_ntu) else round(e.max_delta_ntu, 3), "suppressed": None,
+            "basis": e.basis, "max_downstream_ntu": round(e.max_downstream_ntu, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
     for e in _rows(nev):
         start, end = _ns(e.start), _ns(e.end)
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
-            "reason": "a probe failed QC (range, spike, flat line, sensor error or calibration overdue)"},
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes), "causes": list(e.causes)},
             params, turbidity.PROVISION))
     return out
 

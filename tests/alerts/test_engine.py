@@ -120,3 +120,30 @@ outfalls:
     assert dwf["rain_gauges_used"] == ["RG-1", "RG-2"] and dwf["rain_gauges_missing"] == ["RG-3"]
     eng.feed([reading(at(24 * H), "OF-1", "flow", 3.0)])   # six days late: long since final
     assert eng.late_dropped == 1
+
+
+def test_missing_upstream_probe_streaming_gives_what_replay_gives_and_events_become_final():
+    """Issue 10 item 2, streaming: the pair is evaluated on the downstream probe's data alone;
+    its horizon is not held at -inf by the upstream probe that never reported."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    down = [reading(at(k * 5), "TD-1", "turbidity", 300.0 + (k % 3) if 12 <= k < 25 else 20.0 + (k % 3))
+            for k in range(12 * 24)]
+    eng = StreamingEngine(reg, None, eval_interval=timedelta(0))
+    out = []
+    for k in range(0, len(down), 6):
+        out += eng.feed(down[k:k + 6])
+    out += eng.advance(down[-1].time_ns)
+    want = final_state(e for e in replay(reg, table(down)) if e.kind.value.startswith("turbidity"))
+    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE and k.startswith("turbidity")}
+    assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
+    backstop = [e for e in got.values() if e.kind is EventKind.TURBIDITY_CONTRAST]
+    assert [e["basis"] for e in backstop] == ["backstop"] and backstop[0]["end"] == at(24 * 5)
+    assert any(e.kind is EventKind.TURBIDITY_NOT_EVALUABLE for e in got.values())
+    # 22 h later, a reading inside the episode that would split it: the episode is final (frozen)
+    late = eng.feed([reading(at(13 * 5 + 1), "TD-1", "turbidity", 20.0)])
+    assert backstop[0].id not in {e.id for e in late}
+    assert eng.events()[backstop[0].id].fields == backstop[0].fields

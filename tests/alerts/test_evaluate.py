@@ -81,3 +81,23 @@ def test_no_gauge_covering_the_window_is_a_data_gap_notice_naming_them():
     assert kinds(ev, EventKind.DRY_WEATHER_FLOW) == []
     [dwu] = kinds(ev, EventKind.DRY_WEATHER_UNKNOWN)
     assert dwu["rain_gauges_missing"] == ["RG-1", "RG-2", "RG-3"]
+
+
+# -- turbidity: the backstop needs only the downstream probe (issue 10, item 2) ---------------
+def turbidity(station: str, start_min: float, values, step_min: float = 5.0):
+    return [reading(at(start_min + k * step_min), station, "turbidity", float(v)) for k, v in enumerate(values)]
+
+
+def test_missing_upstream_probe_still_gives_the_backstop_and_a_not_evaluable_notice():
+    """Downstream at 300 NTU for an hour, upstream never reported: the 250 NTU backstop
+    (downstream only) and a "not evaluable" notice for the contrast, in replay."""
+    reg = registry()
+    down = turbidity("TD-1", 0, [20.0] * 6 + [300.0 + k for k in range(13)] + [20.0] * 6)
+    ev = replay(reg, table(down))
+    [tc] = kinds(ev, EventKind.TURBIDITY_CONTRAST)
+    assert tc["basis"] == "backstop" and tc["start"] == at(30) and tc["end"] == at(90)
+    assert tc["max_delta_ntu"] is None and tc["max_downstream_ntu"] == 312.0
+    [ne] = kinds(ev, EventKind.TURBIDITY_NOT_EVALUABLE)
+    # still not evaluable at the last reading: open
+    assert ne["start"] == at(0) and ne["end"] is None and ne["last_met"] == at(120)
+    assert ne["causes"] == ["upstream_missing"] and "no upstream reading" in ne["reason"]

@@ -247,6 +247,9 @@ class StreamingEngine:
                 for e in self._subjects[("site", s.id)].emitted.values():
                     if e["due"] >= self.now_ns:
                         wake = min(wake, e["due"] + 1)   # falls overdue, or the next routine item opens
+                first = ev.site_opens_ns(self.reg, s.id)
+                if first > self.now_ns:
+                    wake = min(wake, first)              # its first routine item opens
             self._site_wake = wake
         return out
 

@@ -106,14 +106,13 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
     site = next(s for s in reg.construction_sites if s.id == site_id)
     tz = reg.tz
     insp = np.sort(np.asarray(list(inspections_ns), dtype=np.int64))
+    twice = site.disturbed_acres is not None and site.disturbed_acres > inspections.TWICE_WEEKLY_ACRES
     params = {"after_storm_h": r.inspection_after_storm.total_seconds() / 3600,
               "routine_days": r.routine_inspection_interval.total_seconds() / 86400,
-              "qualifying_in": float(r.storm_min_depth_in)}
+              "routine_per_period": 2 if twice else 1, "qualifying_in": float(r.storm_min_depth_in)}
     out: list[Event] = []
 
-    def item(key: str, gauge: str | None, storm_end: int | None, due: int, opened: int, reason: str) -> None:
-        k = np.searchsorted(insp, opened, side="left" if reason == "storm" else "right")
-        closed = int(insp[k]) if k < insp.size else None
+    def item(key: str, gauge: str | None, storm_end: int | None, due: int, closed: int | None, reason: str) -> None:
         out.append(Event(EventKind.INSPECTION_DUE, key, {
             "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
             "closed_at": closed}, params, inspections.PROVISION))
@@ -126,12 +125,18 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
         ends = sorted(confirmed_storms.get(gauge, ()))
         frame = pd.DataFrame({"end": to_index(np.asarray(ends, dtype=np.int64)), "qualifying": True})
         for row in inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm).itertuples():
+            k = np.searchsorted(insp, int(row.storm_end), side="left")   # the first inspection from the storm's end
             item(f"inspection/{site_id}/storm/{gauge}/{row.storm_end}", gauge, int(row.storm_end), int(row.due),
-                 int(row.storm_end), "storm")
-    for opened, due, _closed in inspections.routine_inspections(site, insp, now_ns, tz,
-                                                               interval=r.routine_inspection_interval):
-        item(f"inspection/{site_id}/routine/{opened}", None, None, due, opened, "routine")
+                 int(insp[k]) if k < insp.size else None, "storm")
+    for it in inspections.routine_inspections(site, insp, now_ns, tz, interval=r.routine_inspection_interval):
+        item(f"inspection/{site_id}/routine/{it.key}", None, None, it.due_ns, it.closed_ns, "routine")
     return out
+
+
+def site_opens_ns(reg: Registry, site_id: str) -> int:
+    """When a site's first routine item opens: local midnight of ``active_from`` [UTC ns]."""
+    site = next(s for s in reg.construction_sites if s.id == site_id)
+    return inspections.local_midnight(site.active_from, reg.tz)
 
 
 # -- dry-weather flow -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from ms4watch.alerts.engine import StreamingEngine
 from ms4watch.alerts.events import EventKind, EventStatus
 
-from .support import MIN, at, reading, registry
+from .support import MIN, REGISTRY, at, reading, registry
 
 H = 60  # minutes
 
@@ -147,3 +147,14 @@ def test_missing_upstream_probe_streaming_gives_what_replay_gives_and_events_bec
     late = eng.feed([reading(at(13 * 5 + 1), "TD-1", "turbidity", 20.0)])
     assert backstop[0].id not in {e.id for e in late}
     assert eng.events()[backstop[0].id].fields == backstop[0].fields
+
+
+def test_a_sites_first_routine_item_opens_on_its_first_day_while_readings_stream():
+    reg = registry(REGISTRY.replace("active_from: 2026-05-01", "active_from: 2026-06-02"))
+    eng = StreamingEngine(reg, None, eval_interval=timedelta(0))
+    opened = []
+    for k in range(0, 48 * 4):          # 15-min heartbeat from June 1 12:00Z for two days
+        opened += [e for e in eng.feed([reading(at(k * 15), "RG-1", "rain", 0.0)])
+                   if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine"]
+    # June 2 00:00 EDT = June 2 04:00Z, 16 h after T0; due 7 calendar days later
+    assert [e["due"] for e in opened] == [at(16 * H + 7 * 24 * H)]

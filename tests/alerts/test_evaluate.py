@@ -101,3 +101,103 @@ def test_missing_upstream_probe_still_gives_the_backstop_and_a_not_evaluable_not
     # still not evaluable at the last reading: open
     assert ne["start"] == at(0) and ne["end"] is None and ne["last_met"] == at(120)
     assert ne["causes"] == ["upstream_missing"] and "no upstream reading" in ne["reason"]
+
+
+# -- routine inspections: calendar days in the town's zone, the site's own days (item 3) ------
+from datetime import date, datetime  # noqa: E402
+from zoneinfo import ZoneInfo  # noqa: E402
+
+from ms4watch.alerts.replay import ReadingTable  # noqa: E402
+from ms4watch.contract.timeutil import to_ns  # noqa: E402
+
+import pytest  # noqa: E402
+
+NY = ZoneInfo("America/New_York")
+
+
+def local(y, m, d, hh=0, mm=0) -> int:
+    return to_ns(datetime(y, m, d, hh, mm, tzinfo=NY))
+
+
+def site_registry(active_from: str, active_to: str | None = None, acres: float | None = None, rules: str = ""):
+    extra = (f", active_to: {active_to}" if active_to else "") + (f", disturbed_acres: {acres}" if acres is not None else "")
+    return registry(f"""
+municipality: testtown
+timezone: America/New_York
+rain_gauges: [{{id: RG-1}}]
+construction_sites:
+  - {{id: CS-1, name: Site 1, rain_gauges: [RG-1], active_from: {active_from}{extra}}}
+""", rules)
+
+
+def routine(reg, now_ns: int, inspected: tuple[int, ...] = ()):
+    from ms4watch.alerts.evaluate import Inspection
+    ev = replay(reg, table([reading(at(0), "RG-1", "rain", 0.0)]), now_ns=now_ns,
+                inspections=[Inspection("CS-1", t) for t in inspected])
+    due = sorted((e["due"], e.id) for e in ev if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine")
+    overdue = sorted(e["due"] for e in ev if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "routine")
+    return [d for d, _ in due], overdue
+
+
+def test_seven_calendar_days_across_the_spring_dst_change():
+    """Spring forward (2026-03-08): due at local midnight 7 calendar days on, not 168 h (01:00)."""
+    dues, _ = routine(site_registry("2026-03-02"), local(2026, 3, 8, 12))
+    assert dues == [local(2026, 3, 9)]
+    # inspected Thursday 10:00 EST: the next is due the next Thursday at 10:00 EDT (167 h later)
+    dues, _ = routine(site_registry("2026-03-02"), local(2026, 3, 6), inspected=(local(2026, 3, 5, 10),))
+    assert dues == [local(2026, 3, 9), local(2026, 3, 12, 10)]
+
+
+def test_seven_calendar_days_across_the_fall_dst_change():
+    dues, _ = routine(site_registry("2026-10-26"), local(2026, 11, 3))
+    assert dues[0] == local(2026, 11, 2)          # 169 h after local midnight of Oct 26
+
+
+def test_no_routine_item_or_escalation_after_the_site_closed():
+    """Active June 1-10: the item due June 8 is required (and escalates); the next would be
+    due June 15, after the site closed (June 11 00:00): not required, never escalated."""
+    dues, overdue = routine(site_registry("2026-06-01", "2026-06-10"), local(2026, 6, 30))
+    assert dues == [local(2026, 6, 8)] and overdue == [local(2026, 6, 8)]
+
+
+def test_a_site_active_exactly_seven_days_needs_one_inspection():
+    """First and last day inclusive: active June 1-7 is seven calendar days; the inspection is
+    due by June 8 00:00, the end of its last day."""
+    dues, overdue = routine(site_registry("2026-06-01", "2026-06-07"), local(2026, 6, 30))
+    assert dues == overdue == [local(2026, 6, 8)]
+    dues, overdue = routine(site_registry("2026-06-01", "2026-06-06"), local(2026, 6, 30))
+    assert dues == overdue == []
+
+
+def test_nothing_before_active_from_and_earlier_inspections_do_not_count():
+    reg = site_registry("2026-06-10")
+    assert routine(reg, local(2026, 6, 9, 23, 59)) == ([], [])
+    dues, overdue = routine(reg, local(2026, 6, 20), inspected=(local(2026, 6, 9, 12),))
+    assert dues == [local(2026, 6, 17), local(2026, 6, 24)] and overdue == [local(2026, 6, 17)]
+    # an inspection at the very first minute of the first day counts
+    dues, overdue = routine(reg, local(2026, 6, 12), inspected=(local(2026, 6, 10),))
+    assert dues == [local(2026, 6, 17), local(2026, 6, 17)] and overdue == []
+
+
+@pytest.mark.parametrize("acres,per_week", [(None, 1), (5.0, 1), (5.01, 2), (12, 2)])
+def test_more_than_5_acres_disturbed_is_inspected_twice_every_7_days(acres, per_week):
+    """NYSDEC construction permit (REGULATIONS.md): > 5 acres disturbed, two inspections
+    every seven calendar days, at least two full calendar days apart."""
+    now = local(2026, 6, 14, 12)
+    dues, overdue = routine(site_registry("2026-06-01", acres=acres), now)
+    if per_week == 1:
+        assert dues == [local(2026, 6, 8), local(2026, 6, 15)]
+    else:   # the first by the end of day 4 (June 4) so the second fits by the end of day 7
+        assert dues == [local(2026, 6, 5), local(2026, 6, 8), local(2026, 6, 12), local(2026, 6, 15)]
+    assert overdue == [d for d in dues if d < now]
+
+
+def test_twice_a_week_the_second_must_be_two_full_calendar_days_after_the_first():
+    reg = site_registry("2026-06-01", acres=6)
+    mon, tue, thu = local(2026, 6, 1, 9), local(2026, 6, 2, 9), local(2026, 6, 4, 8)
+    # Monday then Thursday (Tuesday and Wednesday between): both items closed in time
+    dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, thu))
+    assert overdue == []
+    # Monday then Tuesday: the second does not count, the week's second inspection is overdue
+    dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, tue))
+    assert overdue == [local(2026, 6, 8)]

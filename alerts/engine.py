@@ -26,6 +26,7 @@ replay over the sorted readings.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -134,6 +135,8 @@ class StreamingEngine:
         self._max: dict[str, int] = {}
         self._subjects: dict[tuple[str, str], _Subject] = {}
         self._confirmed: dict[str, dict[str, int]] = defaultdict(dict)  # gauge -> storm id -> end
+        self._since: int | None = None   # the earliest reading or clock time seen: stations are expected from then
+        self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
         if self.state_path and self.state_path.exists():
@@ -146,6 +149,8 @@ class StreamingEngine:
         for r in readings:
             if r.value is None:
                 continue
+            if self._since is None or r.time_ns < self._since:
+                self._since = r.time_ns
             s = self._series[(r.station, r.quantity)]
             if r.time_ns < s.cutoff:
                 self.late_dropped += 1
@@ -169,7 +174,10 @@ class StreamingEngine:
         stations go stale."""
         if now_ns > self.now_ns:
             self.now_ns = now_ns
-        subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in self._max}
+        if self._since is None or now_ns < self._since:
+            self._since = now_ns
+        stations = set(self._max) | self.reg.station_ids()   # a registry station that never reported too
+        subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
         return self._evaluate(subjects | self._pending, sites=True)
 
     def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
@@ -184,6 +192,27 @@ class StreamingEngine:
     def inputs(self) -> set[tuple[str, str]]:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
         return set(self._deps) | {(s, "battery") for s in self.reg.station_ids()}
+
+    def station_report_interval(self, station: str, seconds: float | None) -> list[Event]:
+        """The report interval ``station``'s logger states in its status message
+        (``StatusMessage.report_interval_s``, seconds; None forgets it); returns the station's
+        health events that change.
+
+        A station is stale after ``rules.stale_intervals`` of its expected interval without a
+        reading. The registry's ``report_interval`` wins (the town's statement, which replay
+        sees as well); a stated interval comes next; ``rules.report_interval`` last. Kept in
+        the state file. Call it from ingest's status path for every status that carries it.
+        """
+        if seconds is not None and not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            raise AlertError(f"{station}: report interval must be a positive number of seconds, got {seconds!r}")
+        old = self._status_intervals.get(station)
+        if seconds is None:
+            self._status_intervals.pop(station, None)
+        else:
+            self._status_intervals[station] = float(seconds)
+        if self._status_intervals.get(station) == old:
+            return []
+        return self._evaluate({("station", station)})
 
     @property
     def inspections(self) -> list[ev.Inspection]:
@@ -361,15 +390,19 @@ class StreamingEngine:
         return changes
 
     def _station(self, st: str) -> list[Event]:
-        times = self._times[st].arrays()[0]
+        ser = self._times.get(st)
+        times = ser.arrays()[0] if ser is not None else ev.EMPTY[0]
         battery = self._get(st, "battery")
-        computed = ev.station_health(self.reg, st, times, battery, self.now_ns)
+        # silence from the start counts only while the station's first reading is still kept
+        since = self._since if ser is None or ser.cutoff == -(2 ** 62) else None
+        computed = ev.station_health(self.reg, st, times, battery, self.now_ns,
+                                     ev.report_interval(self.reg, st, self._status_intervals), since_ns=since)
         key = ("station", st)
         horizon = self._horizon(st)
         changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())
         c = self._cutoff(key, horizon, 0)
-        # keep 16 readings before the cut-off: the usual interval is the median of 12 gaps
-        i = int(np.searchsorted(times, c)) - 16
+        # keep 2 readings before the cut-off: a span starts after the reading before it
+        i = int(np.searchsorted(times, c)) - 2
         if i > 0:
             self._times[st].trim(int(times[i]))
             self._series[(st, "battery")].trim(int(times[i]))
@@ -407,6 +440,7 @@ class StreamingEngine:
                          for (k, n), sub in self._subjects.items()],
             "confirmed": self._confirmed,
             "inspections": [[i.site, i.time_ns, i.inspector, i.note] for i in self._inspections],
+            "since": self._since, "status_intervals": self._status_intervals,
         }
         tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
         try:
@@ -448,5 +482,8 @@ class StreamingEngine:
             for g, d in state["confirmed"].items():
                 self._confirmed[g] = {k: int(v) for k, v in d.items()}
             self._inspections = [ev.Inspection(s, int(t), i, n) for s, t, i, n in state["inspections"]]
+            since = state.get("since")       # both absent from a state written before issue 10
+            self._since = None if since is None else int(since)
+            self._status_intervals = {k: float(v) for k, v in (state.get("status_intervals") or {}).items()}
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise AlertError(f"{self.state_path}: cannot read engine state: {e}") from None

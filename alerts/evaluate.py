@@ -7,12 +7,14 @@ readings come from (a whole file, or a per-station buffer) and what "now" is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ms4watch.contract.registry import Registry
+from ms4watch.contract.timeutil import format_duration
 
 from .events import Event, EventKind
 from .rules import dry_weather as dw
@@ -260,12 +262,39 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
 
 
 # -- health ---------------------------------------------------------------------------------
-def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int) -> list[Event]:
+def report_interval(reg: Registry, station: str, from_status: Mapping[str, float] | None = None) -> tuple[int, str]:
+    """The station's expected report interval [ns] and where it comes from.
+
+    The registry's ``report_interval`` (the town's statement, which replay sees too) first;
+    else the interval its logger states in its status message (``report_interval_s``,
+    streaming only); else ``rules.report_interval`` (15 min by default).
+    """
+    iv = reg.report_interval(station)
+    if iv is not None:
+        return td_ns(iv), "registry"
+    if from_status and station in from_status:
+        return int(round(from_status[station] * 1e9)), "status"
+    return td_ns(reg.rules.report_interval), "default"
+
+
+def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int,
+                   interval: tuple[int, str] | None = None, since_ns: int | None = None) -> list[Event]:
+    """Stale spans and low-battery episodes of one station.
+
+    ``interval``: (expected report interval [ns], its source), from :func:`report_interval`
+    when None. ``since_ns``: when the station was first expected to report (the start of
+    the data), so that one silent from the start (never reported) is stale too.
+    """
     r = reg.rules
+    iv, source = interval if interval is not None else report_interval(reg, station)
     out = []
-    for start, end, iv in health.stale_spans(times_ns, now_ns, r.stale_intervals):
+    t = np.asarray(times_ns, dtype=np.int64)
+    for start, end, _iv in health.stale_spans(t, now_ns, r.stale_intervals, iv, since_ns):
+        before = bool(np.searchsorted(t, start, side="right"))
+        silence = f"more than {r.stale_intervals} x {format_duration(timedelta(microseconds=iv // 1000))}"
         out.append(Event(EventKind.STALE_STATION, f"stale/{station}/{start}", {
-            "station": station, "start": start, "end": end, "interval_s": iv / 1e9},
+            "station": station, "start": start, "end": end, "interval_s": iv / 1e9, "interval_source": source,
+            "reason": (f"no reading for {silence}" if before else f"never reported ({silence} since monitoring began)")},
             {"stale_intervals": r.stale_intervals}, health.PROVISION))
     if battery[0].size:
         for start, end, is_open, vmin in health.low_battery(series(battery), r.low_battery_v, r.low_battery_hysteresis_v):

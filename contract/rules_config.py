@@ -45,6 +45,13 @@ def _number_between(name: str, v, lo: str, hi: str, unit: str = ""):
     return v
 
 
+def check_report_interval(name: str, v: timedelta) -> timedelta:
+    """A station's expected report interval: the longest it may stay silent when healthy."""
+    if not timedelta(seconds=1) <= v <= timedelta(days=7):
+        raise ValueError(f"{name} must be between 1s and 7d, got {format_duration(v)}")
+    return v
+
+
 SHORTEN_ONLY = "REGULATIONS.md: the law's maximum; a registry may shorten it, never lengthen it"
 
 
@@ -87,6 +94,9 @@ class RuleSettings(BaseModel):
     qc_flat_line: Duration = Field(default=timedelta(hours=12), description="unchanged this long fails QC")
     # Health.
     stale_intervals: int = Field(default=3, ge=1, le=100, description="missed reporting intervals before stale")
+    report_interval: Duration = Field(default=timedelta(minutes=15),
+                                      description="expected report interval of a station that states none (registry "
+                                                  "report_interval or its logger's status), 1s-7d")
     low_battery_v: float = Field(default=11.8, gt=0, le=30, description="[V]")
     low_battery_hysteresis_v: float = Field(default=0.2, ge=0, le=5, description="recovered at low_battery_v + this [V]")
     # Streaming.
@@ -106,6 +116,11 @@ class RuleSettings(BaseModel):
     @classmethod
     def _after_rain(cls, v: timedelta) -> timedelta:
         return _between("dry_after_rain", v, "0s", "24h")
+
+    @field_validator("report_interval")
+    @classmethod
+    def _report(cls, v: timedelta) -> timedelta:
+        return check_report_interval("report_interval", v)
 
     @field_validator("double_tip")
     @classmethod

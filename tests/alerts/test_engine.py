@@ -158,3 +158,55 @@ def test_a_sites_first_routine_item_opens_on_its_first_day_while_readings_stream
                    if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine"]
     # June 2 00:00 EDT = June 2 04:00Z, 16 h after T0; due 7 calendar days later
     assert [e["due"] for e in opened] == [at(16 * H + 7 * 24 * H)]
+
+
+def test_the_report_interval_a_logger_states_in_its_status_is_used_and_kept(tmp_path):
+    """A gauge with an hourly heartbeat and no report_interval in the registry: stale after
+    45 min (the 15 min default) until its logger states 1 h; the registry's word wins."""
+    hourly = [reading(at(h * H), "RG-1", "rain", 0.0) for h in range(7)]
+    eng = StreamingEngine(registry(), tmp_path / "state.json")
+    eng.feed(hourly[:2])
+    eng.advance(at(H))
+    stale = [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    assert [(e["start"], e["end"], e["interval_source"]) for e in stale] == [(at(45), at(H), "default")]
+    out = eng.station_report_interval("RG-1", 3600.0)               # its status arrives
+    assert [e.id for e in out if e.status is EventStatus.RETRACTED] == [stale[0].id]
+    assert eng.station_report_interval("RG-1", 3600.0) == []          # the same again: nothing changes
+    eng.feed(hourly[2:])
+    eng.advance(at(6 * H))
+    assert not [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    eng.checkpoint()
+    again = StreamingEngine(registry(), tmp_path / "state.json")
+    again.advance(at(6 * H + 3 * H + 1))                              # silent > 3 h: stale, judged by 1 h
+    [s] = [e for e in again.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    assert s["start"] == at(9 * H) and s["interval_source"] == "status"
+    ruled = StreamingEngine(registry(REGISTRY.replace("  - {id: RG-1}", "  - {id: RG-1, report_interval: 15min}")))
+    ruled.feed(hourly)
+    ruled.station_report_interval("RG-1", 3600.0)
+    ruled.advance(at(6 * H))
+    assert {e["interval_source"] for e in ruled.events().values() if e.kind is EventKind.STALE_STATION
+            and e["station"] == "RG-1"} == {"registry"}
+
+
+def test_registry_stations_that_never_reported_become_stale_in_streaming_as_in_replay():
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    rs = [reading(at(k * 5), "RG-1", "rain", 0.0) for k in range(13)]     # only RG-1 reports, 0..60 min
+    eng = StreamingEngine(reg, None)
+    eng.feed(rs[:6])
+    assert [e for e in eng.advance(at(25)) if e.kind is EventKind.STALE_STATION] == []
+    eng.feed(rs[6:])
+    out = eng.advance(at(60))
+    got = {e["station"]: e for e in out if e.kind is EventKind.STALE_STATION}
+    assert set(got) == {"OF-1", "TU-1", "TD-1"} and {e["start"] for e in got.values()} == {at(45)}
+    want = {e.id: e for e in final_state(replay(reg, table(rs))).values() if e.kind is EventKind.STALE_STATION}
+    assert {e.id: e.fields for e in eng.events().values() if e.kind is EventKind.STALE_STATION} == \
+        {k: e.fields for k, e in want.items()}
+    import pytest
+
+    from ms4watch.alerts.errors import AlertError
+    with pytest.raises(AlertError, match="OF-1: report interval must be a positive number of seconds"):
+        eng.station_report_interval("OF-1", 0)

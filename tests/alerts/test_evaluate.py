@@ -6,7 +6,7 @@ from __future__ import annotations
 from ms4watch.alerts.events import EventKind
 from ms4watch.alerts.replay import replay
 
-from .support import at, reading, registry, table
+from .support import REGISTRY, at, reading, registry, table
 
 H = 60  # minutes
 
@@ -201,3 +201,42 @@ def test_twice_a_week_the_second_must_be_two_full_calendar_days_after_the_first(
     # Monday then Tuesday: the second does not count, the week's second inspection is overdue
     dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, tue))
     assert overdue == [local(2026, 6, 8)]
+
+
+# -- stale stations: judged against the expected report interval (item 5) ---------------------
+def stale(events, station):
+    return [e for e in events if e.kind is EventKind.STALE_STATION and e["station"] == station]
+
+
+def event_driven_gauge(hours: int, storm_from_min: int, tips: int):
+    """A logger sending one row per tip and a heartbeat every 30 min."""
+    rs = [reading(at(k * 30), "RG-1", "rain", 0.0) for k in range(hours * 2 + 1)]
+    return rs + [reading(at(storm_from_min + 2 * k + 0.5), "RG-1", "rain", 0.01) for k in range(tips)]
+
+
+def test_an_event_driven_gauge_is_not_stale_after_a_storms_last_tip():
+    """Issue 10 item 5: tips every 2 min for an hour, then the 30-min heartbeat again: not
+    stale ~12 min after the last tip (the registry says it reports every 30 min)."""
+    reg = registry(REGISTRY.replace("  - {id: RG-1}", "  - {id: RG-1, report_interval: 30min}"))
+    rs = event_driven_gauge(12, 5 * 60 + 7, 30)
+    ev = replay(reg, table(rs), now_ns=at(12 * H))
+    assert stale(ev, "RG-1") == []
+    # silent for more than 3 x 30 min after its last heartbeat: stale from last + 90 min
+    ev = replay(reg, table(rs), now_ns=at(12 * H + 91))
+    [s] = stale(ev, "RG-1")
+    assert s["start"] == at(12 * H + 90) and s["end"] is None and s["interval_s"] == 1800.0
+    assert s["interval_source"] == "registry" and s["reason"] == "no reading for more than 3 x 30min"
+    ev = replay(reg, table(rs), now_ns=at(12 * H + 90))
+    assert stale(ev, "RG-1") == []                       # exactly 3 intervals: not yet
+
+
+def test_a_registry_station_that_never_reported_is_stale():
+    """TU-1 is in the registry and never sent anything: stale once 3 x its interval (default
+    15 min) have passed since the data began."""
+    reg = registry()
+    rs = [reading(at(k * 5), "TD-1", "turbidity", 10.0) for k in range(13)]      # 0 .. 60 min
+    ev = replay(reg, table(rs))
+    [s] = stale(ev, "TU-1")
+    assert s["start"] == at(45) and s["end"] is None and s["interval_source"] == "default"
+    assert s["reason"] == "never reported (more than 3 x 15min since monitoring began)"
+    assert stale(replay(reg, table(rs[:10])), "TU-1") == []        # data up to 45 min: exactly 3 x 15, not yet

@@ -3,8 +3,15 @@ written from the law's words (boundaries, missing data, several inputs)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from ms4watch.alerts.evaluate import Inspection
 from ms4watch.alerts.events import EventKind
 from ms4watch.alerts.replay import replay
+from ms4watch.contract.timeutil import to_ns
 
 from .support import REGISTRY, at, reading, registry, table
 
@@ -104,14 +111,6 @@ def test_missing_upstream_probe_still_gives_the_backstop_and_a_not_evaluable_not
 
 
 # -- routine inspections: calendar days in the town's zone, the site's own days (item 3) ------
-from datetime import date, datetime  # noqa: E402
-from zoneinfo import ZoneInfo  # noqa: E402
-
-from ms4watch.alerts.replay import ReadingTable  # noqa: E402
-from ms4watch.contract.timeutil import to_ns  # noqa: E402
-
-import pytest  # noqa: E402
-
 NY = ZoneInfo("America/New_York")
 
 
@@ -131,7 +130,6 @@ construction_sites:
 
 
 def routine(reg, now_ns: int, inspected: tuple[int, ...] = ()):
-    from ms4watch.alerts.evaluate import Inspection
     ev = replay(reg, table([reading(at(0), "RG-1", "rain", 0.0)]), now_ns=now_ns,
                 inspections=[Inspection("CS-1", t) for t in inspected])
     due = sorted((e["due"], e.id) for e in ev if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine")

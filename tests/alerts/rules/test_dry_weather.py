@@ -1,9 +1,10 @@
-"""Dry weather: < 0.10 in in the trailing 72 h; a gap in rain data is unknown, never dry."""
+"""Dry weather: < 0.10 in in the trailing 72 h at each gauge (never added); a gap in rain data is
+unknown, never dry."""
 
 import pandas as pd
 import pytest
 
-from ms4watch.alerts.rules.dry_weather import DryState, is_dry_weather
+from ms4watch.alerts.rules.dry_weather import DryState, combine_dry_states, is_dry_weather, outfall_dry_weather
 
 T0 = pd.Timestamp("2026-06-01 00:00", tz="UTC")
 
@@ -63,7 +64,6 @@ def test_a_storm_running_off_is_not_dry_weather_even_below_010_in():
 
 
 # -- several gauges: judged one by one, depths never added (issue 10, item 1) ----------------
-from ms4watch.alerts.rules.dry_weather import combine_dry_states, outfall_dry_weather  # noqa: E402
 
 W, D, U = DryState.WET, DryState.DRY, DryState.UNKNOWN
 

@@ -393,10 +393,8 @@ class StreamingEngine:
         ser = self._times.get(st)
         times = ser.arrays()[0] if ser is not None else ev.EMPTY[0]
         battery = self._get(st, "battery")
-        # silence from the start counts only while the station's first reading is still kept
-        since = self._since if ser is None or ser.cutoff == -(2 ** 62) else None
         computed = ev.station_health(self.reg, st, times, battery, self.now_ns,
-                                     ev.report_interval(self.reg, st, self._status_intervals), since_ns=since)
+                                     ev.report_interval(self.reg, st, self._status_intervals), since_ns=self._since)
         key = ("station", st)
         horizon = self._horizon(st)
         changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())

@@ -283,7 +283,7 @@ def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: A
 
     ``interval``: (expected report interval [ns], its source), from :func:`report_interval`
     when None. ``since_ns``: when the station was first expected to report (the start of
-    the data), so that one silent from the start (never reported) is stale too.
+    the data), so that one that never reported is stale too.
     """
     r = reg.rules
     iv, source = interval if interval is not None else report_interval(reg, station)

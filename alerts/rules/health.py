@@ -30,9 +30,11 @@ def stale_spans(t_ns: np.ndarray, now_ns: int, stale_intervals: int, interval_ns
         silent when healthy (its heartbeat), from the registry or the logger's status —
         not guessed from recent gaps, which a logger sending one row per rain-gauge tip
         makes short during a storm (it was called stale minutes after the last tip).
-    since_ns : when the station was first expected to report [UTC ns] (the watch's start),
-        or None. A station silent from then on (never reported, or reporting first much
-        later) is stale too.
+    since_ns : when the station was first expected to report [UTC ns] (the start of the
+        data), or None. A station that has never reported is stale once ``now_ns`` is more
+        than ``stale_intervals`` intervals after it: one open span. Once its first readings
+        exist that span is gone (they may be a backlog covering the silence, and a station
+        installed late is not faulted for the time before its first reading).
 
     Returns
     -------
@@ -50,11 +52,9 @@ def stale_spans(t_ns: np.ndarray, now_ns: int, stale_intervals: int, interval_ns
         raise ValueError(f"interval_ns must be positive, got {interval_ns}")
     limit = stale_intervals * iv
     out: list[tuple[int, int | None, int]] = []
-    if since_ns is not None and (t.size == 0 or t[0] > since_ns):
-        first = int(t[0]) if t.size else now_ns
-        if first - since_ns > limit:
-            out.append((int(since_ns) + limit, int(t[0]) if t.size else None, iv))
     if t.size == 0:
+        if since_ns is not None and now_ns - since_ns > limit:
+            out.append((int(since_ns) + limit, None, iv))
         return out
     ends = np.concatenate((t[1:], [now_ns]))          # next reading (or now) after reading i
     for i in np.flatnonzero(ends - t > limit).tolist():

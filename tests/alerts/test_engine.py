@@ -210,3 +210,25 @@ def test_registry_stations_that_never_reported_become_stale_in_streaming_as_in_r
     from ms4watch.alerts.errors import AlertError
     with pytest.raises(AlertError, match="OF-1: report interval must be a positive number of seconds"):
         eng.station_report_interval("OF-1", 0)
+
+
+def test_a_never_reported_notice_is_withdrawn_when_the_stations_first_readings_come():
+    """Its first readings may be a backlog covering the silence, or a logger installed late:
+    from them on the station is judged by its readings, as replay judges it."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    rain = [reading(at(k * 5), "RG-1", "rain", 0.0) for k in range(37)]          # 0 .. 3 h
+    flow = [reading(at(120 + k * 5), "OF-1", "flow", 0.1) for k in range(13)]   # OF-1 from 2 h
+    eng = StreamingEngine(reg, None)
+    eng.feed(rain[:25])
+    [open_] = [e for e in eng.advance(at(120)) if e.kind is EventKind.STALE_STATION and e["station"] == "OF-1"]
+    assert open_["start"] == at(45) and open_["end"] is None
+    eng.feed(rain[25:] + flow)
+    out = eng.advance(at(180))
+    assert [e.status for e in out if e.id == open_.id] == [EventStatus.RETRACTED]
+    want = {k for k, e in final_state(replay(reg, table(rain + flow))).items() if e.kind is EventKind.STALE_STATION}
+    assert {k for k, e in eng.events().items() if e.kind is EventKind.STALE_STATION} == want
+    assert not any(k.startswith("stale/OF-1") or k.startswith("stale/RG-1") for k in want)

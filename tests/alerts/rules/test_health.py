@@ -30,14 +30,15 @@ def test_an_event_driven_gauge_is_judged_by_its_heartbeat_not_its_tips():
     assert stale_spans(t, int(t[-1] + 91 * MIN), 3, 30 * MIN) == [(int(t[-1] + 90 * MIN), None, 30 * MIN)]
 
 
-def test_a_station_that_never_reported_or_began_late_is_stale_from_the_start():
+def test_a_station_that_never_reported_is_stale_from_the_start_of_the_data():
     since = T0
     empty = np.empty(0, dtype=np.int64)
     assert stale_spans(empty, since + 45 * MIN, 3, 15 * MIN, since) == []              # exactly 3 intervals
     assert stale_spans(empty, since + 46 * MIN, 3, 15 * MIN, since) == [(since + 45 * MIN, None, 15 * MIN)]
+    assert stale_spans(empty, since + 46 * MIN, 3, 15 * MIN) == []                     # no start given
+    # its first readings came (a backlog, or a logger installed late): judged from them on
     late = np.array([since + 2 * 60 * MIN, since + 2 * 60 * MIN + 15 * MIN])
-    assert stale_spans(late, int(late[-1]), 3, 15 * MIN, since) == [(since + 45 * MIN, int(late[0]), 15 * MIN)]
-    assert stale_spans(late, int(late[-1]), 3, 15 * MIN) == []                          # no start given
+    assert stale_spans(late, int(late[-1]), 3, 15 * MIN, since) == []
 
 
 def test_low_battery_hysteresis_one_episode():

@@ -143,9 +143,9 @@ def routine_inspections(site, inspections_ns: Sequence[int], now_ns: int, tz: Zo
             out.append(RoutineItem(week, first_due, i1, f"{week}/1"))
             if stop is None or end <= stop:
                 i2 = None
-                if i1 is not None:
+                if i1 is not None:   # dated `sep` days after the first or later, and after it
                     earliest = local_midnight(local_date(i1, tz) + timedelta(days=sep), tz)
-                    i2 = first_at_or_after(max(earliest, i1), strictly=True)
+                    i2 = first_at_or_after(earliest) if earliest > i1 else first_at_or_after(i1, strictly=True)
                 out.append(RoutineItem(week, end, i2, f"{week}/2"))
             week = end
         return out

@@ -196,6 +196,9 @@ def test_twice_a_week_the_second_must_be_two_full_calendar_days_after_the_first(
     # Monday then Thursday (Tuesday and Wednesday between): both items closed in time
     dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, thu))
     assert overdue == []
+    # Monday 09:00 then the first minute of Thursday: two full days between, in time
+    dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, local(2026, 6, 4)))
+    assert overdue == []
     # Monday then Tuesday: the second does not count, the week's second inspection is overdue
     dues, overdue = routine(reg, local(2026, 6, 8, 1), inspected=(mon, tue))
     assert overdue == [local(2026, 6, 8)]
@@ -238,3 +241,18 @@ def test_a_registry_station_that_never_reported_is_stale():
     assert s["start"] == at(45) and s["end"] is None and s["interval_source"] == "default"
     assert s["reason"] == "never reported (more than 3 x 15min since monitoring began)"
     assert stale(replay(reg, table(rs[:10])), "TU-1") == []        # data up to 45 min: exactly 3 x 15, not yet
+
+
+@pytest.mark.parametrize("inspected_after_h,overdue", [(24, False), (24 + 1 / 60, True), (None, True)])
+def test_post_storm_inspection_exactly_24_hours_after_the_storm_is_in_time(inspected_after_h, overdue):
+    """A storm of exactly 0.50 in (50 tips) ending 13:38Z; inspected exactly 24 h later is in
+    time, a minute later is overdue (and still closes the item)."""
+    reg = site_registry("2026-05-25")
+    tips = [reading(at(2 * k), "RG-1", "rain", 0.01) for k in range(50)]
+    end, s = at(98), 10**9
+    inspected = () if inspected_after_h is None else (end + round(inspected_after_h * 3600) * s,)
+    ev = replay(reg, table(tips), now_ns=end + 48 * 3600 * s, inspections=[Inspection("CS-1", t) for t in inspected])
+    [due] = [e for e in ev if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    assert due["storm_end"] == end and due["due"] == end + 24 * 3600 * s
+    assert due["closed_at"] == (inspected[0] if inspected else None)
+    assert bool([e for e in ev if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]) is overdue

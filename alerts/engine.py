@@ -13,7 +13,10 @@ same reading twice changes nothing. A station's *horizon* is its latest reading 
 before it are final (frozen) and the buffer before them is dropped. A backlog after an
 outage is not late for its own station as long as it arrives before the station's new
 readings (the edge spool drains oldest first), so it is handled exactly. A reading older
-than the part of the buffer still kept is counted in ``late_dropped`` and left out.
+than the part of the buffer still kept is counted in ``late_dropped`` and left out. A
+station that has never reported (a dead gauge among several, a missing upstream probe) is
+absent: it holds no subject's horizon back, and its first readings, should they come later
+as a backlog, do not reopen events the other stations' data made final.
 
 Property (tests/alerts/test_engine_property.py): for any readings, fed in any order within
 the lateness window, duplicated or in backlogs, the final version of every event equals
@@ -23,6 +26,7 @@ replay over the sorted readings.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -131,6 +135,8 @@ class StreamingEngine:
         self._max: dict[str, int] = {}
         self._subjects: dict[tuple[str, str], _Subject] = {}
         self._confirmed: dict[str, dict[str, int]] = defaultdict(dict)  # gauge -> storm id -> end
+        self._since: int | None = None   # the earliest reading or clock time seen: stations are expected from then
+        self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
         if self.state_path and self.state_path.exists():
@@ -143,6 +149,8 @@ class StreamingEngine:
         for r in readings:
             if r.value is None:
                 continue
+            if self._since is None or r.time_ns < self._since:
+                self._since = r.time_ns
             s = self._series[(r.station, r.quantity)]
             if r.time_ns < s.cutoff:
                 self.late_dropped += 1
@@ -166,7 +174,10 @@ class StreamingEngine:
         stations go stale."""
         if now_ns > self.now_ns:
             self.now_ns = now_ns
-        subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in self._max}
+        if self._since is None or now_ns < self._since:
+            self._since = now_ns
+        stations = set(self._max) | self.reg.station_ids()   # a registry station that never reported too
+        subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
         return self._evaluate(subjects | self._pending, sites=True)
 
     def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
@@ -181,6 +192,27 @@ class StreamingEngine:
     def inputs(self) -> set[tuple[str, str]]:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
         return set(self._deps) | {(s, "battery") for s in self.reg.station_ids()}
+
+    def station_report_interval(self, station: str, seconds: float | None) -> list[Event]:
+        """The report interval ``station``'s logger states in its status message
+        (``StatusMessage.report_interval_s``, seconds; None forgets it); returns the station's
+        health events that change.
+
+        A station is stale after ``rules.stale_intervals`` of its expected interval without a
+        reading. The registry's ``report_interval`` wins (the town's statement, which replay
+        sees as well); a stated interval comes next; ``rules.report_interval`` last. Kept in
+        the state file. Call it from ingest's status path for every status that carries it.
+        """
+        if seconds is not None and not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            raise AlertError(f"{station}: report interval must be a positive number of seconds, got {seconds!r}")
+        old = self._status_intervals.get(station)
+        if seconds is None:
+            self._status_intervals.pop(station, None)
+        else:
+            self._status_intervals[station] = float(seconds)
+        if self._status_intervals.get(station) == old:
+            return []
+        return self._evaluate({("station", station)})
 
     @property
     def inspections(self) -> list[ev.Inspection]:
@@ -212,7 +244,11 @@ class StreamingEngine:
         return s.arrays() if s is not None else ev.EMPTY
 
     def _horizon(self, *stations: str) -> int:
-        return min(self._max.get(s, -(2 ** 62)) for s in stations) - self.lateness
+        """The earliest horizon of the stations that have reported (one that never has, a
+        dead gauge among several or a missing upstream probe, is absent: it must not stop
+        the others' events from becoming final)."""
+        seen = [self._max[s] for s in stations if s in self._max]
+        return (min(seen) if seen else -(2 ** 62)) - self.lateness
 
     def _evaluate(self, dirty: set[tuple[str, str]], sites: bool = False) -> list[Event]:
         out: list[Event] = []
@@ -240,6 +276,9 @@ class StreamingEngine:
                 for e in self._subjects[("site", s.id)].emitted.values():
                     if e["due"] >= self.now_ns:
                         wake = min(wake, e["due"] + 1)   # falls overdue, or the next routine item opens
+                first = ev.site_opens_ns(self.reg, s.id)
+                if first > self.now_ns:
+                    wake = min(wake, first)              # its first routine item opens
             self._site_wake = wake
         return out
 
@@ -314,7 +353,7 @@ class StreamingEngine:
     def _outfall(self, oid: str) -> list[Event]:
         of = self.reg.outfall(oid)
         flow = self._get(oid, "flow")
-        computed = ev.outfall_events(self.reg, oid, flow, ev.rain_for(self._get, of.rain_gauges))
+        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
         key = ("outfall", oid)
         md = td_ns(self.rules.dwf_min_duration)
         horizon = self._horizon(oid, *of.rain_gauges)
@@ -331,29 +370,37 @@ class StreamingEngine:
         md = td_ns(self.rules.turbidity_min_duration)
         tol = td_ns(self.rules.turbidity_align_tolerance)
         horizon = self._horizon(p.upstream, p.downstream)
-        changes = self._update(key, computed, 2 * md + tol, horizon, (up, down))
+        # a probe that never reported (a missing upstream) is absent, not "still to come"
+        inputs = tuple(a for st, a in ((p.upstream, up), (p.downstream, down)) if st in self._max)
+        changes = self._update(key, computed, 2 * md + tol, horizon, inputs)
         c = self._cutoff(key, horizon, 3 * md + 2 * tol)
-        for a in (up, down):  # keep the whole current flat segment (flat-line QC looks back to it)
+        # Keep the whole current flat segment (flat-line QC looks back to its start) and two
+        # readings before it: the spike test judges a reading by both neighbours, so the first
+        # reading kept is judged without one, and the reading after it must still lie before
+        # the subject's cut-off (else a spike just before an episode, trimmed, moves its start).
+        for a in (up, down):
             t, v = a[0], a[1]
-            i = np.searchsorted(t, c)
-            while i > 0 and i < t.size and v[i] == v[i - 1]:
+            i = int(np.searchsorted(t, c))
+            while 0 < i < t.size and v[i] == v[i - 1]:
                 i -= 1
-            if 0 < i <= t.size:
-                c = min(c, int(t[i - 1]))
+            if i > 0:
+                c = min(c, int(t[max(i - 2, 0)]))
         self._series[(p.upstream, "turbidity")].trim(c)
         self._series[(p.downstream, "turbidity")].trim(c)
         return changes
 
     def _station(self, st: str) -> list[Event]:
-        times = self._times[st].arrays()[0]
+        ser = self._times.get(st)
+        times = ser.arrays()[0] if ser is not None else ev.EMPTY[0]
         battery = self._get(st, "battery")
-        computed = ev.station_health(self.reg, st, times, battery, self.now_ns)
+        computed = ev.station_health(self.reg, st, times, battery, self.now_ns,
+                                     ev.report_interval(self.reg, st, self._status_intervals), since_ns=self._since)
         key = ("station", st)
         horizon = self._horizon(st)
         changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())
         c = self._cutoff(key, horizon, 0)
-        # keep 16 readings before the cut-off: the usual interval is the median of 12 gaps
-        i = int(np.searchsorted(times, c)) - 16
+        # keep 2 readings before the cut-off: a span starts after the reading before it
+        i = int(np.searchsorted(times, c)) - 2
         if i > 0:
             self._times[st].trim(int(times[i]))
             self._series[(st, "battery")].trim(int(times[i]))
@@ -391,6 +438,7 @@ class StreamingEngine:
                          for (k, n), sub in self._subjects.items()],
             "confirmed": self._confirmed,
             "inspections": [[i.site, i.time_ns, i.inspector, i.note] for i in self._inspections],
+            "since": self._since, "status_intervals": self._status_intervals,
         }
         tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
         try:
@@ -432,5 +480,8 @@ class StreamingEngine:
             for g, d in state["confirmed"].items():
                 self._confirmed[g] = {k: int(v) for k, v in d.items()}
             self._inspections = [ev.Inspection(s, int(t), i, n) for s, t, i, n in state["inspections"]]
+            since = state.get("since")       # both absent from a state written before issue 10
+            self._since = None if since is None else int(since)
+            self._status_intervals = {k: float(v) for k, v in (state.get("status_intervals") or {}).items()}
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise AlertError(f"{self.state_path}: cannot read engine state: {e}") from None

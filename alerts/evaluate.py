@@ -7,12 +7,14 @@ readings come from (a whole file, or a per-station buffer) and what "now" is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from datetime import timedelta
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ms4watch.contract.registry import Registry
+from ms4watch.contract.timeutil import format_duration
 
 from .events import Event, EventKind
 from .rules import dry_weather as dw
@@ -106,14 +108,13 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
     site = next(s for s in reg.construction_sites if s.id == site_id)
     tz = reg.tz
     insp = np.sort(np.asarray(list(inspections_ns), dtype=np.int64))
+    twice = site.disturbed_acres is not None and site.disturbed_acres > inspections.TWICE_WEEKLY_ACRES
     params = {"after_storm_h": r.inspection_after_storm.total_seconds() / 3600,
               "routine_days": r.routine_inspection_interval.total_seconds() / 86400,
-              "qualifying_in": float(r.storm_min_depth_in)}
+              "routine_per_period": 2 if twice else 1, "qualifying_in": float(r.storm_min_depth_in)}
     out: list[Event] = []
 
-    def item(key: str, gauge: str | None, storm_end: int | None, due: int, opened: int, reason: str) -> None:
-        k = np.searchsorted(insp, opened, side="left" if reason == "storm" else "right")
-        closed = int(insp[k]) if k < insp.size else None
+    def item(key: str, gauge: str | None, storm_end: int | None, due: int, closed: int | None, reason: str) -> None:
         out.append(Event(EventKind.INSPECTION_DUE, key, {
             "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
             "closed_at": closed}, params, inspections.PROVISION))
@@ -126,17 +127,30 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
         ends = sorted(confirmed_storms.get(gauge, ()))
         frame = pd.DataFrame({"end": to_index(np.asarray(ends, dtype=np.int64)), "qualifying": True})
         for row in inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm).itertuples():
+            k = np.searchsorted(insp, int(row.storm_end), side="left")   # the first inspection from the storm's end
             item(f"inspection/{site_id}/storm/{gauge}/{row.storm_end}", gauge, int(row.storm_end), int(row.due),
-                 int(row.storm_end), "storm")
-    for opened, due, _closed in inspections.routine_inspections(site, insp, now_ns, tz,
-                                                               interval=r.routine_inspection_interval):
-        item(f"inspection/{site_id}/routine/{opened}", None, None, due, opened, "routine")
+                 int(insp[k]) if k < insp.size else None, "storm")
+    for it in inspections.routine_inspections(site, insp, now_ns, tz, interval=r.routine_inspection_interval):
+        item(f"inspection/{site_id}/routine/{it.key}", None, None, it.due_ns, it.closed_ns, "routine")
     return out
 
 
+def site_opens_ns(reg: Registry, site_id: str) -> int:
+    """When a site's first routine item opens: local midnight of ``active_from`` [UTC ns]."""
+    site = next(s for s in reg.construction_sites if s.id == site_id)
+    return inspections.local_midnight(site.active_from, reg.tz)
+
+
 # -- dry-weather flow -----------------------------------------------------------------------
-def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Arrays) -> list[Event]:
-    """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall."""
+def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays]) -> list[Event]:
+    """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall.
+
+    ``rain``: gauge id -> that gauge's rain rows, for every gauge of the outfall. Each gauge
+    is judged on its own (depths at different points never add up); the episode names the
+    gauges whose data decided (``rain_gauges_used``: covered and dry in the episode), those
+    without coverage (``rain_gauges_missing``) and each used gauge's largest trailing-window
+    depth in the episode (``rain_in_by_gauge`` [in]).
+    """
     r = reg.rules
     of = reg.outfall(outfall)
     above = flow[1] > of.flow_floor_gpm
@@ -144,24 +158,42 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Arrays) -> l
     if flow[0].size == 0 or not np.any(above) or not episodes(flow[0], above, md, 0):
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
     fs = series(flow)
-    dry = dw.is_dry_weather(series(rain), fs.index, lookback=r.dry_lookback, max_rain_in=r.dry_max_rain_in,
-                            max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
+    gauges = list(of.rain_gauges)
+    dry, per_gauge, depth = dw.outfall_dry_weather(
+        {g: series(rain.get(g, EMPTY)) for g in gauges}, fs.index, lookback=r.dry_lookback,
+        max_rain_in=r.dry_max_rain_in, max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
+    states = per_gauge.to_numpy(dtype=np.int8)
+    depths = depth.to_numpy()
+    t = flow[0]
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
               "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
               "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
-              "dry_after_rain_h": r.dry_after_rain.total_seconds() / 3600, "rain_gauges": list(of.rain_gauges)}
+              "dry_after_rain_h": r.dry_after_rain.total_seconds() / 3600, "rain_gauges": gauges}
+
+    def gauges_in(start: int, end: int) -> tuple[list[str], list[str], dict[str, float]]:
+        a, b = np.searchsorted(t, start, side="left"), np.searchsorted(t, end, side="right")
+        st = states[a:b]
+        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.DRY)]
+        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.UNKNOWN)]
+        depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
+        return used, missing, depth_in
+
     out = []
     eps = dwf.dry_weather_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)
     for e in _rows(eps):
         start, end = _ns(e.start), _ns(e.end)
+        used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
-            "suppressed": suppression(reg, outfall, start, end), "last_met": end}, params, dwf.PROVISION))
+            "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
+            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end}, params, dwf.PROVISION))
     for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
         start, end = _ns(e.start), _ns(e.end)
+        _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
-            "reason": "no rain data covering the dry-weather window", "last_met": end}, params, dw.PROVISION))
+            "reason": "no rain data covering the dry-weather window", "rain_gauges_missing": missing,
+            "last_met": end}, params, dw.PROVISION))
     return out
 
 
@@ -195,11 +227,20 @@ def turbidity_bad(a: Arrays, qp: qc.QcParams) -> pd.Series:
     return qc.qartod_fail(s, qp) | qc.wire_flag_fail(pd.Series(a[2], index=s.index))
 
 
+NOT_EVALUABLE_WHY = {
+    turbidity.UPSTREAM_MISSING: "no upstream reading within the align tolerance (probe missing or silent)",
+    turbidity.UPSTREAM_QC: "the upstream probe failed QC",
+    turbidity.DOWNSTREAM_QC: "the downstream probe failed QC",
+}
+
+
 def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[Event]:
+    """Turbidity exceedances (contrast, or the 250 NTU backstop on the downstream probe alone)
+    and not-evaluable notices of one pair. A missing upstream probe silences neither."""
     pair = next(p for p in reg.turbidity_pairs if p.id == pair_id)
     cp, qp = contrast_params(reg), qc_params(reg)
-    if up[0].size == 0 or down[0].size == 0:
-        return []
+    if down[0].size == 0:
+        return []  # every judgement is made at a downstream reading (a missing one: stale station)
     eps, nev = turbidity.turbidity_contrast(series(up), series(down), upstream_bad=turbidity_bad(up, qp),
                                             downstream_bad=turbidity_bad(down, qp), params=cp)
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
@@ -208,24 +249,52 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
         start, end = _ns(e.start), _ns(e.end)
         out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if e.open else end,
-            "max_delta_ntu": round(e.max_delta_ntu, 3), "suppressed": None, "last_met": end,
+            "max_delta_ntu": None if np.isnan(e.max_delta_ntu) else round(e.max_delta_ntu, 3), "suppressed": None,
+            "basis": e.basis, "max_downstream_ntu": round(e.max_downstream_ntu, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
     for e in _rows(nev):
         start, end = _ns(e.start), _ns(e.end)
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
-            "reason": "a probe failed QC (range, spike, flat line, sensor error or calibration overdue)"},
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes), "causes": list(e.causes)},
             params, turbidity.PROVISION))
     return out
 
 
 # -- health ---------------------------------------------------------------------------------
-def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int) -> list[Event]:
+def report_interval(reg: Registry, station: str, from_status: Mapping[str, float] | None = None) -> tuple[int, str]:
+    """The station's expected report interval [ns] and where it comes from.
+
+    The registry's ``report_interval`` (the town's statement, which replay sees too) first;
+    else the interval its logger states in its status message (``report_interval_s``,
+    streaming only); else ``rules.report_interval`` (15 min by default).
+    """
+    iv = reg.report_interval(station)
+    if iv is not None:
+        return td_ns(iv), "registry"
+    if from_status and station in from_status:
+        return int(round(from_status[station] * 1e9)), "status"
+    return td_ns(reg.rules.report_interval), "default"
+
+
+def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int,
+                   interval: tuple[int, str] | None = None, since_ns: int | None = None) -> list[Event]:
+    """Stale spans and low-battery episodes of one station.
+
+    ``interval``: (expected report interval [ns], its source), from :func:`report_interval`
+    when None. ``since_ns``: when the station was first expected to report (the start of
+    the data), so that one that never reported is stale too.
+    """
     r = reg.rules
+    iv, source = interval if interval is not None else report_interval(reg, station)
     out = []
-    for start, end, iv in health.stale_spans(times_ns, now_ns, r.stale_intervals):
+    t = np.asarray(times_ns, dtype=np.int64)
+    for start, end, _iv in health.stale_spans(t, now_ns, r.stale_intervals, iv, since_ns):
+        before = bool(np.searchsorted(t, start, side="right"))
+        silence = f"more than {r.stale_intervals} x {format_duration(timedelta(microseconds=iv // 1000))}"
         out.append(Event(EventKind.STALE_STATION, f"stale/{station}/{start}", {
-            "station": station, "start": start, "end": end, "interval_s": iv / 1e9},
+            "station": station, "start": start, "end": end, "interval_s": iv / 1e9, "interval_source": source,
+            "reason": (f"no reading for {silence}" if before else f"never reported ({silence} since monitoring began)")},
             {"stale_intervals": r.stale_intervals}, health.PROVISION))
     if battery[0].size:
         for start, end, is_open, vmin in health.low_battery(series(battery), r.low_battery_v, r.low_battery_hysteresis_v):
@@ -233,15 +302,3 @@ def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: A
                 "station": station, "start": start, "end": None if is_open else end, "min_v": vmin, "last_met": end},
                 {"low_battery_v": r.low_battery_v, "hysteresis_v": r.low_battery_hysteresis_v}, health.PROVISION))
     return out
-
-
-def rain_for(get: Getter, gauges: Iterable[str]) -> Arrays:
-    parts = [get(g, "rain") for g in gauges]
-    parts = [p for p in parts if p[0].size]
-    if not parts:
-        return EMPTY
-    if len(parts) == 1:
-        return parts[0]
-    t = np.concatenate([p[0] for p in parts])
-    o = np.argsort(t, kind="stable")
-    return t[o], np.concatenate([p[1] for p in parts])[o], np.concatenate([p[2] for p in parts])[o]

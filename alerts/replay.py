@@ -87,7 +87,7 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
     out: list[Event] = []
     confirmed: dict[str, list[int]] = {}
     steps = (len(reg.rain_gauges) + len(reg.construction_sites) + len(reg.outfalls)
-             + len(reg.turbidity_pairs) + len(station_times))
+             + len(reg.turbidity_pairs) + len(set(station_times) | reg.station_ids()))
     task = progress.add_task("rules", total=steps) if progress else None
 
     def tick() -> None:
@@ -103,13 +103,17 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
         out += ev.site_inspections(reg, s.id, confirmed, [i.time_ns for i in inspections if i.site == s.id], now_ns)
         tick()
     for o in reg.outfalls:
-        out += ev.outfall_events(reg, o.id, get(o.id, "flow"), ev.rain_for(get, o.rain_gauges))
+        out += ev.outfall_events(reg, o.id, get(o.id, "flow"), {g: get(g, "rain") for g in o.rain_gauges})
         tick()
     for p in reg.turbidity_pairs:
         out += ev.pair_events(reg, p.id, get(p.upstream, "turbidity"), get(p.downstream, "turbidity"))
         tick()
-    for st in sorted(station_times):
-        out += ev.station_health(reg, st, station_times[st], get(st, "battery"), now_ns)
+    # every station of the registry is expected to report from the start of the data: one that
+    # never did is stale as well (the streaming engine takes its earliest reading or clock time)
+    since = min((int(t[0]) for t in station_times.values() if len(t)), default=None)
+    for st in sorted(set(station_times) | reg.station_ids()):
+        out += ev.station_health(reg, st, station_times.get(st, np.empty(0, np.int64)), get(st, "battery"), now_ns,
+                                 since_ns=since)
         tick()
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .ids import check_id
-from .rules_config import RuleSettings
+from .rules_config import Duration, RuleSettings, check_report_interval
 from .yamlfile import field_path, load_yaml_model, parse_yaml_model
 
 
@@ -28,12 +28,22 @@ class _Model(BaseModel):
 
 
 Ident = Annotated[str, AfterValidator(lambda v: check_id("id", v))]
+ReportInterval = Annotated[Duration | None, Field(default=None, description=(
+    "the longest the station's logger stays silent when healthy (its heartbeat), e.g. 30min for a gauge sending "
+    "one row per tip and a heartbeat every 30 min; stale after rules.stale_intervals of it"))]
+
+
+def _report_interval(v: timedelta | None) -> timedelta | None:
+    return None if v is None else check_report_interval("report_interval", v)
 
 
 class RainGauge(_Model):
     id: Ident
     name: str | None = None
     tip_in: Decimal = Field(default=Decimal("0.01"), gt=0, le=Decimal("0.1"), description="depth per tip [in]")
+    report_interval: ReportInterval = None
+
+    _interval = field_validator("report_interval")(_report_interval)
 
 
 class ExemptFlow(_Model):
@@ -50,6 +60,9 @@ class Outfall(_Model):
     rain_gauges: list[str] = Field(min_length=1)
     flow_floor_gpm: float = Field(default=0.5, ge=0, description="noise floor of the flow meter [gpm]")
     exempt_flows: list[ExemptFlow] = Field(default_factory=list)
+    report_interval: ReportInterval = None
+
+    _interval = field_validator("report_interval")(_report_interval)
 
 
 class TurbidityPair(_Model):
@@ -58,6 +71,9 @@ class TurbidityPair(_Model):
     downstream: Ident
     name: str | None = None
     construction_site: str | None = None
+    report_interval: ReportInterval = Field(default=None, description="of both probes' loggers")
+
+    _interval = field_validator("report_interval")(_report_interval)
 
     @model_validator(mode="after")
     def _distinct(self) -> "TurbidityPair":
@@ -234,6 +250,19 @@ class Registry(_Model):
         for p in self.turbidity_pairs:
             ids |= {p.upstream, p.downstream}
         return ids
+
+    def report_interval(self, station: str) -> timedelta | None:
+        """The station's expected report interval from the registry (None: not stated)."""
+        for g in self.rain_gauges:
+            if g.id == station:
+                return g.report_interval
+        for o in self.outfalls:
+            if o.id == station:
+                return o.report_interval
+        for p in self.turbidity_pairs:
+            if station in (p.upstream, p.downstream):
+                return p.report_interval
+        return None
 
     def sites_for_gauge(self, gid: str, on: date) -> list[ConstructionSite]:
         return [s for s in self.construction_sites if gid in s.rain_gauges and s.active_on(on)]

@@ -178,6 +178,9 @@ class StatusMessage(_Strict):
     dropped: int | None = None
     clock: Literal["synced", "unsynced"] | None = None
     calibrations: tuple[SensorCalibration, ...] | None = None
+    # The longest the logger stays silent for its station when healthy (its heartbeat) [s];
+    # the server judges the station stale after rules.stale_intervals of it. Optional.
+    report_interval_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

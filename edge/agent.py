@@ -110,7 +110,7 @@ class Agent:
             battery_v=self._last.get("battery"), signal_dbm=self._last.get("signal"),
             spool_depth=self.spool.depth(), dropped=self.spool.dropped,
             clock=None if synced is None else ("synced" if synced else "unsynced"),
-            calibrations=_calibrations(self.config))
+            calibrations=_calibrations(self.config), report_interval_s=_report_interval_s(self.config))
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Queue an event durably; the uplink publishes it on ``…/events``."""
@@ -354,6 +354,14 @@ def _decisions_for(config: FirmwareConfig) -> list[FirstFlush | DryWeatherFlow]:
     t = config.triggers
     return ([FirstFlush(t.first_flush)] if t.first_flush else []) + \
         ([DryWeatherFlow(t.dry_weather_flow)] if t.dry_weather_flow else [])
+
+
+def _report_interval_s(config: FirmwareConfig) -> float | None:
+    """The longest interval of the sensors reporting for the logger's own station [s]: within
+    it every one of them has sent a row, so the server calls the station stale only when none
+    has for several of it (status ``report_interval_s``). None when all report elsewhere."""
+    own = [s.interval.total_seconds() for s in config.sensors if s.station in (None, config.station)]
+    return max(own) if own else None
 
 
 def _calibrations(config: FirmwareConfig) -> tuple[SensorCalibration, ...]:

@@ -1,4 +1,9 @@
-"""Dry weather at an outfall: less than 0.10 in of rain at its gauge(s) in the trailing 72 h.
+"""Dry weather at an outfall: less than 0.10 in of rain in the trailing 72 h.
+
+The 0.10 in is a depth of rain at the outfall. A gauge measures that depth at one point;
+two gauges that each saw the same 0.06 in shower do not make 0.12 in at the outfall. So
+each gauge is judged on its own (:func:`is_dry_weather`) and the outfall's state combines
+them without ever adding depths (:func:`combine_dry_states`): the wettest gauge decides.
 
 References
 ----------
@@ -11,12 +16,13 @@ from __future__ import annotations
 
 import enum
 from decimal import Decimal
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ._common import ns_index, td_ns
-from .storms import decimal_to_micro, to_micro_in
+from .storms import MICRO, decimal_to_micro, to_micro_in
 
 PROVISION = "Ramapo ch. 218 / Schenectady ch. 148 Art. II (illicit discharges); IDDE dry-weather screening"
 
@@ -46,13 +52,14 @@ def rain_coverage(rain_t_ns: np.ndarray, max_gap_ns: int) -> tuple[np.ndarray, n
 def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
                    lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
                    max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0)) -> pd.Series:
-    """Dry-weather state at each time of ``at``.
+    """Dry-weather state at each time of ``at``, judged on one rain gauge.
 
     Parameters
     ----------
     rain_in : Series [in], indexed by UTC time
-        Rain per row at the outfall's gauge(s), zero rows included (they show the gauge was
-        reporting). Several gauges: concatenate them; the total is compared.
+        Rain per row at *one* gauge, zero rows included (they show the gauge was
+        reporting). Never concatenate gauges: depths at different points do not add up
+        (use :func:`outfall_dry_weather` for an outfall with several gauges).
     at : DatetimeIndex (UTC)
         Times to judge (typically the outfall's flow readings).
     lookback : timedelta [h]
@@ -78,6 +85,13 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
     ----------
     REGULATIONS.md row *Dry weather*; Ramapo ch. 218, Schenectady ch. 148 Art. II.
     """
+    state, _ = _gauge_state(rain_in, at, lookback=lookback, max_rain_in=max_rain_in, max_gap=max_gap,
+                            after_rain=after_rain)
+    return state
+
+
+def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain) -> tuple[pd.Series, np.ndarray]:
+    """:func:`is_dry_weather` and the depth in each window [micro-inch] (int64)."""
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     t_at = ns_index(at_idx)
     t_r = ns_index(rain_in)
@@ -105,4 +119,64 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
     kk = np.clip(k, 0, None)
     covered = ok & (cb[kk] >= t_at) if ca.size else np.zeros(t_at.size, dtype=bool)
     state = np.where(wet, DryState.WET, np.where(covered, DryState.DRY, DryState.UNKNOWN)).astype(np.int8)
-    return pd.Series(state, index=at_idx, name="dry_state")
+    return pd.Series(state, index=at_idx, name="dry_state"), total
+
+
+def combine_dry_states(states: pd.DataFrame) -> pd.Series:
+    """The outfall's dry-weather state from its gauges' states (one column per gauge).
+
+    WET if any gauge is WET (a gauge with coverage that is wet, or a gauge with a gap whose
+    window already holds the threshold or recent rain: observed rain is never ignored);
+    else DRY if at least one gauge is DRY (has coverage and is dry: every gauge with
+    coverage is then dry); else UNKNOWN (no gauge covers the window). Depths are never
+    added: the wettest gauge decides. No gauge at all: UNKNOWN.
+    """
+    if states.shape[1] == 0:
+        return pd.Series(np.full(len(states), DryState.UNKNOWN, dtype=np.int8), index=states.index, name="dry_state")
+    a = states.to_numpy(dtype=np.int8)
+    wet = (a == DryState.WET).any(axis=1)
+    dry = (a == DryState.DRY).any(axis=1)
+    out = np.where(wet, DryState.WET, np.where(dry, DryState.DRY, DryState.UNKNOWN)).astype(np.int8)
+    return pd.Series(out, index=states.index, name="dry_state")
+
+
+def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeIndex | pd.Series, *,
+                        lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
+                        max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0)
+                        ) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
+    """Dry-weather state of an outfall served by one or more rain gauges.
+
+    Parameters
+    ----------
+    rain_by_gauge : mapping gauge id -> Series [in], indexed by UTC time
+        Each gauge's rows (zeros included), as for :func:`is_dry_weather`.
+    at, lookback, max_rain_in, max_gap, after_rain
+        As for :func:`is_dry_weather`, applied to each gauge on its own.
+
+    Returns
+    -------
+    ``(state, per_gauge, depth_in)``: the outfall's :class:`DryState` at each time
+    (:func:`combine_dry_states`), each gauge's state (DataFrame, one column per gauge) and
+    each gauge's rain in the trailing window [in] (DataFrame, same shape).
+
+    Notes
+    -----
+    The outfall is DRY when every gauge with coverage is dry and at least one has
+    coverage; a gauge without coverage (dead, or not yet reporting) is left out unless the
+    rain it did record already makes the window wet.
+
+    References
+    ----------
+    REGULATIONS.md row *Dry weather* (less than 0.10 in of rain in the previous 72 h: a
+    depth at the outfall); Ramapo ch. 218, Schenectady ch. 148 Art. II.
+    """
+    at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
+    states, depths = {}, {}
+    for g, rain in rain_by_gauge.items():
+        st, total = _gauge_state(rain, at_idx, lookback=lookback, max_rain_in=max_rain_in, max_gap=max_gap,
+                                 after_rain=after_rain)
+        states[g] = st.to_numpy()
+        depths[g] = total / MICRO
+    per_gauge = pd.DataFrame(states, index=at_idx, columns=list(rain_by_gauge))
+    depth = pd.DataFrame(depths, index=at_idx, columns=list(rain_by_gauge), dtype=np.float64)
+    return combine_dry_states(per_gauge), per_gauge, depth

@@ -14,42 +14,51 @@ import pandas as pd
 from ._common import ns_index
 
 PROVISION = "Ramapo ch. 218 / Schenectady ch. 148: monitoring equipment at outfalls (kept reporting)"
-INTERVAL_HISTORY = 12  # usual interval = the longest of the previous 12 gaps (local: streaming = replay)
 
 
-def stale_spans(t_ns: np.ndarray, now_ns: int, stale_intervals: int) -> list[tuple[int, int | None, int]]:
-    """Spans in which a station sent nothing for ``stale_intervals`` of its usual intervals.
+def stale_spans(t_ns: np.ndarray, now_ns: int, stale_intervals: int, interval_ns: int,
+                since_ns: int | None = None) -> list[tuple[int, int | None, int]]:
+    """Spans in which a station sent nothing for more than ``stale_intervals`` of its expected
+    report interval.
 
     Parameters
     ----------
-    t_ns : sorted unique reading times of the station [UTC ns]
+    t_ns : sorted unique reading times of the station [UTC ns] (may be empty)
     now_ns : the present [UTC ns]
-    stale_intervals : missed intervals before the station is stale
+    stale_intervals : missed intervals before the station is stale [-]
+    interval_ns : the station's expected report interval [ns]: the longest its logger stays
+        silent when healthy (its heartbeat), from the registry or the logger's status —
+        not guessed from recent gaps, which a logger sending one row per rain-gauge tip
+        makes short during a storm (it was called stale minutes after the last tip).
+    since_ns : when the station was first expected to report [UTC ns] (the start of the
+        data), or None. A station that has never reported is stale once ``now_ns`` is more
+        than ``stale_intervals`` intervals after it: one open span. Once its first readings
+        exist that span is gone (they may be a backlog covering the silence, and a station
+        installed late is not faulted for the time before its first reading).
 
     Returns
     -------
-    ``(start_ns, end_ns | None, interval_ns)``: start = the last reading + k intervals (when
-    it became stale), end = the reading that resumed (None: still stale at ``now_ns``).
-    The usual interval is the longest of the previous 12 gaps (12 needed), so a station
-    with two schedules (tips and a 5-min heartbeat, or two sensors a minute apart) is
-    judged by its slower one.
+    ``(start_ns, end_ns | None, interval_ns)``: start = the last reading (or ``since_ns``)
+    + ``stale_intervals`` × interval (when it became stale), end = the reading that resumed
+    (None: still stale at ``now_ns``). Strictly more than that silence is stale: exactly
+    3 intervals is not.
     """
     t = np.asarray(t_ns, dtype=np.int64)
     if t.size > 1 and np.any(np.diff(t) <= 0):  # sort + dedupe only when needed (np.unique hashes: slow)
         t = np.sort(t, kind="stable")
         t = t[np.concatenate(([True], t[1:] != t[:-1]))]
-    if t.size < INTERVAL_HISTORY + 1:
-        return []
-    gaps = np.diff(t)
+    iv = int(interval_ns)
+    if iv <= 0:
+        raise ValueError(f"interval_ns must be positive, got {interval_ns}")
+    limit = stale_intervals * iv
+    out: list[tuple[int, int | None, int]] = []
+    if t.size == 0:
+        if since_ns is not None and now_ns - since_ns > limit:
+            out.append((int(since_ns) + limit, None, iv))
+        return out
     ends = np.concatenate((t[1:], [now_ns]))          # next reading (or now) after reading i
-    h = INTERVAL_HISTORY
-    iv = np.lib.stride_tricks.sliding_window_view(gaps, h).max(axis=1)[: t.size - h]  # for i = h .. n-1
-    g = ends[h:] - t[h:]
-    hit = np.flatnonzero((iv > 0) & (g > stale_intervals * iv))
-    out = []
-    for k in hit.tolist():
-        i = k + h
-        out.append((int(t[i] + stale_intervals * iv[k]), int(ends[i]) if i + 1 < t.size else None, int(iv[k])))
+    for i in np.flatnonzero(ends - t > limit).tolist():
+        out.append((int(t[i]) + limit, int(ends[i]) if i + 1 < t.size else None, iv))
     return out
 
 

@@ -38,6 +38,21 @@ class ContrastParams:
                 "align_tolerance_min": self.align_tolerance.total_seconds() / 60}
 
 
+def nearest_upstream(up_t_ns: np.ndarray, down_t_ns: np.ndarray, tolerance_ns: int) -> np.ndarray:
+    """Position of the upstream reading nearest in time to each downstream reading, -1 when
+    none lies within ``tolerance_ns`` (ties go to the earlier upstream reading)."""
+    tu, td = np.asarray(up_t_ns, dtype=np.int64), np.asarray(down_t_ns, dtype=np.int64)
+    if tu.size == 0 or td.size == 0:
+        return np.full(td.size, -1, dtype=np.int64)
+    j = np.searchsorted(tu, td, side="left")  # first upstream >= t
+    prev = np.clip(j - 1, 0, tu.size - 1)
+    nxt = np.clip(j, 0, tu.size - 1)
+    dprev = np.where(j > 0, td - tu[prev], np.iinfo(np.int64).max)
+    dnext = np.where(j < tu.size, tu[nxt] - td, np.iinfo(np.int64).max)
+    pos = np.where(dprev <= dnext, prev, nxt)
+    return np.where(np.minimum(dprev, dnext) <= tolerance_ns, pos, -1)
+
+
 def align_pair(upstream_ntu: pd.Series, downstream_ntu: pd.Series, tolerance) -> pd.DataFrame:
     """Each downstream reading with the upstream reading nearest in time within ``tolerance``.
 
@@ -45,19 +60,9 @@ def align_pair(upstream_ntu: pd.Series, downstream_ntu: pd.Series, tolerance) ->
     ``up_pos`` (position of the matched upstream reading), downstream readings without an
     upstream partner left out. Ties go to the earlier upstream reading.
     """
-    tu = ns_index(upstream_ntu)
     td = ns_index(downstream_ntu)
-    tol = td_ns(tolerance)
-    if tu.size == 0 or td.size == 0:
-        return pd.DataFrame({"up": [], "down": [], "up_pos": []}, index=to_index(np.empty(0, np.int64)))
-    j = np.searchsorted(tu, td, side="left")  # first upstream >= t
-    prev = np.clip(j - 1, 0, tu.size - 1)
-    nxt = np.clip(j, 0, tu.size - 1)
-    dprev = np.where(j > 0, td - tu[prev], np.iinfo(np.int64).max)
-    dnext = np.where(j < tu.size, tu[nxt] - td, np.iinfo(np.int64).max)
-    pos = np.where(dprev <= dnext, prev, nxt)
-    dist = np.minimum(dprev, dnext)
-    ok = dist <= tol
+    pos = nearest_upstream(ns_index(upstream_ntu), td, td_ns(tolerance))
+    ok = pos >= 0
     return pd.DataFrame({"up": upstream_ntu.to_numpy(dtype="float64")[pos[ok]],
                          "down": downstream_ntu.to_numpy(dtype="float64")[ok], "up_pos": pos[ok]},
                         index=to_index(td[ok]))
@@ -68,59 +73,112 @@ def exceeds(up_ntu: np.ndarray, down_ntu: np.ndarray, params: ContrastParams) ->
 
     Strict inequalities: a delta of exactly 10 % of a 100 NTU upstream (10 NTU) is allowed.
     """
+    return contrast_exceeds(up_ntu, down_ntu, params) | (down_ntu > params.backstop_ntu)
+
+
+def contrast_exceeds(up_ntu: np.ndarray, down_ntu: np.ndarray, params: ContrastParams) -> np.ndarray:
+    """The contrast test alone: downstream − upstream > max(delta_ntu, fraction × upstream) [NTU]."""
     allowance = np.maximum(params.delta_ntu, params.fraction * up_ntu)
-    return ((down_ntu - up_ntu) > allowance) | (down_ntu > params.backstop_ntu)
+    return (down_ntu - up_ntu) > allowance
+
+
+# Why the contrast could not be evaluated at a downstream reading (not-evaluable causes).
+UPSTREAM_MISSING = "upstream_missing"   # no upstream reading within the align tolerance
+UPSTREAM_QC = "upstream_qc"             # the upstream reading failed QC
+DOWNSTREAM_QC = "downstream_qc"         # the downstream reading failed QC (no backstop either)
+CAUSES = (UPSTREAM_MISSING, UPSTREAM_QC, DOWNSTREAM_QC)
 
 
 def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
                        upstream_bad: pd.Series | None = None, downstream_bad: pd.Series | None = None,
                        params: ContrastParams = ContrastParams()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Contrast episodes and not-evaluable spans of one turbidity pair.
+    """Exceedance episodes and not-evaluable spans of one turbidity pair, on the downstream readings.
 
     Parameters
     ----------
     upstream_ntu, downstream_ntu : Series [NTU], indexed by UTC time, sorted
+        The upstream (background, "natural conditions") and downstream probes. Either may
+        be empty: a missing upstream probe does not silence the downstream one.
     upstream_bad, downstream_bad : Series of bool, indexed like the readings
         QC failures (:func:`~.qc.qartod_fail`, logger flags, calibration overdue).
     params : ContrastParams
 
     Returns
     -------
-    (episodes, not_evaluable): DataFrames with ``start``, ``end`` (first and last aligned
-    readings meeting the condition), ``open`` and ``max_delta_ntu`` [NTU] (episodes) or
-    ``n_readings`` (both). An exceedance must hold in every aligned, QC-passing reading for
-    ``min_duration``; a reading failing QC breaks it, so a single spike never opens an
-    episode. Runs of not-evaluable readings lasting ``min_duration`` become notices.
+    (episodes, not_evaluable): DataFrames with ``start``, ``end`` (first and last
+    downstream readings meeting the condition), ``open`` and ``n_readings``; episodes also
+    ``max_delta_ntu`` [NTU] (largest downstream − upstream over the readings meeting the
+    condition with a QC-passing upstream partner; NaN when none had one),
+    ``max_downstream_ntu`` [NTU] and ``basis``; not-evaluable spans ``causes`` (tuple of
+    :data:`CAUSES` present in the span).
+
+    Notes
+    -----
+    A downstream reading meets the condition when
+
+    * **contrast**: an upstream reading lies within ``align_tolerance``, both pass QC, and
+      downstream − upstream > max(``delta_ntu``, ``fraction`` × upstream) — or
+    * **backstop**: the downstream reading passes QC and exceeds ``backstop_ntu``; this
+      needs no upstream reading at all (an absolute limit on the downstream water).
+
+    It must hold in every downstream reading for ``min_duration`` (a reading that does not
+    meet it, a QC failure included, breaks the run, so a single spike never opens an
+    episode). ``basis`` is ``"contrast"`` when every qualifying reading met the contrast
+    test, ``"backstop"`` when none did (downstream above the backstop alone, e.g. with the
+    upstream probe missing), ``"contrast+backstop"`` otherwise.
+
+    The contrast is *not evaluable* at a downstream reading without a QC-passing upstream
+    partner or failing QC itself; runs of such readings lasting ``min_duration`` are
+    returned as not-evaluable spans, whether or not the backstop holds meanwhile.
 
     References
     ----------
-    Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*.
+    Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
+    (both sensors passing QC; absolute backstop 250 NTU).
     """
-    al = align_pair(upstream_ntu, downstream_ntu, params.align_tolerance)
-    t = ns_index(al)
-    up, down = al["up"].to_numpy(), al["down"].to_numpy()
-    bad = np.zeros(len(al), dtype=bool)
-    if downstream_bad is not None and len(al):
-        dbad = downstream_bad.to_numpy(dtype=bool)
-        bad |= dbad[np.searchsorted(ns_index(downstream_bad), t)]
-    if upstream_bad is not None and len(al):
-        bad |= upstream_bad.to_numpy(dtype=bool)[al["up_pos"].to_numpy(dtype=np.int64)]
-    md = td_ns(params.min_duration)
-    cond = exceeds(up, down, params) & ~bad
-    eps = episodes(t, cond, md, md)
+    td = ns_index(downstream_ntu)
+    down = downstream_ntu.to_numpy(dtype="float64")
+    n = td.size
+    dbad = np.zeros(n, dtype=bool) if downstream_bad is None or n == 0 else \
+        downstream_bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(downstream_bad), td)]
+    pos = nearest_upstream(ns_index(upstream_ntu), td, td_ns(params.align_tolerance))
+    has_up = pos >= 0
+    safe = np.clip(pos, 0, None)
+    up = np.where(has_up, upstream_ntu.to_numpy(dtype="float64")[safe] if has_up.any() else np.nan, np.nan)
+    ubad = np.zeros(n, dtype=bool)
+    if upstream_bad is not None and has_up.any():
+        ubad = has_up & upstream_bad.to_numpy(dtype=bool)[safe]
+    evaluable = has_up & ~ubad & ~dbad
     delta = down - up
+    contrast = np.zeros(n, dtype=bool)
+    contrast[evaluable] = contrast_exceeds(up[evaluable], down[evaluable], params)
+    backstop = ~dbad & (down > params.backstop_ntu)
+    cond = contrast | backstop
+    md = td_ns(params.min_duration)
+    eps = episodes(td, cond, md, md)
+    rows = []
+    for a, b, is_open in eps:
+        c = cond[a:b + 1]
+        with_up = c & evaluable[a:b + 1]
+        by_contrast = contrast[a:b + 1][c]
+        basis = "contrast" if by_contrast.all() else ("backstop" if not by_contrast.any() else "contrast+backstop")
+        rows.append((td[a], td[b], is_open, float(np.max(delta[a:b + 1][with_up])) if with_up.any() else np.nan,
+                     float(np.max(down[a:b + 1][c])), basis, b - a + 1))
     ep = pd.DataFrame({
-        "start": to_index(np.array([t[a] for a, _, _ in eps], dtype=np.int64)),
-        "end": to_index(np.array([t[b] for _, b, _ in eps], dtype=np.int64)),
-        "open": [o for _, _, o in eps],
-        "max_delta_ntu": [float(np.max(delta[a:b + 1][cond[a:b + 1]])) for a, b, _ in eps],
-        "n_readings": [b - a + 1 for a, b, _ in eps],
+        "start": to_index(np.array([r[0] for r in rows], dtype=np.int64)),
+        "end": to_index(np.array([r[1] for r in rows], dtype=np.int64)),
+        "open": [r[2] for r in rows], "max_delta_ntu": np.array([r[3] for r in rows], dtype=np.float64),
+        "max_downstream_ntu": np.array([r[4] for r in rows], dtype=np.float64),
+        "basis": [r[5] for r in rows], "n_readings": [r[6] for r in rows],
     })
-    ne = episodes(t, bad, md, md)
+    not_ev = ~evaluable
+    why = {UPSTREAM_MISSING: ~has_up, UPSTREAM_QC: ubad, DOWNSTREAM_QC: dbad}
+    ne = episodes(td, not_ev, md, md)
     nev = pd.DataFrame({
-        "start": to_index(np.array([t[a] for a, _, _ in ne], dtype=np.int64)),
-        "end": to_index(np.array([t[b] for _, b, _ in ne], dtype=np.int64)),
+        "start": to_index(np.array([td[a] for a, _, _ in ne], dtype=np.int64)),
+        "end": to_index(np.array([td[b] for _, b, _ in ne], dtype=np.int64)),
         "open": [o for _, _, o in ne],
         "n_readings": [b - a + 1 for a, b, _ in ne],
+        "causes": [tuple(c for c in CAUSES if why[c][a:b + 1].any()) for a, b, _ in ne],
     })
     return ep, nev

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from ms4watch.alerts.engine import StreamingEngine
 from ms4watch.alerts.events import EventKind, EventStatus
 
-from .support import MIN, at, reading, registry
+from .support import MIN, REGISTRY, at, reading, registry
 
 H = 60  # minutes
 
@@ -98,3 +98,137 @@ def test_bad_state_file_and_unknown_site_are_named(tmp_path):
         StreamingEngine(registry(), bad)
     with pytest.raises(AlertError, match="unknown construction site 'CS-9'"):
         StreamingEngine(registry(), None).record_inspection("CS-9", at(0))
+
+
+def test_a_gauge_that_never_reported_does_not_hold_back_the_outfalls_horizon():
+    """An outfall with a dead gauge among three: its episodes still become final and its
+    buffers are trimmed (old data then counts as late), as with one gauge."""
+    reg = registry("""
+municipality: testtown
+rain_gauges: [{id: RG-1}, {id: RG-2}, {id: RG-3}]
+outfalls:
+  - {id: OF-1, name: Outfall 1, rain_gauges: [RG-1, RG-2, RG-3], flow_floor_gpm: 0.5}
+""", "  dry_lookback: 48h\n")
+    eng = StreamingEngine(reg, None)
+    for h in range(0, 7 * 24):      # a week; RG-3 never reports
+        batch = [reading(at(h * H + m), g, "rain", 0.0) for m in range(0, 60, 15) for g in ("RG-1", "RG-2")]
+        batch += [reading(at(h * H + m), "OF-1", "flow", 3.0 if 50 * H <= h * H + m < 51 * H else 0.1)
+                  for m in range(0, 60, 5)]
+        eng.feed(batch)
+    eng.advance(at(7 * 24 * H))
+    [dwf] = [e for e in eng.events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    assert dwf["rain_gauges_used"] == ["RG-1", "RG-2"] and dwf["rain_gauges_missing"] == ["RG-3"]
+    eng.feed([reading(at(24 * H), "OF-1", "flow", 3.0)])   # six days late: long since final
+    assert eng.late_dropped == 1
+
+
+def test_missing_upstream_probe_streaming_gives_what_replay_gives_and_events_become_final():
+    """Issue 10 item 2, streaming: the pair is evaluated on the downstream probe's data alone;
+    its horizon is not held at -inf by the upstream probe that never reported."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    down = [reading(at(k * 5), "TD-1", "turbidity", 300.0 + (k % 3) if 12 <= k < 25 else 20.0 + (k % 3))
+            for k in range(12 * 24)]
+    eng = StreamingEngine(reg, None, eval_interval=timedelta(0))
+    out = []
+    for k in range(0, len(down), 6):
+        out += eng.feed(down[k:k + 6])
+    out += eng.advance(down[-1].time_ns)
+    want = final_state(e for e in replay(reg, table(down)) if e.kind.value.startswith("turbidity"))
+    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE and k.startswith("turbidity")}
+    assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
+    backstop = [e for e in got.values() if e.kind is EventKind.TURBIDITY_CONTRAST]
+    assert [e["basis"] for e in backstop] == ["backstop"] and backstop[0]["end"] == at(24 * 5)
+    assert any(e.kind is EventKind.TURBIDITY_NOT_EVALUABLE for e in got.values())
+    # 22 h later, a reading inside the episode that would split it: the episode is final (frozen)
+    late = eng.feed([reading(at(13 * 5 + 1), "TD-1", "turbidity", 20.0)])
+    assert backstop[0].id not in {e.id for e in late}
+    assert eng.events()[backstop[0].id].fields == backstop[0].fields
+
+
+def test_a_sites_first_routine_item_opens_on_its_first_day_while_readings_stream():
+    reg = registry(REGISTRY.replace("active_from: 2026-05-01", "active_from: 2026-06-02"))
+    eng = StreamingEngine(reg, None, eval_interval=timedelta(0))
+    opened = []
+    for k in range(0, 48 * 4):          # 15-min heartbeat from June 1 12:00Z for two days
+        opened += [e for e in eng.feed([reading(at(k * 15), "RG-1", "rain", 0.0)])
+                   if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine"]
+    # June 2 00:00 EDT = June 2 04:00Z, 16 h after T0; due 7 calendar days later
+    assert [e["due"] for e in opened] == [at(16 * H + 7 * 24 * H)]
+
+
+def test_the_report_interval_a_logger_states_in_its_status_is_used_and_kept(tmp_path):
+    """A gauge with an hourly heartbeat and no report_interval in the registry: stale after
+    45 min (the 15 min default) until its logger states 1 h; the registry's word wins."""
+    hourly = [reading(at(h * H), "RG-1", "rain", 0.0) for h in range(7)]
+    eng = StreamingEngine(registry(), tmp_path / "state.json")
+    eng.feed(hourly[:2])
+    eng.advance(at(H))
+    stale = [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    assert [(e["start"], e["end"], e["interval_source"]) for e in stale] == [(at(45), at(H), "default")]
+    out = eng.station_report_interval("RG-1", 3600.0)               # its status arrives
+    assert [e.id for e in out if e.status is EventStatus.RETRACTED] == [stale[0].id]
+    assert eng.station_report_interval("RG-1", 3600.0) == []          # the same again: nothing changes
+    eng.feed(hourly[2:])
+    eng.advance(at(6 * H))
+    assert not [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    eng.checkpoint()
+    again = StreamingEngine(registry(), tmp_path / "state.json")
+    again.advance(at(6 * H + 3 * H + 1))                              # silent > 3 h: stale, judged by 1 h
+    [s] = [e for e in again.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    assert s["start"] == at(9 * H) and s["interval_source"] == "status"
+    ruled = StreamingEngine(registry(REGISTRY.replace("  - {id: RG-1}", "  - {id: RG-1, report_interval: 15min}")))
+    ruled.feed(hourly)
+    ruled.station_report_interval("RG-1", 3600.0)
+    ruled.advance(at(6 * H))
+    assert {e["interval_source"] for e in ruled.events().values() if e.kind is EventKind.STALE_STATION
+            and e["station"] == "RG-1"} == {"registry"}
+
+
+def test_registry_stations_that_never_reported_become_stale_in_streaming_as_in_replay():
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    rs = [reading(at(k * 5), "RG-1", "rain", 0.0) for k in range(13)]     # only RG-1 reports, 0..60 min
+    eng = StreamingEngine(reg, None)
+    eng.feed(rs[:6])
+    assert [e for e in eng.advance(at(25)) if e.kind is EventKind.STALE_STATION] == []
+    eng.feed(rs[6:])
+    out = eng.advance(at(60))
+    got = {e["station"]: e for e in out if e.kind is EventKind.STALE_STATION}
+    assert set(got) == {"OF-1", "TU-1", "TD-1"} and {e["start"] for e in got.values()} == {at(45)}
+    want = {e.id: e for e in final_state(replay(reg, table(rs))).values() if e.kind is EventKind.STALE_STATION}
+    assert {e.id: e.fields for e in eng.events().values() if e.kind is EventKind.STALE_STATION} == \
+        {k: e.fields for k, e in want.items()}
+    import pytest
+
+    from ms4watch.alerts.errors import AlertError
+    with pytest.raises(AlertError, match="OF-1: report interval must be a positive number of seconds"):
+        eng.station_report_interval("OF-1", 0)
+
+
+def test_a_never_reported_notice_is_withdrawn_when_the_stations_first_readings_come():
+    """Its first readings may be a backlog covering the silence, or a logger installed late:
+    from them on the station is judged by its readings, as replay judges it."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry()
+    rain = [reading(at(k * 5), "RG-1", "rain", 0.0) for k in range(37)]          # 0 .. 3 h
+    flow = [reading(at(120 + k * 5), "OF-1", "flow", 0.1) for k in range(13)]   # OF-1 from 2 h
+    eng = StreamingEngine(reg, None)
+    eng.feed(rain[:25])
+    [open_] = [e for e in eng.advance(at(120)) if e.kind is EventKind.STALE_STATION and e["station"] == "OF-1"]
+    assert open_["start"] == at(45) and open_["end"] is None
+    eng.feed(rain[25:] + flow)
+    out = eng.advance(at(180))
+    assert [e.status for e in out if e.id == open_.id] == [EventStatus.RETRACTED]
+    want = {k for k, e in final_state(replay(reg, table(rain + flow))).items() if e.kind is EventKind.STALE_STATION}
+    assert {k for k, e in eng.events().items() if e.kind is EventKind.STALE_STATION} == want
+    assert not any(k.startswith("stale/OF-1") or k.startswith("stale/RG-1") for k in want)

@@ -165,3 +165,14 @@ def test_fast_path_equals_the_model_on_valid_messages():
                                              for i in range(50)])):
         msg = decode_readings(TOPIC, raw)
         assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.seq, canonicalize(msg, "OF-1"))
+
+
+def test_status_may_state_the_loggers_report_interval():
+    st = decode_status(STATUS_TOPIC, status(report_interval_s=1800))
+    assert st.report_interval_s == 1800.0 and decode_status(STATUS_TOPIC, st.to_json()) == st
+    assert decode_status(STATUS_TOPIC, status()).report_interval_s is None          # optional: older loggers
+    assert b"report_interval_s" not in status_payload("LOG-1", "offline")
+    for bad in (0, -5, "30min"):
+        with pytest.raises(ContractError) as e:
+            decode_status(STATUS_TOPIC, status(report_interval_s=bad))
+        assert e.value.field == "report_interval_s"

@@ -258,6 +258,9 @@ def test_status_reports_each_sensors_calibration(tmp_path, mosquitto_broker):
     assert [(c.sensor, c.due.isoformat()) for c in st.calibrations] == [("flow", "2026-08-01"), ("rain", "2026-10-07")]
     offline = [s for s in collector.of("status") if s.get("state") == "offline"]
     assert all("calibrations" not in s for s in offline)  # offline (and the last will) say nothing about it
+    # the longest interval of the sensors reporting for OF-1 (flow 1 min, battery 5 min; rain is RG-1's)
+    assert online["report_interval_s"] == 300.0 and st.report_interval_s == 300.0
+    assert all("report_interval_s" not in s for s in offline)
 
 
 def test_live_readings_overtake_a_long_backlog(tmp_path, mosquitto_broker):

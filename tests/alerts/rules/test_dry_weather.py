@@ -1,9 +1,10 @@
-"""Dry weather: < 0.10 in in the trailing 72 h; a gap in rain data is unknown, never dry."""
+"""Dry weather: < 0.10 in in the trailing 72 h at each gauge (never added); a gap in rain data is
+unknown, never dry."""
 
 import pandas as pd
 import pytest
 
-from ms4watch.alerts.rules.dry_weather import DryState, is_dry_weather
+from ms4watch.alerts.rules.dry_weather import DryState, combine_dry_states, is_dry_weather, outfall_dry_weather
 
 T0 = pd.Timestamp("2026-06-01 00:00", tz="UTC")
 
@@ -60,3 +61,62 @@ def test_a_storm_running_off_is_not_dry_weather_even_below_010_in():
                            t_rain + six])
     assert list(is_dry_weather(r, at, after_rain=six)) == [DryState.DRY, DryState.WET, DryState.WET, DryState.DRY]
     assert list(is_dry_weather(r, at)) == [DryState.DRY] * 4   # off: the literal 0.10 in rule only
+
+
+# -- several gauges: judged one by one, depths never added (issue 10, item 1) ----------------
+
+W, D, U = DryState.WET, DryState.DRY, DryState.UNKNOWN
+
+
+@pytest.mark.parametrize("states,outfall", [
+    ((D, D, D), D), ((D, D, U), D), ((D, U, U), D),     # every gauge with coverage dry, >= 1 covered
+    ((U, U, U), U), ((), U),                            # none covered (or no gauge): never assumed dry
+    ((W, D, D), W), ((D, U, W), W), ((U, U, W), W),     # the wettest gauge decides, covered or not
+])
+def test_combining_gauge_states(states, outfall):
+    frame = pd.DataFrame({f"RG-{k}": [int(s)] for k, s in enumerate(states)}, index=pd.DatetimeIndex([T0]))
+    if not states:
+        frame = pd.DataFrame(index=pd.DatetimeIndex([T0]))
+    assert combine_dry_states(frame).iat[0] == outfall
+
+
+@pytest.mark.parametrize("depths,state", [
+    ((0.06, 0.06), DryState.DRY),     # 0.12 in if added: each gauge saw 0.06 in
+    ((0.09, 0.09), DryState.DRY),
+    ((0.10, 0.00), DryState.WET),     # exactly 0.10 in at one gauge is wet
+    ((0.09, 0.10), DryState.WET),
+])
+def test_each_gauge_judged_on_its_own(depths, state):
+    rains = {}
+    for k, d in enumerate(depths):
+        r = heartbeat(100)
+        r.iloc[600] = d                              # ~50 h in, inside the window ending at 100 h
+        rains[f"RG-{k + 1}"] = r
+    at = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
+    st, per_gauge, depth = outfall_dry_weather(rains, at)
+    assert st.iat[0] == state
+    assert list(depth.iloc[0]) == list(depths)
+
+
+def test_three_gauges_one_without_coverage_and_a_gap_already_holding_010_in():
+    at = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
+    dead = pd.Series([0.0], index=pd.DatetimeIndex([T0]))          # reported once, then silent
+    rains = {"RG-1": heartbeat(100), "RG-2": heartbeat(100), "RG-3": dead}
+    st, per_gauge, _ = outfall_dry_weather(rains, at)
+    assert st.iat[0] == DryState.DRY and list(per_gauge.iloc[0]) == [D, D, U]
+    # the silent gauge recorded 0.10 in before falling silent inside the window: wet
+    wet_then_dead = pd.Series([0.0, 0.10], index=pd.DatetimeIndex([T0, T0 + pd.Timedelta(hours=40)]))
+    st, per_gauge, _ = outfall_dry_weather({**rains, "RG-3": wet_then_dead}, at)
+    assert st.iat[0] == DryState.WET and list(per_gauge.iloc[0]) == [D, D, W]
+    # no gauge covers the window: unknown, whatever the others say
+    st, _, _ = outfall_dry_weather({"RG-1": dead, "RG-2": dead.iloc[:0]}, at)
+    assert st.iat[0] == DryState.UNKNOWN
+
+
+def test_recent_rain_at_one_gauge_makes_the_outfall_wet():
+    six = pd.Timedelta(hours=6)
+    r1, r2 = heartbeat(100), heartbeat(100)
+    r2.loc[T0 + pd.Timedelta(hours=97)] = 0.01                      # a storm begins at RG-2 only
+    at = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
+    st, per_gauge, _ = outfall_dry_weather({"RG-1": r1, "RG-2": r2.sort_index()}, at, after_rain=six)
+    assert st.iat[0] == DryState.WET and list(per_gauge.iloc[0]) == [D, W]

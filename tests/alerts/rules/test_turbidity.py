@@ -67,3 +67,55 @@ def test_logger_flags_make_a_reading_unusable():
     from ms4watch.alerts.rules.qc import wire_flag_fail
     flags = pd.Series(["", "calibration_overdue", "clock_unsynced", "spike,estimated", "sensor_error"])
     assert wire_flag_fail(flags).tolist() == [False, True, False, True, True]
+
+
+# -- the backstop needs only the downstream probe (issue 10, item 2) ---------------------------
+EMPTY = pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float)
+
+
+@pytest.mark.parametrize("n_above,value,episodes", [
+    (4, 300.0, 1),     # 4 readings 5 min apart = 15 min above 250 NTU
+    (3, 300.0, 0),     # 10 min: not sustained
+    (6, 250.0, 0),     # exactly 250 NTU is not above the backstop
+    (6, 250.1, 1),
+])
+def test_backstop_without_any_upstream_reading(n_above, value, episodes):
+    down = ser([20.0] * 3 + [value] * n_above + [20.0] * 3)
+    eps, nev = turbidity_contrast(EMPTY, down, params=ContrastParams())
+    assert len(eps) == episodes
+    if episodes:
+        assert eps["basis"].iat[0] == "backstop" and np.isnan(eps["max_delta_ntu"].iat[0])
+        assert eps["max_downstream_ntu"].iat[0] == value
+        assert eps["start"].iat[0] == down.index[3] and eps["end"].iat[0] == down.index[2 + n_above]
+    # the contrast itself could never be evaluated: one notice over every reading
+    assert len(nev) == 1 and nev["causes"].iat[0] == ("upstream_missing",) and bool(nev["open"].iat[0])
+
+
+def test_upstream_failing_qc_leaves_the_backstop_and_raises_not_evaluable():
+    up, down = ser([10.0] * 12), ser([10.0] * 2 + [300.0] * 8 + [10.0] * 2, offset_s=60)
+    up_bad = pd.Series(True, index=up.index)
+    eps, nev = turbidity_contrast(up, down, upstream_bad=up_bad)
+    assert list(eps["basis"]) == ["backstop"] and list(nev["causes"]) == [("upstream_qc",)]
+    # the downstream probe failing QC: no backstop either, and the notice says why
+    down_bad = pd.Series(True, index=down.index)
+    eps, nev = turbidity_contrast(up, down, downstream_bad=down_bad)
+    assert eps.empty and list(nev["causes"]) == [("downstream_qc",)]
+
+
+def test_a_gap_in_upstream_data_breaks_the_contrast_and_is_not_evaluable():
+    up = ser([10.0] * 20)
+    down = ser([40.0] * 20, offset_s=30)
+    eps, nev = turbidity_contrast(up, down)
+    assert len(eps) == 1 and eps["basis"].iat[0] == "contrast" and nev.empty
+    gap = up.drop(up.index[8:13])                      # 40..60 min: 4 downstream readings unpaired
+    eps, nev = turbidity_contrast(gap, down)
+    assert len(eps) == 2 and list(eps["end"]) == [down.index[7], down.index[19]]
+    assert len(nev) == 1 and nev["start"].iat[0] == down.index[8] and nev["end"].iat[0] == down.index[11]
+
+
+def test_an_episode_carried_partly_by_the_backstop_says_so():
+    up = ser([10.0] * 12)
+    down = ser([40.0] * 6 + [400.0] * 6, offset_s=30)
+    eps, _ = turbidity_contrast(up.drop(up.index[6:]), down)   # upstream stops when downstream reaches 400
+    assert list(eps["basis"]) == ["contrast+backstop"] and eps["max_delta_ntu"].iat[0] == 30.0
+    assert eps["max_downstream_ntu"].iat[0] == 400.0 and eps["end"].iat[0] == down.index[11]

@@ -16,7 +16,7 @@ import pandas as pd
 from ms4watch.contract.registry import Registry
 from ms4watch.contract.timeutil import format_duration
 
-from .events import Event, EventKind
+from .events import Event, EventKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
@@ -119,7 +119,7 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
             "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
             "closed_at": closed}, params, inspections.PROVISION))
         if now_ns > due and (closed is None or closed > due):
-            out.append(Event(EventKind.INSPECTION_OVERDUE, "overdue/" + key, {
+            out.append(Event(EventKind.INSPECTION_OVERDUE, overdue_id(key), {
                 "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
                 "closed_at": closed}, params, inspections.PROVISION))
 

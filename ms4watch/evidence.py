@@ -42,8 +42,9 @@ class StoreReadings:
         if kind == "dry_weather_flow":
             outfall = reg.outfall(event.get("outfall") or incident["subject"])
             cols["flow_gpm"] = self._series(outfall.id, "flow", start, end)
-            for g in outfall.rain_gauges:
-                name = "rain_in" if len(outfall.rain_gauges) == 1 else f"rain_{g}_in"
+            gauges = event.get("rain_gauges_used") or list(outfall.rain_gauges)   # the gauges the rule judged by
+            for g in gauges:
+                name = "rain_in" if len(gauges) == 1 else f"rain_{g}_in"
                 cols[name] = self._series(g, "rain", start, end)
             cols["threshold_gpm"] = pd.Series(outfall.flow_floor_gpm, index=cols["flow_gpm"].index)
         elif kind == "turbidity_contrast":

@@ -37,7 +37,10 @@ def event_line(e: Event, tz: tzinfo) -> str:
         detail = f"peak {_num(f.get('peak_gpm'), 1)} gpm" + (f", suppressed: {f['suppressed']}"
                                                               if f.get("suppressed") else "")
     elif kind is EventKind.TURBIDITY_CONTRAST:
-        detail = f"max +{_num(f.get('max_delta_ntu'), 1)} NTU"
+        if f.get("max_delta_ntu") is None:   # the backstop, judged on the downstream probe alone
+            detail = f"downstream up to {_num(f.get('max_downstream_ntu'), 1)} NTU (backstop)"
+        else:
+            detail = f"max +{_num(f.get('max_delta_ntu'), 1)} NTU"
     if e.status is EventStatus.RETRACTED:
         detail += " (retracted)"
     elif f.get("end") and kind is not EventKind.STORM:

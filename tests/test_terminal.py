@@ -41,3 +41,9 @@ def test_each_notification_the_file_channel_writes_becomes_one_line():
     echo.write("Dry-weather flow at Main St outfall\nmore details\n")
     echo.flush()
     assert lines == ["  ✉ Dry-weather flow at Main St outfall → Pat Doe (smo)"]
+
+
+def test_a_backstop_episode_says_so():
+    assert line({"kind": "turbidity_contrast", "pair": "TP-1", "start": "2026-06-06T20:30:00-04:00",
+                 "max_delta_ntu": None, "basis": "backstop", "max_downstream_ntu": 301.25}) == \
+        "[2026-06-06 20:30] turbidity contrast TP-1 downstream up to 301.2 NTU (backstop)"

@@ -21,6 +21,8 @@ STAGE_PREFIX = {
 
 # Event fields worth showing, with their unit (the event contract names the unit in the field).
 FACTS = (("peak_gpm", "peak flow", "gpm"), ("max_delta_ntu", "largest downstream - upstream", "NTU"),
+         ("max_downstream_ntu", "highest downstream", "NTU"), ("basis", "judged by", ""),
+         ("rain_gauges_used", "rain gauges judged", ""),
          ("depth_in", "storm depth", "in"), ("storm_end", "storm ended", ""), ("due", "inspection due by", ""),
          ("suppressed", "suppressed", ""))
 
@@ -69,6 +71,8 @@ def facts(n: Notification) -> list[tuple[str, str]]:
             continue
         if field == "storm_end":
             v = local(v, tz)
+        elif isinstance(v, list):
+            v = ", ".join(map(str, v))
         rows.append((label[0].upper() + label[1:], f"{v} {unit}".strip()))
     rows.append(("State", str(inc.get("state"))))
     if inc.get("acknowledged_by"):

@@ -18,6 +18,7 @@ COMMANDS = [
     "store",
     "storms",
     "replay",
+    "users",
 ]
 
 

@@ -17,6 +17,7 @@ from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
 from ..audit import AuditLog
 from ..auth.links import AckLinks
+from ..auth.passwords import Passwords
 from ..auth.users import UserStore
 from .accounts import Accounts
 from .charts import Charts
@@ -57,11 +58,13 @@ class Workbench:
     @classmethod
     def open(cls, settings: Settings, *, registry: Registry, incidents: "IncidentService", secret: str,
              links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
-             clock: Callable[[], datetime] | None = None, sms_verifier: SmsVerifier | None = None) -> "Workbench":
-        """``clock``: the pipeline's (charts draw an open episode up to it)."""
+             clock: Callable[[], datetime] | None = None, sms_verifier: SmsVerifier | None = None,
+             passwords: Passwords | None = None) -> "Workbench":
+        """``clock``: the pipeline's (charts draw an open episode up to it); ``passwords``:
+        the hasher (default argon2id with argon2-cffi's parameters)."""
         conn = connect(settings.workbench_db)
         lock = threading.RLock()
-        users = UserStore(conn, lock)
+        users = UserStore(conn, lock, passwords=passwords)
         audit = AuditLog(conn, lock)
         charts = Charts(readings, registry, clock or (lambda: datetime.now(timezone.utc))) if readings else None
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 
 from ..deps import CurrentActor, Services, render
 from ..services.incidents import ACTIVE
@@ -21,5 +21,4 @@ def home(request: Request, actor: CurrentActor, services: Services) -> Response:
 
 @router.get("/favicon.ico")
 def favicon() -> Response:
-    from fastapi.responses import RedirectResponse
     return RedirectResponse("/static/icon.svg", status_code=301)

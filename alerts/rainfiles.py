@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ms4watch.contract.errors import ConfigError
-from ms4watch.contract.readings_csv import read_readings_csv
+from ms4watch.contract.readings_csv import bounded_ns, read_readings_csv
 
 from .errors import RainFileError
 
@@ -114,16 +114,37 @@ def _readings(path: Path, station: str | None) -> RainRecord:
 
 
 def _times(text: pd.Series, fmt: str, path: Path, first_line: int) -> pd.DatetimeIndex:
-    t = pd.to_datetime(text.str.strip(), format=fmt, errors="coerce")
+    try:
+        t = pd.to_datetime(text.str.strip(), format=fmt, errors="coerce")
+    except (pd.errors.OutOfBoundsDatetime, ValueError, OverflowError):   # pandas raises for some anyway
+        t = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+    t = bounded_ns(t.dt.tz_localize("UTC"))
     bad = np.flatnonzero(t.isna().to_numpy())
     if bad.size:
         i = int(bad[0])
         raise RainFileError(f"{path}:{first_line + i}: DateTime: not a time in format {fmt}: {text.iat[i]!r}")
-    return pd.DatetimeIndex(t).as_unit("ns").tz_localize("UTC")
+    return pd.DatetimeIndex(t)
+
+
+def _csv(path: Path, source: str | io.StringIO | None = None, *, columns: int = 2, **kw) -> pd.DataFrame:
+    """A CSV as strings, or RainFileError naming the file (and line, where pandas says)."""
+    try:
+        raw = pd.read_csv(source if source is not None else path, encoding="utf-8-sig", dtype=str,
+                          keep_default_na=False, **kw)
+    except pd.errors.EmptyDataError:
+        raise RainFileError(f"{path}: empty: no header") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        text = str(e).replace("Error tokenizing data. C error: ", "")
+        raise RainFileError(f"{path}: not a table this format can read: {text}") from None
+    if len(raw.columns) < columns:
+        raise RainFileError(f"{path}:1: expected at least {columns} columns, found {len(raw.columns)}")
+    if raw.empty:
+        raise RainFileError(f"{path}: no rows after the header")
+    return raw
 
 
 def _tips(path: Path, tip_in: float) -> RainRecord:
-    raw = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    raw = _csv(path)
     tcol, ccol = raw.columns[0], raw.columns[1]
     idx = _times(raw[tcol], "%m/%d/%y %H:%M:%S", path, 2)
     counts = pd.to_numeric(raw[ccol].str.strip(), errors="coerce")
@@ -138,7 +159,7 @@ def _tips(path: Path, tip_in: float) -> RainRecord:
 
 
 def _fixed(path: Path) -> RainRecord:
-    raw = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    raw = _csv(path)
     tcol, dcol = raw.columns[0], raw.columns[1]
     fmt = "%Y-%m-%d %H:%M:%S" if "-" in raw[tcol].iat[0] else "%m/%d/%y %H:%M:%S"
     idx = _times(raw[tcol], fmt, path, 2)
@@ -153,11 +174,15 @@ def _fixed(path: Path) -> RainRecord:
 
 
 def _rdb(path: Path, column: str | None) -> RainRecord:
-    lines = [ln for ln in path.read_text(encoding="utf-8-sig").splitlines() if not ln.startswith("#")]
-    if len(lines) < 2:
-        raise RainFileError(f"{path}: not an RDB file (header and format lines missing)")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise RainFileError(f"{path}: not text (UTF-8): {e.reason} at byte {e.start}") from None
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    if len(lines) < 3:
+        raise RainFileError(f"{path}: not an RDB file (header, format line and rows missing)")
     body = "\n".join([lines[0]] + lines[2:])  # line 2 is the RDB column-format line
-    raw = pd.read_csv(io.StringIO(body), sep="\t", dtype=str, keep_default_na=False)
+    raw = _csv(path, io.StringIO(body), sep="\t")
     raw.columns = [c.strip() for c in raw.columns]
     col = column or next((c for c in raw.columns[1:] if c.startswith("gage")), None)
     if col is None or col not in raw.columns:

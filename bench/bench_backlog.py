@@ -4,6 +4,10 @@ Same run, same Mosquitto, same InfluxDB 1.x (Debian influxd), same backlog for:
 
 * ``ms4watch`` ingest → InfluxDB (``influxdb1://``, behind the SpoolingSink as in production),
 * ``ms4watch`` ingest → the embedded SQLite store,
+* ``ms4watch serve`` → InfluxDB: what a town runs, ingest plus the streaming alert engine
+  evaluating every stored batch, incidents and notifications (a registry makes the
+  loggers' stations a rain gauge, outfalls and turbidity pairs); after the drain its
+  engine's final events are checked equal to ``replay``'s over the same readings,
 * the Node-RED 4 peer (../shared/peers/nodered) → InfluxDB, its function node adapted (in a
   copy) to our readings payload: one point per reading, same tags and fields; its MQTT
   session made persistent (clean session off) like ours,
@@ -107,6 +111,52 @@ def publish_backlog(port: int, n_readings: int, per_message: int) -> int:
     c.disconnect()
     c.loop_stop()
     return n_msgs
+
+
+SERVE_REGISTRY = f"""municipality: {MUNI}
+timezone: America/New_York
+rain_gauges: [{{id: ST-00}}]
+outfalls:
+""" + "".join(f"  - {{id: ST-0{i}, name: Outfall {i}, rain_gauges: [ST-00], flow_floor_gpm: 0.5}}\n"
+              for i in range(1, 6)) + """turbidity_pairs:
+  - {id: TP-1, upstream: ST-06, downstream: ST-07}
+  - {id: TP-2, upstream: ST-08, downstream: ST-09}
+contacts: [{name: Bench SMO, role: smo, email: smo@bench.test}]
+"""
+
+
+def backlog_readings(n_readings: int, per_message: int):
+    """The backlog as canonical readings (what publish_backlog sends, in canonical units)."""
+    from ms4watch.contract.wire import decode_canonical
+    n_msgs = n_readings // per_message
+    quantities = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
+                  ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
+    for i in range(n_msgs):
+        dev, seq = i % 10, i // 10
+        t = T0_NS + seq * 60 * 10**9
+        rows = [(t, f"{s}{k // len(quantities) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None)
+                for k, (s, q, u) in ((k, quantities[k % len(quantities)]) for k in range(per_message))]
+        yield from decode_canonical("bench", f"ST-{dev:02d}", encode_readings(f"LOG-{dev:02d}", seq, rows))[2]
+
+
+def check_serve_alerts(serve_dir: Path, n_readings: int, per_message: int) -> bool:
+    """serve's engine (from its checkpoint) against replay over the same readings: same final events."""
+    import numpy as np
+
+    from ms4watch.alerts.engine import StreamingEngine
+    from ms4watch.alerts.replay import ReadingTable, final_state, replay
+    from ms4watch.contract.registry import load_registry
+    reg = load_registry(serve_dir / "sites.yaml")
+    rs = list(backlog_readings(n_readings, per_message))
+    engine = StreamingEngine(reg, serve_dir / "engine-state.json")
+    table = ReadingTable(np.array([r.time_ns for r in rs]), np.array([r.station for r in rs], dtype=object),
+                         np.array([r.quantity for r in rs], dtype=object), np.array([r.value for r in rs]))
+    expected = final_state(replay(reg, table, now_ns=engine.now_ns))
+    got = engine.events()
+    same = {k: e.fields for k, e in got.items()} == {k: e.fields for k, e in expected.items()}
+    if not same:
+        print(f"  serve's events differ from replay's: {sorted(set(got) ^ set(expected))[:5]} …", flush=True)
+    return same
 
 
 # -- measuring one contender ---------------------------------------------------------------------
@@ -215,11 +265,11 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
     procs: list[subprocess.Popen] = []
     try:
         from ms4watch.ingest.sinks.influxdb import Influx1Sink
-        for db in ("ms4", "nodered", "ms4x2"):
+        for db in ("ms4", "nodered", "ms4x2", "serve"):
             Influx1Sink.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
         print(f"\n== {target} readings, {per_message} per message ({n_msgs} messages); Mosquitto "
               f"max_inflight_messages {inflight}; influxd 1.6", flush=True)
-        contenders = ["ingest-influx", "ingest-sqlite", "paho-count", "sub-count", "mosquitto-sub"]
+        contenders = ["ingest-influx", "serve-influx", "ingest-sqlite", "paho-count", "sub-count", "mosquitto-sub"]
         if nodered:
             contenders.append("nodered-bench")
         if a.skip_sqlite:
@@ -282,6 +332,21 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
         results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
                                count_influx("ms4"), target))
         _stop_all(procs)
+        serve_dir = work / "serve"
+        serve_dir.mkdir()
+        (serve_dir / "sites.yaml").write_text(SERVE_REGISTRY)
+
+        def serve_cli() -> int:
+            p = subprocess.Popen([sys.executable, "-m", "ms4watch", "serve", "--registry", str(serve_dir / "sites.yaml"),
+                                  "--data-dir", str(serve_dir), "--store", influx.store_url("serve"),
+                                  "--broker", broker.url, "--http", "off"], cwd=REPO, stdout=subprocess.DEVNULL,
+                                 env={**os.environ, "MS4WATCH_BROKER__CLIENT_ID": "serve-influx"})
+            procs.append(p)
+            return p.pid
+        res = measure("ms4watch serve→influxdb", serve_cli, count_influx("serve"), target)
+        _stop_all(procs)                # SIGTERM: serve checkpoints its engine on the way out
+        res["alerts_equal_replay"] = check_serve_alerts(serve_dir, target, per_message)
+        results.append(res)
         results.append(measure(f"ms4watch→influxdb ×{workers}", ingest_cli(influx.store_url("ms4x2"),
                                                                            f"ingest-x{workers}", "--workers", str(workers)),
                                count_influx("ms4x2"), target))
@@ -345,6 +410,11 @@ def report(results: list[dict], per_message: int) -> None:
               f"{ours['peak_rss_mb'] / nr['peak_rss_mb']:.2f}× (target < 0.25×)")
     if ours and sq:
         print(f"  embedded SQLite vs InfluxDB: {sq['rate_drain'] / ours['rate_drain']:.2f}× drain (target ≥ 1×)")
+    sv = by.get("ms4watch serve→influxdb")
+    if ours and sv:
+        print(f"  serve/ingest ({per_message}/msg): {sv['rate_drain'] / ours['rate_drain']:.2f}× drain, "
+              f"{sv['rate_total'] / ours['rate_total']:.2f}× total (target ≥ 0.5×); memory "
+              f"{sv['peak_rss_mb'] / ours['peak_rss_mb']:.2f}×; alerts equal to replay's: {sv.get('alerts_equal_replay')}")
     x2 = by.get("ms4watch→influxdb ×2")
     if x2 and nr:
         print(f"  ms4watch ×2 workers/Node-RED ({per_message}/msg): rate {x2['rate_drain'] / nr['rate_drain']:.2f}× drain, "

@@ -49,7 +49,7 @@ def read_readings_csv(path: str | Path | IO[str], *, strict: bool = False) -> Re
         bad |= mask
 
     t_text = raw["time"].str.strip()
-    times = pd.to_datetime(t_text, utc=True, format="ISO8601", errors="coerce")
+    times = _times(t_text)
     no_offset = ~t_text.str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True)
     flag(times.isna().to_numpy() | no_offset.to_numpy(), "time",
          lambda i: f"not an ISO 8601 time with offset: {raw['time'].iat[i]!r}")
@@ -88,6 +88,31 @@ def read_readings_csv(path: str | Path | IO[str], *, strict: bool = False) -> Re
     })
     problems.sort()
     return ReadResult(frame, problems)
+
+
+_EARLIEST = pd.Timestamp("1677-09-22", tz="UTC")   # what nanosecond time stamps hold
+_LATEST = pd.Timestamp("2262-04-11", tz="UTC")
+
+
+def _times(text: pd.Series) -> pd.Series:
+    """ISO 8601 times as UTC nanoseconds; NaT where a row is not one or lies outside what
+    nanosecond time stamps hold (pandas may parse "-2026-06-01" into a coarser unit, or
+    raise even with errors="coerce")."""
+    try:
+        t = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
+    except (pd.errors.OutOfBoundsDatetime, ValueError, OverflowError):
+        def one(s: str):
+            try:
+                return pd.to_datetime(s, utc=True, format="ISO8601")
+            except (pd.errors.OutOfBoundsDatetime, ValueError, OverflowError):
+                return pd.NaT
+        t = pd.to_datetime(text.map(one), utc=True)
+    return bounded_ns(t)
+
+
+def bounded_ns(t: pd.Series) -> pd.Series:
+    """Aware times as nanoseconds, NaT outside 1677-09-22 … 2262-04-11 (what they hold)."""
+    return t.where((t >= _EARLIEST) & (t < _LATEST)).dt.as_unit("ns")
 
 
 def write_readings_csv(rows: Iterable[tuple[str, str, str, float, str]], out: IO[str]) -> int:

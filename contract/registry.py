@@ -160,7 +160,7 @@ class Registry(_Model):
     def _tz(cls, v: str) -> str:
         try:
             ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):   # "America" is a folder of tzdata: IsADirectoryError
             raise ValueError(f"unknown time zone {v!r} (an IANA name such as America/New_York)") from None
         return v
 

@@ -53,12 +53,13 @@ class AlertPipeline:
                  now_ns: Callable[[], int] | None = None, eval_interval: timedelta = timedelta(0),
                  ack_link: AckLink | None = None, records_sink: Any = None,
                  delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None,
-                 on_alert_latency: Callable[[float], None] | None = None):
+                 on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None):
         """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
         ``now_ns``: the wall clock (None: the data's own clock, as in the demo); ``ack_link``:
         an incident's acknowledge link (the workbench signs it); ``on_alert_latency``: told,
         in wall seconds, how long each incident a stored batch opened took from that batch
-        reaching the pipeline to its first notification being accepted by a channel."""
+        reaching the pipeline to its first notification being accepted by a channel;
+        ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings)."""
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -87,7 +88,8 @@ class AlertPipeline:
                                      ack_link=ack_link, retry_first=delivery.retry_first,
                                      retry_max=delivery.retry_max)
         self.incidents = IncidentService(registry, store, self.dispatcher, db_lock, clock=self._clock,
-                                         on_incident=self._incident_record if self.records else None)
+                                         on_incident=self._incident_record if self.records else None,
+                                         sms_limiter=sms_limiter)
         self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds())
         self.dispatcher.wake = self.delivery.wake
         self._on_alert_latency = on_alert_latency

@@ -137,6 +137,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
     links = secret = None
     if settings.http.listen is not None:   # the secret signs sessions and the links in emails alike
         from .workbench.auth import AckLinks, load_secret
+        sms_verifier = settings.sms.verifier()   # a missing secret is one line now, not at the first SMS
         secret = load_secret(settings)
         links = AckLinks(secret, settings.web.ack_link_lifetime, settings.http.public_url)
     metrics = Metrics()
@@ -145,7 +146,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         registry, settings.data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe)
+        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter())
     broker = settings.broker
     ingest = IngestService(
         broker.url, registry.municipality, sink,
@@ -165,7 +166,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
                         backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
         server.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret,
                                           links=links, health=health, metrics=metrics, readings=readings,
-                                          clock=incidents.clock)
+                                          clock=incidents.clock, sms_verifier=sms_verifier)
         server.app = create_app(settings, server.workbench)
     return server
 

@@ -160,6 +160,41 @@ class DeliverySettings(_Section):
     idle: Duration = Field(default=timedelta(seconds=5), description="the delivery worker looks at least this often")
 
 
+class SmsSettings(_Section):
+    inbound: Literal["off", "twilio", "hmac", "none"] = Field(
+        default="off", description="the inbound-SMS webhook (/sms/inbound): off; twilio (X-Twilio-Signature checked "
+                                   "with the auth token); hmac (X-MS4Watch-Signature, a shared secret); none (unsigned: "
+                                   "only behind a private network)")
+    secret_file: Path | None = Field(default=None, description="Twilio auth token or the HMAC key, one line")
+    secret: SecretStr | None = Field(default=None, description="only from MS4WATCH_SMS__SECRET")
+    replies_per_sender: int = Field(default=10, ge=1, le=1000, description="replies from one number per window")
+    attempts_per_incident: int = Field(default=5, ge=1, le=1000, description="acknowledge attempts per incident "
+                                                                              "per window")
+    window: Duration = Field(default=timedelta(minutes=15), description="the rate limits' window")
+
+    def verifier(self):
+        """The webhook's signature check, or None when the webhook is off."""
+        from .alerts.incidents.sms_auth import Scheme, WebhookVerifier
+        if self.inbound == "off":
+            return None
+        if self.inbound == "none":
+            return WebhookVerifier(Scheme.NONE)
+        key = self.secret.get_secret_value() if self.secret else None
+        if key is None and self.secret_file is not None:
+            try:
+                key = self.secret_file.read_text(encoding="utf-8").strip()
+            except OSError as e:
+                raise SettingsError(f"sms.secret_file: cannot read {self.secret_file}: {e.strerror}") from None
+        if not key:
+            raise SettingsError(f"sms.inbound = {self.inbound!r} needs sms.secret_file or MS4WATCH_SMS__SECRET")
+        return WebhookVerifier(Scheme(self.inbound), key)
+
+    def limiter(self):
+        from .alerts.incidents.sms_auth import ReplyLimiter
+        return ReplyLimiter(per_sender=self.replies_per_sender, per_incident=self.attempts_per_incident,
+                            window_s=self.window.total_seconds())
+
+
 class EngineSettings(_Section):
     tick: Duration = Field(default=timedelta(seconds=30), description="the alert clock advances this often")
     eval_interval: Duration = Field(default=timedelta(0),
@@ -187,8 +222,8 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     delivery: DeliverySettings = Field(default_factory=DeliverySettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
+    sms: SmsSettings = Field(default_factory=SmsSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
-    log_format: Literal["text", "json"] = "text"
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -269,5 +304,6 @@ def _prune(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Settings", "SettingsError", "BrokerSettings", "HttpSettings", "WebSettings", "DeliverySettings", "EngineSettings",
+__all__ = ["Settings", "SettingsError", "BrokerSettings", "HttpSettings", "WebSettings", "DeliverySettings",
+           "EngineSettings", "SmsSettings",
            "IngestSettings", "load_settings", "config_file"]

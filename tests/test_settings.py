@@ -115,3 +115,17 @@ def test_serve_start_up_mistakes_are_one_line_not_a_traceback(tmp_path, args, me
     assert out.returncode == 2
     assert out.stderr.startswith(message), out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_sms_webhook_is_off_until_configured_and_needs_its_secret(tmp_path, monkeypatch):
+    assert load_settings(write(tmp_path, "")).sms.verifier() is None
+    with pytest.raises(SettingsError, match=r"sms.inbound = 'twilio' needs sms.secret_file or MS4WATCH_SMS__SECRET"):
+        load_settings(write(tmp_path, '[sms]\ninbound = "twilio"\n')).sms.verifier()
+    token = tmp_path / "twilio-token"
+    token.write_text("abc123\n")
+    v = load_settings(write(tmp_path, f'[sms]\ninbound = "twilio"\nsecret_file = "{token}"\n')).sms.verifier()
+    assert v.scheme.value == "twilio" and v.secret == "abc123" and "abc123" not in repr(v)
+    monkeypatch.setenv("MS4WATCH_SMS__SECRET", "k")
+    assert load_settings(write(tmp_path, '[sms]\ninbound = "hmac"\n')).sms.verifier().secret == "k"
+    with pytest.raises(SettingsError, match=r"^sms\.inbound .*Input should be 'off', 'twilio', 'hmac' or 'none'"):
+        load_settings(write(tmp_path, '[sms]\ninbound = "yes"\n'))

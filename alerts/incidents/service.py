@@ -19,6 +19,7 @@ from ms4watch.contract.registry import Registry
 from ..events import Event, EventKind
 from .db import transaction
 from .model import Incident
+from .sms_auth import ReplyLimiter
 from .sms_replies import SmsReply, handle_reply, parse_inbound
 from .store import Change, IncidentStore
 
@@ -33,8 +34,10 @@ Clock = Callable[[], datetime]
 
 class IncidentService:
     def __init__(self, registry: Registry, store: IncidentStore, dispatcher: "Dispatcher", lock: threading.RLock,
-                 *, clock: Clock | None = None, on_incident: Callable[[Incident], None] | None = None):
-        """``store`` and ``dispatcher`` share one incident database and ``lock``."""
+                 *, clock: Clock | None = None, on_incident: Callable[[Incident], None] | None = None,
+                 sms_limiter: ReplyLimiter | None = None):
+        """``store`` and ``dispatcher`` share one incident database and ``lock``;
+        ``sms_limiter`` bounds SMS replies per sender and attempts per incident."""
         self.registry = registry
         self.store = store
         self.conn = store.conn
@@ -42,6 +45,7 @@ class IncidentService:
         self._lock = lock
         self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
         self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
+        self.sms_limiter = sms_limiter if sms_limiter is not None else ReplyLimiter()
 
     # -- the engine's events -------------------------------------------------------------
     def handle(self, event: Event) -> Change:
@@ -90,7 +94,7 @@ class IncidentService:
         """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""
         msg = parse_inbound(content_type, body)
         with self._lock:
-            reply = handle_reply(self.store, self.dispatcher.contacts, msg, self.clock())
+            reply = handle_reply(self.store, self.dispatcher.contacts, msg, self.clock(), self.sms_limiter)
             if reply.incident is not None:
                 self._told(reply.incident)
         self.dispatcher.wake()

@@ -18,6 +18,7 @@ from ms4watch.contract.registry import Contact
 from ..notifiers.sms.gsm7 import fit, to_gsm7
 from .errors import IncidentError
 from .model import Incident
+from .sms_auth import ReplyLimiter
 from .store import CODE_LENGTH, IncidentStore
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
@@ -63,18 +64,27 @@ def normalise_number(number: str) -> str:
     return digits
 
 
-def handle_reply(store: IncidentStore, contacts: Sequence[Contact], msg: InboundSms, now: datetime) -> SmsReply:
-    """Acknowledge the incident whose code the reply carries, on behalf of the sender."""
+def handle_reply(store: IncidentStore, contacts: Sequence[Contact], msg: InboundSms, now: datetime,
+                 limiter: ReplyLimiter | None = None) -> SmsReply:
+    """Acknowledge the incident whose code the reply carries, on behalf of the sender.
+
+    ``limiter`` bounds replies per sender and acknowledgement attempts per incident, so
+    codes cannot be guessed at speed. Only codes are looked up (a number in the body is
+    never taken for an incident id)."""
     sender = normalise_number(msg.sender)
+    if limiter is not None and not limiter.sender(sender):
+        return SmsReply("ms4watch: too many replies from this number; try again in a quarter of an hour.", None)
     contact = next((c for c in contacts if c.sms and normalise_number(c.sms) == sender), None)
     if contact is None:
         return SmsReply("ms4watch: this number is not a registered contact; nothing acknowledged.", None)
-    candidates = [t.upper() for t in _TOKEN.findall(msg.body) if len(t) == CODE_LENGTH]
+    candidates = [t.upper() for t in _TOKEN.findall(msg.body) if len(t) == CODE_LENGTH and not t.isdigit()]
     for code in candidates:
         try:
-            inc = store.find(code)
+            inc = store.by_code(code)
         except IncidentError:
             continue
+        if limiter is not None and not limiter.incident(inc.id):
+            return SmsReply(_one(f"ms4watch: too many attempts on {inc.code}; try again later or use the link."), None)
         try:
             inc = store.acknowledge(inc.id, by=contact.name, how=f"sms reply from {sender}", now=now,
                                     note=msg.body.strip()[:200] or None)

@@ -312,9 +312,16 @@ class IncidentStore:
         text = str(ref).strip()
         if text.isdigit():
             return self.get(int(text))
-        row = self.conn.execute("SELECT * FROM incidents WHERE code = ?", (text.upper(),)).fetchone()
+        try:
+            return self.by_code(text)
+        except IncidentError:
+            raise IncidentError(f"no incident with id or code {text!r}") from None
+
+    def by_code(self, code: str) -> Incident:
+        """By acknowledge code only (any case)."""
+        row = self.conn.execute("SELECT * FROM incidents WHERE code = ?", (code.strip().upper(),)).fetchone()
         if row is None:
-            raise IncidentError(f"no incident with id or code {text!r}")
+            raise IncidentError(f"no incident with code {code.strip()!r}")
         return _incident(row)
 
     def list(self, states: Iterable[State] | None = None, limit: int = 1000, *, kind: str | None = None,

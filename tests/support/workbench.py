@@ -87,12 +87,14 @@ def csrf_of(html: str) -> str:
     return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
 
 
-def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, web: dict | None = None) -> Bench:
-    """The readings port is a SQLite store at ``data/store.db`` (empty until a test writes it)."""
+def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, web: dict | None = None,
+                sms: dict | None = None) -> Bench:
+    """The readings port is a SQLite store at ``data/store.db`` (empty until a test writes it);
+    the SMS webhook takes unsigned posts unless ``sms`` says otherwise."""
     from ms4watch.ingest.sinks import SqliteSink
     readings = SqliteSink(tmp_path / "data" / "store.db")
     settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0"},
-                                        "web": {"secret": SECRET, **(web or {})}})
+                                        "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
     reg = registry()
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
     alerting = Alerting(reg, tmp_path / "data" / "incidents.db", urls or [], clock, ack_link=links.url)
@@ -102,7 +104,8 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     health = Health(broker_connected=None, store=None, backlog=incidents.delivery_backlog, clock=clock,
                     backlog_max=settings.web.ready_backlog_max)
     wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
-                        metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords())
+                        metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
+                        sms_verifier=settings.sms.verifier())
     server = WebServer("127.0.0.1", 0)
     links.base_url = server.url
     server.start(create_app(settings, wb))

@@ -17,7 +17,7 @@ from tests.support.notify_peers import dwf
 
 # Writes that are not a user's: their own authority is checked elsewhere (and tested there).
 NOT_A_USERS = {"/login": "the password itself", "/ack/{token}": "the signed link (test_ack.py)",
-               "/sms/inbound": "a registry contact's number (test_sms.py); provider signatures: issue 14"}
+               "/sms/inbound": "the provider's signature and a contact's number (test_sms.py)"}
 # The least role each write needs; a write missing here fails the test below.
 LEAST_ROLE = {
     "/logout": Role.VIEWER,

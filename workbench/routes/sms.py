@@ -1,4 +1,5 @@
-"""``POST /sms/inbound``: the SMS provider's webhook (alerts/notifiers/sms/README.md).
+"""``POST /sms/inbound``: the SMS provider's webhook (alerts/notifiers/sms/README.md), when
+``sms.inbound`` is not ``off``; its signature is checked first (``alerts/incidents/sms_auth.py``).
 Twilio's form posts are answered with TwiML (texted back to the sender), JSON with JSON."""
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ async def inbound(request: Request, services: Services) -> Response:
     if len(body) > MAX_BODY:
         raise WorkbenchError(f"inbound SMS: body over {MAX_BODY} bytes")
     ctype = request.headers.get("content-type", "")
+    public = services.settings.http.public_url   # the URL the provider called, behind the town's proxy
+    url = public + request.url.path if public else str(request.url)
     reply = await run_in_threadpool(lambda: services.sms.receive(
-        url=str(request.url), headers=dict(request.headers), content_type=ctype, body=body,
-        address=client_address(request)))
+        url=url, headers=dict(request.headers), content_type=ctype, body=body, address=client_address(request)))
     if ctype.split(";")[0].strip().lower() == "application/json":
         return JSONResponse({"reply": reply.text, "acknowledged": reply.incident.id if reply.incident else None})
     return Response(f'<?xml version="1.0" encoding="UTF-8"?><Response><Message>{html.escape(reply.text)}'

@@ -24,12 +24,13 @@ from .charts import Charts
 from .health import Health
 from .incidents import IncidentDesk
 from .metrics import Metrics
-from .sms import SmsInbox, SmsVerifier
+from .sms import SmsInbox
 
 if TYPE_CHECKING:
     import sqlite3
 
     from ...alerts.incidents.service import IncidentService
+    from ...alerts.incidents.sms_auth import WebhookVerifier
 
 
 @dataclass
@@ -58,9 +59,10 @@ class Workbench:
     @classmethod
     def open(cls, settings: Settings, *, registry: Registry, incidents: "IncidentService", secret: str,
              links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
-             clock: Callable[[], datetime] | None = None, sms_verifier: SmsVerifier | None = None,
+             clock: Callable[[], datetime] | None = None, sms_verifier: "WebhookVerifier | None" = None,
              passwords: Passwords | None = None) -> "Workbench":
-        """``clock``: the pipeline's (charts draw an open episode up to it); ``passwords``:
+        """``clock``: the pipeline's (charts draw an open episode up to it); ``sms_verifier``:
+        the inbound-SMS webhook's signature check (None: the webhook is off); ``passwords``:
         the hasher (default argon2id with argon2-cffi's parameters)."""
         conn = connect(settings.workbench_db)
         lock = threading.RLock()

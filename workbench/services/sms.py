@@ -1,21 +1,23 @@
 """The inbound-SMS webhook's service: the provider's POST, a reply carrying an incident's
-code acknowledges it (``alerts/incidents/sms_replies.py``: only a registry contact's number).
+code acknowledges it (``alerts/incidents/sms_replies.py``: only a registry contact's number,
+rate-limited per sender and per incident).
 
-Verifying that the POST really comes from the provider (Twilio's ``X-Twilio-Signature``…)
-is issue 14: it plugs in as an :class:`SmsVerifier`; until then every POST is taken, as the
-old acknowledge endpoint took it, and the number must still be a contact's.
+Whether the POST comes from the provider is the ``WebhookVerifier`` of the ``[sms]``
+settings (``alerts/incidents/sms_auth.py``: Twilio's signature, or an HMAC of the body, or
+``none`` behind a private network); with ``sms.inbound = "off"`` (the default) the webhook
+does not exist (404).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Protocol
+from typing import TYPE_CHECKING, Mapping
 
+from ...alerts.incidents.sms_auth import SmsAuthError, WebhookVerifier
 from ...alerts.incidents.sms_replies import SmsReply, parse_inbound
 from ..audit import AuditLog
-from ..errors import Forbidden, WorkbenchError
+from ..errors import Forbidden, NotFound, WorkbenchError
 from ..roles import Via
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...alerts.incidents.service import IncidentService
@@ -23,30 +25,25 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class SmsVerifier(Protocol):
-    def verify(self, url: str, headers: Mapping[str, str], body: bytes) -> bool:
-        """True when the request is the provider's own (its signature checks out)."""
-
-
-class AcceptAll:
-    """No provider signature checked yet (issue 14)."""
-
-    def verify(self, url: str, headers: Mapping[str, str], body: bytes) -> bool:
-        return True
-
-
 class SmsInbox:
     def __init__(self, incidents: "IncidentService", audit: AuditLog, municipality: str,
-                 verifier: SmsVerifier | None = None):
+                 verifier: WebhookVerifier | None = None):
+        """``verifier`` None: the webhook is off."""
         self.incidents = incidents
         self.audit = audit
         self.municipality = municipality
-        self.verifier: SmsVerifier = verifier or AcceptAll()
+        self.verifier = verifier
 
     def receive(self, *, url: str, headers: Mapping[str, str], content_type: str, body: bytes,
                 address: str | None) -> SmsReply:
-        if not self.verifier.verify(url, headers, body):
-            raise Forbidden("inbound SMS: the provider's signature does not check out")
+        """``url``: the URL the provider called (``http.public_url`` + path behind a proxy)."""
+        if self.verifier is None:
+            raise NotFound("the inbound-SMS webhook is off (settings: sms.inbound)")
+        try:
+            self.verifier.verify(url, headers, body)
+        except SmsAuthError as e:
+            log.warning("inbound SMS refused from %s: %s", address, e)
+            raise Forbidden(str(e)) from None
         try:
             sender = parse_inbound(content_type, body).sender
             reply = self.incidents.inbound_sms(content_type, body)
@@ -59,4 +56,4 @@ class SmsInbox:
         return reply
 
 
-__all__ = ["SmsInbox", "SmsVerifier", "AcceptAll"]
+__all__ = ["SmsInbox"]

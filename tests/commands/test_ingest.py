@@ -1,0 +1,98 @@
+"""``ms4watch ingest --workers``: the broker password reaches the workers through their
+environment, never their command lines (which ``ps`` shows every user). Real Mosquitto
+with a password file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import psutil
+import pytest
+
+from ms4watch.contract.wire import encode_readings
+from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.waiting import wait_for
+
+SECRET = "s3cret-Pw"
+
+
+def locked_broker(tmp_path: Path, broker) -> None:
+    passwd = tmp_path / "passwd"
+    for user, pw in (("ingest", SECRET), ("logger", "lg")):
+        subprocess.run(["mosquitto_passwd", *(["-c"] if user == "ingest" else []), "-b", str(passwd), user, pw],
+                       check=True)
+    passwd.chmod(0o644)
+    broker.stop()
+    broker.conf.write_text(broker.conf.read_text().replace("allow_anonymous true",
+                                                           f"allow_anonymous false\npassword_file {passwd}"))
+    broker.start()
+
+
+def stored(store: Path) -> int:
+    s = SqliteSink(store)
+    try:
+        s.open()
+        return s.count_readings()
+    except Exception:
+        return 0
+    finally:
+        s.close()
+
+
+@pytest.mark.mosquitto
+def test_workers_get_the_password_from_their_environment_not_their_command_line(tmp_path, mosquitto_broker):
+    locked_broker(tmp_path, mosquitto_broker)
+    pw = tmp_path / "mqtt-password"
+    pw.write_text(SECRET + "\n")
+    store = tmp_path / "store.db"
+    for i in range(2):   # the workers' persistent sessions first, as a running deployment has them
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"ingest-w-{i}", clean_session=False,
+                        protocol=mqtt.MQTTv311)
+        c.username_pw_set("ingest", SECRET)
+        c.connect("127.0.0.1", mosquitto_broker.port)
+        c.subscribe("$share/ingest-w/ms4/town/+/+/readings", qos=1)
+        c.loop(1)
+        c.disconnect()
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town",
+                             "--broker", mosquitto_broker.url, "--username", "ingest", "--password-file", str(pw),
+                             "--store", f"sqlite:///{store}", "--client-id", "ingest-w", "--workers", "2",
+                             "--data-dir", str(tmp_path / "data")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        workers = lambda: [c for c in psutil.Process(proc.pid).children() if "ingest" in c.cmdline()]  # noqa: E731
+        assert wait_for(lambda: len(workers()) == 2, 30)
+        for w in workers():
+            assert not any(SECRET in part for part in w.cmdline())
+            assert w.environ().get("MS4WATCH_BROKER__PASSWORD") == SECRET
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
+        pub.username_pw_set("logger", "lg")
+        pub.connect("127.0.0.1", mosquitto_broker.port)
+        pub.loop_start()
+        t = time.time_ns() // 10**9 * 10**9
+        for seq in range(1, 41):
+            pub.publish("ms4/town/OF-1/LOG-1/readings", encode_readings(
+                "LOG-1", seq, [(t + seq * 10**9, "flow", "flow", 1.0, "gpm", [], None)]), qos=1).wait_for_publish(5)
+        pub.loop_stop()
+        assert wait_for(lambda: stored(store) == 40, 60)     # the workers did log in
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def test_a_broker_url_with_a_password_is_refused_in_one_line(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town",
+                          "--broker", "mqtt://ingest:pw@127.0.0.1:1", "--data-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: broker.url: a broker URL must not carry a password")
+    assert "pw@" not in out.stderr and "Traceback" not in out.stderr
+
+
+def test_help_shows_no_password_in_a_url():
+    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--help"], capture_output=True, text=True,
+                         timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and "user:pass" not in out.stdout and "[USER@]HOST" in out.stdout

@@ -1,0 +1,35 @@
+"""The root command: --version, log lines as text or JSON, a bad option is one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+ENV = {"PATH": "/usr/bin:/bin"}
+
+
+def ms4watch(*args: str, **kw):
+    return subprocess.run([sys.executable, "-m", "ms4watch", *args], capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_version():
+    out = ms4watch("--version")
+    assert out.returncode == 0 and out.stdout.startswith("ms4watch 0.")
+
+
+def test_json_log_lines_are_one_object_each(tmp_path):
+    script = ("import logging; from ms4watch.cli import setup_logging; setup_logging(logging.INFO, 'json');"
+              "logging.getLogger('ms4watch.serve').warning('store %s unavailable', 'influx')")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    [line] = out.stderr.strip().splitlines()
+    rec = json.loads(line)
+    assert rec["level"] == "WARNING" and rec["logger"] == "ms4watch.serve"
+    assert rec["message"] == "store influx unavailable" and rec["time"]
+
+
+def test_log_format_from_the_environment_and_a_bad_one_refused(tmp_path):
+    out = ms4watch("incidents", "list", "--db", str(tmp_path / "none.db"),
+                   env={**ENV, "MS4WATCH_LOG_FORMAT": "xml", "HOME": str(tmp_path)})
+    assert out.returncode == 2 and "expected text or json, got 'xml'" in out.stderr
+    assert "Traceback" not in out.stderr

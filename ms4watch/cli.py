@@ -20,6 +20,7 @@ COMMANDS = [
     "storms",
     "replay",
     "backup",
+    "users",
 ]
 
 

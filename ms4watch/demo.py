@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import shutil
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -62,6 +64,8 @@ class DemoOptions:
     notify_urls: list[str] = field(default_factory=list)
     drain_timeout_s: float = 120.0
     inspected_sites: tuple[str, ...] = ("CS-1",)  # a simulated inspector visits these before the deadline
+    http: str = "127.0.0.1:0"          # the workbench: HOST:PORT (0: a free port), or "off"
+    serve: bool = False                # keep the workbench (and the server) up after the simulated days
 
 
 @dataclass
@@ -95,6 +99,14 @@ class Demo:
         self.report = report
         self.progress = progress
         self.summary = DemoSummary()
+        self.web_url: str | None = None
+        self.web_login: tuple[str, str] | None = None   # (user, password) of the demo's SMO
+        self.serving = threading.Event()               # set while --serve keeps it up after the week
+        self._stop_serving = threading.Event()
+
+    def stop_serving(self) -> None:
+        """End ``serve``'s wait (what Ctrl-C does at a terminal)."""
+        self._stop_serving.set()
 
     # -- set-up ----------------------------------------------------------------------------
     def _prepare_workdir(self) -> Path:
@@ -131,7 +143,7 @@ class Demo:
             "registry": configs / "sites.yaml", "data_dir": wd, "store": self.o.store_url,
             "notify": list(self.o.notify_urls),
             "broker": {"url": broker_url, "username": DEMO_USER, "password": "demo"},
-            "http": {"listen": "off"},
+            "http": {"listen": self.o.http},
             "engine": {"eval_interval": "60min"},
             "ingest": {"batch_wait": "5ms"},       # each simulated step waits for its data
         })
@@ -140,12 +152,14 @@ class Demo:
         ingest, pipeline = server.ingest, server.pipeline
         agents: list[Agent] = []
         started = False
+        t_done: float | None = None
         try:
             server.start()
             started = True
             if not ingest.connected.wait(15):
                 raise DemoError(f"ingest could not subscribe at {broker_url}")
             self.report(f"ingest subscribed; store {_redact(settings.store_url)}")
+            self._open_workbench(server, registry.municipality)
             env = DriverEnv(data_dir=wd / "edge", shared={"world": world})
             for f in agent_files:
                 config, options = load_agent_config(f)
@@ -159,6 +173,9 @@ class Demo:
                 self.summary.interrupted = True
                 self.report("interrupted: draining what was taken, then stopping")
             self._drain(agents, ingest)
+            t_done = time.monotonic()
+            if self.o.serve and not self.summary.interrupted and self.web_url:
+                self._serve()
         finally:
             for a in agents:
                 a.stop()
@@ -176,8 +193,30 @@ class Demo:
         s.readings_stored = _count(settings.store_url, ingest)
         s.storms = [e.to_dict(registry.tz) for e in pipeline.storms()]
         s.alerts = [e.to_dict(registry.tz) for e in pipeline.alerts()]
-        s.wall_s = round(time.monotonic() - t_wall, 2)
+        s.wall_s = round((t_done or time.monotonic()) - t_wall, 2)   # the simulation's, not --serve's
         return s
+
+    def _open_workbench(self, server: Any, municipality: str) -> None:
+        """A demo SMO (role admin) with a fresh password, printed once with the URL."""
+        if server.workbench is None:
+            return
+        from .workbench.roles import Role
+        password = secrets.token_urlsafe(9)
+        server.workbench.users.add("smo", password, municipality=municipality, role=Role.ADMIN,
+                                   display_name="Demo SMO")
+        self.web_url, self.web_login = server.web_url, ("smo", password)
+        self.report(f"workbench on {self.web_url} — log in as smo / {password}")
+
+    def _serve(self) -> None:
+        self.report(f"the simulated days are over; the workbench stays on {self.web_url} "
+                    f"(log in as {self.web_login[0]} / {self.web_login[1]}); Ctrl-C stops it")  # type: ignore[index]
+        self.serving.set()
+        try:
+            while not self._stop_serving.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        self.serving.clear()
 
     def _simulate(self, agents: list[Agent], ingest: IngestService, pipeline: AlertPipeline,
                   start_ns: int, end_ns: int) -> None:

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .alerts.delivery import DeliveryWorker, RecordsWriter
-from .alerts.delivery.dispatch import Dispatcher
+from .alerts.delivery.dispatch import AckLink, Dispatcher
+from .alerts.delivery.queue import QueuedNotification
 from .alerts.delivery.routing import RoutingPolicy
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind, EventStatus
-from .alerts.incidents import IncidentStore, connect
+from .alerts.incidents import Change, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
 from .alerts.notifiers.urls import build_channels
 from .alerts.rules._common import td_ns
@@ -49,10 +51,15 @@ class AlertPipeline:
     def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
                  report: Reporter = print, readings: ReadingsSource | None = None,
                  now_ns: Callable[[], int] | None = None, eval_interval: timedelta = timedelta(0),
-                 ack_base_url: str | None = None, records_sink: Any = None,
-                 delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None):
+                 ack_link: AckLink | None = None, records_sink: Any = None,
+                 delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None,
+                 on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None):
         """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
-        ``now_ns``: the wall clock (None: the data's own clock, as in the demo)."""
+        ``now_ns``: the wall clock (None: the data's own clock, as in the demo); ``ack_link``:
+        an incident's acknowledge link (the workbench signs it); ``on_alert_latency``: told,
+        in wall seconds, how long each incident a stored batch opened took from that batch
+        reaching the pipeline to its first notification being accepted by a channel;
+        ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings)."""
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -78,12 +85,18 @@ class AlertPipeline:
         db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
         store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
         self.dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=self._clock, policy=policy,
-                                     ack_base_url=ack_base_url, retry_first=delivery.retry_first,
+                                     ack_link=ack_link, retry_first=delivery.retry_first,
                                      retry_max=delivery.retry_max)
         self.incidents = IncidentService(registry, store, self.dispatcher, db_lock, clock=self._clock,
-                                         on_incident=self._incident_record if self.records else None)
+                                         on_incident=self._incident_record if self.records else None,
+                                         sms_limiter=sms_limiter)
         self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds())
         self.dispatcher.wake = self.delivery.wake
+        self._on_alert_latency = on_alert_latency
+        self._batch_t0: float | None = None          # monotonic time the batch being fed arrived
+        self._awaiting_delivery: dict[int, float] = {}  # incident id -> its batch's arrival
+        if on_alert_latency is not None:
+            self.dispatcher.on_sent = self._delivered
         self._latest: dict[str, Event] = {}
         self._reported_end: set[str] = set()
         self.fed_readings = 0
@@ -124,10 +137,14 @@ class AlertPipeline:
     # -- inputs ---------------------------------------------------------------------------------
     def feed(self, readings: Sequence[CanonicalReading]) -> None:
         with self._lock:
+            self._batch_t0 = time.monotonic()
             for r in readings:
                 if r.time_ns > self._now_ns:
                     self._now_ns = r.time_ns
-            self._handle(self.engine.feed(readings))
+            try:
+                self._handle(self.engine.feed(readings))
+            finally:
+                self._batch_t0 = None
             self.fed_readings += len(readings)
 
     def advance(self, now_ns: int) -> None:
@@ -190,11 +207,28 @@ class AlertPipeline:
             if first or closing or e.status is EventStatus.RETRACTED:
                 self.report(event_line(e, tz))
             try:
-                self.incidents.handle(e)
+                change = self.incidents.handle(e)
             except Exception:  # a notification problem must never lose the event or stop ingest
                 log.exception("incidents could not take event %s", e.id)
+            else:
+                self._await_delivery(change)
             if self.records is not None:
                 self.records.put(event_records(e.to_dict(tz)))
+
+    def _await_delivery(self, change: Change) -> None:
+        inc = change.incident
+        if (self._on_alert_latency is None or self._batch_t0 is None or not change.opened or inc is None
+                or inc.suppressed or inc.priority is Priority.NOTICE):   # notices wait for the digest
+            return
+        if len(self._awaiting_delivery) >= 10_000:   # never delivered (no channel reaches anyone): forget the oldest
+            self._awaiting_delivery.pop(next(iter(self._awaiting_delivery)))
+        self._awaiting_delivery[inc.id] = self._batch_t0
+
+    def _delivered(self, row: QueuedNotification) -> None:
+        """The delivery worker's thread: the first notification of an incident a batch opened."""
+        t0 = self._awaiting_delivery.pop(row.incident_id, None) if row.incident_id is not None else None
+        if t0 is not None and self._on_alert_latency is not None:
+            self._on_alert_latency(time.monotonic() - t0)
 
     def _incident_record(self, inc: Any) -> None:
         assert self.records is not None

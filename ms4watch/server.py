@@ -3,8 +3,9 @@
 
 ingest (MQTT → store, acknowledged once durable) → alert engine → incidents → the durable
 notification queue → the delivery worker → email / SMS / webhook, dashboard records on a
-writer of their own, and a small HTTP endpoint for the acknowledge links in emails and the
-inbound SMS webhook. The alert clock is wall time: a ticker advances the engine every
+writer of their own, and the SMO's workbench (``ms4watch.workbench``: pages, the API, the
+signed acknowledge links in emails, the inbound SMS webhook, ``/health``, ``/metrics``) on
+uvicorn in a thread of its own. The alert clock is wall time: a ticker advances the engine every
 ``engine.tick`` so storms are confirmed, deadlines pass and silent stations are noticed
 even when no reading arrives. The demo swaps in the embedded broker and a simulated clock
 (``simulated=True``: the data's own time, advanced by the demo) and nothing else.
@@ -21,14 +22,21 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import ReadingsSource, Sink
+from .ingest.sinks.base import Probing, ReadingsSource, Sink
+from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from .workbench import Workbench
+    from .workbench.serving import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -45,25 +53,37 @@ class Server:
     simulated: bool = False
     report: Reporter = log.info
     refed_readings: int = 0
+    workbench: "Workbench | None" = None      # the web application's services (None: http.listen off)
+    app: "FastAPI | None" = None
+    web: "WebServer | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
-    _web: Any = None
     _ticker: threading.Thread | None = None
 
     @property
     def store_url(self) -> str:
         return self.settings.store_url
 
+    @property
+    def web_url(self) -> str | None:
+        """Where the workbench listens (once started)."""
+        return self.web.url if self.web is not None else None
+
     def start(self, connect_timeout_s: float = 15.0) -> "Server":
+        http = self.settings.http
+        if self.app is not None:   # first: a port that is taken stops the start before anything runs
+            from .workbench.serving import WebServer
+            self.web = WebServer(http.host or "127.0.0.1", http.port or 0)
+            assert self.workbench is not None
+            if self.workbench.links.base_url is None:
+                self.workbench.links.base_url = self.web.url
         self.pipeline.start()
         if isinstance(self.sink, ReadingsSource):
             self.refed_readings = self.pipeline.refeed(self.sink, now_ns=None if self.simulated else time.time_ns())
             if self.refed_readings:
                 log.info("engine re-fed with %d stored readings newer than its checkpoint", self.refed_readings)
         self.ingest.start(connect_timeout_s)
-        http = self.settings.http
-        if http.listen is not None:
-            from .alerts.incidents.web import serve as serve_web
-            self._web = serve_web(self.pipeline.incidents, http.host or "127.0.0.1", http.port or 8000)
+        if self.web is not None and self.app is not None:
+            self.web.start(self.app)
         if not self.simulated:
             self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
             self._ticker.start()
@@ -96,32 +116,59 @@ class Server:
         """Stop taking messages, store what is queued, deliver what is due, checkpoint."""
         self._stop.set()
         self.ingest.stop()
-        if self._web is not None:
-            self._web.shutdown()
+        if self.web is not None:
+            self.web.stop()
         self.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
         self.pipeline.close()
+        if self.workbench is not None:
+            self.workbench.close()
 
 
 def build_server(settings: Settings, *, report: Reporter = log.info, simulated: bool = False,
                  ingest_client_id: str | None = None) -> Server:
     """The server for ``settings``: refuses a bad registry, store URL or channel URL before
     anything is opened or connected."""
+    from .workbench.services.metrics import Metrics
+
     registry = load_registry(settings.require_registry())
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     sink = open_store(settings.store_url, settings.data_dir)
     records = None if settings.store_url.startswith("sqlite:") else sink   # dashboards: InfluxDB only
+    links = secret = None
+    if settings.http.listen is not None:   # the secret signs sessions and the links in emails alike
+        from .workbench.auth import AckLinks, load_secret
+        sms_verifier = settings.sms.verifier()   # a missing secret is one line now, not at the first SMS
+        secret = load_secret(settings)
+        links = AckLinks(secret, settings.web.ack_link_lifetime, settings.http.public_url)
+    metrics = Metrics()
+    readings = sink if isinstance(sink, ReadingsSource) else None
     pipeline = AlertPipeline(
-        registry, settings.data_dir, notify_urls=settings.notify, report=report,
-        readings=sink if isinstance(sink, ReadingsSource) else None,
+        registry, settings.data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
-        ack_base_url=settings.http.base_url(), records_sink=records, delivery=settings.delivery)
+        ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
+        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter())
     broker = settings.broker
     ingest = IngestService(
         broker.url, registry.municipality, sink,
         client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
         on_stored=pipeline.feed, rejected_path=settings.data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds())
-    return Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
+    server = Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
+    incidents = pipeline.incidents
+    metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
+                  spool_depth=(lambda: sink.spool_depth) if isinstance(sink, SpoolingSink) else None,
+                  queue=lambda: incidents.delivery_backlog()[0])
+    if links is not None and secret is not None:
+        from .workbench import Workbench, create_app
+        from .workbench.services.health import Health
+        health = Health(broker_connected=ingest.connected.is_set, store=sink if isinstance(sink, Probing) else None,
+                        backlog=incidents.delivery_backlog, clock=incidents.clock,
+                        backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
+        server.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret,
+                                          links=links, health=health, metrics=metrics, readings=readings,
+                                          clock=incidents.clock, sms_verifier=sms_verifier)
+        server.app = create_app(settings, server.workbench)
+    return server
 
 
 __all__ = ["Server", "build_server"]

@@ -22,6 +22,10 @@ never from a flag, and a broker URL carrying a password is refused::
     listen = "127.0.0.1:8000"
     public_url = "https://ms4.town.example"
 
+    [web]                      # the SMO's workbench served on http.listen
+    secret_file = "/etc/ms4watch/web-secret"   # default DATA_DIR/web-secret, made on first start
+    ack_link_lifetime = "7d"
+
 Validation does no I/O beyond reading the config file; a bad value is one line naming the
 setting (:func:`load_settings` raises :class:`SettingsError`).
 """
@@ -94,7 +98,7 @@ class HttpSettings(_Section):
         host, sep, port = text.rpartition(":")
         if not sep:
             host, port = "127.0.0.1", text
-        if not port.isdigit() or not 0 < int(port) < 65536:
+        if not port.isdigit() or not 0 <= int(port) < 65536:   # 0: any free port (the demo)
             raise ValueError(f"expected HOST:PORT, PORT or 'off', got {text!r}")
         return f"{host or '127.0.0.1'}:{int(port)}"
 
@@ -116,6 +120,38 @@ class HttpSettings(_Section):
     def base_url(self) -> str | None:
         """Where links point: ``public_url``, else the listening address."""
         return self.public_url or (f"http://{self.listen}" if self.listen else None)
+
+
+class WebSettings(_Section):
+    """The SMO's workbench (``ms4watch.workbench``): sessions, acknowledge links, logins."""
+
+    secret_file: Path | None = Field(default=None,
+                                     description="file holding the key that signs session cookies and acknowledge "
+                                                 "links; default DATA_DIR/web-secret, created (mode 0600) on first start")
+    secret: SecretStr | None = Field(default=None, description="only from MS4WATCH_WEB__SECRET")
+    session_max_age: Duration = Field(default=timedelta(hours=12), description="a login lasts this long")
+    ack_link_lifetime: Duration = Field(default=timedelta(days=7),
+                                        description="an emailed acknowledge link works this long after it was made")
+    login_attempts: int = Field(default=5, ge=1, le=1000,
+                                description="failed logins allowed per user name, and per address, in login_window")
+    login_window: Duration = Field(default=timedelta(minutes=15), description="see login_attempts")
+    ready_backlog_max: Duration = Field(default=timedelta(minutes=15),
+                                        description="/health/ready fails when a notification has waited this long "
+                                                    "past its due time")
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 32:
+            raise ValueError("must be at least 32 characters")
+        return v
+
+    @field_validator("session_max_age", "ack_link_lifetime", "login_window", "ready_backlog_max")
+    @classmethod
+    def _positive(cls, v: timedelta) -> timedelta:
+        if v <= timedelta(0):
+            raise ValueError(f"must be positive, got {v}")
+        return v
 
 
 class DeliverySettings(_Section):
@@ -183,6 +219,7 @@ class Settings(BaseSettings):
     notify: list[str] = Field(default_factory=list, description="notification channel URLs")
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     delivery: DeliverySettings = Field(default_factory=DeliverySettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     sms: SmsSettings = Field(default_factory=SmsSettings)
@@ -203,6 +240,15 @@ class Settings(BaseSettings):
     @property
     def incidents_db(self) -> Path:
         return self.data_dir / "incidents.db"
+
+    @property
+    def workbench_db(self) -> Path:
+        """Users, their roles per municipality, API tokens, login attempts, the web audit log."""
+        return self.data_dir / "workbench.db"
+
+    @property
+    def web_secret_file(self) -> Path:
+        return self.web.secret_file or self.data_dir / "web-secret"
 
     def require_registry(self) -> Path:
         if self.registry is None:
@@ -258,6 +304,6 @@ def _prune(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Settings", "SettingsError", "BrokerSettings", "HttpSettings", "DeliverySettings", "EngineSettings",
-           "SmsSettings",
+__all__ = ["Settings", "SettingsError", "BrokerSettings", "HttpSettings", "WebSettings", "DeliverySettings",
+           "EngineSettings", "SmsSettings",
            "IngestSettings", "load_settings", "config_file"]

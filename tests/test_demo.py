@@ -104,3 +104,41 @@ def test_ctrl_c_stops_cleanly_with_nothing_lost(tmp_path):
     assert data["interrupted"] is True
     assert 0 < data["simulated_days"] < 7
     assert data["readings_published"] == data["readings_stored"] == data["readings_taken"]
+
+
+def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
+    """``ms4watch demo --serve`` prints the workbench's URL and a login, keeps it up after the
+    simulated days, and stops cleanly on Ctrl-C."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--days", "0.05", "--speed", "0", "--serve",
+                             "--workdir", str(tmp_path / "demo")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        url = login = None
+        for line in proc.stdout:
+            m = re.search(r"workbench on (http://127\.0\.0\.1:\d+) — log in as smo / (\S+)", line)
+            if m:
+                url, login = m.groups()
+            if "the workbench stays on" in line:
+                break
+        assert url and login, "no URL and login printed"
+        with httpx.Client(base_url=url, timeout=10) as c:
+            assert c.get("/health").json() == {"status": "ok"}
+            page = c.get("/login")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+            r = c.post("/login", data={"username": "smo", "password": login, "csrf": csrf})
+            assert r.status_code == 303
+            assert c.get("/api/v1/me").json()["role"] == "admin"
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=60)[0]
+        assert proc.returncode == 0, out
+        assert "Traceback" not in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

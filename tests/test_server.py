@@ -67,18 +67,22 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
         assert "Ramapo ch. 218" in text or "illicit" in text.lower()
         kinds = {part.get_content_type() for part in msg.iter_attachments()}
         assert {"image/png", "text/csv"} <= kinds      # the chart and the readings behind it
-        link = re.search(r"http://127\.0\.0\.1:\d+/incidents/\d+/ack\?code=\w+", text).group(0)
+        link = re.search(rf"http://127\.0\.0\.1:{http_port}/ack/[\w.-]+", text).group(0)   # signed, expiring
+        incident_id = int(msg["X-MS4Watch-Incident"])
 
         browser = Browser()
         browser.goto(link)
         assert "Acknowledge" in browser.js("document.body.innerText")
+        assert server.pipeline.incidents.get(incident_id).state.value == "open"     # a GET changes nothing
         browser.js("document.querySelector('input[name=by]').value = 'Pat Doe'")
         browser.js("document.querySelector('button[type=submit]').click()")
         browser.wait_for("document.title === 'Acknowledged'")
         assert "acknowledged by Pat Doe" in browser.js("document.body.innerText")
         browser.screenshot(tmp_path / "acknowledged.png")
-        incident = server.pipeline.incidents.get(int(link.split("/incidents/")[1].split("/")[0]))
+        assert browser.console_errors() == []
+        incident = server.pipeline.incidents.get(incident_id)
         assert incident.state.value == "acknowledged" and incident.acknowledged_by == "Pat Doe"
+        assert server.pipeline.incidents.audit(incident_id)[-1].how == "email link"
     finally:
         if browser is not None:
             browser.close()

@@ -30,6 +30,7 @@ from .routing import RoutingPolicy, Verdict, decide, local_day_bounds, next_loca
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
+AckLink = Callable[[Incident], str]   # the acknowledge link of an incident (signed, expiring: the workbench's)
 
 
 def _utcnow() -> datetime:
@@ -39,21 +40,23 @@ def _utcnow() -> datetime:
 class Dispatcher:
     def __init__(self, registry: Registry, conn: Any, lock: threading.RLock, store: IncidentStore,
                  channels: Channels, *, clock: Clock | None = None, policy: RoutingPolicy | None = None,
-                 ack_base_url: str | None = "http://127.0.0.1:8000", retry_first: timedelta = BACKOFF_FIRST,
+                 ack_link: AckLink | None = None, retry_first: timedelta = BACKOFF_FIRST,
                  retry_max: timedelta = BACKOFF_MAX):
         """``conn``/``lock``/``store``: the incident database the incident service writes (one
         transaction holds an incident change and the rows it queues); ``channels``: from
         :func:`~ms4watch.alerts.notifiers.urls.build_channels` (which refuses a bad URL before
-        anything is opened)."""
+        anything is opened); ``ack_link``: makes the acknowledge link a notification carries
+        (None: no link; the SMS code still works)."""
         self.registry = registry
         self.clock: Clock = clock or _utcnow
         self.policy = policy or RoutingPolicy()
-        self.ack_base_url = ack_base_url.rstrip("/") if ack_base_url else None
+        self.ack_link = ack_link
         self.tz = registry.tz
         self.conn = conn
         self._lock = lock
         self.store = store
         self.wake: Callable[[], None] = lambda: None   # the delivery worker's, once there is one
+        self.on_sent: Callable[[QueuedNotification], None] | None = None   # told of every delivery (metrics)
         self.channels = channels
         self.contacts: list[Contact] = list(registry.contacts)
         known = {c.email for c in self.contacts if c.email}
@@ -144,7 +147,7 @@ class Dispatcher:
         return 0 if oid is None else 1
 
     def _ack_url(self, inc: Incident) -> str | None:
-        return f"{self.ack_base_url}/incidents/{inc.id}/ack?code={inc.code}" if self.ack_base_url else None
+        return self.ack_link(inc) if self.ack_link is not None else None
 
     # -- escalation, deadlines, digests -----------------------------------------------------
     def _escalations(self, now: datetime) -> None:
@@ -253,6 +256,11 @@ class Dispatcher:
             else:
                 with self._lock:
                     self.queue.mark_sent(row.id, self.clock())
+                if self.on_sent is not None:
+                    try:
+                        self.on_sent(row)
+                    except Exception:  # a metric must never cost a delivery
+                        log.exception("on_sent consumer failed for notification %s", row.key)
 
     def _prepare(self, row: QueuedNotification, now: datetime) -> tuple[Notifier | None, Verdict | None]:
         notifier = self._notifier_for(row)
@@ -326,4 +334,4 @@ def threshold_for(registry: Registry, inc: Incident) -> dict[str, Any] | None:
     return None
 
 
-__all__ = ["Dispatcher", "RoutingPolicy", "station_name", "threshold_for"]
+__all__ = ["AckLink", "Dispatcher", "RoutingPolicy", "station_name", "threshold_for"]

@@ -215,6 +215,13 @@ class DeliveryQueue:
     def counts(self) -> dict[str, int]:
         return {r[0]: r[1] for r in self.conn.execute("SELECT status, COUNT(*) FROM notification_queue GROUP BY status")}
 
+    def oldest_due(self, now: datetime) -> datetime | None:
+        """When the longest-waiting pending row fell due (None: nothing pending is due):
+        how far delivery is behind."""
+        row = self.conn.execute("SELECT MIN(next_attempt_at) FROM notification_queue WHERE status = 'pending'"
+                                " AND next_attempt_at <= ?", (iso(now),)).fetchone()
+        return from_iso(row[0])
+
 
 def _row(r: sqlite3.Row) -> QueuedNotification:
     return QueuedNotification(

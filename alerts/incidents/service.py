@@ -21,10 +21,12 @@ from .db import transaction
 from .model import Incident
 from .sms_auth import ReplyLimiter
 from .sms_replies import SmsReply, handle_reply, parse_inbound
-from .store import IncidentStore
+from .store import Change, IncidentStore
 
 if TYPE_CHECKING:
     from ..delivery.dispatch import Dispatcher
+    from ..delivery.queue import QueuedNotification
+    from .model import AuditEntry, State
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
@@ -46,9 +48,9 @@ class IncidentService:
         self.sms_limiter = sms_limiter if sms_limiter is not None else ReplyLimiter()
 
     # -- the engine's events -------------------------------------------------------------
-    def handle(self, event: Event) -> None:
+    def handle(self, event: Event) -> Change:
         """Create/update the episode's incident and queue its notifications (atomically).
-        Handling the same event twice changes nothing."""
+        Handling the same event twice changes nothing. Returns what it changed."""
         item = event.overdue_of
         if item is not None:   # the engine's escalation of an inspection item: that item's OVERDUE stage
             event = Event(EventKind.INSPECTION_DUE, item, event.fields, event.params, event.provision, event.status)
@@ -60,6 +62,7 @@ class IncidentService:
                     self._told(change.incident)
                 self.dispatcher.plan(change, now, overdue=item is not None)
         self.dispatcher.wake()
+        return change
 
     # -- people ---------------------------------------------------------------------------
     def get(self, iid: int) -> Incident:
@@ -96,6 +99,26 @@ class IncidentService:
                 self._told(reply.incident)
         self.dispatcher.wake()
         return reply
+
+    # -- reading (the workbench's pages and API) ----------------------------------------------
+    def list(self, states: "list[State] | None" = None, *, kind: str | None = None, subject: str | None = None,
+             limit: int = 1000, offset: int = 0) -> list[Incident]:
+        with self._lock:
+            return self.store.list(states, limit, kind=kind, subject=subject, offset=offset)
+
+    def audit(self, iid: int) -> "list[AuditEntry]":
+        with self._lock:
+            return self.store.audit(iid)
+
+    def notifications(self, iid: int) -> "list[QueuedNotification]":
+        with self._lock:
+            return self.dispatcher.queue.for_incident(iid)
+
+    def delivery_backlog(self) -> tuple[dict[str, int], datetime | None]:
+        """The delivery queue's rows by status, and when its longest-waiting due row fell due."""
+        with self._lock:
+            queue = self.dispatcher.queue
+            return queue.counts(), queue.oldest_due(self.clock())
 
     def close(self) -> None:
         with self._lock:

@@ -324,11 +324,18 @@ class IncidentStore:
             raise IncidentError(f"no incident with code {code.strip()!r}")
         return _incident(row)
 
-    def list(self, states: Iterable[State] | None = None, limit: int = 1000) -> list[Incident]:
+    def list(self, states: Iterable[State] | None = None, limit: int = 1000, *, kind: str | None = None,
+             subject: str | None = None, offset: int = 0) -> list[Incident]:
+        """Newest first; ``kind`` and ``subject`` match exactly when given."""
         wanted = [s.value for s in (states or list(State))]
-        rows = self.conn.execute(
-            f"SELECT * FROM incidents WHERE state IN ({','.join('?' * len(wanted))}) ORDER BY id DESC LIMIT ?",
-            (*wanted, limit)).fetchall()
+        where = f"state IN ({','.join('?' * len(wanted))})"
+        args: list = list(wanted)
+        for column, value in (("kind", kind), ("subject", subject)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                args.append(value)
+        rows = self.conn.execute(f"SELECT * FROM incidents WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+                                 (*args, limit, offset)).fetchall()
         return [_incident(r) for r in rows]
 
     def audit(self, iid: int) -> list[AuditEntry]:

@@ -90,3 +90,11 @@ class ReadingsSource(Protocol):
     """
 
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
+
+
+@runtime_checkable
+class Probing(Protocol):
+    """Optional ability: say whether a write would be taken now (the server's readiness,
+    ``/health/ready``). Raises :class:`~ms4watch.ingest.errors.StoreUnavailable` saying why."""
+
+    def check_writable(self) -> None: ...

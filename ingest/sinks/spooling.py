@@ -35,6 +35,7 @@ from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
 from ..errors import IngestError, StoreRejected, StoreUnavailable
 from .base import Counting, DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
+from .sqlite.sink import probe_write_lock
 
 log = logging.getLogger(__name__)
 
@@ -253,6 +254,14 @@ class SpoolingSink:
     @property
     def spool_bytes(self) -> int:
         return self._bytes
+
+    def check_writable(self) -> None:
+        """What ingest's acknowledgements rest on while the store is down: the spool file
+        takes writes and has room (``Probing``)."""
+        if self._bytes >= self.max_bytes:
+            raise StoreUnavailable(f"spool {self.spool_path} is full ({self._bytes} bytes); the store has been "
+                                   "unreachable too long")
+        probe_write_lock(self.spool_path)
 
     def wait_drained(self, timeout_s: float) -> bool:
         """Block until the spool is empty (tests, shutdown); False on timeout."""

@@ -25,12 +25,16 @@ def demo(
     store: Optional[str] = typer.Option(None, help="Store URL (default sqlite:///WORKDIR/store.db)."),
     notify: list[str] = typer.Option([], help="Deliver notifications here (apprise-style URL, repeatable)."),
     summary_json: Optional[Path] = typer.Option(None, help="Write the end summary as JSON here."),
+    http: str = typer.Option("127.0.0.1:0", help="Where the workbench listens: HOST:PORT (port 0: a free one), "
+                                                 "or 'off'."),
+    serve: bool = typer.Option(False, "--serve", help="Keep the workbench up after the simulated days, until Ctrl-C."),
 ) -> None:
     """Run a simulated municipality end to end: loggers → MQTT → ingest → store → alerts.
 
     Brookhollow (a made-up town) has two rain gauges, three outfalls with flow meters and a
     turbidity pair below a construction site. A week of weather brings a qualifying storm,
     a dry spell with an illicit discharge, an approved hydrant flush and a smaller storm.
+    The SMO's workbench runs meanwhile: its URL and a demo login are printed.
     """
     from ..demo import Demo, DemoOptions, parse_start, write_summary
 
@@ -39,9 +43,17 @@ def demo(
     from rich.table import Table
 
     console = Console()
+    from pydantic import ValidationError
+
+    from ..settings import HttpSettings
+    try:
+        HttpSettings(listen=http)
+    except ValidationError as e:
+        raise typer.BadParameter(e.errors()[0]["msg"].removeprefix("Value error, "), param_hint="--http") from None
     try:
         options = DemoOptions(days=days, speed=speed, start=parse_start(start), seed=seed, workdir=workdir,
-                              configs=configs, broker_url=broker, store_url=store, notify_urls=list(notify))
+                              configs=configs, broker_url=broker, store_url=store, notify_urls=list(notify),
+                              http=http, serve=serve)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     with Progress(TextColumn("[bold]simulated[/] {task.fields[day]}"), BarColumn(), TimeElapsedColumn(),

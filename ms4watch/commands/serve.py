@@ -27,13 +27,14 @@ def serve(
     data_dir: Optional[Path] = typer.Option(None, help="Engine state, incidents, notification queue, spool "
                                                        "(default /var/lib/ms4watch)."),
     notify: list[str] = typer.Option([], help="Notification channel URL (repeatable); none: DATA_DIR/notifications.txt."),
-    http: Optional[str] = typer.Option(None, help="Where acknowledge links and the inbound SMS webhook are served: "
-                                                  "HOST:PORT, PORT, or 'off' (default 127.0.0.1:8000)."),
+    http: Optional[str] = typer.Option(None, help="Where the workbench (pages, API, acknowledge links, the inbound "
+                                                  "SMS webhook, /health, /metrics) listens: HOST:PORT, PORT, or 'off' "
+                                                  "(default 127.0.0.1:8000)."),
     public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),
     username: Optional[str] = typer.Option(None, help="MQTT user name."),
     password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password."),
 ) -> None:
-    """Run the server: ingest, the alert engine, incidents and notifications, acknowledge links.
+    """Run the server: ingest, the alert engine, incidents and notifications, the SMO's workbench.
 
     Settings come from these options, then MS4WATCH_* environment variables, then the
     config file (--config, MS4WATCH_CONFIG, or /etc/ms4watch/ms4watch.toml).
@@ -50,7 +51,7 @@ def serve(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     stop = stop_on_signals()
-    where = f", acknowledge links on http://{settings.http.listen}" if settings.http.listen else ""
+    where = f", workbench on {server.web_url}" if server.web_url else ""
     typer.echo(f"serving {server.registry.municipality}: broker {settings.broker.url}, "
                f"store {settings.store_url.split('?')[0]}{where}")
     stop.wait()

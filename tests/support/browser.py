@@ -47,12 +47,17 @@ class Browser:
                 time.sleep(0.2)
         self.ws = connect(page["webSocketDebuggerUrl"], max_size=None)
         self._ids = itertools.count(1)
+        self.events: list[dict] = []   # what the page said meanwhile (console, exceptions, log)
+        self.call("Runtime.enable")
+        self.call("Log.enable")
 
     def call(self, method: str, **params):
         i = next(self._ids)
         self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
         while True:
             msg = json.loads(self.ws.recv(timeout=30))
+            if "method" in msg:
+                self.events.append(msg)
             if msg.get("id") == i:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
@@ -78,9 +83,29 @@ class Browser:
                 raise TimeoutError(f"page never satisfied: {condition}")
             time.sleep(0.1)
 
-    def screenshot(self, path: Path) -> None:
+    def screenshot(self, path: Path, full_page: bool = True) -> None:
         import base64
-        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png",
+                                                    captureBeyondViewport=full_page)["data"]))
+
+    def viewport(self, width: int, height: int, *, mobile: bool = False, scale: float = 1.0) -> None:
+        """Lay pages out as a device of that size would (a phone: 375 x 812, mobile)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale,
+                  mobile=mobile)
+
+    def console_errors(self) -> list[str]:
+        """Errors the pages reported so far: uncaught exceptions, console.error, failed loads."""
+        out = []
+        for e in self.events:
+            m, p = e["method"], e.get("params", {})
+            if m == "Runtime.exceptionThrown":
+                out.append(p["exceptionDetails"].get("exception", {}).get("description") or p["exceptionDetails"]["text"])
+            elif m == "Runtime.consoleAPICalled" and p.get("type") == "error":
+                out.append(" ".join(str(a.get("value", a.get("description"))) for a in p.get("args", [])))
+            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
+                out.append(f"{p['entry'].get('url', '')}: {p['entry']['text']}")
+        return out
 
     def close(self) -> None:
         try:

@@ -10,7 +10,7 @@ snapshot dict, ``start``/``end`` aware datetimes. The frame is indexed by time (
 from __future__ import annotations
 
 import io
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -18,6 +18,21 @@ if TYPE_CHECKING:
 
 ReadingsLookup = Callable[[dict, datetime, datetime], "pd.DataFrame"]
 MAX_CSV_ROWS = 5000
+MARGIN = timedelta(hours=1)
+MAX_WINDOW = timedelta(days=3)  # a long-open episode: its first three days are the evidence
+
+
+def evidence_window(inc: dict[str, Any], now: datetime) -> tuple[datetime, datetime | None, datetime, datetime]:
+    """For an incident snapshot: the episode (start, end) to shade and the readings window
+    (from, to) to draw — the episode with an hour either side; for an inspection item, its
+    storm from 12 h before it began."""
+    start = datetime.fromisoformat(inc["start"])
+    end = datetime.fromisoformat(inc["end"]) if inc.get("end") else None
+    if inc.get("kind") == "inspection_due":
+        ev = inc.get("event", {})
+        start = datetime.fromisoformat(str(ev.get("storm_start") or inc["start"]).replace("Z", "+00:00")) - timedelta(hours=12)
+        end = datetime.fromisoformat(str(ev.get("storm_end") or inc["start"]).replace("Z", "+00:00"))
+    return start, end, start - MARGIN, min((end or now) + MARGIN, start - MARGIN + MAX_WINDOW)
 
 
 def normalise(df: "pd.DataFrame") -> "pd.DataFrame":

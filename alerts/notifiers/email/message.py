@@ -6,18 +6,16 @@ from __future__ import annotations
 import hashlib
 import html
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
 
 from ..base import Notification
 from ..text import facts, headline, plain_text
-from .chart import ReadingsLookup, chart_png, csv_excerpt, normalise
+from .chart import ReadingsLookup, chart_png, csv_excerpt, evidence_window, normalise
 
 log = logging.getLogger(__name__)
 CHART_STAGES = {"open", "escalation", "reminder", "overdue", "recovery", "reopened", "retracted"}
-MARGIN = timedelta(hours=1)
-MAX_WINDOW = timedelta(days=3)  # a long-open episode: its first three days are the evidence
 
 
 def message_id(key: str) -> str:
@@ -54,15 +52,9 @@ def build(n: Notification, *, sender: str, to: str, now: datetime,
 
 def _evidence(n: Notification, now: datetime, lookup: ReadingsLookup) -> tuple[list[tuple[bytes, str, str, str]], str]:
     inc = n.incident or {}
-    start = datetime.fromisoformat(inc["start"])
-    end = datetime.fromisoformat(inc["end"]) if inc.get("end") else None
-    if inc.get("kind") == "inspection_due":
-        ev = inc.get("event", {})
-        start = datetime.fromisoformat(str(ev.get("storm_start") or inc["start"]).replace("Z", "+00:00")) - timedelta(hours=12)
-        end = datetime.fromisoformat(str(ev.get("storm_end") or inc["start"]).replace("Z", "+00:00"))
-    window_end = min((end or now) + MARGIN, start - MARGIN + MAX_WINDOW)
+    start, end, window_start, window_end = evidence_window(inc, now)
     try:
-        df = lookup(inc, start - MARGIN, window_end)
+        df = lookup(inc, window_start, window_end)
         if df is None or len(df) == 0:
             return [], "No readings were available for this episode; no chart attached."
         df = normalise(df)

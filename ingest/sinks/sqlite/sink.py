@@ -246,6 +246,10 @@ class SqliteSink:
                 raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
         return [CanonicalReading(t, station, d, se, quantity, v, u, f, q) for t, d, se, v, u, f, q in rows]
 
+    def check_writable(self) -> None:
+        """Take the write lock on a connection of its own, and let it go (``Probing``)."""
+        probe_write_lock(self.path)
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
@@ -255,6 +259,22 @@ class SqliteSink:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
+
+
+def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
+    """StoreUnavailable unless ``path`` (an existing SQLite file) takes a write lock within
+    ``timeout_s``: a full disk, a read-only mount or a writer stuck holding the lock."""
+    if not path.exists():
+        raise StoreUnavailable(f"{path} does not exist")
+    try:
+        db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise StoreUnavailable(f"cannot write {path}: {e}") from None
 
 
 def _convert_readings_table(db: sqlite3.Connection) -> None:

@@ -1,0 +1,160 @@
+"""``ms4watch users add|list|disable|token`` — the workbench's users, at a terminal.
+
+Works on ``DATA_DIR/workbench.db`` of the same settings the server reads (``--config``,
+``MS4WATCH_*``), beside a running server. A password is typed at a hidden prompt (twice)
+or read from ``--password-file``, never given as a flag. Each change is written to the
+workbench's audit log as done at the terminal by the system user running the command.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ._settings import config_option, settings_or_exit
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+app = typer.Typer(help="The workbench's users: roles per municipality, passwords, API tokens.", no_args_is_help=True)
+
+ROLES = "viewer, inspector, smo or admin"
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="users")
+
+
+def _open(settings: "Settings"):
+    from ..workbench.services import open_users
+    return open_users(settings)
+
+
+def _municipality(settings: "Settings", given: Optional[str]) -> str:
+    if given:
+        return given
+    if settings.registry is None:
+        raise typer.BadParameter("no registry in the settings to take the municipality from; give --municipality",
+                                 param_hint="--municipality")
+    from ..contract.errors import Ms4Error
+    from ..contract.registry import load_registry
+    try:
+        return load_registry(settings.registry).municipality
+    except (Ms4Error, OSError) as e:
+        raise typer.BadParameter(f"{settings.registry}: {e}", param_hint="registry") from None
+
+
+def _password(password_file: Optional[Path]) -> str:
+    if password_file is not None:
+        try:
+            return password_file.read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as e:
+            raise typer.BadParameter(f"cannot read {password_file}: {e.strerror}", param_hint="--password-file") from None
+    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+def _fail(e: Exception) -> None:
+    typer.echo(f"error: {e}", err=True)
+    raise typer.Exit(1)
+
+
+def _audit(audit, municipality: str, action: str, target: str, detail: str | None = None) -> None:
+    audit.write(who=getpass.getuser(), via="terminal", municipality=municipality, action=action, target=target,
+                detail=detail)
+
+
+@app.command("add")
+def add(
+    username: str = typer.Argument(..., help="Log-in name: letters, digits and . _ @ -"),
+    role: str = typer.Option(..., help=f"Role in the municipality: {ROLES}."),
+    name: Optional[str] = typer.Option(None, "--name", help="Name shown in the incident log (default: the user name)."),
+    municipality: Optional[str] = typer.Option(None, help="Municipality (default: the registry's)."),
+    password_file: Optional[Path] = typer.Option(None, help="Read the password from this file instead of a prompt."),
+    config: Optional[Path] = config_option(),
+) -> None:
+    """Add a user with a role in a municipality; a user that exists gets the role there."""
+    from ..workbench.errors import UserError
+    from ..workbench.roles import Role
+    try:
+        wanted = Role(role.lower())
+    except ValueError:
+        raise typer.BadParameter(f"{role!r}: expected {ROLES}", param_hint="--role") from None
+    settings = settings_or_exit(config)
+    town = _municipality(settings, municipality)
+    users, audit, conn = _open(settings)
+    try:
+        try:
+            user = users.find(username)
+        except UserError:
+            user = None
+        if user is not None:
+            users.grant(username, municipality=town, role=wanted)
+            _audit(audit, town, "user.grant", f"user:{username}", wanted.value)
+            typer.echo(f"{username}: now {wanted.value} in {town}")
+            return
+        users.add(username, _password(password_file), municipality=town, role=wanted, display_name=name)
+        _audit(audit, town, "user.add", f"user:{username}", wanted.value)
+        typer.echo(f"added {username} ({wanted.value} in {town})")
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+@app.command("list")
+def list_users(config: Optional[Path] = config_option()) -> None:
+    """Every user, their roles per municipality, whether disabled."""
+    from rich.console import Console
+    from rich.table import Table
+    settings = settings_or_exit(config)
+    users, _, conn = _open(settings)
+    try:
+        table = Table("user", "name", "roles", "tokens", "created", "disabled")
+        for u in users.all():
+            tokens = [t for t in users.tokens(u.username) if t.revoked_at is None]
+            table.add_row(u.username, u.display_name, ", ".join(f"{r.value} in {m}" for m, r in sorted(u.roles.items())),
+                          str(len(tokens)), f"{u.created_at:%Y-%m-%d}",
+                          f"{u.disabled_at:%Y-%m-%d %H:%M}Z" if u.disabled_at else "")
+        Console().print(table)
+    finally:
+        conn.close()
+
+
+@app.command("disable")
+def disable(username: str = typer.Argument(...), config: Optional[Path] = config_option()) -> None:
+    """Stop a user logging in: sessions and API tokens stop working at once."""
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    users, audit, conn = _open(settings)
+    try:
+        user = users.disable(username)
+        for town in user.roles or {"": None}:
+            _audit(audit, town, "user.disable", f"user:{username}")
+        typer.echo(f"disabled {username}")
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+@app.command("token")
+def token(username: str = typer.Argument(...), label: str = typer.Option("script", help="What the token is for."),
+          config: Optional[Path] = config_option()) -> None:
+    """Make an API token for a user's scripts (``Authorization: Bearer …``); shown once."""
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    users, audit, conn = _open(settings)
+    try:
+        made, secret = users.create_token(username, label)
+        user = users.find(username)
+        for town in user.roles or {"": None}:
+            _audit(audit, town, "token.create", f"user:{username}", f"token {made.id}: {made.label}")
+        typer.echo(secret)
+        typer.echo(f"token {made.id} for {username} ({made.label}); it is shown only now", err=True)
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()

@@ -1,0 +1,116 @@
+"""A workbench on a real uvicorn on a loopback port, over a real incident database, with a
+user (and an API token) for each role; HTTP through httpx."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from argon2 import PasswordHasher
+
+from ms4watch.settings import Settings
+from ms4watch.workbench import Workbench, create_app
+from ms4watch.workbench.auth import AckLinks
+from ms4watch.workbench.auth.passwords import Passwords
+from ms4watch.workbench.roles import Role
+from ms4watch.workbench.serving import WebServer
+from ms4watch.workbench.services.health import Health
+from ms4watch.workbench.services.metrics import Metrics
+
+from .alerting import Alerting
+from .notify_peers import registry
+
+SECRET = "test-secret-" + "x" * 40
+PASSWORD = "correct horse battery"
+ROLES = [r.value for r in Role]
+
+
+def cheap_passwords() -> Passwords:
+    """argon2id at its smallest cost: the tests hash dozens of passwords (production keeps
+    argon2-cffi's defaults, ~0.3 s a hash on this machine)."""
+    return Passwords(PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+
+
+@dataclass
+class Bench:
+    url: str
+    alerting: Alerting
+    workbench: Workbench
+    server: WebServer
+    tokens: dict[str, str] = field(default_factory=dict)   # role -> API token of the user of that role
+
+    @property
+    def municipality(self) -> str:
+        return self.workbench.municipality
+
+    def api(self, role: str | None = None, **kw: Any) -> httpx.Client:
+        """A client with the API token of the user whose role is ``role`` (None: no token)."""
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
+        return httpx.Client(base_url=self.url, headers=headers, follow_redirects=False, timeout=30, **kw)
+
+    def login(self, role: str) -> "Session":
+        c = httpx.Client(base_url=self.url, follow_redirects=False, timeout=30)
+        page = c.get("/login")
+        r = c.post("/login", data={"username": role, "password": PASSWORD, "csrf": csrf_of(page.text), "next": "/"})
+        assert r.status_code == 303, r.text
+        return Session(c)
+
+    def close(self) -> None:
+        self.server.stop()
+        self.workbench.close()
+        self.alerting.close()
+
+
+class Session:
+    """A logged-in browser-like client: cookies, and the CSRF token its pages carry."""
+
+    def __init__(self, client: httpx.Client):
+        self.client = client
+
+    def csrf(self) -> str:
+        return csrf_of(self.client.get("/incidents").text)
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return self.client.get(path, **kw)
+
+    def post_form(self, path: str, data: dict[str, str] | None = None, *, csrf: bool = True) -> httpx.Response:
+        data = dict(data or {})
+        if csrf:
+            data["csrf"] = self.csrf()
+        return self.client.post(path, data=data)
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, web: dict | None = None,
+                sms: dict | None = None) -> Bench:
+    """The readings port is a SQLite store at ``data/store.db`` (empty until a test writes it);
+    the SMS webhook takes unsigned posts unless ``sms`` says otherwise."""
+    from ms4watch.ingest.sinks import SqliteSink
+    readings = SqliteSink(tmp_path / "data" / "store.db")
+    settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0"},
+                                        "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
+    reg = registry()
+    links = AckLinks(SECRET, settings.web.ack_link_lifetime)
+    alerting = Alerting(reg, tmp_path / "data" / "incidents.db", urls or [], clock, ack_link=links.url)
+    incidents = alerting.incidents
+    metrics = Metrics()
+    metrics.watch(ingest=None, spool_depth=None, queue=lambda: incidents.delivery_backlog()[0])
+    health = Health(broker_connected=None, store=None, backlog=incidents.delivery_backlog, clock=clock,
+                    backlog_max=settings.web.ready_backlog_max)
+    wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
+                        metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
+                        sms_verifier=settings.sms.verifier())
+    server = WebServer("127.0.0.1", 0)
+    links.base_url = server.url
+    server.start(create_app(settings, wb))
+    bench = Bench(server.url, alerting, wb, server)
+    for role in ROLES:
+        wb.users.add(role, PASSWORD, municipality=reg.municipality, role=Role(role), display_name=f"{role.title()} User")
+        bench.tokens[role] = wb.users.create_token(role, "tests")[1]
+    return bench

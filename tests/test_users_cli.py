@@ -1,0 +1,80 @@
+"""``ms4watch users add|list|disable|token`` on the settings the server reads."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from ms4watch.cli import build_app
+
+from ms4watch.settings import Settings
+from ms4watch.workbench.roles import Role
+from ms4watch.workbench.services import open_users
+
+
+def run(tmp_path, *args, stdin: str | None = None):
+    env = {"MS4WATCH_DATA_DIR": str(tmp_path / "data"), "MS4WATCH_REGISTRY": str(tmp_path / "sites.yaml"),
+           "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200"}
+    (tmp_path / "ms4watch.toml").touch()
+    r = CliRunner().invoke(build_app(), ["users", *args], input=stdin, env=env)
+    r.returncode = r.exit_code
+    return r
+
+
+@pytest.fixture
+def town(tmp_path):
+    (tmp_path / "sites.yaml").write_text("municipality: colonie\n")
+    (tmp_path / "pw").write_text("correct horse battery\n")
+    return tmp_path
+
+
+def _users(tmp_path):
+    return open_users(Settings.model_validate({"data_dir": tmp_path / "data"}))
+
+
+def test_add_list_grant_token_disable(town):
+    r = run(town, "add", "pat", "--role", "smo", "--name", "Pat Doe", "--password-file", str(town / "pw"))
+    assert r.returncode == 0 and "added pat (smo in colonie)" in r.stdout, r.stderr
+    users, audit, conn = _users(town)
+    try:
+        user = users.find("pat")
+        assert user.roles == {"colonie": Role.SMO} and user.display_name == "Pat Doe"
+        assert users.check_login("pat", "correct horse battery", address="t", limit=5, window=__import__(
+            "datetime").timedelta(minutes=1)) is not None
+    finally:
+        conn.close()
+    r = run(town, "add", "pat", "--role", "admin", "--municipality", "ramapo")
+    assert r.returncode == 0 and "now admin in ramapo" in r.stdout
+    r = run(town, "token", "pat", "--label", "nightly csv")
+    token = r.stdout.strip()
+    assert r.returncode == 0 and token.startswith("ms4w_") and "shown only now" in r.stderr
+    listing = run(town, "list").stdout
+    assert "pat" in listing and "admin in ramapo" in listing and "smo in colonie" in listing
+    assert run(town, "disable", "pat").returncode == 0
+    users, audit, conn = _users(town)
+    try:
+        assert users.find("pat").disabled and users.user_for_token(token) is None
+        assert [e.action for e in reversed(audit.entries())] == ["user.add", "user.grant", "token.create",
+                                                                 "token.create", "user.disable", "user.disable"]
+        assert {e.via for e in audit.entries()} == {"terminal"}
+    finally:
+        conn.close()
+
+
+def test_the_password_comes_from_a_hidden_prompt_typed_twice(town):
+    r = run(town, "add", "ian", "--role", "inspector", stdin="correct horse battery\ncorrect horse battery\n")
+    assert r.returncode == 0, r.stderr
+    assert "correct horse battery" not in r.stdout
+    r = run(town, "add", "dee", "--role", "viewer", stdin="correct horse battery\nsomething else\n")
+    assert r.returncode != 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["add", "x", "--role", "boss"], "expected viewer, inspector, smo or admin"),
+    (["add", "x", "--role", "smo", "--password", "hunter22"], "No such option: --password"),
+    (["disable", "nobody"], "error: no user 'nobody'"),
+])
+def test_mistakes_are_one_line(town, args, message):
+    r = run(town, *args)
+    assert r.returncode != 0 and message in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)        # no traceback

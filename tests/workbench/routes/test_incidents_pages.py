@@ -1,0 +1,87 @@
+"""The incidents pages: the list and its filters, acknowledging from the list, an
+incident's page (chart, rule, law, notifications, audit), resolving with a note."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ms4watch.alerts.incidents import State
+from tests.support.notify_peers import dwf, turbidity
+
+
+def test_the_list_filters_and_acknowledges(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    bench.alerting.handle(turbidity("2026-06-01T14:00:00Z"))
+    s = bench.login("inspector")
+    page = s.get("/incidents").text
+    assert "Main St outfall" in page and "Elm St creek" in page
+    assert page.count('class="primary" name="ack"') == 2
+    only = s.get("/incidents?kind=turbidity_contrast").text
+    assert "Elm St creek" in only and "Main St outfall" not in only
+    assert 'href="/api/v1/incidents.csv?kind=turbidity_contrast"' in only
+    assert "No incidents match" in s.get("/incidents?state=resolved").text
+    r = s.post_form("/incidents/1/acknowledge", {"back": "/incidents?kind=dry_weather_flow"})
+    assert r.status_code == 303 and r.headers["location"] == "/incidents?kind=dry_weather_flow"
+    inc = bench.alerting.store.get(1)
+    assert inc.state is State.ACKNOWLEDGED and inc.acknowledged_by == "Inspector User"
+    assert bench.alerting.store.audit(1)[-1].how == "web (inspector)"
+    assert s.get("/incidents").text.count('class="primary" name="ack"') == 1
+    r = s.post_form("/incidents/1/acknowledge", {"back": "https://evil.test/"})
+    assert r.headers["location"] == "/incidents/1"
+    assert s.get("/incidents?state=sleeping").status_code == 400
+
+
+def test_an_incidents_page_and_resolving_it_with_a_note(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    viewer = bench.login("viewer").get("/incidents/1").text
+    assert "Main St outfall" in viewer and "Resolve" not in viewer and "Acknowledge</button>" not in viewer
+    s = bench.login("smo")
+    page = s.get("/incidents/1").text
+    assert re.search(r"Dry-weather flow at Main St outfall", page)
+    assert "flow floor: 0.5 gpm" in page                              # the rule's threshold
+    assert "<h2>The law</h2>" in page and html.escape(bench.alerting.store.get(1).provision, quote=False) in page
+    assert 'src="/incidents/1/chart.png"' in page and "opened" in page
+    chart = s.get("/incidents/1/chart.png")
+    assert chart.status_code == 200 and chart.headers["content-type"] == "image/svg+xml"   # no readings here
+    assert s.post_form("/incidents/1/resolve", {"note": ""}).status_code == 400
+    r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged"})
+    assert r.status_code == 303 and r.headers["location"] == "/incidents/1"
+    page = s.get("/incidents/1").text
+    assert "cross-connection plugged" in page and "manual by Smo User" in page
+    assert s.post_form("/incidents/1/resolve", {"note": "again"}).status_code == 409
+    assert s.get("/incidents/7").status_code == 404
+
+
+def test_home_counts_what_is_unresolved(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    bench.alerting.handle(turbidity("2026-06-01T14:00:00Z"))
+    bench.alerting.acknowledge(2, by="Pat SMO")
+    home = bench.login("viewer").get("/").text
+    assert re.search(r'<span class="count">1</span>\s*<span class="what">open</span>\s*'
+                     r'<span class="kinds">1 dry weather flow</span>', home)
+    assert re.search(r'<span class="count">1</span>\s*<span class="what">acknowledged</span>', home)
+    assert "delivery queue" in home
+
+
+def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z", "2026-06-01T16:30:00Z"))
+    s = bench.login("viewer")
+    empty = s.get("/incidents/1/chart.png")
+    assert empty.headers["content-type"] == "image/svg+xml" and b"No readings" in empty.content
+    t0 = 1_780_326_000_000_000_000       # 2026-06-01T15:00Z
+    step = 300 * 10**9
+    flow = tuple(CanonicalReading(t0 + k * step, "OF-12", "LOG-OF12", "flow", "flow", 0.2 if k < 6 else 4.0, "gpm", "", k)
+                 for k in range(30))
+    rain = tuple(CanonicalReading(t0 + k * step, "RG-1", "LOG-RG1", "rain", "rain", 0.0, "in", "", k) for k in range(30))
+    store = SqliteSink(bench.workbench.settings.data_dir / "store.db")
+    store.open()
+    store.write([StoredMessage("LOG-OF12", 1, flow), StoredMessage("LOG-RG1", 1, rain)])
+    store.close()
+    png = s.get("/incidents/1/chart.png")
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content[:8] == b"\x89PNG\r\n\x1a\n" and len(png.content) > 10_000

@@ -1,0 +1,125 @@
+"""Who may do what, over real HTTP: every write is refused without a session or a token,
+and with too small a role; refusals of a known user are in the audit log too.
+
+The writes are found in the routers the application is made of (``routes.ROUTERS``), so a
+route added later fails here until someone says which role it needs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ms4watch.alerts.incidents import State
+from ms4watch.workbench.routes import ROUTERS
+from ms4watch.workbench.roles import NEEDS, Permission, Role
+from tests.support.notify_peers import dwf
+
+# Writes that are not a user's: their own authority is checked elsewhere (and tested there).
+NOT_A_USERS = {"/login": "the password itself", "/ack/{token}": "the signed link (test_ack.py)",
+               "/sms/inbound": "the provider's signature and a contact's number (test_sms.py)"}
+# The least role each write needs; a write missing here fails the test below.
+LEAST_ROLE = {
+    "/logout": Role.VIEWER,
+    "/incidents/{iid}/acknowledge": NEEDS[Permission.ACKNOWLEDGE],
+    "/incidents/{iid}/resolve": NEEDS[Permission.RESOLVE],
+    "/api/v1/incidents/{iid}/acknowledge": NEEDS[Permission.ACKNOWLEDGE],
+    "/api/v1/incidents/{iid}/resolve": NEEDS[Permission.RESOLVE],
+}
+
+
+def writes() -> list[tuple[str, str]]:
+    out = []
+    for router in ROUTERS:
+        for route in router.routes:
+            for method in sorted(getattr(route, "methods", None) or ()):
+                if method not in ("GET", "HEAD", "OPTIONS"):
+                    out.append((method, route.path))
+    return out
+
+
+def test_every_write_is_known_here():
+    found = {path for _, path in writes()}
+    assert found - set(NOT_A_USERS) - set(LEAST_ROLE) == set(), "a new write: say which role it needs"
+    assert set(LEAST_ROLE) - found == set()
+
+
+def _body(path: str) -> dict:
+    return {"note": "checked on site"}
+
+
+def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):
+    url = path.replace("{iid}", "1")
+    if form:
+        data = {"note": "checked on site", **({"csrf": csrf} if csrf else {})}
+        return client.request(method, url, data=data)
+    return client.request(method, url, json=_body(path))
+
+
+@pytest.mark.parametrize("path", sorted(LEAST_ROLE))
+def test_a_write_without_a_session_or_token_is_refused(bench, path):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    with bench.api() as anonymous:
+        r = _call(anonymous, "POST", path, form=not path.startswith("/api/"))
+    assert r.status_code in (401, 303), r.text
+    if path.startswith("/api/"):
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    else:   # a page's form: refused the same, shown as the login page's question
+        assert r.status_code == 401 or r.headers["location"].startswith("/login")
+    with bench.api() as forged:
+        forged.headers["Authorization"] = "Bearer ms4w_not-a-token"
+        assert _call(forged, "POST", path, form=False).status_code == 401
+    assert bench.alerting.store.get(1).state is State.OPEN
+
+
+@pytest.mark.parametrize("path", sorted(p for p, role in LEAST_ROLE.items() if role is not Role.VIEWER))
+def test_a_write_with_too_small_a_role_is_refused_and_audited(bench, path):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    need = LEAST_ROLE[path]
+    for role in Role:
+        if role.at_least(need):
+            continue
+        if path.startswith("/api/"):
+            with bench.api(role.value) as c:
+                r = _call(c, "POST", path, form=False)
+        else:
+            s = bench.login(role.value)
+            r = _call(s.client, "POST", path, form=True, csrf=s.csrf())
+        assert r.status_code == 403, (role, r.text)
+        assert f"needs the role {need.value}" in r.text
+        assert bench.alerting.store.get(1).state is State.OPEN
+        refused = bench.workbench.audit.entries(target="incident:1")[0]
+        assert (refused.who, refused.role, refused.outcome[:8]) == (role.value, role.value, "refused:")
+
+
+def test_a_session_write_without_its_csrf_token_is_refused(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    s = bench.login("smo")
+    r = s.post_form("/incidents/1/acknowledge", {"note": "x"}, csrf=False)
+    assert r.status_code == 403 and "CSRF" in r.text
+    r = s.client.post("/incidents/1/acknowledge", data={"csrf": "forged", "note": "x"})
+    assert r.status_code == 403
+    r = s.client.post("/api/v1/incidents/1/acknowledge", json={})      # the API with a session cookie: the header
+    assert r.status_code == 403
+    assert bench.alerting.store.get(1).state is State.OPEN
+    r = s.client.post("/api/v1/incidents/1/acknowledge", json={}, headers={"X-CSRF-Token": s.csrf()})
+    assert r.status_code == 200 and r.json()["state"] == "acknowledged"
+
+
+def test_a_disabled_user_loses_its_session_and_its_token_at_once(bench):
+    s = bench.login("smo")
+    assert s.get("/incidents").status_code == 200
+    with bench.api("smo") as c:
+        assert c.get("/api/v1/incidents").status_code == 200
+        bench.workbench.users.disable("smo")
+        assert c.get("/api/v1/incidents").status_code == 401
+    r = s.get("/incidents")
+    assert r.status_code == 303 and r.headers["location"] == "/login?next=/incidents"
+
+
+def test_a_member_of_another_municipality_only_is_refused(bench):
+    bench.workbench.users.add("elsewhere", "correct horse battery", municipality="ramapo", role=Role.ADMIN)
+    _, token = bench.workbench.users.create_token("elsewhere", "t")
+    with bench.api() as c:
+        r = c.get("/api/v1/incidents", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 403 and re.search(r"no role in schenectady", r.text)

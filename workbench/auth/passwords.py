@@ -1,0 +1,37 @@
+"""Password hashing with argon2id (argon2-cffi, its default parameters: RFC 9106's
+second recommended option, re-hashed on login when they change)."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+MIN_LENGTH = 8   # NIST SP 800-63B 5.1.1.2: at least 8 characters, no composition rules
+
+
+class Passwords:
+    def __init__(self, hasher: PasswordHasher | None = None):
+        self._hasher = hasher or PasswordHasher()
+        self._dummy = self._hasher.hash("not a password of anyone's")
+
+    def hash(self, password: str) -> str:
+        return self._hasher.hash(password)
+
+    def verify(self, stored: str | None, password: str) -> bool:
+        """True when ``password`` matches; an unknown user (``stored`` None) costs the same
+        time, so response times do not tell which user names exist."""
+        try:
+            return self._hasher.verify(stored or self._dummy, password) and stored is not None
+        except (VerificationError, InvalidHashError):
+            return False
+
+    def needs_rehash(self, stored: str) -> bool:
+        return self._hasher.check_needs_rehash(stored)
+
+
+def check_strength(password: str) -> None:
+    if len(password) < MIN_LENGTH:
+        raise ValueError(f"a password needs at least {MIN_LENGTH} characters")
+
+
+__all__ = ["Passwords", "check_strength", "MIN_LENGTH"]

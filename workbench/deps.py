@@ -1,0 +1,121 @@
+"""Typed dependencies routes take: the town's services, who is asking (session or API
+token, CSRF checked on every write made with a session), pages' rendering.
+
+    @router.post("/incidents/{iid}/acknowledge")
+    def acknowledge(iid: IncidentId, actor: CurrentActor, services: Services): ...
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse
+
+from .errors import Forbidden, NotAuthenticated
+from .roles import Actor, Via
+from .services import Workbench
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf"
+MAX_ID = 2**63 - 1   # SQLite's INTEGER
+
+
+def get_services(request: Request) -> Workbench:
+    return request.app.state.workbench
+
+
+Services = Annotated[Workbench, Depends(get_services)]
+IncidentId = Annotated[int, Path(ge=1, le=MAX_ID, description="the incident's id")]
+
+_bearer = HTTPBearer(auto_error=False, description="an API token (`ms4watch users token NAME`)")
+
+
+def client_address(request: Request) -> str:
+    """The peer's address. Behind the town's reverse proxy this is the proxy's unless uvicorn
+    is told to trust its X-Forwarded-For (``--forwarded-allow-ips``)."""
+    return request.client.host if request.client else "unknown"
+
+
+def csrf_token(request: Request) -> str:
+    """This session's CSRF token (made on first use); every form carries it."""
+    token = request.session.get(CSRF_FIELD)
+    if not token:
+        token = secrets.token_urlsafe(32)
+        request.session[CSRF_FIELD] = token
+    return token
+
+
+async def check_csrf(request: Request) -> None:
+    """A write made with a session cookie carries the session's CSRF token: the form field
+    ``csrf`` or the header ``X-CSRF-Token`` (a script in our own pages)."""
+    expected = request.session.get(CSRF_FIELD)
+    given = request.headers.get(CSRF_HEADER)
+    if given is None and request.headers.get("content-type", "").startswith(
+            ("application/x-www-form-urlencoded", "multipart/form-data")):
+        given = (await request.form()).get(CSRF_FIELD)
+    if not expected or not isinstance(given, str) or not hmac.compare_digest(given, expected):
+        raise Forbidden("the form is stale or did not come from this site (CSRF token missing or wrong); "
+                        "reload the page and try again")
+
+
+async def current_actor(request: Request, services: Services,
+                        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> Actor:
+    """Who is asking: an API token (``Authorization: Bearer …``) or the session's user, with
+    their role in this municipality. NotAuthenticated otherwise; a write made with a
+    session must carry its CSRF token."""
+    address = client_address(request)
+    if credentials is not None:
+        actor = await run_in_threadpool(services.accounts.by_token, credentials.credentials, address)
+        if actor is None:
+            raise NotAuthenticated("invalid, revoked or disabled API token")
+        return actor
+    uid = request.session.get("uid")
+    if not isinstance(uid, int) or _session_expired(request, services):
+        request.session.pop("uid", None)
+        raise NotAuthenticated("log in first")
+    via = Via.API if request.url.path.startswith("/api/") else Via.WEB
+    actor = await run_in_threadpool(services.accounts.by_id, uid, via, address)
+    if actor is None:
+        request.session.pop("uid", None)
+        raise NotAuthenticated("this account was disabled; log in again")
+    if request.method not in SAFE_METHODS:
+        await check_csrf(request)
+    return actor
+
+
+def _session_expired(request: Request, services: Services) -> bool:
+    """A login lasts ``web.session_max_age`` from when it was made, however busy."""
+    try:
+        since = datetime.fromisoformat(request.session.get("since", ""))
+    except ValueError:
+        return True
+    return datetime.now(timezone.utc) - since > services.settings.web.session_max_age
+
+
+def start_session(request: Request, actor: Actor) -> None:
+    request.session.clear()   # a fresh session (and CSRF token) for every login
+    request.session.update({"uid": actor.user_id, "since": datetime.now(timezone.utc).isoformat()})
+    csrf_token(request)
+
+
+CurrentActor = Annotated[Actor, Depends(current_actor)]
+
+
+def render(request: Request, template: str, status_code: int = 200, *, headers: dict[str, str] | None = None,
+           **context: Any) -> HTMLResponse:
+    """A page from ``templates/``; every page gets the request, the actor (if any) and the town."""
+    services: Workbench = request.app.state.workbench
+    return request.app.state.templates.TemplateResponse(
+        request, template, {"municipality": services.municipality, "actor": None, **context},
+        status_code=status_code, headers=headers)
+
+
+__all__ = ["Services", "CurrentActor", "IncidentId", "get_services", "current_actor", "client_address",
+           "csrf_token", "check_csrf", "start_session", "render", "CSRF_HEADER", "CSRF_FIELD"]

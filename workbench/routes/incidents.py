@@ -1,0 +1,82 @@
+"""Incidents, as pages: the list (filter by state, kind, subject; acknowledge), an
+incident's page (chart, rule and thresholds, provision, notifications, audit; acknowledge,
+resolve with a note). Writes are forms that redirect back (no JavaScript needed)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from ...alerts.events import EventKind
+from ...alerts.incidents import State
+from ..deps import CurrentActor, IncidentId, Services, render
+from ..roles import Permission
+from ..services.incidents import ACTIVE
+
+router = APIRouter(include_in_schema=False)
+
+StateFilter = Literal["active", "open", "acknowledged", "resolved", "all"]
+STATES: dict[str, tuple[State, ...]] = {"active": ACTIVE, "open": (State.OPEN,), "acknowledged": (State.ACKNOWLEDGED,),
+                                        "resolved": (State.RESOLVED,), "all": tuple(State)}
+PAGE = 100
+
+
+@router.get("/incidents")
+def incidents(request: Request, actor: CurrentActor, services: Services, state: StateFilter = "active",
+              kind: Annotated[str, Query(max_length=64)] = "", subject: Annotated[str, Query(max_length=64)] = "",
+              page: Annotated[int, Query(ge=1, le=10_000)] = 1) -> Response:
+    rows = services.desk.list(actor, states=STATES[state], kind=kind, subject=subject, limit=PAGE + 1,
+                              offset=(page - 1) * PAGE)
+    reg = services.registry
+    subjects = sorted({x.id for coll in (reg.outfalls, reg.turbidity_pairs, reg.construction_sites, reg.rain_gauges)
+                       for x in coll})
+    query = request.url.query
+    return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows[:PAGE],
+                  more=len(rows) > PAGE, page=page, state=state, kind=kind, subject=subject,
+                  kinds=[k.value for k in EventKind if k is not EventKind.INSPECTION_OVERDUE], subjects=subjects,
+                  states=list(STATES), csv_url="/api/v1/incidents.csv" + (f"?{query}" if query else ""),
+                  may_ack=actor.may(Permission.ACKNOWLEDGE), back=request.url.path + (f"?{query}" if query else ""))
+
+
+@router.get("/incidents/{iid}")
+def incident(request: Request, iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
+    d = services.desk.detail(actor, iid)
+    return render(request, "incident.html", title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
+                  may_ack=actor.may(Permission.ACKNOWLEDGE), may_resolve=actor.may(Permission.RESOLVE),
+                  has_chart=services.desk.charts is not None)
+
+
+@router.get("/incidents/{iid}/chart.png")
+async def chart(iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
+    png = await run_in_threadpool(services.desk.chart_png, actor, iid)
+    if png is None:   # an image all the same: the page shows it in the chart's place
+        return Response(NO_READINGS_SVG, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=60"})
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+
+
+NO_READINGS_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 120"><rect width="800" height="120" '
+                   'fill="#f5f7f9"/><text x="400" y="66" font-family="sans-serif" font-size="22" fill="#5f6b76" '
+                   'text-anchor="middle">No readings are stored for this episode.</text></svg>')
+
+
+def _back(url: str | None, iid: int) -> str:
+    return url if url and url.startswith("/") and not url.startswith("//") else f"/incidents/{iid}"
+
+
+@router.post("/incidents/{iid}/acknowledge")
+def acknowledge(iid: IncidentId, actor: CurrentActor, services: Services,
+                note: Annotated[str, Form(max_length=2000)] = "",
+                back: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    services.desk.acknowledge(actor, iid, note.strip() or None)
+    return RedirectResponse(_back(back, iid), status_code=303)
+
+
+@router.post("/incidents/{iid}/resolve")
+def resolve(iid: IncidentId, actor: CurrentActor, services: Services,
+            note: Annotated[str, Form(min_length=1, max_length=2000)],
+            back: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    services.desk.resolve(actor, iid, note.strip())
+    return RedirectResponse(_back(back, iid), status_code=303)

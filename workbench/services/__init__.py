@@ -1,0 +1,89 @@
+"""The town's services behind the workbench's pages and API alike.
+
+:class:`Workbench` holds them; the composition root (``ms4watch/server.py``) opens it with
+the pipeline's incident service and the store's readings port, and ``create_app`` serves it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+from typing import TYPE_CHECKING, Callable
+
+from ...alerts.incidents.db import connect
+from ...contract.registry import Registry
+from ...ingest.sinks.base import ReadingsSource
+from ...settings import Settings
+from ..audit import AuditLog
+from ..auth.links import AckLinks
+from ..auth.passwords import Passwords
+from ..auth.users import UserStore
+from .accounts import Accounts
+from .charts import Charts
+from .health import Health
+from .incidents import IncidentDesk
+from .metrics import Metrics
+from .sms import SmsInbox
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ...alerts.incidents.service import IncidentService
+    from ...alerts.incidents.sms_auth import WebhookVerifier
+
+
+@dataclass
+class Workbench:
+    settings: Settings
+    registry: Registry
+    secret: str
+    links: AckLinks
+    users: UserStore
+    audit: AuditLog
+    accounts: Accounts
+    desk: IncidentDesk
+    sms: SmsInbox
+    health: Health
+    metrics: Metrics
+    conn: "sqlite3.Connection"
+
+    @property
+    def municipality(self) -> str:
+        return self.registry.municipality
+
+    @property
+    def tz(self) -> tzinfo:
+        return self.registry.tz
+
+    @classmethod
+    def open(cls, settings: Settings, *, registry: Registry, incidents: "IncidentService", secret: str,
+             links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
+             clock: Callable[[], datetime] | None = None, sms_verifier: "WebhookVerifier | None" = None,
+             passwords: Passwords | None = None) -> "Workbench":
+        """``clock``: the pipeline's (charts draw an open episode up to it); ``sms_verifier``:
+        the inbound-SMS webhook's signature check (None: the webhook is off); ``passwords``:
+        the hasher (default argon2id with argon2-cffi's parameters)."""
+        conn = connect(settings.workbench_db)
+        lock = threading.RLock()
+        users = UserStore(conn, lock, passwords=passwords)
+        audit = AuditLog(conn, lock)
+        charts = Charts(readings, registry, clock or (lambda: datetime.now(timezone.utc))) if readings else None
+        return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
+                   accounts=Accounts(users, audit, registry.municipality, settings.web),
+                   desk=IncidentDesk(incidents, audit, registry, charts),
+                   sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier),
+                   health=health, metrics=metrics, conn=conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connection"]:
+    """The users and the audit log alone, for ``ms4watch users`` at a terminal."""
+    conn = connect(settings.workbench_db)
+    lock = threading.RLock()
+    return UserStore(conn, lock), AuditLog(conn, lock), conn
+
+
+__all__ = ["Workbench", "open_users", "Accounts", "IncidentDesk", "Health", "Metrics", "SmsInbox", "Charts"]

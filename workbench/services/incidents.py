@@ -1,0 +1,159 @@
+"""The incidents desk: what pages and the API do with incidents, for an :class:`Actor`.
+
+Every method checks the actor's permission first (``roles.NEEDS``); every write goes to
+the incident service (its own audit row: who, how) and then to the workbench's audit log
+(who, role, from where). Incident errors become the workbench's (404, 409) here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ...alerts.delivery.dispatch import station_name, threshold_for
+from ...alerts.incidents import AuditEntry, Incident, IncidentError, State
+from ...contract.registry import Registry
+from ..audit import AuditLog
+from ..errors import Conflict, NotFound
+from ..roles import Actor, Permission, Via
+
+if TYPE_CHECKING:
+    from ...alerts.delivery.queue import QueuedNotification
+    from ...alerts.incidents.service import IncidentService
+    from .charts import Charts
+
+log = logging.getLogger(__name__)
+
+ACTIVE = (State.OPEN, State.ACKNOWLEDGED)
+
+
+@dataclass(frozen=True)
+class IncidentView:
+    """An incident with what a person needs beside it: the station's name, the threshold."""
+
+    incident: Incident
+    station_name: str
+    threshold: dict[str, Any] | None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.incident.event.get("params") or {})
+
+
+@dataclass(frozen=True)
+class IncidentDetail:
+    view: IncidentView
+    audit: list[AuditEntry]
+    notifications: list["QueuedNotification"]
+
+
+class IncidentDesk:
+    def __init__(self, incidents: "IncidentService", audit: AuditLog, registry: Registry,
+                 charts: "Charts | None" = None):
+        self.incidents = incidents
+        self.audit = audit
+        self.registry = registry
+        self.charts = charts
+
+    # -- reading ------------------------------------------------------------------------------
+    def view(self, inc: Incident) -> IncidentView:
+        return IncidentView(inc, station_name(self.registry, inc), threshold_for(self.registry, inc))
+
+    def list(self, actor: Actor, *, states: tuple[State, ...] = ACTIVE, kind: str | None = None,
+             subject: str | None = None, limit: int = 100, offset: int = 0) -> list[IncidentView]:
+        actor.require(Permission.READ)
+        return [self.view(i) for i in self.incidents.list(list(states), kind=kind or None, subject=subject or None,
+                                                           limit=limit, offset=offset)]
+
+    def get(self, actor: Actor, iid: int) -> IncidentView:
+        actor.require(Permission.READ)
+        return self.view(self._incident(iid))
+
+    def detail(self, actor: Actor, iid: int) -> IncidentDetail:
+        view = self.get(actor, iid)
+        return IncidentDetail(view, self.incidents.audit(iid), self.incidents.notifications(iid))
+
+    def counts(self, actor: Actor) -> dict[str, dict[str, int]]:
+        """Unresolved incidents: state -> kind -> how many."""
+        actor.require(Permission.READ)
+        out: dict[str, dict[str, int]] = {s.value: {} for s in ACTIVE}
+        for inc in self.incidents.list(list(ACTIVE), limit=100_000):
+            by_kind = out[inc.state.value]
+            by_kind[inc.kind] = by_kind.get(inc.kind, 0) + 1
+        return out
+
+    def chart_png(self, actor: Actor, iid: int) -> bytes | None:
+        """The episode's chart, as the email draws it; None when there are no readings."""
+        view = self.get(actor, iid)
+        if self.charts is None:
+            return None
+        return self.charts.png(view)
+
+    # -- writing ------------------------------------------------------------------------------
+    def acknowledge(self, actor: Actor, iid: int, note: str | None = None) -> IncidentView:
+        return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
+                           lambda: self.incidents.acknowledge(iid, by=actor.name, how=_how(actor), note=note or None))
+
+    def resolve(self, actor: Actor, iid: int, note: str) -> IncidentView:
+        return self._write(actor, Permission.RESOLVE, iid, "incident.resolve", note,
+                           lambda: self.incidents.resolve(iid, by=actor.name, how=_how(actor), note=note))
+
+    def linked(self, iid: int) -> IncidentView:
+        """The incident a valid acknowledge link names (the link is the authority to see it)."""
+        return self.view(self._incident(iid))
+
+    def acknowledge_by_link(self, iid: int, *, by: str, note: str | None, address: str | None,
+                            municipality: str) -> IncidentView:
+        """The holder of a valid acknowledge link (``auth/links.py`` checked it) acknowledges
+        that one incident, under the name it typed."""
+        by = by.strip()
+        if not by:
+            raise Conflict("say who acknowledges (your name)")
+        self._incident(iid)
+        target = f"incident:{iid}"
+        try:
+            inc = self.incidents.acknowledge(iid, by=by, how=Via.EMAIL_LINK.value, note=note or None)
+        except IncidentError as e:
+            self.audit.write(who=by, via=Via.EMAIL_LINK.value, address=address, municipality=municipality,
+                             action="incident.acknowledge", target=target, detail=note, outcome=f"refused: {e}")
+            raise Conflict(str(e)) from None
+        self.audit.write(who=by, via=Via.EMAIL_LINK.value, address=address, municipality=municipality,
+                         action="incident.acknowledge", target=target, detail=note)
+        return self.view(inc)
+
+    def _write(self, actor: Actor, permission: Permission, iid: int, action: str, note: str | None,
+               do: Any) -> IncidentView:
+        target = f"incident:{iid}"
+        try:
+            actor.require(permission)
+        except Exception as e:
+            self.audit.record(actor, action, target=target, detail=note, outcome=f"refused: {e}")
+            raise
+        self._incident(iid)
+        try:
+            inc = do()
+        except IncidentError as e:
+            self.audit.record(actor, action, target=target, detail=note, outcome=f"refused: {e}")
+            raise Conflict(str(e)) from None
+        self.audit.record(actor, action, target=target, detail=note)
+        return self.view(inc)
+
+    def _incident(self, iid: int) -> Incident:
+        try:
+            return self.incidents.get(iid)
+        except IncidentError:
+            raise NotFound(f"no incident {iid}") from None
+
+
+def _how(actor: Actor) -> str:
+    """The incident log's ``how``: the channel, and the role it was allowed under."""
+    return f"{actor.via.value} ({actor.role.value})"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = ["IncidentDesk", "IncidentView", "IncidentDetail", "ACTIVE"]

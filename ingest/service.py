@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..contract.bounds import DEFAULT_WINDOW, TimeWindow
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
@@ -63,7 +64,7 @@ class IngestService:
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
-                 shared_group: str | None = None):
+                 shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
@@ -72,6 +73,7 @@ class IngestService:
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
         self.batch_wait_s = batch_wait_s
+        self.time_window = time_window      # reading times taken, around each message's receive time
         # Several ingest processes (one per core) share the readings through an MQTT shared
         # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
         self.shared_group = shared_group
@@ -132,6 +134,7 @@ class IngestService:
         """Decode what one socket read brought and queue it for the writer as one item."""
         items: list[tuple[tuple[int, int] | None, StoredMessage]] = []
         ack_now: list[tuple[int, int] | None] = []
+        received_ns = time.time_ns()          # reading times may be at most a day after this
         for msg in deliveries:
             if msg.topic.endswith(self._status_suffix):
                 try:
@@ -142,7 +145,8 @@ class IngestService:
                 continue
             try:
                 topic = Topic.parse(msg.topic)
-                device, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload)
+                device, _epoch, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload,
+                                                                 received_ns, self.time_window)
                 if device != topic.device:
                     raise ContractError(msg.topic, "device",
                                         f"payload device {device!r} does not match the topic's {topic.device!r}")

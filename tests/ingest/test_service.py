@@ -221,10 +221,10 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
 
     real_decode = service.decode_canonical
 
-    def decode(topic, station, payload):
+    def decode(topic, station, payload, *bounds):
         if b'"seq":3,' in payload:
             raise TypeError("a bug met seq 3")
-        return real_decode(topic, station, payload)
+        return real_decode(topic, station, payload, *bounds)
     monkeypatch.setattr(service, "decode_canonical", decode)
     sink = SqliteSink(tmp_path / "store.db")
     real_write, failures = sink.write, [2]
@@ -246,3 +246,39 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
     assert svc.stats.stored_readings == 40 and svc.stats.store_retries == 2
     kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert len(kept) == 1 and "TypeError: a bug met seq 3" in kept[0]["error"] and '"seq":3' in kept[0]["payload"]
+
+
+def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_path, mosquitto_broker):
+    """Issue 14: a seq ≥ 2^63 or a reading in year 9999 or 0001 made the SQLite write raise
+    OverflowError, taken for a store outage: the batch was retried for ever and the good
+    messages in it were never stored. The contract refuses such a message at decoding."""
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-bounds",
+                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.5).start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    huge_seq = good(3).replace(b'"seq":3,', b'"seq":%d,' % 2**63)
+    year_9999 = good(4).replace(b'"time":"2026-', b'"time":"9999-', 1)
+    year_0001 = good(5).replace(b'"time":"2026-', b'"time":"0001-', 1)
+    next_year = good(6).replace(b'"time":"2026-', b'"time":"%d-' % (time.gmtime().tm_year + 1), 1)
+    publish_all(pub, [good(1), huge_seq, good(2), year_9999, year_0001, next_year, good(7)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 4)
+    svc.stop()
+    assert svc.stats.stored_readings == 30 and svc.stats.store_retries == 0
+    assert sink_seqs(tmp_path / "store.db") == [1, 2, 7]
+    rejected = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert [r["error"].split(": ")[1] for r in rejected] == ["seq", "readings[0].time", "readings[0].time",
+                                                            "readings[0].time"]
+    assert "latest time every store can hold" in rejected[1]["error"]
+    assert "earliest time ingest takes" in rejected[2]["error"]
+    assert "is the logger's clock right?" in rejected[3]["error"]
+
+
+def sink_seqs(path) -> list[int]:
+    s = SqliteSink(path)
+    s.open()
+    try:
+        return [seq for (seq,) in s.query("SELECT seq FROM messages ORDER BY seq")]
+    finally:
+        s.close()

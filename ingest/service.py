@@ -31,7 +31,7 @@ from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
 from ..contract.wire import CanonicalReading, decode_canonical, decode_status
-from .errors import StoreRejected, StoreUnavailable
+from .errors import MessagesRejected, StoreRejected, StoreUnavailable
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
 from .subscriber import Delivery, Subscriber
 
@@ -244,11 +244,14 @@ class IngestService:
                 # The store refused the data itself: retrying cannot help. What it refused is
                 # kept aside for a person, the rest was written, and everything is acknowledged
                 # so one bad message never blocks the ones behind it.
-                refused = {(d, s) for d, s, _ in getattr(e, "rejected", [])} or {(m.device, m.seq) for m in messages}
-                for m in messages:
-                    if (m.device, m.seq) in refused:
+                if isinstance(e, MessagesRejected):
+                    for m, reason in e.rejected:
+                        self._set_aside(m, reason)
+                    result = e.result
+                else:
+                    for m in messages:
                         self._set_aside(m, str(e))
-                result = WriteResult(getattr(e, "written", 0), 0)
+                    result = WriteResult(0)
                 break
             except Exception as e:
                 # StoreUnavailable, or a fault of ours or of a library: not acknowledged, so

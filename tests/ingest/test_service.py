@@ -282,3 +282,27 @@ def sink_seqs(path) -> list[int]:
         return [seq for (seq,) in s.query("SELECT seq FROM messages ORDER BY seq")]
     finally:
         s.close()
+
+
+def test_a_message_the_store_refuses_is_set_aside_not_retried(tmp_path, mosquitto_broker):
+    """A write error that is the data's fault (here SQLite's OverflowError on a message the
+    contract let through) is never retried as an outage: the store keeps the batch's other
+    messages, the refused one goes to the rejected file, and every message is acknowledged."""
+    sink = SqliteSink(tmp_path / "store.db")
+    real_write = sink.write
+
+    def write(batch):      # stands for data the contract did not foresee and SQLite cannot hold
+        return real_write([m._replace(seq=2**64) if m.seq == 3 else m for m in batch])
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-refused",
+                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.5).start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(s) for s in range(1, 6)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.messages >= 5 and svc._client.stats.acked >= 5)
+    svc.stop()
+    assert svc.stats.stored_readings == 40 and svc.stats.rejected_messages == 1 and svc.stats.store_retries == 0
+    (kept,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert kept["device"] == "LOG-1" and kept["seq"] == 2**64 and len(kept["readings"]) == 10
+    assert kept["error"].startswith("store refused: OverflowError")

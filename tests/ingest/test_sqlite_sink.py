@@ -1,3 +1,5 @@
+import sqlite3
+
 import pytest
 
 from ms4watch.contract.wire import CanonicalReading
@@ -148,3 +150,42 @@ def test_multi_row_inserts_write_every_row_in_order(n):
     rows = [(i, f"r{i}") for i in range(n)]
     insert_rows(db, "INSERT INTO t", 2, rows)
     assert db.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == rows
+
+
+def test_data_the_store_cannot_hold_is_refused_message_by_message_not_retried(tmp_path):
+    """Issue 14: an integer beyond 64 bits made SQLite raise OverflowError, which ingest took
+    for an outage and retried for ever. It is the data's fault: those messages are refused,
+    the rest of the batch is written, and the store goes on taking writes."""
+    from ms4watch.ingest.errors import MessagesRejected
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    huge_seq = msg("A", 2**63)
+    huge_time = StoredMessage("A", 7, (msg("A", 7).readings[0]._replace(time_ns=2**64),))
+    no_flags = StoredMessage("B", 1, (msg("B", 1).readings[0]._replace(flags=None),))     # NOT NULL
+    not_a_number = StoredMessage("B", 2, (msg("B", 2).readings[0]._replace(value=[1.0]),))
+    with pytest.raises(MessagesRejected) as e:
+        sink.write([msg("A", 1), huge_seq, msg("A", 2), huge_time, no_flags, not_a_number, msg("A", 1), msg("C", 1)])
+    assert [(m.device, m.seq, reason.split(":")[0]) for m, reason in e.value.rejected] == [
+        ("A", 2**63, "OverflowError"), ("A", 7, "OverflowError"), ("B", 1, "IntegrityError"),
+        ("B", 2, "ProgrammingError")]
+    assert (e.value.result.readings_written, e.value.result.duplicate_messages) == (9, 1)
+    assert "4 of 8 messages refused (A seq 9223372036854775808: OverflowError" in str(e.value)
+    assert sink.count_readings() == 9
+    assert sink.query("SELECT device, seq FROM messages ORDER BY device, seq") == [("A", 1), ("A", 2), ("C", 1)]
+    assert sink.write([msg("A", 3)]).readings_written == 3          # nothing left behind
+    assert sink.query("SELECT count(*) FROM series")[0][0] == 2    # no series of a refused message
+    sink.close()
+
+
+@pytest.mark.parametrize("error, data", [
+    (OverflowError("Python int too large to convert to SQLite INTEGER"), True),
+    (sqlite3.IntegrityError("NOT NULL constraint failed: samples.flags"), True),
+    (sqlite3.ProgrammingError("Error binding parameter 3: type 'list' is not supported"), True),
+    (sqlite3.ProgrammingError("Cannot operate on a closed database."), False),
+    (sqlite3.OperationalError("database is locked"), False),
+    (sqlite3.OperationalError("database or disk is full"), False),
+    (sqlite3.DatabaseError("database disk image is malformed"), False),
+])
+def test_what_is_the_datas_fault(error, data):
+    from ms4watch.ingest.sinks.sqlite.sink import is_data_fault
+    assert is_data_fault(error) is data

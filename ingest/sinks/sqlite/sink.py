@@ -11,6 +11,12 @@ index instead of ~130, and writing it binds 5 values instead of 9. A store file 
 A batch is one transaction, committed with ``synchronous=FULL``, so when ``write`` returns
 the readings survive a crash or a power cut; only then does ingest acknowledge.
 
+A write that fails because of the data — a number SQLite cannot bind (an integer beyond 64
+bits), a type it does not know, a constraint the data breaks — is not an outage: the batch
+is written again message by message, each in its own savepoint, the messages that fail are
+reported (:class:`~ms4watch.ingest.errors.MessagesRejected`) and the rest is committed.
+Any other SQLite failure (locked, disk full, I/O) is StoreUnavailable and retried.
+
 ``device_status`` keeps each logger's latest status, ``calibration`` the latest calibration
 each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
 received_ns): a status that lists calibrations replaces the device's rows, one that says
@@ -30,7 +36,7 @@ from typing import Iterable, Iterator, Sequence
 
 from ....contract.timeutil import to_ns
 from ....contract.wire import CanonicalReading
-from ...errors import StoreUnavailable
+from ...errors import MessagesRejected, StoreUnavailable, refused_summary
 from ..base import DeviceStatus, StoredMessage, WriteResult
 
 SCHEMA = """
@@ -85,6 +91,16 @@ def insert_rows(db: sqlite3.Connection, insert: str, width: int, rows: Sequence[
                 i += size
     if i < n:
         db.executemany(f"{insert} VALUES {one}", rows[i:])
+
+
+def is_data_fault(e: BaseException) -> bool:
+    """Whether a failed insert is the data's fault (refuse the message) rather than the store's
+    (retry): a value SQLite cannot bind or a constraint the data breaks."""
+    if isinstance(e, (OverflowError, sqlite3.IntegrityError, sqlite3.DataError, sqlite3.InterfaceError)):
+        return True
+    # sqlite3 raises ProgrammingError both for a value of a type it cannot bind (the data) and
+    # for a closed connection or a wrong number of parameters (ours): only the first is data.
+    return isinstance(e, sqlite3.ProgrammingError) and str(e).startswith("Error binding parameter")
 
 
 class SqliteSink:
@@ -167,29 +183,58 @@ class SqliteSink:
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         written = dup = 0
+        rejected: list[tuple[StoredMessage, str]] = []
         now = time.time_ns()
         with self._transaction() as db:
-            # The usual case, no duplicate: the whole batch in a few multi-row INSERTs. If the
-            # message filter ignored any row, undo that and go message by message.
-            db.execute("SAVEPOINT batch")
-            before = db.total_changes
-            insert_rows(db, "INSERT OR IGNORE INTO messages", 4, [(m.device, m.seq, now, len(m.readings)) for m in batch])
-            if db.total_changes - before == len(batch):
-                db.execute("RELEASE batch")
-                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+            if self._write_all(db, batch, now):
                 written = sum(len(m.readings) for m in batch)
             else:
-                db.execute("ROLLBACK TO batch")
-                db.execute("RELEASE batch")
                 for m in batch:
-                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
-                                     (m.device, m.seq, now, len(m.readings)))
-                    if cur.rowcount != 1:
-                        dup += 1
+                    db.execute("SAVEPOINT message")
+                    try:
+                        cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
+                                         (m.device, m.seq, now, len(m.readings)))
+                        if cur.rowcount == 1:
+                            insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
+                    except Exception as e:
+                        if not is_data_fault(e):
+                            raise
+                        self._undo(db, "message")
+                        rejected.append((m, f"{type(e).__name__}: {e}"))
                         continue
-                    insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
-                    written += len(m.readings)
+                    db.execute("RELEASE message")
+                    if cur.rowcount == 1:
+                        written += len(m.readings)
+                    else:
+                        dup += 1
+        if rejected:
+            raise MessagesRejected(refused_summary(str(self.path), rejected, len(batch)), rejected,
+                                   WriteResult(written, dup))
         return WriteResult(written, dup)
+
+    def _write_all(self, db: sqlite3.Connection, batch: Sequence[StoredMessage], now: int) -> bool:
+        """The usual case, no duplicate and no bad data: the whole batch in a few multi-row
+        INSERTs. False (and nothing written) when the message filter ignored a row or the
+        data could not be written: then the caller goes message by message."""
+        db.execute("SAVEPOINT batch")
+        try:
+            before = db.total_changes
+            insert_rows(db, "INSERT OR IGNORE INTO messages", 4,
+                        [(m.device, m.seq, now, len(m.readings)) for m in batch])
+            if db.total_changes - before == len(batch):
+                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+                db.execute("RELEASE batch")
+                return True
+        except Exception as e:
+            if not is_data_fault(e):
+                raise
+        self._undo(db, "batch")
+        return False
+
+    def _undo(self, db: sqlite3.Connection, savepoint: str) -> None:
+        db.execute(f"ROLLBACK TO {savepoint}")
+        db.execute(f"RELEASE {savepoint}")
+        self._reload_series()          # series made since the savepoint are gone
 
     def _reload_series(self) -> None:
         assert self._db is not None

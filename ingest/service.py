@@ -4,7 +4,9 @@
   published while ingest is down wait in the broker.
 * ``manual_ack``: a message is acknowledged only after the sink's ``write`` returned, i.e.
   after its readings are durable. If the process dies before that, the broker redelivers;
-  the sink's (device, seq) filter writes it once.
+  the sink's (device, epoch, seq) filter writes it once. A message under a (device, epoch,
+  seq) the store holds with other content (a logger whose sequence restarted) is not a
+  duplicate: it is set aside with a warning, never dropped without a word.
 * A message that breaks the contract is logged with topic and field, kept in a rejected
   file for a person to look at, and acknowledged — it can never become valid, and it must
   not block the messages behind it.
@@ -17,6 +19,7 @@ network thread decodes, a writer thread stores and acknowledges.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import logging
 import queue
@@ -46,6 +49,7 @@ class IngestStats:
     stored_readings: int = 0
     duplicate_messages: int = 0
     rejected_messages: int = 0
+    conflicting_messages: int = 0     # set aside: (device, epoch, seq) stored with other content
     store_retries: int = 0
 
 
@@ -145,8 +149,8 @@ class IngestService:
                 continue
             try:
                 topic = Topic.parse(msg.topic)
-                device, _epoch, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload,
-                                                                 received_ns, self.time_window)
+                device, epoch, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload,
+                                                                received_ns, self.time_window)
                 if device != topic.device:
                     raise ContractError(msg.topic, "device",
                                         f"payload device {device!r} does not match the topic's {topic.device!r}")
@@ -159,7 +163,10 @@ class IngestService:
                 self._reject(msg, f"could not be decoded ({type(e).__name__}: {e}); kept for a person to look at")
                 ack_now.append(msg.token)
                 continue
-            items.append((msg.token, StoredMessage(device, seq, tuple(readings))))
+            # the digest tells a redelivery (the same bytes again) from another message under
+            # the same (device, epoch, seq)
+            digest = hashlib.blake2b(msg.payload, digest_size=8).digest()
+            items.append((msg.token, StoredMessage(device, seq, tuple(readings), epoch, digest)))
         if ack_now:
             self._client.ack(ack_now)
         if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again
@@ -184,8 +191,14 @@ class IngestService:
 
     def _set_aside(self, m: StoredMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
-        log.error("ingest: the store refused %s seq %d: %s", m.device, m.seq, reason)
-        self._keep_aside({"device": m.device, "seq": m.seq, "error": f"store refused: {reason}",
+        log.error("ingest: the store refused %s epoch %d seq %d: %s", m.device, m.epoch, m.seq, reason)
+        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"store refused: {reason}",
+                          "readings": [list(r) for r in m.readings]})
+
+    def _conflict(self, m: StoredMessage, reason: str) -> None:
+        self.stats.conflicting_messages += 1
+        log.warning("ingest: %s", reason)
+        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"conflict: {reason}",
                           "readings": [list(r) for r in m.readings]})
 
     def _reject(self, msg: Delivery, reason: str) -> None:
@@ -269,6 +282,8 @@ class IngestService:
                 log.warning("ingest: store unavailable (%s); retrying in %.1fs", e, wait)
                 time.sleep(wait)
                 delay = min(delay * 2, 30.0)
+        for m, reason in result.conflicts:
+            self._conflict(m, reason)
         self._client.ack([token for token, _ in batch])
         self.stats.messages += len(batch)
         self.stats.stored_readings += result.readings_written

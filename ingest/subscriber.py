@@ -21,7 +21,7 @@ It implements just what ingest uses, by the MQTT 3.1.1 specification (OASIS, 201
 
 An acknowledgement is tied to the connection it came on: one for a message received on an
 earlier connection is dropped, because packet ids are per connection; the broker redelivers
-that message and the store's (device, seq) filter writes it once.
+that message and the store's (device, epoch, seq) filter writes it once.
 
 All socket I/O happens on one thread (acknowledgements are queued and the thread woken
 through a socket pair), so TLS sockets are never used from two threads.

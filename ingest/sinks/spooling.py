@@ -60,12 +60,19 @@ CREATE TABLE IF NOT EXISTS rejected (
 
 
 def encode_batch(batch: Sequence[StoredMessage]) -> bytes:
-    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings]] for m in batch],
+    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings], m.epoch,
+                        None if m.digest is None else m.digest.hex()] for m in batch],
                       separators=(",", ":")).encode()
 
 
 def decode_batch(blob: bytes) -> list[StoredMessage]:
-    return [StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs)) for d, s, rs in json.loads(blob)]
+    """A spooled batch, also one spooled before epochs ([device, seq, readings] per message)."""
+    out = []
+    for d, s, rs, *rest in json.loads(blob):
+        epoch, digest = rest if rest else (0, None)
+        out.append(StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs), epoch,
+                                 None if digest is None else bytes.fromhex(digest)))
+    return out
 
 
 class _WaitRetryAfter:

@@ -306,3 +306,41 @@ def test_a_message_the_store_refuses_is_set_aside_not_retried(tmp_path, mosquitt
     (kept,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert kept["device"] == "LOG-1" and kept["seq"] == 2**64 and len(kept["readings"]) == 10
     assert kept["error"].startswith("store refused: OverflowError")
+
+
+def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_broker, caplog):
+    """Issue 14: a logger whose spool is lost (reflashed, new SD card) starts again at seq 1,
+    and every new message was dropped as a duplicate. Its spool's new epoch keeps them apart;
+    a logger from before epochs has them set aside with a warning, never silently dropped."""
+    import logging
+
+    from ms4watch.edge.drivers.base import RawReading
+    from ms4watch.edge.spool import Spool
+
+    def spooled(device, card, start, epochs=True):
+        sp = Spool(tmp_path / f"{device}-{card}.db", device)
+        sp.append([RawReading(T0 + (start + i) * 60_000_000_000, "flow", "flow", 1.0 + i, "gpm", ()) for i in range(6)])
+        out = [sp.form_message(2).payload for _ in range(3)]
+        sp.close()
+        return out if epochs else [p.replace(b'"epoch":%d,' % json.loads(p)["epoch"], b"") for p in out]
+    before, after = spooled("LOG-1", "card-1", 0), spooled("LOG-1", "card-2", 100)    # the card replaced
+    assert [json.loads(p)["seq"] for p in after] == [1, 2, 3]
+    old_before, old_after = spooled("LOG-2", "card-1", 0, epochs=False), spooled("LOG-2", "card-2", 100, epochs=False)
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restarted",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    with caplog.at_level(logging.WARNING, logger="ms4watch.ingest.service"):
+        publish_all(pub, before + after + before[:1])                                  # and one redelivery
+        publish_all(pub, old_before + old_after, topic="ms4/town/OF-2/LOG-2/readings")
+        assert wait_for(lambda: svc.stats.messages >= 13)
+    pub.loop_stop()
+    svc.stop()
+    assert (svc.stats.stored_readings, svc.stats.duplicate_messages, svc.stats.conflicting_messages) == (18, 1, 3)
+    kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert [(k["device"], k["epoch"], k["seq"], len(k["readings"])) for k in kept] == [("LOG-2", 0, s, 2) for s in (1, 2, 3)]
+    assert all(k["error"].startswith(f"conflict: LOG-2 epoch 0 seq {k['seq']} is stored already with other content")
+               for k in kept)
+    assert sum("is stored already with other content" in r.message for r in caplog.records
+               if r.levelno == logging.WARNING) == 3

@@ -138,6 +138,54 @@ def test_a_store_of_the_first_layout_is_converted_when_opened(tmp_path):
     assert (r.readings_written, r.duplicate_messages) == (3, 1)
     assert sink.count_readings() == 9
     assert sink.query("SELECT type FROM sqlite_master WHERE name = 'readings'") == [("view",)]
+    assert sink.query("SELECT device, epoch, seq, digest FROM messages WHERE device = 'B'") == [("B", 0, 7, None)]
+    sink.close()
+
+
+def test_a_store_from_before_epochs_is_converted_when_opened(tmp_path):
+    """Its messages become epoch 0 with no digest: redeliveries of them are still duplicates."""
+    import sqlite3
+    path = tmp_path / "old.db"
+    sink = SqliteSink(path)
+    sink.open()
+    sink.write([msg("A", 1), msg("A", 2)])
+    sink.close()
+    with sqlite3.connect(path) as db:                # the messages table as it was before epochs
+        db.executescript("""
+            DROP TABLE messages;
+            CREATE TABLE messages (device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
+                n INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
+            INSERT INTO messages VALUES ('A', 1, 5, 3), ('A', 2, 5, 3);""")
+    sink = SqliteSink(path)
+    sink.open()
+    assert sink.query("SELECT device, epoch, seq, received_ns, n, digest FROM messages") == [
+        ("A", 0, 1, 5, 3, None), ("A", 0, 2, 5, 3, None)]
+    r = sink.write([msg("A", 2)._replace(digest=b"12345678"), msg("A", 3), msg("A", 1)._replace(epoch=44)])
+    assert (r.readings_written, r.duplicate_messages, r.conflicts) == (6, 1, ())
+    sink.close()
+    sink = SqliteSink(path)
+    sink.open()                                      # converted once
+    assert sink.query("SELECT count(*) FROM messages") == [(4,)]
+    sink.close()
+
+
+def test_a_repeated_message_with_other_content_is_a_conflict_not_a_duplicate(tmp_path):
+    """Issue 14: a logger whose sequence restarted had every new message dropped as a
+    duplicate. (device, epoch, seq) is the key; under one key, the digest of the payload
+    tells a redelivery (a duplicate) from another message (a conflict: not written, reported)."""
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    first = [msg("A", s)._replace(epoch=5, digest=b"first-%d" % s) for s in (1, 2)]
+    assert sink.write(first).readings_written == 6
+    restarted = [msg("A", s, n=2)._replace(epoch=5, digest=b"again-%d" % s) for s in (1, 2)]
+    new_epoch = [m._replace(epoch=6) for m in restarted]
+    r = sink.write([first[0], restarted[0], new_epoch[0], restarted[1], new_epoch[1], msg("A", 2)._replace(epoch=5)])
+    assert (r.readings_written, r.duplicate_messages) == (4, 2)      # the new epoch; a redelivery, an unknown digest
+    assert [(m.epoch, m.seq) for m, _ in r.conflicts] == [(5, 1), (5, 2)]
+    assert "A epoch 5 seq 1 is stored already with other content (received 20" in r.conflicts[0][1]
+    assert sink.query("SELECT epoch, seq, n FROM messages ORDER BY epoch, seq") == [(5, 1, 3), (5, 2, 3), (6, 1, 2),
+                                                                                    (6, 2, 2)]
+    assert sink.count_readings() == 10
     sink.close()
 
 

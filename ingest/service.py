@@ -10,6 +10,8 @@
 * A message that breaks the contract is logged with topic and field, kept in a rejected
   file for a person to look at, and acknowledged — it can never become valid, and it must
   not block the messages behind it.
+* So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
+  only its first bytes, and the rejected file gets its topic, size and those bytes.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
@@ -36,7 +38,7 @@ from ..contract.mqtt import BrokerURL
 from ..contract.wire import CanonicalReading, decode_canonical, decode_status
 from .errors import MessagesRejected, StoreRejected, StoreUnavailable
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
-from .subscriber import Delivery, Subscriber
+from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,8 @@ class IngestService:
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
-                 shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW):
+                 shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
+                 max_message_bytes: int = MAX_PACKET_BYTES):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
@@ -93,7 +96,8 @@ class IngestService:
                                   [(readings, 1), (subscription(municipality, Channel.STATUS), 1)],
                                   self._on_deliveries, clean_session=False, keepalive_s=30,
                                   username=username, password=password,
-                                  on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected)
+                                  on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
+                                  max_packet_bytes=max_message_bytes)
         self._writer: threading.Thread | None = None
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
@@ -140,6 +144,12 @@ class IngestService:
         ack_now: list[tuple[int, int] | None] = []
         received_ns = time.time_ns()          # reading times may be at most a day after this
         for msg in deliveries:
+            if msg.oversize:
+                self._reject(msg, str(ContractError(
+                    msg.topic, "payload", f"{msg.oversize:,} bytes, over the {self._client.max_packet_bytes:,} bytes "
+                                          f"ingest takes; read past, its first {len(msg.payload):,} bytes kept")))
+                ack_now.append(msg.token)
+                continue
             if msg.topic.endswith(self._status_suffix):
                 try:
                     self._on_status(msg)
@@ -204,7 +214,7 @@ class IngestService:
     def _reject(self, msg: Delivery, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
-        self._keep_aside({"topic": msg.topic, "error": reason,
+        self._keep_aside({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
                           "payload": msg.payload.decode("utf-8", "replace")[:10000]})
 
     def _keep_aside(self, record: dict) -> None:

@@ -344,3 +344,35 @@ def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_brok
                for k in kept)
     assert sum("is stored already with other content" in r.message for r in caplog.records
                if r.levelno == logging.WARNING) == 3
+
+
+def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, mosquitto_broker):
+    """Issue 14: a message over 16 MiB made ingest's subscriber drop the connection; the broker
+    delivered it again on the next one, for ever, and nothing behind it was stored. It is read
+    past (only its first bytes kept), acknowledged and set aside; the connection stays up."""
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-big",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    big = good(9).replace(b'"readings":[', b'"readings":[' + b" " * (17 * 2**20), 1)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(1), big, good(2), good(3)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 1
+                    and svc._client.stats.acked >= 4, 30)
+    svc.stop()
+    assert svc._client.stats.connections == 1 and svc.stats.rejected_messages == 1
+    (kept,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert kept["topic"] == TOPIC and kept["size"] == len(big)
+    assert kept["error"] == (f"{TOPIC}: payload: {len(big):,} bytes, over the 16,777,216 bytes ingest takes; "
+                             "read past, its first 4,096 bytes kept")
+    assert big.startswith(kept["payload"].encode()) and len(kept["payload"]) == 4096
+    # Same session again: what was not acknowledged would come first, before a new message.
+    svc = IngestService(mosquitto_broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-big").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(4)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 10)
+    svc.stop()
+    assert svc._client.stats.received == 1

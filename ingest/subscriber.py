@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
+from ..contract.broker import MESSAGE_SIZE_LIMIT_BYTES
 from ..contract.mqtt import BrokerURL
 
 log = logging.getLogger(__name__)
@@ -52,10 +53,10 @@ CONNACK_REASONS = {
     4: "bad user name or password", 5: "not authorized",
 }
 _RECV_BYTES = 256 * 1024
-MAX_PACKET_BYTES = 16 * 2**20
-"""The largest packet ingest takes whole [bytes]. A readings message is a few KiB to ~4 MiB
-(10,000 readings); the broker is set to refuse messages over half this
-(``contract/broker.py``), so only an unconfigured broker sends a larger one."""
+MAX_PACKET_BYTES = 2 * MESSAGE_SIZE_LIMIT_BYTES
+"""The largest packet ingest takes whole [bytes], 16 MiB. A readings message is a few KiB
+to ~3.5 MiB (10,000 readings); the broker is set to refuse payloads over half this
+(``contract/broker.py``), so only a broker not set up that way sends a larger one."""
 HEAD_BYTES = 4096
 """What is kept of an oversized message's payload [bytes], for a person to look at."""
 

@@ -269,12 +269,13 @@ class CanonicalReading(NamedTuple):
 
 
 class DecodedReadings(NamedTuple):
-    """A readings message as ingest stores it: its identity and its canonical readings."""
+    """A readings message as ingest stores it: its identity and its canonical readings (in
+    the order of :class:`~ms4watch.ingest.sinks.base.StoredMessage`)."""
 
     device: str
-    epoch: int
     seq: int
     readings: list[CanonicalReading]
+    epoch: int = 0
 
 
 def encode_readings(device: str, seq: int,
@@ -359,7 +360,7 @@ _ID_RE = _ID
 
 def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns: int | None = None,
                      window: TimeWindow = DEFAULT_WINDOW) -> DecodedReadings:
-    """Decode a readings payload straight into canonical readings: ``(device, epoch, seq, readings)``.
+    """Decode a readings payload straight into canonical readings: ``(device, seq, readings, epoch)``.
 
     The ingest hot path. It accepts exactly what :func:`decode_readings` accepts — anything
     unusual is handed to the pydantic model, which raises the precise :class:`ContractError`
@@ -376,7 +377,7 @@ def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns
         except _Slow:
             pass
     msg = decode_readings(topic, payload, received_ns, window)   # raises ContractError naming the field
-    return DecodedReadings(msg.device, msg.epoch, msg.seq, canonicalize(msg, station))
+    return DecodedReadings(msg.device, msg.seq, canonicalize(msg, station), msg.epoch)
 
 
 class _Slow(Exception):
@@ -510,7 +511,7 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
             raise _Slow
         # tuple.__new__ directly: the NamedTuple's own constructor is a Python function (~0.5 µs)
         append(_new_tuple(CanonicalReading, (ns, st, device, sensor, q, value, cu, joined, seq)))
-    return DecodedReadings(device, epoch, seq, out)
+    return DecodedReadings(device, seq, out, epoch)
 
 
 def status_payload(device: str, state: str, **fields: Any) -> bytes:

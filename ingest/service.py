@@ -159,7 +159,7 @@ class IngestService:
                 continue
             try:
                 topic = Topic.parse(msg.topic)
-                device, epoch, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload,
+                device, seq, readings, epoch = decode_canonical(msg.topic, topic.station, msg.payload,
                                                                 received_ns, self.time_window)
                 if device != topic.device:
                     raise ContractError(msg.topic, "device",

@@ -164,7 +164,7 @@ def test_fast_path_equals_the_model_on_valid_messages():
                 encode_readings("LOG-1", 3, [(T + i, "t", "turbidity", 4.0 + i, "FNU", ["simulated"], None)
                                              for i in range(50)])):
         msg = decode_readings(TOPIC, raw)
-        assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.epoch, msg.seq, canonicalize(msg, "OF-1"))
+        assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.seq, canonicalize(msg, "OF-1"), msg.epoch)
 
 
 def test_status_may_state_the_loggers_report_interval():
@@ -245,7 +245,7 @@ def test_the_edges_of_the_contract_are_taken_by_both_decoders(over):
     raw = payload(**over)
     msg = decode_readings(TOPIC, raw, received_ns=RECEIVED)
     assert decode_canonical(TOPIC, "OF-1", raw, received_ns=RECEIVED) == (
-        msg.device, msg.epoch, msg.seq, canonicalize(msg, "OF-1"))
+        msg.device, msg.seq, canonicalize(msg, "OF-1"), msg.epoch)
 
 
 def test_without_a_receive_time_only_the_absolute_bounds_apply():

@@ -156,7 +156,7 @@ def check(raw: bytes) -> str:
     "fast" when the fast path decided it by itself."""
     def by_model():
         m = decode_readings(TOPIC, raw, received_ns=RECEIVED)
-        return (m.device, m.epoch, m.seq, canonicalize(m, "OF-1"))
+        return (m.device, m.seq, canonicalize(m, "OF-1"), m.epoch)
     model = _decide(by_model)
     fast = _decide(lambda: decode_canonical(TOPIC, "OF-1", raw, received_ns=RECEIVED))
     try:
@@ -170,7 +170,7 @@ def check(raw: bytes) -> str:
         return "refused"
     assert not isinstance(fast, ContractError), f"the hot path refused what the model takes ({fast})"
     assert tuple(fast) == model
-    for r in model[3]:
+    for r in model[2]:
         assert r.value is None or abs(r.value) < float("inf")
         assert DEFAULT_WINDOW.earliest_ns <= r.time_ns <= RECEIVED + DEFAULT_WINDOW.future_ns
     if direct is None:

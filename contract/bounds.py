@@ -73,3 +73,7 @@ class TimeWindow:
 
 
 DEFAULT_WINDOW = TimeWindow()
+
+ABSOLUTE_ONLY = TimeWindow(future_ns=STORE_MAX_NS)
+"""Only the absolute bounds, whatever the receive time: for simulated data (the demo, its
+``--start`` anywhere), whose times have nothing to do with the wall clock receiving them."""

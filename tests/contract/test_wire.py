@@ -249,10 +249,14 @@ def test_the_edges_of_the_contract_are_taken_by_both_decoders(over):
 
 
 def test_without_a_receive_time_only_the_absolute_bounds_apply():
+    from ms4watch.contract.bounds import ABSOLUTE_ONLY
     raw = payload(reading={"time": "2200-01-01T00:00:00Z"})
     assert decode_readings(TOPIC, raw).readings[0].time.year == 2200
     with pytest.raises(ContractError, match="more than 1d after"):
         decode_readings(TOPIC, raw, received_ns=RECEIVED)
+    assert decode_readings(TOPIC, raw, received_ns=RECEIVED, window=ABSOLUTE_ONLY).readings[0].time.year == 2200
+    with pytest.raises(ContractError, match="latest time every store can hold"):
+        decode_readings(TOPIC, payload(reading={"time": "2262-04-12T00:00:00Z"}), RECEIVED, ABSOLUTE_ONLY)
 
 
 def test_a_message_carries_its_loggers_spool_epoch():

@@ -258,6 +258,7 @@ class IngestService:
 
     def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage]]) -> None:
         messages = [m for _, m in batch]
+        refused: list[tuple[StoredMessage, str]] = []
         delay = 0.2
         while True:
             try:
@@ -268,13 +269,11 @@ class IngestService:
                 # kept aside for a person, the rest was written, and everything is acknowledged
                 # so one bad message never blocks the ones behind it.
                 if isinstance(e, MessagesRejected):
-                    for m, reason in e.rejected:
-                        self._set_aside(m, reason)
-                    result = e.result
+                    refused, result = e.rejected, e.result
                 else:
-                    for m in messages:
-                        self._set_aside(m, str(e))
-                    result = WriteResult(0)
+                    refused, result = [(m, str(e)) for m in messages], WriteResult(0)
+                for m, reason in refused:
+                    self._set_aside(m, reason)
                 break
             except Exception as e:
                 # StoreUnavailable, or a fault of ours or of a library: not acknowledged, so
@@ -299,7 +298,9 @@ class IngestService:
         self.stats.stored_readings += result.readings_written
         self.stats.duplicate_messages += result.duplicate_messages
         if self.on_stored is not None and result.readings_written:
-            readings = [r for m in messages for r in m.readings]
+            # not in the store: what it refused, and messages conflicting with a stored one
+            left_out = {(m.key, m.digest) for m, _ in (*refused, *result.conflicts)}
+            readings = [r for m in messages if not left_out or (m.key, m.digest) not in left_out for r in m.readings]
             try:
                 self.on_stored(readings)
             except Exception:  # a failing consumer must not stop ingest

@@ -327,7 +327,8 @@ def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_brok
     assert [json.loads(p)["seq"] for p in after] == [1, 2, 3]
     old_before, old_after = spooled("LOG-2", "card-1", 0, epochs=False), spooled("LOG-2", "card-2", 100, epochs=False)
     sink = SqliteSink(tmp_path / "store.db")
-    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restarted",
+    fed: list = []                    # what the alert engine would get: the stored readings only
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restarted", on_stored=fed.extend,
                         rejected_path=tmp_path / "rejected.jsonl").start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
@@ -344,6 +345,8 @@ def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_brok
                for k in kept)
     assert sum("is stored already with other content" in r.message for r in caplog.records
                if r.levelno == logging.WARNING) == 3
+    assert not [r for r in fed if r.device == "LOG-2" and r.time_ns >= T0 + 100 * 60_000_000_000]
+    assert len({(r.device, r.time_ns) for r in fed}) == 18
 
 
 def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, mosquitto_broker):

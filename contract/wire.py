@@ -53,7 +53,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, PlainValidator, Strict, ValidationError,
                       ValidationInfo, field_validator, model_validator)
 
-from .bounds import COUNT_LIMIT, DEFAULT_WINDOW, TimeWindow
+from .bounds import COUNT_LIMIT, DEFAULT_WINDOW, STORE_MAX_NS, TimeWindow
 from .errors import ContractError, UnitError
 from .ids import _ID, check_id
 from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
@@ -372,8 +372,9 @@ def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns
     except ValueError:     # not JSON to orjson (or a number it cannot hold): the model decides
         pass
     else:
+        latest = STORE_MAX_NS if received_ns is None else min(STORE_MAX_NS, received_ns + window.future_ns)
         try:
-            return _fast_canonical(station, d, *window.limits(received_ns))
+            return _fast_canonical(station, d, window.earliest_ns, latest)   # window.limits(), inlined
         except _Slow:
             pass
     msg = decode_readings(topic, payload, received_ns, window)   # raises ContractError naming the field
@@ -393,6 +394,7 @@ _GOOD_IDS: dict[str, str] = {}
 _UNIT_MAP: dict[tuple[str, str], tuple[Any, str, str]] = {}
 _CACHE_MAX = 65536
 _new_tuple = tuple.__new__
+_NO_TIME = object()      # what no reading's time is (the fast path's "no previous time")
 
 
 def _time_ns(t: Any) -> int:
@@ -465,6 +467,8 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
     out: list[CanonicalReading] = []
     append = out.append
     isfinite = math.isfinite
+    last_t: Any = _NO_TIME
+    ns = 0
     for r in d["readings"]:
         if type(r) is not dict:
             raise _Slow
@@ -506,12 +510,14 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
             value = conv(value)
             if not isfinite(value):
                 raise _Slow
-        ns = _time_ns(t)
-        if not earliest_ns <= ns <= latest_ns:
-            raise _Slow
+        if t != last_t:              # the readings of a sample cycle share their time
+            ns = _time_ns(t)
+            if not earliest_ns <= ns <= latest_ns:
+                raise _Slow
+            last_t = t
         # tuple.__new__ directly: the NamedTuple's own constructor is a Python function (~0.5 µs)
         append(_new_tuple(CanonicalReading, (ns, st, device, sensor, q, value, cu, joined, seq)))
-    return DecodedReadings(device, seq, out, epoch)
+    return _new_tuple(DecodedReadings, (device, seq, out, epoch))
 
 
 def status_payload(device: str, state: str, **fields: Any) -> bytes:

@@ -41,6 +41,7 @@ from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResu
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
 log = logging.getLogger(__name__)
+_new_tuple = tuple.__new__
 
 OnStored = Callable[[Sequence[CanonicalReading]], None]
 
@@ -176,7 +177,8 @@ class IngestService:
             # the digest tells a redelivery (the same bytes again) from another message under
             # the same (device, epoch, seq)
             digest = hashlib.blake2b(msg.payload, digest_size=8).digest()
-            items.append((msg.token, StoredMessage(device, seq, tuple(readings), epoch, digest)))
+            # tuple.__new__: the NamedTuple's constructor is a Python function (~0.1 µs a message)
+            items.append((msg.token, _new_tuple(StoredMessage, (device, seq, tuple(readings), epoch, digest))))
         if ack_now:
             self._client.ack(ack_now)
         if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again

@@ -21,7 +21,6 @@ network thread decodes, a writer thread stores and acknowledges.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import logging
 import queue
@@ -37,7 +36,7 @@ from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
 from ..contract.wire import CanonicalReading, decode_canonical, decode_status
 from .errors import MessagesRejected, StoreRejected, StoreUnavailable
-from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
+from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult, payload_digest
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
 log = logging.getLogger(__name__)
@@ -176,7 +175,7 @@ class IngestService:
                 continue
             # the digest tells a redelivery (the same bytes again) from another message under
             # the same (device, epoch, seq)
-            digest = hashlib.blake2b(msg.payload, digest_size=8).digest()
+            digest = payload_digest(msg.payload)
             # tuple.__new__: the NamedTuple's constructor is a Python function (~0.1 µs a message)
             items.append((msg.token, _new_tuple(StoredMessage, (device, seq, tuple(readings), epoch, digest))))
         if ack_now:

@@ -14,6 +14,7 @@ the batch now (retry the whole batch later), never a third-party exception.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple, Protocol, Sequence, runtime_checkable
@@ -24,20 +25,32 @@ from ...contract.wire import CanonicalReading, SensorCalibration
 class StoredMessage(NamedTuple):
     """One MQTT message's readings (a NamedTuple: made once per message on the hot path).
 
-    ``epoch`` is the logger's spool epoch (0: a logger from before epochs); ``digest`` a hash
-    of the message's payload, to tell a redelivery (same digest) from another message under
-    the same (device, epoch, seq); None when unknown.
+    ``epoch`` is the logger's spool epoch (0: a logger from before epochs); ``digest`` tells a
+    redelivery (same digest) from another message under the same (device, epoch, seq):
+    :func:`payload_digest` of its payload, None when unknown.
     """
     device: str
     seq: int
     readings: tuple[CanonicalReading, ...]
     epoch: int = 0
-    digest: bytes | None = None
+    digest: int | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:
         """What identifies a message: (device, epoch, seq)."""
         return self.device, self.epoch, self.seq
+
+
+def payload_digest(payload: bytes) -> int:
+    """A message's digest: its length [bytes] and its CRC-32, as one integer (< 2^63, so
+    every store keeps it as an integer).
+
+    Not a cryptographic hash: it tells a redelivery (the very same bytes, which a logger
+    re-sends from its spool) from another message under the same (device, epoch, seq);
+    two different payloads of the same length agree by chance once in 2^32. Chosen for
+    speed: ingest computes it for every message (~0.2 µs for 500 bytes, blake2b ~0.7 µs).
+    """
+    return len(payload) << 32 | zlib.crc32(payload)
 
 
 @dataclass(frozen=True, slots=True)

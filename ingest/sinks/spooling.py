@@ -60,8 +60,7 @@ CREATE TABLE IF NOT EXISTS rejected (
 
 
 def encode_batch(batch: Sequence[StoredMessage]) -> bytes:
-    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings], m.epoch,
-                        None if m.digest is None else m.digest.hex()] for m in batch],
+    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings], m.epoch, m.digest] for m in batch],
                       separators=(",", ":")).encode()
 
 
@@ -70,8 +69,7 @@ def decode_batch(blob: bytes) -> list[StoredMessage]:
     out = []
     for d, s, rs, *rest in json.loads(blob):
         epoch, digest = rest if rest else (0, None)
-        out.append(StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs), epoch,
-                                 None if digest is None else bytes.fromhex(digest)))
+        out.append(StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs), epoch, digest))
     return out
 
 

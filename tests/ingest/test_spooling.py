@@ -47,7 +47,7 @@ def test_batch_round_trip():
     msgs[1] = type(msgs[1])(msgs[1].device, msgs[1].seq,
                             (msgs[1].readings[0]._replace(value=None, flags="sensor_error"),))
     assert decode_batch(encode_batch(msgs)) == msgs
-    with_epochs = [m._replace(epoch=917, digest=bytes(range(8))) for m in msgs]
+    with_epochs = [m._replace(epoch=917, digest=2**40 + 12345) for m in msgs]
     assert decode_batch(encode_batch(with_epochs)) == with_epochs
     spooled_before_epochs = json.dumps([[m.device, m.seq, [list(r) for r in m.readings]] for m in msgs]).encode()
     assert decode_batch(spooled_before_epochs) == msgs

@@ -160,7 +160,7 @@ def test_a_store_from_before_epochs_is_converted_when_opened(tmp_path):
     sink.open()
     assert sink.query("SELECT device, epoch, seq, received_ns, n, digest FROM messages") == [
         ("A", 0, 1, 5, 3, None), ("A", 0, 2, 5, 3, None)]
-    r = sink.write([msg("A", 2)._replace(digest=b"12345678"), msg("A", 3), msg("A", 1)._replace(epoch=44)])
+    r = sink.write([msg("A", 2)._replace(digest=12345678), msg("A", 3), msg("A", 1)._replace(epoch=44)])
     assert (r.readings_written, r.duplicate_messages, r.conflicts) == (6, 1, ())
     sink.close()
     sink = SqliteSink(path)
@@ -175,9 +175,9 @@ def test_a_repeated_message_with_other_content_is_a_conflict_not_a_duplicate(tmp
     tells a redelivery (a duplicate) from another message (a conflict: not written, reported)."""
     sink = SqliteSink(tmp_path / "store.db")
     sink.open()
-    first = [msg("A", s)._replace(epoch=5, digest=b"first-%d" % s) for s in (1, 2)]
+    first = [msg("A", s)._replace(epoch=5, digest=1000 + s) for s in (1, 2)]
     assert sink.write(first).readings_written == 6
-    restarted = [msg("A", s, n=2)._replace(epoch=5, digest=b"again-%d" % s) for s in (1, 2)]
+    restarted = [msg("A", s, n=2)._replace(epoch=5, digest=2000 + s) for s in (1, 2)]
     new_epoch = [m._replace(epoch=6) for m in restarted]
     r = sink.write([first[0], restarted[0], new_epoch[0], restarted[1], new_epoch[1], msg("A", 2)._replace(epoch=5)])
     assert (r.readings_written, r.duplicate_messages) == (4, 2)      # the new epoch; a redelivery, an unknown digest
@@ -237,3 +237,12 @@ def test_data_the_store_cannot_hold_is_refused_message_by_message_not_retried(tm
 def test_what_is_the_datas_fault(error, data):
     from ms4watch.ingest.sinks.sqlite.sink import is_data_fault
     assert is_data_fault(error) is data
+
+
+def test_the_payload_digest_tells_the_same_bytes_from_others():
+    from ms4watch.ingest.sinks.base import payload_digest
+    payload = b'{"schema":"ms4watch.readings/1","device":"LOG-1","seq":7,"readings":[]}'
+    assert payload_digest(payload) == payload_digest(bytes(payload))
+    assert payload_digest(payload.replace(b"7", b"8")) != payload_digest(payload)
+    assert payload_digest(payload + b" ") != payload_digest(payload)
+    assert 0 <= payload_digest(b"x" * 16 * 2**20) < 2**63       # an SQLite INTEGER, whatever ingest takes

@@ -50,7 +50,7 @@ from ..base import DeviceStatus, StoredMessage, WriteResult
 MESSAGES_TABLE = """
 CREATE TABLE IF NOT EXISTS messages (
     device TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
-    n INTEGER NOT NULL, digest BLOB, PRIMARY KEY (device, epoch, seq)) WITHOUT ROWID"""
+    n INTEGER NOT NULL, digest INTEGER, PRIMARY KEY (device, epoch, seq)) WITHOUT ROWID"""
 
 SCHEMA = MESSAGES_TABLE + """;
 CREATE TABLE IF NOT EXISTS series (

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
@@ -152,7 +153,8 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         broker.url, registry.municipality, sink,
         client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
         on_stored=pipeline.feed, rejected_path=settings.data_dir / "rejected.jsonl",
-        batch_wait_s=settings.ingest.batch_wait.total_seconds())
+        batch_wait_s=settings.ingest.batch_wait.total_seconds(),
+        time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
     server = Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

@@ -11,7 +11,8 @@ typo in an SDI-12 address is refused before the logger starts, with file, line a
     municipality: ramapo
     station: OF-12
     config_version: "3"
-    broker: {url: "mqtt://broker.town.example:1883", username: LOG-OF12, password_file: /etc/ms4watch/mqtt.pass}
+    broker: {url: "mqtts://broker.town.example:8883", username: LOG-OF12, password_file: /etc/ms4watch/mqtt.pass,
+             ca_file: /etc/ms4watch/ca.crt, cert_file: /etc/ms4watch/LOG-OF12.crt, key_file: /etc/ms4watch/LOG-OF12.key}
     spool: {path: /var/lib/ms4watch/spool.db, max_readings: 5000000}
     sensors:
       - {id: flow, driver: sdi12, quantity: flow, unit: gpm, interval: 5min, port: /dev/ttyUSB0,
@@ -27,7 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .ids import check_id
 from .rules_config import Duration
@@ -62,6 +63,10 @@ class BrokerSettings(_Model):
     username: str | None = None
     password_file: Path | None = None
     keepalive_s: int = Field(default=30, ge=5, le=3600)
+    ca_file: Path | None = Field(default=None, description="CA certificate (PEM) the broker's certificate must chain "
+                                                           "to (mqtts://); default: the system's trusted CAs")
+    cert_file: Path | None = Field(default=None, description="the logger's client certificate (PEM)")
+    key_file: Path | None = Field(default=None, description="its private key (PEM)")
 
     @field_validator("url")
     @classmethod
@@ -69,6 +74,15 @@ class BrokerSettings(_Model):
         if not (v.startswith("mqtt://") or v.startswith("mqtts://")):
             raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _tls_files(self) -> "BrokerSettings":
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file go together")
+        if (self.ca_file or self.cert_file) and not self.url.startswith("mqtts://"):
+            raise ValueError(f"{'ca_file' if self.ca_file else 'cert_file'} is set but url {self.url!r} is not TLS: "
+                             "use mqtts://")
+        return self
 
 
 class SpoolPolicy(str, enum.Enum):

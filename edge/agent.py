@@ -45,7 +45,7 @@ from .config import parse_agent_config
 from .decisions import DryWeatherFlow, FirstFlush
 from .drivers import driver_class
 from .drivers.base import DriverEnv, RawReading
-from .errors import DriverError
+from .errors import DriverError, EdgeError
 from .spool import Spool
 from .uplink import Uplink
 
@@ -85,8 +85,9 @@ class Agent:
             username = config.broker.username
         if password is None and config.broker.password_file:
             password = Path(config.broker.password_file).read_text(encoding="utf-8").strip()
+        url = broker_url or config.broker.url
         self.uplink = Uplink(
-            self.spool, self.topic, broker_url or config.broker.url,
+            self.spool, self.topic, url, tls=_tls(config, url, self.config_path),
             client_id=f"ms4watch-edge-{config.device}", username=username, password=password,
             batch_readings=config.spool.batch_readings, status_payload=self._status,
             keepalive_s=config.broker.keepalive_s, drain_rate=drain_rate,
@@ -348,6 +349,19 @@ class Agent:
             nxt = self.next_due_ns()
             wait = 1.0 if nxt is None else max(0.0, (nxt - self.clock()) / 1e9)
             stop.wait(min(wait, 0.25))
+
+
+def _tls(config: FirmwareConfig, url: str, path: Path | None):
+    """The TLS context of an ``mqtts://`` broker: the CA, client certificate and key of the
+    config's ``broker`` section, read now (a wrong file is one line naming the field)."""
+    from ..contract.mqtt import TlsFiles, tls_context
+    if not url.startswith("mqtts://"):
+        return None
+    b = config.broker
+    try:
+        return tls_context(TlsFiles(b.ca_file, b.cert_file, b.key_file, option="broker."))
+    except ValueError as e:
+        raise EdgeError(f"{path or config.device}: {e}") from None
 
 
 def _decisions_for(config: FirmwareConfig) -> list[FirstFlush | DryWeatherFlow]:

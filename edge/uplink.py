@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import paho.mqtt.client as mqtt
 
@@ -39,7 +39,7 @@ class Uplink:
                  client_id: str, status_payload: Callable[[str], bytes],
                  username: str | None = None, password: str | None = None,
                  batch_readings: int = 500, max_inflight: int = 20, keepalive_s: int = 30,
-                 drain_rate: float = 5000.0, on_control: ControlHandler | None = None):
+                 drain_rate: float = 5000.0, on_control: ControlHandler | None = None, tls: Any = None):
         self.spool = spool
         self.topic_of = topic_of
         self.url = BrokerURL.parse(broker_url)
@@ -63,7 +63,7 @@ class Uplink:
         self._connected = False
         self._thread: threading.Thread | None = None
         c = make_client(client_id, self.url, clean_session=True, username=username, password=password,
-                        max_inflight=max_inflight)
+                        max_inflight=max_inflight, tls=tls)
         c.will_set(str(topic_of(Channel.STATUS)), status_payload("offline"), qos=1, retain=True)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect

@@ -24,6 +24,7 @@ import gc
 import json
 import logging
 import queue
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ class IngestService:
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
-                 max_message_bytes: int = MAX_PACKET_BYTES):
+                 max_message_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
@@ -97,7 +98,7 @@ class IngestService:
                                   self._on_deliveries, clean_session=False, keepalive_s=30,
                                   username=username, password=password,
                                   on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
-                                  max_packet_bytes=max_message_bytes)
+                                  max_packet_bytes=max_message_bytes, tls=tls)
         self._writer: threading.Thread | None = None
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed

@@ -21,7 +21,9 @@ It implements just what ingest uses, by the MQTT 3.1.1 specification (OASIS, 201
   it is handed over with only its first 4 KiB as payload and its full size in ``oversize``,
   so ingest can acknowledge it and set it aside. Dropping the connection instead would make
   the broker deliver it again on the next one, for ever, with everything behind it waiting;
-* reconnection with exponential backoff (1 s … 30 s); TLS for ``mqtts://``.
+* reconnection with exponential backoff (1 s … 30 s); TLS for ``mqtts://``, the server
+  verified (chain and host name) against the CA file given, a client certificate presented
+  when given (:func:`~ms4watch.contract.mqtt.tls_context`).
 
 An acknowledgement is tied to the connection it came on: one for a message received on an
 earlier connection is dropped, because packet ids are per connection; the broker redelivers
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
 from ..contract.broker import MESSAGE_SIZE_LIMIT_BYTES
-from ..contract.mqtt import BrokerURL
+from ..contract.mqtt import BrokerURL, tls_context
 
 log = logging.getLogger(__name__)
 
@@ -256,8 +258,9 @@ class Subscriber:
                  on_subscribed: Callable[[bool], None] | None = None,
                  on_disconnected: Callable[[str], None] | None = None,
                  reconnect_min_s: float = 1.0, reconnect_max_s: float = 30.0,
-                 max_packet_bytes: int = MAX_PACKET_BYTES):
+                 max_packet_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None):
         self.url = url
+        self.tls = (tls or tls_context()) if url.tls else None
         self.client_id = client_id
         self.filters = list(filters)
         self.on_deliveries = on_deliveries
@@ -352,8 +355,12 @@ class Subscriber:
         raw = socket.create_connection((self.url.host, self.url.port), timeout=10)
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock: socket.socket = raw
-        if self.url.tls:
-            sock = ssl.create_default_context().wrap_socket(raw, server_hostname=self.url.host)
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(raw, server_hostname=self.url.host)
+            except BaseException:
+                raw.close()
+                raise
         try:
             sock.sendall(connect_packet(self.client_id, clean_session=self.clean_session,
                                         keepalive_s=self.keepalive_s, username=self.username,

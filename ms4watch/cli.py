@@ -21,6 +21,7 @@ COMMANDS = [
     "replay",
     "backup",
     "users",
+    "broker_config",
 ]
 
 

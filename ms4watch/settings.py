@@ -9,14 +9,18 @@ never from a flag, and a broker URL carrying a password is refused::
 
     # /etc/ms4watch/ms4watch.toml
     registry = "/etc/ms4watch/sites.yaml"
+    firmware_configs = "/etc/ms4watch/loggers"   # the town's loggers, one <device>.yaml each
     data_dir = "/var/lib/ms4watch"
     store = "influxdb1://influx.town.example:8086/ms4"
     notify = ["mailto://smtp.town.example:587?to=smo@town.example"]
 
     [broker]
-    url = "mqtt://broker.town.example:1883"
-    username = "ms4watch-server"
+    url = "mqtts://broker.town.example:8883"     # TLS; the broker is always verified
+    username = "ms4watch-ingest"
     password_file = "/etc/ms4watch/mqtt-password"
+    ca_file = "/etc/ms4watch/mqtt-ca.crt"         # default: the system's trusted CAs
+    cert_file = "/etc/ms4watch/ms4watch-ingest.crt"   # a client certificate, if the broker asks
+    key_file = "/etc/ms4watch/ms4watch-ingest.key"
 
     [http]
     listen = "127.0.0.1:8000"
@@ -37,11 +41,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from .contract.errors import Ms4Error
-from .contract.mqtt import BrokerURL
+from .contract.mqtt import BrokerURL, TlsFiles, tls_context
 from .contract.rules_config import Duration
 
 SYSTEM_CONFIG = Path("/etc/ms4watch/ms4watch.toml")
@@ -62,6 +66,27 @@ class BrokerSettings(_Section):
     password_file: Path | None = Field(default=None, description="file holding the MQTT password")
     password: SecretStr | None = Field(default=None, description="only from MS4WATCH_BROKER__PASSWORD")
     client_id: str | None = Field(default=None, description="persistent session id; default ms4watch-ingest-<town>")
+    ca_file: Path | None = Field(default=None, description="CA certificate (PEM) the broker's certificate must chain "
+                                                           "to (mqtts://); default: the system's trusted CAs")
+    cert_file: Path | None = Field(default=None, description="client certificate (PEM) presented to the broker")
+    key_file: Path | None = Field(default=None, description="the client certificate's private key (PEM)")
+
+    @model_validator(mode="after")
+    def _tls_files(self) -> "BrokerSettings":
+        TlsFiles(None, self.cert_file, self.key_file, option="")   # both or neither
+        if (self.ca_file or self.cert_file) and not BrokerURL.parse(self.url).tls:
+            which = "ca_file" if self.ca_file else "cert_file"
+            raise ValueError(f"{which} is set but url {self.url!r} is not TLS: use mqtts://")
+        return self
+
+    def tls(self):
+        """The TLS context for an ``mqtts://`` URL (files read now; None for ``mqtt://``)."""
+        if not BrokerURL.parse(self.url).tls:
+            return None
+        try:
+            return tls_context(TlsFiles(self.ca_file, self.cert_file, self.key_file, option="broker."))
+        except ValueError as e:
+            raise SettingsError(str(e)) from None
 
     @field_validator("url")
     @classmethod
@@ -213,6 +238,10 @@ class Settings(BaseSettings):
                                       frozen=True)
 
     registry: Path | None = Field(default=None, description="the municipality's site registry (sites.yaml)")
+    firmware_configs: Path | None = Field(
+        default=None, description="folder of the town's logger configs (<device>.yaml): the devices it listed. Ingest "
+                                  "then sets aside messages of other devices and readings for stations a device "
+                                  "does not serve; broker-config makes their credentials")
     data_dir: Path = Field(default=Path("/var/lib/ms4watch"),
                            description="engine state, incidents, notification queue, spool")
     store: str | None = Field(default=None, description="store URL; default sqlite:///DATA_DIR/store.db")
@@ -249,6 +278,15 @@ class Settings(BaseSettings):
     @property
     def web_secret_file(self) -> Path:
         return self.web.secret_file or self.data_dir / "web-secret"
+
+    def devices(self):
+        """The town's listed loggers (``firmware_configs``), or None when not set."""
+        if self.firmware_configs is None:
+            return None
+        from .contract.devices import load_devices
+        from .contract.registry import load_registry
+        reg = load_registry(self.require_registry())
+        return load_devices(reg, self.firmware_configs, skip=(self.require_registry(),))
 
     def require_registry(self) -> Path:
         if self.registry is None:

@@ -129,3 +129,27 @@ def test_the_sms_webhook_is_off_until_configured_and_needs_its_secret(tmp_path, 
     assert load_settings(write(tmp_path, '[sms]\ninbound = "hmac"\n')).sms.verifier().secret == "k"
     with pytest.raises(SettingsError, match=r"^sms\.inbound .*Input should be 'off', 'twilio', 'hmac' or 'none'"):
         load_settings(write(tmp_path, '[sms]\ninbound = "yes"\n'))
+
+
+@pytest.mark.parametrize("broker, error", [
+    ('url = "mqtt://b:1883"\nca_file = "/x/ca.crt"', "broker (FILE): ca_file is set but url 'mqtt://b:1883' is not TLS"),
+    ('url = "mqtts://b:8883"\ncert_file = "/x/c.crt"', "broker (FILE): key_file: needed with cert_file"),
+])
+def test_tls_files_that_cannot_work_are_refused_in_one_line(tmp_path, monkeypatch, broker, error):
+    path = write(tmp_path, f"[broker]\n{broker}\n")
+    with pytest.raises(SettingsError) as e:
+        load_settings(path)
+    assert str(e.value).replace(str(path), "FILE").startswith(error) and "\n" not in str(e.value)
+
+
+def test_tls_files_are_read_at_start_and_a_wrong_one_is_named(tmp_path):
+    (tmp_path / "ca.crt").write_text("not a certificate\n")
+    for files, error in [({"ca_file": tmp_path / "absent.crt"}, "broker.ca_file: no such file"),
+                         ({"ca_file": tmp_path / "ca.crt"}, "broker.ca_file: " + str(tmp_path / "ca.crt")),
+                         ({"cert_file": tmp_path / "ca.crt", "key_file": tmp_path / "absent.key"},
+                          "broker.key_file: no such file")]:
+        s = load_settings(None, broker={"url": "mqtts://localhost:8883", **files})
+        with pytest.raises(SettingsError, match=error.replace(".", r"\.")):
+            s.broker.tls()
+    assert load_settings(None, broker={"url": "mqtt://localhost:1883"}).broker.tls() is None
+    assert load_settings(None, broker={"url": "mqtts://localhost:8883"}).broker.tls().verify_mode.name == "CERT_REQUIRED"

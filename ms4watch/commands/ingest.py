@@ -55,6 +55,7 @@ def ingest(
     try:
         muni = municipality or _registry_municipality(settings)
         password = settings.broker.secret()
+        tls = settings.broker.tls()
     except Ms4Error as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
@@ -70,7 +71,7 @@ def ingest(
             data.mkdir(parents=True, exist_ok=True)    # the spool for a remote store
         service = IngestService(settings.broker.url, muni, open_store(settings.store_url, data), client_id=base_id,
                                 username=settings.broker.username, password=password, rejected_path=rejected,
-                                shared_group=shared_group)
+                                shared_group=shared_group, tls=tls)
         tune_gc()
         service.start()
     except (Ms4Error, ValueError, OSError) as e:
@@ -108,6 +109,10 @@ def _run_workers(n: int, base_id: str, municipality: str, settings, password: st
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     if password is not None:
         env[PASSWORD_ENV] = password
+    for name in ("ca_file", "cert_file", "key_file"):      # the TLS files, wherever they were set
+        value = getattr(settings.broker, name)
+        if value is not None:
+            env[f"MS4WATCH_BROKER__{name.upper()}"] = str(value)
     procs = []
     for i in range(n):
         spool = settings.data_dir / f"worker-{i}"

@@ -75,6 +75,13 @@ class Mosquitto:
             + mosquitto_conf({"persistence": "true", **settings})
         )
 
+    def configure_text(self, body: str, port: int) -> None:
+        """A config of one's own (e.g. made by ``ms4watch broker-config``) listening on
+        ``port``: persistence in the work folder and logging, then ``body``."""
+        self.port = port
+        self.conf.write_text(f"persistence_location {self.workdir}/\nlog_dest stderr\n"
+                             "log_type error\nlog_type warning\nlog_type notice\n" + body)
+
     @property
     def url(self) -> str:
         return f"mqtt://127.0.0.1:{self.port}"

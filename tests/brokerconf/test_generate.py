@@ -1,0 +1,123 @@
+"""``ms4watch broker-config`` without a broker: the files, their modes, what is kept, rotated
+and revoked, and that no secret reaches the terminal."""
+
+from __future__ import annotations
+
+import base64
+import re
+import stat
+import subprocess
+
+import pytest
+from cryptography import x509
+from typer.testing import CliRunner
+
+from ms4watch.brokerconf import Auth, BrokerConfigError, generate
+from ms4watch.brokerconf.passwords import password_hash
+from ms4watch.cli import build_app
+from ms4watch.contract.devices import load_devices
+from ms4watch.contract.registry import load_registry
+from tests.support.servers import have
+
+from .support import town
+
+
+def directory(tmp_path, loggers=None):
+    reg, folder = town(tmp_path, loggers)
+    return load_devices(load_registry(reg), folder)
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_password_hash_is_mosquittos():
+    if not have("mosquitto_passwd"):
+        pytest.skip("mosquitto_passwd is not installed")
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(["mosquitto_passwd", "-c", "-b", f"{d}/pw", "dev", "s3cret"], check=True)
+        line = open(f"{d}/pw").read().strip()
+    user, theirs = line.split(":", 1)
+    salt = base64.b64decode(theirs.split("$")[3])
+    assert password_hash("s3cret", salt=salt) == theirs
+
+
+def test_files_modes_and_one_credential_per_client(tmp_path):
+    out = tmp_path / "out"
+    r = generate(directory(tmp_path), out, port=18883, hosts=["localhost"])
+    assert r.new_ca and r.created == ["ms4watch-ingest", "ms4watch-engine", "ms4watch-workbench", "LOG-1", "LOG-2"]
+    secret = {"ca.key": 0o600, "revoked.json": 0o600, "passwd": 0o640, "acl": 0o640, "server.key": 0o640}
+    public = {"ca.crt": 0o644, "server.crt": 0o644, "crl.pem": 0o644, "mosquitto.conf": 0o644}
+    for name, m in {**secret, **public}.items():
+        assert mode(out / name) == m, name
+    assert mode(out / "clients") == 0o700
+    for c in r.created:
+        d = out / "clients" / c
+        assert mode(d) == 0o700 and mode(d / "client.key") == 0o600 and mode(d / "password") == 0o600
+        cert = x509.load_pem_x509_certificate((d / "client.crt").read_bytes())
+        assert cert.subject.rfc4514_string() == f"CN={c}"
+    passwd = (out / "passwd").read_text().splitlines()
+    assert [line.split(":")[0] for line in passwd] == r.created and all("$7$101$" in line for line in passwd)
+    acl = (out / "acl").read_text()
+    assert "user LOG-1\ntopic write ms4/town/OF-1/LOG-1/readings\ntopic write ms4/town/OF-1/LOG-1/status\n" \
+           "topic write ms4/town/OF-1/LOG-1/events\ntopic read ms4/town/OF-1/LOG-1/config\n" \
+           "topic read ms4/town/OF-1/LOG-1/cmd\n" in acl
+    conf = (out / "mosquitto.conf").read_text()
+    for line in ("allow_anonymous false", "listener 18883", "require_certificate true", "message_size_limit 8388608",
+                 "max_queued_messages 0", f"password_file {out}/passwd", f"acl_file {out}/acl", f"crlfile {out}/crl.pem"):
+        assert line + "\n" in conf
+    assert "use_identity_as_username" not in conf
+
+
+def test_running_again_keeps_rotates_and_revokes(tmp_path):
+    out = tmp_path / "out"
+    generate(directory(tmp_path), out, hosts=["localhost"])
+    before = {c: (out / "clients" / c / "password").read_text() for c in ("LOG-1", "LOG-2", "ms4watch-ingest")}
+    serial = x509.load_pem_x509_certificate((out / "clients/LOG-2/client.crt").read_bytes()).serial_number
+    ca = (out / "ca.crt").read_bytes()
+    r = generate(directory(tmp_path), out, hosts=["localhost"], rotate=["ms4watch-ingest"])
+    assert not r.new_ca and (out / "ca.crt").read_bytes() == ca
+    assert r.rotated == ["ms4watch-ingest"] and "LOG-1" in r.kept
+    assert (out / "clients/LOG-1/password").read_text() == before["LOG-1"]
+    assert (out / "clients/ms4watch-ingest/password").read_text() != before["ms4watch-ingest"]
+    r = generate(directory(tmp_path, {"LOG-1": "OF-1", "LOG-3": "OF-2"}), out, hosts=["localhost"])
+    assert r.revoked == ["LOG-2"] and r.created == ["LOG-3"] and not (out / "clients/LOG-2").exists()
+    assert "LOG-2" not in (out / "passwd").read_text() and "LOG-2" not in (out / "acl").read_text()
+    crl = x509.load_pem_x509_crl((out / "crl.pem").read_bytes())
+    assert crl.get_revoked_certificate_by_serial_number(serial) is not None
+    assert len(list(crl)) == 2                      # LOG-2, and the ingest certificate rotated away
+
+
+def test_certificate_only_takes_the_user_name_from_the_certificate(tmp_path):
+    generate(directory(tmp_path), tmp_path / "out", auth=Auth.CERTIFICATE, hosts=["localhost"])
+    conf = (tmp_path / "out/mosquitto.conf").read_text()
+    assert "use_identity_as_username true\n" in conf and "password_file" not in conf
+
+
+def test_refusals_are_one_line(tmp_path):
+    with pytest.raises(BrokerConfigError, match=r"--rotate: LOG-9: not a listed device or a service"):
+        generate(directory(tmp_path), tmp_path / "out", rotate=["LOG-9"])
+    with pytest.raises(BrokerConfigError, match=r"device: 'ms4watch-ingest' is the name of a service"):
+        generate(directory(tmp_path, {"ms4watch-ingest": "OF-1"}), tmp_path / "out2")
+
+
+def test_the_command_prints_no_secret(tmp_path):
+    reg, folder = town(tmp_path)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                                           "--out", str(out), "--host", "localhost"])
+    assert res.exit_code == 0, res.output
+    assert "new: ms4watch-ingest, ms4watch-engine, ms4watch-workbench, LOG-1, LOG-2" in res.output
+    for client in (out / "clients").iterdir():
+        for f in ("password", "client.key"):
+            secret = (client / f).read_text().strip()
+            assert secret not in res.output
+            for chunk in re.findall(r"[A-Za-z0-9+/]{24,}", secret):
+                assert chunk not in res.output
+    assert "PRIVATE KEY" not in res.output
+    bad = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--out", str(out)])
+    assert bad.exit_code == 2 and bad.output.strip().splitlines()[-1].startswith("error: --firmware-configs: not set")
+    bad = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                                           "--out", str(out), "--auth", "kerberos"])
+    assert bad.exit_code == 2 and "--auth: expected password, certificate or both" in bad.output

@@ -37,6 +37,7 @@ from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
 from ..contract.wire import CanonicalReading, decode_canonical, decode_status
 from .errors import MessagesRejected, StoreRejected, StoreUnavailable
+from .identity import Identity
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult, payload_digest
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
@@ -72,12 +73,14 @@ class IngestService:
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
-                 max_message_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None):
+                 max_message_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None,
+                 identity: Identity | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
         self.client_id = client_id or f"ms4watch-ingest-{municipality}"
         self.on_stored = on_stored
+        self.identity = identity or Identity(None)   # who may send what (ingest/identity.py)
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
         self.batch_wait_s = batch_wait_s
@@ -162,9 +165,7 @@ class IngestService:
                 topic = Topic.parse(msg.topic)
                 device, seq, readings, epoch = decode_canonical(msg.topic, topic.station, msg.payload,
                                                                 received_ns, self.time_window)
-                if device != topic.device:
-                    raise ContractError(msg.topic, "device",
-                                        f"payload device {device!r} does not match the topic's {topic.device!r}")
+                self.identity.check_readings(msg.topic, topic, device, readings)
             except (ContractError, ValueError) as e:
                 self._reject(msg, str(e))
                 ack_now.append(msg.token)
@@ -191,6 +192,7 @@ class IngestService:
         try:
             topic = Topic.parse(msg.topic)
             st = decode_status(msg.topic, msg.payload)
+            self.identity.check_device(msg.topic, topic, st.device)
         except (ContractError, ValueError) as e:
             self._reject(msg, str(e))
             return

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
+from .ingest.identity import Identity
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
 from .ingest.sinks.base import Probing, ReadingsSource, Sink
@@ -152,7 +153,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
     ingest = IngestService(
         broker.url, registry.municipality, sink,
         client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
-        tls=broker.tls(),
+        tls=broker.tls(), identity=Identity(registry.station_ids(), settings.devices()),
         on_stored=pipeline.feed, rejected_path=settings.data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds(),
         time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time

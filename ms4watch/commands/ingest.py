@@ -56,6 +56,7 @@ def ingest(
         muni = municipality or _registry_municipality(settings)
         password = settings.broker.secret()
         tls = settings.broker.tls()
+        identity = _identity(settings, muni)
     except Ms4Error as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
@@ -71,7 +72,7 @@ def ingest(
             data.mkdir(parents=True, exist_ok=True)    # the spool for a remote store
         service = IngestService(settings.broker.url, muni, open_store(settings.store_url, data), client_id=base_id,
                                 username=settings.broker.username, password=password, rejected_path=rejected,
-                                shared_group=shared_group, tls=tls)
+                                shared_group=shared_group, tls=tls, identity=identity)
         tune_gc()
         service.start()
     except (Ms4Error, ValueError, OSError) as e:
@@ -95,6 +96,19 @@ def _registry_municipality(settings) -> str:
     return load_registry(settings.registry).municipality
 
 
+def _identity(settings, municipality: str):
+    """With a registry in the settings: its stations, and the listed loggers (firmware_configs)."""
+    from ..contract.registry import load_registry
+    from ..ingest.identity import Identity
+    from ..settings import SettingsError
+    if settings.registry is None:
+        return None
+    reg = load_registry(settings.registry)
+    if reg.municipality != municipality:
+        raise SettingsError(f"--municipality: {municipality!r} is not the registry's {reg.municipality!r}")
+    return Identity(reg.station_ids(), settings.devices())
+
+
 def _run_workers(n: int, base_id: str, municipality: str, settings, password: str | None, rejected: Path) -> None:
     """Start ``n`` ingest processes in one shared subscription group; stop them on SIGTERM.
 
@@ -113,6 +127,10 @@ def _run_workers(n: int, base_id: str, municipality: str, settings, password: st
         value = getattr(settings.broker, name)
         if value is not None:
             env[f"MS4WATCH_BROKER__{name.upper()}"] = str(value)
+    for name in ("registry", "firmware_configs"):       # so each worker checks who sent what
+        value = getattr(settings, name)
+        if value is not None:
+            env[f"MS4WATCH_{name.upper()}"] = str(value)
     procs = []
     for i in range(n):
         spool = settings.data_dir / f"worker-{i}"

@@ -35,7 +35,7 @@ from ..contract.bounds import DEFAULT_WINDOW, TimeWindow
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
-from ..contract.wire import CanonicalReading, decode_canonical, decode_status
+from ..contract.wire import CanonicalReading, StatusMessage, decode_canonical, decode_status
 from .errors import MessagesRejected, StoreRejected, StoreUnavailable
 from .identity import Identity
 from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult, payload_digest
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 _new_tuple = tuple.__new__
 
 OnStored = Callable[[Sequence[CanonicalReading]], None]
+OnStatus = Callable[[str, str, StatusMessage], None]
+"""Told of every valid status message: (station, device, the decoded status)."""
 
 
 @dataclass
@@ -74,12 +76,13 @@ class IngestService:
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
                  max_message_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None,
-                 identity: Identity | None = None):
+                 identity: Identity | None = None, on_status: OnStatus | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
         self.client_id = client_id or f"ms4watch-ingest-{municipality}"
         self.on_stored = on_stored
+        self.on_status = on_status
         self.identity = identity or Identity(None)   # who may send what (ingest/identity.py)
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
@@ -187,7 +190,7 @@ class IngestService:
 
     def _on_status(self, msg: Delivery) -> None:
         """Status is a retained snapshot: the latest wins, a lost one is replaced by the next."""
-        if not isinstance(self.sink, StatusSink) or not msg.payload:
+        if not msg.payload:
             return
         try:
             topic = Topic.parse(msg.topic)
@@ -196,12 +199,15 @@ class IngestService:
         except (ContractError, ValueError) as e:
             self._reject(msg, str(e))
             return
-        try:
-            self.sink.write_status(DeviceStatus(
-                st.device, topic.station, time.time_ns(), st.state, st.battery_v, st.signal_dbm,
-                st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock, st.calibrations))
-        except StoreUnavailable as e:
-            log.warning("ingest: status of %s not stored: %s", st.device, e)
+        if isinstance(self.sink, StatusSink):
+            try:
+                self.sink.write_status(DeviceStatus(
+                    st.device, topic.station, time.time_ns(), st.state, st.battery_v, st.signal_dbm,
+                    st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock, st.calibrations))
+            except StoreUnavailable as e:
+                log.warning("ingest: status of %s not stored: %s", st.device, e)
+        if self.on_status is not None:
+            self.on_status(topic.station, st.device, st)
 
     def _set_aside(self, m: StoredMessage, reason: str) -> None:
         self.stats.rejected_messages += 1

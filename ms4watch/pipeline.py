@@ -35,7 +35,7 @@ from .alerts.notifiers.urls import build_channels
 from .alerts.rules._common import td_ns
 from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
-from .contract.wire import CanonicalReading
+from .contract.wire import CanonicalReading, StatusMessage
 from .evidence import StoreReadings
 from .ingest.sinks.base import ReadingsSource
 from .ingest.sinks.influxdb.records import event_records, incident_record
@@ -152,6 +152,15 @@ class AlertPipeline:
             self._now_ns = max(self._now_ns, now_ns)
             self._handle(self.engine.advance(self._now_ns))
         self.delivery.wake()   # time moved on: escalations, reminders and retries may be due
+
+    def station_status(self, station: str, device: str, status: StatusMessage) -> None:
+        """A logger's status (ingest's ``on_status``): the report interval it states tells the
+        engine when its station is silent for too long. A status without one (the offline
+        last will, an older logger) changes nothing."""
+        if status.report_interval_s is None:
+            return
+        with self._lock:
+            self._handle(self.engine.station_report_interval(station, status.report_interval_s))
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
         """Feed the engine what the store holds newer than its checkpoint minus the lateness

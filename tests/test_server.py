@@ -111,3 +111,37 @@ def test_an_inspection_recorded_at_the_terminal_reaches_the_running_engine(tmp_p
         assert insp.site == "CS-7" and insp.inspector == "J. Rivera"
     finally:
         server.pipeline.close()
+
+
+def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_being_called_stale(tmp_path,
+                                                                                              mosquitto_broker):
+    """Two tipping-bucket gauges send one row per tip and a heartbeat every 30 min, and nothing
+    in the registry says so. RG-1's logger states its 30-min interval in its status; RG-2's does
+    not: after an hour of silence RG-2 is stale (judged by the 15-min default), RG-1 is not."""
+    from ms4watch.alerts.events import EventKind
+    from ms4watch.contract.wire import status_payload
+    from tests.support.waiting import wait_for
+
+    (tmp_path / "sites.yaml").write_text("municipality: town\nrain_gauges: [{id: RG-1}, {id: RG-2}]\n")
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "off"}, "engine": {"tick": "1h"}}), report=lambda line: None).start()
+    try:
+        assert server.ingest.connected.wait(10)
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="loggers", protocol=mqtt.MQTTv311)
+        pub.connect("127.0.0.1", mosquitto_broker.port)
+        pub.loop_start()
+        now = time.time_ns() // MIN * MIN
+        pub.publish("ms4/town/RG-1/LOG-RG1/status", status_payload("LOG-RG1", "online", report_interval_s=1800.0),
+                    qos=1, retain=True).wait_for_publish(5)
+        heartbeats = [(now - 4 * H + k * 30 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(7)]  # to now-1h
+        for station, device in (("RG-1", "LOG-RG1"), ("RG-2", "LOG-RG2")):
+            pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(device, 1, heartbeats),
+                        qos=1).wait_for_publish(5)
+        pub.loop_stop()
+        assert wait_for(lambda: server.pipeline.fed_readings == 2 * len(heartbeats), 20)
+        server.pipeline.advance(now)
+        stale = {e["station"] for e in server.pipeline.alerts() if e.kind is EventKind.STALE_STATION}
+        assert stale == {"RG-2"}
+    finally:
+        server.stop()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -149,11 +149,18 @@ def read_inspections(path: str | Path, reg: Registry) -> list[ev.Inspection]:
     return out
 
 
+class ReplayResult(NamedTuple):
+    events: int                                  # events written
+    problems: list[tuple[int, str, str]]         # rows of the readings CSV left out: (line, field, message)
+    unknown_stations: dict[str, int]             # readings of stations the registry does not know, by station
+
+
 def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *, show_progress: bool = True,
-                 now_ns: int | None = None, inspections: str | Path | None = None) -> tuple[int, list[tuple[int, str, str]]]:
+                 now_ns: int | None = None, inspections: str | Path | None = None) -> ReplayResult:
     """``ms4watch replay``: read the registry and readings CSV, write events.jsonl.
 
-    Returns (number of events, problems in the readings CSV: (line, field, message)).
+    Readings of stations the registry does not know take part in no rule: they are counted,
+    by station, so the command can say so instead of letting them vanish.
     """
     try:
         reg = load_registry(registry)
@@ -181,7 +188,10 @@ def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *,
             n = write_jsonl(events, f, reg.tz)
     except OSError as e:
         raise AlertError(f"{out}: cannot write: {e.strerror}") from None
-    return n, res.problems
+    known = reg.station_ids()
+    counts = res.frame["station"].value_counts() if len(res.frame) else {}
+    unknown = {str(st): int(c) for st, c in sorted(dict(counts).items()) if st not in known}
+    return ReplayResult(n, res.problems, unknown)
 
 
 def final_state(events: Iterable[Event]) -> dict[str, Event]:

@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             now_ns = to_ns(parse_time(now)) if now else None
-            n, problems = replay_files(registry, readings, out, show_progress=progress, now_ns=now_ns,
-                                       inspections=inspections)
+            n, problems, unknown = replay_files(registry, readings, out, show_progress=progress, now_ns=now_ns,
+                                                inspections=inspections)
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
@@ -36,4 +36,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{readings}:{line}: {field}: {msg} (row left out)", err=True)
         if len(problems) > 20:
             typer.echo(f"... and {len(problems) - 20} more rows left out", err=True)
+        if unknown:
+            total = sum(unknown.values())
+            which = ", ".join(f"{st} ({c})" for st, c in list(unknown.items())[:20])
+            more = f" and {len(unknown) - 20} more stations" if len(unknown) > 20 else ""
+            typer.echo(f"{readings}: {total} readings belonged to stations {registry} does not know and took part in "
+                       f"no rule: {which}{more}", err=True)
         typer.echo(f"{n} events written to {out}", err=True)

@@ -71,3 +71,22 @@ def test_replay_cli_names_a_bad_registry(tmp_path):
     res = CliRunner().invoke(app, ["replay", "--registry", str(tmp_path / "sites.yaml"), "--readings",
                                    str(tmp_path / "r.csv"), "--out", str(tmp_path / "e.jsonl"), "--no-progress"])
     assert res.exit_code == 2 and "sites.yaml:3" in res.output and "RG-9" in res.output
+
+
+def test_replay_says_how_many_readings_belonged_to_stations_the_registry_does_not_know(tmp_path):
+    (tmp_path / "sites.yaml").write_text(REGISTRY)
+    rows = ["time,station,quantity,value,unit"] + [f"{iso_utc(at(i * 5))},RG-1,rain,0,in" for i in range(12)]
+    rows += [f"{iso_utc(at(i * 5))},OF-99,flow,1,gpm" for i in range(5)] + [f"{iso_utc(at(0))},rg-1,rain,0.01,in"]
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n")
+    app = typer.Typer()
+    replay_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    res = CliRunner().invoke(app, ["replay", "--registry", str(tmp_path / "sites.yaml"), "--readings",
+                                   str(tmp_path / "r.csv"), "--out", str(tmp_path / "e.jsonl"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert (f"r.csv: 6 readings belonged to stations {tmp_path / 'sites.yaml'} does not know and took part in no "
+            "rule: OF-99 (5), rg-1 (1)") in res.output.replace("\n", "")

@@ -22,6 +22,7 @@ COMMANDS = [
     "backup",
     "users",
     "broker_config",
+    "rejected",
 ]
 
 

@@ -180,6 +180,8 @@ def parse_packets(buf: bytearray, connection: int, out: list[Delivery], control:
                 if n < j + 2:
                     return i
                 k = j + 2 + ((buf[j] << 8) | buf[j + 1])
+                if k + 2 * qos > end:
+                    raise ProtocolError("PUBLISH shorter than its topic")
                 head_end = min(end, k + 2 * qos + HEAD_BYTES)
                 if n < head_end:
                     return i                                 # wait for the head (a few KiB)

@@ -84,7 +84,11 @@ class Agent:
         if username is None and config.broker.username:
             username = config.broker.username
         if password is None and config.broker.password_file:
-            password = Path(config.broker.password_file).read_text(encoding="utf-8").strip()
+            try:
+                password = Path(config.broker.password_file).read_text(encoding="utf-8").strip()
+            except OSError as e:
+                raise EdgeError(f"{self.config_path or config.device}: broker.password_file: cannot read "
+                                f"{config.broker.password_file}: {e.strerror}") from None
         url = broker_url or config.broker.url
         self.uplink = Uplink(
             self.spool, self.topic, url, tls=_tls(config, url, self.config_path),

@@ -285,6 +285,8 @@ class Settings(BaseSettings):
             return None
         from .contract.devices import load_devices
         from .contract.registry import load_registry
+        if not self.firmware_configs.is_dir():
+            raise SettingsError(f"firmware_configs: {self.firmware_configs}: no such folder")
         reg = load_registry(self.require_registry())
         return load_devices(reg, self.firmware_configs, skip=(self.require_registry(),))
 

@@ -41,7 +41,11 @@ def edge(
         typer.echo(f"{config}: OK ({cfg.device} at {cfg.station}, {len(cfg.sensors)} sensors, "
                    f"config version {cfg.config_version})")
         return
-    password = password_file.read_text(encoding="utf-8").strip() if password_file else None
+    try:
+        password = password_file.read_text(encoding="utf-8").strip() if password_file else None
+    except OSError as e:
+        typer.echo(f"error: --password-file: cannot read {password_file}: {e.strerror}", err=True)
+        raise typer.Exit(2) from None
     log = logging.getLogger("ms4watch.edge")
     try:
         agent = Agent(cfg, options, data_dir=data_dir, broker_url=broker, password=password,

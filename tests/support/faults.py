@@ -1,0 +1,303 @@
+"""The fault suite's rig (``tests/faults/``): a town's loggers, a real Mosquitto, ``ms4watch
+serve`` as a process of its own (to kill -9), its store (SQLite, or a real InfluxDB 1.x), a
+real SMTP server — and the four counts every case ends with: readings taken at the edge,
+readings stored, alerts raised, notifications delivered.
+
+The loggers are the edge's own durable path — its :class:`~ms4watch.edge.spool.Spool` and
+:class:`~ms4watch.edge.uplink.Uplink` — fed by the test with chosen readings instead of
+drivers, so a case can hold the one illicit discharge whose alert it counts
+(:meth:`FaultRig.illicit_discharge`) and as much background as it needs; ``edge_process``
+runs the real ``ms4watch edge`` agent (simulated sensors) for the case that kills it.
+
+What every case then asserts (:meth:`FaultRig.assert_all_accounted_for`): every reading a
+logger took is stored exactly once (nothing acknowledged lost, nothing twice), the alert
+was raised once, and its notification was delivered once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ms4watch.contract.ids import Channel, Topic
+from ms4watch.contract.wire import status_payload
+from ms4watch.edge.drivers.base import RawReading
+from ms4watch.edge.spool import Spool
+from ms4watch.edge.uplink import Uplink
+from tests.support.notify_peers import SmtpSink
+from tests.support.servers import InfluxDB1, Mosquitto
+from tests.support.waiting import wait_for
+
+SLOW = os.environ.get("MS4_SLOW") == "1"
+MIN = 60 * 10**9
+H = 60 * MIN
+SMO = "smo@town.test"
+
+SITES = """\
+municipality: town
+timezone: America/New_York
+rain_gauges: [{id: RG-1, tip_in: 0.01}]
+outfalls:
+  - {id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
+  - {id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
+contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
+"""
+
+
+@dataclass
+class Counts:
+    taken: dict[str, int]                    # device -> readings taken at the edge
+    stored: dict[str, int]                   # device -> readings in the store
+    distinct: int                            # distinct (series, time) in the store
+    alerts: list[tuple[str, str]]            # (kind, subject) of every incident
+    notifications: list[int]                 # incident id of every email the SMO received
+
+    def __str__(self) -> str:
+        return (f"taken {self.taken}, stored {self.stored} ({self.distinct} distinct), alerts {self.alerts}, "
+                f"notifications {self.notifications}")
+
+
+class Logger:
+    """One logger: the edge's spool and uplink, fed readings by the test."""
+
+    def __init__(self, rig: "FaultRig", device: str, station: str, *, url: str | None = None, keepalive_s: int = 30):
+        self.device, self.station = device, station
+        self.spool = Spool(rig.tmp / "edge" / f"{device}.spool.db", device)
+
+        def topic_of(ch: Channel) -> Topic:
+            return Topic("town", station, device, ch)
+
+        self.uplink = Uplink(self.spool, topic_of, url or rig.broker.url, client_id=f"ms4watch-edge-{device}",
+                             status_payload=lambda state: status_payload(device, state), keepalive_s=keepalive_s,
+                             batch_readings=100)
+
+    def start(self) -> "Logger":
+        self.uplink.start()
+        return self
+
+    def take(self, rows: list[tuple[int, str, str, float, str]]) -> None:
+        """Readings (time_ns, sensor, quantity, value, unit) taken now: into the spool, then out."""
+        self.spool.append([RawReading(*r) for r in rows])
+        self.uplink.wake()
+
+    @property
+    def taken(self) -> int:
+        return self.spool.taken
+
+    def stop(self) -> None:
+        self.uplink.stop()
+        self.spool.close()
+
+
+class Stream:
+    """A logger taking a flow reading below the floor every ``every_s`` seconds on a thread of
+    its own, so a fault always strikes mid-stream; ``burst`` readings each time (a flood)."""
+
+    def __init__(self, logger: Logger, every_s: float = 0.02, burst: int = 1):
+        self.logger, self.every_s, self.burst = logger, every_s, burst
+        self._stop = threading.Event()
+        self._t0 = time.time_ns() // MIN * MIN - 2 * H
+        self._k = 0
+        self._thread = threading.Thread(target=self._run, name=f"stream-{logger.device}", daemon=True)
+
+    def start(self) -> "Stream":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            rows = [(self._t0 + (self._k + i) * 10_000_000, "flow", "flow", 0.2, "gpm") for i in range(self.burst)]
+            self._k += self.burst
+            self.logger.take(rows)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def more(self, n: int, timeout_s: float = 60.0) -> None:
+        """Wait until the logger has taken ``n`` more readings."""
+        target = self._k + n
+        assert wait_for(lambda: self._k >= target, timeout_s), f"{self.logger.device} took {self._k} of {target}"
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+@dataclass
+class FaultRig:
+    tmp: Path
+    broker: Mosquitto
+    smtp: SmtpSink
+    influx: InfluxDB1 | None = None
+    serve_proc: subprocess.Popen | None = None
+    loggers: list[Logger] = field(default_factory=list)
+    edge_spools: dict[str, Path] = field(default_factory=dict)   # device -> spool of an edge process
+
+    @property
+    def data(self) -> Path:
+        return self.tmp / "data"
+
+    @property
+    def log(self) -> Path:
+        return self.tmp / "serve.log"
+
+    def config(self) -> Path:
+        (self.tmp / "sites.yaml").write_text(SITES)
+        store = f'store = "{self.influx.store_url("ms4")}"\n' if self.influx is not None else ""
+        path = self.tmp / "ms4watch.toml"
+        path.write_text(f"""\
+registry = "{self.tmp / 'sites.yaml'}"
+data_dir = "{self.data}"
+notify = ["{self.smtp.url}"]
+{store}
+[broker]
+url = "{self.broker.url}"
+client_id = "ms4watch-server"
+
+[http]
+listen = "off"
+
+[engine]
+tick = "1h"
+
+[delivery]
+retry_first = "1s"
+retry_max = "2s"
+idle = "1s"
+""")
+        return path
+
+    # -- the server --------------------------------------------------------------------------
+    def serve(self) -> "FaultRig":
+        starts = self._starts()
+        self.serve_proc = subprocess.Popen(
+            [sys.executable, "-m", "ms4watch", "serve", "--config", str(self.config())],
+            stdout=self.log.open("ab"), stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert wait_for(lambda: self._starts() > starts, 60), self.tail()
+        return self
+
+    def _starts(self) -> int:
+        return self.log.read_text(errors="replace").count("serving town") if self.log.exists() else 0
+
+    def kill_serve(self) -> None:
+        assert self.serve_proc is not None
+        self.serve_proc.send_signal(signal.SIGKILL)
+        self.serve_proc.wait()
+
+    def stop_serve(self) -> None:
+        p = self.serve_proc
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def tail(self, n: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-n:] if self.log.exists() else "(no serve log)"
+
+    # -- loggers -------------------------------------------------------------------------------
+    def logger(self, device: str, station: str, **kw) -> Logger:
+        lg = Logger(self, device, station, **kw).start()
+        self.loggers.append(lg)
+        return lg
+
+    def illicit_discharge(self, rain: Logger, flow: Logger, *, background_h: int = 10) -> int:
+        """Three dry days at the gauge, ``background_h`` hours of flow below the outfall's floor,
+        then 35 min of flow above it: one dry-weather-flow alert. Returns readings taken."""
+        now = time.time_ns() // MIN * MIN
+        rain.take([(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in") for k in range(80 * 4 + 1)])
+        base = [(now - background_h * H + k * MIN, "flow", "flow", 0.3, "gpm") for k in range(background_h * 60 - 40)]
+        episode = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 9.0 + k, "gpm") for k in range(8)]
+        flow.take(base)
+        flow.take(episode)
+        return 80 * 4 + 1 + len(base) + len(episode)
+
+    # -- counts ----------------------------------------------------------------------------------
+    def taken(self) -> dict[str, int]:
+        out = {lg.device: lg.taken for lg in self.loggers}
+        for device, spool in self.edge_spools.items():
+            with sqlite3.connect(f"file:{spool}?mode=ro", uri=True) as c:
+                out[device] = c.execute("SELECT value FROM meta WHERE key='taken'").fetchone()[0]
+        return out
+
+    def stored(self) -> tuple[dict[str, int], int]:
+        if self.influx is not None:
+            try:
+                res = self.influx.query('SELECT count("seq") FROM "reading" GROUP BY "device"', "ms4")
+            except OSError:
+                return {}, 0
+            series = res["results"][0].get("series", [])
+            by = {s["tags"]["device"]: s["values"][0][1] for s in series}
+            return by, sum(by.values())     # InfluxDB keeps one point per series and time
+        db = self.data / "store.db"
+        if not db.exists():
+            return {}, 0
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+                by = dict(c.execute("SELECT r.device, count(*) FROM samples s JOIN series r ON r.id = s.series "
+                                    "GROUP BY r.device").fetchall())
+                distinct = c.execute("SELECT count(*) FROM (SELECT DISTINCT series, time_ns FROM samples)").fetchone()[0]
+        except sqlite3.Error:
+            return {}, 0
+        return by, distinct
+
+    def alerts(self) -> list[tuple[str, str]]:
+        db = self.data / "incidents.db"
+        if not db.exists():
+            return []
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            return sorted(c.execute("SELECT kind, subject FROM incidents").fetchall())
+
+    def notifications(self) -> list[int]:
+        return sorted(int(m["X-MS4Watch-Incident"]) for m in self.smtp.to(SMO) if m["X-MS4Watch-Incident"])
+
+    def counts(self) -> Counts:
+        stored, distinct = self.stored()
+        return Counts(self.taken(), stored, distinct, self.alerts(), self.notifications())
+
+    def all_stored(self) -> bool:
+        taken, (stored, _) = self.taken(), self.stored()
+        return all(stored.get(d, 0) >= n for d, n in taken.items())
+
+    def assert_all_accounted_for(self, timeout_s: float = 90.0,
+                                 alerts: tuple[tuple[str, str], ...] = (("dry_weather_flow", "OF-1"),)) -> Counts:
+        """Every reading taken stored once, each alert raised once, its notification delivered once."""
+        assert wait_for(self.all_stored, timeout_s, poll_s=0.2), f"{self.counts()}\n{self.tail()}"
+        assert wait_for(lambda: len(self.notifications()) >= len(alerts), timeout_s, poll_s=0.2), \
+            f"{self.counts()}\n{self.tail()}"
+        time.sleep(1.0)   # anything sent or stored twice would be there by now
+        c = self.counts()
+        assert c.stored == c.taken, c
+        assert c.distinct == sum(c.taken.values()), c
+        assert c.alerts == sorted(alerts), c
+        assert len(c.notifications) == len(set(c.notifications)) == len(alerts), c
+        return c
+
+    def close(self) -> None:
+        for lg in self.loggers:
+            try:
+                lg.stop()
+            except Exception:
+                pass
+        self.stop_serve()
+        self.smtp.stop()
+        self.broker.stop()
+        if self.influx is not None:
+            self.influx.stop()
+
+
+def rig(tmp: Path, *, influx: bool = False) -> FaultRig:
+    """Mosquitto, SMTP (and InfluxDB) started; ``serve`` not yet."""
+    broker = Mosquitto(tmp / "mosquitto").start()
+    db = InfluxDB1(tmp / "influx").start() if influx else None
+    return FaultRig(tmp, broker, SmtpSink().start(), db)

@@ -62,3 +62,91 @@ def test_ingest_killed_9_mid_batch(town: FaultRig):
     s.more(STREAM_N)
     s.stop()
     town.assert_all_accounted_for()
+
+
+STORE_DOWN = 60 if SLOW else 5           # seconds InfluxDB is down (issue 14: 60 s; shorter by default)
+
+
+def test_store_down(tmp_path):
+    if not (have("mosquitto") and have("influxd")):
+        pytest.skip("mosquitto and influxd are needed")
+    town = rig(tmp_path, influx=True)
+    try:
+        town.influx.query("CREATE DATABASE ms4")
+        town.serve()
+        s = stream(town)
+        rg, of = town.logger("LOG-RG1", "RG-1"), town.logger("LOG-OF1", "OF-1")
+        assert wait_for(lambda: town.stored()[0].get("LOG-OF2", 0) > 0, 30), town.tail()
+        town.influx.stop()
+        town.illicit_discharge(rg, of, background_h=BACKGROUND_H)   # all of it while the store is down
+        s.more(50 * STORE_DOWN)                                      # the stream takes 50 a second
+        town.influx.start()
+        s.more(STREAM_N)
+        s.stop()
+        town.assert_all_accounted_for(timeout_s=120)
+        assert "store unavailable" in town.tail(200_000) or (town.data / "store-spool.db").exists()
+    finally:
+        town.close()
+
+
+def test_edge_agent_killed_9_in_a_loop(town: FaultRig):
+    """The real agent (``ms4watch edge``, a reading a second) killed -9 again and again as
+    soon as it has published something; what its spool took is stored once."""
+    town.serve()
+    edge = town.edge_process("LOG-OF2", "OF-2", interval="1s").start()
+    try:
+        # its station reports before the others' three-day backlog arrives (else, judged from the
+        # backlog's first reading, OF-2 would rightly be a station that never reported)
+        assert wait_for(lambda: town.stored()[0].get("LOG-OF2", 0) > 0, 30), edge.log.read_text()[-2000:]
+        rg, of = town.logger("LOG-RG1", "RG-1"), town.logger("LOG-OF1", "OF-1")
+        town.illicit_discharge(rg, of, background_h=BACKGROUND_H)
+        for _ in range(12 if SLOW else 4):
+            before = town.stored()[0].get("LOG-OF2", 0)
+            assert wait_for(lambda: town.stored()[0].get("LOG-OF2", 0) > before, 30), edge.log.read_text()[-2000:]
+            edge.kill()
+            edge.start()
+        assert wait_for(lambda: town.stored()[0].get("LOG-OF2", 0) > before, 30)
+    finally:
+        edge.stop()
+    town.assert_all_accounted_for()
+
+
+def test_edge_broker_link_cut_longer_than_the_keepalive(town: FaultRig):
+    """The loggers reach the broker through a link that goes dark (no FIN, no RST) for longer
+    than their 5 s keep-alive, then comes back."""
+    from tests.support.proxy import CuttableLink
+
+    link = CuttableLink(town.broker.port)
+    try:
+        town.serve()
+        s = Stream(town.logger("LOG-OF2", "OF-2", url=link.url, keepalive_s=5)).start()
+        rg = town.logger("LOG-RG1", "RG-1", url=link.url, keepalive_s=5)
+        of = town.logger("LOG-OF1", "OF-1", url=link.url, keepalive_s=5)
+        assert wait_for(lambda: town.stored()[0].get("LOG-OF2", 0) > 0, 30)
+        link.cut()
+        town.illicit_discharge(rg, of, background_h=BACKGROUND_H)   # taken while the link is dark
+        s.more(50 * (60 if SLOW else 9))                             # > 1.5 keep-alives: the loggers give up
+        assert not of.uplink.connected and not s.logger.uplink.connected
+        link.restore()
+        s.more(STREAM_N)
+        s.stop()
+        town.assert_all_accounted_for()
+    finally:
+        link.close()
+
+
+def test_one_device_flooding_at_100_times_its_rate_leaves_the_others_unaffected(town: FaultRig):
+    town.serve()
+    steady = Stream(town.logger("LOG-OF1", "OF-1"), every_s=0.05).start()           # 20 readings a second
+    flood = Stream(town.logger("LOG-OF2", "OF-2"), every_s=0.05, burst=100).start()  # 2,000 a second
+    rg = town.logger("LOG-RG1", "RG-1")
+    of = town.loggers[0]
+    town.illicit_discharge(rg, of, background_h=BACKGROUND_H)
+    steady.more(STREAM_N)
+    steady.stop()
+    # the steady logger's readings are all in the store while the flood still goes on
+    assert wait_for(lambda: town.stored()[0].get("LOG-OF1", 0) == of.taken, 60), town.counts()
+    assert flood.running
+    flood.more(10_000 if SLOW else 2_000)
+    flood.stop()
+    town.assert_all_accounted_for(timeout_s=120)

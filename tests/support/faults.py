@@ -46,7 +46,7 @@ timezone: America/New_York
 rain_gauges: [{id: RG-1, tip_in: 0.01}]
 outfalls:
   - {id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
-  - {id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
+  - {id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5, report_interval: 1h}
 contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
 """
 
@@ -100,8 +100,8 @@ class Stream:
     """A logger taking a flow reading below the floor every ``every_s`` seconds on a thread of
     its own, so a fault always strikes mid-stream; ``burst`` readings each time (a flood)."""
 
-    def __init__(self, logger: Logger, every_s: float = 0.02, burst: int = 1):
-        self.logger, self.every_s, self.burst = logger, every_s, burst
+    def __init__(self, logger: Logger, every_s: float = 0.02, burst: int = 1, sensor: str = "stream"):
+        self.logger, self.every_s, self.burst, self.sensor = logger, every_s, burst, sensor
         self._stop = threading.Event()
         self._t0 = time.time_ns() // MIN * MIN - 2 * H
         self._k = 0
@@ -113,13 +113,17 @@ class Stream:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
-            rows = [(self._t0 + (self._k + i) * 10_000_000, "flow", "flow", 0.2, "gpm") for i in range(self.burst)]
+            rows = [(self._t0 + (self._k + i) * 10_000_000, self.sensor, "flow", 0.2, "gpm") for i in range(self.burst)]
             self._k += self.burst
             self.logger.take(rows)
 
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
+
+    @property
+    def taken(self) -> int:
+        return self._k
 
     def more(self, n: int, timeout_s: float = 60.0) -> None:
         """Wait until the logger has taken ``n`` more readings."""
@@ -179,7 +183,7 @@ idle = "1s"
     def serve(self) -> "FaultRig":
         starts = self._starts()
         self.serve_proc = subprocess.Popen(
-            [sys.executable, "-m", "ms4watch", "serve", "--config", str(self.config())],
+            [sys.executable, "-m", "ms4watch", "-v", "serve", "--config", str(self.config())],
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert wait_for(lambda: self._starts() > starts, 60), self.tail()
         return self
@@ -221,6 +225,10 @@ idle = "1s"
         flow.take(base)
         flow.take(episode)
         return 80 * 4 + 1 + len(base) + len(episode)
+
+    def edge_process(self, device: str, station: str, interval: str = "1s") -> "EdgeProcess":
+        """The real ``ms4watch edge`` agent, simulated flow sensor, as a process of its own."""
+        return EdgeProcess(self, device, station, interval)
 
     # -- counts ----------------------------------------------------------------------------------
     def taken(self) -> dict[str, int]:
@@ -301,3 +309,40 @@ def rig(tmp: Path, *, influx: bool = False) -> FaultRig:
     broker = Mosquitto(tmp / "mosquitto").start()
     db = InfluxDB1(tmp / "influx").start() if influx else None
     return FaultRig(tmp, broker, SmtpSink().start(), db)
+
+
+class EdgeProcess:
+    def __init__(self, rig: FaultRig, device: str, station: str, interval: str):
+        self.rig, self.device = rig, device
+        self.dir = rig.tmp / "edge-process" / device
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.config = self.dir / f"{device}.yaml"
+        self.config.write_text(
+            f"device: {device}\nmunicipality: town\nstation: {station}\n"
+            f"broker: {{url: '{rig.broker.url}', keepalive_s: 5}}\n"
+            f"sensors:\n  - {{id: flow, driver: sim, quantity: flow, unit: gpm, interval: {interval}, "
+            "options: {model: runoff, baseflow_gpm: 0.05}}\n")
+        rig.edge_spools[device] = self.dir / f"{device}.spool.db"
+        self.proc: subprocess.Popen | None = None
+        self.log = self.dir / "edge.log"
+
+    def start(self) -> "EdgeProcess":
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ms4watch", "edge", "--config", str(self.config), "--data-dir", str(self.dir),
+             "--status-interval", "3600"], stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return self
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

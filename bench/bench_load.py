@@ -1,0 +1,283 @@
+"""Load: 2,000 simulated loggers on one Mosquitto for 5 minutes, against the server `serve` runs.
+
+Run: python bench/bench_load.py [--loggers 2000] [--minutes 5] [--every 10] [--alerts-every 15]
+
+Each logger is its own MQTT connection (its own client id and QoS 1 publishes, as the
+edge's uplink makes them) at its own outfall, sending one flow reading below the outfall's
+floor every ``--every`` seconds (a real logger sends one every 5 min: 2,000 loggers at 10 s
+are the load of 60,000 real ones). The loggers are raw sockets on one thread (epoll), so
+the bench measures the server and not 2,000 paho threads.
+
+Printed:
+
+* **ingest keeps up** — readings acknowledged by the broker vs stored, sampled every 10 s:
+  the largest lag, and whether everything published was stored in the end;
+* **memory flat** — the server process's RSS (it runs in this process: ingest, engine,
+  incidents, delivery) at the end of the first minute and at the end, and the slope;
+* **alert latency under load** — every ``--alerts-every`` seconds a dry-weather-flow episode
+  at an outfall of its own completes; the time from the publish of its completing reading
+  to the SMTP server's 250, p50 and p99, printed **beside the same measured idle** (the
+  same trials before the loggers start), as in ``bench_alert_latency.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import email
+import email.policy
+import os
+import resource
+import selectors
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import paho.mqtt.client as mqtt  # noqa: E402
+import psutil  # noqa: E402
+from aiosmtpd.controller import Controller  # noqa: E402
+
+from ms4watch.contract.wire import encode_readings  # noqa: E402
+from ms4watch.ingest.subscriber import connect_packet  # noqa: E402
+from ms4watch.server import build_server  # noqa: E402
+from ms4watch.settings import Settings  # noqa: E402
+from tests.support.servers import Mosquitto, free_port  # noqa: E402
+
+MIN = 60 * 10**9
+H = 60 * MIN
+ALERT_READINGS = [0]     # readings the alert trials published (stored too, not the loggers')
+
+
+class Inbox:
+    """aiosmtpd handler: when each email was accepted, by the outfall its subject names."""
+
+    def __init__(self) -> None:
+        self.accepted: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 — aiosmtpd's hook name
+        t = time.perf_counter()
+        subject = str(email.message_from_bytes(envelope.content, policy=email.policy.default)["Subject"] or "")
+        for word in subject.replace(",", " ").replace("(", " ").replace(")", " ").split():
+            if word.startswith("AL-"):
+                with self.lock:
+                    self.accepted.setdefault(word, t)
+        return "250 OK"
+
+
+def registry_text(loggers: int, alert_outfalls: int) -> str:
+    rows = [f"  - {{id: OF-{i}, name: Outfall {i}, rain_gauges: [RG-1], flow_floor_gpm: 0.5, report_interval: 1h}}"
+            for i in range(1, loggers + 1)]
+    rows += [f"  - {{id: AL-{i}, name: Alert outfall AL-{i}, rain_gauges: [RG-1], flow_floor_gpm: 0.5, "
+             "report_interval: 7d}" for i in range(1, alert_outfalls + 1)]
+    return ("municipality: bench\ntimezone: America/New_York\n"
+            "rain_gauges: [{id: RG-1, tip_in: 0.01, report_interval: 7d}]\noutfalls:\n" + "\n".join(rows) +
+            "\ncontacts: [{name: Pat Doe, role: smo, email: smo@town.test}]\n")
+
+
+def publish_packet(topic: str, payload: bytes, pid: int) -> bytes:
+    t = topic.encode()
+    body = len(t).to_bytes(2, "big") + t + pid.to_bytes(2, "big") + payload
+    n, rl = len(body), bytearray()
+    while True:
+        n, d = divmod(n, 128)
+        rl.append(d | (0x80 if n else 0))
+        if not n:
+            break
+    return b"\x32" + bytes(rl) + body
+
+
+class Loggers:
+    """``n`` MQTT connections on one thread: each publishes a reading every ``every_s``,
+    QoS 1; PUBACKs are counted (a reading is 'published' once the broker acknowledged it)."""
+
+    def __init__(self, port: int, n: int, every_s: float):
+        self.port, self.n, self.every_s = port, n, every_s
+        self.sent = 0
+        self.received = 0          # bytes from the broker: only PUBACKs (4 bytes each) come
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="loggers", daemon=True)
+
+    @property
+    def acked(self) -> int:
+        return self.received // 4
+
+    def start(self) -> "Loggers":
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        sel = selectors.DefaultSelector()
+        socks = []
+        for i in range(1, self.n + 1):
+            s = socket.create_connection(("127.0.0.1", self.port))
+            s.sendall(connect_packet(f"LOG-{i}", clean_session=True, keepalive_s=600))
+            assert s.recv(4)[:2] == b"\x20\x02"
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ, i)
+            socks.append(s)
+        seq = [0] * (self.n + 1)
+        start = time.monotonic()
+        nxt = [start + self.every_s * i / self.n for i in range(self.n + 1)]   # spread over the interval
+        while not self.stop.is_set():
+            now = time.monotonic()
+            t_ns = time.time_ns()
+            for i in range(1, self.n + 1):
+                if now >= nxt[i]:
+                    nxt[i] += self.every_s
+                    seq[i] += 1
+                    payload = encode_readings(f"LOG-{i}", seq[i], [(t_ns, "flow", "flow", 0.2, "gpm", [], None)])
+                    try:
+                        socks[i - 1].sendall(publish_packet(f"ms4/bench/OF-{i}/LOG-{i}/readings", payload,
+                                                            seq[i] % 65535 + 1))
+                        self.sent += 1
+                    except (BlockingIOError, OSError):
+                        pass
+            for key, _ in sel.select(timeout=0.01):
+                try:
+                    data = key.fileobj.recv(65536)
+                except (BlockingIOError, OSError):
+                    continue
+                self.received += len(data)
+        for s in socks:
+            s.close()
+
+
+def alert_trial(pub: mqtt.Client, inbox: Inbox, k: int, seq: list[int]) -> float | None:
+    """A dry-weather-flow episode at AL-k: 30 min of flow above the floor; the clock starts at
+    the reading that completes it."""
+    station = f"AL-{k}"
+    now = time.time_ns() // MIN * MIN
+    rows = [(now - 30 * MIN + j * 5 * MIN, "flow", "flow", 3.0 + j, "gpm", [], None) for j in range(7)]
+
+    def send(rs: list[tuple]) -> None:
+        seq[0] += 1
+        pub.publish(f"ms4/bench/{station}/LOG-{station}/readings", encode_readings(f"LOG-{station}", seq[0], rs),
+                    qos=1).wait_for_publish(30)
+
+    send(rows[:6])
+    ALERT_READINGS[0] += 7
+    time.sleep(0.3)
+    t = time.perf_counter()
+    send(rows[6:])
+    deadline = time.monotonic() + 30
+    while station not in inbox.accepted and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return inbox.accepted[station] - t if station in inbox.accepted else None
+
+
+def percentile(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, int(round(p / 100 * (len(s) - 1)))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--loggers", type=int, default=2000)
+    ap.add_argument("--minutes", type=float, default=5.0)
+    ap.add_argument("--every", type=float, default=10.0, help="seconds between one logger's readings")
+    ap.add_argument("--alerts-every", type=float, default=15.0, help="seconds between alert trials under load")
+    ap.add_argument("--idle-trials", type=int, default=10)
+    a = ap.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    trials_under_load = int(a.minutes * 60 / a.alerts_every)
+    inbox = Inbox()
+    smtp_port = free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=smtp_port)
+    smtp.start()
+    proc = psutil.Process(os.getpid())
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)
+        broker = Mosquitto(work / "mosquitto").start()
+        (work / "sites.yaml").write_text(registry_text(a.loggers, a.idle_trials + trials_under_load + 5))
+        server = build_server(Settings.model_validate({
+            "registry": work / "sites.yaml", "data_dir": work / "data", "http": {"listen": "off"},
+            "notify": [f"mailto://127.0.0.1:{smtp_port}?to=smo@town.test"],
+            "broker": {"url": broker.url, "client_id": "bench-ingest"}}), report=lambda line: None).start()
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-alerts", protocol=mqtt.MQTTv311)
+        pub.connect("127.0.0.1", broker.port)
+        pub.loop_start()
+        seq = [0]
+        now = time.time_ns() // MIN * MIN      # three dry days at the gauge, before anything
+        pub.publish("ms4/bench/RG-1/LOG-RG1/readings", encode_readings(
+            "LOG-RG1", 1, [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(321)]),
+            qos=1).wait_for_publish(30)
+        base = server.ingest.stats.stored_readings
+        while server.ingest.stats.stored_readings < base + 321:
+            time.sleep(0.05)
+        idle = [x for x in (alert_trial(pub, inbox, k, seq) for k in range(1, a.idle_trials + 1)) if x is not None]
+
+        print(f"{a.loggers} loggers, one reading each every {a.every:g} s ({a.loggers / a.every:.0f} messages/s), "
+              f"{a.minutes:g} min; server RSS at start {proc.memory_info().rss / 2**20:.0f} MiB", flush=True)
+        stored0 = server.ingest.stats.stored_readings
+
+        def logger_readings_stored() -> int:
+            return server.ingest.stats.stored_readings - stored0 - (ALERT_READINGS[0] - 7 * a.idle_trials)
+        loggers = Loggers(broker.port, a.loggers, a.every).start()
+        t0 = time.monotonic()
+        end = t0 + a.minutes * 60
+        samples: list[tuple[float, int, int, float]] = []    # (t, acked, stored, rss MiB)
+        loaded: list[float] = []
+        k = a.idle_trials
+        next_alert, next_sample = t0 + a.alerts_every, t0 + 10
+        while time.monotonic() < end:
+            if time.monotonic() >= next_alert:
+                k += 1
+                x = alert_trial(pub, inbox, k, seq)
+                if x is None:
+                    print(f"  alert AL-{k}: no email within 30 s", flush=True)
+                else:
+                    loaded.append(x)
+                next_alert += a.alerts_every
+            if time.monotonic() >= next_sample:
+                stored = logger_readings_stored()
+                samples.append((time.monotonic() - t0, loggers.acked, stored, proc.memory_info().rss / 2**20))
+                t, acked, st, rss = samples[-1]
+                print(f"  {t:5.0f} s  acknowledged {acked:8d}  stored {st:8d}  lag {acked - st:6d}  "
+                      f"RSS {rss:6.0f} MiB", flush=True)
+                next_sample += 10
+            time.sleep(0.05)
+        loggers.stop.set()
+        loggers.thread.join(30)
+        drain_t = time.monotonic()
+        while logger_readings_stored() < loggers.acked and time.monotonic() - drain_t < 60:
+            time.sleep(0.05)
+        drained = time.monotonic() - drain_t
+        stored = logger_readings_stored()
+        pub.loop_stop()
+        server.stop()
+        broker.stop()
+    smtp.stop()
+
+    lag = max((acked - st for _, acked, st, _ in samples), default=0)
+    first = next((rss for t, _, _, rss in samples if t >= 60), samples[0][3] if samples else 0.0)
+    last = samples[-1][3] if samples else 0.0
+    span_min = max(1e-9, (samples[-1][0] - 60) / 60) if samples and samples[-1][0] > 60 else None
+    print(f"ingest: {loggers.acked} readings acknowledged by the broker, {stored} stored "
+          f"({'all' if stored >= loggers.acked else 'NOT all'}; the last stored {drained:.1f} s after the loggers "
+          f"stopped); largest lag {lag} readings ({lag / max(1.0, a.loggers / a.every):.1f} s of input)")
+    slope = f", {(last - first) / span_min:+.1f} MiB/min after the first minute" if span_min else ""
+    print(f"memory: server RSS {first:.0f} MiB after the first minute, {last:.0f} MiB at the end{slope}")
+    if idle and loaded:
+        print(f"alert latency, publish → SMTP 250:  idle p50 {1e3 * statistics.median(idle):6.1f} ms  "
+              f"p99 {1e3 * percentile(idle, 99):6.1f} ms ({len(idle)} trials)")
+        print(f"                          under load p50 {1e3 * statistics.median(loaded):6.1f} ms  "
+              f"p99 {1e3 * percentile(loaded, 99):6.1f} ms ({len(loaded)} trials)   "
+              f"ratio p99 load/idle {percentile(loaded, 99) / percentile(idle, 99):.2f}")
+    else:
+        print("alert latency: no alert email arrived (idle %d, under load %d)" % (len(idle), len(loaded)))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    main()

@@ -76,6 +76,7 @@ class Result:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     rotated: list[str] = field(default_factory=list)
+    renewed: list[str] = field(default_factory=list)     # a certificate near its end (or of another CA) replaced
     revoked: list[str] = field(default_factory=list)
     new_ca: bool = False
     new_server_cert: bool = False
@@ -164,7 +165,8 @@ def generate(directory: DeviceDirectory, out: str | Path, *, auth: Auth = Auth.B
             _write(pw_file, new_password().encode(), 0o600)
         _write(d / "ca.crt", cert_pem(ca.cert), 0o644)
         passwd.append(password_line(name, pw_file.read_text(encoding="utf-8").strip()))
-        (result.rotated if rotating else result.kept if existed and good else result.created).append(name)
+        (result.rotated if rotating else result.created if not existed else result.kept if good
+         else result.renewed).append(name)
 
     for d in sorted((out / "clients").iterdir()):
         if d.is_dir() and d.name not in clients:      # no longer listed: revoke

@@ -63,8 +63,8 @@ def broker_config(
     except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    for label, names in (("new", result.created), ("rotated", result.rotated), ("kept", result.kept),
-                         ("revoked", result.revoked)):
+    for label, names in (("new", result.created), ("rotated", result.rotated), ("renewed", result.renewed),
+                         ("kept", result.kept), ("revoked", result.revoked)):
         if names:
             typer.echo(f"{label}: {', '.join(names)}")
     if result.new_ca:

@@ -13,6 +13,11 @@
 * So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
   only its first bytes, and the rejected file gets its topic, size and those bytes.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+* Who may send what (:mod:`.identity`): a payload whose device is not its topic's, a device
+  the town did not list, a reading for a station its device does not serve or the registry
+  does not know — each message is set aside whole, like one breaking the contract.
+* Every valid status is handed to ``on_status`` (station, device, status) on the network
+  thread, after it is stored: the engine learns each logger's stated report interval.
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
 network thread decodes, a writer thread stores and acknowledges.

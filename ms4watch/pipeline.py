@@ -98,6 +98,7 @@ class AlertPipeline:
         if on_alert_latency is not None:
             self.dispatcher.on_sent = self._delivered
         self._latest: dict[str, Event] = {}
+        self._stated: dict[str, float] = {}          # report intervals the loggers stated, as last told
         self._reported_end: set[str] = set()
         self.fed_readings = 0
 
@@ -157,10 +158,12 @@ class AlertPipeline:
         """A logger's status (ingest's ``on_status``): the report interval it states tells the
         engine when its station is silent for too long. A status without one (the offline
         last will, an older logger) changes nothing."""
-        if status.report_interval_s is None:
-            return
+        seconds = status.report_interval_s
+        if seconds is None or self._stated.get(station) == seconds:
+            return          # ingest's network thread calls this: the same again costs no lock
         with self._lock:
-            self._handle(self.engine.station_report_interval(station, status.report_interval_s))
+            self._handle(self.engine.station_report_interval(station, seconds))
+            self._stated[station] = seconds
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
         """Feed the engine what the store holds newer than its checkpoint minus the lateness

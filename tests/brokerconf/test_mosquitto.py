@@ -213,3 +213,28 @@ def test_a_logger_and_ingest_over_tls_with_their_own_files(tmp_path, broker):
     assert taken >= 4 and wait_for(lambda: svc.stats.stored_readings == taken, 20), svc.stats
     agent.stop()
     svc.stop()
+
+
+def test_in_certificate_mode_the_crl_keeps_a_revoked_logger_out(tmp_path, broker):
+    """No passwords: the certificate is the credential, its common name the user name; a
+    logger no longer listed is kept out by the CRL alone."""
+    out = configure(tmp_path, broker, auth=Auth.CERTIFICATE)
+    keep = out.parent / "LOG-2-before"
+    shutil.copytree(out / "clients" / "LOG-2", keep)
+    broker.start()
+    sub, got = ingest(out, broker)
+    dev = Device(out, broker, "LOG-2", password=False)
+    assert dev.connected.wait(10), dev.result
+    dev.publish("ms4/town/OF-2/LOG-2/readings", b"by certificate")
+    assert got.get(timeout=10).payload == b"by certificate"
+    dev.close()
+    sub.stop()
+    configure(tmp_path, broker, loggers={"LOG-1": "OF-1"}, auth=Auth.CERTIFICATE)
+    restart(broker)
+    shutil.copytree(keep, out / "clients" / "LOG-2")
+    revoked = Device(out, broker, "LOG-2", password=False)
+    still = Device(out, broker, "LOG-1", password=False)
+    assert still.connected.wait(10), still.result
+    assert not wait_for(revoked.connected.is_set, 1.5)
+    revoked.close()
+    still.close()

@@ -72,7 +72,7 @@ class Logger:
     """One logger: the edge's spool and uplink, fed readings by the test."""
 
     def __init__(self, rig: "FaultRig", device: str, station: str, *, url: str | None = None, keepalive_s: int = 30):
-        self.device, self.station = device, station
+        self.device, self.station, self.rig = device, station, rig
         self.spool = Spool(rig.tmp / "edge" / f"{device}.spool.db", device)
 
         def topic_of(ch: Channel) -> Topic:
@@ -110,6 +110,7 @@ class Stream:
         self._t0 = time.time_ns() // MIN * MIN - 2 * H
         self._k = 0
         self._thread = threading.Thread(target=self._run, name=f"stream-{logger.device}", daemon=True)
+        logger.rig.streams.append(self)
 
     def start(self) -> "Stream":
         self._thread.start()
@@ -147,6 +148,7 @@ class FaultRig:
     influx: InfluxDB1 | None = None
     serve_proc: subprocess.Popen | None = None
     loggers: list[Logger] = field(default_factory=list)
+    streams: list[Stream] = field(default_factory=list)
     edge_spools: dict[str, Path] = field(default_factory=dict)   # device -> spool of an edge process
 
     @property
@@ -308,6 +310,8 @@ idle = "1s"
         return c
 
     def close(self) -> None:
+        for st in self.streams:      # a case that failed half-way left them running
+            st.stop()
         for lg in self.loggers:
             try:
                 lg.stop()

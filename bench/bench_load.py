@@ -25,8 +25,9 @@ grows. Measured 2026-11-30 on the 2-core reference machine (neighbours' tests ru
 (0.1 s of input); alert p99 904 ms under load beside 1,137 ms idle (p50 452 vs 462 ms);
 RSS 191 → 218 MiB, +7.2 MiB/min, where ingest alone grows +1.5 MiB/min (160 → 162 MiB):
 the growth is the streaming engine's in-memory series (``alerts/engine.py``), which keeps
-each series' look-back window (72 h of dry-weather look-back and its margins) and so grows
-until the windows are full — not flat over 5 minutes at this rate.
+each outfall's flow for 3 × the dry-weather minimum duration (90 min) behind its horizon:
+at a reading per 10 s per outfall that fills for 90 minutes (~540 readings an outfall)
+before it levels off, so 5 minutes cannot show it flat. A run of 2 h would.
 """
 
 from __future__ import annotations

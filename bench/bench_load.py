@@ -27,7 +27,7 @@ RSS 191 → 218 MiB, +7.2 MiB/min, where ingest alone grows +1.5 MiB/min (160 �
 the growth is the streaming engine's in-memory series (``alerts/engine.py``), which keeps
 each outfall's flow for 3 × the dry-weather minimum duration (90 min) behind its horizon:
 at a reading per 10 s per outfall that fills for 90 minutes (~540 readings an outfall)
-before it levels off, so 5 minutes cannot show it flat. A run of 2 h would.
+before it should level off, so 5 minutes cannot show it flat (a 2-hour run was not made).
 """
 
 from __future__ import annotations

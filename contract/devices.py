@@ -27,7 +27,7 @@ class Device:
     id: str
     station: str                      # its own station: the topic's station for its status
     stations: frozenset[str]          # every station its readings may be for
-    source: Path
+    source: Path | None           # its firmware config
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
     ingest = IngestService(
         broker.url, registry.municipality, sink,
         client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
-        tls=broker.tls(), identity=Identity(registry.station_ids(), settings.devices()),
+        tls=broker.tls(), identity=Identity(registry.station_ids(), settings.devices(registry)),
         on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=settings.data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds(),
         time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time

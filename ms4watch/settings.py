@@ -279,15 +279,16 @@ class Settings(BaseSettings):
     def web_secret_file(self) -> Path:
         return self.web.secret_file or self.data_dir / "web-secret"
 
-    def devices(self):
-        """The town's listed loggers (``firmware_configs``), or None when not set."""
+    def devices(self, registry=None):
+        """The town's listed loggers (``firmware_configs``, checked against ``registry``, loaded
+        from the settings when not given), or None when not set."""
         if self.firmware_configs is None:
             return None
         from .contract.devices import load_devices
         from .contract.registry import load_registry
         if not self.firmware_configs.is_dir():
             raise SettingsError(f"firmware_configs: {self.firmware_configs}: no such folder")
-        reg = load_registry(self.require_registry())
+        reg = registry if registry is not None else load_registry(self.require_registry())
         return load_devices(reg, self.firmware_configs, skip=(self.require_registry(),))
 
     def require_registry(self) -> Path:

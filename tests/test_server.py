@@ -145,3 +145,34 @@ def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_bein
         assert stale == {"RG-2"}
     finally:
         server.stop()
+
+
+def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mosquitto_broker):
+    """``firmware_configs`` in the settings: a logger not listed there is set aside, with the reason."""
+    from ms4watch.ingest.rejected import read_rejected
+    from tests.support.waiting import wait_for
+
+    (tmp_path / "sites.yaml").write_text(SITES)
+    loggers = tmp_path / "loggers"
+    loggers.mkdir()
+    (loggers / "LOG-RG1.yaml").write_text("device: LOG-RG1\nmunicipality: town\nstation: RG-1\nsensors:\n"
+                                          "  - {id: rain, driver: sim, quantity: rain, unit: in}\n")
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "firmware_configs": loggers, "broker": {"url": mosquitto_broker.url},
+        "data_dir": tmp_path / "data", "http": {"listen": "off"}}), report=lambda line: None).start()
+    try:
+        assert server.ingest.connected.wait(10)
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="loggers", protocol=mqtt.MQTTv311)
+        pub.connect("127.0.0.1", mosquitto_broker.port)
+        pub.loop_start()
+        now = time.time_ns() // MIN * MIN
+        for station, device in (("OF-12", "LOG-OF12"), ("RG-1", "LOG-RG1")):
+            pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(
+                device, 1, [(now, "x", "rain" if station == "RG-1" else "flow", 0.0, "in" if station == "RG-1" else "gpm",
+                             [], None)]), qos=1).wait_for_publish(5)
+        pub.loop_stop()
+        assert wait_for(lambda: server.ingest.stats.stored_readings == 1 and server.ingest.stats.rejected_messages == 1)
+    finally:
+        server.stop()
+    [r] = read_rejected(tmp_path / "data").records
+    assert r.device == "LOG-OF12" and "is not one of the town's loggers" in r.error

@@ -106,7 +106,7 @@ def _identity(settings, municipality: str):
     reg = load_registry(settings.registry)
     if reg.municipality != municipality:
         raise SettingsError(f"--municipality: {municipality!r} is not the registry's {reg.municipality!r}")
-    return Identity(reg.station_ids(), settings.devices())
+    return Identity(reg.station_ids(), settings.devices(reg))
 
 
 def _run_workers(n: int, base_id: str, municipality: str, settings, password: str | None, rejected: Path) -> None:

@@ -130,8 +130,9 @@ class Stream:
     def taken(self) -> int:
         return self._k
 
-    def more(self, n: int, timeout_s: float = 60.0) -> None:
-        """Wait until the logger has taken ``n`` more readings."""
+    def more(self, n: int, timeout_s: float | None = None) -> None:
+        """Wait until the logger has taken ``n`` more readings (``n`` readings' time, thrice, at most)."""
+        timeout_s = timeout_s if timeout_s is not None else 30 + 3 * n / self.burst * self.every_s
         target = self._k + n
         assert wait_for(lambda: self._k >= target, timeout_s), f"{self.logger.device} took {self._k} of {target}"
 

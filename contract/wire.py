@@ -520,6 +520,12 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
     return _new_tuple(DecodedReadings, (device, seq, out, epoch))
 
 
+def encode_event(device: str, t_ns: int, kind: str, data: dict[str, Any]) -> bytes:
+    """An event message (the logger's hot path: plain JSON, no model)."""
+    return json.dumps({"schema": EVENT_SCHEMA, "device": device, "time": iso_utc(t_ns), "kind": kind, "data": data},
+                      separators=(",", ":"), allow_nan=False).encode()
+
+
 def status_payload(device: str, state: str, **fields: Any) -> bytes:
     return StatusMessage(device=device, state=state, **fields).to_json()
 

@@ -15,6 +15,7 @@ COMMANDS = [
     "ingest",
     "serve",
     "edge",
+    "calibrate",
     "incidents",
     "store",
     "storms",

@@ -97,6 +97,7 @@ class Agent:
         self._last: dict[str, float | None] = {}   # quantity -> latest value (battery, signal)
         self._unsynced = False
         self._control: queue.Queue[tuple[Channel, bytes]] = queue.Queue()
+        self.control_handled = 0   # config and command messages handled (diagnostics, tests)
         self.restart_requested = False
         if username is None and config.broker.username:
             username = config.broker.username
@@ -317,6 +318,7 @@ class Agent:
                 self._apply_config(payload)
             else:
                 self._command(payload)
+            self.control_handled += 1
 
     def watch_config_file(self) -> bool:
         """Apply the config file if it changed on disk since it was last read (``ms4watch

@@ -16,6 +16,7 @@ COMMANDS = [
     "serve",
     "edge",
     "calibrate",
+    "device",
     "incidents",
     "store",
     "storms",

@@ -39,7 +39,7 @@ from .procedures import Outcome, previous_fit
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CalibrationSession", "Finished", "DEFAULT_INTERVAL", "record_id"]
+__all__ = ["CalibrationSession", "Finished", "DEFAULT_INTERVAL", "record_id", "write_run"]
 
 DEFAULT_INTERVAL = timedelta(days=90)
 """Until the next calibration when neither a flag nor the previous calibration says [d]."""
@@ -149,55 +149,67 @@ class CalibrationSession:
         """The record of the run; on a pass the new calibration into the config file (versioned,
         the previous file kept); the record into the spool. ``dry_run``: neither."""
         t = self.clock()
-        performed = from_ns(t)
-        due = self.next_due(performed.date(), next_due, interval)
-        rid = record_id(t)
-        messages: list[str] = []
-        version: str | None = None
-        kept_layout = True
-        new_text: str | None = None
-        if outcome.result is Result.PASS:
-            version = next_version(self.config.config_version)
-            cal = _calibration(outcome.fit, performed.date(), due, rid)
-            text = self.config_path.read_text(encoding="utf-8")
-            new_text, _cfg, kept_layout = with_calibration(text, str(self.config_path), self.sensor.id, cal, version)
-            if not kept_layout:
-                messages.append(f"{self.config_path}: written out again without its comments (its layout could "
-                                "not be edited in place)")
-        else:
-            messages.append("the calibration failed: the config is not changed, the sensor keeps its previous "
-                            "correction and due date")
-            if outcome.adjusted:
-                outcome.details["attempted_fit"] = outcome.fit.describe()
-        record = CalibrationRecord(
-            id=rid, device=self.config.device, station=self.sensor.station or self.config.station,
-            sensor=self.sensor.id, quantity=self.sensor.quantity, unit=self.sensor.unit, procedure=procedure,
-            technician=technician, started=from_ns(self.started_ns), performed=performed,
-            standards=outcome.standards, fouling=outcome.fouling,
-            as_found=outcome.as_found, as_left=outcome.as_left, fit=outcome.fit_in_force, previous=outcome.previous,
-            previous_performed=self.previous.performed if self.previous else None, criteria=outcome.criteria,
-            result=outcome.result, problems=outcome.problems, next_due=due, config_version=version,
-            details=outcome.details, notes=notes)
-        if dry_run:
-            return Finished(record, None, kept_layout, False, (*messages, "dry run: nothing written"))
-        if new_text is not None:
-            try:
-                prev = write_config(self.config_path, new_text)
-                messages.append(f"{self.config_path}: config_version {version} (the previous file is {prev.name})")
-            except OSError as e:
-                messages.append(f"{self.config_path}: NOT written ({e.strerror}); the record says so and the "
-                                "sensor keeps its previous correction")
-                record = record.model_copy(update={"config_version": None,
-                                                   "notes": (notes + "\n" if notes else "") +
-                                                   f"config not written: {e.strerror}"})
-                version = None
-        spool = Spool(self.data_dir / f"{self.config.device}.spool.db", self.config.device,
-                      max_readings=self.config.spool.max_readings, policy=self.config.spool.policy)
+        due = self.next_due(from_ns(t).date(), next_due, interval)
+        return write_run(self.config_path, self.data_dir, self.config, self.sensor, outcome, procedure, technician,
+                         started_ns=self.started_ns, performed_ns=t, next_due=due, notes=notes, dry_run=dry_run)
+
+
+def write_run(config_path: Path, data_dir: Path, config: FirmwareConfig, sensor: Sensor, outcome: Outcome,
+              procedure: Procedure, technician: str, *, started_ns: int, performed_ns: int, next_due: date,
+              notes: str = "", dry_run: bool = False) -> Finished:
+    """What a run leaves behind (:meth:`CalibrationSession.finish`, and the demo's simulated
+    technician): the record; on a pass the new ``calibration:`` block in the config file with
+    a new ``config_version`` (the previous file kept as ``.prev``); the record into the spool
+    as a ``calibration`` event. A config that cannot be written is said in the record."""
+    performed = from_ns(performed_ns)
+    rid = record_id(performed_ns)
+    messages: list[str] = []
+    version: str | None = None
+    kept_layout = True
+    new_text: str | None = None
+    previous = sensor.calibration
+    if outcome.result is Result.PASS:
+        version = next_version(config.config_version)
+        cal = _calibration(outcome.fit, performed.date(), next_due, rid)
+        text = config_path.read_text(encoding="utf-8")
+        new_text, _cfg, kept_layout = with_calibration(text, str(config_path), sensor.id, cal, version)
+        if not kept_layout:
+            messages.append(f"{config_path}: written out again without its comments (its layout could "
+                            "not be edited in place)")
+    else:
+        messages.append("the calibration failed: the config is not changed, the sensor keeps its previous "
+                        "correction and due date")
+        if outcome.adjusted:
+            outcome.details["attempted_fit"] = outcome.fit.describe()
+    record = CalibrationRecord(
+        id=rid, device=config.device, station=sensor.station or config.station,
+        sensor=sensor.id, quantity=sensor.quantity, unit=sensor.unit, procedure=procedure,
+        technician=technician, started=from_ns(started_ns), performed=performed,
+        standards=outcome.standards, fouling=outcome.fouling,
+        as_found=outcome.as_found, as_left=outcome.as_left, fit=outcome.fit_in_force, previous=outcome.previous,
+        previous_performed=previous.performed if previous else None, criteria=outcome.criteria,
+        result=outcome.result, problems=outcome.problems, next_due=next_due, config_version=version,
+        details=outcome.details, notes=notes)
+    if dry_run:
+        return Finished(record, None, kept_layout, False, (*messages, "dry run: nothing written"))
+    if new_text is not None:
         try:
-            spool.add_event(encode_event(self.config.device, t, CALIBRATION_EVENT, record.to_data()))
-        finally:
-            spool.close()
-        return Finished(record, version, kept_layout, True, tuple(messages))
+            prev = write_config(config_path, new_text)
+            messages.append(f"{config_path}: config_version {version} (the previous file is {prev.name})")
+        except OSError as e:
+            messages.append(f"{config_path}: NOT written ({e.strerror}); the record says so and the "
+                            "sensor keeps its previous correction")
+            record = record.model_copy(update={"config_version": None,
+                                               "notes": (notes + "\n" if notes else "") +
+                                               f"config not written: {e.strerror}"})
+            version = None
+    spool = Spool(data_dir / f"{config.device}.spool.db", config.device,
+                  max_readings=config.spool.max_readings, policy=config.spool.policy)
+    try:
+        spool.add_event(encode_event(config.device, performed_ns, CALIBRATION_EVENT, record.to_data()))
+    finally:
+        spool.close()
+    return Finished(record, version, kept_layout, True, tuple(messages))
 
 
 def _calibration(fit: Fit, performed: date, due: date, record: str) -> Calibration:

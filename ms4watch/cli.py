@@ -17,6 +17,7 @@ COMMANDS = [
     "edge",
     "calibrate",
     "device",
+    "corrections",
     "incidents",
     "store",
     "storms",

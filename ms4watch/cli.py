@@ -22,6 +22,7 @@ COMMANDS = [
     "store",
     "storms",
     "replay",
+    "import_files",
     "backup",
     "users",
 ]

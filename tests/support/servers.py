@@ -90,7 +90,7 @@ class Mosquitto:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)  # SIGTERM makes mosquitto save its persistence file
             try:
-                self.proc.wait(10)
+                self.proc.wait(60)             # a busy machine: killing it would lose what it had not saved
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

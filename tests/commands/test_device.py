@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ms4watch.device import DeviceError, DeviceLink
 from ms4watch.edge.agent import Agent
 from ms4watch.edge.config import load_agent_config
 from tests.commands.test_calibrate import REPO
@@ -57,6 +58,10 @@ def device(url: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=REPO, timeout=60)
 
 
+def link(url: str, timeout_s: float = 10) -> DeviceLink:
+    return DeviceLink(url, timeout_s=timeout_s)
+
+
 def test_config_applied_refused_or_kept_for_an_offline_logger(tmp_path, mosquitto_broker):
     url = mosquitto_broker.url
     bad = tmp_path / "bad.yaml"
@@ -66,31 +71,30 @@ def test_config_applied_refused_or_kept_for_an_offline_logger(tmp_path, mosquitt
     assert out.returncode == 2 and f"{bad}:6: sensors[0].options.model" in out.stderr      # nothing sent
     logger = Logger(tmp_path, url)
     try:
-        assert wait_for(lambda: logger.agent.control_handled == 0 and logger.agent.uplink.connected, 5)
-        out = device(url, "config", str(write(tmp_path / "v1.yaml", "1", slope=2.0)))
-        assert out.returncode == 2 and "LOG-T1 already runs config_version '1'" in out.stderr
+        with pytest.raises(DeviceError, match="LOG-T1 already runs config_version '1'"):
+            link(url).send_config(write(tmp_path / "v1.yaml", "1", slope=2.0).read_text(), "v1.yaml")
         out = device(url, "config", str(write(tmp_path / "v2.yaml", "2", slope=1.5)), "--json")
         assert out.returncode == 0, out.stderr
         answer = json.loads(out.stdout)
         assert answer["state"] == "applied" and answer["detail"] == "LOG-T1 applied config 2 (was 1)"
         assert logger.agent.config.sensors[0].calibration.slope == 1.5
         # a config from the office with an older calibration than the one measured in the field
-        out = device(url, "config", str(write(tmp_path / "v3.yaml", "3", slope=9.0, performed="2026-01-01")))
-        assert out.returncode == 0 and out.stdout.strip() == \
-            "LOG-T1 applied config 3 (was 2); it kept its newer field calibration of flow"
+        a = link(url).send_config(write(tmp_path / "v3.yaml", "3", slope=9.0, performed="2026-01-01").read_text(),
+                                  "v3.yaml")
+        assert (a.state, a.detail) == ("applied", "LOG-T1 applied config 3 (was 2); it kept its newer field "
+                                                  "calibration of flow")
         assert logger.agent.config.sensors[0].calibration.slope == 1.5
         # one the logger cannot open its instruments with
-        sdi = tmp_path / "v4.yaml"
-        sdi.write_text(CONFIG.format(version="4", slope=1.0, performed="2026-06-01").replace(
-            "driver: sim", "driver: sdi12, port: /dev/ttyNOPE").replace("{model: runoff}", "{address: '0'}"))
-        out = device(url, "config", str(sdi))
-        assert out.returncode == 1 and "LOG-T1 refused config 4: opening drivers" in out.stdout
-        assert "(it still runs 3)" in out.stdout
+        sdi = CONFIG.format(version="4", slope=1.0, performed="2026-06-01").replace(
+            "driver: sim", "driver: sdi12, port: /dev/ttyNOPE").replace("{model: runoff}", "{address: '0'}")
+        a = link(url).send_config(sdi, "v4.yaml")
+        assert a.state == "rejected" and a.detail.startswith("LOG-T1 refused config 4: opening drivers")
+        assert a.detail.endswith("(it still runs 3)")
     finally:
         logger.close()
-    out = device(url, "config", str(write(tmp_path / "v5.yaml", "5", slope=1.25, performed="2026-07-01")),
-                 "--timeout", "2")
-    assert out.returncode == 3 and "LOG-T1 is offline" in out.stdout and "when it next connects" in out.stdout
+    a = link(url, 2).send_config(write(tmp_path / "v5.yaml", "5", slope=1.25, performed="2026-07-01").read_text(),
+                                 "v5.yaml")
+    assert a.state == "no_answer" and "LOG-T1 is offline" in a.detail and "when it next connects" in a.detail
     logger = Logger(tmp_path, url)                     # back: it takes the retained config
     try:
         assert wait_for(lambda: logger.agent.config.config_version == "5", 20)
@@ -100,17 +104,17 @@ def test_config_applied_refused_or_kept_for_an_offline_logger(tmp_path, mosquitt
 
 def test_commands_and_their_acknowledgements(tmp_path, mosquitto_broker):
     url = mosquitto_broker.url
-    out = device(url, "cmd", "LOG-T1", "format_disk", "--municipality", "town")
-    assert out.returncode == 2 and "unknown command 'format_disk'" in out.stderr
+    with pytest.raises(DeviceError, match="unknown command 'format_disk'"):
+        link(url).send_command("town", "LOG-T1", "format_disk")
     logger = Logger(tmp_path, url)
     try:
         out = device(url, "cmd", "LOG-T1", "read_now", "--municipality", "town")
         assert out.returncode == 0 and out.stdout.strip() == "LOG-T1: read_now done: 1 readings taken"
-        out = device(url, "cmd", "LOG-T1", "rain_report", "--municipality", "town", "--station", "OF-1")
-        assert out.returncode == 1 and "rain_report FAILED: rain_report needs args.rain_in" in out.stdout
-        out = device(url, "cmd", "LOG-T1", "rain_report", "--municipality", "town", "--arg", "rain_in=0.02")
-        assert out.returncode == 0 and out.stdout.strip() == "LOG-T1: rain_report done: 0.02 in"
+        a = link(url).send_command("town", "LOG-T1", "rain_report", station="OF-1")
+        assert a.state == "failed" and "rain_report FAILED: rain_report needs args.rain_in" in a.detail
+        a = link(url).send_command("town", "LOG-T1", "rain_report", {"rain_in": 0.02})
+        assert (a.state, a.detail) == ("ok", "LOG-T1: rain_report done: 0.02 in")
     finally:
         logger.close()
-    out = device(url, "cmd", "LOG-T1", "read_now", "--municipality", "town", "--timeout", "2")
-    assert out.returncode == 3 and "it is offline, and commands are not kept for it" in out.stdout
+    a = link(url, 2).send_command("town", "LOG-T1", "read_now")
+    assert a.state == "no_answer" and "it is offline, and commands are not kept for it" in a.detail

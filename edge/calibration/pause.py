@@ -31,6 +31,9 @@ from ..errors import EdgeError
 
 __all__ = ["SensorLocks", "CalibrationHold", "PauseTimeout", "SensorBusy"]
 
+BUSY_GRACE_S = 1.0
+"""How long a calibration keeps trying for the request before calling the sensor busy [s]."""
+
 
 class SensorBusy(EdgeError):
     """Another calibration holds the sensor."""
@@ -114,9 +117,14 @@ class CalibrationHold:
     def __enter__(self) -> "CalibrationHold":
         request = _open(_lock_path(self.lock_dir, "calibrating", self.sensor))
         self._fds.append(request)
-        if not _try(request, fcntl.LOCK_EX):
-            self._close()
-            raise SensorBusy(f"sensor {self.sensor} is being calibrated by another session")
+        # The agent's look at the request takes it shared for an instant: a few tries tell
+        # that apart from another calibration, which holds it for the whole run.
+        give_up = time.monotonic() + BUSY_GRACE_S
+        while not _try(request, fcntl.LOCK_EX):
+            if time.monotonic() > give_up:
+                self._close()
+                raise SensorBusy(f"sensor {self.sensor} is being calibrated by another session")
+            time.sleep(0.01)
         os.ftruncate(request, 0)
         os.write(request, f"{os.getpid()}\n".encode())
         in_use = _open(_lock_path(self.lock_dir, "sensor", self.sensor))

@@ -70,3 +70,30 @@ def test_a_killed_calibration_never_leaves_the_sensor_paused(tmp_path):
     finally:
         p.kill()
         agent.close()
+
+
+def test_the_agents_look_at_the_request_never_reads_as_another_session(tmp_path):
+    """The agent takes the request shared for an instant each time round its loop; a
+    calibration that tries at that instant must not be told the sensor is busy."""
+    agent = SensorLocks(tmp_path, "turb")
+    looking = threading.Event()
+    done = threading.Event()
+
+    def agent_looks_for_a_while():
+        fd = agent._request
+        import fcntl
+        fcntl.flock(fd, fcntl.LOCK_SH)      # the agent mid-look, held longer than any real look
+        looking.set()
+        done.wait(0.3)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    t = threading.Thread(target=agent_looks_for_a_while)
+    t.start()
+    try:
+        assert looking.wait(5)
+        with CalibrationHold(tmp_path, "turb", timeout_s=5):
+            pass
+    finally:
+        done.set()
+        t.join()
+        agent.close()

@@ -29,7 +29,7 @@ from .contract.registry import Registry, load_registry
 from .ingest.identity import Identity
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import Probing, ReadingsSource, Sink
+from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings
@@ -148,7 +148,8 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         registry, settings.data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter())
+        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
+        calibrations=sink if isinstance(sink, CalibrationHistory) else None)
     broker = settings.broker
     ingest = IngestService(
         broker.url, registry.municipality, sink,

@@ -49,9 +49,10 @@ class Answer:
 
 class DeviceLink:
     def __init__(self, broker_url: str, *, username: str | None = None, password: str | None = None,
-                 timeout_s: float = 30.0):
+                 timeout_s: float = 30.0, tls: Any = None):
         self.url = BrokerURL.parse(broker_url)
         self.username, self.password = username, password
+        self.tls = tls                      # the TLS context for mqtts:// (contract.mqtt.tls_context)
         self.timeout_s = timeout_s
         self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue()
         self._subscribed = threading.Event()
@@ -59,7 +60,7 @@ class DeviceLink:
     # -- the broker ----------------------------------------------------------------------------
     def _connect(self, topics: list[str]) -> Any:
         client = make_client(f"ms4watch-device-{uuid.uuid4().hex[:12]}", self.url, clean_session=True,
-                             username=self.username, password=self.password)
+                             username=self.username, password=self.password, tls=self.tls)
         connected = threading.Event()
         refused: list[str] = []
 

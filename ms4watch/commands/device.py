@@ -87,7 +87,7 @@ def _link(config: Optional[Path], broker: Optional[str], timeout: float):
     settings = settings_or_exit(config, **({"broker": {"url": broker}} if broker else {}))
     try:
         return DeviceLink(settings.broker.url, username=settings.broker.username, password=settings.broker.secret(),
-                          timeout_s=timeout)
+                          timeout_s=timeout, tls=settings.broker.tls())
     except (Ms4Error, ValueError) as e:
         _fail(str(e))
 

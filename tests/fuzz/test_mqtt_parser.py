@@ -74,7 +74,9 @@ def feed(stream: bytes, sizes: list[int], max_packet: int = SMALL_MAX) -> tuple[
         n = sizes[k % len(sizes)]
         reader.feed(stream[i:i + n], out, control)
         i, k = i + n, k + 1
-        assert reader.buffered <= max_packet + HEAD_BYTES + 5 + n          # never holds more than one packet
+        # never more than one packet: a whole one up to max_packet, or an oversized one's topic
+        # (up to 65,535 bytes), packet id and first HEAD_BYTES; plus the chunk just read
+        assert reader.buffered <= max(max_packet, 2 + 65535 + 2 + HEAD_BYTES) + 5 + n
     return out, control, reader
 
 

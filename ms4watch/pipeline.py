@@ -195,6 +195,19 @@ class AlertPipeline:
         with self._lock:
             self._handle(self.engine.record_inspection(site, at, by, note))
 
+    def use_registry(self, registry: Registry) -> None:
+        """The town's registry with the approved discharges and exempt flows recorded on the
+        workbench (``Registry.with_suppressions``): the engine judges by it from now on, and
+        an open episode they cover becomes suppressed (its incident says why)."""
+        with self._lock:
+            self._handle(self.engine.use_registry(registry))
+
+    def engine_events(self) -> list[Event]:
+        """Every event the engine holds (final ones included), not retracted: what the
+        workbench shows of storms and inspection items, whenever the process started."""
+        with self._lock:
+            return list(self.engine.events().values())
+
     # -- events ---------------------------------------------------------------------------------
     def _handle(self, events: list[Event]) -> None:
         tz = self.registry.tz

@@ -92,6 +92,60 @@ class ReadingsSource(Protocol):
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """The readings of one time bucket ``[start_ns, start_ns + width)``, summarised:
+    how many had a value, their least, greatest and sum (canonical units)."""
+    start_ns: int
+    count: int
+    min: float
+    max: float
+    sum: float
+
+    @property
+    def mean(self) -> float:
+        return self.sum / self.count
+
+
+@runtime_checkable
+class Summarising(Protocol):
+    """Optional ability: a window of readings summarised by the store itself in equal time
+    buckets (``summary.py`` says how and why: a year's chart reads ~1,000 rows, not 500,000).
+
+    ``summary(station, quantity, start, end, width_ns)``: the buckets of ``width_ns`` counted
+    from ``start`` that hold a reading with a value and ``start <= time <= end``, in time
+    order; empty buckets are left out. Same threads and errors as the readings port.
+    """
+
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime,
+                width_ns: int) -> list[Bucket]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LatestReading:
+    """The newest stored reading of one station and quantity."""
+    station: str
+    quantity: str
+    time_ns: int
+    value: float | None
+    flags: str
+
+
+@runtime_checkable
+class StationState(Protocol):
+    """Optional ability: what the store knows of its stations now (the workbench's status
+    board, station pages and calibrations due).
+
+    ``latest_readings(since)``: the newest reading of every station and quantity that has
+    one at or after ``since``; ``device_statuses()``: every logger's latest status, its
+    calibrations as its latest status listing them said (None when none ever did).
+    """
+
+    def latest_readings(self, since: datetime) -> list[LatestReading]: ...
+
+    def device_statuses(self) -> list[DeviceStatus]: ...
+
+
 @runtime_checkable
 class Probing(Protocol):
     """Optional ability: say whether a write would be taken now (the server's readiness,

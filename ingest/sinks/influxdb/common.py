@@ -7,19 +7,19 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Iterable, Mapping, Sequence
 
 from ....contract.timeutil import to_ns
-from ....contract.wire import CANONICAL_UNIT, CanonicalReading
+from ....contract.wire import CANONICAL_UNIT, CanonicalReading, SensorCalibration
 
 from ...errors import StoreRejected, StoreUnavailable
-from ..base import DeviceStatus, StoredMessage, WriteResult
+from ..base import Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import MessagesRejected, StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
 from .records import calibration_records
-from .schema import DEVICE_STATUS, MIN_RETENTION, READING
+from .schema import CALIBRATION, DEVICE_STATUS, MIN_RETENTION, READING
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,70 @@ class InfluxSinkBase(ABC):
                                                 int(row[iseq] or 0)))
         out.sort(key=lambda r: r.time_ns)
         return out
+
+    # -- what the workbench reads (the optional abilities Summarising and StationState) ----
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int) -> list[Bucket]:
+        """``Summarising``: InfluxQL's ``GROUP BY time(width, offset)``, buckets counted from ``start``."""
+        if width_ns <= 0:
+            raise ValueError(f"width_ns must be positive, got {width_ns}")
+        a, b = to_ns(start), to_ns(end)
+        q = (f'SELECT count("value"), min("value"), max("value"), sum("value") FROM "{READING}" '
+             f'WHERE "station" = {_quote(station)} AND "quantity" = {_quote(quantity)} AND time >= {a} '
+             f'AND time <= {b} GROUP BY time({width_ns}ns, {a % width_ns}ns) fill(none)')
+        out = []
+        for row in _values(self.query(q)):
+            t, n, lo, hi, total = row[:5]
+            if n:
+                out.append(Bucket(int(t), int(n), float(lo), float(hi), float(total)))
+        return out
+
+    def latest_readings(self, since: datetime) -> list[LatestReading]:
+        """``StationState``: ``last("value")`` per station and quantity (with its flags)."""
+        q = (f'SELECT last("value"), "flags" FROM "{READING}" WHERE time >= {to_ns(since)} '
+             'GROUP BY "station", "quantity"')
+        out = []
+        for res in self.query(q).get("results", []):
+            for series in res.get("series", []) or []:
+                tags = series.get("tags", {})
+                for t, v, flags in (row[:3] for row in series.get("values", []) or []):
+                    out.append(LatestReading(tags.get("station", ""), tags.get("quantity", ""), int(t),
+                                             None if v is None else float(v), flags or ""))
+        return sorted(out, key=lambda x: (x.station, x.quantity))
+
+    def device_statuses(self) -> list[DeviceStatus]:
+        """``StationState``: each device's newest ``device_status`` point, and the calibrations
+        of its newest ``calibration`` points (those written with its latest list)."""
+        cals: dict[str, tuple[int, list[SensorCalibration]]] = {}
+        for res in self.query(f'SELECT "due", "performed", "station" FROM "{CALIBRATION}" '
+                              'GROUP BY "device", "sensor" ORDER BY time DESC LIMIT 1').get("results", []):
+            for series in res.get("series", []) or []:
+                tags, cols = series.get("tags", {}), series["columns"]
+                for row in series.get("values", []) or []:
+                    r = dict(zip(cols, row))
+                    device, t = tags.get("device", ""), int(r["time"])
+                    cal = SensorCalibration(sensor=tags.get("sensor", ""), performed=date.fromisoformat(r["performed"]),
+                                            due=date.fromisoformat(r["due"]), station=r.get("station"))
+                    held = cals.get(device)
+                    if held is None or t > held[0]:
+                        cals[device] = (t, [cal])
+                    elif t == held[0]:
+                        held[1].append(cal)
+        out = []
+        for res in self.query(f'SELECT * FROM "{DEVICE_STATUS}" GROUP BY "device" ORDER BY time DESC LIMIT 1'
+                              ).get("results", []):
+            for series in res.get("series", []) or []:
+                tags, cols = series.get("tags", {}), series["columns"]
+                for row in series.get("values", []) or []:
+                    r = dict(zip(cols, row))
+                    device = tags.get("device", "")
+                    clock = r.get("clock_synced")
+                    out.append(DeviceStatus(
+                        device, r.get("station") or "", int(r["time"]), r.get("state") or "",
+                        _num(r.get("battery_v")), _num(r.get("signal_dbm")), _int(r.get("spool_depth")),
+                        _int(r.get("dropped")), r.get("config_version"), r.get("agent_version"),
+                        None if clock is None else ("synced" if clock else "unsynced"),
+                        tuple(sorted(cals[device][1], key=lambda c: c.sensor)) if device in cals else None))
+        return sorted(out, key=lambda d: (d.station, d.device))
 
     # -- the Sink interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
@@ -182,6 +246,19 @@ def retention_to_seconds(text: str) -> float:
     for num, unit in re.findall(r"(\d+(?:\.\d+)?)(ns|u|µ|ms|s|m|h|d|w)", text):
         total += float(num) * units[unit]
     return total
+
+
+def _values(body: dict[str, Any]) -> list[list[Any]]:
+    return [row for res in body.get("results", []) for series in res.get("series", []) or []
+            for row in series.get("values", []) or []]
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 def _quote(text: str) -> str:

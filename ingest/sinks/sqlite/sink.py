@@ -23,15 +23,15 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import date, datetime
 from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ....contract.timeutil import to_ns
-from ....contract.wire import CanonicalReading
+from ....contract.wire import CanonicalReading, SensorCalibration
 from ...errors import StoreUnavailable
-from ..base import DeviceStatus, StoredMessage, WriteResult
+from ..base import Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -245,6 +245,61 @@ class SqliteSink:
                     return []    # a store no reading has reached yet
                 raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
         return [CanonicalReading(t, station, d, se, quantity, v, u, f, q) for t, d, se, v, u, f, q in rows]
+
+    # -- what the workbench reads (the optional abilities Summarising and StationState) ----
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """A query on the readings port's own read-only connection ([] before any table exists)."""
+        with self._reader_lock:
+            try:
+                if self._reader is None:
+                    if not self.path.exists():
+                        return []
+                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
+                                                   check_same_thread=False)
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                if "no such table" in str(e):
+                    return []
+                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int) -> list[Bucket]:
+        """``Summarising``: one GROUP BY over the (series, time) index."""
+        if width_ns <= 0:
+            raise ValueError(f"width_ns must be positive, got {width_ns}")
+        a = to_ns(start)
+        rows = self._read(
+            "SELECT (s.time_ns - ?) / ? AS b, count(s.value), min(s.value), max(s.value), sum(s.value) "
+            "FROM samples AS s WHERE s.series IN (SELECT id FROM series WHERE station = ? AND quantity = ?) "
+            "AND s.time_ns BETWEEN ? AND ? AND s.value IS NOT NULL GROUP BY b ORDER BY b",
+            (a, width_ns, station, quantity, a, to_ns(end)))
+        return [Bucket(a + b * width_ns, n, lo, hi, total) for b, n, lo, hi, total in rows]
+
+    def latest_readings(self, since: datetime) -> list[LatestReading]:
+        """``StationState``: each series' newest row is one index step; the newest per
+        (station, quantity) wins."""
+        rows = self._read(
+            "SELECT r.station, r.quantity, s.time_ns, s.value, s.flags FROM series AS r "
+            "JOIN samples AS s ON s.series = r.id AND s.time_ns = "
+            "(SELECT max(time_ns) FROM samples WHERE series = r.id) WHERE s.time_ns >= ?", (to_ns(since),))
+        out: dict[tuple[str, str], LatestReading] = {}
+        for st, q, t, v, f in rows:
+            old = out.get((st, q))
+            if old is None or t > old.time_ns:
+                out[(st, q)] = LatestReading(st, q, t, v, f or "")
+        return sorted(out.values(), key=lambda x: (x.station, x.quantity))
+
+    def device_statuses(self) -> list[DeviceStatus]:
+        """``StationState``: the ``device_status`` rows with the ``calibration`` rows of each."""
+        cals: dict[str, list[SensorCalibration]] = {}
+        for device, sensor, station, performed, due in self._read(
+                "SELECT device, sensor, station, performed, due FROM calibration ORDER BY device, sensor"):
+            cals.setdefault(device, []).append(SensorCalibration(
+                sensor=sensor, performed=date.fromisoformat(performed), due=date.fromisoformat(due), station=station))
+        return [DeviceStatus(d, st, t, state, bv, sig, spool, dropped, cv, av, clock, tuple(cals[d]) if d in cals
+                             else None)
+                for d, st, t, state, bv, sig, spool, dropped, cv, av, clock in self._read(
+                    "SELECT device, station, received_ns, state, battery_v, signal_dbm, spool_depth, dropped, "
+                    "config_version, agent_version, clock FROM device_status ORDER BY station, device")]
 
     def check_writable(self) -> None:
         """Take the write lock on a connection of its own, and let it go (``Probing``)."""

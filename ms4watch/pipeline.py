@@ -29,7 +29,7 @@ from .alerts.delivery.queue import QueuedNotification
 from .alerts.delivery.routing import RoutingPolicy
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind, EventStatus
-from .alerts.incidents import Change, IncidentStore, Priority, connect
+from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
 from .alerts.notifiers.urls import build_channels
 from .alerts.rules._common import td_ns
@@ -184,11 +184,13 @@ class AlertPipeline:
             i = j
         return len(rows)
 
-    def record_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
-        """An inspection recorded here: the incidents close, then the engine's items."""
+    def record_inspection(self, site: str, at: datetime, by: str, note: str = "", how: str = "api") -> list[Incident]:
+        """An inspection recorded here: the incidents close, then the engine's items. Returns
+        the incidents it resolved."""
         with self._lock:
-            self.incidents.record_inspection(site, at=at, by=by, note=note)
+            done = self.incidents.record_inspection(site, at=at, by=by, note=note, how=how)
             self._handle(self.engine.record_inspection(site, at, by, note))
+            return done
 
     def record_engine_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
         """An inspection already in the incident database (recorded by another process)."""

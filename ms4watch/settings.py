@@ -138,6 +138,32 @@ class WebSettings(_Section):
     ready_backlog_max: Duration = Field(default=timedelta(minutes=15),
                                         description="/health/ready fails when a notification has waited this long "
                                                     "past its due time")
+    photo_max_bytes: int = Field(default=16_000_000, ge=100_000, le=200_000_000,
+                                 description="largest inspection photo taken [bytes]")
+    upload_max_bytes: int = Field(default=100_000_000, ge=1_000_000, le=2_000_000_000,
+                                  description="largest request body with photos [bytes]; other bodies 1 MB")
+    map_tiles: str | None = Field(default=None, description="map tile URL with {z}, {x}, {y} (e.g. the town's GIS "
+                                                            "server); none: the status map is an SVG of the coordinates")
+    map_attribution: str = Field(default="", max_length=200, description="credit shown under tiled maps")
+
+    @field_validator("map_tiles")
+    @classmethod
+    def _tiles(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if not v.startswith("https://") and not v.startswith("http://"):
+            raise ValueError(f"expected an http(s):// URL with {{z}}, {{x}} and {{y}}, got {v!r}")
+        if any(f"{{{k}}}" not in v for k in "zxy") or "'" in v or '"' in v or " " in v:
+            raise ValueError(f"expected a tile URL with {{z}}, {{x}} and {{y}} (and no quotes or spaces), got {v!r}")
+        return v
+
+    def tile_origin(self) -> str | None:
+        """The tile server's origin (the Content-Security-Policy lets images come from it)."""
+        if self.map_tiles is None:
+            return None
+        from urllib.parse import urlsplit
+        u = urlsplit(self.map_tiles.replace("{", "").replace("}", ""))
+        return f"{u.scheme}://{u.netloc}"
 
     @field_validator("secret")
     @classmethod

@@ -15,6 +15,8 @@ import httpx
 from argon2 import PasswordHasher
 
 from ms4watch.contract.timeutil import to_ns
+from ms4watch.contract.wire import CanonicalReading
+from ms4watch.ingest.sinks.base import StoredMessage
 from ms4watch.pipeline import AlertPipeline
 from ms4watch.settings import Settings
 from ms4watch.workbench import Workbench, create_app
@@ -25,7 +27,18 @@ from ms4watch.workbench.serving import WebServer
 from ms4watch.workbench.services.health import Health
 from ms4watch.workbench.services.metrics import Metrics
 
-from .notify_peers import registry
+from .notify_peers import REGISTRY_YAML, registry
+
+# The notification tests' town, with what the workbench's pages show besides: coordinates,
+# the outfall inventory, a site active from a few days before the tests' clock.
+WORKBENCH_YAML = (REGISTRY_YAML
+                  .replace("rain_gauges: [{id: RG-1}]", "rain_gauges: [{id: RG-1, name: DPW yard, lat: 42.8142, lon: -73.9396}]")
+                  .replace('{id: OF-12, name: "Main St outfall", rain_gauges: [RG-1], flow_floor_gpm: 0.5}',
+                           '{id: OF-12, name: "Main St outfall", rain_gauges: [RG-1], flow_floor_gpm: 0.5, lat: 42.8161, '
+                           'lon: -73.9452, receiving_water: Mohawk River, pipe_diameter_in: 36, pipe_material: rcp}')
+                  .replace('name: "Elm St creek", construction_site: CS-7}',
+                           'name: "Elm St creek", construction_site: CS-7, lat: 42.8105, lon: -73.9320}')
+                  .replace("active_from: 2026-01-01", "active_from: 2026-05-29"))
 
 SECRET = "test-secret-" + "x" * 40
 PASSWORD = "correct horse battery"
@@ -68,6 +81,18 @@ class Bench:
     @property
     def pipeline(self) -> AlertPipeline:
         return self.alerting.pipeline
+
+    def feed(self, readings: list[CanonicalReading]) -> None:
+        """As ingest does: into the store, then to the alert pipeline."""
+        msgs = []
+        for r in readings:
+            self._seq += 1
+            msgs.append(StoredMessage(r.device, self._seq, (r,)))
+        for i in range(0, len(msgs), 20_000):
+            self.store.write(msgs[i:i + 20_000])
+        self.pipeline.feed(readings)
+
+    _seq: int = 0
 
     @property
     def municipality(self) -> str:
@@ -126,7 +151,7 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     readings.open()
     settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0"},
                                         "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
-    reg = reg or registry()
+    reg = reg or registry(WORKBENCH_YAML)
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
     pipeline = AlertPipeline(reg, tmp_path / "data", notify_urls=urls or [], readings=readings,
                              now_ns=lambda: to_ns(clock()), ack_link=links.url, eval_interval=timedelta(0))

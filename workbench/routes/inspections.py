@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, UploadFile
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 
 from ..deps import CurrentActor, ReportId, Services, Sha256, base_path, parse_when, render
 from ..errors import Conflict, WorkbenchError

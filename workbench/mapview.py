@@ -63,8 +63,12 @@ def build(located: Sequence[tuple[float, float, object]], *, width: int = 640, h
     xs, ys = zip(*(_world(lat, lon, zoom) for lat, lon, _ in located))
     cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
     ox, oy = cx - width / 2, cy - height / 2
-    points = [Point(round(x - ox, 1), round(y - oy, 1), item) for (x, y), (_, _, item) in
-              zip(zip(xs, ys), located)]
+    points = []
+    seen: dict[tuple[int, int], int] = {}
+    for (x, y), (_, _, item) in zip(zip(xs, ys), located):
+        key = (round(x), round(y))
+        n = seen[key] = seen.get(key, -1) + 1      # stations at one place (a pair's two probes) side by side
+        points.append(Point(round(x - ox + 20 * n, 1), round(y - oy + 18 * n, 1), item))
     out_tiles = []
     if tiles:
         n = 2 ** zoom

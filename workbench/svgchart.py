@@ -94,8 +94,10 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
         fill, op = (RAIN, 0.13) if b.kind == "storm" else ("#e69500", 0.2)
         out.append(f'<rect class="band {b.kind}" x="{x0:.1f}" y="{TOP}" width="{max(x1 - x0, 1.5):.1f}" '
                    f'height="{ph}" fill="{fill}" fill-opacity="{op}"><title>{escape(b.label)}</title></rect>')
-        if x1 - x0 > 30:
-            out.append(f'<text x="{x0 + 3:.1f}" y="{TOP + ph - 4}" fill="#5f6b76" font-size="10">{escape(b.label)}</text>')
+        if x1 - x0 > 40:   # storms labelled along the bottom, episodes along the top
+            ly = TOP + ph - 4 if b.kind == "storm" else TOP + 11
+            out.append(f'<text x="{x0 + 3:.1f}" y="{ly}" fill="#3b4651" font-size="10" paint-order="stroke" '
+                       f'stroke="#fff" stroke-width="3">{escape(b.label)}</text>')
     # grid and axes
     for v in y_ticks:
         out.append(f'<line x1="{LEFT}" x2="{LEFT + pw}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e3e7eb"/>'
@@ -152,7 +154,7 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
         items.append(("alert episode", "#e69500", "band"))
     row = 0
     for label, colour, how in items:
-        w = 26 + 6.6 * len(label)
+        w = 34 + 7.0 * len(label)
         if lx + w > width - 6:
             lx, row = LEFT, row + 1
         ly = 14 + row * 14

@@ -301,17 +301,15 @@ class SqliteSink:
         return out
 
     def latest_readings(self, since: datetime) -> list[LatestReading]:
-        """``StationState``: each series' newest row is one index step; the newest per
-        (station, quantity) wins."""
-        rows = self._read(
-            "SELECT r.station, r.quantity, s.time_ns, s.value, s.flags FROM series AS r "
-            "JOIN samples AS s ON s.series = r.id AND s.time_ns = "
-            "(SELECT max(time_ns) FROM samples WHERE series = r.id) WHERE s.time_ns >= ?", (to_ns(since),))
+        """``StationState``: each series' newest row is one step down its (series, time)
+        index; the newest per (station, quantity) wins."""
         out: dict[tuple[str, str], LatestReading] = {}
-        for st, q, t, v, f in rows:
-            old = out.get((st, q))
-            if old is None or t > old.time_ns:
-                out[(st, q)] = LatestReading(st, q, t, v, f or "")
+        for sid, st, q in self._read("SELECT id, station, quantity FROM series"):
+            for t, v, f in self._read("SELECT time_ns, value, flags FROM samples WHERE series = ? AND time_ns >= ? "
+                                      "ORDER BY time_ns DESC LIMIT 1", (sid, to_ns(since))):
+                old = out.get((st, q))
+                if old is None or t > old.time_ns:
+                    out[(st, q)] = LatestReading(st, q, t, v, f or "")
         return sorted(out.values(), key=lambda x: (x.station, x.quantity))
 
     def device_statuses(self) -> list[DeviceStatus]:

@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 
 from ms4watch.broker import EmbeddedBroker  # noqa: E402
-from ms4watch.contract.timeutil import from_ns, to_ns  # noqa: E402
+from ms4watch.contract.timeutil import to_ns  # noqa: E402
 from ms4watch.contract.wire import CanonicalReading, SensorCalibration  # noqa: E402
 from ms4watch.demo import demo_configs  # noqa: E402
 from ms4watch.edge.drivers.sim.world import MIN_NS, World, random_storms  # noqa: E402
@@ -193,7 +193,7 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
         print(f"\n== {kind}: a station's chart over {(b - a).days} days of 1-min data ({n_rows:,} readings), "
               f"{requests} requests")
         print(f"  {'what':58} {'p50 ms':>8} {'p95 ms':>8}")
-        for label, xs in ((f"chart.svg over HTTP (target p95 < 500 ms)", chart),
+        for label, xs in (("chart.svg over HTTP (target p95 < 500 ms)", chart),
                           ("the API's readings (800 buckets, JSON) over HTTP", api),
                           (f"the store's own query: {what}", own),
                           ("the store's own bucketed query (Summarising)", own_buckets),

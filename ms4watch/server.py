@@ -209,17 +209,13 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         twice = sorted({n for n in names if names.count(n) > 1})
         raise SettingsError(f"registries: {', '.join(twice)} named by more than one registry")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    links_for = secret = sms_verifier = None
+    secret = sms_verifier = None
     if settings.http.listen is not None:   # the secret signs sessions and the links in emails alike
-        from .workbench.auth import AckLinks, load_secret
         sms_verifier = settings.sms.verifier()   # a missing secret is one line now, not at the first SMS
+        from .workbench.auth import load_secret
         secret = load_secret(settings)
-
-        def links_for(m: str) -> AckLinks:
-            base = settings.http.public_url + _town_path(settings, m) if settings.http.public_url else None
-            return AckLinks(secret, settings.web.ack_link_lifetime, base, scope=m if settings.coalition else None)
-    towns = [_town(settings, reg, report=report, simulated=simulated, links=links_for(reg.municipality)
-                   if links_for else None, sms_verifier=sms_verifier, secret=secret, towns=tuple(names),
+    towns = [_town(settings, reg, report=report, simulated=simulated, links=_links(settings, secret, reg.municipality),
+                   sms_verifier=sms_verifier, secret=secret, towns=tuple(names),
                    client_id=ingest_client_id if len(registries) == 1 else None)
              for reg in registries]
     server = Server(settings, towns, simulated=simulated, report=report)
@@ -229,6 +225,15 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         wbs = [t.workbench for t in towns if t.workbench is not None]
         server.app = create_coalition_app(settings, wbs) if settings.coalition else create_app(settings, wbs[0])
     return server
+
+
+def _links(settings: Settings, secret: str | None, municipality: str) -> Any:
+    """The town's signed acknowledge links (None without the workbench)."""
+    if secret is None:
+        return None
+    from .workbench.auth import AckLinks
+    base = settings.http.public_url + _town_path(settings, municipality) if settings.http.public_url else None
+    return AckLinks(secret, settings.web.ack_link_lifetime, base, scope=municipality if settings.coalition else None)
 
 
 def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated: bool, links: Any,

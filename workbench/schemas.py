@@ -144,11 +144,11 @@ class StationOut(BaseModel):
 
 class BucketOut(BaseModel):
     start: datetime
-    count: int
-    min: float
-    max: float
-    mean: float
-    sum: float
+    count: int | None
+    min: float | None
+    max: float | None
+    mean: float | None
+    sum: float | None
 
 
 class SeriesOut(BaseModel):

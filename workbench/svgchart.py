@@ -109,11 +109,11 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
                f'text-anchor="middle" fill="#5f6b76">{escape(c.unit)}</text>')
     # rain hanging from the top, a third of the height at most
     if c.rain:
-        top = max(b.sum for b in c.rain) or 0.01
+        top = max(b.sum or 0.0 for b in c.rain) or 0.01
         scale = ph / 3 / top
         bw = max(c.width_ns / span * pw, 1.0)
         bars = "".join(f'<rect x="{x(b.start_ns):.1f}" y="{TOP}" width="{bw:.1f}" height="{b.sum * scale:.1f}"/>'
-                       for b in c.rain if b.sum > 0)
+                       for b in c.rain if b.sum)
         out.append(f'<g class="rain" fill="{RAIN}" fill-opacity="0.55">{bars}</g>')
         out.append(f'<text x="{LEFT + pw + 4}" y="{TOP + 10}" fill="{RAIN}">{_fmt(top)} in</text>'
                    f'<text x="{LEFT + pw + 4}" y="{TOP + 22}" fill="{RAIN}" font-size="10">rain per</text>'
@@ -280,7 +280,7 @@ def _describe(c: Chart, tz: tzinfo) -> str:
             parts.append(f"{ln.label}: from {_fmt(min(b.min for b in ln.buckets))} to "
                          f"{_fmt(max(b.max for b in ln.buckets))} {c.unit}.")
     if c.rain:
-        parts.append(f"Rain: {_fmt(sum(b.sum for b in c.rain))} in in all.")
+        parts.append(f"Rain: {_fmt(sum(b.sum or 0.0 for b in c.rain))} in in all.")
     for t in c.thresholds:
         parts.append(f"Threshold {t.label}" + (f" at {_fmt(t.value)} {c.unit}." if t.value is not None else "."))
     storms = [b for b in c.bands if b.kind == "storm"]

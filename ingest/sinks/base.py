@@ -92,19 +92,20 @@ class ReadingsSource(Protocol):
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+STATS = frozenset({"count", "min", "max", "sum", "mean"})
+
+
 @dataclass(frozen=True, slots=True)
 class Bucket:
-    """The readings of one time bucket ``[start_ns, start_ns + width)``, summarised:
-    how many had a value, their least, greatest and sum (canonical units)."""
+    """The readings of one time bucket ``[start_ns, start_ns + width)``, summarised: how many
+    had a value, their least, greatest, sum and mean (canonical units). A statistic not
+    asked for may be None."""
     start_ns: int
-    count: int
-    min: float
-    max: float
-    sum: float
-
-    @property
-    def mean(self) -> float:
-        return self.sum / self.count
+    count: int | None
+    min: float | None
+    max: float | None
+    sum: float | None
+    mean: float | None
 
 
 @runtime_checkable
@@ -112,13 +113,15 @@ class Summarising(Protocol):
     """Optional ability: a window of readings summarised by the store itself in equal time
     buckets (``summary.py`` says how and why: a year's chart reads ~1,000 rows, not 500,000).
 
-    ``summary(station, quantity, start, end, width_ns)``: the buckets of ``width_ns`` counted
-    from ``start`` that hold a reading with a value and ``start <= time <= end``, in time
-    order; empty buckets are left out. Same threads and errors as the readings port.
+    ``summary(station, quantity, start, end, width_ns, stats)``: the buckets of ``width_ns``
+    counted from ``start`` that hold a reading with a value and ``start <= time <= end``, in
+    time order, empty ones left out, each with at least the statistics in ``stats`` (of
+    ``STATS``; each costs a remote store time, so a chart asks only what it draws). Same
+    threads and errors as the readings port.
     """
 
-    def summary(self, station: str, quantity: str, start: datetime, end: datetime,
-                width_ns: int) -> list[Bucket]: ...
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
+                stats: frozenset[str] = STATS) -> list[Bucket]: ...
 
 
 @dataclass(frozen=True, slots=True)

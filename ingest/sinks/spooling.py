@@ -34,7 +34,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_ran
 from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
 from ..errors import IngestError, StoreRejected, StoreUnavailable
-from .base import (Bucket, Counting, DeviceStatus, LatestReading, Sink, StationState, StatusSink, StoredMessage,
+from .base import (STATS, Bucket, Counting, DeviceStatus, LatestReading, Sink, StationState, StatusSink, StoredMessage,
                    Summarising, WriteResult)
 from .sqlite.sink import probe_write_lock
 
@@ -228,7 +228,8 @@ class SpoolingSink:
         out.sort(key=lambda r: r.time_ns)
         return out
 
-    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int) -> list[Bucket]:
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
+                stats: frozenset[str] = STATS) -> list[Bucket]:
         """``Summarising``: the store's buckets merged with the spool's readings (the spool
         alone while the store is down; the readings port summarised when the store cannot)."""
         from .summary import merge, summarise
@@ -238,7 +239,7 @@ class SpoolingSink:
         if not isinstance(self.inner, Summarising):
             return summarise(self.readings(station, quantity, start, end), a, width_ns)
         try:
-            stored = self.inner.summary(station, quantity, start, end, width_ns)
+            stored = self.inner.summary(station, quantity, start, end, width_ns, stats)
         except StoreUnavailable as e:
             log.warning("summary of %s/%s: store unavailable (%s); using the spool only", station, quantity, e)
             stored = []

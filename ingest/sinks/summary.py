@@ -42,19 +42,32 @@ def summarise_arrays(t_ns: np.ndarray, values: np.ndarray, start_ns: int, width_
     mins = np.minimum.reduceat(v, first)
     maxs = np.maximum.reduceat(v, first)
     sums = np.add.reduceat(v, first)
-    return [Bucket(int(start_ns + k * width_ns), int(c), float(lo), float(hi), float(s))
+    return [Bucket(int(start_ns + k * width_ns), int(c), float(lo), float(hi), float(s), float(s) / int(c))
             for k, c, lo, hi, s in zip(keys.tolist(), count.tolist(), mins.tolist(), maxs.tolist(), sums.tolist())]
 
 
 def merge(*parts: Iterable[Bucket]) -> list[Bucket]:
-    """Buckets of the same start combined (the store's and the spool's part of a window)."""
+    """Buckets of the same start combined (the store's and the spool's part of a window); a
+    statistic one part lacks is lacking in the sum, except the least and the greatest."""
     out: dict[int, Bucket] = {}
     for part in parts:
         for x in part:
             y = out.get(x.start_ns)
-            out[x.start_ns] = x if y is None else Bucket(x.start_ns, x.count + y.count, min(x.min, y.min),
-                                                         max(x.max, y.max), x.sum + y.sum)
+            out[x.start_ns] = x if y is None else _combine(x, y)
     return [out[k] for k in sorted(out)]
+
+
+def _combine(x: Bucket, y: Bucket) -> Bucket:
+    def both(a, b, f):
+        return None if a is None or b is None else f(a, b)
+
+    def either(a, b, f):
+        return a if b is None else b if a is None else f(a, b)
+
+    count = both(x.count, y.count, int.__add__)
+    total = both(x.sum, y.sum, float.__add__)
+    mean = total / count if total is not None and count else None
+    return Bucket(x.start_ns, count, either(x.min, y.min, min), either(x.max, y.max, max), total, mean)
 
 
 __all__ = ["summarise", "summarise_arrays", "merge"]

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..deps import CurrentActor, OutfallPath, Services, SuppressionId, base_path, parse_when, render
-from ..errors import Conflict, NotFound, WorkbenchError
+from ..errors import Conflict, NotFound
 from ..records import SuppressionKind
 from ..roles import Permission
 from ..services.incidents import ACTIVE
@@ -93,5 +93,3 @@ def withdraw(request: Request, sid: SuppressionId, actor: CurrentActor, services
         return _approvals(request, actor, services, 409, form={}, error=str(e))
     return RedirectResponse(f"{base_path(request)}/approvals", status_code=303)
 
-
-__all__ = ["router", "WorkbenchError"]

@@ -76,12 +76,11 @@ async def chart_csv(sid: StationPath, actor: CurrentActor, services: Services, s
                     days: Days = None, w: Pixels = 800) -> Response:
     """The chart's data: each bucket's count, least, greatest, mean (and rain's sum)."""
     a, b = window(services, start, end, days)
-    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, w - svgchart.LEFT - svgchart.RIGHT)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, w - svgchart.LEFT - svgchart.RIGHT, True)
     rows = []
     for line in c.lines:
-        rows += [[line.label, from_ns(x.start_ns), x.count, x.min, x.max, round(x.mean, 6), ""]
-                 for x in line.buckets]
-    rows += [["rain", from_ns(x.start_ns), x.count, x.min, x.max, "", round(x.sum, 6)] for x in c.rain]
+        rows += [[line.label, from_ns(x.start_ns), x.count, x.min, x.max, x.mean, ""] for x in line.buckets]
+    rows += [["rain", from_ns(x.start_ns), x.count, x.min, x.max, "", x.sum] for x in c.rain]
     return csv_response(f"{sid}-{a:%Y%m%d}-{b:%Y%m%d}.csv",
                         ["series", "bucket_start", "readings", "min", "max", "mean", "sum"], rows, services.tz)
 

@@ -104,6 +104,7 @@ class Workbench:
                    conn=conn, towns=tuple(towns) or (registry.municipality,))
 
     def close(self) -> None:
+        self.stations.close()
         self.conn.close()
 
 

@@ -13,9 +13,6 @@ from ..roles import Actor, Role, Via
 from . import Workbench
 from .health import Check
 
-ALL = "*"    # the audit log's municipality for what concerns no one town (a coalition's login)
-
-
 @dataclass(frozen=True)
 class Membership:
     municipality: str
@@ -55,4 +52,4 @@ class Lobby:
         return [Check(f"{m}: {c.name}", c.ok, c.detail) for m, t in self.towns.items() for c in t.health.checks()]
 
 
-__all__ = ["Lobby", "Membership", "ALL"]
+__all__ = ["Lobby", "Membership"]

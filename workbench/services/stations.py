@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable
@@ -21,7 +23,8 @@ from ...contract.registry import Registry
 from ...contract.timeutil import to_ns
 from ...contract.wire import QualityFlag
 from ...ingest.errors import StoreUnavailable
-from ...ingest.sinks.base import Bucket, DeviceStatus, LatestReading, ReadingsSource, StationState, Summarising
+from ...ingest.sinks.base import (STATS, Bucket, DeviceStatus, LatestReading, ReadingsSource, StationState,
+                                  Summarising)
 from ...ingest.sinks.summary import summarise
 from .. import svgchart
 from ..errors import NotFound
@@ -36,7 +39,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_WINDOW = timedelta(days=1100)      # the records' three years, and a little
-LATEST_SINCE = timedelta(days=400)     # the newest reading is looked for this far back
+RECENT = timedelta(days=2)             # a station's newest reading is looked for this far back first,
+LATEST_SINCE = timedelta(days=400)     # then, for a station silent longer, this far (kept SILENT_TTL_S)
+SILENT_TTL_S = 300.0
+LINE = frozenset({"min", "max"})       # what a line draws
+RAIN = frozenset({"sum"})              # what rain bars draw
 
 
 class State(str, enum.Enum):
@@ -143,6 +150,11 @@ class StationDesk:
         self.clock = clock
         self.alert_side = alert_side
         self.stations = {s.id: s for s in stations_of(registry)}
+        self._pool = ThreadPoolExecutor(4, thread_name_prefix="ms4watch-chart")
+        self._silent: tuple[float, dict[tuple[str, str], LatestReading]] | None = None
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
     # -- the board -------------------------------------------------------------------------
     def board(self, actor: Actor) -> Board:
@@ -154,7 +166,7 @@ class StationDesk:
         devices: list[DeviceStatus] = []
         if isinstance(self.readings, StationState):
             try:
-                latest = self.readings.latest_readings(now - LATEST_SINCE)
+                latest = self._latest(now)
                 devices = self.readings.device_statuses()
             except StoreUnavailable as e:
                 note = f"the store does not answer: {e}"
@@ -191,6 +203,21 @@ class StationDesk:
                 s.reasons.append("its latest reading is flagged calibration overdue")
             s.states = sorted(set(s.states), key=ORDER.index)
         return Board(list(out.values()), now, note)
+
+    def _latest(self, now: datetime) -> list[LatestReading]:
+        """Each station's newest reading: of the last days (cheap on any store), and for a
+        station silent longer, of the last ``LATEST_SINCE`` (a long scan on InfluxDB: kept
+        ``SILENT_TTL_S``)."""
+        assert isinstance(self.readings, StationState)
+        found = {(r.station, r.quantity): r for r in self.readings.latest_readings(now - RECENT)}
+        wanted = {(s.id, s.quantity) for s in self.stations.values()}
+        if wanted - set(found):
+            held = self._silent
+            if held is None or time.monotonic() - held[0] > SILENT_TTL_S:
+                older = {(r.station, r.quantity): r for r in self.readings.latest_readings(now - LATEST_SINCE)}
+                held = self._silent = (time.monotonic(), older)
+            found = {**held[1], **found}
+        return list(found.values())
 
     def _affects(self, inc: "Incident") -> list[tuple[str, State | None, str]]:
         """The stations an incident is about, the state it puts them in (None: shown, no state)."""
@@ -236,9 +263,12 @@ class StationDesk:
         except KeyError:
             raise NotFound(f"no station {sid!r} in {self.registry.municipality}") from None
 
-    def chart(self, actor: Actor, sid: str, start: datetime, end: datetime, pixels: int) -> svgchart.Chart:
+    def chart(self, actor: Actor, sid: str, start: datetime, end: datetime, pixels: int,
+              full: bool = False) -> svgchart.Chart:
         """The station's readings over [start, end] in ``pixels`` buckets, with its
-        thresholds, the storms of its rain gauges and its alert episodes."""
+        thresholds, the storms of its rain gauges and its alert episodes. The series are
+        asked of the store at once, each for what the chart draws (``full``: every
+        statistic, for the API and the CSV)."""
         actor.require(Permission.READ)
         st = self.station(sid)
         reg, rules = self.registry, self.registry.rules
@@ -246,51 +276,67 @@ class StationDesk:
         width = max((b - a) // max(pixels, 1) + 1, 1_000_000_000)
         lines: list[svgchart.Line] = []
         thresholds: list[svgchart.Threshold] = []
-        gauges: list[str] = []
         unit = {"rain": "in", "flow": "gpm", "turbidity": "NTU"}[st.quantity]
         notes: list[str] = []
+        want: dict[str, tuple[str, str, frozenset[str]]] = {}      # what to ask the store, by name
         if st.quantity == "rain":
             gauges = [st.id]
-            unit = "in"
         elif st.quantity == "flow":
             of = reg.outfall(st.id)
             gauges = list(of.rain_gauges)
-            lines.append(svgchart.Line("flow", self._buckets(st.id, "flow", start, end, width, notes)))
-            thresholds.append(svgchart.Threshold(f"flow floor {of.flow_floor_gpm:g} gpm", of.flow_floor_gpm))
+            want["flow"] = (st.id, "flow", LINE)
         else:
             pair = next(p for p in reg.turbidity_pairs if p.id == st.subject)
-            up = self._buckets(pair.upstream, "turbidity", start, end, width, notes)
-            down = self._buckets(pair.downstream, "turbidity", start, end, width, notes)
-            lines += [svgchart.Line(f"upstream {pair.upstream}", up, svgchart.COLOURS[2]),
-                      svgchart.Line(f"downstream {pair.downstream}", down, svgchart.COLOURS[1])]
+            want["up"] = (pair.upstream, "turbidity", LINE | {"mean"})
+            want["down"] = (pair.downstream, "turbidity", LINE)
+            site = next((s for s in reg.construction_sites if s.id == pair.construction_site), None)
+            gauges = list(site.rain_gauges) if site else []
+        if gauges:
+            want["rain"] = (gauges[0], "rain", RAIN)
+            if len(gauges) > 1:
+                notes.append(f"Rain of {gauges[0]} (of {', '.join(gauges)}).")
+        got = self._summaries({k: (s, q, STATS if full else stats) for k, (s, q, stats) in want.items()},
+                              start, end, width, notes)
+        if st.quantity == "flow":
+            lines.append(svgchart.Line("flow", got["flow"]))
+            thresholds.append(svgchart.Threshold(f"flow floor {of.flow_floor_gpm:g} gpm", of.flow_floor_gpm))
+        elif st.quantity == "turbidity":
+            lines += [svgchart.Line(f"upstream {pair.upstream}", got["up"], svgchart.COLOURS[2]),
+                      svgchart.Line(f"downstream {pair.downstream}", got["down"], svgchart.COLOURS[1])]
             d, f = rules.turbidity_delta_ntu, rules.turbidity_fraction
             thresholds.append(svgchart.Threshold(
                 f"contrast: upstream + max({d:g} NTU, {f:.0%})",
-                points=[(x.start_ns, x.mean + max(d, f * x.mean)) for x in up]))
+                points=[(x.start_ns, x.mean + max(d, f * x.mean)) for x in got["up"] if x.mean is not None]))
             thresholds.append(svgchart.Threshold(f"backstop {rules.turbidity_backstop_ntu:g} NTU",
                                                  rules.turbidity_backstop_ntu))
-            site = next((s for s in reg.construction_sites if s.id == pair.construction_site), None)
-            gauges = list(site.rain_gauges) if site else []
-        rain: list[Bucket] = []
-        for g in gauges[:1] if st.quantity != "rain" else gauges:
-            rain = self._buckets(g, "rain", start, end, width, notes)
-        if len(gauges) > 1:
-            notes.append(f"Rain of {gauges[0]} (of {', '.join(gauges)}).")
         bands = self._storms(gauges, a, b) + self._episodes(st, a, b)
-        return svgchart.Chart(f"{st.name} ({st.id}), {st.kind}", a, b, unit, lines, rain, thresholds, bands, width,
-                              tuple(notes))
+        return svgchart.Chart(f"{st.name} ({st.id}), {st.kind}", a, b, unit, lines, got.get("rain", []), thresholds,
+                              bands, width, tuple(notes))
+
+    def _summaries(self, want: dict[str, tuple[str, str, frozenset[str]]], start: datetime, end: datetime,
+                   width: int, notes: list[str]) -> dict[str, list[Bucket]]:
+        """Each series' buckets, asked of the store side by side (a remote store answers
+        them in parallel: the chart waits for the slowest, not for the sum)."""
+        if self.readings is None:
+            return {k: [] for k in want}
+        futures = {k: self._pool.submit(self._buckets, s, q, start, end, width, stats)
+                   for k, (s, q, stats) in want.items()}
+        out = {}
+        for k, fut in futures.items():
+            try:
+                out[k] = fut.result()
+            except StoreUnavailable as e:
+                s, q, _ = want[k]
+                notes.append(f"The store did not answer for {s} {q}: {e}.")
+                out[k] = []
+        return out
 
     def _buckets(self, station: str, quantity: str, start: datetime, end: datetime, width: int,
-                 notes: list[str]) -> list[Bucket]:
-        if self.readings is None:
-            return []
-        try:
-            if isinstance(self.readings, Summarising):
-                return self.readings.summary(station, quantity, start, end, width)
-            return summarise(self.readings.readings(station, quantity, start, end), to_ns(start), width)
-        except StoreUnavailable as e:
-            notes.append(f"The store did not answer for {station} {quantity}: {e}.")
-            return []
+                 stats: frozenset[str]) -> list[Bucket]:
+        assert self.readings is not None
+        if isinstance(self.readings, Summarising):
+            return self.readings.summary(station, quantity, start, end, width, stats)
+        return summarise(self.readings.readings(station, quantity, start, end), to_ns(start), width)
 
     def storms(self, gauges: list[str], a: int, b: int) -> list[dict]:
         """The storms of these gauges overlapping [a, b] (engine events, else qualifying ones

@@ -14,7 +14,7 @@ from ....contract.timeutil import to_ns
 from ....contract.wire import CANONICAL_UNIT, CanonicalReading, SensorCalibration
 
 from ...errors import StoreRejected, StoreUnavailable
-from ..base import Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
+from ..base import STATS, Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import MessagesRejected, StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
@@ -79,19 +79,27 @@ class InfluxSinkBase(ABC):
         return out
 
     # -- what the workbench reads (the optional abilities Summarising and StationState) ----
-    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int) -> list[Bucket]:
-        """``Summarising``: InfluxQL's ``GROUP BY time(width, offset)``, buckets counted from ``start``."""
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
+                stats: frozenset[str] = STATS) -> list[Bucket]:
+        """``Summarising``: InfluxQL's ``GROUP BY time(width, offset)``, buckets counted from
+        ``start``; only the statistics asked for (each is another pass over the window)."""
         if width_ns <= 0:
             raise ValueError(f"width_ns must be positive, got {width_ns}")
+        wanted = [f for f in ("count", "min", "max", "sum", "mean") if f in stats] or ["count"]
         a, b = to_ns(start), to_ns(end)
-        q = (f'SELECT count("value"), min("value"), max("value"), sum("value") FROM "{READING}" '
+        q = (f'SELECT {", ".join(f"{f}({chr(34)}value{chr(34)}) AS {f}" for f in wanted)} FROM "{READING}" '
              f'WHERE "station" = {_quote(station)} AND "quantity" = {_quote(quantity)} AND time >= {a} '
              f'AND time <= {b} GROUP BY time({width_ns}ns, {a % width_ns}ns) fill(none)')
         out = []
-        for row in _values(self.query(q)):
-            t, n, lo, hi, total = row[:5]
-            if n:
-                out.append(Bucket(int(t), int(n), float(lo), float(hi), float(total)))
+        for res in self.query(q).get("results", []):
+            for series in res.get("series", []) or []:
+                cols = series["columns"]
+                for row in series.get("values", []) or []:
+                    r = dict(zip(cols, row))
+                    if all(r.get(f) is None for f in wanted):
+                        continue
+                    out.append(Bucket(int(r["time"]), _int(r.get("count")), _num(r.get("min")), _num(r.get("max")),
+                                      _num(r.get("sum")), _num(r.get("mean"))))
         return out
 
     def latest_readings(self, since: datetime) -> list[LatestReading]:

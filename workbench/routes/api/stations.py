@@ -69,7 +69,7 @@ async def readings(sid: StationPath, actor: CurrentActor, services: Services, st
     if a is None:
         a = b - timedelta(days=days or 7) if b > EARLIEST + timedelta(days=days or 7) else EARLIEST
     a, b = clamp_window(a, b)
-    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, buckets)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, buckets, True)
 
     def out(xs) -> list[BucketOut]:
         return [BucketOut(start=from_ns(x.start_ns), count=x.count, min=x.min, max=x.max, mean=x.mean, sum=x.sum)

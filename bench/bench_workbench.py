@@ -29,6 +29,7 @@ optional ``Summarising`` ability.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import statistics
 import sys
@@ -191,7 +192,7 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
         plain = timed(lambda: summarise(sink.readings(sid, "flow", a, b), to_ns(a), width), 3)
         n_rows = len(sink.readings(sid, "flow", a, b))
         print(f"\n== {kind}: a station's chart over {(b - a).days} days of 1-min data ({n_rows:,} readings), "
-              f"{requests} requests")
+              f"{requests} requests (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"  {'what':58} {'p50 ms':>8} {'p95 ms':>8}")
         for label, xs in (("chart.svg over HTTP (target p95 < 500 ms)", chart),
                           ("the API's readings (800 buckets, JSON) over HTTP", api),
@@ -208,7 +209,7 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
         apis = ["/api/v1/incidents", "/api/v1/stations", "/api/v1/inspections/due", "/api/v1/storms",
                 "/api/v1/approvals", "/api/v1/calibrations", "/api/v1/stations.csv", "/api/v1/storms.csv"]
         print(f"\n== {kind}: every page with {(b - a).days} days of the town's data ({requests} requests each; "
-              "target p95 < 200 ms)")
+              f"target p95 < 200 ms; load average {os.getloadavg()[0]:.1f})")
         print(f"  {'page':40} {'p50 ms':>8} {'p95 ms':>8} {'bytes':>9}")
         worst = 0.0
         for path in pages + apis:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
@@ -259,7 +260,8 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     ingest = IngestService(
         broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,
         password=broker.secret(), on_stored=pipeline.feed, rejected_path=data_dir / "rejected.jsonl",
-        batch_wait_s=settings.ingest.batch_wait.total_seconds())
+        batch_wait_s=settings.ingest.batch_wait.total_seconds(),
+        time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

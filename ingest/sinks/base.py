@@ -1,9 +1,12 @@
 """The sink interface: ``open``, ``write(batch)``, ``close``. Tiny on purpose.
 
 A sink receives whole MQTT messages (already decoded and converted to canonical units) so
-that it can drop a message it has already stored — same device, same sequence number — and
-write everything else exactly once. ``write`` returns only when the batch is durable; the
-ingest service acknowledges the MQTT messages after that and not before.
+that it can drop a message it has already stored — same device, epoch and sequence number —
+and write everything else exactly once. ``write`` returns only when the batch is durable;
+the ingest service acknowledges the MQTT messages after that and not before. A sink that
+keeps each message's ``digest`` reports a repeated (device, epoch, seq) whose content differs
+from what it stored as a conflict (not written, not a duplicate): a logger whose sequence
+restarted without a new epoch, whose readings must not vanish as duplicates.
 
 ``write`` raises :class:`~ms4watch.ingest.errors.StoreUnavailable` when the store cannot take
 the batch now (retry the whole batch later), never a third-party exception.
@@ -11,6 +14,7 @@ the batch now (retry the whole batch later), never a third-party exception.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple, Protocol, Sequence, runtime_checkable
@@ -19,16 +23,43 @@ from ...contract.wire import CanonicalReading, SensorCalibration
 
 
 class StoredMessage(NamedTuple):
-    """One MQTT message's readings (a NamedTuple: made once per message on the hot path)."""
+    """One MQTT message's readings (a NamedTuple: made once per message on the hot path).
+
+    ``epoch`` is the logger's spool epoch (0: a logger from before epochs); ``digest`` tells a
+    redelivery (same digest) from another message under the same (device, epoch, seq):
+    :func:`payload_digest` of its payload, None when unknown.
+    """
     device: str
     seq: int
     readings: tuple[CanonicalReading, ...]
+    epoch: int = 0
+    digest: int | None = None
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """What identifies a message: (device, epoch, seq)."""
+        return self.device, self.epoch, self.seq
+
+
+def payload_digest(payload: bytes) -> int:
+    """A message's digest: its length [bytes] and its CRC-32, as one integer (< 2^63, so
+    every store keeps it as an integer).
+
+    Not a cryptographic hash: it tells a redelivery (the very same bytes, which a logger
+    re-sends from its spool) from another message under the same (device, epoch, seq);
+    two different payloads of the same length agree by chance once in 2^32. Chosen for
+    speed: ingest computes it for every message (~0.2 µs for 500 bytes, blake2b ~0.7 µs).
+    """
+    return len(payload) << 32 | zlib.crc32(payload)
 
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
     readings_written: int
     duplicate_messages: int = 0
+    # messages not written because their (device, epoch, seq) is stored with other content,
+    # each with the reason (one line)
+    conflicts: tuple[tuple[StoredMessage, str], ...] = ()
 
 
 @runtime_checkable
@@ -37,7 +68,7 @@ class Sink(Protocol):
         """Connect / create tables. May raise StoreUnavailable (the caller retries)."""
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
-        """Store a batch durably, each (device, seq) at most once."""
+        """Store a batch durably, each (device, epoch, seq) at most once."""
 
     def close(self) -> None:
         """Release connections. Idempotent."""

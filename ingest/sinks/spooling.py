@@ -13,8 +13,10 @@ reach the store in the order they came. The spool is bounded: when ``max_bytes``
 exceeded, ``write`` raises StoreUnavailable itself and nothing is acknowledged: the broker
 keeps the messages (back-pressure instead of loss).
 
-Batches the store refuses as bad data while draining (StoreRejected) are moved to the
-``rejected`` table of the spool file, kept for a person to look at, and draining goes on.
+Data the store refuses as bad while draining is moved to the ``rejected`` table of the
+spool file, kept for a person to look at, and draining goes on: each refused message with
+its reason when the store named them (MessagesRejected: the rest of the batch was written),
+else the whole batch.
 The spool survives a restart: ``open`` starts draining whatever is left.
 """
 
@@ -33,7 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_ran
 
 from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
-from ..errors import IngestError, StoreRejected, StoreUnavailable
+from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from .base import (STATS, Bucket, Counting, DeviceStatus, LatestReading, Sink, StationState, StatusSink, StoredMessage,
                    Summarising, WriteResult)
 from .sqlite.sink import probe_write_lock
@@ -59,12 +61,17 @@ CREATE TABLE IF NOT EXISTS rejected (
 
 
 def encode_batch(batch: Sequence[StoredMessage]) -> bytes:
-    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings]] for m in batch],
+    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings], m.epoch, m.digest] for m in batch],
                       separators=(",", ":")).encode()
 
 
 def decode_batch(blob: bytes) -> list[StoredMessage]:
-    return [StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs)) for d, s, rs in json.loads(blob)]
+    """A spooled batch, also one spooled before epochs ([device, seq, readings] per message)."""
+    out = []
+    for d, s, rs, *rest in json.loads(blob):
+        epoch, digest = rest if rest else (0, None)
+        out.append(StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs), epoch, digest))
+    return out
 
 
 class _WaitRetryAfter:
@@ -353,12 +360,13 @@ class SpoolingSink:
             self._readings -= sum(r[1] for r in rows)
             self._bytes -= sum(r[2] for r in rows)
 
-    def _reject(self, rows: list[tuple[int, int, int, bytes]], reason: str) -> None:
+    def _reject(self, refused: list[tuple[str, bytes]]) -> None:
+        """Keep refused data in the ``rejected`` table: (reason, encoded batch) each."""
         with self._db_lock:
             assert self._db is not None
             self._db.execute("BEGIN")
             self._db.executemany("INSERT INTO rejected (rejected_ns, reason, batch) VALUES (?,?,?)",
-                                 [(time.time_ns(), reason, r[3]) for r in rows])
+                                 [(time.time_ns(), reason, blob) for reason, blob in refused])
             self._db.execute("COMMIT")
 
     # -- draining --------------------------------------------------------------------------
@@ -373,11 +381,14 @@ class SpoolingSink:
                 with self._inner_lock:
                     self._open_inner()
                     self.inner.write(batch)
-            except StoreRejected as e:
-                # Bad data, not retryable: whatever the store could take it has taken
-                # (see MessagesRejected); keep the batch aside for a person and go on.
+            except MessagesRejected as e:
+                # Bad data, not retryable: the store has taken the rest; keep what it refused
+                # aside for a person (one row per message, with its reason) and go on.
                 log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
-                self._reject(rows, str(e))
+                self._reject([(reason, encode_batch([m])) for m, reason in e.rejected])
+            except StoreRejected as e:
+                log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
+                self._reject([(str(e), r[3]) for r in rows])
             self._delete(rows)
             self.drained_readings_total += sum(r[1] for r in rows)
         if not self._rows:

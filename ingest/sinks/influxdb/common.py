@@ -13,10 +13,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from ....contract.timeutil import to_ns
 from ....contract.wire import CANONICAL_UNIT, CanonicalReading, SensorCalibration
 
-from ...errors import StoreRejected, StoreUnavailable
+from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
 from ..base import STATS, Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
 from .config import InfluxTarget
-from .errors import MessagesRejected, StoreMisconfigured
+from .errors import StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
 from .records import calibration_records
 from .schema import CALIBRATION, DEVICE_STATUS, MIN_RETENTION, READING
@@ -27,9 +27,13 @@ log = logging.getLogger(__name__)
 class InfluxSinkBase(ABC):
     """``write`` sends prepared lines in requests of at most ``batch_lines`` lines.
 
-    When InfluxDB refuses a batch as bad data (400), the messages are sent one by one so the
-    good ones are stored and only the bad ones are reported (:class:`MessagesRejected`).
-    Writing again what was already written is harmless: points are idempotent.
+    When InfluxDB refuses a batch as bad data (400: a field type conflict, a point it cannot
+    parse), the batch is cut in halves until the refused messages are found — about
+    2·log2(n) requests for one bad message among n — so the good ones are stored and only the
+    bad ones are reported (:class:`MessagesRejected`). A message the line encoder cannot
+    write at all is refused the same way. Writing again what was already written is harmless:
+    points are idempotent. A store that is down during the narrowing (StoreUnavailable)
+    fails the whole batch, which is retried.
     """
 
     #: requests in flight at once when a batch is more than ``batch_lines`` lines: while the
@@ -152,17 +156,47 @@ class InfluxSinkBase(ABC):
 
     # -- the Sink interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
-        per_msg = self._enc.messages(batch)
-        lines = [line for ls in per_msg for line in ls]
+        rejected: list[tuple[StoredMessage, str]] = []
+        try:
+            encoded = list(zip(batch, self._enc.messages(batch)))
+        except (ValueError, TypeError, OverflowError):      # one message the encoder cannot write
+            encoded = []
+            for m in batch:
+                try:
+                    encoded.append((m, self._enc.messages([m])[0]))
+                except (ValueError, TypeError, OverflowError) as e:
+                    rejected.append((m, f"cannot be written as line protocol ({type(e).__name__}: {e})"))
+        lines = [line for _, ls in encoded for line in ls]
         try:
             self._send(lines)
-        except StoreRejected as first:
-            if len(batch) == 1:
-                m = batch[0]
-                raise MessagesRejected(f"{self.target.display}: {m.device} seq {m.seq}: {first}",
-                                       [(m.device, m.seq, str(first))], 0) from None
-            return self._write_one_by_one(batch, per_msg)
-        return WriteResult(readings_written=len(lines))
+            written = len(lines)
+        except StoreRejected as refused:
+            written = self._narrow(encoded, refused, rejected)
+        if rejected:
+            log.warning("%s: refused %s", self.target.display,
+                        ", ".join(f"{m.device} seq {m.seq}" for m, _ in rejected[:10]))
+            raise MessagesRejected(refused_summary(self.target.display, rejected, len(batch)), rejected,
+                                   WriteResult(written))
+        return WriteResult(readings_written=written)
+
+    def _narrow(self, encoded: list[tuple[StoredMessage, list[str]]], refused: StoreRejected,
+                rejected: list[tuple[StoredMessage, str]]) -> int:
+        """``encoded`` was refused as a whole: send each half, halving again what is refused
+        until single messages remain. Returns the readings written; refused messages go to
+        ``rejected``."""
+        if len(encoded) == 1:
+            rejected.append((encoded[0][0], str(refused)))
+            return 0
+        written = 0
+        mid = len(encoded) // 2
+        for part in (encoded[:mid], encoded[mid:]):
+            lines = [line for _, ls in part for line in ls]
+            try:
+                self._send(lines)
+                written += len(lines)
+            except StoreRejected as e:
+                written += self._narrow(part, e, rejected)
+        return written
 
     def write_records(self, records: Iterable[tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]]) -> int:
         """Write non-reading records ``(measurement, tags, fields, time_ns)`` (see schema.py)."""
@@ -201,24 +235,6 @@ class InfluxSinkBase(ABC):
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
-
-    def _write_one_by_one(self, batch: Sequence[StoredMessage], per_msg: list[list[str]]) -> WriteResult:
-        rejected: list[tuple[str, int, str]] = []
-        written = 0
-        for m, lines in zip(batch, per_msg):
-            try:
-                self._send(lines)
-                written += len(lines)
-            except StoreRejected as e:
-                log.warning("%s: refused %s seq %d: %s", self.target.display, m.device, m.seq, e)
-                rejected.append((m.device, m.seq, str(e)))
-        if rejected:
-            names = ", ".join(f"{d} seq {s}" for d, s, _ in rejected[:5])
-            raise MessagesRejected(
-                f"{self.target.display}: {len(rejected)} of {len(batch)} messages refused ({names}"
-                f"{', …' if len(rejected) > 5 else ''}); the other {len(batch) - len(rejected)} were written",
-                rejected, written)
-        return WriteResult(readings_written=written)
 
     def check_retention(self) -> None:
         """Refuse a store that keeps data for less than 1,096 days unless the URL allows it."""

@@ -1,15 +1,29 @@
 """The embedded store: SQLite in WAL mode, one file.
 
-Tables: ``messages`` (device, seq) — the duplicate filter — and the readings in canonical
-units, kept as ``series`` (station, device, sensor, quantity, unit: one row per physical
-sensor) and ``samples`` (series, time, value, flags, seq). Readers use the view
-``readings``, which joins them back into one row per reading. Three years of a town's
-minute data is ~10^8 readings: without the repeated text a reading takes ~45 bytes with its
-index instead of ~130, and writing it binds 5 values instead of 9. A store file from before
-(a ``readings`` table) is converted when opened.
+Tables: ``messages`` (device, epoch, seq) — the duplicate filter, with each message's
+payload digest — and the readings in canonical units, kept as ``series`` (station, device,
+sensor, quantity, unit: one row per physical sensor) and ``samples`` (series, time, value,
+flags, seq). Readers use the view ``readings``, which joins them back into one row per
+reading. Three years of a town's minute data is ~10^8 readings: without the repeated text a
+reading takes ~45 bytes with its index instead of ~130, and writing it binds 5 values
+instead of 9. Store files from before are converted when opened: a ``readings`` table (the
+first layout), a ``messages`` table without epoch and digest (their messages become epoch
+0, digest unknown).
+
+A message whose (device, epoch, seq) is stored already is a duplicate (a redelivery) when
+its digest is the stored one, or unknown; with another digest it is a conflict: not written,
+reported in the WriteResult so ingest sets it aside with a warning — a logger whose sequence
+restarted without a new epoch (one from before epochs whose spool was lost) loses nothing
+silently.
 
 A batch is one transaction, committed with ``synchronous=FULL``, so when ``write`` returns
 the readings survive a crash or a power cut; only then does ingest acknowledge.
+
+A write that fails because of the data — a number SQLite cannot bind (an integer beyond 64
+bits), a type it does not know, a constraint the data breaks — is not an outage: the batch
+is written again message by message, each in its own savepoint, the messages that fail are
+reported (:class:`~ms4watch.ingest.errors.MessagesRejected`) and the rest is committed.
+Any other SQLite failure (locked, disk full, I/O) is StoreUnavailable and retried.
 
 ``device_status`` keeps each logger's latest status, ``calibration`` the latest calibration
 each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
@@ -28,15 +42,17 @@ from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ....contract.timeutil import to_ns
+from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading, SensorCalibration
-from ...errors import StoreUnavailable
+from ...errors import MessagesRejected, StoreUnavailable, refused_summary
 from ..base import STATS, Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
 
-SCHEMA = """
+MESSAGES_TABLE = """
 CREATE TABLE IF NOT EXISTS messages (
-    device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL, n INTEGER NOT NULL,
-    PRIMARY KEY (device, seq)) WITHOUT ROWID;
+    device TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
+    n INTEGER NOT NULL, digest INTEGER, PRIMARY KEY (device, epoch, seq)) WITHOUT ROWID"""
+
+SCHEMA = MESSAGES_TABLE + """;
 CREATE TABLE IF NOT EXISTS series (
     id INTEGER PRIMARY KEY, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
     quantity TEXT NOT NULL, unit TEXT NOT NULL, UNIQUE (station, device, sensor, quantity, unit));
@@ -89,6 +105,16 @@ def insert_rows(db: sqlite3.Connection, insert: str, width: int, rows: Sequence[
         db.executemany(f"{insert} VALUES {one}", rows[i:])
 
 
+def is_data_fault(e: BaseException) -> bool:
+    """Whether a failed insert is the data's fault (refuse the message) rather than the store's
+    (retry): a value SQLite cannot bind or a constraint the data breaks."""
+    if isinstance(e, (OverflowError, sqlite3.IntegrityError, sqlite3.DataError, sqlite3.InterfaceError)):
+        return True
+    # sqlite3 raises ProgrammingError both for a value of a type it cannot bind (the data) and
+    # for a closed connection or a wrong number of parameters (ours): only the first is data.
+    return isinstance(e, sqlite3.ProgrammingError) and str(e).startswith("Error binding parameter")
+
+
 class SqliteSink:
     """``sqlite:///PATH`` — the default store."""
 
@@ -119,6 +145,8 @@ class SqliteSink:
                 _convert_readings_table(db)
             else:
                 db.executescript(SCHEMA)
+            if not _has_epochs(db):
+                _convert_messages_table(db)
         except (sqlite3.Error, OSError) as e:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
         self._db = db
@@ -169,29 +197,74 @@ class SqliteSink:
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         written = dup = 0
+        rejected: list[tuple[StoredMessage, str]] = []
+        conflicts: list[tuple[StoredMessage, str]] = []
         now = time.time_ns()
         with self._transaction() as db:
-            # The usual case, no duplicate: the whole batch in a few multi-row INSERTs. If the
-            # message filter ignored any row, undo that and go message by message.
-            db.execute("SAVEPOINT batch")
-            before = db.total_changes
-            insert_rows(db, "INSERT OR IGNORE INTO messages", 4, [(m.device, m.seq, now, len(m.readings)) for m in batch])
-            if db.total_changes - before == len(batch):
-                db.execute("RELEASE batch")
-                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+            if self._write_all(db, batch, now):
                 written = sum(len(m.readings) for m in batch)
             else:
-                db.execute("ROLLBACK TO batch")
-                db.execute("RELEASE batch")
                 for m in batch:
-                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
-                                     (m.device, m.seq, now, len(m.readings)))
-                    if cur.rowcount != 1:
-                        dup += 1
+                    db.execute("SAVEPOINT message")
+                    try:
+                        cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?,?,?)",
+                                         (m.device, m.epoch, m.seq, now, len(m.readings), m.digest))
+                        if cur.rowcount == 1:
+                            insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
+                    except Exception as e:
+                        if not is_data_fault(e):
+                            raise
+                        self._undo(db, "message")
+                        rejected.append((m, f"{type(e).__name__}: {e}"))
                         continue
-                    insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
-                    written += len(m.readings)
-        return WriteResult(written, dup)
+                    db.execute("RELEASE message")
+                    if cur.rowcount == 1:
+                        written += len(m.readings)
+                        continue
+                    conflict = self._conflict(db, m)
+                    if conflict:
+                        conflicts.append((m, conflict))
+                    else:
+                        dup += 1
+        result = WriteResult(written, dup, tuple(conflicts))
+        if rejected:
+            raise MessagesRejected(refused_summary(str(self.path), rejected, len(batch)), rejected, result)
+        return result
+
+    @staticmethod
+    def _conflict(db: sqlite3.Connection, m: StoredMessage) -> str | None:
+        """Why ``m``, whose (device, epoch, seq) is stored already, is not a redelivery of the
+        stored message; None when it is (same digest, or a digest unknown on either side)."""
+        stored = db.execute("SELECT digest, received_ns FROM messages WHERE device = ? AND epoch = ? AND seq = ?",
+                            m.key).fetchone()
+        if stored is None or stored[0] is None or m.digest is None or stored[0] == m.digest:
+            return None
+        return (f"{m.device} epoch {m.epoch} seq {m.seq} is stored already with other content (received "
+                f"{iso_utc(stored[1])}); a logger whose sequence restarted? not stored, kept aside")
+
+    def _write_all(self, db: sqlite3.Connection, batch: Sequence[StoredMessage], now: int) -> bool:
+        """The usual case, no duplicate and no bad data: the whole batch in a few multi-row
+        INSERTs. False (and nothing written) when the message filter ignored a row or the
+        data could not be written: then the caller goes message by message."""
+        db.execute("SAVEPOINT batch")
+        try:
+            before = db.total_changes
+            insert_rows(db, "INSERT OR IGNORE INTO messages", 6,
+                        [(m.device, m.epoch, m.seq, now, len(m.readings), m.digest) for m in batch])
+            if db.total_changes - before == len(batch):
+                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+                db.execute("RELEASE batch")
+                return True
+        except Exception as e:
+            if not is_data_fault(e):
+                raise
+        self._undo(db, "batch")
+        return False
+
+    def _undo(self, db: sqlite3.Connection, savepoint: str) -> None:
+        db.execute(f"ROLLBACK TO {savepoint}")
+        db.execute(f"RELEASE {savepoint}")
+        self._reload_series()          # series made since the savepoint are gone
 
     def _reload_series(self) -> None:
         assert self._db is not None
@@ -356,6 +429,28 @@ def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
             db.close()
     except sqlite3.Error as e:
         raise StoreUnavailable(f"cannot write {path}: {e}") from None
+
+
+def _has_epochs(db: sqlite3.Connection) -> bool:
+    return "epoch" in {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+
+
+def _convert_messages_table(db: sqlite3.Connection) -> None:
+    """Give a ``messages`` table from before epochs its ``epoch`` (0) and ``digest`` (unknown)
+    columns and the key (device, epoch, seq), in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if _has_epochs(db):                        # another process converted it meanwhile
+            db.execute("COMMIT")
+            return
+        db.execute("ALTER TABLE messages RENAME TO messages_before_epochs")
+        db.execute(MESSAGES_TABLE)
+        db.execute("INSERT INTO messages SELECT device, 0, seq, received_ns, n, NULL FROM messages_before_epochs")
+        db.execute("DROP TABLE messages_before_epochs")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _convert_readings_table(db: sqlite3.Connection) -> None:

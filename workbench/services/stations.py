@@ -222,7 +222,7 @@ class StationDesk:
     def _affects(self, inc: "Incident") -> list[tuple[str, State | None, str]]:
         """The stations an incident is about, the state it puts them in (None: shown, no state)."""
         kind, subj, ev = inc.kind, inc.subject, inc.event
-        what = f"{inc.policy.what} since {inc.start:%Y-%m-%d %H:%M} UTC (incident {inc.id})"
+        what = f"{inc.policy.what} since {inc.start.astimezone(self.registry.tz):%Y-%m-%d %H:%M %Z} (incident {inc.id})"
         pair = next((p for p in self.registry.turbidity_pairs if p.id == subj), None)
         if kind == EventKind.DRY_WEATHER_FLOW.value:
             return [(subj, None if inc.suppressed else State.ALERTING, what)]

@@ -186,3 +186,43 @@ def test_a_member_of_another_municipality_only_is_refused(bench):
     with bench.api() as c:
         r = c.get("/api/v1/incidents", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 403 and re.search(r"no role in schenectady", r.text)
+
+
+# Reads anyone may make: their own authority, or none needed.
+PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "counts for Prometheus",
+                "/login": "the login form", "/favicon.ico": "the icon",
+                "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema"}
+EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x"}
+
+
+def reads() -> list[str]:
+    out = []
+    for router in ROUTERS:
+        for route in router.routes:
+            if "GET" in (getattr(route, "methods", None) or ()):
+                out.append(route.path)
+    return out
+
+
+def test_every_read_but_the_public_ones_needs_a_user_of_this_town(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    _records(bench)
+    bench.workbench.users.add("elsewhere", "correct horse battery", municipality="ramapo", role=Role.ADMIN)
+    elsewhere = bench.workbench.users.create_token("elsewhere", "t")[1]
+    paths = [p for p in reads() if p not in PUBLIC_READS]
+    assert len(paths) >= 30
+    with bench.api() as anonymous, bench.api() as other:
+        other.headers["Authorization"] = f"Bearer {elsewhere}"
+        for path in paths:
+            url = path
+            for k, v in EXAMPLES.items():
+                url = url.replace(k, v)
+            r = anonymous.get(url)
+            if path.startswith("/api/"):
+                assert r.status_code == 401, path
+            else:
+                assert r.status_code == 303 and r.headers["location"] == f"/login?next={url}", path
+            assert other.get(url).status_code == 403, path       # a user of another town only
+        with bench.api("viewer") as viewer:
+            assert all(viewer.get(p.replace("{sha}", "0" * 64)).status_code in (200, 404)
+                       for p in ("/api/v1/stations", "/inspections/1/photos/{sha}"))

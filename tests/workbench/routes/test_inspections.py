@@ -171,6 +171,9 @@ def test_the_api_records_a_report_then_adds_photos(bench):
                                                                             "J. Rivera")
         due = list(csv.DictReader(io.StringIO(c.get("/api/v1/inspections/due.csv").text)))
         assert all(x["state"] != "resolved" for x in due)
+        closed = c.get("/api/v1/inspections/due", params={"resolved": "true"}).json()
+        mine = next(x for x in closed if x["incident"] == iid)
+        assert mine["state"] == "resolved" and mine["engine_closed_at"] == "2026-06-01T15:30:00Z"
     assert _engine_item(bench, iid)["closed_at"] == to_ns(utc(2026, 6, 1, 15, 30))
 
 

@@ -110,6 +110,8 @@ def test_an_exempt_flow_needs_an_end_a_reason_and_a_bounded_window(bench):
         assert c.post("/api/v1/approvals/9/withdraw", json={"note": "x"}).status_code == 404
         listed = c.get("/api/v1/approvals").json()
         assert [(x["kind"], x["id"]) for x in listed] == [("exempt_flow", 1)]
+        assert c.get("/api/v1/approvals", params={"outfall": "OF-14"}).json() == []
+        assert 'href="/api/v1/approvals.csv?outfall=OF-12"' in bench.login("viewer").get("/outfalls/OF-12").text
 
 
 def test_the_approvals_csv_is_what_replay_reads(bench, tmp_path):

@@ -29,15 +29,24 @@ REPORT_COLUMNS = ["site", "at", "inspector", "credential", "license_no", "distur
                   "recorded_at", "photos", "closed_incidents", "id"]
 
 
+Resolved = Annotated[bool, Query(description="the items resolved lately instead (newest first, at most `limit`)")]
+
+
+def _items(actor, services, resolved: bool, limit: int):
+    desk = services.inspections
+    return desk.closed(actor, limit=limit) if resolved else desk.due(actor)
+
+
 @router.get("/due", summary="Inspection items not yet resolved, the nearest deadline first")
-def due(actor: CurrentActor, services: Services) -> list[DueItemOut]:
-    return [DueItemOut.of(d) for d in services.inspections.due(actor)]
+def due(actor: CurrentActor, services: Services, resolved: Resolved = False, limit: Limit = 100) -> list[DueItemOut]:
+    return [DueItemOut.of(d) for d in _items(actor, services, resolved, limit)]
 
 
-@router.get("/due.csv", summary="The items due as CSV", response_class=Response, responses=CSV)
-def due_csv(actor: CurrentActor, services: Services) -> Response:
-    rows = [[getattr(DueItemOut.of(d), c) for c in DUE_COLUMNS] for d in services.inspections.due(actor)]
-    return csv_response(f"inspections-due-{services.municipality}.csv", DUE_COLUMNS, rows, services.tz)
+@router.get("/due.csv", summary="The items due (or resolved lately) as CSV", response_class=Response, responses=CSV)
+def due_csv(actor: CurrentActor, services: Services, resolved: Resolved = False, limit: Limit = 1000) -> Response:
+    rows = [[getattr(DueItemOut.of(d), c) for c in DUE_COLUMNS] for d in _items(actor, services, resolved, limit)]
+    name = "resolved" if resolved else "due"
+    return csv_response(f"inspections-{name}-{services.municipality}.csv", DUE_COLUMNS, rows, services.tz)
 
 
 @router.get("", summary="Inspection reports, newest first")

@@ -5,7 +5,9 @@ withdraw one."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from ...csvout import csv_response
@@ -43,20 +45,23 @@ def outfall(oid: OutfallPath, actor: CurrentActor, services: Services) -> Outfal
     return OutfallOut.of(services.inventory.outfall(actor, oid))
 
 
+Outfall = Annotated[str | None, Query(max_length=64, description="one outfall's only")]
+
+
 @router.get("/approvals", summary="Approved discharges and exempt flows: the registry's and those recorded here")
-def approvals(actor: CurrentActor, services: Services) -> list[SuppressionOut]:
-    return [SuppressionOut.of(x) for x in services.inventory.suppressions(actor)]
+def approvals(actor: CurrentActor, services: Services, outfall: Outfall = None) -> list[SuppressionOut]:
+    return [SuppressionOut.of(x) for x in services.inventory.suppressions(actor, outfall or None)]
 
 
 @router.get("/approvals.csv", summary="Approvals and exempt flows as CSV (`ms4watch replay --approvals` reads it)",
             response_class=Response, responses=CSV)
-def approvals_csv(actor: CurrentActor, services: Services) -> Response:
+def approvals_csv(actor: CurrentActor, services: Services, outfall: Outfall = None) -> Response:
     def row(x: Listed) -> list:
         o = SuppressionOut.of(x)
         return [o.kind.value, o.outfall, o.start, o.end, o.flow, o.reason, o.withdrawn_at, o.source, o.id,
                 o.recorded_by, o.recorded_at, o.withdrawn_by, o.withdrawn_note]
     return csv_response(f"approvals-{services.municipality}.csv", SUPPRESSION_COLUMNS,
-                        [row(x) for x in services.inventory.suppressions(actor)], services.tz)
+                        [row(x) for x in services.inventory.suppressions(actor, outfall or None)], services.tz)
 
 
 @router.post("/approvals", summary="Record an approved discharge or an exempt flow for a window, with a reason "

@@ -126,6 +126,7 @@ class SqliteSink:
         self._series: dict[tuple[str, str, str, str, str], int] = {}
         self._reader: sqlite3.Connection | None = None   # the readings port's own connection
         self._reader_lock = threading.Lock()
+        self._idle_readers: list[sqlite3.Connection] = []  # summaries' connections, one per caller at a time
 
     @classmethod
     def from_url(cls, url: str) -> "SqliteSink":
@@ -362,17 +363,29 @@ class SqliteSink:
         sql = (f"SELECT count(value), min(value), max(value), sum(value) FROM samples WHERE {series} "
                "AND time_ns >= ? AND time_ns <= ?")
         out = []
+        # A connection of its own (kept for the next summary): a chart's series are summarised
+        # side by side, and sqlite3 lets go of the GIL while it steps through the index.
         with self._reader_lock:
-            try:
-                assert self._reader is not None    # opened by the look-up of the series above
-                cur = self._reader.cursor()
-                for k in range(n):
-                    lo_t = a + k * width_ns
-                    c, lo, hi, total = cur.execute(sql, (*ids, lo_t, min(lo_t + width_ns - 1, b))).fetchone()
-                    if c:
-                        out.append(Bucket(lo_t, c, lo, hi, total, total / c))
-            except sqlite3.Error as e:
-                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+            db = self._idle_readers.pop() if self._idle_readers else None
+        try:
+            if db is None:
+                db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            cur = db.cursor()
+            for k in range(n):
+                lo_t = a + k * width_ns
+                c, lo, hi, total = cur.execute(sql, (*ids, lo_t, min(lo_t + width_ns - 1, b))).fetchone()
+                if c:
+                    out.append(Bucket(lo_t, c, lo, hi, total, total / c))
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+        finally:
+            if db is not None:
+                with self._reader_lock:
+                    if len(self._idle_readers) < 4:
+                        self._idle_readers.append(db)
+                        db = None
+                if db is not None:
+                    db.close()
         return out
 
     def latest_readings(self, since: datetime) -> list[LatestReading]:
@@ -413,6 +426,9 @@ class SqliteSink:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
+            for db in self._idle_readers:
+                db.close()
+            self._idle_readers.clear()
 
 
 def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:

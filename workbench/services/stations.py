@@ -194,6 +194,10 @@ class StationDesk:
                         s.states.append(state)
                         s.reasons.append(why)
         for s in out.values():
+            if s.latest is None and isinstance(self.readings, StationState) and note is None \
+                    and State.STALE not in s.states:
+                s.states.append(State.STALE)      # not "reporting": the store holds nothing of it
+                s.reasons.append(f"no reading stored in the last {LATEST_SINCE.days} days")
             late = [c for c in s.calibrations if c.overdue]
             if late:
                 s.states.append(State.CALIBRATION_OVERDUE)

@@ -36,8 +36,11 @@ def _status(bench) -> None:
 
 def test_the_board_colours_every_station_by_its_state(bench):
     bench.feed([r("OF-12", "flow", T0 - timedelta(minutes=5), 0.1), r("RG-1", "rain", T0 - timedelta(minutes=2), 0.0),
-                r("OF-14", "flow", T0 - timedelta(minutes=3), 0.2)])
+                r("OF-14", "flow", T0 - timedelta(minutes=3), 0.2), r("TD-1", "turbidity", T0 - timedelta(minutes=1), 4.0)])
     _status(bench)
+    with bench.api("viewer") as c:      # a station the store has nothing of is not "reporting", even before the engine says
+        before = {s["id"]: s for s in c.get("/api/v1/stations").json()}
+    assert (before["TU-1"]["state"], before["TU-1"]["reasons"]) == ("stale", ["no reading stored in the last 400 days"])
     dwf_id = bench.alerting.handle(dwf("2026-06-01T15:30:00Z", outfall="OF-14")).incident.id   # alerting
     bench.alerting.handle(event("stale_station", station="TU-1", start="2026-06-01T12:00:00Z", end=None,
                                 reason="no reading for more than 3 x 15 min"))                 # stale

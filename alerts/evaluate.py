@@ -20,6 +20,7 @@ from .events import Event, EventKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
+from .rules.calibration import uncalibrated_field
 from .rules._common import episodes, td_ns, to_index
 
 # (station, quantity) -> (t_ns sorted unique int64, values float64, flags object array)
@@ -84,7 +85,8 @@ def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> tuple[
             "depth_in": r.depth_uin / storms.MICRO, "qualifying": bool(r.qualifying), "confirmed": done,
             "last_rain": end, "duration_h": round(r.duration_h, 4),
             "peak_i5_in_h": round(r.peak_i5_in_h, 4), "peak_i15_in_h": round(r.peak_i15_in_h, 4),
-            "peak_i60_in_h": round(r.peak_i60_in_h, 4)}, params, storms.PROVISION))
+            "peak_i60_in_h": round(r.peak_i60_in_h, 4),
+            **uncalibrated_field((rain, first, end))}, params, storms.PROVISION))   # issue 13
     table = table.assign(confirmed=confirmed)
     return table, out
 
@@ -186,7 +188,9 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
             "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
-            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end}, params, dwf.PROVISION))
+            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
+            **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
+                                                       for g in used))}, params, dwf.PROVISION))   # issue 13
     for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
         start, end = _ns(e.start), _ns(e.end)
         _used, missing, _depth = gauges_in(start, end)
@@ -254,10 +258,11 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
     for e in _rows(nev):
         start, end = _ns(e.start), _ns(e.end)
+        uncal = uncalibrated_field((up, start, end), (down, start, end))           # issue 13
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
-            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes), "causes": list(e.causes)},
-            params, turbidity.PROVISION))
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes) + (" (calibration overdue)" if uncal else ""),
+            "causes": list(e.causes), **uncal}, params, turbidity.PROVISION))
     return out
 
 

@@ -169,6 +169,7 @@ class Role(str, enum.Enum):
     DEPUTY = "deputy"
     INSPECTOR = "inspector"
     SITE_OPERATOR = "site_operator"
+    TECHNICIAN = "technician"    # calibrates and services the loggers: told when a calibration falls due
 
 
 _E164 = re.compile(r"\+[1-9][0-9]{6,14}")             # both matched with fullmatch (not $:

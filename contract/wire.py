@@ -34,7 +34,26 @@ firmware config has a ``calibration:`` block: sensor id, the day it was last cal
 the day the next calibration is due (``YYYY-MM-DD``), and ``station`` when the sensor
 belongs to another station than the topic's. ``[]`` means no sensor has one.
 
-events (QoS 1): ``{"schema": "ms4watch.event/1", "device": ..., "time": ..., "kind": ..., "data": {...}}``
+events (QoS 1, not retained)::
+
+    {"schema": "ms4watch.event/1", "device": "LOG-OF12", "time": "2026-06-01T14:03:12.482Z",
+     "kind": "calibration", "data": {...}}
+
+Things that happen on a logger, one message each, from its spool like readings (nothing
+lost offline). ``kind`` is an id; ``data`` a JSON object (at most 64 KiB encoded). Ingest
+stores every valid event — the server's record of what loggers did — keyed by (device,
+time, kind, payload digest), so a redelivery is stored once. Kinds the agent sends:
+
+* ``calibration``: ``data`` is a calibration record (``ms4watch.calibration/1``,
+  :class:`~.calibration.CalibrationRecord`: who, when, standards and lots, as found, as
+  left, coefficients, result, next due) written by ``ms4watch calibrate``; ingest refuses
+  one that breaks that contract (named field: ``data.as_found[2].reading``) and hands valid
+  ones to the calibration history as well. A dedicated channel was not needed: records are
+  rare, small, and ordered with the logger's other events.
+* ``sample_taken`` / ``sample_failed``: an autosampler bottle record (issue 12);
+* ``cmd_ack``, ``config_applied``, ``config_rejected``: answers to ``…/cmd`` and ``…/config``;
+* ``sensor_paused`` / ``sensor_resumed``: a sensor taken for a calibration and given back;
+* ``clock_jump``: the logger's wall clock jumped.
 
 Decoding translates every validation failure into :class:`ContractError` naming the topic
 and the field (``readings[3].unit``).
@@ -54,6 +73,7 @@ from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, PlainValidato
                       ValidationInfo, field_validator, model_validator)
 
 from .bounds import COUNT_LIMIT, DEFAULT_WINDOW, STORE_MAX_NS, TimeWindow
+from .calibration import CALIBRATION_EVENT, CalibrationRecord
 from .errors import ContractError, UnitError
 from .ids import _ID, check_id
 from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
@@ -234,6 +254,9 @@ class StatusMessage(_Strict):
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
+EVENT_DATA_MAX_BYTES = 64 * 1024
+
+
 class EventMessage(_Strict):
     schema_: Literal["ms4watch.event/1"] = Field(default=EVENT_SCHEMA, alias="schema")
     device: str
@@ -243,8 +266,55 @@ class EventMessage(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        return check_id("device id", v)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        return check_id("event kind", v)
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _time(cls, v: Any, info: ValidationInfo) -> Any:
+        t = v if isinstance(v, datetime) else parse_wire_time(v)
+        ctx = info.context or {}
+        window: TimeWindow = ctx.get("window", DEFAULT_WINDOW)
+        received = ctx.get("received_ns")
+        latest = STORE_MAX_NS if received is None else min(STORE_MAX_NS, received + window.future_ns)
+        if not window.earliest_ns <= to_ns(t) <= latest:
+            raise ValueError(f"time {v} is outside what is taken (from 2000-01-01 to a day after it was received)")
+        return t
+
+    @field_validator("data")
+    @classmethod
+    def _data(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if len(orjson.dumps(v)) > EVENT_DATA_MAX_BYTES:
+            raise ValueError(f"data is over {EVENT_DATA_MAX_BYTES // 1024} KiB")
+        return v
+
     def to_json(self) -> bytes:
         return self.model_dump_json(by_alias=True).encode()
+
+
+def decode_event(topic: str, payload: bytes | str, received_ns: int | None = None,
+                 window: TimeWindow = DEFAULT_WINDOW) -> EventMessage:
+    """Parse and validate an event; a ``calibration`` event's ``data`` must be a calibration
+    record. Errors name the topic and the field (``data.as_found[2].reading``)."""
+    try:
+        msg = EventMessage.model_validate_json(payload, context={"received_ns": received_ns, "window": window})
+    except ValidationError as e:
+        raise _contract_error(topic, e) from None
+    if msg.kind == CALIBRATION_EVENT:
+        try:
+            CalibrationRecord.model_validate(msg.data)
+        except ValidationError as e:
+            err = _contract_error(topic, e)
+            raise ContractError(topic, "data." + err.field if err.field != "payload" else "data",
+                                str(err).split(": ", 2)[-1]) from None
+    return msg
 
 
 CANONICAL_UNIT = {q.value: u for q, u in CANONICAL.items()}
@@ -518,6 +588,12 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
         # tuple.__new__ directly: the NamedTuple's own constructor is a Python function (~0.5 µs)
         append(_new_tuple(CanonicalReading, (ns, st, device, sensor, q, value, cu, joined, seq)))
     return _new_tuple(DecodedReadings, (device, seq, out, epoch))
+
+
+def encode_event(device: str, t_ns: int, kind: str, data: dict[str, Any]) -> bytes:
+    """An event message (the logger's hot path: plain JSON, no model)."""
+    return json.dumps({"schema": EVENT_SCHEMA, "device": device, "time": iso_utc(t_ns), "kind": kind, "data": data},
+                      separators=(",", ":"), allow_nan=False).encode()
 
 
 def status_payload(device: str, state: str, **fields: Any) -> bytes:

@@ -70,6 +70,9 @@ class Spool:
         self._pending_n = self._meta("pending")
         self.epoch: int = self._meta("epoch")
         self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
+        # Another process (``ms4watch calibrate``) may add events to this file: SQLite's
+        # data_version changes when another connection commits, and then they are counted again.
+        self._data_version = self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def _meta(self, key: str) -> int:
         return self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0]
@@ -154,7 +157,14 @@ class Spool:
 
     def events(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
         if not self._events_n:
-            return []
+            with self._lock:
+                version = self._db.execute("PRAGMA data_version").fetchone()[0]
+                if version == self._data_version:
+                    return []
+                self._data_version = version
+                self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
+            if not self._events_n:
+                return []
         with self._lock:
             return self._db.execute("SELECT id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
                                     (after_id, limit)).fetchall()
@@ -163,6 +173,16 @@ class Spool:
         with self._lock:
             if self._db.execute("DELETE FROM events WHERE id=?", (event_id,)).rowcount:
                 self._events_n -= 1
+
+    def remember(self, key: str, value: int) -> None:
+        """Keep a number across restarts (the agent: the digest of the last remote config)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("x:" + key, value))
+
+    def recall(self, key: str) -> int | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", ("x:" + key,)).fetchone()
+        return None if row is None else row[0]
 
     @property
     def dropped(self) -> int:

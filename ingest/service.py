@@ -13,6 +13,9 @@
 * So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
   only its first bytes, and the rejected file gets its topic, size and those bytes.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+* Events (``…/events``: calibration records, bottle records, command acknowledgements, …)
+  are decoded (a calibration record against its contract), queued with the readings and
+  stored in the same batch (:class:`~.sinks.base.EventSink`), acknowledged only once stored.
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
 network thread decodes, a writer thread stores and acknowledges.
@@ -34,9 +37,12 @@ from ..contract.bounds import DEFAULT_WINDOW, TimeWindow
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
-from ..contract.wire import CanonicalReading, decode_canonical, decode_status
+from ..contract.calibration import CALIBRATION_EVENT, CalibrationRecord
+from ..contract.timeutil import to_ns
+from ..contract.wire import CanonicalReading, decode_canonical, decode_event, decode_status
 from .errors import MessagesRejected, StoreRejected, StoreUnavailable
-from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult, payload_digest
+from .sinks.base import (DeviceEvent, DeviceStatus, EventSink, Sink, StatusSink, StoredMessage, WriteResult,
+                         payload_digest)
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
 log = logging.getLogger(__name__)
@@ -53,6 +59,7 @@ class IngestStats:
     rejected_messages: int = 0
     conflicting_messages: int = 0     # set aside: (device, epoch, seq) stored with other content
     store_retries: int = 0
+    events: int = 0                   # event messages stored (calibration records among them)
 
 
 def tune_gc() -> None:
@@ -87,13 +94,18 @@ class IngestService:
         self.stats = IngestStats()
         # One item per socket read (a list of messages); 256 KiB each at most, so the bound
         # holds the memory ingest may use for messages not yet stored.
-        self._queue: queue.Queue[list[tuple[tuple[int, int] | None, StoredMessage]] | None] = queue.Queue(max_queue)
+        self._queue: queue.Queue[list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] | None] = \
+            queue.Queue(max_queue)
         readings = subscription(municipality, Channel.READINGS)
         if shared_group:
             readings = f"$share/{shared_group}/{readings}"
         self._status_suffix = "/" + Channel.STATUS.value
+        self._events_suffix = "/" + Channel.EVENTS.value
+        events = subscription(municipality, Channel.EVENTS)
+        if shared_group:
+            events = f"$share/{shared_group}/{events}"
         self._client = Subscriber(self.url, self.client_id,
-                                  [(readings, 1), (subscription(municipality, Channel.STATUS), 1)],
+                                  [(readings, 1), (subscription(municipality, Channel.STATUS), 1), (events, 1)],
                                   self._on_deliveries, clean_session=False, keepalive_s=30,
                                   username=username, password=password,
                                   on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
@@ -140,7 +152,7 @@ class IngestService:
 
     def _on_deliveries(self, deliveries: list[Delivery]) -> None:
         """Decode what one socket read brought and queue it for the writer as one item."""
-        items: list[tuple[tuple[int, int] | None, StoredMessage]] = []
+        items: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
         ack_now: list[tuple[int, int] | None] = []
         received_ns = time.time_ns()          # reading times may be at most a day after this
         for msg in deliveries:
@@ -156,6 +168,13 @@ class IngestService:
                 except Exception:   # a status is a snapshot: the next one replaces a lost one
                     log.exception("ingest: status on %s not stored", msg.topic)
                 ack_now.append(msg.token)
+                continue
+            if msg.topic.endswith(self._events_suffix):
+                event = self._decode_event(msg, received_ns)
+                if event is None:
+                    ack_now.append(msg.token)
+                else:
+                    items.append((msg.token, event))
                 continue
             try:
                 topic = Topic.parse(msg.topic)
@@ -200,6 +219,25 @@ class IngestService:
         except StoreUnavailable as e:
             log.warning("ingest: status of %s not stored: %s", st.device, e)
 
+    def _decode_event(self, msg: Delivery, received_ns: int) -> DeviceEvent | None:
+        """An event message as the store keeps it; None (set aside) when it breaks the contract."""
+        try:
+            topic = Topic.parse(msg.topic)
+            ev = decode_event(msg.topic, msg.payload, received_ns, self.time_window)
+            if ev.device != topic.device:
+                raise ContractError(msg.topic, "device",
+                                    f"payload device {ev.device!r} does not match the topic's {topic.device!r}")
+        except (ContractError, ValueError) as e:
+            self._reject(msg, str(e))
+            return None
+        record = CalibrationRecord.model_validate(ev.data) if ev.kind == CALIBRATION_EVENT else None
+        if record is not None and record.device != ev.device:
+            self._reject(msg, str(ContractError(msg.topic, "data.device", f"record of device {record.device!r} "
+                                                                          f"sent by {ev.device!r}")))
+            return None
+        return DeviceEvent(ev.device, topic.station, to_ns(ev.time), ev.kind, ev.data, payload_digest(msg.payload),
+                           received_ns, record)
+
     def _set_aside(self, m: StoredMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: the store refused %s epoch %d seq %d: %s", m.device, m.epoch, m.seq, reason)
@@ -211,6 +249,28 @@ class IngestService:
         log.warning("ingest: %s", reason)
         self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"conflict: {reason}",
                           "readings": [list(r) for r in m.readings]})
+
+    def _store_events(self, events: list[DeviceEvent]) -> None:
+        """Write events; one the store refuses as bad data is set aside (rejected file), the
+        others are written. StoreUnavailable propagates (the batch is retried)."""
+        if not isinstance(self.sink, EventSink):
+            for ev in events:
+                self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                  "error": "the store keeps no events", "data": dict(ev.data)})
+            return
+        try:
+            self.sink.write_events(events)
+            self.stats.events += len(events)
+        except StoreRejected:
+            for ev in events:       # find the one it refuses
+                try:
+                    self.sink.write_events([ev])
+                    self.stats.events += 1
+                except StoreRejected as e:
+                    self.stats.rejected_messages += 1
+                    log.error("ingest: the store refused an event of %s: %s", ev.device, e)
+                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                      "error": f"store refused: {e}", "data": dict(ev.data)})
 
     def _reject(self, msg: Delivery, reason: str) -> None:
         self.stats.rejected_messages += 1
@@ -231,7 +291,7 @@ class IngestService:
             item = self._queue.get()
             if item is None:
                 stopping = True
-                batch: list[tuple[tuple[int, int] | None, StoredMessage]] = []
+                batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
             else:
                 batch = list(item)
             n = sum(len(m.readings) for _, m in batch)
@@ -257,13 +317,17 @@ class IngestService:
             if batch:
                 self._store(batch)
 
-    def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage]]) -> None:
-        messages = [m for _, m in batch]
+    def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]]) -> None:
+        messages = [m for _, m in batch if type(m) is StoredMessage]
+        events = [m for _, m in batch if type(m) is DeviceEvent] if len(messages) < len(batch) else []
         refused: list[tuple[StoredMessage, str]] = []
         delay = 0.2
         while True:
             try:
-                result = self.sink.write(messages)
+                result = self.sink.write(messages) if messages else WriteResult(0)
+                if events:
+                    self._store_events(events)   # readings first: a retry after this writes them again, harmlessly
+                    events = []
                 break
             except StoreRejected as e:
                 # The store refused the data itself: retrying cannot help. What it refused is
@@ -295,6 +359,13 @@ class IngestService:
         for m, reason in result.conflicts:
             self._conflict(m, reason)
         self._client.ack([token for token, _ in batch])
+        if events:      # the store refused the readings of this batch before its events were tried
+            try:
+                self._store_events(events)
+            except Exception as e:   # noqa: BLE001 — already acknowledged: keep them for a person
+                for ev in events:
+                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                      "error": f"event not stored: {e}", "data": dict(ev.data)})
         self.stats.messages += len(batch)
         self.stats.stored_readings += result.readings_written
         self.stats.duplicate_messages += result.duplicate_messages

@@ -37,7 +37,7 @@ from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import Probing, ReadingsSource, Sink
+from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings, SettingsError
@@ -255,7 +255,8 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter())
+        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
+        calibrations=sink if isinstance(sink, CalibrationHistory) else None)
     broker = settings.broker
     ingest = IngestService(
         broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,

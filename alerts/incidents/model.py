@@ -61,6 +61,8 @@ _POLICIES: dict[EventKind, KindPolicy] = {
     EventKind.TURBIDITY_CONTRAST: KindPolicy(Priority.ROUTINE, True, True, "turbidity contrast"),
     EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, False, False, "inspection due"),
     EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
+    EventKind.CALIBRATION_DUE: KindPolicy(Priority.ROUTINE, False, False, "calibration due"),
+    EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, True, True, "calibration overdue"),
 }
 
 

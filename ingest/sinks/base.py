@@ -17,8 +17,9 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
+from ...contract.calibration import CalibrationRecord, CalibrationState
 from ...contract.wire import CanonicalReading, SensorCalibration
 
 
@@ -186,3 +187,68 @@ class Probing(Protocol):
     ``/health/ready``). Raises :class:`~ms4watch.ingest.errors.StoreUnavailable` saying why."""
 
     def check_writable(self) -> None: ...
+
+
+# -- events and the calibration history (issue 13) -----------------------------------------
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    """One event message of a logger as ingest stores it (``…/events``, contract/wire.py).
+
+    ``time_ns``: the event's own time (the logger's clock); ``digest``:
+    :func:`payload_digest` of the message, so a redelivery — same device, time, kind and
+    digest — is stored once; ``received_ns``: server time. ``calibration``: for a
+    ``calibration`` event, its record (validated), which also goes to the calibration history.
+    """
+    device: str
+    station: str
+    time_ns: int
+    kind: str
+    data: Mapping[str, Any]
+    digest: int
+    received_ns: int
+    calibration: CalibrationRecord | None = None
+    readings: ClassVar[tuple[()]] = ()   # queued beside readings messages, it counts for none
+
+    @property
+    def key(self) -> tuple[str, int, str, int]:
+        return self.device, self.time_ns, self.kind, self.digest
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Optional ability: keep every event of every logger (≥ 3 years, like readings), and each
+    calibration record in the calibration history. Durable when it returns; a repeated
+    :attr:`DeviceEvent.key` is stored once. Raises StoreUnavailable (retry) or StoreRejected
+    (the data's fault), never a third-party exception. Returns how many were new."""
+
+    def write_events(self, events: Sequence[DeviceEvent]) -> int: ...
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    """Optional ability: read events back (the workbench, issue 12's bottle records).
+
+    ``device_events(device=, station=, kind=, start=, end=, limit=)``: newest first."""
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]: ...
+
+
+@runtime_checkable
+class CalibrationHistory(Protocol):
+    """The calibration history the stores keep (the read API for the workbench, dashboards
+    and the alert rules):
+
+    * ``calibration_history(device=, station=, sensor=, start=, end=)``: every calibration
+      record (one per ``ms4watch calibrate`` run, pass or fail), oldest first;
+    * ``calibrations_due(now, warn_days=14)``: every sensor whose logger reports a
+      calibration, with its due day, days left and state (ok / due soon / overdue), the
+      latest record's id, result and technician; sorted by due day.
+    """
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]: ...
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]: ...

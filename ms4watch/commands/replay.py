@@ -23,6 +23,9 @@ def register(app: typer.Typer) -> None:
                                                  help="approved discharges and exempt flows recorded on the workbench: "
                                                       "its approvals.csv export, or DATA_DIR/workbench.db itself"),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="progress bar"),
+        corrections: Optional[Path] = typer.Option(
+            None, "--corrections", help="corrections database (DATA_DIR/corrections.db): run the rules on values "
+                                        "corrected for fouling and drift; every event then says values: corrected"),
     ) -> None:
         """Replay history through the alert rules (same events as the streaming engine)."""
         from ms4watch.alerts.replay import replay_files
@@ -31,6 +34,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             now_ns = to_ns(parse_time(now)) if now else None
+            if corrections is not None and not corrections.is_file():
+                raise ValueError(f"--corrections {corrections}: no such file")
             reg = load_registry(registry)
             csv = None
             if approvals is not None and _is_sqlite(approvals):
@@ -39,7 +44,7 @@ def register(app: typer.Typer) -> None:
             else:
                 csv = approvals
             n, problems = replay_files(reg, readings, out, show_progress=progress, now_ns=now_ns,
-                                       inspections=inspections, suppressions=csv)
+                                       inspections=inspections, corrections=corrections, suppressions=csv)
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, datetime
-from typing import Any, Iterable, Mapping, Sequence
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
 from ....contract.timeutil import to_ns
 from ....contract.wire import CANONICAL_UNIT, CanonicalReading, SensorCalibration
 
 from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
-from ..base import STATS, Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
+from ..base import STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
-from .records import calibration_records
-from .schema import CALIBRATION, DEVICE_STATUS, MIN_RETENTION, READING
+from .records import EVENT_TIME_SPREAD_NS, calibration_records, device_event_records
+from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, MIN_RETENTION, READING
 
 log = logging.getLogger(__name__)
 
@@ -219,6 +221,71 @@ class InfluxSinkBase(ABC):
             "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns),
             *calibration_records(st.station, st.device, st.calibrations or (), st.received_ns)])
 
+    # -- events and the calibration history (EventSink, EventSource, CalibrationHistory) -----
+    def write_events(self, events: Sequence[DeviceEvent]) -> int:
+        """Every event as a ``device_event`` point; a calibration record also as a
+        ``calibration_record`` point (schema.py). Rewriting a point is harmless."""
+        try:
+            lines = [record_line(m, t, f, ts) for e in events for m, t, f, ts in device_event_records(e)]
+        except (ValueError, TypeError, OverflowError) as err:
+            raise StoreRejected(f"{self.target.display}: an event cannot be written: {err}") from None
+        self._send(lines)
+        return len(events)
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]:
+        where = _where(device=device, station=station, kind=kind, start=start, end=end)
+        q = (f'SELECT "data", "digest", "received_ns" FROM "{DEVICE_EVENT}"{where} '
+             f'GROUP BY "station", "device", "kind" ORDER BY time DESC LIMIT {int(limit)}')
+        out = []
+        for tags, row in _series_rows(self.query(q)):
+            body = json.loads(row["data"])
+            digest = int(row["digest"])
+            kind_ = tags.get("kind", "")
+            out.append(DeviceEvent(tags.get("device", ""), tags.get("station", ""),
+                                   int(row["time"]) - digest % EVENT_TIME_SPREAD_NS, kind_, body, digest,
+                                   int(row["received_ns"] or 0),
+                                   CalibrationRecord.model_validate(body) if kind_ == CALIBRATION_EVENT else None))
+        out.sort(key=lambda e: e.time_ns, reverse=True)
+        return out[:limit]
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]:
+        q = (f'SELECT "record" FROM "{CALIBRATION_RECORD}"'
+             f'{_where(device=device, station=station, sensor=sensor, start=start, end=end)}')
+        recs = [CalibrationRecord.model_validate_json(row["record"]) for _, row in _series_rows(self.query(q))]
+        return sorted(recs, key=lambda r: (r.performed, r.id))
+
+    #: how far back ``calibrations_due`` looks for loggers' status points (each status writes one)
+    calibration_lookback = timedelta(days=35)
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
+        """The latest status-reported calibration of each sensor heard from in the last
+        :attr:`calibration_lookback` (a logger silent longer is a stale station), with its latest
+        record."""
+        t1 = to_ns(now)
+        t0 = t1 - int(self.calibration_lookback.total_seconds() * 1e9)
+        cal = self.query(f'SELECT last("due") AS "due", last("performed") AS "performed" FROM "{CALIBRATION}" '
+                         f'WHERE time >= {t0} AND time <= {t1} GROUP BY "station", "device", "sensor"')
+        recs = self.query(f'SELECT last("id") AS "id", last("result") AS "result", last("technician") AS '
+                          f'"technician" FROM "{CALIBRATION_RECORD}" GROUP BY "device", "sensor"')
+        latest = {(t.get("device"), t.get("sensor")): row for t, row in _series_rows(recs)}
+        today = now.astimezone(timezone.utc).date()
+        out = []
+        for tags, row in _series_rows(cal):
+            if row.get("due") is None:
+                continue
+            dev, sen = tags.get("device", ""), tags.get("sensor", "")
+            due = date.fromisoformat(row["due"])
+            left, state = due_state(due, today, warn_days)
+            rec = latest.get((dev, sen), {})
+            out.append(CalibrationState(dev, tags.get("station", ""), sen, date.fromisoformat(row["performed"]), due,
+                                        left, state, rec.get("id"), rec.get("result"), rec.get("technician"),
+                                        int(row["time"])))
+        return sorted(out, key=lambda c: (c.due, c.device, c.sensor))
+
     def _send(self, lines: Sequence[str]) -> None:
         n = self.target.batch_lines
         chunks = [lines[i:i + n] for i in range(0, len(lines), n)]
@@ -291,6 +358,26 @@ def _num(v: Any) -> float | None:
 
 def _int(v: Any) -> int | None:
     return None if v is None else int(v)
+
+
+def _where(*, start: datetime | None = None, end: datetime | None = None, **tags: str | None) -> str:
+    """`` WHERE "tag" = '…' AND time >= …`` for the values given ('' when none)."""
+    parts = [f'"{k}" = {_quote(v)}' for k, v in tags.items() if v is not None]
+    if start is not None:
+        parts.append(f"time >= {to_ns(start)}")
+    if end is not None:
+        parts.append(f"time <= {to_ns(end)}")
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+def _series_rows(body: Mapping[str, Any]) -> Iterator[tuple[dict[str, str], dict[str, Any]]]:
+    """(tags, {column: value}) for every row of every series of an InfluxQL answer."""
+    for res in body.get("results", []):
+        for series in res.get("series", []) or []:
+            tags = series.get("tags", {}) or {}
+            cols = series["columns"]
+            for values in series.get("values", []) or []:
+                yield tags, dict(zip(cols, values))
 
 
 def _quote(text: str) -> str:

@@ -29,23 +29,30 @@ Any other SQLite failure (locked, disk full, I/O) is StoreUnavailable and retrie
 each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
 received_ns): a status that lists calibrations replaces the device's rows, one that says
 nothing about calibration (an older logger, the last will) leaves them alone.
+
+``events`` keeps every event message of every logger (device, station, time_ns, kind,
+digest, received_ns, data as JSON), a redelivery once; ``calibration_records`` the
+calibration history: one row per ``ms4watch calibrate`` run (its record as JSON, and the
+columns it is looked up by). Nothing is ever deleted from either (records kept ≥ 3 years).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
 from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading, SensorCalibration
-from ...errors import MessagesRejected, StoreUnavailable, refused_summary
-from ..base import STATS, Bucket, DeviceStatus, LatestReading, StoredMessage, WriteResult
+from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
+from ..base import STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, StoredMessage, WriteResult
 
 MESSAGES_TABLE = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -71,6 +78,16 @@ CREATE TABLE IF NOT EXISTS calibration (
     device TEXT NOT NULL, sensor TEXT NOT NULL, station TEXT NOT NULL, performed TEXT NOT NULL,
     due TEXT NOT NULL, received_ns INTEGER NOT NULL, PRIMARY KEY (device, sensor)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS events (
+    device TEXT NOT NULL, station TEXT NOT NULL, time_ns INTEGER NOT NULL, kind TEXT NOT NULL,
+    digest INTEGER NOT NULL, received_ns INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (device, time_ns, kind, digest)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_station_time ON events (station, time_ns);
+CREATE TABLE IF NOT EXISTS calibration_records (
+    id TEXT PRIMARY KEY, device TEXT NOT NULL, station TEXT NOT NULL, sensor TEXT NOT NULL,
+    procedure TEXT NOT NULL, performed_ns INTEGER NOT NULL, next_due TEXT NOT NULL, result TEXT NOT NULL,
+    technician TEXT NOT NULL, received_ns INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS calibration_records_sensor ON calibration_records (device, sensor, performed_ns);
 """
 
 SUMMARY_MAX_RANGES = 5000   # a summary of more buckets than this is one GROUP BY (see SqliteSink.summary)
@@ -290,6 +307,97 @@ class SqliteSink:
                     (st.device, c.sensor, c.station or st.station, c.performed.isoformat(),
                      c.due.isoformat(), st.received_ns) for c in st.calibrations])
 
+    # -- events and the calibration history ------------------------------------------------
+    def write_events(self, events: Sequence[DeviceEvent]) -> int:
+        """``EventSink``: every event, and each calibration record into the history (one
+        transaction). A redelivered event (same key) or record (same id) is stored once."""
+        new = 0
+        with self._transaction() as db:
+            for e in events:
+                try:
+                    data = json.dumps(dict(e.data), separators=(",", ":"), allow_nan=False)
+                    cur = db.execute("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?)",
+                                     (e.device, e.station, e.time_ns, e.kind, e.digest, e.received_ns, data))
+                except (ValueError, OverflowError) as err:
+                    raise StoreRejected(f"{self.path}: event {e.kind} of {e.device}: {err}") from None
+                new += cur.rowcount
+                r = e.calibration
+                if r is not None:
+                    db.execute("INSERT OR IGNORE INTO calibration_records VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                               (r.id, r.device, r.station, r.sensor, r.procedure.value, to_ns(r.performed),
+                                r.next_due.isoformat(), r.result.value, r.technician, e.received_ns,
+                                r.model_dump_json(by_alias=True)))
+        return new
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]:
+        """``EventSource``: newest first."""
+        where, params = _filters(device=device, station=station, kind=kind)
+        if start is not None:
+            where.append("time_ns >= ?")
+            params.append(to_ns(start))
+        if end is not None:
+            where.append("time_ns <= ?")
+            params.append(to_ns(end))
+        rows = self._read("SELECT device, station, time_ns, kind, data, digest, received_ns FROM events"
+                          + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY time_ns DESC LIMIT ?",
+                          (*params, int(limit)))
+        out = []
+        for d, st, t, k, data, dig, rec in rows:
+            body = json.loads(data)
+            cal = CalibrationRecord.model_validate(body) if k == CALIBRATION_EVENT else None
+            out.append(DeviceEvent(d, st, t, k, body, dig, rec, cal))
+        return out
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]:
+        """``CalibrationHistory``: every record of the sensors asked for, oldest first."""
+        where, params = _filters(device=device, station=station, sensor=sensor)
+        if start is not None:
+            where.append("performed_ns >= ?")
+            params.append(to_ns(start))
+        if end is not None:
+            where.append("performed_ns <= ?")
+            params.append(to_ns(end))
+        rows = self._read("SELECT record FROM calibration_records" + (" WHERE " + " AND ".join(where) if where else "")
+                          + " ORDER BY performed_ns, id", tuple(params))
+        return [CalibrationRecord.model_validate_json(r[0]) for r in rows]
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
+        """``CalibrationHistory``: each calibrated sensor as its logger last reported it, with its
+        latest record; sorted by due day."""
+        rows = self._read(
+            "SELECT c.device, c.station, c.sensor, c.performed, c.due, c.received_ns, r.id, r.result, r.technician "
+            "FROM calibration AS c LEFT JOIN calibration_records AS r ON r.id = ("
+            "  SELECT id FROM calibration_records WHERE device = c.device AND sensor = c.sensor "
+            "  ORDER BY performed_ns DESC, id DESC LIMIT 1) ORDER BY c.due, c.device, c.sensor", ())
+        today = now.astimezone(timezone.utc).date()
+        out = []
+        for d, st, se, perf, due, rec_ns, rid, res, tech in rows:
+            due_day = date.fromisoformat(due)
+            left, state = due_state(due_day, today, warn_days)
+            out.append(CalibrationState(d, st, se, date.fromisoformat(perf), due_day, left, state, rid, res, tech,
+                                        rec_ns))
+        return out
+
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """A query on the read-only connection (any thread, beside a write); [] before any
+        table exists."""
+        with self._reader_lock:
+            try:
+                if self._reader is None:
+                    if not self.path.exists():
+                        return []
+                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
+                                                   check_same_thread=False)
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                if "no such table" in str(e):
+                    return []
+                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+
     def count_readings(self) -> int:
         with self._lock:
             assert self._db is not None
@@ -323,21 +431,6 @@ class SqliteSink:
         return [CanonicalReading(t, station, d, se, quantity, v, u, f, q) for t, d, se, v, u, f, q in rows]
 
     # -- what the workbench reads (the optional abilities Summarising and StationState) ----
-    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """A query on the readings port's own read-only connection ([] before any table exists)."""
-        with self._reader_lock:
-            try:
-                if self._reader is None:
-                    if not self.path.exists():
-                        return []
-                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
-                                                   check_same_thread=False)
-                return self._reader.execute(sql, params).fetchall()
-            except sqlite3.Error as e:
-                if "no such table" in str(e):
-                    return []
-                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
-
     def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
                 stats: frozenset[str] = STATS) -> list[Bucket]:
         """``Summarising``: one index range per bucket (a chart's ~1,000) — twice as fast as
@@ -429,6 +522,16 @@ class SqliteSink:
             for db in self._idle_readers:
                 db.close()
             self._idle_readers.clear()
+
+
+def _filters(**eq: str | None) -> tuple[list[str], list]:
+    """``col = ?`` for every given value."""
+    where, params = [], []
+    for col, v in eq.items():
+        if v is not None:
+            where.append(f"{col} = ?")
+            params.append(v)
+    return where, params
 
 
 def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:

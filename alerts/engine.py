@@ -29,7 +29,7 @@ import json
 import math
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Iterable
@@ -48,59 +48,103 @@ from .rules._common import td_ns
 STATE_VERSION = 1
 
 
+_NEVER = -(2 ** 62)
+_BIG = 2 ** 62
+_SAME = object()   # _Series.put: the reading was there already, unchanged
+
+
 def _next_after(t: np.ndarray, after_ns: int) -> int:
     """Time of the first reading after ``after_ns`` (a huge number if none yet)."""
     i = int(np.searchsorted(t, after_ns, side="right"))
-    return int(t[i]) if i < t.size else 2 ** 62
+    return int(t[i]) if i < t.size else _BIG
 
 
 class _Series:
-    """One (station, quantity) buffer: time -> (value, flags), sorted arrays on demand."""
+    """One (station, quantity) buffer: sorted unique times, values and flags.
 
-    __slots__ = ("data", "_arrays", "cutoff")
+    Kept in numpy arrays with room at the end, so the common case, a reading later than the
+    last, is an append in place; an earlier reading or a changed value builds new arrays
+    (rare). Views handed out by :meth:`arrays` never change afterwards.
+    """
+
+    __slots__ = ("t", "v", "f", "lo", "n", "last", "cutoff", "_view")
 
     def __init__(self) -> None:
-        self.data: dict[int, tuple[float, str]] = {}
-        self._arrays: ev.Arrays | None = None
-        self.cutoff = -(2 ** 62)  # readings before this were dropped
+        self._store(ev.EMPTY[0], ev.EMPTY[1], ev.EMPTY[2])
+        self.cutoff = _NEVER  # readings before this were dropped
 
-    def put(self, t: int, v: float, f: str) -> bool:
-        old = self.data.get(t)
-        if old is not None and old[0] == v and old[1] == f:
-            return False
-        self.data[t] = (v, f)
-        self._arrays = None
-        return True
+    def _store(self, t: np.ndarray, v: np.ndarray, f: np.ndarray) -> None:
+        n = t.size
+        cap = 2 * n + 32
+        self.t, self.v, self.f = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, dtype=object)
+        self.t[:n], self.v[:n], self.f[:n] = t, v, f
+        self.lo, self.n = 0, n
+        self.last = int(t[-1]) if n else _NEVER   # the latest time (cut-offs lie before it: never trimmed)
+        self._view: ev.Arrays | None = None
+
+    def put(self, t: int, v: float, f: str):
+        """Add or replace the reading at ``t``: ``_SAME`` when it was there already unchanged,
+        else the value it replaced (None: a new time)."""
+        n = self.n
+        if t > self.last:
+            if n == self.t.size:
+                lo = self.lo
+                self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
+                n = self.n
+            self.t[n], self.v[n], self.f[n] = t, v, f
+            self.n, self.last, self._view = n + 1, t, None
+            return None
+        lo = self.lo
+        i = n - 1 if t == self.last and n > lo else lo + int(np.searchsorted(self.t[lo:n], t))
+        if i < n and self.t[i] == t:
+            old = float(self.v[i])
+            if old == v and self.f[i] == f:
+                return _SAME
+            nv, nf = self.v[lo:n].copy(), self.f[lo:n].copy()   # new arrays: views handed out stay as they were
+            nv[i - lo], nf[i - lo] = v, f
+            self._store(self.t[lo:n], nv, nf)
+            return old
+        k = i - lo
+        self._store(np.insert(self.t[lo:n], k, t), np.insert(self.v[lo:n], k, v), np.insert(self.f[lo:n], k, f))
+        return None
 
     def arrays(self) -> ev.Arrays:
-        if self._arrays is None:
-            if not self.data:
-                self._arrays = ev.EMPTY
-            else:
-                t = np.fromiter(self.data.keys(), dtype=np.int64, count=len(self.data))
-                o = np.argsort(t, kind="stable")
-                vals = list(self.data.values())
-                v = np.fromiter((x[0] for x in vals), dtype=np.float64, count=len(vals))[o]
-                f = np.array([x[1] for x in vals], dtype=object)[o]
-                self._arrays = (t[o], v, f)
-        return self._arrays
+        """Sorted (times, values, flags): views, not to be modified."""
+        if self._view is None:
+            lo, n = self.lo, self.n
+            self._view = (self.t[lo:n], self.v[lo:n], self.f[lo:n]) if lo < n else ev.EMPTY
+        return self._view
 
     def trim(self, before_ns: int) -> None:
+        """Drop the readings before ``before_ns``; later readings older than it are refused by the engine."""
         if before_ns <= self.cutoff:
             return
-        old = [t for t in self.data if t < before_ns]
-        if old:
-            for t in old:
-                del self.data[t]
-            self._arrays = None
+        lo, n = self.lo, self.n
+        if lo < n and self.t[lo] < before_ns:
+            self.lo = lo + int(np.searchsorted(self.t[lo:n], before_ns))
+            self._view = None
         self.cutoff = before_ns
+
+    def rows(self) -> list[list]:
+        t, v, f = self.arrays()
+        return [list(x) for x in zip(t.tolist(), v.tolist(), f.tolist())]
+
+    def load(self, cutoff: int, rows: Iterable) -> None:
+        rows = sorted((int(t), float(v), f) for t, v, f in rows)
+        self._store(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64),
+                    np.array([r[2] for r in rows] or [], dtype=object))
+        self.cutoff = cutoff
 
 
 @dataclass
 class _Subject:
-    emitted: dict[str, Event]
+    emitted: dict[str, Event]           # the current version of every event (frozen ones included)
     frozen: set[str]
-    cutoff: int = -(2 ** 62)
+    cutoff: int = _NEVER
+    live: dict[str, Event] = field(default_factory=dict)   # emitted and not frozen: what can still change
+
+    def __post_init__(self) -> None:
+        self.live = {k: e for k, e in self.emitted.items() if k not in self.frozen}
 
 
 class StreamingEngine:
@@ -124,9 +168,18 @@ class StreamingEngine:
         self._pending: set[tuple[str, str]] = set()
         self._last_eval: dict[tuple[str, str], int] = {}
         self._site_wake = 0
-        self.rules = registry.rules
+        self.rules = r = registry.rules
         self.state_path = Path(state_path) if state_path else None
-        self.lateness = td_ns(self.rules.lateness)
+        self.lateness = td_ns(r.lateness)
+        self._mit = td_ns(r.storm_inter_event)
+        self._dwf_md = td_ns(r.dwf_min_duration)
+        self._turb_md = td_ns(r.turbidity_min_duration)
+        self._align = td_ns(r.turbidity_align_tolerance)
+        self._rain_keep = td_ns(r.dry_lookback) + 2 * td_ns(r.dry_rain_max_gap)
+        self._outfalls = {o.id: o for o in registry.outfalls}
+        self._pairs = {p.id: p for p in registry.turbidity_pairs}
+        self._gauge_outfalls = {g.id: [o.id for o in registry.outfalls if g.id in o.rain_gauges]
+                                for g in registry.rain_gauges}
         self.now_ns = 0
         self.checkpoint_ns = 0
         self.late_dropped = 0
@@ -146,27 +199,35 @@ class StreamingEngine:
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
         dirty: set[tuple[str, str]] = set()
+        series, times, mx, deps = self._series, self._times, self._max, self._deps
+        since, now = self._since, self.now_ns
         for r in readings:
-            if r.value is None:
+            v = r.value
+            if v is None:
                 continue
-            if self._since is None or r.time_ns < self._since:
-                self._since = r.time_ns
-            s = self._series[(r.station, r.quantity)]
-            if r.time_ns < s.cutoff:
+            t = r.time_ns
+            if since is None or t < since:
+                since = t
+            key = (r.station, r.quantity)
+            s = series[key]
+            if t < s.cutoff:
                 self.late_dropped += 1
                 continue
-            if s.put(r.time_ns, float(r.value), r.flags or ""):
-                self._times[r.station].put(r.time_ns, 0.0, "")
-                if r.time_ns > self._max.get(r.station, -(2 ** 62)):
-                    self._max[r.station] = r.time_ns
-                if r.time_ns > self.now_ns:
-                    self.now_ns = r.time_ns
-                dirty.update(self._deps.get((r.station, r.quantity), ()))
-                # Station health (stale, battery) is judged by advance(), on the clock: judged
-                # here against the newest reading of any station, a logger whose batch
-                # arrives a moment after its neighbours' would look stale for that moment.
+            if s.put(t, float(v), r.flags or "") is _SAME:
+                continue
+            times[r.station].put(t, 0.0, "")
+            if t > mx.get(r.station, _NEVER):
+                mx[r.station] = t
+            if t > now:
+                now = t
+            dirty.update(deps.get(key, ()))
+            # Station health (stale, battery) is judged by advance(), on the clock: judged
+            # here against the newest reading of any station, a logger whose batch arrives
+            # a moment after its neighbours' would look stale for that moment.
+        self._since, self.now_ns = since, now
         self._pending |= dirty
-        due = {k for k in self._pending if self.now_ns - self._last_eval.get(k, -(2 ** 62)) >= self.eval_interval}
+        last_eval, iv = self._last_eval, self.eval_interval
+        due = [k for k in self._pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
 
     def advance(self, now_ns: int) -> list[Event]:
@@ -187,7 +248,7 @@ class StreamingEngine:
             raise AlertError(f"unknown construction site {site!r}")
         t = time if isinstance(time, int) else to_ns(time)
         self._inspections.append(ev.Inspection(site, t, inspector, note))
-        return self._evaluate(set(), sites=True)
+        return self._evaluate((), sites=True)
 
     def inputs(self) -> set[tuple[str, str]]:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
@@ -212,7 +273,7 @@ class StreamingEngine:
             self._status_intervals[station] = float(seconds)
         if self._status_intervals.get(station) == old:
             return []
-        return self._evaluate({("station", station)})
+        return self._evaluate([("station", station)])
 
     @property
     def inspections(self) -> list[ev.Inspection]:
@@ -248,29 +309,31 @@ class StreamingEngine:
         dead gauge among several or a missing upstream probe, is absent: it must not stop
         the others' events from becoming final)."""
         seen = [self._max[s] for s in stations if s in self._max]
-        return (min(seen) if seen else -(2 ** 62)) - self.lateness
+        return (min(seen) if seen else _NEVER) - self.lateness
 
-    def _evaluate(self, dirty: set[tuple[str, str]], sites: bool = False) -> list[Event]:
+    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False) -> list[Event]:
         out: list[Event] = []
         order = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}
         sites_dirty = sites or self.now_ns >= self._site_wake
-        for key in dirty:
+        work = []
+        for key in due:
+            work.append((order[key[0]], key[1]))
             self._pending.discard(key)
             self._last_eval[key] = self.now_ns
-        for kind, name in sorted(dirty, key=lambda x: (order[x[0]], x[1])):
-            if kind == "gauge":
-                before = dict(self._confirmed[name])
-                out += self._gauge(name)
-                if self._confirmed[name] != before:
-                    sites_dirty = True
-            elif kind == "outfall":
+        work.sort()
+        for kind, name in work:
+            if kind == 0:
+                changes, confirmed_changed = self._gauge(name)
+                out += changes
+                sites_dirty = sites_dirty or confirmed_changed
+            elif kind == 1:
                 out += self._outfall(name)
-            elif kind == "pair":
+            elif kind == 2:
                 out += self._pair(name)
-            elif kind == "station":
+            else:
                 out += self._station(name)
         if sites_dirty and self.reg.construction_sites:
-            wake = 2 ** 62
+            wake = _BIG
             for s in self.reg.construction_sites:
                 out += self._site(s.id)
                 for e in self._subjects[("site", s.id)].emitted.values():
@@ -290,8 +353,11 @@ class StreamingEngine:
         horizon *and* the next reading of every input after it is too: then every reading
         that could extend it has arrived (the one that closed it included).
         """
-        sub = self._subjects.setdefault(key, _Subject({}, set()))
+        sub = self._subjects.get(key)
+        if sub is None:
+            sub = self._subjects[key] = _Subject({}, set())
         changes = []
+        live = sub.live
         seen = set()
         for e in computed:
             if e.id in sub.frozen:
@@ -300,62 +366,69 @@ class StreamingEngine:
             if start is not None and start < sub.cutoff and e.id not in sub.emitted:
                 continue  # remnant of trimmed data
             seen.add(e.id)
-            old = sub.emitted.get(e.id)
+            old = live.get(e.id)
             if old is None or old.fields != e.fields:
-                sub.emitted[e.id] = e
+                sub.emitted[e.id] = live[e.id] = e
                 changes.append(e)
-        for eid in [i for i in sub.emitted if i not in seen and i not in sub.frozen]:
-            changes.append(sub.emitted.pop(eid).retracted())
-        for eid, e in sub.emitted.items():
-            last = e.fields.get("last_met", e.fields.get("end"))
-            if eid not in sub.frozen and e.fields.get("end") is not None and last is not None \
-                    and last + settle_ns < horizon and all(_next_after(a[0], last) <= horizon for a in inputs):
+        for eid in [i for i in live if i not in seen]:
+            del sub.emitted[eid]
+            changes.append(live.pop(eid).retracted())
+        for eid, e in list(live.items()):
+            f = e.fields
+            end = f.get("end")
+            if end is None:
+                continue
+            last = f.get("last_met", end)
+            if last is not None and last + settle_ns < horizon and all(_next_after(a[0], last) <= horizon
+                                                                       for a in inputs):
                 sub.frozen.add(eid)
+                del live[eid]
         return changes
 
     def _cutoff(self, key: tuple[str, str], horizon: int, context_ns: int) -> int:
         sub = self._subjects[key]
         c = horizon - context_ns
-        for eid, e in sub.emitted.items():
-            if eid not in sub.frozen and e.fields.get("start") is not None:
-                c = min(c, e.fields["start"])
-        c = max(c, sub.cutoff)
+        for e in sub.live.values():
+            start = e.fields.get("start")
+            if start is not None and start < c:
+                c = start
+        if c < sub.cutoff:
+            c = sub.cutoff
         sub.cutoff = c
         return c
 
-    def _gauge(self, gid: str) -> list[Event]:
-        rain = self._get(gid, "rain")
-        _, computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
+    def _gauge(self, gid: str) -> tuple[list[Event], bool]:
+        """Storms of a gauge; also whether its confirmed qualifying storms changed."""
         key = ("gauge", gid)
-        mit = td_ns(self.rules.storm_inter_event)
+        rain = self._get(gid, "rain")
+        mit = self._mit
+        _, computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
         horizon = self._horizon(gid)
         changes = self._update(key, computed, mit, horizon, (rain,))
-        sub = self._subjects[key]
-        for e in list(sub.emitted.values()):
-            if e["confirmed"] and e["qualifying"]:
-                self._confirmed[gid][e.id] = e["last_rain"]
-            else:
-                self._confirmed[gid].pop(e.id, None)
+        confirmed = self._confirmed[gid]
+        confirmed_changed = False
         for e in changes:
-            if e.status is EventStatus.RETRACTED:
-                self._confirmed[gid].pop(e.id, None)
+            if e.status is EventStatus.ACTIVE and e["confirmed"] and e["qualifying"]:
+                if confirmed.get(e.id) != e["last_rain"]:
+                    confirmed[e.id] = e["last_rain"]
+                    confirmed_changed = True
+            elif confirmed.pop(e.id, None) is not None:
+                confirmed_changed = True
         # keep rain for the storms still open and for the dry-weather look-back of outfalls
-        c = self._cutoff(key, horizon, mit)
-        need = c
-        for o in self.reg.outfalls:
-            if gid in o.rain_gauges:
-                osub = self._subjects.get(("outfall", o.id))
-                ocut = osub.cutoff if osub else -(2 ** 62)
-                need = min(need, ocut - td_ns(self.rules.dry_lookback) - 2 * td_ns(self.rules.dry_rain_max_gap))
+        need = self._cutoff(key, horizon, mit)
+        for oid in self._gauge_outfalls.get(gid, ()):
+            osub = self._subjects.get(("outfall", oid))
+            ocut = osub.cutoff if osub else _NEVER
+            need = min(need, ocut - self._rain_keep)
         self._series[(gid, "rain")].trim(need)
-        return changes
+        return changes, confirmed_changed
 
     def _outfall(self, oid: str) -> list[Event]:
-        of = self.reg.outfall(oid)
+        of = self._outfalls[oid]
         flow = self._get(oid, "flow")
-        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
         key = ("outfall", oid)
-        md = td_ns(self.rules.dwf_min_duration)
+        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+        md = self._dwf_md
         horizon = self._horizon(oid, *of.rain_gauges)
         changes = self._update(key, computed, 2 * md, horizon, (flow,))
         c = self._cutoff(key, horizon, 3 * md)
@@ -363,12 +436,11 @@ class StreamingEngine:
         return changes
 
     def _pair(self, pid: str) -> list[Event]:
-        p = next(x for x in self.reg.turbidity_pairs if x.id == pid)
+        p = self._pairs[pid]
         up, down = self._get(p.upstream, "turbidity"), self._get(p.downstream, "turbidity")
         computed = ev.pair_events(self.reg, pid, up, down)
         key = ("pair", pid)
-        md = td_ns(self.rules.turbidity_min_duration)
-        tol = td_ns(self.rules.turbidity_align_tolerance)
+        md, tol = self._turb_md, self._align
         horizon = self._horizon(p.upstream, p.downstream)
         # a probe that never reported (a missing upstream) is absent, not "still to come"
         inputs = tuple(a for st, a in ((p.upstream, up), (p.downstream, down)) if st in self._max)
@@ -416,9 +488,10 @@ class StreamingEngine:
         for e in computed:
             seen.add(e.id)
             if sub.emitted.get(e.id) is None or sub.emitted[e.id].fields != e.fields:
-                sub.emitted[e.id] = e
+                sub.emitted[e.id] = sub.live[e.id] = e
                 changes.append(e)
         for eid in [i for i in sub.emitted if i not in seen]:
+            sub.live.pop(eid, None)
             changes.append(sub.emitted.pop(eid).retracted())
         return changes
 
@@ -429,9 +502,8 @@ class StreamingEngine:
             return
         state = {
             "version": STATE_VERSION, "now_ns": self.now_ns, "late_dropped": self.late_dropped,
-            "series": [[s, q, ser.cutoff, [[t, v, f] for t, (v, f) in ser.data.items()]]
-                       for (s, q), ser in self._series.items()],
-            "times": [[s, ser.cutoff, list(ser.data.keys())] for s, ser in self._times.items()],
+            "series": [[s, q, ser.cutoff, ser.rows()] for (s, q), ser in self._series.items()],
+            "times": [[s, ser.cutoff, ser.arrays()[0].tolist()] for s, ser in self._times.items()],
             "max": self._max,
             "subjects": [[k, n, sub.cutoff, sorted(sub.frozen), [e.to_dict() | {"_fields": list(e.fields)}
                                                                  for e in sub.emitted.values()]]
@@ -461,13 +533,9 @@ class StreamingEngine:
             self.checkpoint_ns = self.now_ns
             self.late_dropped = state["late_dropped"]
             for s, q, cut, rows in state["series"]:
-                ser = self._series[(s, q)]
-                ser.cutoff = cut
-                ser.data = {int(t): (float(v), f) for t, v, f in rows}
+                self._series[(s, q)].load(cut, rows)
             for s, cut, ts in state["times"]:
-                ser = self._times[s]
-                ser.cutoff = cut
-                ser.data = {int(t): (0.0, "") for t in ts}
+                self._times[s].load(cut, ((t, 0.0, "") for t in ts))
             self._max = {k: int(v) for k, v in state["max"].items()}
             for k, n, cut, frozen, evs in state["subjects"]:
                 emitted = {}

@@ -402,7 +402,7 @@ class StreamingEngine:
         key = ("gauge", gid)
         rain = self._get(gid, "rain")
         mit = self._mit
-        _, computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
+        computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
         horizon = self._horizon(gid)
         changes = self._update(key, computed, mit, horizon, (rain,))
         confirmed = self._confirmed[gid]

@@ -64,29 +64,23 @@ def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
 
 
 # -- storms ---------------------------------------------------------------------------------
-def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> tuple[pd.DataFrame, list[Event]]:
+def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[Event]:
     """Storm events of a gauge; a storm is confirmed (``end`` set) once now - last rain > MIT."""
     p = storm_params(reg, gauge)
-    if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut, saves the pandas work)
-        return storms.storm_events(series(EMPTY), p).assign(confirmed=[]), []
-    table = storms.storm_events(series(rain), p)
+    if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut)
+        return []
     mit = td_ns(p.inter_event)
     params = p.as_dict()
     out = []
-    confirmed = []
-    for r in _rows(table):
-        end = _ns(r.end)
+    for start, end, first, depth_uin, duration_h, _n, i5, i15, i60, qualifying in storms.storm_rows(rain[0], rain[1], p):
         done = now_ns - end > mit
-        confirmed.append(done)
-        first = _ns(r.first_rain)
         out.append(Event(EventKind.STORM, f"storm/{gauge}/{first}", {
-            "gauge": gauge, "start": _ns(r.start), "end": end if done else None,
-            "depth_in": r.depth_uin / storms.MICRO, "qualifying": bool(r.qualifying), "confirmed": done,
-            "last_rain": end, "duration_h": round(r.duration_h, 4),
-            "peak_i5_in_h": round(r.peak_i5_in_h, 4), "peak_i15_in_h": round(r.peak_i15_in_h, 4),
-            "peak_i60_in_h": round(r.peak_i60_in_h, 4)}, params, storms.PROVISION))
-    table = table.assign(confirmed=confirmed)
-    return table, out
+            "gauge": gauge, "start": start, "end": end if done else None,
+            "depth_in": depth_uin / storms.MICRO, "qualifying": qualifying, "confirmed": done,
+            "last_rain": end, "duration_h": round(duration_h, 4),
+            "peak_i5_in_h": round(i5, 4), "peak_i15_in_h": round(i15, 4),
+            "peak_i60_in_h": round(i60, 4)}, params, storms.PROVISION))
+    return out
 
 
 # -- inspections ----------------------------------------------------------------------------
@@ -157,14 +151,12 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     md = td_ns(r.dwf_min_duration)
     if flow[0].size == 0 or not np.any(above) or not episodes(flow[0], above, md, 0):
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
-    fs = series(flow)
     gauges = list(of.rain_gauges)
-    dry, per_gauge, depth = dw.outfall_dry_weather(
-        {g: series(rain.get(g, EMPTY)) for g in gauges}, fs.index, lookback=r.dry_lookback,
-        max_rain_in=r.dry_max_rain_in, max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
-    states = per_gauge.to_numpy(dtype=np.int8)
-    depths = depth.to_numpy()
-    t = flow[0]
+    t, v = flow[0], flow[1]
+    dry, states, depths = dw.outfall_dry_codes(
+        {g: rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
+        max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
+        after_rain_ns=td_ns(r.dry_after_rain))
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
               "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
               "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
@@ -179,19 +171,19 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         return used, missing, depth_in
 
     out = []
-    eps = dwf.dry_weather_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)
-    for e in _rows(eps):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
+                                                           min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
-            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end}, params, dwf.PROVISION))
-    for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN,
+                                                           floor_gpm=of.flow_floor_gpm, min_duration_ns=md,
+                                                           rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
-            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "reason": "no rain data covering the dry-weather window", "rain_gauges_missing": missing,
             "last_met": end}, params, dw.PROVISION))
     return out

@@ -43,7 +43,7 @@ from ms4watch.contract.wire import CanonicalReading
 from . import evaluate as ev
 from .errors import AlertError
 from .events import Event, EventStatus
-from .rules._common import td_ns
+from .rules._common import runs, td_ns
 
 STATE_VERSION = 1
 
@@ -51,6 +51,7 @@ STATE_VERSION = 1
 _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
+_ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
@@ -64,10 +65,12 @@ class _Series:
 
     Kept in numpy arrays with room at the end, so the common case, a reading later than the
     last, is an append in place; an earlier reading or a changed value builds new arrays
-    (rare). Views handed out by :meth:`arrays` never change afterwards.
+    (rare). Views handed out by :meth:`arrays` never change afterwards. ``trim`` moves the
+    cut-off; the readings before it leave the view when it is next built (the engine
+    refuses readings older than the cut-off, so none can come back).
     """
 
-    __slots__ = ("t", "v", "f", "lo", "n", "last", "cutoff", "_view")
+    __slots__ = ("t", "v", "f", "lo", "n", "first", "last", "cutoff", "_view")
 
     def __init__(self) -> None:
         self._store(ev.EMPTY[0], ev.EMPTY[1], ev.EMPTY[2])
@@ -79,8 +82,15 @@ class _Series:
         self.t, self.v, self.f = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, dtype=object)
         self.t[:n], self.v[:n], self.f[:n] = t, v, f
         self.lo, self.n = 0, n
+        self.first = int(t[0]) if n else _BIG     # time at ``lo``
         self.last = int(t[-1]) if n else _NEVER   # the latest time (cut-offs lie before it: never trimmed)
         self._view: ev.Arrays | None = None
+
+    def _drop_old(self) -> None:
+        if self.first < self.cutoff:
+            lo, n = self.lo, self.n
+            lo += int(np.searchsorted(self.t[lo:n], self.cutoff))
+            self.lo, self.first = lo, int(self.t[lo]) if lo < n else _BIG
 
     def put(self, t: int, v: float, f: str):
         """Add or replace the reading at ``t``: ``_SAME`` when it was there already unchanged,
@@ -88,12 +98,16 @@ class _Series:
         n = self.n
         if t > self.last:
             if n == self.t.size:
+                self._drop_old()
                 lo = self.lo
                 self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
                 n = self.n
+            if n == self.lo:
+                self.first = t
             self.t[n], self.v[n], self.f[n] = t, v, f
             self.n, self.last, self._view = n + 1, t, None
             return None
+        self._drop_old()
         lo = self.lo
         i = n - 1 if t == self.last and n > lo else lo + int(np.searchsorted(self.t[lo:n], t))
         if i < n and self.t[i] == t:
@@ -109,21 +123,19 @@ class _Series:
         return None
 
     def arrays(self) -> ev.Arrays:
-        """Sorted (times, values, flags): views, not to be modified."""
+        """Sorted (times, values, flags) from the cut-off on: views, not to be modified."""
         if self._view is None:
+            self._drop_old()
             lo, n = self.lo, self.n
             self._view = (self.t[lo:n], self.v[lo:n], self.f[lo:n]) if lo < n else ev.EMPTY
         return self._view
 
     def trim(self, before_ns: int) -> None:
-        """Drop the readings before ``before_ns``; later readings older than it are refused by the engine."""
-        if before_ns <= self.cutoff:
-            return
-        lo, n = self.lo, self.n
-        if lo < n and self.t[lo] < before_ns:
-            self.lo = lo + int(np.searchsorted(self.t[lo:n], before_ns))
-            self._view = None
-        self.cutoff = before_ns
+        """Drop the readings before ``before_ns`` (the engine refuses later ones older than it)."""
+        if before_ns > self.cutoff:
+            self.cutoff = before_ns
+            if self.first < before_ns:
+                self._view = None
 
     def rows(self) -> list[list]:
         t, v, f = self.arrays()
@@ -133,6 +145,45 @@ class _Series:
         rows = sorted((int(t), float(v), f) for t, v, f in rows)
         self._store(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64),
                     np.array([r[2] for r in rows] or [], dtype=object))
+        self.cutoff = cutoff
+
+
+class _Times:
+    """A station's reading times (station health): a set of times, gathered in a list as
+    readings come and merged into a sorted array when read. ``trim`` drops the times before
+    it at once; one added later that is older still counts until the next trim."""
+
+    __slots__ = ("t", "cutoff", "_new")
+
+    def __init__(self) -> None:
+        self.t = ev.EMPTY[0]
+        self.cutoff = _NEVER
+        self._new: list[int] = []
+
+    def add(self, t: int) -> None:
+        self._new.append(t)
+
+    def times(self) -> np.ndarray:
+        if self._new:
+            new = np.array(self._new, dtype=np.int64)
+            self._new = []
+            if new.size > 1 and np.any(np.diff(new) <= 0):
+                new = np.unique(new)
+            t = self.t
+            self.t = np.concatenate((t, new)) if not t.size or new[0] > t[-1] else np.union1d(t, new)
+        return self.t
+
+    def trim(self, before_ns: int) -> None:
+        if before_ns <= self.cutoff:
+            return
+        t = self.times()
+        i = int(np.searchsorted(t, before_ns))
+        if i:
+            self.t = t[i:]
+        self.cutoff = before_ns
+
+    def load(self, cutoff: int, times: Iterable[int]) -> None:
+        self.t = np.unique(np.asarray([int(x) for x in times], dtype=np.int64))
         self.cutoff = cutoff
 
 
@@ -147,6 +198,30 @@ class _Subject:
         self.live = {k: e for k, e in self.emitted.items() if k not in self.frozen}
 
 
+class _Change:
+    """What changed in one (station, quantity) buffer since a subject was last evaluated:
+    what the exact shortcuts need to know (times in UTC ns)."""
+
+    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "vmax")
+
+    def __init__(self) -> None:
+        self.inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
+        self.appended = _BIG     # earliest new time after the buffer's latest
+        self.prev_last = _BIG    # earliest latest-time of the buffer before a change
+        self.positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
+        self.replaced = False    # a value at a time already there changed
+        self.vmax = -math.inf    # the largest new value
+
+    def merged(self, o: "_Change") -> "_Change":
+        """Both changes in one (a new record: one batch's records are shared by subjects)."""
+        m = _Change()
+        m.inserted, m.appended = min(self.inserted, o.inserted), min(self.appended, o.appended)
+        m.prev_last = min(self.prev_last, o.prev_last)
+        m.positive, m.replaced = self.positive or o.positive, self.replaced or o.replaced
+        m.vmax = max(self.vmax, o.vmax)
+        return m
+
+
 class StreamingEngine:
     """Alert rules over a stream of :class:`CanonicalReading`, with state in ``state_path``.
 
@@ -158,15 +233,22 @@ class StreamingEngine:
     """
 
     def __init__(self, registry: Registry, state_path: str | Path | None = None, *,
-                 eval_interval: timedelta = timedelta(minutes=10)):
+                 eval_interval: timedelta = timedelta(minutes=10), shortcuts: bool = True):
         """``eval_interval``: a subject is re-evaluated by ``feed`` at most once per this much
         data time (0: after every batch); ``advance`` evaluates everything pending. The
         rules need 15-30 min of evidence, so 10 min delays no alert much and keeps
-        the per-reading cost low."""
+        the per-reading cost low. ``shortcuts``: skip running a subject's rules when what
+        changed provably cannot change its events (exact: see ``_storms_may_change`` and
+        ``_flow_may_change``); False runs them for every change, the reference the tests
+        compare the shortcuts with."""
         self.reg = registry
         self.eval_interval = td_ns(eval_interval)
-        self._pending: set[tuple[str, str]] = set()
+        self.shortcuts = shortcuts
+        # subject -> (station, quantity) -> what changed since the subject was last evaluated
+        self._pending: dict[tuple[str, str], dict[tuple[str, str], _Change]] = {}
         self._last_eval: dict[tuple[str, str], int] = {}
+        self._fresh: set[tuple[str, str]] = set()   # subjects whose rules ran since this engine started
+        self._last_above: dict[str, int] = {}       # outfall -> its latest flow reading above the floor [ns]
         self._site_wake = 0
         self.rules = r = registry.rules
         self.state_path = Path(state_path) if state_path else None
@@ -175,16 +257,20 @@ class StreamingEngine:
         self._dwf_md = td_ns(r.dwf_min_duration)
         self._turb_md = td_ns(r.turbidity_min_duration)
         self._align = td_ns(r.turbidity_align_tolerance)
-        self._rain_keep = td_ns(r.dry_lookback) + 2 * td_ns(r.dry_rain_max_gap)
+        gap = td_ns(r.dry_rain_max_gap)
+        self._rain_keep = td_ns(r.dry_lookback) + 2 * gap
+        # a new rain row changes the dry-weather state only at flow readings from its own time
+        # on (from its time - (gap - lookback) were the gap longer than the look-back)
+        self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
-        self._gauge_outfalls = {g.id: [o.id for o in registry.outfalls if g.id in o.rain_gauges]
+        self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
                                 for g in registry.rain_gauges}
         self.now_ns = 0
         self.checkpoint_ns = 0
         self.late_dropped = 0
         self._series: dict[tuple[str, str], _Series] = defaultdict(_Series)
-        self._times: dict[str, _Series] = defaultdict(_Series)  # station -> reading times (health)
+        self._times: dict[str, _Times] = defaultdict(_Times)  # station -> reading times (health)
         self._max: dict[str, int] = {}
         self._subjects: dict[tuple[str, str], _Subject] = {}
         self._confirmed: dict[str, dict[str, int]] = defaultdict(dict)  # gauge -> storm id -> end
@@ -198,8 +284,8 @@ class StreamingEngine:
     # -- public API -------------------------------------------------------------------------
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
-        dirty: set[tuple[str, str]] = set()
-        series, times, mx, deps = self._series, self._times, self._max, self._deps
+        changed: dict[tuple[str, str], _Change] = {}
+        series, times, mx = self._series, self._times, self._max
         since, now = self._since, self.now_ns
         for r in readings:
             v = r.value
@@ -213,21 +299,46 @@ class StreamingEngine:
             if t < s.cutoff:
                 self.late_dropped += 1
                 continue
-            if s.put(t, float(v), r.flags or "") is _SAME:
+            prev = s.last
+            v = float(v)
+            old = s.put(t, v, r.flags or "")
+            if old is _SAME:
                 continue
-            times[r.station].put(t, 0.0, "")
+            c = changed.get(key)
+            if c is None:
+                c = changed[key] = _Change()
+            if t > prev:
+                if t < c.appended:
+                    c.appended = t
+            elif t < c.inserted:
+                c.inserted = t
+            if prev < c.prev_last:
+                c.prev_last = prev
+            if not v <= 0.0:
+                c.positive = True
+            if v > c.vmax:
+                c.vmax = v
+            if old is not None:
+                c.replaced = True
+            times[r.station].add(t)
             if t > mx.get(r.station, _NEVER):
                 mx[r.station] = t
             if t > now:
                 now = t
-            dirty.update(deps.get(key, ()))
             # Station health (stale, battery) is judged by advance(), on the clock: judged
             # here against the newest reading of any station, a logger whose batch arrives
             # a moment after its neighbours' would look stale for that moment.
         self._since, self.now_ns = since, now
-        self._pending |= dirty
+        pending, deps = self._pending, self._deps
+        for key, c in changed.items():
+            for sub in deps.get(key, ()):
+                p = pending.get(sub)
+                if p is None:
+                    p = pending[sub] = {}
+                mine = p.get(key)
+                p[key] = c if mine is None else mine.merged(c)
         last_eval, iv = self._last_eval, self.eval_interval
-        due = [k for k in self._pending if now - last_eval.get(k, _NEVER) >= iv]
+        due = [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
 
     def advance(self, now_ns: int) -> list[Event]:
@@ -239,7 +350,7 @@ class StreamingEngine:
             self._since = now_ns
         stations = set(self._max) | self.reg.station_ids()   # a registry station that never reported too
         subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
-        return self._evaluate(subjects | self._pending, sites=True)
+        return self._evaluate(subjects | set(self._pending), sites=True)
 
     def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
         """Record an inspection of ``site`` at ``time`` (aware datetime or UTC ns); closes its
@@ -308,26 +419,29 @@ class StreamingEngine:
         """The earliest horizon of the stations that have reported (one that never has, a
         dead gauge among several or a missing upstream probe, is absent: it must not stop
         the others' events from becoming final)."""
-        seen = [self._max[s] for s in stations if s in self._max]
-        return (min(seen) if seen else _NEVER) - self.lateness
+        mx, h = self._max, _BIG
+        for s in stations:
+            m = mx.get(s)
+            if m is not None and m < h:
+                h = m
+        return (h if h != _BIG else _NEVER) - self.lateness
 
     def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False) -> list[Event]:
         out: list[Event] = []
-        order = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}
+        order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
         work = []
         for key in due:
-            work.append((order[key[0]], key[1]))
-            self._pending.discard(key)
+            work.append((order[key[0]], key[1], self._pending.pop(key, None)))
             self._last_eval[key] = self.now_ns
-        work.sort()
-        for kind, name in work:
+        work.sort(key=lambda x: (x[0], x[1]))
+        for kind, name, changed in work:
             if kind == 0:
-                changes, confirmed_changed = self._gauge(name)
+                changes, confirmed_changed = self._gauge(name, changed)
                 out += changes
                 sites_dirty = sites_dirty or confirmed_changed
             elif kind == 1:
-                out += self._outfall(name)
+                out += self._outfall(name, changed)
             elif kind == 2:
                 out += self._pair(name)
             else:
@@ -345,9 +459,11 @@ class StreamingEngine:
             self._site_wake = wake
         return out
 
-    def _update(self, key: tuple[str, str], computed: list[Event], settle_ns: int, horizon: int,
-                inputs: tuple[ev.Arrays, ...] = ()) -> list[Event]:
-        """Diff computed events against those emitted; freeze the ones that can no longer change.
+    def _update(self, key: tuple[str, str], computed: list[Event] | None, settle_ns: int, horizon: int,
+                inputs: tuple[tuple[str, str], ...] = ()) -> list[Event]:
+        """Diff computed events against those emitted (``computed`` None: the rules were not
+        run, what changed cannot change the events); freeze the ones that can no longer
+        change. ``inputs``: the (station, quantity) buffers the subject's events are made of.
 
         An event is final when its last qualifying reading + ``settle_ns`` is before the
         horizon *and* the next reading of every input after it is too: then every reading
@@ -356,31 +472,34 @@ class StreamingEngine:
         sub = self._subjects.get(key)
         if sub is None:
             sub = self._subjects[key] = _Subject({}, set())
-        changes = []
         live = sub.live
-        seen = set()
-        for e in computed:
-            if e.id in sub.frozen:
-                continue
-            start = e.fields.get("start")
-            if start is not None and start < sub.cutoff and e.id not in sub.emitted:
-                continue  # remnant of trimmed data
-            seen.add(e.id)
-            old = live.get(e.id)
-            if old is None or old.fields != e.fields:
-                sub.emitted[e.id] = live[e.id] = e
-                changes.append(e)
-        for eid in [i for i in live if i not in seen]:
-            del sub.emitted[eid]
-            changes.append(live.pop(eid).retracted())
+        if computed is None and not live:
+            return []
+        changes = []
+        if computed is not None:
+            seen = set()
+            for e in computed:
+                if e.id in sub.frozen:
+                    continue
+                start = e.fields.get("start")
+                if start is not None and start < sub.cutoff and e.id not in sub.emitted:
+                    continue  # remnant of trimmed data
+                seen.add(e.id)
+                old = live.get(e.id)
+                if old is None or old.fields != e.fields:
+                    sub.emitted[e.id] = live[e.id] = e
+                    changes.append(e)
+            for eid in [i for i in live if i not in seen]:
+                del sub.emitted[eid]
+                changes.append(live.pop(eid).retracted())
         for eid, e in list(live.items()):
             f = e.fields
             end = f.get("end")
             if end is None:
                 continue
             last = f.get("last_met", end)
-            if last is not None and last + settle_ns < horizon and all(_next_after(a[0], last) <= horizon
-                                                                       for a in inputs):
+            if last is not None and last + settle_ns < horizon and all(_next_after(self._get(*k)[0], last) <= horizon
+                                                                       for k in inputs):
                 sub.frozen.add(eid)
                 del live[eid]
         return changes
@@ -397,14 +516,35 @@ class StreamingEngine:
         sub.cutoff = c
         return c
 
-    def _gauge(self, gid: str) -> tuple[list[Event], bool]:
+    def _run(self, key: tuple[str, str]) -> bool:
+        """Whether ``key``'s rules must run whatever changed: shortcuts off, or not run since
+        this engine started (what changed before a restart is not known)."""
+        if self.shortcuts and key in self._fresh:   # the subject exists from its first run on
+            return False
+        self._fresh.add(key)
+        return True
+
+    def _storms_may_change(self, gid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the gauge was last evaluated may change its storms.
+
+        Storms are made of the rain rows above zero alone (zero rows only say the gauge was
+        alive), so new zero rows change none; time passing changes a storm only when it gets
+        confirmed (now - last rain > inter-event time). Exact."""
+        c = changed.get((gid, "rain")) if changed else None
+        if c is not None and (c.positive or c.replaced):
+            return True
+        now, mit = self.now_ns, self._mit
+        return any(not e["confirmed"] and now - e["last_rain"] > mit for e in self._subjects[("gauge", gid)].live.values())
+
+    def _gauge(self, gid: str, changed: dict[tuple[str, str], _Change] | None) -> tuple[list[Event], bool]:
         """Storms of a gauge; also whether its confirmed qualifying storms changed."""
         key = ("gauge", gid)
-        rain = self._get(gid, "rain")
         mit = self._mit
-        computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
+        computed = None
+        if self._run(key) or self._storms_may_change(gid, changed):
+            computed = ev.gauge_storms(self.reg, gid, self._get(gid, "rain"), self.now_ns)
         horizon = self._horizon(gid)
-        changes = self._update(key, computed, mit, horizon, (rain,))
+        changes = self._update(key, computed, mit, horizon, ((gid, "rain"),))
         confirmed = self._confirmed[gid]
         confirmed_changed = False
         for e in changes:
@@ -416,21 +556,76 @@ class StreamingEngine:
                 confirmed_changed = True
         # keep rain for the storms still open and for the dry-weather look-back of outfalls
         need = self._cutoff(key, horizon, mit)
-        for oid in self._gauge_outfalls.get(gid, ()):
-            osub = self._subjects.get(("outfall", oid))
-            ocut = osub.cutoff if osub else _NEVER
-            need = min(need, ocut - self._rain_keep)
+        keep = self._rain_keep
+        for okey in self._gauge_outfalls.get(gid, ()):
+            osub = self._subjects.get(okey)
+            if osub is None:
+                need = _NEVER - keep
+            elif osub.cutoff - keep < need:
+                need = osub.cutoff - keep
         self._series[(gid, "rain")].trim(need)
         return changes, confirmed_changed
 
-    def _outfall(self, oid: str) -> list[Event]:
+    def _flow_may_change(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the outfall was last evaluated may change its events.
+
+        Both of its rules need flow above the floor: a reading at or below it meets neither,
+        whatever the weather. What changed can change the condition only at flow readings
+        from a bound on: an inserted flow reading's time; the latest flow reading before an
+        appended one (a run open there closes); a new rain row's time t. The row counts in
+        the depth and recent rain of windows ending at t or later only, and the coverage it
+        adds too: it joins the stretch before it only where the row before already covers
+        (``dry_rain_max_gap`` past itself, past t), and a stretch it starts or lengthens
+        backwards begins at t - gap, so a ``dry_lookback`` window in it ends after t (with a
+        look-back shorter than the gap, from t - (gap - look-back): ``_rain_lead``).
+        Then, exactly:
+
+        1. no flow reading from the bound on is above the floor (the new ones included):
+           every run of the condition, so every episode and its fields, is as it was;
+        2. else, unless a flow reading came out of order: an episode needs a run meeting the
+           condition for ``dwf_min_duration``, which lies within a run of readings above the
+           floor. When every such run reaching the bound is shorter, no run that changed is
+           long enough now, nor was before (appended readings only lengthen the last run).
+
+        A corrected value counts as a reading inserted at its time (the one it replaces was
+        above the floor, or not: ``_last_above`` has seen it)."""
+        if not changed:
+            return False
         of = self._outfalls[oid]
-        flow = self._get(oid, "flow")
+        floor = of.flow_floor_gpm
+        bound, inserted, new_above = _BIG, False, False
+        c = changed.get((oid, "flow"))
+        if c is not None:
+            bound = min(c.inserted, c.prev_last)
+            inserted, new_above = c.inserted < _BIG, c.vmax > floor
+        for g in of.rain_gauges:
+            c = changed.get((g, "rain"))
+            if c is not None:
+                bound = min(bound, min(c.inserted, c.appended) + self._rain_lead)
+        if not new_above and self._last_above.get(oid, _BIG) < bound:
+            return False                                    # 1.
+        if inserted:
+            return True
+        t, v, _ = self._get(oid, "flow")
+        above = v > floor
+        k = np.flatnonzero(above)
+        self._last_above[oid] = int(t[k[-1]]) if k.size else _NEVER
+        first, last = runs(above)
+        reach = last >= np.searchsorted(t, bound)
+        return bool(np.any(t[last[reach]] - t[first[reach]] >= self._dwf_md))   # 2.
+
+    def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
+        of = self._outfalls[oid]
         key = ("outfall", oid)
-        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+        computed = None
+        if self._run(key) or self._flow_may_change(oid, changed):
+            flow = self._get(oid, "flow")
+            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+            above = np.flatnonzero(flow[1] > of.flow_floor_gpm)
+            self._last_above[oid] = int(flow[0][above[-1]]) if above.size else _NEVER
         md = self._dwf_md
         horizon = self._horizon(oid, *of.rain_gauges)
-        changes = self._update(key, computed, 2 * md, horizon, (flow,))
+        changes = self._update(key, computed, 2 * md, horizon, ((oid, "flow"),))
         c = self._cutoff(key, horizon, 3 * md)
         self._series[(oid, "flow")].trim(c)
         return changes
@@ -443,7 +638,7 @@ class StreamingEngine:
         md, tol = self._turb_md, self._align
         horizon = self._horizon(p.upstream, p.downstream)
         # a probe that never reported (a missing upstream) is absent, not "still to come"
-        inputs = tuple(a for st, a in ((p.upstream, up), (p.downstream, down)) if st in self._max)
+        inputs = tuple((st, "turbidity") for st in (p.upstream, p.downstream) if st in self._max)
         changes = self._update(key, computed, 2 * md + tol, horizon, inputs)
         c = self._cutoff(key, horizon, 3 * md + 2 * tol)
         # Keep the whole current flat segment (flat-line QC looks back to its start) and two
@@ -463,13 +658,13 @@ class StreamingEngine:
 
     def _station(self, st: str) -> list[Event]:
         ser = self._times.get(st)
-        times = ser.arrays()[0] if ser is not None else ev.EMPTY[0]
+        times = ser.times() if ser is not None else ev.EMPTY[0]
         battery = self._get(st, "battery")
         computed = ev.station_health(self.reg, st, times, battery, self.now_ns,
                                      ev.report_interval(self.reg, st, self._status_intervals), since_ns=self._since)
         key = ("station", st)
         horizon = self._horizon(st)
-        changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())
+        changes = self._update(key, computed, 0, horizon, ((st, "battery"),) if battery[0].size else ())
         c = self._cutoff(key, horizon, 0)
         # keep 2 readings before the cut-off: a span starts after the reading before it
         i = int(np.searchsorted(times, c)) - 2
@@ -503,7 +698,7 @@ class StreamingEngine:
         state = {
             "version": STATE_VERSION, "now_ns": self.now_ns, "late_dropped": self.late_dropped,
             "series": [[s, q, ser.cutoff, ser.rows()] for (s, q), ser in self._series.items()],
-            "times": [[s, ser.cutoff, ser.arrays()[0].tolist()] for s, ser in self._times.items()],
+            "times": [[s, ser.cutoff, ser.times().tolist()] for s, ser in self._times.items()],
             "max": self._max,
             "subjects": [[k, n, sub.cutoff, sorted(sub.frozen), [e.to_dict() | {"_fields": list(e.fields)}
                                                                  for e in sub.emitted.values()]]
@@ -535,7 +730,7 @@ class StreamingEngine:
             for s, q, cut, rows in state["series"]:
                 self._series[(s, q)].load(cut, rows)
             for s, cut, ts in state["times"]:
-                self._times[s].load(cut, ((t, 0.0, "") for t in ts))
+                self._times[s].load(cut, ts)
             self._max = {k: int(v) for k, v in state["max"].items()}
             for k, n, cut, frozen, evs in state["subjects"]:
                 emitted = {}

@@ -36,27 +36,6 @@ def _ns(ts) -> int:
     return int(ts.value) if isinstance(ts, pd.Timestamp) else int(ts)
 
 
-class _Row:
-    __slots__ = ("__dict__",)
-
-
-def _rows(frame: pd.DataFrame):
-    """Rows of a small result frame as attribute records; times as int ns (cheaper than itertuples)."""
-    if len(frame) == 0:
-        return []
-    cols = {}
-    for c in frame.columns:
-        col = frame[c]
-        cols[c] = col.dt.as_unit("ns").astype("int64").tolist() if isinstance(col.dtype, pd.DatetimeTZDtype) \
-            else col.tolist()
-    out = []
-    for i in range(len(frame)):
-        r = _Row()
-        r.__dict__.update({c: v[i] for c, v in cols.items()})
-        out.append(r)
-    return out
-
-
 def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
     r = reg.rules
     return storms.StormParams(inter_event=r.storm_inter_event, qualifying_in=r.storm_min_depth_in,
@@ -214,9 +193,9 @@ def contrast_params(reg: Registry) -> turbidity.ContrastParams:
                                     r.turbidity_backstop_ntu, r.turbidity_align_tolerance)
 
 
-def turbidity_bad(a: Arrays, qp: qc.QcParams) -> pd.Series:
-    s = series(a)
-    return qc.qartod_fail(s, qp) | qc.wire_flag_fail(pd.Series(a[2], index=s.index))
+def turbidity_bad(a: Arrays, qp: qc.QcParams) -> np.ndarray:
+    """QC failures of one probe's readings: QARTOD tests or the logger's flags (bool array)."""
+    return qc.qartod_fail_array(a[0], a[1], qp) | qc.wire_flags_bad(a[2])
 
 
 NOT_EVALUABLE_WHY = {
@@ -233,22 +212,20 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
     cp, qp = contrast_params(reg), qc_params(reg)
     if down[0].size == 0:
         return []  # every judgement is made at a downstream reading (a missing one: stale station)
-    eps, nev = turbidity.turbidity_contrast(series(up), series(down), upstream_bad=turbidity_bad(up, qp),
-                                            downstream_bad=turbidity_bad(down, qp), params=cp)
+    eps, nev = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
+                                       down_bad=turbidity_bad(down, qp), params=cp)
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
-    for e in _rows(eps):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, max_delta, max_down, basis, _n in eps:
         out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
-            "pair": pair_id, "start": start, "end": None if e.open else end,
-            "max_delta_ntu": None if np.isnan(e.max_delta_ntu) else round(e.max_delta_ntu, 3), "suppressed": None,
-            "basis": e.basis, "max_downstream_ntu": round(e.max_downstream_ntu, 3), "last_met": end,
+            "pair": pair_id, "start": start, "end": None if is_open else end,
+            "max_delta_ntu": None if np.isnan(max_delta) else round(max_delta, 3), "suppressed": None,
+            "basis": basis, "max_downstream_ntu": round(max_down, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
-    for e in _rows(nev):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, _n, causes in nev:
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
-            "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
-            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes), "causes": list(e.causes)},
+            "pair": pair_id, "start": start, "end": None if is_open else end, "last_met": end,
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes), "causes": list(causes)},
             params, turbidity.PROVISION))
     return out
 

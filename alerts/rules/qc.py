@@ -64,16 +64,22 @@ def qartod_fail(values: pd.Series, params: QcParams = QcParams()) -> pd.Series:
     streaming engine (which passes a window) would disagree with replay. It also flags
     only ranges strictly below the tolerance, so a tolerance of 0 never fails.
     """
+    return pd.Series(qartod_fail_array(ns_index(values), values.to_numpy(dtype="float64"), params),
+                     index=values.index, name="qc_fail")
+
+
+def qartod_fail_array(t_ns: np.ndarray, values: np.ndarray, params: QcParams = QcParams()) -> np.ndarray:
+    """:func:`qartod_fail` on arrays (the form the alert engine calls): times [UTC ns], sorted,
+    and values [unit of the quantity] in; a bool array out."""
     from ioos_qc import qartod  # imported here: ~0.8 s import, only when QC runs
 
-    v = values.to_numpy(dtype="float64")
+    v = np.asarray(values, dtype="float64")
     if v.size == 0:
-        return pd.Series(np.zeros(0, dtype=bool), index=values.index)
+        return np.zeros(0, dtype=bool)
     gross = _flags(qartod.gross_range_test(v, fail_span=params.fail_span))
     spike = _flags(qartod.spike_test(v, suspect_threshold=params.spike_fail / 2, fail_threshold=params.spike_fail))
-    flat = flat_line_fail(ns_index(values), v, td_ns(params.flat_line_fail), params.flat_line_tolerance)
-    fail = (gross == FAIL) | (spike == FAIL) | flat
-    return pd.Series(fail, index=values.index, name="qc_fail")
+    flat = flat_line_fail(np.asarray(t_ns, dtype=np.int64), v, td_ns(params.flat_line_fail), params.flat_line_tolerance)
+    return (gross == FAIL) | (spike == FAIL) | flat
 
 
 def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance: float) -> np.ndarray:
@@ -98,9 +104,20 @@ def _flags(result) -> np.ndarray:
 
 def wire_flag_fail(flags: pd.Series) -> pd.Series:
     """True where a reading carries a quality flag from the logger that makes it unusable."""
-    f = flags.fillna("").astype(str)
-    bad = np.zeros(len(f), dtype=bool)
-    if len(f):
-        for name in BAD_WIRE_FLAGS:
-            bad |= f.str.contains(name, regex=False).to_numpy()
-    return pd.Series(bad, index=flags.index, name="flag_fail")
+    return pd.Series(wire_flags_bad(flags.to_numpy(dtype=object)), index=flags.index, name="flag_fail")
+
+
+def wire_flags_bad(flags: np.ndarray) -> np.ndarray:
+    """:func:`wire_flag_fail` on an array of flag strings (comma-separated; None or NaN: none)."""
+    f = np.asarray(flags, dtype=object)
+    bad = np.zeros(f.size, dtype=bool)
+    try:
+        flagged = np.flatnonzero(f != "")   # readings without flags ("") are the rule
+    except TypeError:                       # pd.NA among them
+        flagged = np.arange(f.size)
+    for i in flagged.tolist():
+        x = f[i]
+        if isinstance(x, str) or not pd.isna(x):
+            x = str(x)
+            bad[i] = any(name in x for name in BAD_WIRE_FLAGS)
+    return bad

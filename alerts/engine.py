@@ -238,9 +238,9 @@ class StreamingEngine:
         data time (0: after every batch); ``advance`` evaluates everything pending. The
         rules need 15-30 min of evidence, so 10 min delays no alert much and keeps
         the per-reading cost low. ``shortcuts``: skip running a subject's rules when what
-        changed provably cannot change its events (exact: see ``_storms_may_change`` and
-        ``_flow_may_change``); False runs them for every change, the reference the tests
-        compare the shortcuts with."""
+        changed provably cannot change its events (exact: see ``_storms_may_change``,
+        ``_flow_may_change`` and ``_pair_may_change``); False runs them for every change,
+        the reference the tests compare the shortcuts with."""
         self.reg = registry
         self.eval_interval = td_ns(eval_interval)
         self.shortcuts = shortcuts
@@ -443,7 +443,7 @@ class StreamingEngine:
             elif kind == 1:
                 out += self._outfall(name, changed)
             elif kind == 2:
-                out += self._pair(name)
+                out += self._pair(name, changed)
             else:
                 out += self._station(name)
         if sites_dirty and self.reg.construction_sites:
@@ -630,11 +630,41 @@ class StreamingEngine:
         self._series[(oid, "flow")].trim(c)
         return changes
 
-    def _pair(self, pid: str) -> list[Event]:
+    def _pair_may_change(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the pair was last evaluated may change its events.
+
+        Readings appended to either probe change what is judged at downstream readings from
+        a bound on: the latest downstream reading before (its spike test now has both
+        neighbours), the latest upstream one before, less the align tolerance (downstream
+        readings near it may now pair with a newer one; its spike test too). If no event
+        still open or ending from there is live and every downstream reading from there is
+        certainly quiet (:func:`.evaluate.pair_quiet`: evaluable, no contrast, no backstop),
+        the runs from there are cut short, as short as they were or shorter: no event
+        changes. Exact; a reading out of order or a corrected value runs the rules."""
+        if not changed:
+            return False
+        p = self._pairs[pid]
+        bound = _BIG
+        for st, lead in ((p.downstream, 0), (p.upstream, self._align)):
+            c = changed.get((st, "turbidity"))
+            if c is not None:
+                if c.inserted < _BIG:
+                    return True
+                bound = min(bound, c.prev_last - lead)
+        for e in self._subjects[("pair", pid)].live.values():
+            if e["end"] is None or e["last_met"] >= bound:
+                return True
+        down = self._get(p.downstream, "turbidity")
+        return not ev.pair_quiet(self.reg, pid, self._get(p.upstream, "turbidity"), down,
+                                 int(np.searchsorted(down[0], bound)))
+
+    def _pair(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
         p = self._pairs[pid]
         up, down = self._get(p.upstream, "turbidity"), self._get(p.downstream, "turbidity")
-        computed = ev.pair_events(self.reg, pid, up, down)
         key = ("pair", pid)
+        computed = None
+        if self._run(key) or self._pair_may_change(pid, changed):
+            computed = ev.pair_events(self.reg, pid, up, down)
         md, tol = self._turb_md, self._align
         horizon = self._horizon(p.upstream, p.downstream)
         # a probe that never reported (a missing upstream) is absent, not "still to come"

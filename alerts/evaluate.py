@@ -230,6 +230,32 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
     return out
 
 
+def pair_quiet(reg: Registry, pair_id: str, up: Arrays, down: Arrays, first: int) -> bool:
+    """A bound of :func:`pair_events` for the streaming engine's shortcuts: True only if every
+    downstream reading from position ``first`` on certainly meets neither the contrast test
+    nor the backstop and is evaluable (an upstream reading within the align tolerance, both
+    certainly passing QC: :func:`.rules.qc.surely_passes`). Such readings end every run, so
+    they neither make nor lengthen an episode or a not-evaluable span. False: not sure."""
+    td, vd, fd = down
+    if first >= td.size:
+        return True
+    cp, qp = contrast_params(reg), qc_params(reg)
+    tu, vu, fu = up
+    pos = turbidity.nearest_upstream(tu, td[first:], td_ns(cp.align_tolerance))
+    if np.any(pos < 0):
+        return False
+    d, u = vd[first:], vu[pos]
+    if np.any(d > cp.backstop_ntu) or np.any(turbidity.contrast_exceeds(u, d, cp)):
+        return False
+    a = max(first - 1, 0)                       # the reading before too: the spike and flat-line tests look at it
+    dv, df = vd[a:].tolist(), fd[a:].tolist()
+    if not all(qc.surely_passes(dv, i, df[i], qp) for i in range(first - a, len(dv))):
+        return False
+    b = max(int(pos.min()) - 1, 0)
+    uv, uf = vu[b:].tolist(), fu[b:].tolist()
+    return all(qc.surely_passes(uv, j - b, uf[j - b], qp) for j in set(pos.tolist()))
+
+
 # -- health ---------------------------------------------------------------------------------
 def report_interval(reg: Registry, station: str, from_status: Mapping[str, float] | None = None) -> tuple[int, str]:
     """The station's expected report interval [ns] and where it comes from.

@@ -367,3 +367,108 @@ def test_shortcuts_run_every_rule_again_after_a_restart(tmp_path):
     out = feed_both(engines, [reading(at(44), "RG-1", "rain", 0.0), reading(at(44), "OF-1", "flow", 0.1)])
     assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.11]
     assert [(e["start"], e["end"]) for e in outfall(out)] == [(at(0), at(40))]
+
+
+def turbidity_rows(minutes, up, down, flags=""):
+    """One batch per probe reading: upstream at m, downstream at m + 1 min (``up``/``down``:
+    functions of the minute; ``down`` None: no downstream reading)."""
+    batches = []
+    for m in minutes:
+        if up(m) is not None:
+            batches.append([reading(at(m), "TU-1", "turbidity", up(m))])
+        batches.append([reading(at(m + 1), "TD-1", "turbidity", down(m), flags(m) if callable(flags) else flags)])
+    return batches
+
+
+def pair_of(events):
+    return [e for e in events if e.kind in (EventKind.TURBIDITY_CONTRAST, EventKind.TURBIDITY_NOT_EVALUABLE)]
+
+
+def upstream(m):
+    return 10.0 + (m // 5 % 4) * 0.5         # a background that moves a little (no flat line)
+
+
+def test_shortcut_a_contrast_is_judged_once_it_has_lasted_15_min():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 60, 5), upstream, lambda m: upstream(m) + (8.0 if 20 <= m <= 40 else 1.0)):
+        out += pair_of(feed_both(engines, b))
+    assert [(e["start"], e["end"], e["basis"]) for e in out] == [(at(21), None, "contrast"), (at(21), None, "contrast"),
+                                                                  (at(21), at(41), "contrast")]
+
+
+@pytest.mark.parametrize("level,episode", [(250.0, False), (250.1, True)])
+def test_shortcut_the_backstop_is_judged_at_its_threshold(level, episode):
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), lambda m: 240.0 + upstream(m), lambda m: level + (m // 5 % 2) * 0.01):
+        out += pair_of(feed_both(engines, b))
+    assert [(e["start"], e["basis"]) for e in out][-1:] == ([(at(1), "backstop")] if episode else [])
+
+
+def test_shortcut_a_silent_upstream_probe_gives_its_notice():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 60, 5), lambda m: None if 15 <= m < 40 else upstream(m), lambda m: upstream(m) + 1):
+        out += pair_of(feed_both(engines, b))
+    # the downstream reading at 36 min pairs with the upstream one at 40 (within 5 min) once it comes
+    assert [(e["start"], e["end"], e["causes"]) for e in out][-1] == (at(16), at(31), ["upstream_missing"])
+
+
+def test_shortcut_a_spike_is_judged_when_the_reading_after_it_comes():
+    """Readings alternating by 225 NTU (a drop below the background and back): each fails the
+    spike test once its next reading is in, so they are not evaluable from the first."""
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), lambda m: 225.0 + (m // 5 % 2) * 0.5,
+                            lambda m: 230.0 if m < 10 or m // 5 % 2 else 5.0):
+        out += pair_of(feed_both(engines, b))
+    assert out and out[-1]["causes"] == ["downstream_qc"] and out[-1]["start"] == at(11)
+
+
+def test_shortcut_a_logger_flag_is_judged():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), upstream, lambda m: upstream(m) + 1,
+                            flags=lambda m: "sensor_error" if m >= 10 else ""):
+        out += pair_of(feed_both(engines, b))
+    assert out and out[-1]["causes"] == ["downstream_qc"] and out[-1]["start"] == at(11)
+
+
+def test_shortcut_an_upstream_reading_closer_in_time_ends_an_open_episode():
+    """Downstream readings every 10 min, 8 NTU above the background: an episode from 1 min.
+    An upstream reading at 21 min, 16 NTU, pairs with the downstream one at 21 (it was
+    paired with 20 min): no contrast there, the run is 1 ... 11 min, too short."""
+    engines = twins(registry())
+    out = []
+    for m in range(0, 25, 5):
+        out += pair_of(feed_both(engines, [reading(at(m), "TU-1", "turbidity", 10.0 + m / 100)]))
+        if m % 10 == 0:
+            out += pair_of(feed_both(engines, [reading(at(m + 1), "TD-1", "turbidity", 18.0 + m / 10)]))
+    [episode] = {e.id: e for e in out}.values()
+    assert episode["end"] is None and episode["last_met"] == at(21)
+    out = pair_of(feed_both(engines, [reading(at(21), "TU-1", "turbidity", 16.0)]))
+    assert [(e.id, e.status) for e in out] == [(episode.id, EventStatus.RETRACTED)]
+
+
+def test_shortcut_upstream_spikes_are_judged_at_the_downstream_readings_before_them():
+    """The upstream probe alternates 10 / 250 NTU: each of its readings fails the spike test
+    once the next is in, and the downstream reading paired with it (1 min before) is not
+    evaluable from then."""
+    engines = twins(registry())
+    out = []
+    for m in range(0, 50, 5):
+        out += pair_of(feed_both(engines, [reading(at(m), "TU-1", "turbidity", 250.0 if m >= 10 and m // 5 % 2 else 10.0)]))
+        out += pair_of(feed_both(engines, [reading(at(m + 4), "TD-1", "turbidity", 11.0 + m / 100)]))
+    assert out and out[-1]["causes"] == ["upstream_qc"]
+
+
+def test_shortcut_upstream_readings_out_of_order_are_judged():
+    engines = twins(registry())
+    for m in range(0, 60, 5):
+        feed_both(engines, [reading(at(m), "TU-1", "turbidity", 10.0 + m / 100)])
+        feed_both(engines, [reading(at(m + 2), "TD-1", "turbidity", 11.0 + m / 100)])
+    out = []
+    for m in range(10, 35, 5):      # from the logger's spool: readings nearer the downstream ones, 3 NTU
+        out += pair_of(feed_both(engines, [reading(at(m + 2), "TU-1", "turbidity", 3.0 + m / 100)]))
+    assert [(e["start"], e["end"], e["basis"]) for e in out][-1] == (at(12), at(32), "contrast")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
+_kind_name = operator.itemgetter(0, 1)
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
@@ -263,6 +265,7 @@ class StreamingEngine:
         # on (from its time - (gap - lookback) were the gap longer than the look-back)
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
+        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
                                 for g in registry.rain_gauges}
@@ -286,13 +289,14 @@ class StreamingEngine:
         """Add readings (any order, duplicates allowed); return new or changed events."""
         changed: dict[tuple[str, str], _Change] = {}
         series, times, mx = self._series, self._times, self._max
-        since, now = self._since, self.now_ns
+        since = _BIG if self._since is None else self._since
+        now = self.now_ns
         for r in readings:
             v = r.value
             if v is None:
                 continue
             t = r.time_ns
-            if since is None or t < since:
+            if t < since:
                 since = t
             key = (r.station, r.quantity)
             s = series[key]
@@ -328,7 +332,7 @@ class StreamingEngine:
             # Station health (stale, battery) is judged by advance(), on the clock: judged
             # here against the newest reading of any station, a logger whose batch arrives
             # a moment after its neighbours' would look stale for that moment.
-        self._since, self.now_ns = since, now
+        self._since, self.now_ns = (None if since == _BIG else since), now
         pending, deps = self._pending, self._deps
         for key, c in changed.items():
             for sub in deps.get(key, ()):
@@ -431,10 +435,11 @@ class StreamingEngine:
         order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
         work = []
+        pending, last_eval, now = self._pending, self._last_eval, self.now_ns
         for key in due:
-            work.append((order[key[0]], key[1], self._pending.pop(key, None)))
-            self._last_eval[key] = self.now_ns
-        work.sort(key=lambda x: (x[0], x[1]))
+            work.append((order[key[0]], key[1], pending.pop(key, None)))
+            last_eval[key] = now
+        work.sort(key=_kind_name)
         for kind, name, changed in work:
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)
@@ -616,7 +621,7 @@ class StreamingEngine:
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
         of = self._outfalls[oid]
-        key = ("outfall", oid)
+        key, flow_key, stations = self._outfall_keys[oid]
         computed = None
         if self._run(key) or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")
@@ -624,10 +629,9 @@ class StreamingEngine:
             above = np.flatnonzero(flow[1] > of.flow_floor_gpm)
             self._last_above[oid] = int(flow[0][above[-1]]) if above.size else _NEVER
         md = self._dwf_md
-        horizon = self._horizon(oid, *of.rain_gauges)
-        changes = self._update(key, computed, 2 * md, horizon, ((oid, "flow"),))
-        c = self._cutoff(key, horizon, 3 * md)
-        self._series[(oid, "flow")].trim(c)
+        horizon = self._horizon(*stations)
+        changes = self._update(key, computed, 2 * md, horizon, (flow_key,))
+        self._series[flow_key].trim(self._cutoff(key, horizon, 3 * md))
         return changes
 
     def _pair_may_change(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:

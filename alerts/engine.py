@@ -66,10 +66,11 @@ class _Series:
     """One (station, quantity) buffer: sorted unique times, values and flags.
 
     Kept in numpy arrays with room at the end, so the common case, a reading later than the
-    last, is an append in place; an earlier reading or a changed value builds new arrays
-    (rare). Views handed out by :meth:`arrays` never change afterwards. ``trim`` moves the
-    cut-off; the readings before it leave the view when it is next built (the engine
-    refuses readings older than the cut-off, so none can come back).
+    last, is an append in place; a changed value is written in place and an earlier reading
+    moves only the readings after it (late readings are near the end). The views
+    :meth:`arrays` hands out are for the evaluation at hand: the next ``put`` may change
+    them. ``trim`` moves the cut-off; the readings before it leave the view when it is next
+    built (the engine refuses readings older than the cut-off, so none can come back).
     """
 
     __slots__ = ("t", "v", "f", "lo", "n", "first", "last", "cutoff", "_view")
@@ -100,9 +101,7 @@ class _Series:
         n = self.n
         if t > self.last:
             if n == self.t.size:
-                self._drop_old()
-                lo = self.lo
-                self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
+                self._grow()
                 n = self.n
             if n == self.lo:
                 self.first = t
@@ -116,13 +115,24 @@ class _Series:
             old = float(self.v[i])
             if old == v and self.f[i] == f:
                 return _SAME
-            nv, nf = self.v[lo:n].copy(), self.f[lo:n].copy()   # new arrays: views handed out stay as they were
-            nv[i - lo], nf[i - lo] = v, f
-            self._store(self.t[lo:n], nv, nf)
+            self.v[i], self.f[i], self._view = v, f, None
             return old
-        k = i - lo
-        self._store(np.insert(self.t[lo:n], k, t), np.insert(self.v[lo:n], k, v), np.insert(self.f[lo:n], k, f))
+        if n == self.t.size:
+            self._grow()
+            i -= lo
+            n, lo = self.n, 0
+        for a in (self.t, self.v, self.f):
+            a[i + 1:n + 1] = a[i:n]          # the readings after it move one place (numpy copies overlaps safely)
+        self.t[i], self.v[i], self.f[i] = t, v, f
+        self.n, self._view = n + 1, None
+        if i == lo:
+            self.first = t
         return None
+
+    def _grow(self) -> None:
+        self._drop_old()
+        lo, n = self.lo, self.n
+        self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
 
     def arrays(self) -> ev.Arrays:
         """Sorted (times, values, flags) from the cut-off on: views, not to be modified."""
@@ -211,7 +221,7 @@ class _Change:
         self.appended = _BIG     # earliest new time after the buffer's latest
         self.prev_last = _BIG    # earliest latest-time of the buffer before a change
         self.positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
-        self.replaced = False    # a value at a time already there changed
+        self.replaced = False    # a value at a time already there before the batch changed
         self.vmax = -math.inf    # the largest new value
 
     def merged(self, o: "_Change") -> "_Change":
@@ -314,16 +324,17 @@ class StreamingEngine:
             if t > prev:
                 if t < c.appended:
                     c.appended = t
-            elif t < c.inserted:
-                c.inserted = t
+            elif t <= c.prev_last:   # else a reading new in this batch, changed again (two sensors): still new
+                if t < c.inserted:
+                    c.inserted = t
+                if old is not None:
+                    c.replaced = True
             if prev < c.prev_last:
                 c.prev_last = prev
             if not v <= 0.0:
                 c.positive = True
             if v > c.vmax:
                 c.vmax = v
-            if old is not None:
-                c.replaced = True
             times[r.station].add(t)
             if t > mx.get(r.station, _NEVER):
                 mx[r.station] = t

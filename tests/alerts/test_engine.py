@@ -315,6 +315,27 @@ def test_shortcut_a_corrected_flow_value_is_judged():
     assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(35), at(35))]
 
 
+def test_shortcut_a_correction_after_a_new_reading_in_the_same_batch_is_judged():
+    engines = twins(registry())
+    for m in range(0, 50, 5):
+        feed_both(engines, flow([m], 3.0))
+    out = feed_both(engines, flow([50, 45], 0.1))      # a new reading, then the last one corrected
+    assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(40), at(40))]
+
+
+def test_shortcut_two_sensors_of_one_quantity_in_one_batch_are_new_readings():
+    """A station with two flow meters reports both at one time: the second value replaces
+    the first (the engine keeps one reading per station, quantity and time, the last), but
+    both are new in the batch, so the shortcut still applies; the store keeps both."""
+    engines = twins(registry())
+    for m in range(0, 35, 5):                          # the second, at the floor, is what counts
+        assert outfall(feed_both(engines, flow([m], 3.0) + flow([m], 0.5))) == []
+    out = []
+    for m in range(35, 70, 5):                         # now the second is above it
+        out += outfall(feed_both(engines, flow([m], 0.1) + flow([m], 3.0)))
+    assert [(e["start"], e["last_met"]) for e in out] == [(at(35), at(65))]
+
+
 def test_shortcut_a_late_reading_below_the_floor_splits_a_run():
     engines = twins(registry())
     for m in range(0, 45, 5):

@@ -277,6 +277,7 @@ class StreamingEngine:
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
+        self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
                                 for g in registry.rain_gauges}
         self.now_ns = 0
@@ -670,8 +671,8 @@ class StreamingEngine:
             if e["end"] is None or e["last_met"] >= bound:
                 return True
         down = self._get(p.downstream, "turbidity")
-        return not ev.pair_quiet(self.reg, pid, self._get(p.upstream, "turbidity"), down,
-                                 int(np.searchsorted(down[0], bound)))
+        return not ev.pair_quiet(self._get(p.upstream, "turbidity"), down, int(np.searchsorted(down[0], bound)),
+                                 *self._pair_params)
 
     def _pair(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
         p = self._pairs[pid]

@@ -230,16 +230,16 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
     return out
 
 
-def pair_quiet(reg: Registry, pair_id: str, up: Arrays, down: Arrays, first: int) -> bool:
+def pair_quiet(up: Arrays, down: Arrays, first: int, cp: turbidity.ContrastParams, qp: qc.QcParams) -> bool:
     """A bound of :func:`pair_events` for the streaming engine's shortcuts: True only if every
     downstream reading from position ``first`` on certainly meets neither the contrast test
     nor the backstop and is evaluable (an upstream reading within the align tolerance, both
     certainly passing QC: :func:`.rules.qc.surely_passes`). Such readings end every run, so
-    they neither make nor lengthen an episode or a not-evaluable span. False: not sure."""
+    they neither make nor lengthen an episode or a not-evaluable span. False: not sure.
+    ``cp``, ``qp``: :func:`contrast_params`, :func:`qc_params` of the registry."""
     td, vd, fd = down
     if first >= td.size:
         return True
-    cp, qp = contrast_params(reg), qc_params(reg)
     tu, vu, fu = up
     pos = turbidity.nearest_upstream(tu, td[first:], td_ns(cp.align_tolerance))
     if np.any(pos < 0):

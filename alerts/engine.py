@@ -3,7 +3,9 @@
 A thin layer over the same rule functions as replay (:mod:`.evaluate`). Each station's
 readings are kept in a buffer; after a batch, every subject (gauge, outfall, turbidity
 pair, site, station) whose inputs changed is re-evaluated on its buffer and the events
-that changed are returned. Events are identified by ``id``: an update keeps its id (an
+that changed are returned. Its rules run unless what changed provably cannot change its
+events (exact shortcuts: ``_storms_may_change``, ``_flow_may_change``, ``_pair_may_change``;
+docs/rules.md, *Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
 episode that closes, a storm that grows, then is confirmed), and an event that late data
 disproves is returned once more with ``status = retracted``.
 

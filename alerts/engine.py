@@ -216,7 +216,7 @@ class _Change:
     """What changed in one (station, quantity) buffer since a subject was last evaluated:
     what the exact shortcuts need to know (times in UTC ns)."""
 
-    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "vmax")
+    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "flagged", "vmax")
 
     def __init__(self) -> None:
         self.inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
@@ -224,6 +224,7 @@ class _Change:
         self.prev_last = _BIG    # earliest latest-time of the buffer before a change
         self.positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
         self.replaced = False    # a value at a time already there before the batch changed
+        self.flagged = False     # a new reading carries a flag (e.g. calibration_overdue)
         self.vmax = -math.inf    # the largest new value
 
     def merged(self, o: "_Change") -> "_Change":
@@ -232,6 +233,7 @@ class _Change:
         m.inserted, m.appended = min(self.inserted, o.inserted), min(self.appended, o.appended)
         m.prev_last = min(self.prev_last, o.prev_last)
         m.positive, m.replaced = self.positive or o.positive, self.replaced or o.replaced
+        m.flagged = self.flagged or o.flagged
         m.vmax = max(self.vmax, o.vmax)
         return m
 
@@ -318,7 +320,8 @@ class StreamingEngine:
                 continue
             prev = s.last
             v = float(v)
-            old = s.put(t, v, r.flags or "")
+            flags = r.flags or ""
+            old = s.put(t, v, flags)
             if old is _SAME:
                 continue
             c = changed.get(key)
@@ -338,6 +341,8 @@ class StreamingEngine:
                 c.positive = True
             if v > c.vmax:
                 c.vmax = v
+            if flags:
+                c.flagged = True
             times[r.station].add(t)
             if t > mx.get(r.station, _NEVER):
                 mx[r.station] = t
@@ -547,10 +552,12 @@ class StreamingEngine:
         """Whether what changed since the gauge was last evaluated may change its storms.
 
         Storms are made of the rain rows above zero alone (zero rows only say the gauge was
-        alive), so new zero rows change none; time passing changes a storm only when it gets
-        confirmed (now - last rain > inter-event time). Exact."""
+        alive), so new zero rows change none, but for the flags of those inside a storm
+        (``uncalibrated``, issue 13): a flagged row out of order runs the rules (one after the
+        gauge's latest row lies after every storm). Time passing changes a storm only when it
+        gets confirmed (now - last rain > inter-event time). Exact."""
         c = changed.get((gid, "rain")) if changed else None
-        if c is not None and (c.positive or c.replaced):
+        if c is not None and (c.positive or c.replaced or (c.flagged and c.inserted < _BIG)):
             return True
         now, mit = self.now_ns, self._mit
         return any(not e["confirmed"] and now - e["last_rain"] > mit for e in self._subjects[("gauge", gid)].live.values())

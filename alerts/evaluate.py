@@ -20,6 +20,7 @@ from .events import Event, EventKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
+from .rules.calibration import uncalibrated_field
 from .rules._common import episodes, td_ns, to_index
 
 # (station, quantity) -> (t_ns sorted unique int64, values float64, flags object array)
@@ -30,10 +31,6 @@ EMPTY: Arrays = (np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, dty
 
 def series(a: Arrays, name: str = "value") -> pd.Series:
     return pd.Series(a[1], index=to_index(a[0]), name=name)
-
-
-def _ns(ts) -> int:
-    return int(ts.value) if isinstance(ts, pd.Timestamp) else int(ts)
 
 
 def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
@@ -58,7 +55,8 @@ def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[E
             "depth_in": depth_uin / storms.MICRO, "qualifying": qualifying, "confirmed": done,
             "last_rain": end, "duration_h": round(duration_h, 4),
             "peak_i5_in_h": round(i5, 4), "peak_i15_in_h": round(i15, 4),
-            "peak_i60_in_h": round(i60, 4)}, params, storms.PROVISION))
+            "peak_i60_in_h": round(i60, 4),
+            **uncalibrated_field((rain, first, end))}, params, storms.PROVISION))   # issue 13
     return out
 
 
@@ -156,7 +154,9 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
-            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end}, params, dwf.PROVISION))
+            "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
+            **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
+                                                       for g in used))}, params, dwf.PROVISION))   # issue 13
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN,
                                                            floor_gpm=of.flow_floor_gpm, min_duration_ns=md,
                                                            rearm_ns=md):
@@ -223,10 +223,11 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
             "basis": basis, "max_downstream_ntu": round(max_down, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
     for start, end, is_open, _n, causes in nev:
+        uncal = uncalibrated_field((up, start, end), (down, start, end))           # issue 13
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if is_open else end, "last_met": end,
-            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes), "causes": list(causes)},
-            params, turbidity.PROVISION))
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes) + (" (calibration overdue)" if uncal else ""),
+            "causes": list(causes), **uncal}, params, turbidity.PROVISION))
     return out
 
 

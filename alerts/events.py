@@ -35,6 +35,8 @@ class EventKind(str, enum.Enum):
     TURBIDITY_NOT_EVALUABLE = "turbidity_not_evaluable"
     STALE_STATION = "stale_station"
     LOW_BATTERY = "low_battery"
+    CALIBRATION_DUE = "calibration_due"                # a sensor's calibration falls due soon (rules/calibration.py)
+    CALIBRATION_OVERDUE = "calibration_overdue"        # … and is past due: its readings carry calibration_overdue
 
 
 class EventStatus(str, enum.Enum):

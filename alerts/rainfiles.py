@@ -5,7 +5,14 @@
   ``DateTime,CumulativeTips``, ``MM/DD/YY HH:MM:SS``, UTF-8 BOM),
 - a fixed-interval CSV of depth per logging interval (SEPARATE's "Fixed Interval" format:
   ``DateTime,Depth_mm``),
-- a USGS RDB of per-minute increments in inches (Rainmaker's format; ``-9`` is missing).
+- a USGS RDB of per-minute increments in inches (Rainmaker's format; ``-9`` is missing),
+- a HOBOware CSV export (an event logger's tips, or HOBOware's cumulative ``Rain`` series;
+  times in the offset its header names) and a Campbell TOA5 file (a rain total per
+  interval; times in the logger's clock), read by :mod:`ms4watch.contract.loggerfiles`.
+
+The format is told from the file itself; ``--format`` must agree with it (a tip log read as
+fixed-interval depths would make a storm of its tip counts): a file whose format cannot be
+told, or that is not what ``--format`` says, is refused with the reason.
 
 Files without offsets (logger local time) are read as wall-clock times and labelled UTC
 for the arithmetic; :class:`RainRecord` says so, and the table is printed without offset.
@@ -34,6 +41,8 @@ class RainFormat(str, enum.Enum):
     TIPS = "tips"
     FIXED = "fixed"
     RDB = "rdb"
+    HOBOWARE = "hoboware"
+    TOA5 = "toa5"
 
 
 @dataclass
@@ -57,7 +66,22 @@ def parse_depth(text: str) -> float:
         raise RainFileError(f"not a depth: {text!r} (write e.g. 0.2mm or 0.01in)") from None
 
 
+_DEPTH_WORDS = ("depth", "rain", "precip", "mm", "in")
+KNOWN = ("readings (time,station,quantity,value,unit), tips (DateTime,CumulativeTips), fixed (DateTime,Depth_mm), "
+         "rdb (USGS, tab-separated), hoboware (HOBOware CSV export), toa5 (Campbell)")
+
+
+def _is_depth(name: str) -> bool:
+    n = name.lower()
+    return "tip" not in n and any(w in n for w in _DEPTH_WORDS)
+
+
 def sniff(path: Path) -> RainFormat:
+    """The format a rain record's first lines say; RainFileError naming why when none fits."""
+    from ms4watch.contract.loggerfiles import looks_like
+    logger = looks_like(path)
+    if logger is not None:
+        return RainFormat(logger)
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         for line in f:
             if line.startswith("#") or not line.strip():
@@ -73,24 +97,64 @@ def sniff(path: Path) -> RainFormat:
         return RainFormat.READINGS
     if len(cols) >= 2 and "tips" in cols[1]:
         return RainFormat.TIPS
-    if len(cols) >= 2:
+    if len(cols) >= 2 and _is_depth(cols[1]):
         return RainFormat.FIXED
-    raise RainFileError(f"{path}:1: cannot tell the format of this rain record (header {head!r})")
+    raise RainFileError(f"{path}:1: cannot tell the format of this rain record (header {head!r}); ms4watch reads "
+                        f"{KNOWN}")
 
 
 def read_rain(path: str | Path, *, fmt: RainFormat | None = None, tip_in: float | None = None,
-              station: str | None = None, column: str | None = None) -> RainRecord:
+              station: str | None = None, column: str | None = None, tz: str | None = None) -> RainRecord:
+    """A rain record. ``fmt`` (``--format``) must agree with what the file says it is."""
     path = Path(path)
     if not path.exists():
         raise RainFileError(f"{path}: no such file")
-    fmt = fmt or sniff(path)
+    if fmt is None:
+        fmt = sniff(path)
+    else:
+        try:
+            found = sniff(path)
+        except RainFileError:
+            found = None
+        if found is not None and found is not fmt:
+            raise RainFileError(f"{path}: --format {fmt.value} does not fit this file: its header says it is a "
+                                f"{found.value} file ({_what(found)})")
     if fmt is RainFormat.READINGS:
         return _readings(path, station)
     if fmt is RainFormat.TIPS:
         return _tips(path, tip_in if tip_in is not None else 0.2 / MM_PER_IN)
     if fmt is RainFormat.FIXED:
         return _fixed(path)
+    if fmt in (RainFormat.HOBOWARE, RainFormat.TOA5):
+        return _logger_file(path, fmt, tip_in, tz, column)
     return _rdb(path, column)
+
+
+def _what(fmt: RainFormat) -> str:
+    return {RainFormat.TIPS: "a cumulative tip count per row", RainFormat.FIXED: "a depth per logging interval",
+            RainFormat.READINGS: "ms4watch readings", RainFormat.RDB: "a USGS RDB table",
+            RainFormat.HOBOWARE: "a HOBOware export", RainFormat.TOA5: "a Campbell TOA5 table"}[fmt]
+
+
+def _logger_file(path: Path, fmt: RainFormat, tip_in: float | None, tz: str | None, column: str | None) -> RainRecord:
+    """The rain series of a HOBOware or TOA5 file, as depth per row [in]."""
+    from ms4watch.contract.loggerfiles import read_hoboware, read_toa5
+    from ms4watch.contract.units import Quantity
+    try:
+        lf = read_toa5(path, tz or "UTC") if fmt is RainFormat.TOA5 else read_hoboware(path, tz)
+    except (ConfigError, ValueError) as e:
+        raise RainFileError(str(e)) from None
+    rain = [c for c in lf.columns if c.quantity is Quantity.RAIN and (column is None or c.name == column)]
+    if not rain:
+        names = ", ".join(c.name for c in lf.columns) or "none"
+        raise RainFileError(f"{path}: no rain column{f' {column!r}' if column else ''} (columns read: {names})")
+    try:
+        t, v = rain[0].canonical(tip=tip_in)
+    except ValueError as e:
+        raise RainFileError(f"{path}: {e} (--tip)") from None
+    idx = pd.DatetimeIndex(pd.to_datetime(t, utc=True)).as_unit("ns")
+    naive = fmt is RainFormat.TOA5 and tz is None     # the logger's clock, zone unknown: wall-clock times
+    return RainRecord(pd.Series(v, index=idx, name="rain_in").sort_index(kind="stable"), fmt, naive=naive)
 
 
 def _readings(path: Path, station: str | None) -> RainRecord:
@@ -146,6 +210,8 @@ def _csv(path: Path, source: str | io.StringIO | None = None, *, columns: int = 
 def _tips(path: Path, tip_in: float) -> RainRecord:
     raw = _csv(path)
     tcol, ccol = raw.columns[0], raw.columns[1]
+    if "tip" not in ccol.lower():
+        raise RainFileError(f"{path}:1: column {ccol!r} is not a cumulative tip count: not a tip log")
     idx = _times(raw[tcol], "%m/%d/%y %H:%M:%S", path, 2)
     counts = pd.to_numeric(raw[ccol].str.strip(), errors="coerce")
     if counts.isna().any():
@@ -161,6 +227,9 @@ def _tips(path: Path, tip_in: float) -> RainRecord:
 def _fixed(path: Path) -> RainRecord:
     raw = _csv(path)
     tcol, dcol = raw.columns[0], raw.columns[1]
+    if not _is_depth(dcol):
+        raise RainFileError(f"{path}:1: column {dcol!r} is not a depth per interval (Depth_mm, Rain_in, …): "
+                            "not a fixed-interval record")
     fmt = "%Y-%m-%d %H:%M:%S" if "-" in raw[tcol].iat[0] else "%m/%d/%y %H:%M:%S"
     idx = _times(raw[tcol], fmt, path, 2)
     depth = pd.to_numeric(raw[dcol].str.strip(), errors="coerce")

@@ -7,12 +7,14 @@ order they arrive in (tests/alerts/test_engine_property.py).
 from __future__ import annotations
 
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ms4watch.contract.drift import Basis, DriftCorrection, correct_arrays
 from ms4watch.contract.errors import ConfigError
 from ms4watch.contract.readings_csv import read_readings_csv
 from ms4watch.contract.registry import Registry, load_registry
@@ -119,9 +121,10 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
 
 
 def replay(reg: Registry, table: ReadingTable, *, now_ns: int | None = None,
-           inspections: Sequence[ev.Inspection] = (), progress=None) -> list[Event]:
+           inspections: Sequence[ev.Inspection] = (), progress=None, get: ev.Getter | None = None) -> list[Event]:
+    """Every event over ``table``; ``get``: another view of its readings (:func:`corrected`)."""
     now = table.max_ns if now_ns is None else now_ns
-    return evaluate_all(reg, table.get, table.stations, now, inspections, progress)
+    return evaluate_all(reg, get or table.get, table.stations, now, inspections, progress)
 
 
 def read_inspections(path: str | Path, reg: Registry) -> list[ev.Inspection]:
@@ -149,9 +152,30 @@ def read_inspections(path: str | Path, reg: Registry) -> list[ev.Inspection]:
     return out
 
 
+def corrected(get: ev.Getter, corrections: Callable[[str, str, int, int], Sequence[DriftCorrection]]) -> ev.Getter:
+    """A getter whose arrays have the drift corrections in force applied (``corrections``:
+    station, quantity, first and last time [ns] → corrections), flags saying so; the raw
+    arrays are untouched."""
+    cache: dict[tuple[str, str], ev.Arrays] = {}
+
+    def get_corrected(station: str, quantity: str) -> ev.Arrays:
+        key = (station, quantity)
+        if key not in cache:
+            t, v, f = get(station, quantity)
+            found = corrections(station, quantity, int(t[0]), int(t[-1])) if t.size else []
+            cache[key] = (t, *correct_arrays(t, v, f, found)) if found else (t, v, f)
+        return cache[key]
+    return get_corrected
+
+
 def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *, show_progress: bool = True,
-                 now_ns: int | None = None, inspections: str | Path | None = None) -> tuple[int, list[tuple[int, str, str]]]:
+                 now_ns: int | None = None, inspections: str | Path | None = None,
+                 corrections: str | Path | None = None) -> tuple[int, list[tuple[int, str, str]]]:
     """``ms4watch replay``: read the registry and readings CSV, write events.jsonl.
+
+    ``corrections``: a corrections database (``DATA_DIR/corrections.db``): the rules then run
+    on values corrected for fouling and drift, and every event says ``values: corrected``
+    (without it they run on the raw values, as the streaming engine does).
 
     Returns (number of events, problems in the readings CSV: (line, field, message)).
     """
@@ -175,7 +199,17 @@ def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *,
         table = ReadingTable.from_frame(res.frame)
         if progress:
             progress.update(rt, total=1, completed=1)
-        events = replay(reg, table, now_ns=now_ns, inspections=done, progress=progress)
+        if corrections is None:
+            events = replay(reg, table, now_ns=now_ns, inspections=done, progress=progress)
+        else:
+            from ms4watch.ingest.corrections import CorrectionStore
+            store = CorrectionStore(corrections)
+            try:
+                get = corrected(table.get, lambda st, q, a, b: [c.correction for c in store.in_force(st, q, a, b)])
+                events = [replace(e, fields={**e.fields, "values": Basis.CORRECTED.value})
+                          for e in replay(reg, table, now_ns=now_ns, inspections=done, progress=progress, get=get)]
+            finally:
+                store.close()
     try:
         with open(out, "w", encoding="utf-8") as f:
             n = write_jsonl(events, f, reg.tz)

@@ -22,6 +22,7 @@ typo in an SDI-12 address is refused before the logger starts, with file, line a
 from __future__ import annotations
 
 import enum
+import math
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from .calibration import piecewise_linear
 from .ids import check_id
 from .rules_config import Duration
 from .timeutil import due_not_before_performed
@@ -42,19 +44,47 @@ class _Model(BaseModel):
 
 
 class Calibration(_Model):
-    """Last calibration and when the next is due; readings after ``due`` are flagged."""
+    """Last calibration and when the next is due; readings after ``due`` are flagged.
+
+    The correction from the sensor's raw value to the reported one, in the sensor's unit:
+    ``slope * raw + offset``, or, when ``points`` is given (a turbidity sensor whose
+    response is not one straight line over its range), the piecewise-linear function through
+    the knots ``[[raw, corrected], …]`` (raw strictly increasing), extended along its end
+    segments. ``record`` is the id of the calibration record ``ms4watch calibrate`` wrote.
+    """
     performed: date
     due: date
-    offset: float = 0.0
-    slope: float = 1.0
+    offset: float = Field(default=0.0, allow_inf_nan=False)
+    slope: float = Field(default=1.0, allow_inf_nan=False)
+    points: tuple[tuple[float, float], ...] | None = Field(default=None, description="piecewise [[raw, corrected], …]")
+    record: str | None = Field(default=None, description="calibration record id")
 
     @field_validator("due")
     @classmethod
     def _due_after_performed(cls, v: date, info: Any) -> date:
         return due_not_before_performed(v, info.data.get("performed"))
 
+    @field_validator("points")
+    @classmethod
+    def _points(cls, v: tuple[tuple[float, float], ...] | None, info: Any) -> tuple[tuple[float, float], ...] | None:
+        if v is None:
+            return v
+        if len(v) < 2 or any(b[0] <= a[0] for a, b in zip(v, v[1:])):
+            raise ValueError("points need at least two [raw, corrected] pairs with raw strictly increasing")
+        if any(not (math.isfinite(a) and math.isfinite(b)) for a, b in v):
+            raise ValueError("points must be finite numbers")
+        if info.data.get("slope", 1.0) != 1.0 or info.data.get("offset", 0.0) != 0.0:
+            raise ValueError("give either points or slope/offset, not both")
+        return v
+
     def overdue(self, day: date) -> bool:
         return day > self.due
+
+    def correct(self, raw: float) -> float:
+        """The corrected value of ``raw`` [the sensor's unit]."""
+        if self.points:
+            return piecewise_linear(raw, self.points)
+        return self.slope * raw + self.offset
 
 
 class BrokerSettings(_Model):

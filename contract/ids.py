@@ -12,12 +12,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# Matched with fullmatch: ``$`` would also match before a final newline ("LOG-1\n").
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 PREFIX = "ms4"
 
 
 def check_id(kind: str, value: str) -> str:
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise ValueError(
             f"invalid {kind}: {value!r} (1-64 letters, digits, '-', '_', '.'; starts with a letter or digit)")
     return value

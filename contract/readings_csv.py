@@ -54,7 +54,7 @@ def read_readings_csv(path: str | Path | IO[str], *, strict: bool = False) -> Re
     flag(times.isna().to_numpy() | no_offset.to_numpy(), "time",
          lambda i: f"not an ISO 8601 time with offset: {raw['time'].iat[i]!r}")
     st = raw["station"].str.strip()
-    flag(~st.str.match(_ID.pattern).to_numpy(), "station", lambda i: f"invalid station id {raw['station'].iat[i]!r}")
+    flag(~st.str.fullmatch(_ID.pattern).to_numpy(), "station", lambda i: f"invalid station id {raw['station'].iat[i]!r}")
     qty = raw["quantity"].str.strip().str.lower()
     flag(~qty.isin(_QUANTITIES).to_numpy(), "quantity",
          lambda i: f"unknown quantity {raw['quantity'].iat[i]!r} (one of {', '.join(sorted(_QUANTITIES))})")

@@ -118,10 +118,11 @@ class Role(str, enum.Enum):
     DEPUTY = "deputy"
     INSPECTOR = "inspector"
     SITE_OPERATOR = "site_operator"
+    TECHNICIAN = "technician"    # calibrates and services the loggers: told when a calibration falls due
 
 
-_E164 = re.compile(r"^\+[1-9]\d{6,14}$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_E164 = re.compile(r"\+[1-9][0-9]{6,14}")             # both matched with fullmatch (not $:
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")     # it matches before a final newline)
 
 
 class Contact(_Model):
@@ -136,14 +137,14 @@ class Contact(_Model):
     @field_validator("email")
     @classmethod
     def _email(cls, v: str | None) -> str | None:
-        if v is not None and not _EMAIL.match(v):
+        if v is not None and not _EMAIL.fullmatch(v):
             raise ValueError(f"not an email address: {v!r}")
         return v
 
     @field_validator("sms")
     @classmethod
     def _sms(cls, v: str | None) -> str | None:
-        if v is not None and not _E164.match(v):
+        if v is not None and not _E164.fullmatch(v):
             raise ValueError(f"not an E.164 phone number (e.g. +15555550100): {v!r}")
         return v
 

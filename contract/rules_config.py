@@ -101,6 +101,17 @@ class RuleSettings(BaseModel):
     low_battery_hysteresis_v: float = Field(default=0.2, ge=0, le=5, description="recovered at low_battery_v + this [V]")
     # Streaming.
     lateness: Duration = Field(default=timedelta(hours=2), description="out-of-order window of the streaming engine")
+    # Calibration (both laws: monitoring devices "shall be calibrated").
+    calibration_warn: Duration = Field(default=timedelta(days=14),
+                                       description="warn the SMO and the technicians this long before a sensor's "
+                                                   "calibration falls due, 1-60 days")
+
+    @field_validator("calibration_warn")
+    @classmethod
+    def _calibration_warn(cls, v: timedelta) -> timedelta:
+        if not timedelta(days=1) <= v <= timedelta(days=60):
+            raise ValueError(f"calibration_warn must be between 1d and 60d, got {format_duration(v)}")
+        return v
 
     @field_validator("dry_lookback")
     @classmethod

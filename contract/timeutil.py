@@ -50,6 +50,37 @@ def iso_utc(ns: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# The one form of time on the wire: RFC 3339 (a profile of ISO 8601) with an upper-case
+# ``T``, seconds always written, at most 6 decimals (what a datetime holds) and an offset.
+_WIRE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
+                        r"(Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?", re.ASCII)
+WIRE_TIME_FORM = "YYYY-MM-DDTHH:MM:SS[.ffffff] then Z or ±HH:MM (RFC 3339)"
+
+
+def parse_wire_time(text: object) -> datetime:
+    """A time as a message carries it: ``YYYY-MM-DDTHH:MM:SS[.ffffff]`` then ``Z`` or ``±HH:MM``.
+
+    Only this RFC 3339 form: the other ISO 8601 forms :meth:`datetime.fromisoformat` takes
+    (week dates ``2026-W23-1``, the basic form ``20260601T120000``, a space or a lower-case
+    ``t``, a comma before the decimals, no seconds, more than 6 decimals) and a time without
+    an offset raise ValueError, as does a date or time that does not exist (``T24:00:00``,
+    a leap second ``:60``, February 30th).
+
+    References: RFC 3339 section 5.6 (Internet date/time format).
+    """
+    if type(text) is not str:
+        raise ValueError(f"a time must be a string {WIRE_TIME_FORM}, got {type(text).__name__}")
+    m = _WIRE_TIME.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a time {WIRE_TIME_FORM}")
+    if m.group(1) is None:
+        raise ValueError(f"{text!r} has no UTC offset (end it with Z or ±HH:MM)")
+    try:
+        return datetime.fromisoformat(text[:-1] + "+00:00" if m.group(1) == "Z" else text)
+    except ValueError as e:
+        raise ValueError(f"{text!r} is not a valid time: {e}") from None
+
+
 def parse_time(text: str) -> datetime:
     """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused."""
     dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

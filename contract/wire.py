@@ -2,13 +2,25 @@
 
 readings (QoS 1, not retained)::
 
-    {"schema": "ms4watch.readings/1", "device": "LOG-OF12", "seq": 4711,
+    {"schema": "ms4watch.readings/1", "device": "LOG-OF12", "epoch": 917, "seq": 4711,
      "readings": [{"time": "2026-06-01T12:00:00Z", "sensor": "flow", "quantity": "flow",
                    "value": 3.2, "unit": "gpm", "flags": []}, ...]}
 
-``seq`` is per device and only grows; a message carries one sample cycle or a backlog
-batch. A reading may name another ``station`` than the topic's (a logger wired to two
-stations). ``value`` may be null only together with the ``sensor_error`` flag.
+``seq`` is per device and only grows within an ``epoch``: the number the logger drew when
+it created its spool, kept in the spool, so a logger whose spool is lost (reflashed, new SD
+card, replaced) starts a new epoch and its restarted sequence numbers are not taken for
+ones already stored. ``epoch`` is optional; a message without it (a logger from before
+epochs) is epoch 0. A message carries one sample cycle or a backlog batch. A reading may
+name another ``station`` than the topic's (a logger wired to two stations). ``value`` may
+be null only together with the ``sensor_error`` flag.
+
+The contract is strict, and the bounds are those of :mod:`.bounds`: ``schema`` is required;
+``epoch`` and ``seq`` are JSON integers (not ``"7"``, ``7.0`` or ``true``), 0 ≤ n < 2^63;
+ids are whole matches of ``[A-Za-z0-9][A-Za-z0-9_.-]{0,63}``; a time is exactly
+``YYYY-MM-DDTHH:MM:SS[.ffffff]`` then ``Z`` or ``±HH:MM`` (RFC 3339), from 2000-01-01 to a
+day after ingest received the message; a value is finite, also once converted to the
+canonical unit. :func:`decode_canonical` (the ingest hot path) and the pydantic model
+accept exactly the same messages (a property test checks it).
 
 status (QoS 1, retained; the broker publishes the last will ``{"state": "offline"}``)::
 
@@ -22,7 +34,26 @@ firmware config has a ``calibration:`` block: sensor id, the day it was last cal
 the day the next calibration is due (``YYYY-MM-DD``), and ``station`` when the sensor
 belongs to another station than the topic's. ``[]`` means no sensor has one.
 
-events (QoS 1): ``{"schema": "ms4watch.event/1", "device": ..., "time": ..., "kind": ..., "data": {...}}``
+events (QoS 1, not retained)::
+
+    {"schema": "ms4watch.event/1", "device": "LOG-OF12", "time": "2026-06-01T14:03:12.482Z",
+     "kind": "calibration", "data": {...}}
+
+Things that happen on a logger, one message each, from its spool like readings (nothing
+lost offline). ``kind`` is an id; ``data`` a JSON object (at most 64 KiB encoded). Ingest
+stores every valid event — the server's record of what loggers did — keyed by (device,
+time, kind, payload digest), so a redelivery is stored once. Kinds the agent sends:
+
+* ``calibration``: ``data`` is a calibration record (``ms4watch.calibration/1``,
+  :class:`~.calibration.CalibrationRecord`: who, when, standards and lots, as found, as
+  left, coefficients, result, next due) written by ``ms4watch calibrate``; ingest refuses
+  one that breaks that contract (named field: ``data.as_found[2].reading``) and hands valid
+  ones to the calibration history as well. A dedicated channel was not needed: records are
+  rare, small, and ordered with the logger's other events.
+* ``sample_taken`` / ``sample_failed``: an autosampler bottle record (issue 12);
+* ``cmd_ack``, ``config_applied``, ``config_rejected``: answers to ``…/cmd`` and ``…/config``;
+* ``sensor_paused`` / ``sensor_resumed``: a sensor taken for a calibration and given back;
+* ``clock_jump``: the logger's wall clock jumped.
 
 Decoding translates every validation failure into :class:`ContractError` naming the topic
 and the field (``readings[3].unit``).
@@ -38,12 +69,14 @@ import orjson
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
-                      field_validator, model_validator)
+from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, PlainValidator, Strict, ValidationError,
+                      ValidationInfo, field_validator, model_validator)
 
+from .bounds import COUNT_LIMIT, DEFAULT_WINDOW, STORE_MAX_NS, TimeWindow
+from .calibration import CALIBRATION_EVENT, CalibrationRecord
 from .errors import ContractError, UnitError
 from .ids import _ID, check_id
-from .timeutil import due_not_before_performed, iso_utc, to_ns
+from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
 from .units import CANONICAL, Quantity, _identity, canonical_unit, converter
 
 READINGS_SCHEMA = "ms4watch.readings/1"
@@ -84,12 +117,29 @@ class _SensorAtStation(_Strict):
         return None if v is None else check_id("station id", v)
 
 
+def _reading_time(v: Any, info: ValidationInfo) -> datetime:
+    """A reading's time: the RFC 3339 form only, within the :class:`~.bounds.TimeWindow` around
+    the receive time the decoder was given (validation context ``received_ns``, ``window``)."""
+    when = parse_wire_time(v)
+    context = info.context or {}
+    window: TimeWindow = context.get("window", DEFAULT_WINDOW)
+    problem = window.problem(to_ns(when), v, context.get("received_ns"))
+    if problem:
+        raise ValueError(problem)
+    return when
+
+
+ReadingTime = Annotated[datetime, PlainValidator(_reading_time)]
+Count = Annotated[int, Strict(), Field(ge=0, lt=COUNT_LIMIT)]
+"""``seq`` and ``epoch``: a JSON integer (not a string, a float or a boolean), 0 ≤ n < 2^63."""
+
+
 class Reading(_SensorAtStation):
-    time: AwareDatetime
+    time: ReadingTime
     sensor: str
     quantity: Quantity
-    value: float | None
     unit: str
+    value: float | None     # after quantity and unit: it is checked in the canonical unit too
     flags: list[QualityFlag] = Field(default_factory=list)
     station: str | None = None
 
@@ -102,9 +152,14 @@ class Reading(_SensorAtStation):
 
     @field_validator("value")
     @classmethod
-    def _finite(cls, v: float | None) -> float | None:
-        if v is not None and not math.isfinite(v):
+    def _finite(cls, v: float | None, info: ValidationInfo) -> float | None:
+        if v is None:
+            return v
+        if not math.isfinite(v):
             raise ValueError("value must be a finite number")
+        quantity, unit = info.data.get("quantity"), info.data.get("unit")
+        if quantity is not None and unit is not None and not math.isfinite(converter(quantity, unit)(v)):
+            raise ValueError(f"value {v!r} {unit} is not finite in {canonical_unit(quantity)}")
         return v
 
     @field_validator("unit")
@@ -126,9 +181,10 @@ class Reading(_SensorAtStation):
 
 
 class ReadingsMessage(_Strict):
-    schema_: Literal["ms4watch.readings/1"] = Field(default=READINGS_SCHEMA, alias="schema")
+    schema_: Literal["ms4watch.readings/1"] = Field(alias="schema")
     device: str
-    seq: int = Field(ge=0)
+    epoch: Count = 0
+    seq: Count
     readings: list[Reading] = Field(min_length=1)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -141,7 +197,7 @@ class ReadingsMessage(_Strict):
     def to_json(self) -> bytes:
         return encode_readings(self.device, self.seq, [
             (to_ns(r.time), r.sensor, r.quantity.value, r.value, r.unit, [f.value for f in r.flags], r.station)
-            for r in self.readings])
+            for r in self.readings], epoch=self.epoch)
 
 
 Day = Annotated[date, Strict()]
@@ -198,6 +254,9 @@ class StatusMessage(_Strict):
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
+EVENT_DATA_MAX_BYTES = 64 * 1024
+
+
 class EventMessage(_Strict):
     schema_: Literal["ms4watch.event/1"] = Field(default=EVENT_SCHEMA, alias="schema")
     device: str
@@ -207,8 +266,55 @@ class EventMessage(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        return check_id("device id", v)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        return check_id("event kind", v)
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _time(cls, v: Any, info: ValidationInfo) -> Any:
+        t = v if isinstance(v, datetime) else parse_wire_time(v)
+        ctx = info.context or {}
+        window: TimeWindow = ctx.get("window", DEFAULT_WINDOW)
+        received = ctx.get("received_ns")
+        latest = STORE_MAX_NS if received is None else min(STORE_MAX_NS, received + window.future_ns)
+        if not window.earliest_ns <= to_ns(t) <= latest:
+            raise ValueError(f"time {v} is outside what is taken (from 2000-01-01 to a day after it was received)")
+        return t
+
+    @field_validator("data")
+    @classmethod
+    def _data(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if len(orjson.dumps(v)) > EVENT_DATA_MAX_BYTES:
+            raise ValueError(f"data is over {EVENT_DATA_MAX_BYTES // 1024} KiB")
+        return v
+
     def to_json(self) -> bytes:
         return self.model_dump_json(by_alias=True).encode()
+
+
+def decode_event(topic: str, payload: bytes | str, received_ns: int | None = None,
+                 window: TimeWindow = DEFAULT_WINDOW) -> EventMessage:
+    """Parse and validate an event; a ``calibration`` event's ``data`` must be a calibration
+    record. Errors name the topic and the field (``data.as_found[2].reading``)."""
+    try:
+        msg = EventMessage.model_validate_json(payload, context={"received_ns": received_ns, "window": window})
+    except ValidationError as e:
+        raise _contract_error(topic, e) from None
+    if msg.kind == CALIBRATION_EVENT:
+        try:
+            CalibrationRecord.model_validate(msg.data)
+        except ValidationError as e:
+            err = _contract_error(topic, e)
+            raise ContractError(topic, "data." + err.field if err.field != "payload" else "data",
+                                str(err).split(": ", 2)[-1]) from None
+    return msg
 
 
 CANONICAL_UNIT = {q.value: u for q, u in CANONICAL.items()}
@@ -232,11 +338,23 @@ class CanonicalReading(NamedTuple):
     seq: int
 
 
+class DecodedReadings(NamedTuple):
+    """A readings message as ingest stores it: its identity and its canonical readings (in
+    the order of :class:`~ms4watch.ingest.sinks.base.StoredMessage`)."""
+
+    device: str
+    seq: int
+    readings: list[CanonicalReading]
+    epoch: int = 0
+
+
 def encode_readings(device: str, seq: int,
-                    rows: list[tuple[int, str, str, float | None, str, list[str], str | None]]) -> bytes:
+                    rows: list[tuple[int, str, str, float | None, str, list[str], str | None]],
+                    epoch: int = 0) -> bytes:
     """Encode a readings message from plain tuples (the logger's hot path).
 
-    rows: (time_ns, sensor, quantity, value, unit, flags, station_or_None)
+    rows: (time_ns, sensor, quantity, value, unit, flags, station_or_None); ``epoch`` 0 is
+    left out (a message without one is epoch 0).
     """
     out = []
     for t, sensor, quantity, value, unit, flags, station in rows:
@@ -245,8 +363,10 @@ def encode_readings(device: str, seq: int,
         if station:
             d["station"] = station
         out.append(d)
-    return json.dumps({"schema": READINGS_SCHEMA, "device": device, "seq": seq, "readings": out},
-                      separators=(",", ":")).encode()
+    head: dict[str, Any] = {"schema": READINGS_SCHEMA, "device": device}
+    if epoch:
+        head["epoch"] = epoch
+    return json.dumps({**head, "seq": seq, "readings": out}, separators=(",", ":")).encode()
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -266,10 +386,15 @@ def _contract_error(topic: str, e: ValidationError) -> ContractError:
     return ContractError(topic, _field_path(tuple(err["loc"])), err["msg"].removeprefix("Value error, ") + more)
 
 
-def decode_readings(topic: str, payload: bytes | str) -> ReadingsMessage:
-    """Parse and validate a readings payload; errors name the topic and the field."""
+def decode_readings(topic: str, payload: bytes | str, received_ns: int | None = None,
+                    window: TimeWindow = DEFAULT_WINDOW) -> ReadingsMessage:
+    """Parse and validate a readings payload; errors name the topic and the field.
+
+    received_ns : when the message was received [epoch ns]; reading times may be at most
+        ``window.future_ns`` after it. None: only the absolute bounds apply.
+    """
     try:
-        return ReadingsMessage.model_validate_json(payload)
+        return ReadingsMessage.model_validate_json(payload, context={"received_ns": received_ns, "window": window})
     except ValidationError as e:
         raise _contract_error(topic, e) from None
 
@@ -298,24 +423,32 @@ def canonicalize(msg: ReadingsMessage, station: str) -> list[CanonicalReading]:
 _QUANTITIES = {q.value: q for q in Quantity}
 _FLAGS = frozenset(f.value for f in QualityFlag)
 _READING_KEYS = frozenset(("time", "sensor", "quantity", "value", "unit", "flags", "station"))
+_MESSAGE_KEYS = frozenset(("schema", "device", "seq", "readings"))
+_MESSAGE_KEYS_EPOCH = _MESSAGE_KEYS | {"epoch"}
 _ID_RE = _ID
 
 
-def decode_canonical(topic: str, station: str, payload: bytes | str) -> tuple[str, int, list[CanonicalReading]]:
-    """Decode a readings payload straight into canonical readings: ``(device, seq, readings)``.
+def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns: int | None = None,
+                     window: TimeWindow = DEFAULT_WINDOW) -> DecodedReadings:
+    """Decode a readings payload straight into canonical readings: ``(device, seq, readings, epoch)``.
 
     The ingest hot path. It accepts exactly what :func:`decode_readings` accepts — anything
     unusual is handed to the pydantic model, which raises the precise :class:`ContractError`
     (topic and field) — but a well-formed message costs a few µs per reading instead of ~18.
+    ``received_ns`` and ``window``: as for :func:`decode_readings`.
     """
     try:
-        return _fast_canonical(station, orjson.loads(payload))
-    except _Slow:
-        msg = decode_readings(topic, payload)   # raises ContractError with the field, or validates
-        return msg.device, msg.seq, canonicalize(msg, station)
-    except ValueError:                         # not JSON at all: let pydantic word the error
-        decode_readings(topic, payload)
-        raise
+        d = orjson.loads(payload)
+    except ValueError:     # not JSON to orjson (or a number it cannot hold): the model decides
+        pass
+    else:
+        latest = STORE_MAX_NS if received_ns is None else min(STORE_MAX_NS, received_ns + window.future_ns)
+        try:
+            return _fast_canonical(station, d, window.earliest_ns, latest)   # window.limits(), inlined
+        except _Slow:
+            pass
+    msg = decode_readings(topic, payload, received_ns, window)   # raises ContractError naming the field
+    return DecodedReadings(msg.device, msg.seq, canonicalize(msg, station), msg.epoch)
 
 
 class _Slow(Exception):
@@ -331,21 +464,19 @@ _GOOD_IDS: dict[str, str] = {}
 _UNIT_MAP: dict[tuple[str, str], tuple[Any, str, str]] = {}
 _CACHE_MAX = 65536
 _new_tuple = tuple.__new__
+_NO_TIME = object()      # what no reading's time is (the fast path's "no previous time")
 
 
 def _time_ns(t: Any) -> int:
-    """Epoch ns of an ISO 8601 time string with an offset (``Z`` accepted)."""
+    """Epoch ns of a time in the wire's RFC 3339 form (:func:`~.timeutil.parse_wire_time`)."""
     if type(t) is not str:
         raise _Slow
     ns = _TIME_NS.get(t)
     if ns is None:
         try:
-            when = datetime.fromisoformat(t[:-1] + "+00:00" if t.endswith("Z") else t)
+            ns = to_ns(parse_wire_time(t))
         except ValueError:
             raise _Slow from None
-        if when.tzinfo is None:
-            raise _Slow
-        ns = to_ns(when)
         if len(_TIME_NS) >= _CACHE_MAX:
             _TIME_NS.clear()
         _TIME_NS[t] = ns
@@ -358,7 +489,7 @@ def _good_id(s: Any) -> str:
         raise _Slow
     known = _GOOD_IDS.get(s)
     if known is None:
-        if not _ID_RE.match(s):
+        if not _ID_RE.fullmatch(s):
             raise _Slow
         if len(_GOOD_IDS) >= _CACHE_MAX:
             _GOOD_IDS.clear()
@@ -384,15 +515,30 @@ def _unit_map(q: Any, unit: Any) -> tuple[Any, str, str]:
     return hit
 
 
-def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReading]]:
-    if (type(d) is not dict or d.keys() != {"schema", "device", "seq", "readings"} or d["schema"] != READINGS_SCHEMA
-            or type(d["seq"]) is not int or d["seq"] < 0
+def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> DecodedReadings:
+    """The usual message, decided here; anything else raises _Slow. Reading times must lie in
+    [earliest_ns, latest_ns] (:meth:`~.bounds.TimeWindow.limits`)."""
+    if type(d) is not dict:
+        raise _Slow
+    keys = d.keys()
+    if keys == _MESSAGE_KEYS:
+        epoch = 0
+    elif keys == _MESSAGE_KEYS_EPOCH:
+        epoch = d["epoch"]
+        if type(epoch) is not int or not 0 <= epoch < COUNT_LIMIT:
+            raise _Slow
+    else:
+        raise _Slow
+    seq = d["seq"]
+    if (d["schema"] != READINGS_SCHEMA or type(seq) is not int or not 0 <= seq < COUNT_LIMIT
             or type(d["readings"]) is not list or not d["readings"]):
         raise _Slow
-    device, seq = _good_id(d["device"]), d["seq"]
+    device = _good_id(d["device"])
     out: list[CanonicalReading] = []
     append = out.append
     isfinite = math.isfinite
+    last_t: Any = _NO_TIME
+    ns = 0
     for r in d["readings"]:
         if type(r) is not dict:
             raise _Slow
@@ -432,9 +578,22 @@ def _fast_canonical(station: str, d: Any) -> tuple[str, int, list[CanonicalReadi
             raise _Slow
         if conv is not None and value is not None:
             value = conv(value)
+            if not isfinite(value):
+                raise _Slow
+        if t != last_t:              # the readings of a sample cycle share their time
+            ns = _time_ns(t)
+            if not earliest_ns <= ns <= latest_ns:
+                raise _Slow
+            last_t = t
         # tuple.__new__ directly: the NamedTuple's own constructor is a Python function (~0.5 µs)
-        append(_new_tuple(CanonicalReading, (_time_ns(t), st, device, sensor, q, value, cu, joined, seq)))
-    return device, seq, out
+        append(_new_tuple(CanonicalReading, (ns, st, device, sensor, q, value, cu, joined, seq)))
+    return _new_tuple(DecodedReadings, (device, seq, out, epoch))
+
+
+def encode_event(device: str, t_ns: int, kind: str, data: dict[str, Any]) -> bytes:
+    """An event message (the logger's hot path: plain JSON, no model)."""
+    return json.dumps({"schema": EVENT_SCHEMA, "device": device, "time": iso_utc(t_ns), "kind": kind, "data": data},
+                      separators=(",", ":"), allow_nan=False).encode()
 
 
 def status_payload(device: str, state: str, **fields: Any) -> bytes:

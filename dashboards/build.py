@@ -232,6 +232,12 @@ def device_health() -> dict[str, Any]:
             {"id": "thresholds", "value": {"mode": "absolute", "steps": [
                 {"color": "red", "value": None}, {"color": "orange", "value": 0}, {"color": "green", "value": 14}]}},
             {"id": "custom.cellOptions", "value": {"type": "color-background"}}]}])
+    L.add("Calibration history", "table", 24, 8, [target(
+        'SELECT "result", "technician", "next_due", "fit", "worst_as_found_pct", "worst_as_left_pct", "id" '
+        'FROM "calibration_record" WHERE "device" =~ /^$device$/ AND $timeFilter GROUP BY "device", "sensor"',
+        table=True)],
+        description="One row per `ms4watch calibrate` run (pass or fail): who, the largest as-found and as-left "
+                    "errors [%], the fit, the next due date. Widen the time range for older runs (kept 3 years).")
     L.add("Loggers", "table", 12, 8, [target(
         'SELECT last("state") AS "state", last("agent_version") AS "agent", last("config_version") AS "config", '
         'last("uptime_s") AS "uptime_s", last("dropped") AS "dropped" FROM "device_status" '

@@ -13,10 +13,22 @@ see docs/edge-install.md for the broker ACL):
   replaces the running one; on any failure the previous config stays and an event says why.
   The applied ``config_version`` is reported in ``…/status`` and the file is rewritten (the
   previous one kept as ``.prev``) so a reboot comes back with it.
+  A retained config the agent has already handled (the same bytes, delivered again at each
+  reconnect) is not applied again, so a calibration applied since is not rolled back; and a
+  new remote config whose ``calibration:`` block of a sensor is older than the one running
+  (``performed`` earlier, or none) keeps the running one (``config_applied`` lists them in
+  ``kept_calibrations``): a sensor's calibration is what was measured in the field.
+* The config file itself: when it changes on disk (``ms4watch calibrate`` writes the new
+  coefficients there, the previous file kept as ``.prev``; or a technician edits it) and
+  its ``config_version`` differs, it is applied the same way.
 * ``…/cmd``: ``{"id": "42", "command": "read_now" | "sample_now" | "status" | "reboot_agent"}``
   or ``{"command": "rain_report", "args": {"rain_in": 0.02}}`` (the server's count of the rain
   in the dry-weather lookback, for a logger without a gauge of its own),
   acknowledged on ``…/events`` as ``{"kind": "cmd_ack", "data": {"id", "command", "ok", "detail"}}``.
+
+A sensor being calibrated (``ms4watch calibrate``, another process) is paused: its driver is
+closed and no reading of it is taken until the calibration lets go
+(:mod:`.calibration.pause`); ``sensor_paused`` and ``sensor_resumed`` events say when.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ import os
 import queue
 import threading
 import time
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -37,9 +50,9 @@ from .. import __version__ as agent_version
 from ..contract.errors import ConfigError
 from ..contract.firmware import FirmwareConfig
 from ..contract.ids import Channel, Topic
-from ..contract.timeutil import iso_utc
 from ..contract.units import converter
-from ..contract.wire import EVENT_SCHEMA, QualityFlag, SensorCalibration, status_payload
+from ..contract.wire import QualityFlag, SensorCalibration, encode_event, status_payload
+from .calibration.pause import SensorLocks
 from .clock import JumpDetector
 from .config import parse_agent_config
 from .decisions import DryWeatherFlow, FirstFlush
@@ -69,6 +82,10 @@ class Agent:
         self.config_path = Path(config_path) if config_path else None
         self.status_interval_s = status_interval_s
         self.env = env or DriverEnv(data_dir=Path(data_dir))
+        self._lock_dir = Path(self.env.locks if self.env.locks is not None else data_dir)
+        self._locks: dict[str, SensorLocks] = {}   # sensor id -> its pause locks
+        self._paused: set[str] = set()            # sensors a calibration has taken
+        self._config_stat = _stat_key(self.config_path)
         self.drivers = self._build_drivers(config, options)
         self.decisions = _decisions_for(config)
         self._next_due: list[int | None] = [None] * len(self.drivers)
@@ -80,6 +97,7 @@ class Agent:
         self._last: dict[str, float | None] = {}   # quantity -> latest value (battery, signal)
         self._unsynced = False
         self._control: queue.Queue[tuple[Channel, bytes]] = queue.Queue()
+        self.control_handled = 0   # config and command messages handled (diagnostics, tests)
         self.restart_requested = False
         if username is None and config.broker.username:
             username = config.broker.username
@@ -92,9 +110,23 @@ class Agent:
             keepalive_s=config.broker.keepalive_s, drain_rate=drain_rate,
             on_control=lambda ch, payload: self._control.put((ch, payload)))
 
-    def _build_drivers(self, config: FirmwareConfig, options: list[BaseModel]) -> list[Any]:
+    def _build_drivers(self, config: FirmwareConfig, options: list[BaseModel],
+                       reuse: list[Any] = ()) -> list[Any]:
+        """One driver per sensor. A driver in ``reuse`` whose sensor is defined the same but
+        for its calibration and interval is kept (its port, GPIO line and counters stay
+        open) and given the new sensor definition."""
         self._interval_ns = [int(s.interval.total_seconds() * 1e9) for s in config.sensors]
-        return [driver_class(s.driver)(s, o, self.env) for s, o in zip(config.sensors, options)]
+        same = {_definition(d.sensor, d.options if hasattr(d, "options") else getattr(d, "o", None)): d
+                for d in reuse}
+        out = []
+        for s, o in zip(config.sensors, options):
+            d = same.pop(_definition(s, o), None)
+            if d is not None:
+                d.sensor = s
+            else:
+                d = driver_class(s.driver)(s, o, self.env)
+            out.append(d)
+        return out
 
     def topic(self, channel: Channel) -> Topic:
         return Topic(self.config.municipality, self.config.station, self.config.device, channel)
@@ -114,29 +146,74 @@ class Agent:
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Queue an event durably; the uplink publishes it on ``…/events``."""
-        payload = json.dumps({"schema": EVENT_SCHEMA, "device": self.config.device,
-                              "time": iso_utc(self.clock()), "kind": kind, "data": data},
-                             separators=(",", ":")).encode()
-        self.spool.add_event(payload)
+        self.spool.add_event(encode_event(self.config.device, self.clock(), kind, data))
         self.uplink.wake()
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> "Agent":
         for d in self.drivers:
-            try:
-                d.open()
-            except DriverError as e:
-                # An adapter missing at boot must not stop the logger: the driver reopens its
-                # port on the next read, and until then the sensor reports sensor_error.
-                log.error("%s/%s: %s; will retry at each reading", self.config.device, d.sensor.id, e)
+            self._open_driver(d)
         self.uplink.start()
         return self
 
     def stop(self) -> None:
         self.uplink.stop()
-        self._close_drivers(self.drivers)
+        self._close_drivers([d for d in self.drivers if d.sensor.id not in self._paused])
+        for lk in self._locks.values():
+            lk.close()
+        self._locks.clear()
         self.spool_taken = self.spool.taken
         self.spool.close()
+
+    # -- sensors taken away for a calibration ------------------------------------------------------
+    def _sensor_locks(self, sensor_id: str) -> SensorLocks:
+        lk = self._locks.get(sensor_id)
+        if lk is None:
+            lk = self._locks[sensor_id] = SensorLocks(self._lock_dir, sensor_id)
+        return lk
+
+    def _open_driver(self, d: Any, strict: bool = False) -> bool:
+        """Open ``d`` unless a calibration has its sensor (then it starts paused). A driver that
+        fails to open is logged and retried at each reading (an adapter missing at boot must not
+        stop the logger; until it is back the sensor reports sensor_error); ``strict``: raise."""
+        sid = d.sensor.id
+        if not self._sensor_locks(sid).take():
+            if sid not in self._paused:
+                self._paused.add(sid)
+                log.warning("%s/%s: being calibrated; not read until the calibration ends", self.config.device, sid)
+                self.emit("sensor_paused", {"sensor": sid, "reason": "calibration"})
+            return False
+        self._paused.discard(sid)
+        try:
+            d.open()
+        except DriverError as e:
+            if strict:
+                raise
+            log.error("%s/%s: %s; will retry at each reading", self.config.device, sid, e)
+        return True
+
+    def check_pauses(self) -> None:
+        """Let go of every sensor a calibration asks for; take back every one it gave back."""
+        for d in self.drivers:
+            sid = d.sensor.id
+            lk = self._sensor_locks(sid)
+            if sid in self._paused:
+                if lk.take():
+                    self._paused.discard(sid)
+                    self._open_driver(d)
+                    log.info("%s/%s: calibration over; reading it again", self.config.device, sid)
+                    self.emit("sensor_resumed", {"sensor": sid})
+            elif lk.requested():
+                self._close_drivers([d])
+                lk.let_go()
+                self._paused.add(sid)
+                log.warning("%s/%s: paused for a calibration", self.config.device, sid)
+                self.emit("sensor_paused", {"sensor": sid, "reason": "calibration"})
+
+    @property
+    def paused(self) -> frozenset[str]:
+        """Sensors a calibration has taken now."""
+        return frozenset(self._paused)
 
     def _close_drivers(self, drivers: list[Any]) -> None:
         for d in drivers:
@@ -154,8 +231,10 @@ class Agent:
             due = self._next_due[k]
             if due is None:
                 due = -(-now_ns // step) * step
+            paused = driver.sensor.id in self._paused
             while due <= now_ns:
-                readings.extend(self._read(driver, due))
+                if not paused:     # a sensor being calibrated: no reading (the gap is explained)
+                    readings.extend(self._read(driver, due))
                 due += step
             self._next_due[k] = due
         return self._spool(readings)
@@ -163,7 +242,7 @@ class Agent:
     def read_now(self) -> int:
         """Read every sensor now, off schedule (command ``read_now``)."""
         now = self.clock()
-        return self._spool([r for d in self.drivers for r in self._read(d, now)])
+        return self._spool([r for d in self.drivers if d.sensor.id not in self._paused for r in self._read(d, now)])
 
     def _spool(self, readings: list[RawReading]) -> int:
         if not readings:
@@ -239,55 +318,107 @@ class Agent:
                 self._apply_config(payload)
             else:
                 self._command(payload)
+            self.control_handled += 1
 
-    def _apply_config(self, payload: bytes) -> None:
+    def watch_config_file(self) -> bool:
+        """Apply the config file if it changed on disk since it was last read (``ms4watch
+        calibrate`` wrote new coefficients, or a technician edited it). True when applied."""
+        key = _stat_key(self.config_path)
+        if key is None or key == self._config_stat:
+            return False
+        self._config_stat = key
+        assert self.config_path is not None
+        try:
+            payload = self.config_path.read_bytes()
+        except OSError as e:
+            log.error("%s: cannot read %s: %s", self.config.device, self.config_path, e.strerror)
+            return False
+        return self._apply_config(payload, remote=False)
+
+    def _apply_config(self, payload: bytes, remote: bool = True) -> bool:
+        """Validate and apply a config (a retained ``…/config`` message, or the config file when
+        ``remote`` is False); on any failure the running one stays and an event says why."""
         if not payload:
-            return  # a cleared retained message
-        source = str(self.topic(Channel.CONFIG))
+            return False  # a cleared retained message
+        digest = len(payload) << 32 | zlib.crc32(payload)
+        if remote and self.spool.recall("remote_config") == digest:
+            return False  # the retained config already handled, delivered again at (re)connect
+        source = str(self.topic(Channel.CONFIG)) if remote else str(self.config_path)
         try:
             config, options = parse_agent_config(payload.decode("utf-8", "replace"), source)
             for field in ("device", "station", "municipality"):
                 if getattr(config, field) != getattr(self.config, field):
-                    raise ConfigError(source, [(None, field, f"a remote config cannot change the {field} "
-                                                             f"({getattr(self.config, field)!r})")])
+                    raise ConfigError(source, [(None, field, f"a {'remote ' if remote else ''}config cannot change "
+                                                             f"the {field} ({getattr(self.config, field)!r})")])
         except ConfigError as e:
-            log.error("%s: remote config refused: %s", self.config.device, e)
-            self.emit("config_rejected", {"error": str(e), "running_version": self.config.config_version})
-            return
+            log.error("%s: %s config refused: %s", self.config.device, "remote" if remote else "the", e)
+            self.emit("config_rejected", {"error": str(e), "running_version": self.config.config_version,
+                                          **({} if remote else {"source": "file"})})
+            return False
         if config.config_version == self.config.config_version:
-            return  # the retained copy of what is running, delivered again at (re)connect
-        new_drivers = self._build_drivers(config, options)
+            if remote:
+                self.spool.remember("remote_config", digest)
+            elif config != self.config:
+                log.warning("%s: %s changed but still says config_version %s: not applied (give it a new "
+                            "config_version)", self.config.device, self.config_path, config.config_version)
+            return False  # the retained copy of what is running, or the agent's own rewrite
+        kept: list[str] = []
+        if remote:
+            config, kept = _keep_newer_calibrations(config, self.config)
+        reuse = list(self.drivers)
+        new_drivers = self._build_drivers(config, options, reuse)
+        fresh = [d for d in new_drivers if d not in reuse]
         opened = []
         try:
-            for d in new_drivers:
-                d.open()
-                opened.append(d)
+            for d in fresh:
+                if self._sensor_locks(d.sensor.id).held or d.sensor.id not in self._paused:
+                    if self._open_driver(d, strict=True):
+                        opened.append(d)
         except Exception as e:  # noqa: BLE001 — any failure keeps the previous config
             self._close_drivers(opened)
+            for d in reuse:      # the drivers kept were given the new definitions: give the old ones back
+                d.sensor = next(s for s in self.config.sensors if s.id == d.sensor.id)
             self._interval_ns = [int(s.interval.total_seconds() * 1e9) for s in self.config.sensors]
             log.error("%s: config %s could not open its instruments: %s", self.config.device,
                       config.config_version, e)
             self.emit("config_rejected", {"version": config.config_version, "error": f"opening drivers: {e}",
                                           "running_version": self.config.config_version})
-            return
+            return False
         old_drivers, previous = self.drivers, self.config.config_version
         self.drivers, self.config, self.options = new_drivers, config, options
         self.decisions = _decisions_for(config)
         self._next_due = [None] * len(new_drivers)
-        self._close_drivers(old_drivers)
-        self._persist_config(payload)
-        log.info("%s: applied config %s (was %s)", config.device, config.config_version, previous)
-        self.emit("config_applied", {"version": config.config_version, "previous": previous})
+        self._close_drivers([d for d in old_drivers if d not in new_drivers and d.sensor.id not in self._paused])
+        for sid in [sid for sid in self._locks if sid not in {s.id for s in config.sensors}]:
+            self._locks.pop(sid).close()
+            self._paused.discard(sid)
+        if remote:
+            self._persist_config(payload if not kept else _dump_config(config))
+            self.spool.remember("remote_config", digest)
+        log.info("%s: applied config %s (was %s)%s", config.device, config.config_version, previous,
+                 f"; kept the newer calibration of {', '.join(kept)}" if kept else "")
+        data: dict[str, Any] = {"version": config.config_version, "previous": previous,
+                                **({} if remote else {"source": "file"})}
+        if kept:
+            data["kept_calibrations"] = kept
+        self.emit("config_applied", data)
         self.uplink.publish_status()
+        return True
 
     def _persist_config(self, payload: bytes) -> None:
+        """The config file becomes ``payload``; the previous one is kept as ``<file>.prev``. The
+        file is never missing in between (the watcher reads it)."""
         if self.config_path is None:
             return
+        prev = self.config_path.with_suffix(self.config_path.suffix + ".prev")
+        if self.config_path.exists():
+            tmp_prev = prev.with_suffix(prev.suffix + ".tmp")
+            tmp_prev.write_bytes(self.config_path.read_bytes())
+            os.replace(tmp_prev, prev)
         tmp = self.config_path.with_suffix(".tmp")
         tmp.write_bytes(payload)
-        if self.config_path.exists():
-            os.replace(self.config_path, self.config_path.with_suffix(self.config_path.suffix + ".prev"))
         os.replace(tmp, self.config_path)
+        self._config_stat = _stat_key(self.config_path)
 
     def _command(self, payload: bytes) -> None:
         try:
@@ -340,6 +471,8 @@ class Agent:
                             self.config.device, jump / 1e9)
                 self._next_due = [None] * len(self.drivers)
                 self.emit("clock_jump", {"delta_s": round(jump / 1e9, 3)})
+            self.check_pauses()
+            self.watch_config_file()
             self.sample_due(self.clock())
             self.process_control()
             if time.monotonic() >= next_status:
@@ -348,6 +481,48 @@ class Agent:
             nxt = self.next_due_ns()
             wait = 1.0 if nxt is None else max(0.0, (nxt - self.clock()) / 1e9)
             stop.wait(min(wait, 0.25))
+
+
+def _stat_key(path: Path | None) -> tuple[int, int, int] | None:
+    """What tells a file changed: (inode, size, mtime ns); None when it is not there."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _definition(sensor: Any, options: Any) -> str:
+    """A sensor's definition but for its calibration and interval (drivers whose definitions
+    agree can be kept across a config change)."""
+    d = sensor.model_dump(mode="json", exclude={"calibration", "interval"})
+    o = options.model_dump(mode="json") if isinstance(options, BaseModel) else options
+    return json.dumps([d, o], sort_keys=True, default=str)
+
+
+def _keep_newer_calibrations(config: FirmwareConfig, running: FirmwareConfig) -> tuple[FirmwareConfig, list[str]]:
+    """``config`` with the running ``calibration:`` block of every sensor whose block in
+    ``config`` is older (performed earlier) or missing; and the ids of those sensors."""
+    now = {s.id: s.calibration for s in running.sensors}
+    kept: list[str] = []
+    sensors = []
+    for s in config.sensors:
+        mine = now.get(s.id)
+        if mine is not None and (s.calibration is None or s.calibration.performed < mine.performed):
+            s = s.model_copy(update={"calibration": mine})
+            kept.append(s.id)
+        sensors.append(s)
+    return (config.model_copy(update={"sensors": sensors}) if kept else config), kept
+
+
+def _dump_config(config: FirmwareConfig) -> bytes:
+    """A config as YAML (when the agent had to merge a remote one with its own calibrations)."""
+    import yaml
+    text = yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True), sort_keys=False)
+    return ("# written by the edge agent: a remote config with the calibrations measured here kept\n"
+            + text).encode()
 
 
 def _decisions_for(config: FirmwareConfig) -> list[FirstFlush | DryWeatherFlow]:

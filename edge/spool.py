@@ -10,10 +10,16 @@ Forming a message moves readings from pending to outbox and takes the next seque
 in one transaction, so a message re-sent after a crash or a lost PUBACK carries the same
 ``seq`` and ingest can drop the duplicate. Bounded: past ``max_readings`` the policy drops
 the oldest pending readings (counted in ``dropped``) or refuses new ones.
+
+The spool's ``epoch`` is drawn at random (1 … 2^31 − 1) when the spool file is created and
+kept in it, so it survives reboots; a logger whose spool is lost (reflashed, a new SD card,
+a replacement unit under the same device id) starts again at seq 1 in a new epoch, and
+ingest, whose duplicate filter is (device, epoch, seq), stores its messages.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -56,11 +62,17 @@ class Spool:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(SCHEMA)
+            # a spool from before epochs gets one too; its formed messages keep epoch 0
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (secrets.randbelow(2**31 - 1) + 1,))
         except sqlite3.Error as e:
             raise EdgeError(f"cannot open spool {self.path}: {e}") from None
         # Mirrors of what the uplink asks many times a second (kept with the rows, under _lock).
         self._pending_n = self._meta("pending")
+        self.epoch: int = self._meta("epoch")
         self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
+        # Another process (``ms4watch calibrate``) may add events to this file: SQLite's
+        # data_version changes when another connection commits, and then they are counted again.
+        self._data_version = self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def _meta(self, key: str) -> int:
         return self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0]
@@ -102,7 +114,7 @@ class Spool:
                 return None
             seq = self._meta("next_seq")
             payload = encode_readings(self.device, seq, [
-                (t, s, q, v, u, f.split(",") if f else [], st) for _, t, s, q, v, u, f, st in rows])
+                (t, s, q, v, u, f.split(",") if f else [], st) for _, t, s, q, v, u, f, st in rows], epoch=self.epoch)
             self._db.execute("INSERT INTO outbox VALUES (?,?,?)", (seq, len(rows), payload))
             self._db.execute("DELETE FROM pending WHERE id > ? AND id <= ?", (after_id, rows[-1][0]))
             self._bump("pending", -len(rows))
@@ -145,7 +157,14 @@ class Spool:
 
     def events(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
         if not self._events_n:
-            return []
+            with self._lock:
+                version = self._db.execute("PRAGMA data_version").fetchone()[0]
+                if version == self._data_version:
+                    return []
+                self._data_version = version
+                self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
+            if not self._events_n:
+                return []
         with self._lock:
             return self._db.execute("SELECT id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
                                     (after_id, limit)).fetchall()
@@ -154,6 +173,16 @@ class Spool:
         with self._lock:
             if self._db.execute("DELETE FROM events WHERE id=?", (event_id,)).rowcount:
                 self._events_n -= 1
+
+    def remember(self, key: str, value: int) -> None:
+        """Keep a number across restarts (the agent: the digest of the last remote config)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("x:" + key, value))
+
+    def recall(self, key: str) -> int | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", ("x:" + key,)).fetchone()
+        return None if row is None else row[0]
 
     @property
     def dropped(self) -> int:

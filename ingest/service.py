@@ -4,11 +4,18 @@
   published while ingest is down wait in the broker.
 * ``manual_ack``: a message is acknowledged only after the sink's ``write`` returned, i.e.
   after its readings are durable. If the process dies before that, the broker redelivers;
-  the sink's (device, seq) filter writes it once.
+  the sink's (device, epoch, seq) filter writes it once. A message under a (device, epoch,
+  seq) the store holds with other content (a logger whose sequence restarted) is not a
+  duplicate: it is set aside with a warning, never dropped without a word.
 * A message that breaks the contract is logged with topic and field, kept in a rejected
   file for a person to look at, and acknowledged — it can never become valid, and it must
   not block the messages behind it.
+* So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
+  only its first bytes, and the rejected file gets its topic, size and those bytes.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+* Events (``…/events``: calibration records, bottle records, command acknowledgements, …)
+  are decoded (a calibration record against its contract), queued with the readings and
+  stored in the same batch (:class:`~.sinks.base.EventSink`), acknowledged only once stored.
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
 network thread decodes, a writer thread stores and acknowledges.
@@ -26,15 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..contract.bounds import DEFAULT_WINDOW, TimeWindow
 from ..contract.errors import ContractError
 from ..contract.ids import Channel, Topic, subscription
 from ..contract.mqtt import BrokerURL
-from ..contract.wire import CanonicalReading, decode_canonical, decode_status
-from .errors import StoreRejected, StoreUnavailable
-from .sinks.base import DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
-from .subscriber import Delivery, Subscriber
+from ..contract.calibration import CALIBRATION_EVENT, CalibrationRecord
+from ..contract.timeutil import to_ns
+from ..contract.wire import CanonicalReading, decode_canonical, decode_event, decode_status
+from .errors import MessagesRejected, StoreRejected, StoreUnavailable
+from .sinks.base import (DeviceEvent, DeviceStatus, EventSink, Sink, StatusSink, StoredMessage, WriteResult,
+                         payload_digest)
+from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
 log = logging.getLogger(__name__)
+_new_tuple = tuple.__new__
 
 OnStored = Callable[[Sequence[CanonicalReading]], None]
 
@@ -45,7 +57,9 @@ class IngestStats:
     stored_readings: int = 0
     duplicate_messages: int = 0
     rejected_messages: int = 0
+    conflicting_messages: int = 0     # set aside: (device, epoch, seq) stored with other content
     store_retries: int = 0
+    events: int = 0                   # event messages stored (calibration records among them)
 
 
 def tune_gc() -> None:
@@ -63,7 +77,8 @@ class IngestService:
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
-                 shared_group: str | None = None):
+                 shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
+                 max_message_bytes: int = MAX_PACKET_BYTES):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.sink = sink
@@ -72,22 +87,29 @@ class IngestService:
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
         self.batch_wait_s = batch_wait_s
+        self.time_window = time_window      # reading times taken, around each message's receive time
         # Several ingest processes (one per core) share the readings through an MQTT shared
         # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
         self.shared_group = shared_group
         self.stats = IngestStats()
         # One item per socket read (a list of messages); 256 KiB each at most, so the bound
         # holds the memory ingest may use for messages not yet stored.
-        self._queue: queue.Queue[list[tuple[tuple[int, int] | None, StoredMessage]] | None] = queue.Queue(max_queue)
+        self._queue: queue.Queue[list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] | None] = \
+            queue.Queue(max_queue)
         readings = subscription(municipality, Channel.READINGS)
         if shared_group:
             readings = f"$share/{shared_group}/{readings}"
         self._status_suffix = "/" + Channel.STATUS.value
+        self._events_suffix = "/" + Channel.EVENTS.value
+        events = subscription(municipality, Channel.EVENTS)
+        if shared_group:
+            events = f"$share/{shared_group}/{events}"
         self._client = Subscriber(self.url, self.client_id,
-                                  [(readings, 1), (subscription(municipality, Channel.STATUS), 1)],
+                                  [(readings, 1), (subscription(municipality, Channel.STATUS), 1), (events, 1)],
                                   self._on_deliveries, clean_session=False, keepalive_s=30,
                                   username=username, password=password,
-                                  on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected)
+                                  on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
+                                  max_packet_bytes=max_message_bytes)
         self._writer: threading.Thread | None = None
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
@@ -130,9 +152,16 @@ class IngestService:
 
     def _on_deliveries(self, deliveries: list[Delivery]) -> None:
         """Decode what one socket read brought and queue it for the writer as one item."""
-        items: list[tuple[tuple[int, int] | None, StoredMessage]] = []
+        items: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
         ack_now: list[tuple[int, int] | None] = []
+        received_ns = time.time_ns()          # reading times may be at most a day after this
         for msg in deliveries:
+            if msg.oversize:
+                self._reject(msg, str(ContractError(
+                    msg.topic, "payload", f"{msg.oversize:,} bytes, over the {self._client.max_packet_bytes:,} bytes "
+                                          f"ingest takes; read past, its first {len(msg.payload):,} bytes kept")))
+                ack_now.append(msg.token)
+                continue
             if msg.topic.endswith(self._status_suffix):
                 try:
                     self._on_status(msg)
@@ -140,9 +169,17 @@ class IngestService:
                     log.exception("ingest: status on %s not stored", msg.topic)
                 ack_now.append(msg.token)
                 continue
+            if msg.topic.endswith(self._events_suffix):
+                event = self._decode_event(msg, received_ns)
+                if event is None:
+                    ack_now.append(msg.token)
+                else:
+                    items.append((msg.token, event))
+                continue
             try:
                 topic = Topic.parse(msg.topic)
-                device, seq, readings = decode_canonical(msg.topic, topic.station, msg.payload)
+                device, seq, readings, epoch = decode_canonical(msg.topic, topic.station, msg.payload,
+                                                                received_ns, self.time_window)
                 if device != topic.device:
                     raise ContractError(msg.topic, "device",
                                         f"payload device {device!r} does not match the topic's {topic.device!r}")
@@ -155,7 +192,11 @@ class IngestService:
                 self._reject(msg, f"could not be decoded ({type(e).__name__}: {e}); kept for a person to look at")
                 ack_now.append(msg.token)
                 continue
-            items.append((msg.token, StoredMessage(device, seq, tuple(readings))))
+            # the digest tells a redelivery (the same bytes again) from another message under
+            # the same (device, epoch, seq)
+            digest = payload_digest(msg.payload)
+            # tuple.__new__: the NamedTuple's constructor is a Python function (~0.1 µs a message)
+            items.append((msg.token, _new_tuple(StoredMessage, (device, seq, tuple(readings), epoch, digest))))
         if ack_now:
             self._client.ack(ack_now)
         if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again
@@ -178,16 +219,63 @@ class IngestService:
         except StoreUnavailable as e:
             log.warning("ingest: status of %s not stored: %s", st.device, e)
 
+    def _decode_event(self, msg: Delivery, received_ns: int) -> DeviceEvent | None:
+        """An event message as the store keeps it; None (set aside) when it breaks the contract."""
+        try:
+            topic = Topic.parse(msg.topic)
+            ev = decode_event(msg.topic, msg.payload, received_ns, self.time_window)
+            if ev.device != topic.device:
+                raise ContractError(msg.topic, "device",
+                                    f"payload device {ev.device!r} does not match the topic's {topic.device!r}")
+        except (ContractError, ValueError) as e:
+            self._reject(msg, str(e))
+            return None
+        record = CalibrationRecord.model_validate(ev.data) if ev.kind == CALIBRATION_EVENT else None
+        if record is not None and record.device != ev.device:
+            self._reject(msg, str(ContractError(msg.topic, "data.device", f"record of device {record.device!r} "
+                                                                          f"sent by {ev.device!r}")))
+            return None
+        return DeviceEvent(ev.device, topic.station, to_ns(ev.time), ev.kind, ev.data, payload_digest(msg.payload),
+                           received_ns, record)
+
     def _set_aside(self, m: StoredMessage, reason: str) -> None:
         self.stats.rejected_messages += 1
-        log.error("ingest: the store refused %s seq %d: %s", m.device, m.seq, reason)
-        self._keep_aside({"device": m.device, "seq": m.seq, "error": f"store refused: {reason}",
+        log.error("ingest: the store refused %s epoch %d seq %d: %s", m.device, m.epoch, m.seq, reason)
+        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"store refused: {reason}",
                           "readings": [list(r) for r in m.readings]})
+
+    def _conflict(self, m: StoredMessage, reason: str) -> None:
+        self.stats.conflicting_messages += 1
+        log.warning("ingest: %s", reason)
+        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"conflict: {reason}",
+                          "readings": [list(r) for r in m.readings]})
+
+    def _store_events(self, events: list[DeviceEvent]) -> None:
+        """Write events; one the store refuses as bad data is set aside (rejected file), the
+        others are written. StoreUnavailable propagates (the batch is retried)."""
+        if not isinstance(self.sink, EventSink):
+            for ev in events:
+                self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                  "error": "the store keeps no events", "data": dict(ev.data)})
+            return
+        try:
+            self.sink.write_events(events)
+            self.stats.events += len(events)
+        except StoreRejected:
+            for ev in events:       # find the one it refuses
+                try:
+                    self.sink.write_events([ev])
+                    self.stats.events += 1
+                except StoreRejected as e:
+                    self.stats.rejected_messages += 1
+                    log.error("ingest: the store refused an event of %s: %s", ev.device, e)
+                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                      "error": f"store refused: {e}", "data": dict(ev.data)})
 
     def _reject(self, msg: Delivery, reason: str) -> None:
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
-        self._keep_aside({"topic": msg.topic, "error": reason,
+        self._keep_aside({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
                           "payload": msg.payload.decode("utf-8", "replace")[:10000]})
 
     def _keep_aside(self, record: dict) -> None:
@@ -203,7 +291,7 @@ class IngestService:
             item = self._queue.get()
             if item is None:
                 stopping = True
-                batch: list[tuple[tuple[int, int] | None, StoredMessage]] = []
+                batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
             else:
                 batch = list(item)
             n = sum(len(m.readings) for _, m in batch)
@@ -229,22 +317,28 @@ class IngestService:
             if batch:
                 self._store(batch)
 
-    def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage]]) -> None:
-        messages = [m for _, m in batch]
+    def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]]) -> None:
+        messages = [m for _, m in batch if type(m) is StoredMessage]
+        events = [m for _, m in batch if type(m) is DeviceEvent] if len(messages) < len(batch) else []
+        refused: list[tuple[StoredMessage, str]] = []
         delay = 0.2
         while True:
             try:
-                result = self.sink.write(messages)
+                result = self.sink.write(messages) if messages else WriteResult(0)
+                if events:
+                    self._store_events(events)   # readings first: a retry after this writes them again, harmlessly
+                    events = []
                 break
             except StoreRejected as e:
                 # The store refused the data itself: retrying cannot help. What it refused is
                 # kept aside for a person, the rest was written, and everything is acknowledged
                 # so one bad message never blocks the ones behind it.
-                refused = {(d, s) for d, s, _ in getattr(e, "rejected", [])} or {(m.device, m.seq) for m in messages}
-                for m in messages:
-                    if (m.device, m.seq) in refused:
-                        self._set_aside(m, str(e))
-                result = WriteResult(getattr(e, "written", 0), 0)
+                if isinstance(e, MessagesRejected):
+                    refused, result = e.rejected, e.result
+                else:
+                    refused, result = [(m, str(e)) for m in messages], WriteResult(0)
+                for m, reason in refused:
+                    self._set_aside(m, reason)
                 break
             except Exception as e:
                 # StoreUnavailable, or a fault of ours or of a library: not acknowledged, so
@@ -262,12 +356,23 @@ class IngestService:
                 log.warning("ingest: store unavailable (%s); retrying in %.1fs", e, wait)
                 time.sleep(wait)
                 delay = min(delay * 2, 30.0)
+        for m, reason in result.conflicts:
+            self._conflict(m, reason)
         self._client.ack([token for token, _ in batch])
+        if events:      # the store refused the readings of this batch before its events were tried
+            try:
+                self._store_events(events)
+            except Exception as e:   # noqa: BLE001 — already acknowledged: keep them for a person
+                for ev in events:
+                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                      "error": f"event not stored: {e}", "data": dict(ev.data)})
         self.stats.messages += len(batch)
         self.stats.stored_readings += result.readings_written
         self.stats.duplicate_messages += result.duplicate_messages
         if self.on_stored is not None and result.readings_written:
-            readings = [r for m in messages for r in m.readings]
+            # not in the store: what it refused, and messages conflicting with a stored one
+            left_out = {(m.key, m.digest) for m, _ in (*refused, *result.conflicts)}
+            readings = [r for m in messages if not left_out or (m.key, m.digest) not in left_out for r in m.readings]
             try:
                 self.on_stored(readings)
             except Exception:  # a failing consumer must not stop ingest

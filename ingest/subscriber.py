@@ -17,11 +17,15 @@ It implements just what ingest uses, by the MQTT 3.1.1 specification (OASIS, 201
   calls :meth:`Subscriber.ack` — i.e. after the readings are durable (manual acknowledgement);
 * PINGREQ when nothing was sent for half the keep-alive; the connection is dropped when the
   broker is silent for 1.5 keep-alives;
+* a PUBLISH larger than ``max_packet_bytes`` (16 MiB by default) is read past as it arrives:
+  it is handed over with only its first 4 KiB as payload and its full size in ``oversize``,
+  so ingest can acknowledge it and set it aside. Dropping the connection instead would make
+  the broker deliver it again on the next one, for ever, with everything behind it waiting;
 * reconnection with exponential backoff (1 s … 30 s); TLS for ``mqtts://``.
 
 An acknowledgement is tied to the connection it came on: one for a message received on an
 earlier connection is dropped, because packet ids are per connection; the broker redelivers
-that message and the store's (device, seq) filter writes it once.
+that message and the store's (device, epoch, seq) filter writes it once.
 
 All socket I/O happens on one thread (acknowledgements are queued and the thread woken
 through a socket pair), so TLS sockets are never used from two threads.
@@ -39,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
+from ..contract.broker import MESSAGE_SIZE_LIMIT_BYTES
 from ..contract.mqtt import BrokerURL
 
 log = logging.getLogger(__name__)
@@ -48,15 +53,25 @@ CONNACK_REASONS = {
     4: "bad user name or password", 5: "not authorized",
 }
 _RECV_BYTES = 256 * 1024
-_MAX_PACKET = 16 * 2**20      # a readings message is a few KiB; anything this big is a broken stream
+MAX_PACKET_BYTES = 2 * MESSAGE_SIZE_LIMIT_BYTES
+"""The largest packet ingest takes whole [bytes], 16 MiB. A readings message is a few KiB
+to ~3.5 MiB (10,000 readings); the broker is set to refuse payloads over half this
+(``contract/broker.py``), so only a broker not set up that way sends a larger one."""
+HEAD_BYTES = 4096
+"""What is kept of an oversized message's payload [bytes], for a person to look at."""
 
 
 class Delivery(NamedTuple):
-    """One received PUBLISH. ``token`` is what :meth:`Subscriber.ack` takes (None for QoS 0)."""
+    """One received PUBLISH. ``token`` is what :meth:`Subscriber.ack` takes (None for QoS 0).
+
+    ``oversize`` is the payload's full size [bytes] when the packet was larger than the
+    subscriber takes: then ``payload`` holds only its first HEAD_BYTES bytes. 0 otherwise.
+    """
     topic: str
     payload: bytes
     token: tuple[int, int] | None     # (connection number, packet id)
     dup: bool
+    oversize: int = 0
 
 
 class ProtocolError(Exception):
@@ -71,6 +86,7 @@ class Refused(Exception):
 class SubscriberStats:
     connections: int = 0
     received: int = 0
+    oversized: int = 0        # received over max_packet_bytes: read past, first bytes kept
     acked: int = 0
     stale_acks: int = 0       # acknowledgements of an earlier connection's messages, not sent
 
@@ -122,10 +138,14 @@ PINGREQ = b"\xc0\x00"
 DISCONNECT = b"\xe0\x00"
 
 
-def parse_packets(buf: bytearray, connection: int, out: list[Delivery], control: list[tuple[int, bytes]]) -> int:
+def parse_packets(buf: bytearray, connection: int, out: list[Delivery], control: list[tuple[int, bytes]],
+                  max_packet: int = MAX_PACKET_BYTES) -> int:
     """Parse every complete packet at the start of ``buf``; returns the bytes consumed.
 
     PUBLISH packets are appended to ``out``; any other packet as (type, body) to ``control``.
+    A PUBLISH longer than ``max_packet`` is appended as soon as its topic, packet id and
+    first HEAD_BYTES bytes are in ``buf`` (``oversize`` set); then the bytes consumed run
+    past the end of ``buf``, and the caller discards that many more as they arrive.
     """
     n = len(buf)
     mv = memoryview(buf)
@@ -147,12 +167,28 @@ def parse_packets(buf: bytearray, connection: int, out: list[Delivery], control:
                 shift += 7
                 if shift > 21:
                     raise ProtocolError("remaining length longer than 4 bytes")
-            if length > _MAX_PACKET:
-                raise ProtocolError(f"packet of {length} bytes")
             end = j + length
+            kind = first >> 4
+            if length > max_packet:
+                if kind != 3:
+                    raise ProtocolError(f"packet of {length} bytes")
+                qos = (first >> 1) & 3
+                if qos > 1:
+                    raise ProtocolError("QoS 2 PUBLISH on a QoS 1 subscription")
+                if n < j + 2:
+                    return i
+                k = j + 2 + ((buf[j] << 8) | buf[j + 1])
+                head_end = min(end, k + 2 * qos + HEAD_BYTES)
+                if n < head_end:
+                    return i                                 # wait for the head (a few KiB)
+                topic = str(mv[j + 2:k], "utf-8")
+                token = (connection, (buf[k] << 8) | buf[k + 1]) if qos else None
+                k += 2 * qos
+                out.append(Delivery(topic, bytes(mv[k:head_end]), token, bool(first & 0x08), end - k))
+                i = end
+                continue
             if end > n:
                 return i
-            kind = first >> 4
             if kind == 3:                                    # PUBLISH
                 qos = (first >> 1) & 3
                 if qos > 1:
@@ -177,6 +213,39 @@ def parse_packets(buf: bytearray, connection: int, out: list[Delivery], control:
         mv.release()
 
 
+class PacketReader:
+    """One connection's bytes → packets: keeps a partial packet between reads, and discards
+    the rest of an oversized PUBLISH as it arrives (never holding more than its first bytes)."""
+
+    def __init__(self, connection: int, max_packet: int = MAX_PACKET_BYTES):
+        self.connection = connection
+        self.max_packet = max_packet
+        self._buf = bytearray()
+        self._skip = 0                # bytes still to discard of an oversized packet
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a packet not complete yet."""
+        return len(self._buf)
+
+    def feed(self, chunk: bytes, out: list[Delivery], control: list[tuple[int, bytes]]) -> None:
+        """Parse what ``chunk`` completes: PUBLISH packets into ``out``, others into ``control``."""
+        if self._skip:
+            if len(chunk) <= self._skip:
+                self._skip -= len(chunk)
+                return
+            chunk = chunk[self._skip:]
+            self._skip = 0
+        buf = self._buf
+        buf += chunk
+        used = parse_packets(buf, self.connection, out, control, self.max_packet)
+        if used > len(buf):
+            self._skip = used - len(buf)
+            buf.clear()
+        else:
+            del buf[:used]
+
+
 class Subscriber:
     """See the module docstring. ``on_deliveries`` runs on the network thread and may block
     (that is the back-pressure: while it blocks, nothing more is read from the broker)."""
@@ -186,7 +255,8 @@ class Subscriber:
                  username: str | None = None, password: str | None = None,
                  on_subscribed: Callable[[bool], None] | None = None,
                  on_disconnected: Callable[[str], None] | None = None,
-                 reconnect_min_s: float = 1.0, reconnect_max_s: float = 30.0):
+                 reconnect_min_s: float = 1.0, reconnect_max_s: float = 30.0,
+                 max_packet_bytes: int = MAX_PACKET_BYTES):
         self.url = url
         self.client_id = client_id
         self.filters = list(filters)
@@ -199,6 +269,7 @@ class Subscriber:
         self.on_disconnected = on_disconnected
         self.reconnect_min_s = reconnect_min_s
         self.reconnect_max_s = reconnect_max_s
+        self.max_packet_bytes = max_packet_bytes
         self.stats = SubscriberStats()
         self._connection = 0
         self._acks: list[tuple[int, int]] = []
@@ -314,7 +385,7 @@ class Subscriber:
     def _serve(self, sock: socket.socket) -> None:
         connection = self._connection
         sock.settimeout(self.keepalive_s)
-        buf = bytearray()
+        reader = PacketReader(connection, self.max_packet_bytes)
         last_sent = last_heard = time.monotonic()
         ping_every = self.keepalive_s / 2
         is_tls = isinstance(sock, ssl.SSLSocket)
@@ -350,15 +421,14 @@ class Subscriber:
             if not chunk:
                 raise OSError("the broker closed the connection")
             last_heard = time.monotonic()
-            buf += chunk
             deliveries: list[Delivery] = []
             control: list[tuple[int, bytes]] = []
-            used = parse_packets(buf, connection, deliveries, control)
-            del buf[:used]
+            reader.feed(chunk, deliveries, control)
             for kind, body in control:
                 self._control(kind, body)
             if deliveries:
                 self.stats.received += len(deliveries)
+                self.stats.oversized += sum(1 for d in deliveries if d.oversize)
                 self.on_deliveries(deliveries)
 
     def _control(self, kind: int, body: bytes) -> None:

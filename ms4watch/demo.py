@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
@@ -161,10 +161,13 @@ class Demo:
             self.report(f"ingest subscribed; store {_redact(settings.store_url)}")
             self._open_workbench(server, registry.municipality)
             env = DriverEnv(data_dir=wd / "edge", shared={"world": world})
+            (wd / "configs").mkdir(exist_ok=True)
             for f in agent_files:
                 config, options = load_agent_config(f)
+                own = shutil.copy(f, wd / "configs" / f.name)    # each logger's config file, as on a logger
                 agents.append(Agent(config, options, data_dir=wd / "edge", env=env, broker_url=broker_url,
-                                    username=DEMO_USER, password="demo", spool_synchronous="NORMAL").start())
+                                    username=DEMO_USER, password="demo", spool_synchronous="NORMAL",
+                                    config_path=own).start())
             self.report(f"{len(agents)} simulated loggers: {', '.join(a.config.device for a in agents)}")
             self.summary.devices = len(agents)
             try:
@@ -224,7 +227,9 @@ class Demo:
         t = start_ns
         taken = 0
         inspector = SimulatedInspector(self.o.inspected_sites, self.report)
+        technician = SimulatedTechnician(self.report, start_ns + 26 * 3600 * 10**9)
         while t <= end_ns:
+            technician.step(agents, t)
             for a in agents:
                 taken += a.sample_due(t)
             # The alert clock follows the data: let ingest catch up with what the loggers took
@@ -282,6 +287,47 @@ class SimulatedInspector:
                 pipeline.record_inspection(site, at, by="J. Rivera (simulated inspector)",
                                            note="erosion controls checked; silt fence repaired")
                 self.report(f"[{at:%Y-%m-%d %H:%M}] inspection recorded at {site} (J. Rivera)")
+
+
+class SimulatedTechnician:
+    """Calibrates the turbidity sonde below the construction site once, a day into the
+    simulation, as ``ms4watch calibrate turbidity`` would (without hardware): as-found
+    readings in four StablCal standards drifted about +7 %, a new linear fit, as left within
+    the criteria. The record goes into the logger's spool, the coefficients into its config
+    file, which the running agent applies."""
+
+    DEVICE, SENSOR = "LOG-DS1", "turbidity"
+    STANDARDS = ((0.0, 0.13), (20.0, 21.6), (100.0, 107.1), (800.0, 856.4))   # (standard, raw as found) [FNU]
+
+    def __init__(self, report: Reporter, at_ns: int):
+        self.report = report
+        self.at_ns = at_ns
+        self.done = False
+
+    def step(self, agents: list[Agent], now_ns: int) -> None:
+        if self.done or now_ns < self.at_ns:
+            return
+        self.done = True
+        agent = next((a for a in agents if a.config.device == self.DEVICE), None)
+        sensor = next((s for s in agent.config.sensors if s.id == self.SENSOR), None) if agent else None
+        if agent is None or sensor is None or agent.config_path is None:
+            return
+        from .contract.calibration import Procedure, Standard
+        from .contract.timeutil import from_ns
+        from .edge.calibration.procedures import previous_fit, turbidity
+        from .edge.calibration.session import write_run
+        stds = [Standard(value=v, unit=sensor.unit, kind="stablcal", lot=f"SC-{int(v)}-2026") for v, _ in self.STANDARDS]
+        raw = [r for _, r in self.STANDARDS]
+        outcome = turbidity(stds, raw, previous_fit(sensor.calibration), raw, unit=sensor.unit)
+        done = write_run(agent.config_path, agent.spool.path.parent, agent.config, sensor, outcome,
+                         Procedure.TURBIDITY, "Lee Tech (simulated technician)", started_ns=now_ns - 45 * 60 * 10**9,
+                         performed_ns=now_ns, next_due=from_ns(now_ns).date() + (
+                             sensor.calibration.due - sensor.calibration.performed if sensor.calibration else
+                             timedelta(days=30)))
+        agent.watch_config_file()
+        at = from_ns(now_ns)
+        self.report(f"[{at:%Y-%m-%d %H:%M}] {self.DEVICE}/{self.SENSOR} calibrated by Lee Tech: "
+                    f"{done.record.result.value.upper()}, {done.record.fit.describe()}, next due {done.record.next_due}")
 
 
 def _count(store_url: str, ingest: IngestService) -> int:

@@ -8,7 +8,10 @@ column per gauge when the outfall has several); ``turbidity_up_ntu``,
 contrast; ``rain_in`` for storms and inspections.
 
 ``source`` is the store's readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`),
-so an InfluxDB deployment gets the same chart as the embedded SQLite store.
+so an InfluxDB deployment gets the same chart as the embedded SQLite store. The frame says
+which values it holds in ``frame.attrs["values"]``: ``raw``, or ``corrected`` when the source
+applies drift corrections (:class:`~ms4watch.ingest.corrections.CorrectedReadings`); a CSV of
+corrected values says so in its first line.
 """
 
 from __future__ import annotations
@@ -60,4 +63,5 @@ class StoreReadings:
                 cols["rain_in"] = self._series(gauge, "rain", start, end)
         frame = pd.DataFrame({k: v for k, v in cols.items() if len(v)})
         frame.index.name = "time"
+        frame.attrs["values"] = str(getattr(getattr(self.source, "basis", None), "value", "raw"))
         return frame

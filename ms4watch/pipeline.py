@@ -27,6 +27,7 @@ from .alerts.delivery import DeliveryWorker, RecordsWriter
 from .alerts.delivery.dispatch import AckLink, Dispatcher
 from .alerts.delivery.queue import QueuedNotification
 from .alerts.delivery.routing import RoutingPolicy
+from .alerts.calibration_watch import CalibrationWatch
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind, EventStatus
 from .alerts.incidents import Change, IncidentStore, Priority, connect
@@ -37,7 +38,7 @@ from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading
 from .evidence import StoreReadings
-from .ingest.sinks.base import ReadingsSource
+from .ingest.sinks.base import CalibrationHistory, ReadingsSource
 from .ingest.sinks.influxdb.records import event_records, incident_record
 from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
@@ -53,13 +54,16 @@ class AlertPipeline:
                  now_ns: Callable[[], int] | None = None, eval_interval: timedelta = timedelta(0),
                  ack_link: AckLink | None = None, records_sink: Any = None,
                  delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None,
-                 on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None):
+                 on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None,
+                 calibrations: CalibrationHistory | None = None):
         """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
         ``now_ns``: the wall clock (None: the data's own clock, as in the demo); ``ack_link``:
         an incident's acknowledge link (the workbench signs it); ``on_alert_latency``: told,
         in wall seconds, how long each incident a stored batch opened took from that batch
         reaching the pipeline to its first notification being accepted by a channel;
-        ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings)."""
+        ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings);
+        ``calibrations``: the store's calibration state, whose due and overdue sensors become
+        notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`)."""
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -100,6 +104,9 @@ class AlertPipeline:
         self._latest: dict[str, Event] = {}
         self._reported_end: set[str] = set()
         self.fed_readings = 0
+        self.calibrations = calibrations
+        self.calibration_watch = CalibrationWatch(registry.rules.calibration_warn, workdir / "calibration-watch.json") \
+            if calibrations is not None else None
 
     def _clock(self) -> datetime:
         ns = self._wall() if self._wall else self._now_ns
@@ -117,6 +124,8 @@ class AlertPipeline:
         """The engine's state to disk, under the lock ``feed`` takes (never half a batch)."""
         with self._lock:
             self.engine.checkpoint()
+            if self.calibration_watch is not None:
+                self.calibration_watch.checkpoint()
 
     def finish(self, end_ns: int, flush_timeout_s: float = 30.0) -> None:
         """End of a run: advance to ``end_ns``, deliver what is due, checkpoint."""
@@ -151,7 +160,20 @@ class AlertPipeline:
         with self._lock:
             self._now_ns = max(self._now_ns, now_ns)
             self._handle(self.engine.advance(self._now_ns))
+            self._calibration_notices()
         self.delivery.wake()   # time moved on: escalations, reminders and retries may be due
+
+    def _calibration_notices(self) -> None:
+        """Calibration due and overdue notices from the store's calibration state (issue 13)."""
+        if self.calibrations is None or self.calibration_watch is None:
+            return
+        warn_days = int(self.registry.rules.calibration_warn.total_seconds() // 86400)
+        try:
+            sensors = self.calibrations.calibrations_due(from_ns(self._now_ns), warn_days=warn_days)
+        except Exception as e:  # noqa: BLE001 — a store that cannot answer now is asked again at the next tick
+            log.warning("calibration state not read from the store (%s); asking again at the next tick", e)
+            return
+        self._handle(self.calibration_watch.advance(self._now_ns, sensors))
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
         """Feed the engine what the store holds newer than its checkpoint minus the lateness

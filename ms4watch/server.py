@@ -24,10 +24,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import Probing, ReadingsSource, Sink
+from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings
@@ -146,13 +147,15 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         registry, settings.data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter())
+        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
+        calibrations=sink if isinstance(sink, CalibrationHistory) else None)
     broker = settings.broker
     ingest = IngestService(
         broker.url, registry.municipality, sink,
         client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
         on_stored=pipeline.feed, rejected_path=settings.data_dir / "rejected.jsonl",
-        batch_wait_s=settings.ingest.batch_wait.total_seconds())
+        batch_wait_s=settings.ingest.batch_wait.total_seconds(),
+        time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
     server = Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

@@ -41,6 +41,11 @@ def event_line(e: Event, tz: tzinfo) -> str:
             detail = f"downstream up to {_num(f.get('max_downstream_ntu'), 1)} NTU (backstop)"
         else:
             detail = f"max +{_num(f.get('max_delta_ntu'), 1)} NTU"
+    elif kind in (EventKind.CALIBRATION_DUE, EventKind.CALIBRATION_OVERDUE):
+        detail = f"sensor {f.get('sensor')} of {f.get('device')}, due {f.get('due_day')}" + (
+            f" ({f['closed_by']})" if f.get("closed_by") else "")
+    if f.get("uncalibrated"):
+        detail += " [uncalibrated data]"
     if e.status is EventStatus.RETRACTED:
         detail += " (retracted)"
     elif f.get("end") and kind is not EventKind.STORM:

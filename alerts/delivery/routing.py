@@ -32,8 +32,9 @@ ROLE_KINDS: dict[Role, frozenset[str] | None] = {
     Role.DEPUTY: None,
     Role.INSPECTOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.STORM.value}),
     Role.SITE_OPERATOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.TURBIDITY_CONTRAST.value}),
+    Role.TECHNICIAN: frozenset({EventKind.CALIBRATION_DUE.value, EventKind.CALIBRATION_OVERDUE.value}),
 }
-FIRST_LINE = (Role.SMO, Role.INSPECTOR, Role.SITE_OPERATOR)
+FIRST_LINE = (Role.SMO, Role.INSPECTOR, Role.SITE_OPERATOR, Role.TECHNICIAN)
 UNCAPPED_STAGES = frozenset({Stage.DIGEST})
 
 

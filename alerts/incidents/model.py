@@ -49,7 +49,8 @@ class Stage(str, enum.Enum):
 @dataclass(frozen=True)
 class KindPolicy:
     priority: Priority
-    escalates: bool      # unacknowledged after N min -> the deputy too
+    escalates: bool      # unacknowledged after N min -> the deputy too (a deadline item instead reminds
+                         # the first line before its deadline and tells the deputies once it is overdue)
     recovery: bool       # a recovery message when the episode closes by itself
     what: str            # a few words for SMS and subjects
 
@@ -58,8 +59,10 @@ class KindPolicy:
 _POLICIES: dict[EventKind, KindPolicy] = {
     EventKind.DRY_WEATHER_FLOW: KindPolicy(Priority.URGENT, True, True, "dry-weather flow"),
     EventKind.TURBIDITY_CONTRAST: KindPolicy(Priority.ROUTINE, True, True, "turbidity contrast"),
-    EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, True, False, "inspection due"),
+    EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, False, False, "inspection due"),
     EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
+    EventKind.CALIBRATION_DUE: KindPolicy(Priority.ROUTINE, False, False, "calibration due"),
+    EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, True, True, "calibration overdue"),
 }
 
 

@@ -208,8 +208,9 @@ class IncidentStore:
         return Change(self.get(iid), closed=True, retracted=True)
 
     def _merge_candidate(self, kind: EventKind, subject: str, start: datetime, suppressed: str | None) -> int | None:
-        if kind in (EventKind.INSPECTION_DUE, EventKind.STORM):
-            return None  # each storm and each deadline is its own item
+        if kind in (EventKind.INSPECTION_DUE, EventKind.STORM, EventKind.CALIBRATION_DUE,
+                    EventKind.CALIBRATION_OVERDUE):
+            return None  # each storm, each deadline and each sensor's calibration is its own item
         row = self.conn.execute(
             "SELECT id, \"end\", suppressed FROM incidents WHERE kind = ? AND subject = ? AND start <= ?"
             " ORDER BY start DESC LIMIT 1", (kind.value, subject, iso(start))).fetchone()

@@ -19,6 +19,8 @@ STAGE_PREFIX = {
     "digest": "",
 }
 
+CALIBRATION_KINDS = ("calibration_due", "calibration_overdue")
+
 # Event fields worth showing, with their unit (the event contract names the unit in the field).
 FACTS = (("peak_gpm", "peak flow", "gpm"), ("max_delta_ntu", "largest downstream - upstream", "NTU"),
          ("max_downstream_ntu", "highest downstream", "NTU"), ("basis", "judged by", ""),
@@ -47,6 +49,10 @@ def headline(n: Notification) -> str:
     what = inc.get("what", inc.get("kind", "alert"))
     if inc.get("kind") == "inspection_due":
         return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} by {local(inc.get('deadline'), n.timezone)}"
+    if inc.get("kind") in CALIBRATION_KINDS and n.stage != "recovery":
+        ev = inc.get("event", {})
+        return (f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)}: sensor {ev.get('sensor')} of "
+                f"{ev.get('device')}, due {ev.get('due_day')}")
     if n.stage == "recovery":
         return f"{STAGE_PREFIX['recovery']}{what} at {where(n)} ended {local(inc.get('end'), n.timezone)}"
     return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} since {local(inc.get('start'), n.timezone)}"
@@ -65,6 +71,13 @@ def facts(n: Notification) -> list[tuple[str, str]]:
         rows.append(("Ended", "still going"))
     if inc.get("deadline"):
         rows.append(("Deadline", local(inc.get("deadline"), tz)))
+    if inc.get("kind") in CALIBRATION_KINDS:
+        rows += [("Sensor", f"{ev.get('sensor')} of logger {ev.get('device')}"),
+                 ("Last calibrated", str(ev.get("performed"))), ("Calibration due", str(ev.get("due_day")))]
+        if ev.get("closed_by"):
+            rows.append(("Closed", str(ev["closed_by"])))
+    if ev.get("uncalibrated"):
+        rows.append(("Data", "from a sensor past its calibration due date (uncalibrated)"))
     for field, label, unit in FACTS:
         v = ev.get(field)
         if v is None or field == "due":
@@ -93,6 +106,8 @@ def rule_text(inc: dict[str, Any]) -> str:
         "turbidity_contrast": "downstream - upstream > max(5 NTU, 10 % of upstream) for >= 15 min (backstop 250 NTU)",
         "inspection_due": "inspection within 24 h of the end of a storm >= 0.50 in",
         "storm": "storm depth >= 0.50 in (6 h minimum inter-event time)",
+        "calibration_due": "a sensor's calibration falls due within the warning period (rules.calibration_warn)",
+        "calibration_overdue": "a sensor is past its calibration due date: its readings are flagged",
     }.get(str(inc.get("kind")), str(inc.get("kind")))
     if isinstance(params, dict) and params:
         return base + " [" + ", ".join(f"{k}={v}" for k, v in params.items()) + "]"

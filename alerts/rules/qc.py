@@ -23,8 +23,9 @@ PROVISION = "Ramapo ch. 218 / Schenectady ch. 148: monitoring devices calibrated
 # QARTOD flag values
 PASS, NOT_EVALUATED, SUSPECT, FAIL, MISSING = 1, 2, 3, 4, 9
 
-# Flags carried on the wire that make a reading unusable for a comparison.
-BAD_WIRE_FLAGS = ("sensor_error", "range", "spike", "flat_line", "calibration_overdue")
+# Flags carried on the wire that make a reading unusable for a comparison; and not_reportable,
+# which a drift correction over the maximum allowable limit adds (contract/drift.py).
+BAD_WIRE_FLAGS = ("sensor_error", "range", "spike", "flat_line", "calibration_overdue", "not_reportable")
 
 
 @dataclass(frozen=True)

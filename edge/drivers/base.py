@@ -80,10 +80,18 @@ class NoOptions(BaseModel):
 @dataclass
 class DriverEnv:
     """What the agent hands every driver: shared objects (the simulated world in the demo),
-    a data directory for state that must survive restarts (pulse counters)."""
+    a data directory for state that must survive restarts (pulse counters), and where the
+    lock files that share serial ports with other processes live (``lock_dir``, default the
+    data directory: a calibration run gives its drivers a data directory of their own and
+    the agent's as ``lock_dir``)."""
 
     data_dir: Any = None
     shared: dict[str, Any] = field(default_factory=dict)
+    lock_dir: Any = None
+
+    @property
+    def locks(self) -> Any:
+        return self.lock_dir if self.lock_dir is not None else self.data_dir
 
 
 class Driver(Protocol):

@@ -1,8 +1,9 @@
 """Calibration applied by every real driver, in one place.
 
 A sensor's ``calibration:`` block (:class:`~ms4watch.contract.firmware.Calibration`) says
-when the instrument was last calibrated, when the next calibration is due, and a linear
-correction ``corrected = slope * raw + offset`` in the sensor's own unit. A reading taken
+when the instrument was last calibrated, when the next calibration is due, and the
+correction in the sensor's own unit: ``corrected = slope * raw + offset``, or piecewise
+linear through ``points`` (:meth:`Calibration.correct`). A reading taken
 after the due date keeps its (corrected) value and carries the ``calibration_overdue``
 quality flag, so the store and the dashboards can tell it apart; it is never dropped.
 """
@@ -25,14 +26,14 @@ def reading_day(t_ns: int) -> date:
 
 
 def calibrate(calibration: Calibration | None, raw: float, t_ns: int) -> tuple[float, tuple[str, ...]]:
-    """Apply ``slope * raw + offset`` and return ``(value, flags)``.
+    """Apply the correction (:meth:`Calibration.correct`) and return ``(value, flags)``.
 
     ``flags`` holds ``"calibration_overdue"`` when ``t_ns`` falls on a day after
     ``calibration.due``. Without a calibration block the value passes unchanged, unflagged.
     """
     if calibration is None:
         return raw, ()
-    value = calibration.slope * raw + calibration.offset
+    value = calibration.correct(raw)
     flags: tuple[str, ...] = ()
     if calibration.overdue(reading_day(t_ns)):
         flags = (QualityFlag.CALIBRATION_OVERDUE.value,)

@@ -6,21 +6,29 @@ port and take turns, a whole transaction at a time. The agent hands every driver
 :attr:`DriverEnv.shared <ms4watch.edge.drivers.base.DriverEnv.shared>` dict; the ports
 live there (never at module level), reference-counted, and close with their last user.
 
+A calibration (``ms4watch calibrate``) runs in a process of its own beside the agent and
+opens the same port: the port's lock is then also an exclusive ``flock`` on
+``<lock_dir>/port-<name>.lock``, taken for each whole transaction, so the two processes
+take turns on the bus and never interleave a command and its reply.
+
 pyserial's exceptions never leave this module: they become :class:`DriverError`.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import termios
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import serial
 
 from ..errors import DriverError
 
-__all__ = ["SerialSettings", "SharedPort", "acquire_port", "invalidate_port", "release_port"]
+__all__ = ["PortLock", "SerialSettings", "SharedPort", "acquire_port", "invalidate_port", "release_port"]
 
 _KEY = "serial_ports"
 
@@ -43,6 +51,51 @@ class SerialSettings:
         return f"{self.baudrate} {self.bytesize}{self.parity}{self.stopbits}"
 
 
+class PortLock:
+    """A re-entrant lock for the threads of this process and, with a ``path``, an exclusive
+    ``flock`` on that file for other processes (taken by the outermost holder only)."""
+
+    def __init__(self, path: Path | None = None):
+        self._rlock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o660)
+            except OSError as e:
+                raise DriverError(f"{path}: cannot open the port's lock file: {e.strerror}") from None
+
+    def __enter__(self) -> "PortLock":
+        self._rlock.acquire()
+        if self._depth == 0 and self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._rlock.release()
+                raise
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._rlock.release()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def port_lock_path(lock_dir: Any, name: str) -> Path | None:
+    """``<lock_dir>/port-<name, / as _>.lock``; None without a lock directory."""
+    if lock_dir is None:
+        return None
+    return Path(lock_dir) / ("port-" + name.strip("/").replace("/", "_") + ".lock")
+
+
 @dataclass
 class SharedPort:
     """One open serial port, its lock, and a small cache drivers may use for results that
@@ -51,14 +104,16 @@ class SharedPort:
     name: str
     settings: SerialSettings
     serial: Any
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    lock: PortLock = field(default_factory=PortLock)
     users: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
     broken: bool = False  # the device went away (USB adapter unplugged): users must reopen
 
 
-def acquire_port(shared: dict[str, Any], name: str, settings: SerialSettings) -> SharedPort:
-    """Open ``name`` (or join it if another driver has it open with the same settings)."""
+def acquire_port(shared: dict[str, Any], name: str, settings: SerialSettings, lock_dir: Any = None) -> SharedPort:
+    """Open ``name`` (or join it if another driver has it open with the same settings).
+    ``lock_dir``: where the port's inter-process lock file lives (the agent's data
+    directory); None: this process alone uses the port."""
     ports: dict[str, SharedPort] = shared.setdefault(_KEY, {})
     existing = ports.get(name)
     if existing is not None:
@@ -73,7 +128,12 @@ def acquire_port(shared: dict[str, Any], name: str, settings: SerialSettings) ->
                             write_timeout=2.0)
     except (serial.SerialException, OSError, ValueError, termios.error) as e:
         raise DriverError(f"{name}: cannot open serial port as {settings}: {e}") from None
-    port = SharedPort(name, settings, ser, users=1)
+    try:
+        lock = PortLock(port_lock_path(lock_dir, name))
+    except DriverError:
+        ser.close()
+        raise
+    port = SharedPort(name, settings, ser, lock=lock, users=1)
     ports[name] = port
     return port
 
@@ -104,6 +164,7 @@ def _close(port: SharedPort) -> None:
         port.serial.close()
     except (serial.SerialException, OSError, termios.error):
         pass
+    port.lock.close()
 
 
 class OnSharedPort:
@@ -128,7 +189,7 @@ class OnSharedPort:
             return self._port, False
         if not self.sensor.port:
             raise DriverError(f"sensor {self.sensor.id}: {self.name} needs a port (e.g. /dev/ttyUSB0)")
-        self._port = acquire_port(self.env.shared, self.sensor.port, self.serial_settings())
+        self._port = acquire_port(self.env.shared, self.sensor.port, self.serial_settings(), self.env.locks)
         return self._port, True
 
     def release(self) -> None:

@@ -1,9 +1,12 @@
 """The sink interface: ``open``, ``write(batch)``, ``close``. Tiny on purpose.
 
 A sink receives whole MQTT messages (already decoded and converted to canonical units) so
-that it can drop a message it has already stored — same device, same sequence number — and
-write everything else exactly once. ``write`` returns only when the batch is durable; the
-ingest service acknowledges the MQTT messages after that and not before.
+that it can drop a message it has already stored — same device, epoch and sequence number —
+and write everything else exactly once. ``write`` returns only when the batch is durable;
+the ingest service acknowledges the MQTT messages after that and not before. A sink that
+keeps each message's ``digest`` reports a repeated (device, epoch, seq) whose content differs
+from what it stored as a conflict (not written, not a duplicate): a logger whose sequence
+restarted without a new epoch, whose readings must not vanish as duplicates.
 
 ``write`` raises :class:`~ms4watch.ingest.errors.StoreUnavailable` when the store cannot take
 the batch now (retry the whole batch later), never a third-party exception.
@@ -11,24 +14,53 @@ the batch now (retry the whole batch later), never a third-party exception.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
+from ...contract.calibration import CalibrationRecord, CalibrationState
 from ...contract.wire import CanonicalReading, SensorCalibration
 
 
 class StoredMessage(NamedTuple):
-    """One MQTT message's readings (a NamedTuple: made once per message on the hot path)."""
+    """One MQTT message's readings (a NamedTuple: made once per message on the hot path).
+
+    ``epoch`` is the logger's spool epoch (0: a logger from before epochs); ``digest`` tells a
+    redelivery (same digest) from another message under the same (device, epoch, seq):
+    :func:`payload_digest` of its payload, None when unknown.
+    """
     device: str
     seq: int
     readings: tuple[CanonicalReading, ...]
+    epoch: int = 0
+    digest: int | None = None
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """What identifies a message: (device, epoch, seq)."""
+        return self.device, self.epoch, self.seq
+
+
+def payload_digest(payload: bytes) -> int:
+    """A message's digest: its length [bytes] and its CRC-32, as one integer (< 2^63, so
+    every store keeps it as an integer).
+
+    Not a cryptographic hash: it tells a redelivery (the very same bytes, which a logger
+    re-sends from its spool) from another message under the same (device, epoch, seq);
+    two different payloads of the same length agree by chance once in 2^32. Chosen for
+    speed: ingest computes it for every message (~0.2 µs for 500 bytes, blake2b ~0.7 µs).
+    """
+    return len(payload) << 32 | zlib.crc32(payload)
 
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
     readings_written: int
     duplicate_messages: int = 0
+    # messages not written because their (device, epoch, seq) is stored with other content,
+    # each with the reason (one line)
+    conflicts: tuple[tuple[StoredMessage, str], ...] = ()
 
 
 @runtime_checkable
@@ -37,7 +69,7 @@ class Sink(Protocol):
         """Connect / create tables. May raise StoreUnavailable (the caller retries)."""
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
-        """Store a batch durably, each (device, seq) at most once."""
+        """Store a batch durably, each (device, epoch, seq) at most once."""
 
     def close(self) -> None:
         """Release connections. Idempotent."""
@@ -98,3 +130,68 @@ class Probing(Protocol):
     ``/health/ready``). Raises :class:`~ms4watch.ingest.errors.StoreUnavailable` saying why."""
 
     def check_writable(self) -> None: ...
+
+
+# -- events and the calibration history (issue 13) -----------------------------------------
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    """One event message of a logger as ingest stores it (``…/events``, contract/wire.py).
+
+    ``time_ns``: the event's own time (the logger's clock); ``digest``:
+    :func:`payload_digest` of the message, so a redelivery — same device, time, kind and
+    digest — is stored once; ``received_ns``: server time. ``calibration``: for a
+    ``calibration`` event, its record (validated), which also goes to the calibration history.
+    """
+    device: str
+    station: str
+    time_ns: int
+    kind: str
+    data: Mapping[str, Any]
+    digest: int
+    received_ns: int
+    calibration: CalibrationRecord | None = None
+    readings: ClassVar[tuple[()]] = ()   # queued beside readings messages, it counts for none
+
+    @property
+    def key(self) -> tuple[str, int, str, int]:
+        return self.device, self.time_ns, self.kind, self.digest
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Optional ability: keep every event of every logger (≥ 3 years, like readings), and each
+    calibration record in the calibration history. Durable when it returns; a repeated
+    :attr:`DeviceEvent.key` is stored once. Raises StoreUnavailable (retry) or StoreRejected
+    (the data's fault), never a third-party exception. Returns how many were new."""
+
+    def write_events(self, events: Sequence[DeviceEvent]) -> int: ...
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    """Optional ability: read events back (the workbench, issue 12's bottle records).
+
+    ``device_events(device=, station=, kind=, start=, end=, limit=)``: newest first."""
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]: ...
+
+
+@runtime_checkable
+class CalibrationHistory(Protocol):
+    """The calibration history the stores keep (the read API for the workbench, dashboards
+    and the alert rules):
+
+    * ``calibration_history(device=, station=, sensor=, start=, end=)``: every calibration
+      record (one per ``ms4watch calibrate`` run, pass or fail), oldest first;
+    * ``calibrations_due(now, warn_days=14)``: every sensor whose logger reports a
+      calibration, with its due day, days left and state (ok / due soon / overdue), the
+      latest record's id, result and technician; sorted by due day.
+    """
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]: ...
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]: ...

@@ -13,8 +13,10 @@ reach the store in the order they came. The spool is bounded: when ``max_bytes``
 exceeded, ``write`` raises StoreUnavailable itself and nothing is acknowledged: the broker
 keeps the messages (back-pressure instead of loss).
 
-Batches the store refuses as bad data while draining (StoreRejected) are moved to the
-``rejected`` table of the spool file, kept for a person to look at, and draining goes on.
+Data the store refuses as bad while draining is moved to the ``rejected`` table of the
+spool file, kept for a person to look at, and draining goes on: each refused message with
+its reason when the store named them (MessagesRejected: the rest of the batch was written),
+else the whole batch.
 The spool survives a restart: ``open`` starts draining whatever is left.
 """
 
@@ -33,8 +35,10 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_ran
 
 from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
-from ..errors import IngestError, StoreRejected, StoreUnavailable
-from .base import Counting, DeviceStatus, Sink, StatusSink, StoredMessage, WriteResult
+from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
+from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
+from .base import (CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource, Sink, StatusSink,
+                   StoredMessage, WriteResult)
 from .sqlite.sink import probe_write_lock
 
 log = logging.getLogger(__name__)
@@ -54,16 +58,39 @@ CREATE TABLE IF NOT EXISTS rejected (
   reason TEXT NOT NULL,
   batch BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS spool_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  spooled_ns INTEGER NOT NULL,
+  events BLOB NOT NULL
+);
 """
 
 
+def encode_events(events: Sequence[DeviceEvent]) -> bytes:
+    return json.dumps([[e.device, e.station, e.time_ns, e.kind, dict(e.data), e.digest, e.received_ns]
+                       for e in events], separators=(",", ":")).encode()
+
+
+def decode_events(blob: bytes) -> list[DeviceEvent]:
+    out = []
+    for d, st, t, k, data, dig, rec in json.loads(blob):
+        cal = CalibrationRecord.model_validate(data) if k == CALIBRATION_EVENT else None
+        out.append(DeviceEvent(d, st, t, k, data, dig, rec, cal))
+    return out
+
+
 def encode_batch(batch: Sequence[StoredMessage]) -> bytes:
-    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings]] for m in batch],
+    return json.dumps([[m.device, m.seq, [list(r) for r in m.readings], m.epoch, m.digest] for m in batch],
                       separators=(",", ":")).encode()
 
 
 def decode_batch(blob: bytes) -> list[StoredMessage]:
-    return [StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs)) for d, s, rs in json.loads(blob)]
+    """A spooled batch, also one spooled before epochs ([device, seq, readings] per message)."""
+    out = []
+    for d, s, rs, *rest in json.loads(blob):
+        epoch, digest = rest if rest else (0, None)
+        out.append(StoredMessage(d, s, tuple(CanonicalReading(*r) for r in rs), epoch, digest))
+    return out
 
 
 class _WaitRetryAfter:
@@ -102,6 +129,7 @@ class SpoolingSink:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._inner_open = False
+        self._event_rows = 0                  # batches of events waiting in the spool
         self._hold_until = 0.0                # monotonic time before which the store is not asked
         self._bytes = 0
         self._rows = 0
@@ -119,6 +147,7 @@ class SpoolingSink:
         self._db = db
         self._rows, self._readings, self._bytes = db.execute(
             "SELECT count(*), coalesce(sum(readings),0), coalesce(sum(nbytes),0) FROM spool").fetchone()
+        self._event_rows = db.execute("SELECT count(*) FROM spool_events").fetchone()[0]
         try:
             with self._inner_lock:
                 self._open_inner()
@@ -131,8 +160,9 @@ class SpoolingSink:
         self._stop.clear()
         self._thread = threading.Thread(target=self._drain_loop, name="spool-drain", daemon=True)
         self._thread.start()
-        if self._rows:
-            log.info("spool %s holds %d readings from before; draining", self.spool_path, self._readings)
+        if self._rows or self._event_rows:
+            log.info("spool %s holds %d readings and %d event batches from before; draining", self.spool_path,
+                     self._readings, self._event_rows)
             self._wake.set()
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
@@ -241,6 +271,69 @@ class SpoolingSink:
         finally:
             db.close()
 
+    # -- events and the calibration history ------------------------------------------------
+    def write_events(self, events: Sequence[DeviceEvent]) -> int:
+        """Events go to the store when it answers, else into the spool (durable when this
+        returns, like readings), and are sent from there before the readings spooled after them."""
+        if not isinstance(self.inner, EventSink):
+            raise StoreRejected(f"{type(self.inner).__name__} cannot keep events")
+        if not events:
+            return 0
+        if self._rows == 0 and self._event_rows == 0:
+            try:
+                with self._inner_lock:
+                    self._open_inner()
+                    return self.inner.write_events(events)
+            except StoreUnavailable as e:
+                log.warning("store unavailable (%s); spooling %d events", e, len(events))
+        blob = encode_events(events)
+        with self._db_lock:
+            if self._db is None:
+                raise StoreUnavailable("spool is closed")
+            try:
+                self._db.execute("INSERT INTO spool_events (spooled_ns, events) VALUES (?, ?)", (time.time_ns(), blob))
+            except sqlite3.Error as e:
+                raise StoreUnavailable(f"store unavailable and spool {self.spool_path} not writable: {e}") from None
+            self._event_rows += 1
+        self._wake.set()
+        return len(events)
+
+    def device_events(self, **kw: Any) -> list[DeviceEvent]:
+        if not isinstance(self.inner, EventSource):
+            return []
+        return self.inner.device_events(**kw)
+
+    def calibration_history(self, **kw: Any) -> list[CalibrationRecord]:
+        if not isinstance(self.inner, CalibrationHistory):
+            return []
+        return self.inner.calibration_history(**kw)
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
+        if not isinstance(self.inner, CalibrationHistory):
+            return []
+        return self.inner.calibrations_due(now, warn_days=warn_days)
+
+    def _drain_events(self) -> None:
+        """Spooled events to the store, oldest first (before the readings spooled after them)."""
+        while self._event_rows and not self._stop.is_set():
+            with self._db_lock:
+                assert self._db is not None
+                row = self._db.execute("SELECT id, events FROM spool_events ORDER BY id LIMIT 1").fetchone()
+            if row is None:
+                self._event_rows = 0
+                return
+            try:
+                with self._inner_lock:
+                    self._open_inner()
+                    self.inner.write_events(decode_events(row[1]))   # type: ignore[attr-defined]
+            except StoreRejected as e:
+                log.error("store refused spooled events, kept in %s (table rejected): %s", self.spool_path, e)
+                self._reject([(str(e), row[1])])
+            with self._db_lock:
+                assert self._db is not None
+                self._db.execute("DELETE FROM spool_events WHERE id = ?", (row[0],))
+                self._event_rows -= 1
+
     def write_records(self, records: Sequence[Any]) -> int:
         """Non-reading records (alerts, incidents) go straight to the store when it has them."""
         write = getattr(self.inner, "write_records", None)
@@ -266,9 +359,9 @@ class SpoolingSink:
     def wait_drained(self, timeout_s: float) -> bool:
         """Block until the spool is empty (tests, shutdown); False on timeout."""
         deadline = time.monotonic() + timeout_s
-        while self._rows and time.monotonic() < deadline:
+        while (self._rows or self._event_rows) and time.monotonic() < deadline:
             time.sleep(0.05)
-        return self._rows == 0
+        return self._rows == 0 and self._event_rows == 0
 
     # -- spool -----------------------------------------------------------------------------
     def _append(self, batch: Sequence[StoredMessage]) -> None:
@@ -319,17 +412,19 @@ class SpoolingSink:
             self._readings -= sum(r[1] for r in rows)
             self._bytes -= sum(r[2] for r in rows)
 
-    def _reject(self, rows: list[tuple[int, int, int, bytes]], reason: str) -> None:
+    def _reject(self, refused: list[tuple[str, bytes]]) -> None:
+        """Keep refused data in the ``rejected`` table: (reason, encoded batch) each."""
         with self._db_lock:
             assert self._db is not None
             self._db.execute("BEGIN")
             self._db.executemany("INSERT INTO rejected (rejected_ns, reason, batch) VALUES (?,?,?)",
-                                 [(time.time_ns(), reason, r[3]) for r in rows])
+                                 [(time.time_ns(), reason, blob) for reason, blob in refused])
             self._db.execute("COMMIT")
 
     # -- draining --------------------------------------------------------------------------
     def _drain_once(self) -> None:
         """Send the spool to the store, oldest first, until it is empty (or we are stopped)."""
+        self._drain_events()
         while self._rows and not self._stop.is_set():
             rows = self._oldest()
             if not rows:
@@ -339,11 +434,14 @@ class SpoolingSink:
                 with self._inner_lock:
                     self._open_inner()
                     self.inner.write(batch)
-            except StoreRejected as e:
-                # Bad data, not retryable: whatever the store could take it has taken
-                # (see MessagesRejected); keep the batch aside for a person and go on.
+            except MessagesRejected as e:
+                # Bad data, not retryable: the store has taken the rest; keep what it refused
+                # aside for a person (one row per message, with its reason) and go on.
                 log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
-                self._reject(rows, str(e))
+                self._reject([(reason, encode_batch([m])) for m, reason in e.rejected])
+            except StoreRejected as e:
+                log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
+                self._reject([(str(e), r[3]) for r in rows])
             self._delete(rows)
             self.drained_readings_total += sum(r[1] for r in rows)
         if not self._rows:

@@ -80,8 +80,8 @@ def ingest(
     typer.echo(f"ingest: {muni} from {settings.broker.url} into {settings.store_url.split('?')[0]}; Ctrl-C stops")
     while not stop.wait(10):
         s = service.stats
-        log.info("stored %d readings (%d messages, %d duplicates, %d rejected)",
-                 s.stored_readings, s.messages, s.duplicate_messages, s.rejected_messages)
+        log.info("stored %d readings (%d messages, %d duplicates, %d rejected, %d conflicting)", s.stored_readings,
+                 s.messages, s.duplicate_messages, s.rejected_messages, s.conflicting_messages)
     service.stop()
     typer.echo(f"ingest stopped: {service.stats.stored_readings} readings stored")
 
@@ -98,7 +98,7 @@ def _run_workers(n: int, base_id: str, municipality: str, settings, password: st
     """Start ``n`` ingest processes in one shared subscription group; stop them on SIGTERM.
 
     Each has its own persistent session (``BASE-0`` … ``BASE-n-1``) and its own local spool;
-    the broker hands each reading message to one of them. The store's (device, seq) filter
+    the broker hands each reading message to one of them. The store's (device, epoch, seq) filter
     still writes each message once, whichever process gets a redelivery. The password
     reaches them through their environment, never their command lines (``ps`` shows those).
     """

@@ -20,6 +20,9 @@ def register(app: typer.Typer) -> None:
         inspections: Optional[Path] = typer.Option(None, "--inspections",
                                                    help="inspections CSV (site,time,inspector,note) closing inspection items"),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="progress bar"),
+        corrections: Optional[Path] = typer.Option(
+            None, "--corrections", help="corrections database (DATA_DIR/corrections.db): run the rules on values "
+                                        "corrected for fouling and drift; every event then says values: corrected"),
     ) -> None:
         """Replay history through the alert rules (same events as the streaming engine)."""
         from ms4watch.alerts.replay import replay_files
@@ -27,8 +30,10 @@ def register(app: typer.Typer) -> None:
 
         try:
             now_ns = to_ns(parse_time(now)) if now else None
+            if corrections is not None and not corrections.is_file():
+                raise ValueError(f"--corrections {corrections}: no such file")
             n, problems = replay_files(registry, readings, out, show_progress=progress, now_ns=now_ns,
-                                       inspections=inspections)
+                                       inspections=inspections, corrections=corrections)
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None

@@ -17,7 +17,8 @@ from ms4watch.contract.timeutil import parse_duration
 def register(app: typer.Typer) -> None:
     @app.command("storms")
     def storms(
-        file: Path = typer.Argument(..., help="readings CSV, tip log (cumulative tips), fixed-interval CSV or USGS RDB"),
+        file: Path = typer.Argument(..., help="readings CSV, tip log (cumulative tips), fixed-interval CSV, USGS RDB, "
+                                              "HOBOware CSV export or Campbell TOA5"),
         inter_event: str = typer.Option("6h", "--inter-event", help="minimum inter-event time (a longer gap starts a new storm)"),
         min_depth: str = typer.Option("0", "--min-depth", help="drop storms below this depth, e.g. 0.2mm or 0.01in"),
         min_duration: str = typer.Option("0s", "--min-duration", help="drop storms shorter than this, e.g. 0.2h"),
@@ -27,7 +28,11 @@ def register(app: typer.Typer) -> None:
         qualifying: str = typer.Option("0.50in", "--qualifying", help="qualifying depth (inclusive)"),
         station: Optional[str] = typer.Option(None, "--station", help="rain station of a readings CSV"),
         column: Optional[str] = typer.Option(None, "--column", help="gauge column of an RDB file (default: first gage column)"),
-        fmt: Optional[str] = typer.Option(None, "--format", help="readings | tips | fixed | rdb (default: sniffed)"),
+        fmt: Optional[str] = typer.Option(None, "--format", help="readings | tips | fixed | rdb | hoboware | toa5 "
+                                                                  "(default: what the file's header says; a --format "
+                                                                  "the header contradicts is refused)"),
+        tz: Optional[str] = typer.Option(None, "--tz", help="time zone of a TOA5 file's logger clock (TOA5 does not "
+                                                            "say; without it times are read as wall-clock times)"),
     ) -> None:
         """Print the storm events of a rain record as CSV."""
         from ms4watch.alerts.rainfiles import RainFormat, parse_depth, read_rain
@@ -43,7 +48,7 @@ def register(app: typer.Typer) -> None:
                 start_offset=timedelta(minutes=1) if rainmaker_start else timedelta(0),
             )
             rec = read_rain(file, fmt=RainFormat(fmt) if fmt else None,
-                            tip_in=parse_depth(tip) if tip else None, station=station, column=column)
+                            tip_in=parse_depth(tip) if tip else None, station=station, column=column, tz=tz)
             table = storm_events(rec.rain_in, params)
         except (Ms4Error, ValueError, InvalidOperation) as e:
             typer.echo(f"error: {e}", err=True)

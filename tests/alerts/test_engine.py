@@ -371,6 +371,17 @@ def test_shortcut_a_late_tip_grows_the_storm_and_a_tip_corrected_to_zero_shrinks
     assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.1]
 
 
+def test_shortcut_a_late_zero_row_from_a_gauge_past_its_calibration_marks_the_storm():
+    """Issue 13: a storm says uncalibrated when a rain row inside it carries
+    calibration_overdue, zero rows included; such a row out of order runs the rules."""
+    engines = twins(registry())
+    feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])
+    after = feed_both(engines, [reading(at(61), "RG-1", "rain", 0.0, "calibration_overdue")])   # after the storm
+    assert [e for e in after if e.kind is EventKind.STORM] == []
+    out = feed_both(engines, [reading(at(5), "RG-1", "rain", 0.0, "calibration_overdue")])     # inside it
+    assert [e.fields.get("uncalibrated") for e in out if e.kind is EventKind.STORM] == [True]
+
+
 def test_shortcuts_run_every_rule_again_after_a_restart(tmp_path):
     """What changed before a restart and was not yet evaluated (eval_interval) is not in the
     state file: the first evaluation after it runs the rules in full, even for a change that

@@ -75,6 +75,11 @@ def scenarios(draw):
             rs.append(reading(at(i * STEP + 1), "TU-1", "turbidity", up))
         rs.append(reading(at(i * STEP + 2), "TD-1", "turbidity", up + bumps.get(i, 1.0)))
         rs.append(reading(at(i * STEP), "TD-1", "battery", 11.0 if 100 <= i < 110 else 12.6))
+    # a logger past its calibration flags its readings (issue 13: storms and episodes say so)
+    if draw(st.booleans()):
+        station = draw(st.sampled_from(["RG-1", "OF-1", "TD-1"]))
+        since = at(draw(st.integers(0, HOURS * 60)))
+        rs = [r._replace(flags="calibration_overdue") if r.station == station and r.time_ns >= since else r for r in rs]
     # delivery: within-lateness jitter, duplicates, one station's backlog after an outage
     lateness = 60 * MIN
     keyed = [(r.time_ns + rnd.randrange(0, lateness - MIN), r) for r in rs]
@@ -132,13 +137,16 @@ def test_streaming_equals_replay(tmp_path_factory, scenario):
 @st.composite
 def shortcut_scenarios(draw):
     """scenarios() with values at the edges of the engine's shortcuts: flow at the floor or
-    just above it, and corrections (a reading sent again later with another value)."""
+    just above it, logger flags (calibration_overdue marks storms and episodes, issue 13),
+    and corrections (a reading sent again later with another value)."""
     rs, delivered, restart_at, batch, eval_interval = draw(scenarios())
     rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
     out = []
     for r in delivered:
         if r.quantity == "flow" and rnd.random() < 0.15:
             r = r._replace(value=rnd.choice([0.5, 0.5000001, 0.0, 2.0]))
+        if rnd.random() < 0.05:
+            r = r._replace(flags=rnd.choice(["calibration_overdue", "sensor_error", "spike"]))
         out.append(r)
     for _ in range(draw(st.integers(0, 6))):
         k = rnd.randrange(len(out))

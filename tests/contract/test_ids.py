@@ -33,3 +33,10 @@ def test_subscription_filter():
     assert subscription("ramapo", "status") == "ms4/ramapo/+/+/status"
     with pytest.raises(ValueError):
         subscription("ramapo", "nope")
+
+
+@pytest.mark.parametrize("text", ["LOG-1\n", "LOG-1\r", "\nLOG-1", "A" * 65, "LOG-1 "])
+def test_an_id_is_the_whole_string(text):
+    """``$`` matches before a final newline: "LOG-1\\n" passed and became a phantom series."""
+    with pytest.raises(ValueError, match="invalid device id"):
+        DeviceId(text)

@@ -48,7 +48,7 @@ def test_many_readings_in_one_message():
     (payload(device="LOG 1"), "device", "invalid device id"),
     (payload(reading={"unit": "NTU"}), "readings[0].unit", "unknown unit 'NTU' for flow"),
     (payload(reading={"quantity": "flux"}), "readings[0].quantity", "Input should be"),
-    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "timezone"),
+    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "no UTC offset"),
     (payload(reading={"value": None}), "readings[0]", "sensor_error"),
     (payload(reading={"value": "12.5"}), "readings[0].value", "must be a number"),
     (payload(reading={"value": 12.5}).replace(b"12.5", b"1e999"), "readings[0].value", "finite"),
@@ -142,7 +142,7 @@ def test_message_model_is_frozen():
     (payload(seq=-1), "seq", "greater than or equal to 0"),
     (payload(reading={"unit": "NTU"}), "readings[0].unit", "unknown unit 'NTU' for flow"),
     (payload(reading={"value": None}), "readings[0]", "sensor_error"),
-    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "timezone"),
+    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "no UTC offset"),
     (payload(reading={"flags": ["wet"]}), "readings[0].flags[0]", "Input should be"),
     (payload(reading={"value": True}), "readings[0].value", ""),
     (payload(reading={"station": "bad station"}), "readings[0].station", "invalid station id"),
@@ -164,7 +164,7 @@ def test_fast_path_equals_the_model_on_valid_messages():
                 encode_readings("LOG-1", 3, [(T + i, "t", "turbidity", 4.0 + i, "FNU", ["simulated"], None)
                                              for i in range(50)])):
         msg = decode_readings(TOPIC, raw)
-        assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.seq, canonicalize(msg, "OF-1"))
+        assert decode_canonical(TOPIC, "OF-1", raw) == (msg.device, msg.seq, canonicalize(msg, "OF-1"), msg.epoch)
 
 
 def test_status_may_state_the_loggers_report_interval():
@@ -176,3 +176,106 @@ def test_status_may_state_the_loggers_report_interval():
         with pytest.raises(ContractError) as e:
             decode_status(STATUS_TOPIC, status(report_interval_s=bad))
         assert e.value.field == "report_interval_s"
+
+
+# -- issue 14: one strict contract, bounded to what every store can hold -------------------------
+RECEIVED = to_ns(parse_time("2026-06-02T00:00:00Z"))   # the messages above were sent the day before
+
+
+def raw_payload(text: str) -> bytes:
+    """A payload with some JSON the json module would not write (``7.0``, a huge literal)."""
+    return payload(seq=424242).replace(b"424242", text.encode())
+
+
+@pytest.mark.parametrize("raw, field, text", [
+    (payload(seq=2**63), "seq", "less than 9223372036854775808"),
+    (payload(seq=2**64), "seq", "less than 9223372036854775808"),
+    (payload(seq="7"), "seq", "valid integer"),
+    (raw_payload("7.0"), "seq", "valid integer"),
+    (payload(seq=True), "seq", "valid integer"),
+    (payload(epoch=-1), "epoch", "greater than or equal to 0"),
+    (payload(epoch=2**63), "epoch", "less than 9223372036854775808"),
+    (payload(epoch="3"), "epoch", "valid integer"),
+    (json.dumps({"device": "LOG-1", "seq": 7, "readings": json.loads(payload())["readings"]}).encode(),
+     "schema", "Field required"),
+    (payload(device="LOG-1\n"), "device", "invalid device id"),
+    (payload(reading={"sensor": "flow\n"}), "readings[0].sensor", "invalid sensor id"),
+    (payload(reading={"station": "OF-9\n"}), "readings[0].station", "invalid station id"),
+    (payload(reading={"time": "9999-12-31T00:00:00Z"}), "readings[0].time", "latest time every store can hold"),
+    (payload(reading={"time": "2262-04-12T00:00:00Z"}), "readings[0].time", "latest time every store can hold"),
+    (payload(reading={"time": "0001-01-01T00:00:00Z"}), "readings[0].time", "before 2000-01-01T00:00:00Z"),
+    (payload(reading={"time": "1999-12-31T23:59:59-00:00"}), "readings[0].time", "before 2000-01-01T00:00:00Z"),
+    (payload(reading={"time": "2026-06-03T00:00:01Z"}), "readings[0].time", "more than 1d after the message was received"),
+    (payload(reading={"time": "2026-W23-1T12:00:00Z"}), "readings[0].time", "RFC 3339"),      # ISO week date
+    (payload(reading={"time": "2026-152T12:00:00Z"}), "readings[0].time", "RFC 3339"),        # ordinal date
+    (payload(reading={"time": "20260601T120000Z"}), "readings[0].time", "RFC 3339"),          # basic format
+    (payload(reading={"time": "2026-06-01 12:00:00Z"}), "readings[0].time", "RFC 3339"),
+    (payload(reading={"time": "2026-06-01T12:00Z"}), "readings[0].time", "RFC 3339"),
+    (payload(reading={"time": "2026-06-01T12:00:00,5Z"}), "readings[0].time", "RFC 3339"),
+    (payload(reading={"time": "2026-06-01T12:00:00.1234567Z"}), "readings[0].time", "RFC 3339"),
+    (payload(reading={"time": "2026-06-01t12:00:00z"}), "readings[0].time", "RFC 3339"),
+    (payload(reading={"time": "2026-06-01T23:59:60Z"}), "readings[0].time", "not a valid time"),
+    (payload(reading={"time": "2026-06-01T12:00:00"}), "readings[0].time", "no UTC offset"),
+    (payload(reading={"time": 1780000000}), "readings[0].time", "must be a string"),
+    (payload(reading={"value": 1e308, "unit": "cfs"}), "readings[0].value", "not finite in gpm"),
+    (payload(reading={"value": -1e308, "unit": "MGD"}), "readings[0].value", "not finite in gpm"),
+    (raw_payload("7").replace(b'"value": 1.5', b'"value": 1e400'), "readings[0].value", "finite"),
+])
+def test_the_contract_refuses_what_no_store_can_hold_and_what_it_does_not_define(raw, field, text):
+    """Both decoders, the model and the fast path, refuse it with the same error naming the field."""
+    from ms4watch.contract.wire import decode_canonical
+    with pytest.raises(ContractError) as model:
+        decode_readings(TOPIC, raw, received_ns=RECEIVED)
+    with pytest.raises(ContractError) as fast:
+        decode_canonical(TOPIC, "OF-1", raw, received_ns=RECEIVED)
+    assert model.value.field == field and text in str(model.value), str(model.value)
+    assert str(fast.value) == str(model.value)
+
+
+@pytest.mark.parametrize("over", [
+    {"seq": 2**63 - 1}, {"seq": 0}, {"epoch": 0}, {"epoch": 2**63 - 1}, {"epoch": 1_234_567},
+    {"reading": {"time": "2000-01-01T00:00:00Z"}},
+    {"reading": {"time": "2026-06-02T23:59:59.999999Z"}},          # within a day of being received
+    {"reading": {"time": "2026-06-02T19:00:00-05:00"}},            # the same instant, written with an offset
+    {"reading": {"time": "2026-06-01T12:00:00.5+23:59"}},
+    {"reading": {"value": 1e300, "unit": "gpm"}},
+])
+def test_the_edges_of_the_contract_are_taken_by_both_decoders(over):
+    from ms4watch.contract.wire import decode_canonical
+    raw = payload(**over)
+    msg = decode_readings(TOPIC, raw, received_ns=RECEIVED)
+    assert decode_canonical(TOPIC, "OF-1", raw, received_ns=RECEIVED) == (
+        msg.device, msg.seq, canonicalize(msg, "OF-1"), msg.epoch)
+
+
+def test_without_a_receive_time_only_the_absolute_bounds_apply():
+    from ms4watch.contract.bounds import ABSOLUTE_ONLY
+    raw = payload(reading={"time": "2200-01-01T00:00:00Z"})
+    assert decode_readings(TOPIC, raw).readings[0].time.year == 2200
+    with pytest.raises(ContractError, match="more than 1d after"):
+        decode_readings(TOPIC, raw, received_ns=RECEIVED)
+    assert decode_readings(TOPIC, raw, received_ns=RECEIVED, window=ABSOLUTE_ONLY).readings[0].time.year == 2200
+    with pytest.raises(ContractError, match="latest time every store can hold"):
+        decode_readings(TOPIC, payload(reading={"time": "2262-04-12T00:00:00Z"}), RECEIVED, ABSOLUTE_ONLY)
+
+
+def test_a_message_carries_its_loggers_spool_epoch():
+    from ms4watch.contract.wire import decode_canonical
+    raw = encode_readings("LOG-1", 42, [(T, "flow", "flow", 1.0, "gpm", [], None)], epoch=917)
+    assert json.loads(raw)["epoch"] == 917
+    msg = decode_readings(TOPIC, raw)
+    assert (msg.epoch, msg.seq) == (917, 42) and decode_readings(TOPIC, msg.to_json()) == msg
+    assert decode_canonical(TOPIC, "OF-1", raw).epoch == 917
+    older = encode_readings("LOG-1", 42, [(T, "flow", "flow", 1.0, "gpm", [], None)])   # a logger before epochs
+    assert "epoch" not in json.loads(older)
+    assert decode_readings(TOPIC, older).epoch == 0 and decode_canonical(TOPIC, "OF-1", older).epoch == 0
+
+
+def test_the_fast_path_decides_the_usual_message_itself():
+    """Agreement must not come from the fast path handing everything to the model."""
+    import orjson
+
+    from ms4watch.contract.bounds import DEFAULT_WINDOW
+    from ms4watch.contract.wire import _fast_canonical
+    for raw in (payload(), payload(epoch=5), encode_readings("LOG-1", 3, [(T, "f", "flow", 2.0, "cfs", [], "OF-2")])):
+        assert _fast_canonical("OF-1", orjson.loads(raw), *DEFAULT_WINDOW.limits(RECEIVED))[0] == "LOG-1"

@@ -109,5 +109,13 @@ def seed(sink, days: int = 7, seed_value: int = 5) -> int:
             records.append(("calibration", {"station": station_of[d], "device": d, "sensor": sensor},
                             {"due": due.isoformat(), "performed": (due - timedelta(days=90)).isoformat(),
                              "days_left": float(days_left)}, now - H))
+    for i, (d, sensor, result, found, left) in enumerate((("LOG-TP3", "turbidity", "pass", 7.1, 0.4),
+                                                         ("LOG-OF1", "flow", "fail", -12.0, -11.5))):
+        records.append(("calibration_record", {"station": station_of[d], "device": d, "sensor": sensor,
+                                               "procedure": sensor if sensor == "turbidity" else "flow_primary"},
+                        {"id": f"cal-seed-{i}", "result": result, "technician": "Lee Tech",
+                         "next_due": iso_utc(now + 60 * 24 * H)[:10], "fit": "slope 0.93, offset -0.1",
+                         "slope": 0.93, "offset": -0.1, "worst_as_found_pct": found, "worst_as_left_pct": left,
+                         "record": "{}"}, now - (30 + i) * H))
     sink.write_records(records)
     return written

@@ -49,3 +49,40 @@ def test_bounded_refuse_new(tmp_path):
     assert sp.append(readings(900)) == 900
     assert sp.append(readings(300, 900)) == 100
     assert sp.depth() == 1000 and sp.dropped == 200
+
+
+def test_the_spool_draws_an_epoch_that_its_messages_carry_and_a_new_spool_draws_another(tmp_path):
+    """Issue 14: a logger whose spool is lost (reflashed, new SD card) starts again at seq 1;
+    the epoch kept in the spool tells its new messages from the ones ingest already stored."""
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    first = sp.epoch
+    assert 1 <= first < 2**31
+    sp.append(readings(2))
+    body = json.loads(sp.form_message(1).payload)
+    assert (body["epoch"], body["seq"]) == (first, 1)
+    sp.close()
+    sp = Spool(tmp_path / "s.db", "LOG-1")              # a reboot: same spool, same epoch
+    assert sp.epoch == first and json.loads(sp.form_message(1).payload)["seq"] == 2
+    sp.close()
+    lost = Spool(tmp_path / "new-card.db", "LOG-1")    # the spool lost: seq 1 again, another epoch
+    lost.append(readings(1))
+    body = json.loads(lost.form_message(1).payload)
+    assert body["seq"] == 1 and body["epoch"] == lost.epoch != first
+    lost.close()
+
+
+def test_a_spool_from_before_epochs_gets_one_and_its_formed_messages_keep_theirs(tmp_path):
+    import sqlite3
+    path = tmp_path / "old.db"
+    sp = Spool(path, "LOG-1")
+    sp.append(readings(2))
+    formed = sp.form_message(1)
+    sp.close()
+    with sqlite3.connect(path) as db:                   # what an older agent left behind
+        db.execute("DELETE FROM meta WHERE key = 'epoch'")
+        db.execute("UPDATE outbox SET payload = ? WHERE seq = 1",
+                   (formed.payload.replace(b'"epoch":%d,' % json.loads(formed.payload)["epoch"], b""),))
+    sp = Spool(path, "LOG-1")
+    assert sp.epoch >= 1 and "epoch" not in json.loads(sp.unsent(0, 1)[0].payload)
+    assert json.loads(sp.form_message(1).payload)["epoch"] == sp.epoch
+    sp.close()

@@ -115,7 +115,10 @@ def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tm
         ratio = hung_rate / healthy_rate
         print(f"ingest with a hung SMTP server: {hung_rate:,.0f} readings/s; healthy: {healthy_rate:,.0f}; "
               f"ratio {ratio:.2f}")
-        assert ratio > 0.5, f"ingest slowed by the hung SMTP server: {ratio:.2f} of its healthy rate"
+        # Sending on ingest's thread stalled it outright (nothing more stored for minutes: the
+        # ratio was ~0). Measured alone the ratio is 1.0-1.5 (the healthy run also draws email
+        # charts); with other test suites sharing the 2 cores it has dipped to 0.5.
+        assert ratio > 0.3, f"ingest slowed by the hung SMTP server: {ratio:.2f} of its healthy rate"
 
         hole.stop()
         back = SmtpSink(port=hole.port).start()            # the server comes back on its port

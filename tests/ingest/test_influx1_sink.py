@@ -86,10 +86,41 @@ def test_bad_message_is_refused_others_written(influxd, batch):
     with pytest.raises(MessagesRejected) as e:
         sink.write(old + new)
     assert isinstance(e.value, StoreRejected)
-    assert sorted((d, s) for d, s, _ in e.value.rejected) == [("LOG-OLD", 0), ("LOG-OLD", 1), ("LOG-OLD", 2)]
+    assert sorted((m.device, m.seq) for m, _ in e.value.rejected) == [("LOG-OLD", 0), ("LOG-OLD", 1), ("LOG-OLD", 2)]
     assert e.value.written == 12
     assert _count(influxd, where="WHERE device='LOG-NEW'") == 12
-    assert "HTTP 400" in e.value.rejected[0][2]
+    assert "HTTP 400" in e.value.rejected[0][1]
+
+
+def test_a_refused_message_is_found_by_halving_the_batch(influxd):
+    """One message InfluxDB refuses (a field type conflict) among 64: it alone is refused, the
+    other 63 are written, in about 2·log2(64) requests rather than one per message."""
+    sink = _ready_sink(influxd)
+    msgs = make_messages(64, 4)
+    week = 7 * 86400 * 10**9     # the bad one in a shard of five weeks before, where 'value' is a string
+    bad = msgs[37] = make_messages(1, 4, first_seq=37, end_ns=msgs[0].readings[0].time_ns - 5 * week)[0]
+    sink.write_records([("reading", {"station": "X", "device": "X", "sensor": "x", "quantity": "flow", "unit": "gpm"},
+                         {"value": "a string"}, bad.readings[0].time_ns - 1)])
+    requests = []
+    post = sink._post_lines
+    sink._post_lines = lambda lines: (requests.append(len(lines)), post(lines))[1]
+    with pytest.raises(MessagesRejected) as e:
+        sink.write(msgs)
+    assert [(m.seq, "field type conflict" in reason) for m, reason in e.value.rejected] == [(bad.seq, True)]
+    assert e.value.written == 63 * 4 and len(requests) <= 13
+    assert _count(influxd, where="WHERE device='LOG-OF12'") == 63 * 4
+    sink.close()
+
+
+def test_a_message_the_encoder_cannot_write_is_refused_alone(influxd):
+    sink = _ready_sink(influxd)
+    msgs = make_messages(3, 4)
+    broken = msgs[1]._replace(readings=(msgs[1].readings[0]._replace(value="12,5"),))   # not a number
+    with pytest.raises(MessagesRejected) as e:
+        sink.write([msgs[0], broken, msgs[2]])
+    assert [m.seq for m, _ in e.value.rejected] == [broken.seq] and "line protocol" in e.value.rejected[0][1]
+    assert _count(influxd) == 8
+    sink.close()
 
 
 def test_status_writes_a_calibration_point_per_sensor_and_the_latest_wins(influxd):

@@ -97,6 +97,7 @@ def test_reading_lines():
     line = enc.reading(broken)
     assert "value=" not in line and 'flags="sensor_error"' in line
     assert enc.reading(r._replace(value=2)).split(" ")[1].startswith("value=2.0,")   # always a float
+    assert enc.reading(r, epoch=917).endswith(',seq=42i,epoch=917i 1780000000123456789')   # the logger's spool epoch
 
 
 def test_record_lines_and_escaping():

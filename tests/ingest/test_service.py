@@ -221,10 +221,10 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
 
     real_decode = service.decode_canonical
 
-    def decode(topic, station, payload):
+    def decode(topic, station, payload, *bounds):
         if b'"seq":3,' in payload:
             raise TypeError("a bug met seq 3")
-        return real_decode(topic, station, payload)
+        return real_decode(topic, station, payload, *bounds)
     monkeypatch.setattr(service, "decode_canonical", decode)
     sink = SqliteSink(tmp_path / "store.db")
     real_write, failures = sink.write, [2]
@@ -246,3 +246,141 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
     assert svc.stats.stored_readings == 40 and svc.stats.store_retries == 2
     kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert len(kept) == 1 and "TypeError: a bug met seq 3" in kept[0]["error"] and '"seq":3' in kept[0]["payload"]
+
+
+def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_path, mosquitto_broker):
+    """Issue 14: a seq ≥ 2^63 or a reading in year 9999 or 0001 made the SQLite write raise
+    OverflowError, taken for a store outage: the batch was retried for ever and the good
+    messages in it were never stored. The contract refuses such a message at decoding."""
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-bounds",
+                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.5).start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    huge_seq = good(3).replace(b'"seq":3,', b'"seq":%d,' % 2**63)
+    year_9999 = good(4).replace(b'"time":"2026-', b'"time":"9999-', 1)
+    year_0001 = good(5).replace(b'"time":"2026-', b'"time":"0001-', 1)
+    next_year = good(6).replace(b'"time":"2026-', b'"time":"%d-' % (time.gmtime().tm_year + 1), 1)
+    publish_all(pub, [good(1), huge_seq, good(2), year_9999, year_0001, next_year, good(7)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 4)
+    svc.stop()
+    assert svc.stats.stored_readings == 30 and svc.stats.store_retries == 0
+    assert sink_seqs(tmp_path / "store.db") == [1, 2, 7]
+    rejected = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert [r["error"].split(": ")[1] for r in rejected] == ["seq", "readings[0].time", "readings[0].time",
+                                                            "readings[0].time"]
+    assert "latest time every store can hold" in rejected[1]["error"]
+    assert "earliest time ingest takes" in rejected[2]["error"]
+    assert "is the logger's clock right?" in rejected[3]["error"]
+
+
+def sink_seqs(path) -> list[int]:
+    s = SqliteSink(path)
+    s.open()
+    try:
+        return [seq for (seq,) in s.query("SELECT seq FROM messages ORDER BY seq")]
+    finally:
+        s.close()
+
+
+def test_a_message_the_store_refuses_is_set_aside_not_retried(tmp_path, mosquitto_broker):
+    """A write error that is the data's fault (here SQLite's OverflowError on a message the
+    contract let through) is never retried as an outage: the store keeps the batch's other
+    messages, the refused one goes to the rejected file, and every message is acknowledged."""
+    sink = SqliteSink(tmp_path / "store.db")
+    real_write = sink.write
+
+    def write(batch):      # stands for data the contract did not foresee and SQLite cannot hold
+        return real_write([m._replace(seq=2**64) if m.seq == 3 else m for m in batch])
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-refused",
+                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.5).start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(s) for s in range(1, 6)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.messages >= 5 and svc._client.stats.acked >= 5)
+    svc.stop()
+    assert svc.stats.stored_readings == 40 and svc.stats.rejected_messages == 1 and svc.stats.store_retries == 0
+    (kept,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert kept["device"] == "LOG-1" and kept["seq"] == 2**64 and len(kept["readings"]) == 10
+    assert kept["error"].startswith("store refused: OverflowError")
+
+
+def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_broker, caplog):
+    """Issue 14: a logger whose spool is lost (reflashed, new SD card) starts again at seq 1,
+    and every new message was dropped as a duplicate. Its spool's new epoch keeps them apart;
+    a logger from before epochs has them set aside with a warning, never silently dropped."""
+    import logging
+
+    from ms4watch.edge.drivers.base import RawReading
+    from ms4watch.edge.spool import Spool
+
+    def spooled(device, card, start, epochs=True):
+        sp = Spool(tmp_path / f"{device}-{card}.db", device)
+        sp.append([RawReading(T0 + (start + i) * 60_000_000_000, "flow", "flow", 1.0 + i, "gpm", ()) for i in range(6)])
+        out = [sp.form_message(2).payload for _ in range(3)]
+        sp.close()
+        return out if epochs else [p.replace(b'"epoch":%d,' % json.loads(p)["epoch"], b"") for p in out]
+    before, after = spooled("LOG-1", "card-1", 0), spooled("LOG-1", "card-2", 100)    # the card replaced
+    assert [json.loads(p)["seq"] for p in after] == [1, 2, 3]
+    old_before, old_after = spooled("LOG-2", "card-1", 0, epochs=False), spooled("LOG-2", "card-2", 100, epochs=False)
+    sink = SqliteSink(tmp_path / "store.db")
+    fed: list = []                    # what the alert engine would get: the stored readings only
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restarted", on_stored=fed.extend,
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    with caplog.at_level(logging.WARNING, logger="ms4watch.ingest.service"):
+        publish_all(pub, before + after + before[:1])                                  # and one redelivery
+        publish_all(pub, old_before + old_after, topic="ms4/town/OF-2/LOG-2/readings")
+        assert wait_for(lambda: svc.stats.messages >= 13)
+    pub.loop_stop()
+    svc.stop()
+    assert (svc.stats.stored_readings, svc.stats.duplicate_messages, svc.stats.conflicting_messages) == (18, 1, 3)
+    kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert [(k["device"], k["epoch"], k["seq"], len(k["readings"])) for k in kept] == [("LOG-2", 0, s, 2) for s in (1, 2, 3)]
+    assert all(k["error"].startswith(f"conflict: LOG-2 epoch 0 seq {k['seq']} is stored already with other content")
+               for k in kept)
+    assert sum("is stored already with other content" in r.message for r in caplog.records
+               if r.levelno == logging.WARNING) == 3
+    assert not [r for r in fed if r.device == "LOG-2" and r.time_ns >= T0 + 100 * 60_000_000_000]
+    assert len({(r.device, r.time_ns) for r in fed}) == 18
+
+
+def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, mosquitto_broker):
+    """Issue 14: a message over 16 MiB made ingest's subscriber drop the connection; the broker
+    delivered it again on the next one, for ever, and nothing behind it was stored. It is read
+    past (only its first bytes kept), acknowledged and set aside; the connection stays up.
+    (A broker set up as contract/broker.py says refuses it before: here, one that is not.)"""
+    from ms4watch.contract.broker import mosquitto_settings
+    mosquitto_broker.stop()
+    mosquitto_broker.configure({**mosquitto_settings(), "autosave_interval": "1", "message_size_limit": "0"})
+    mosquitto_broker.start()
+    sink = SqliteSink(tmp_path / "store.db")
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-big",
+                        rejected_path=tmp_path / "rejected.jsonl").start()
+    assert svc.connected.wait(10)
+    big = good(9).replace(b'"readings":[', b'"readings":[' + b" " * (17 * 2**20), 1)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(1), big, good(2), good(3)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 1
+                    and svc._client.stats.acked >= 4, 30)
+    svc.stop()
+    assert svc._client.stats.connections == 1 and svc.stats.rejected_messages == 1
+    (kept,) = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
+    assert kept["topic"] == TOPIC and kept["size"] == len(big)
+    assert kept["error"] == (f"{TOPIC}: payload: {len(big):,} bytes, over the 16,777,216 bytes ingest takes; "
+                             "read past, its first 4,096 bytes kept")
+    assert big.startswith(kept["payload"].encode()) and len(kept["payload"]) == 4096
+    # Same session again: what was not acknowledged would come first, before a new message.
+    svc = IngestService(mosquitto_broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-big").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(4)])
+    pub.loop_stop()
+    assert wait_for(lambda: svc.stats.stored_readings >= 10)
+    svc.stop()
+    assert svc._client.stats.received == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -46,6 +47,10 @@ def test_batch_round_trip():
     msgs[1] = type(msgs[1])(msgs[1].device, msgs[1].seq,
                             (msgs[1].readings[0]._replace(value=None, flags="sensor_error"),))
     assert decode_batch(encode_batch(msgs)) == msgs
+    with_epochs = [m._replace(epoch=917, digest=2**40 + 12345) for m in msgs]
+    assert decode_batch(encode_batch(with_epochs)) == with_epochs
+    spooled_before_epochs = json.dumps([[m.device, m.seq, [list(r) for r in m.readings]] for m in msgs]).encode()
+    assert decode_batch(spooled_before_epochs) == msgs
 
 
 @pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
@@ -227,4 +232,26 @@ def test_store_down_at_start_is_opened_and_checked_when_back(influxd, tmp_path):
     assert sink.wait_drained(30)
     body = influxd.query('SELECT count("seq") FROM "reading"', "town")
     assert body["results"][0]["series"][0]["values"][0][1] == 200
+    sink.close()
+
+
+def test_messages_refused_while_draining_are_kept_aside_one_by_one(tmp_path):
+    """The store names the messages it refused (MessagesRejected) and wrote the rest: only
+    those are kept in the spool's rejected table, each with its reason."""
+    from ms4watch.ingest.errors import MessagesRejected
+    inner = FlakySink()
+    inner.down = True
+    path = tmp_path / "spool.db"
+    sink = SpoolingSink(inner, path, backoff_initial_s=0.05, backoff_max_s=0.1)
+    sink.open()
+    msgs = make_messages(5, 4)
+    sink.write(msgs)
+    inner.failures = [MessagesRejected("2 of 5 refused", [(msgs[1], "HTTP 400: bad 1"), (msgs[3], "HTTP 400: bad 3")],
+                                       WriteResult(12))]
+    inner.down = False
+    sink._wake.set()
+    assert sink.wait_drained(10)
+    kept = sqlite3.connect(path).execute("SELECT reason, batch FROM rejected ORDER BY id").fetchall()
+    assert [(reason, decode_batch(blob)) for reason, blob in kept] == [("HTTP 400: bad 1", [msgs[1]]),
+                                                                       ("HTTP 400: bad 3", [msgs[3]])]
     sink.close()

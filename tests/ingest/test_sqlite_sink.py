@@ -1,3 +1,5 @@
+import sqlite3
+
 import pytest
 
 from ms4watch.contract.wire import CanonicalReading
@@ -136,6 +138,54 @@ def test_a_store_of_the_first_layout_is_converted_when_opened(tmp_path):
     assert (r.readings_written, r.duplicate_messages) == (3, 1)
     assert sink.count_readings() == 9
     assert sink.query("SELECT type FROM sqlite_master WHERE name = 'readings'") == [("view",)]
+    assert sink.query("SELECT device, epoch, seq, digest FROM messages WHERE device = 'B'") == [("B", 0, 7, None)]
+    sink.close()
+
+
+def test_a_store_from_before_epochs_is_converted_when_opened(tmp_path):
+    """Its messages become epoch 0 with no digest: redeliveries of them are still duplicates."""
+    import sqlite3
+    path = tmp_path / "old.db"
+    sink = SqliteSink(path)
+    sink.open()
+    sink.write([msg("A", 1), msg("A", 2)])
+    sink.close()
+    with sqlite3.connect(path) as db:                # the messages table as it was before epochs
+        db.executescript("""
+            DROP TABLE messages;
+            CREATE TABLE messages (device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
+                n INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
+            INSERT INTO messages VALUES ('A', 1, 5, 3), ('A', 2, 5, 3);""")
+    sink = SqliteSink(path)
+    sink.open()
+    assert sink.query("SELECT device, epoch, seq, received_ns, n, digest FROM messages") == [
+        ("A", 0, 1, 5, 3, None), ("A", 0, 2, 5, 3, None)]
+    r = sink.write([msg("A", 2)._replace(digest=12345678), msg("A", 3), msg("A", 1)._replace(epoch=44)])
+    assert (r.readings_written, r.duplicate_messages, r.conflicts) == (6, 1, ())
+    sink.close()
+    sink = SqliteSink(path)
+    sink.open()                                      # converted once
+    assert sink.query("SELECT count(*) FROM messages") == [(4,)]
+    sink.close()
+
+
+def test_a_repeated_message_with_other_content_is_a_conflict_not_a_duplicate(tmp_path):
+    """Issue 14: a logger whose sequence restarted had every new message dropped as a
+    duplicate. (device, epoch, seq) is the key; under one key, the digest of the payload
+    tells a redelivery (a duplicate) from another message (a conflict: not written, reported)."""
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    first = [msg("A", s)._replace(epoch=5, digest=1000 + s) for s in (1, 2)]
+    assert sink.write(first).readings_written == 6
+    restarted = [msg("A", s, n=2)._replace(epoch=5, digest=2000 + s) for s in (1, 2)]
+    new_epoch = [m._replace(epoch=6) for m in restarted]
+    r = sink.write([first[0], restarted[0], new_epoch[0], restarted[1], new_epoch[1], msg("A", 2)._replace(epoch=5)])
+    assert (r.readings_written, r.duplicate_messages) == (4, 2)      # the new epoch; a redelivery, an unknown digest
+    assert [(m.epoch, m.seq) for m, _ in r.conflicts] == [(5, 1), (5, 2)]
+    assert "A epoch 5 seq 1 is stored already with other content (received 20" in r.conflicts[0][1]
+    assert sink.query("SELECT epoch, seq, n FROM messages ORDER BY epoch, seq") == [(5, 1, 3), (5, 2, 3), (6, 1, 2),
+                                                                                    (6, 2, 2)]
+    assert sink.count_readings() == 10
     sink.close()
 
 
@@ -148,3 +198,51 @@ def test_multi_row_inserts_write_every_row_in_order(n):
     rows = [(i, f"r{i}") for i in range(n)]
     insert_rows(db, "INSERT INTO t", 2, rows)
     assert db.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == rows
+
+
+def test_data_the_store_cannot_hold_is_refused_message_by_message_not_retried(tmp_path):
+    """Issue 14: an integer beyond 64 bits made SQLite raise OverflowError, which ingest took
+    for an outage and retried for ever. It is the data's fault: those messages are refused,
+    the rest of the batch is written, and the store goes on taking writes."""
+    from ms4watch.ingest.errors import MessagesRejected
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    huge_seq = msg("A", 2**63)
+    huge_time = StoredMessage("A", 7, (msg("A", 7).readings[0]._replace(time_ns=2**64),))
+    no_flags = StoredMessage("B", 1, (msg("B", 1).readings[0]._replace(flags=None),))     # NOT NULL
+    not_a_number = StoredMessage("B", 2, (msg("B", 2).readings[0]._replace(value=[1.0]),))
+    with pytest.raises(MessagesRejected) as e:
+        sink.write([msg("A", 1), huge_seq, msg("A", 2), huge_time, no_flags, not_a_number, msg("A", 1), msg("C", 1)])
+    assert [(m.device, m.seq, reason.split(":")[0]) for m, reason in e.value.rejected] == [
+        ("A", 2**63, "OverflowError"), ("A", 7, "OverflowError"), ("B", 1, "IntegrityError"),
+        ("B", 2, "ProgrammingError")]
+    assert (e.value.result.readings_written, e.value.result.duplicate_messages) == (9, 1)
+    assert "4 of 8 messages refused (A seq 9223372036854775808: OverflowError" in str(e.value)
+    assert sink.count_readings() == 9
+    assert sink.query("SELECT device, seq FROM messages ORDER BY device, seq") == [("A", 1), ("A", 2), ("C", 1)]
+    assert sink.write([msg("A", 3)]).readings_written == 3          # nothing left behind
+    assert sink.query("SELECT count(*) FROM series")[0][0] == 2    # no series of a refused message
+    sink.close()
+
+
+@pytest.mark.parametrize("error, data", [
+    (OverflowError("Python int too large to convert to SQLite INTEGER"), True),
+    (sqlite3.IntegrityError("NOT NULL constraint failed: samples.flags"), True),
+    (sqlite3.ProgrammingError("Error binding parameter 3: type 'list' is not supported"), True),
+    (sqlite3.ProgrammingError("Cannot operate on a closed database."), False),
+    (sqlite3.OperationalError("database is locked"), False),
+    (sqlite3.OperationalError("database or disk is full"), False),
+    (sqlite3.DatabaseError("database disk image is malformed"), False),
+])
+def test_what_is_the_datas_fault(error, data):
+    from ms4watch.ingest.sinks.sqlite.sink import is_data_fault
+    assert is_data_fault(error) is data
+
+
+def test_the_payload_digest_tells_the_same_bytes_from_others():
+    from ms4watch.ingest.sinks.base import payload_digest
+    payload = b'{"schema":"ms4watch.readings/1","device":"LOG-1","seq":7,"readings":[]}'
+    assert payload_digest(payload) == payload_digest(bytes(payload))
+    assert payload_digest(payload.replace(b"7", b"8")) != payload_digest(payload)
+    assert payload_digest(payload + b" ") != payload_digest(payload)
+    assert 0 <= payload_digest(b"x" * 16 * 2**20) < 2**63       # an SQLite INTEGER, whatever ingest takes

@@ -13,8 +13,8 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from ms4watch.contract.mqtt import BrokerURL
-from ms4watch.ingest.subscriber import (Delivery, ProtocolError, Subscriber, connect_packet, parse_packets,
-                                        puback_packets, subscribe_packet)
+from ms4watch.ingest.subscriber import (HEAD_BYTES, Delivery, PacketReader, ProtocolError, Subscriber, connect_packet,
+                                        parse_packets, puback_packets, subscribe_packet)
 from tests.support.servers import free_port, wait_port
 from tests.support.waiting import wait_for
 
@@ -47,6 +47,23 @@ def test_parser_reads_every_packet_whatever_the_chunking():
             buf += stream[i:i + step]
             del buf[:parse_packets(buf, 3, out, control)]
         assert out == want and control == [(13, b""), (9, b"\x00\x01\x01")] and not buf, step
+
+
+def test_an_oversized_publish_is_handed_over_with_its_first_bytes_and_read_past():
+    """Whatever the chunking: the packets around it come whole, it comes once with its topic,
+    packet id, first HEAD_BYTES bytes and full size, and the reader never holds much more."""
+    big = bytes(range(256)) * 100                   # 25,600 bytes, over the 10,000 taken here
+    stream = (publish_packet(TOPIC, b"before", pid=1) + publish_packet(TOPIC, big, pid=2, dup=True)
+              + publish_packet("t/q0", big, qos=0) + publish_packet(TOPIC, b"after", pid=3))
+    want = [Delivery(TOPIC, b"before", (5, 1), False), Delivery(TOPIC, big[:HEAD_BYTES], (5, 2), True, len(big)),
+            Delivery("t/q0", big[:HEAD_BYTES], None, False, len(big)), Delivery(TOPIC, b"after", (5, 3), False)]
+    for step in (1, 7, 1000, 4096, 9999, len(stream)):
+        reader, out, control, held = PacketReader(5, max_packet=10_000), [], [], 0
+        for i in range(0, len(stream), step):
+            reader.feed(stream[i:i + step], out, control)
+            held = max(held, reader.buffered)
+        assert out == want and not control and reader.buffered == 0, step
+        assert held <= HEAD_BYTES + 100 + step, step
 
 
 @pytest.mark.parametrize("stream, why", [

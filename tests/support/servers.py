@@ -15,7 +15,9 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
+
+from ms4watch.contract.broker import mosquitto_conf, mosquitto_settings
 
 
 def free_port() -> int:
@@ -38,25 +40,19 @@ def wait_port(port: int, timeout_s: float = 15.0, proc: subprocess.Popen | None 
 
 
 class Mosquitto:
-    """A real Mosquitto broker on a free loopback port, with persistence, restartable."""
+    """A real Mosquitto broker on a free loopback port, with persistence, restartable.
 
-    def __init__(self, workdir: Path, port: int | None = None):
+    Configured with the settings the pipeline needs (``contract/broker.py``), saving its
+    persistence every second; ``settings`` replaces those (e.g. Mosquitto's own defaults).
+    """
+
+    def __init__(self, workdir: Path, port: int | None = None, settings: Mapping[str, str] | None = None):
         self.workdir = Path(workdir)
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.conf = self.workdir / "mosquitto.conf"
-        self.conf.write_text(
-            f"listener {self.port} 127.0.0.1\n"
-            "allow_anonymous true\n"
-            "persistence true\n"
-            f"persistence_location {self.workdir}/\n"
-            "autosave_interval 1\n"
-            "max_queued_messages 0\n"
-            "max_inflight_messages 100\n"
-            "log_dest stderr\n"
-            "log_type error\nlog_type warning\n"
-        )
+        self.configure({**mosquitto_settings(), "autosave_interval": "1"} if settings is None else settings)
         if os.geteuid() == 0:
             # Started as root, mosquitto becomes user mosquitto: it must own its persistence
             # folder and be able to walk to it through pytest's 0700 temporary folders.
@@ -66,6 +62,18 @@ class Mosquitto:
                 if parent == Path(tempfile.gettempdir()) or parent == Path("/"):
                     break
                 parent.chmod(parent.stat().st_mode | 0o011)
+
+    def configure(self, settings: Mapping[str, str]) -> None:
+        """Write the config file (taken at the next start): the listener, persistence in the
+        work folder, logging, then ``settings``."""
+        self.conf.write_text(
+            f"listener {self.port} 127.0.0.1\n"
+            "allow_anonymous true\n"
+            f"persistence_location {self.workdir}/\n"
+            "log_dest stderr\n"
+            "log_type error\nlog_type warning\n"
+            + mosquitto_conf({"persistence": "true", **settings})
+        )
 
     @property
     def url(self) -> str:
@@ -82,7 +90,7 @@ class Mosquitto:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)  # SIGTERM makes mosquitto save its persistence file
             try:
-                self.proc.wait(10)
+                self.proc.wait(60)             # a busy machine: killing it would lose what it had not saved
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

@@ -48,9 +48,12 @@ def normalise(df: "pd.DataFrame") -> "pd.DataFrame":
 
 
 def csv_excerpt(df: "pd.DataFrame") -> bytes:
+    """The readings as CSV; values corrected for drift (``df.attrs["values"]``) say so first."""
     d = df.iloc[:MAX_CSV_ROWS].copy()
     d.index = d.index.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return d.to_csv(index_label="time").encode("utf-8")
+    head = "# values: corrected for fouling and drift (USGS TM 1-D3); raw values kept in the store\n" \
+        if df.attrs.get("values") == "corrected" else ""
+    return (head + d.to_csv(index_label="time")).encode("utf-8")
 
 
 def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,

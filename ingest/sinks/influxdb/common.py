@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
 from ....contract.timeutil import to_ns
 from ....contract.wire import CANONICAL_UNIT, CanonicalReading
 
-from ...errors import StoreRejected, StoreUnavailable
-from ..base import DeviceStatus, StoredMessage, WriteResult
+from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
+from ..base import DeviceEvent, DeviceStatus, StoredMessage, WriteResult
 from .config import InfluxTarget
-from .errors import MessagesRejected, StoreMisconfigured
+from .errors import StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
-from .records import calibration_records
-from .schema import DEVICE_STATUS, MIN_RETENTION, READING
+from .records import EVENT_TIME_SPREAD_NS, calibration_records, device_event_records
+from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, MIN_RETENTION, READING
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +29,13 @@ log = logging.getLogger(__name__)
 class InfluxSinkBase(ABC):
     """``write`` sends prepared lines in requests of at most ``batch_lines`` lines.
 
-    When InfluxDB refuses a batch as bad data (400), the messages are sent one by one so the
-    good ones are stored and only the bad ones are reported (:class:`MessagesRejected`).
-    Writing again what was already written is harmless: points are idempotent.
+    When InfluxDB refuses a batch as bad data (400: a field type conflict, a point it cannot
+    parse), the batch is cut in halves until the refused messages are found — about
+    2·log2(n) requests for one bad message among n — so the good ones are stored and only the
+    bad ones are reported (:class:`MessagesRejected`). A message the line encoder cannot
+    write at all is refused the same way. Writing again what was already written is harmless:
+    points are idempotent. A store that is down during the narrowing (StoreUnavailable)
+    fails the whole batch, which is retried.
     """
 
     #: requests in flight at once when a batch is more than ``batch_lines`` lines: while the
@@ -80,17 +86,47 @@ class InfluxSinkBase(ABC):
 
     # -- the Sink interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
-        per_msg = self._enc.messages(batch)
-        lines = [line for ls in per_msg for line in ls]
+        rejected: list[tuple[StoredMessage, str]] = []
+        try:
+            encoded = list(zip(batch, self._enc.messages(batch)))
+        except (ValueError, TypeError, OverflowError):      # one message the encoder cannot write
+            encoded = []
+            for m in batch:
+                try:
+                    encoded.append((m, self._enc.messages([m])[0]))
+                except (ValueError, TypeError, OverflowError) as e:
+                    rejected.append((m, f"cannot be written as line protocol ({type(e).__name__}: {e})"))
+        lines = [line for _, ls in encoded for line in ls]
         try:
             self._send(lines)
-        except StoreRejected as first:
-            if len(batch) == 1:
-                m = batch[0]
-                raise MessagesRejected(f"{self.target.display}: {m.device} seq {m.seq}: {first}",
-                                       [(m.device, m.seq, str(first))], 0) from None
-            return self._write_one_by_one(batch, per_msg)
-        return WriteResult(readings_written=len(lines))
+            written = len(lines)
+        except StoreRejected as refused:
+            written = self._narrow(encoded, refused, rejected)
+        if rejected:
+            log.warning("%s: refused %s", self.target.display,
+                        ", ".join(f"{m.device} seq {m.seq}" for m, _ in rejected[:10]))
+            raise MessagesRejected(refused_summary(self.target.display, rejected, len(batch)), rejected,
+                                   WriteResult(written))
+        return WriteResult(readings_written=written)
+
+    def _narrow(self, encoded: list[tuple[StoredMessage, list[str]]], refused: StoreRejected,
+                rejected: list[tuple[StoredMessage, str]]) -> int:
+        """``encoded`` was refused as a whole: send each half, halving again what is refused
+        until single messages remain. Returns the readings written; refused messages go to
+        ``rejected``."""
+        if len(encoded) == 1:
+            rejected.append((encoded[0][0], str(refused)))
+            return 0
+        written = 0
+        mid = len(encoded) // 2
+        for part in (encoded[:mid], encoded[mid:]):
+            lines = [line for _, ls in part for line in ls]
+            try:
+                self._send(lines)
+                written += len(lines)
+            except StoreRejected as e:
+                written += self._narrow(part, e, rejected)
+        return written
 
     def write_records(self, records: Iterable[tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]]) -> int:
         """Write non-reading records ``(measurement, tags, fields, time_ns)`` (see schema.py)."""
@@ -107,6 +143,71 @@ class InfluxSinkBase(ABC):
             "clock_synced": None if st.clock is None else int(st.clock == "synced"),
             "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns),
             *calibration_records(st.station, st.device, st.calibrations or (), st.received_ns)])
+
+    # -- events and the calibration history (EventSink, EventSource, CalibrationHistory) -----
+    def write_events(self, events: Sequence[DeviceEvent]) -> int:
+        """Every event as a ``device_event`` point; a calibration record also as a
+        ``calibration_record`` point (schema.py). Rewriting a point is harmless."""
+        try:
+            lines = [record_line(m, t, f, ts) for e in events for m, t, f, ts in device_event_records(e)]
+        except (ValueError, TypeError, OverflowError) as err:
+            raise StoreRejected(f"{self.target.display}: an event cannot be written: {err}") from None
+        self._send(lines)
+        return len(events)
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]:
+        where = _where(device=device, station=station, kind=kind, start=start, end=end)
+        q = (f'SELECT "data", "digest", "received_ns" FROM "{DEVICE_EVENT}"{where} '
+             f'GROUP BY "station", "device", "kind" ORDER BY time DESC LIMIT {int(limit)}')
+        out = []
+        for tags, row in _series_rows(self.query(q)):
+            body = json.loads(row["data"])
+            digest = int(row["digest"])
+            kind_ = tags.get("kind", "")
+            out.append(DeviceEvent(tags.get("device", ""), tags.get("station", ""),
+                                   int(row["time"]) - digest % EVENT_TIME_SPREAD_NS, kind_, body, digest,
+                                   int(row["received_ns"] or 0),
+                                   CalibrationRecord.model_validate(body) if kind_ == CALIBRATION_EVENT else None))
+        out.sort(key=lambda e: e.time_ns, reverse=True)
+        return out[:limit]
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]:
+        q = (f'SELECT "record" FROM "{CALIBRATION_RECORD}"'
+             f'{_where(device=device, station=station, sensor=sensor, start=start, end=end)}')
+        recs = [CalibrationRecord.model_validate_json(row["record"]) for _, row in _series_rows(self.query(q))]
+        return sorted(recs, key=lambda r: (r.performed, r.id))
+
+    #: how far back ``calibrations_due`` looks for loggers' status points (each status writes one)
+    calibration_lookback = timedelta(days=35)
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
+        """The latest status-reported calibration of each sensor heard from in the last
+        :attr:`calibration_lookback` (a logger silent longer is a stale station), with its latest
+        record."""
+        t1 = to_ns(now)
+        t0 = t1 - int(self.calibration_lookback.total_seconds() * 1e9)
+        cal = self.query(f'SELECT last("due") AS "due", last("performed") AS "performed" FROM "{CALIBRATION}" '
+                         f'WHERE time >= {t0} AND time <= {t1} GROUP BY "station", "device", "sensor"')
+        recs = self.query(f'SELECT last("id") AS "id", last("result") AS "result", last("technician") AS '
+                          f'"technician" FROM "{CALIBRATION_RECORD}" GROUP BY "device", "sensor"')
+        latest = {(t.get("device"), t.get("sensor")): row for t, row in _series_rows(recs)}
+        today = now.astimezone(timezone.utc).date()
+        out = []
+        for tags, row in _series_rows(cal):
+            if row.get("due") is None:
+                continue
+            dev, sen = tags.get("device", ""), tags.get("sensor", "")
+            due = date.fromisoformat(row["due"])
+            left, state = due_state(due, today, warn_days)
+            rec = latest.get((dev, sen), {})
+            out.append(CalibrationState(dev, tags.get("station", ""), sen, date.fromisoformat(row["performed"]), due,
+                                        left, state, rec.get("id"), rec.get("result"), rec.get("technician"),
+                                        int(row["time"])))
+        return sorted(out, key=lambda c: (c.due, c.device, c.sensor))
 
     def _send(self, lines: Sequence[str]) -> None:
         n = self.target.batch_lines
@@ -129,24 +230,6 @@ class InfluxSinkBase(ABC):
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
-
-    def _write_one_by_one(self, batch: Sequence[StoredMessage], per_msg: list[list[str]]) -> WriteResult:
-        rejected: list[tuple[str, int, str]] = []
-        written = 0
-        for m, lines in zip(batch, per_msg):
-            try:
-                self._send(lines)
-                written += len(lines)
-            except StoreRejected as e:
-                log.warning("%s: refused %s seq %d: %s", self.target.display, m.device, m.seq, e)
-                rejected.append((m.device, m.seq, str(e)))
-        if rejected:
-            names = ", ".join(f"{d} seq {s}" for d, s, _ in rejected[:5])
-            raise MessagesRejected(
-                f"{self.target.display}: {len(rejected)} of {len(batch)} messages refused ({names}"
-                f"{', …' if len(rejected) > 5 else ''}); the other {len(batch) - len(rejected)} were written",
-                rejected, written)
-        return WriteResult(readings_written=written)
 
     def check_retention(self) -> None:
         """Refuse a store that keeps data for less than 1,096 days unless the URL allows it."""
@@ -182,6 +265,26 @@ def retention_to_seconds(text: str) -> float:
     for num, unit in re.findall(r"(\d+(?:\.\d+)?)(ns|u|µ|ms|s|m|h|d|w)", text):
         total += float(num) * units[unit]
     return total
+
+
+def _where(*, start: datetime | None = None, end: datetime | None = None, **tags: str | None) -> str:
+    """`` WHERE "tag" = '…' AND time >= …`` for the values given ('' when none)."""
+    parts = [f'"{k}" = {_quote(v)}' for k, v in tags.items() if v is not None]
+    if start is not None:
+        parts.append(f"time >= {to_ns(start)}")
+    if end is not None:
+        parts.append(f"time <= {to_ns(end)}")
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+def _series_rows(body: Mapping[str, Any]) -> Iterator[tuple[dict[str, str], dict[str, Any]]]:
+    """(tags, {column: value}) for every row of every series of an InfluxQL answer."""
+    for res in body.get("results", []):
+        for series in res.get("series", []) or []:
+            tags = series.get("tags", {}) or {}
+            cols = series["columns"]
+            for values in series.get("values", []) or []:
+                yield tags, dict(zip(cols, values))
 
 
 def _quote(text: str) -> str:

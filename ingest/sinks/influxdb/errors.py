@@ -12,6 +12,7 @@ import time
 from typing import Mapping
 
 from ...errors import IngestError, StoreRejected, StoreUnavailable
+from ...errors import MessagesRejected  # noqa: F401 — raised by these sinks; its home is ingest/errors.py
 
 
 class StoreMisconfigured(IngestError):
@@ -19,18 +20,6 @@ class StoreMisconfigured(IngestError):
 
     Not retried: ingest refuses to start and says what to run (``ms4watch store init``).
     """
-
-
-class MessagesRejected(StoreRejected):
-    """Some messages of a batch were refused (bad data); every other message was written.
-
-    ``rejected`` lists ``(device, seq, reason)``; ``written`` counts the readings stored.
-    """
-
-    def __init__(self, message: str, rejected: list[tuple[str, int, str]], written: int):
-        super().__init__(message)
-        self.rejected = rejected
-        self.written = written
 
 
 def retry_after_s(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:

@@ -61,20 +61,21 @@ class LineEncoder:
             self._keys[k] = key
         return key
 
-    def reading(self, r: CanonicalReading) -> str:
+    def reading(self, r: CanonicalReading, epoch: int = 0) -> str:
         key = self._keys.get((r.station, r.device, r.sensor, r.quantity)) or self.series_key(r)
         flags = r.flags
         if flags and ('"' in flags or "\\" in flags):
             flags = flags.replace("\\", "\\\\").replace('"', '\\"')
+        ident = f"seq={r.seq}i,epoch={epoch}i" if epoch else f"seq={r.seq}i"    # no epoch field for epoch 0
         value = r.value
         if value is None:
-            return f'{key} flags="{flags}",seq={r.seq}i {r.time_ns}'
-        return f'{key} value={value if type(value) is float else float(value)!r},flags="{flags}",seq={r.seq}i {r.time_ns}'
+            return f'{key} flags="{flags}",{ident} {r.time_ns}'
+        return f'{key} value={value if type(value) is float else float(value)!r},flags="{flags}",{ident} {r.time_ns}'
 
     def messages(self, batch: Iterable[StoredMessage]) -> list[list[str]]:
         """Lines per message, in order (kept apart so a refused batch can be narrowed down)."""
         enc = self.reading
-        return [[enc(r) for r in m.readings] for m in batch]
+        return [[enc(r, m.epoch) for r in m.readings] for m in batch]
 
 
 def record_line(measurement: str, tags: Mapping[str, str], fields: Mapping[str, FieldValue | None],

@@ -10,13 +10,14 @@ or an inspection is recorded, so the point is updated in place); incidents write
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from ....contract.timeutil import parse_time, to_ns
 from ....contract.wire import SensorCalibration, StatusMessage
 from .lineproto import FieldValue
-from .schema import ALERT, CALIBRATION, DEVICE_STATUS, INCIDENT, INSPECTION, STORM
+from .schema import ALERT, CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, INCIDENT, INSPECTION, STORM
 
 Record = tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]
 
@@ -54,6 +55,28 @@ def calibration_records(station: str, device: str, calibrations: Iterable[Sensor
              {"due": c.due.isoformat(), "performed": c.performed.isoformat(),
               "days_left": days_left(c.due, received_ns)}, received_ns)
             for c in calibrations]
+
+
+EVENT_TIME_SPREAD_NS = 1_000_000
+"""A device event's point is at its time plus ``digest mod`` this [ns] (schema.DEVICE_EVENT)."""
+
+
+def device_event_records(e: Any) -> list[Record]:
+    """A :class:`~ms4watch.ingest.sinks.base.DeviceEvent` → a ``device_event`` point, and for a
+    calibration event a ``calibration_record`` point too."""
+    out: list[Record] = [(DEVICE_EVENT, {"station": e.station, "device": e.device, "kind": e.kind}, {
+        "data": json.dumps(dict(e.data), separators=(",", ":"), allow_nan=False), "digest": e.digest,
+        "received_ns": e.received_ns}, e.time_ns + e.digest % EVENT_TIME_SPREAD_NS)]
+    r = e.calibration
+    if r is not None:
+        linear = r.fit.kind.value == "linear"
+        out.append((CALIBRATION_RECORD, {"station": r.station, "device": r.device, "sensor": r.sensor,
+                                         "procedure": r.procedure.value}, {
+            "id": r.id, "result": r.result.value, "technician": r.technician, "next_due": r.next_due.isoformat(),
+            "fit": r.fit.describe(), "slope": r.fit.slope if linear else None, "offset": r.fit.offset if linear else None,
+            "worst_as_found_pct": _f(r.worst_as_found_pct), "worst_as_left_pct": _f(r.worst_as_left_pct),
+            "record": r.model_dump_json(by_alias=True)}, to_ns(r.performed)))
+    return out
 
 
 _EVENT_STATION = {"dry_weather_flow": "outfall", "turbidity_contrast": "pair", "storm": "gauge"}

@@ -52,4 +52,17 @@ CALIBRATION = "calibration"
 due, performed (string YYYY-MM-DD), days_left (float, whole days from the received day to due;
 0 on the due day, negative when overdue). Written from each status message's calibrations."""
 
-MEASUREMENTS = (READING, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION)
+DEVICE_EVENT = "device_event"
+"""tags: station, device, kind (an id: cmd_ack, calibration, sample_taken, …) · time: the event's
+own time (milliseconds, as the logger sends it) plus ``digest mod 10^6`` ns, so two events of
+one kind in the same millisecond stay two points and a redelivery overwrites its own ·
+fields: data (string, the event's JSON), digest (integer), received_ns (integer)."""
+
+CALIBRATION_RECORD = "calibration_record"
+"""tags: station, device, sensor, procedure · time: when the run ended (``performed``) · fields:
+id, result (pass/fail), technician, next_due (YYYY-MM-DD), fit (string), slope, offset (float;
+absent for a piecewise fit), worst_as_found_pct, worst_as_left_pct (float), record (string,
+the whole record as JSON). One point per ``ms4watch calibrate`` run: the calibration history."""
+
+MEASUREMENTS = (READING, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION, DEVICE_EVENT,
+                CALIBRATION_RECORD)

@@ -1,42 +1,65 @@
 """The embedded store: SQLite in WAL mode, one file.
 
-Tables: ``messages`` (device, seq) — the duplicate filter — and the readings in canonical
-units, kept as ``series`` (station, device, sensor, quantity, unit: one row per physical
-sensor) and ``samples`` (series, time, value, flags, seq). Readers use the view
-``readings``, which joins them back into one row per reading. Three years of a town's
-minute data is ~10^8 readings: without the repeated text a reading takes ~45 bytes with its
-index instead of ~130, and writing it binds 5 values instead of 9. A store file from before
-(a ``readings`` table) is converted when opened.
+Tables: ``messages`` (device, epoch, seq) — the duplicate filter, with each message's
+payload digest — and the readings in canonical units, kept as ``series`` (station, device,
+sensor, quantity, unit: one row per physical sensor) and ``samples`` (series, time, value,
+flags, seq). Readers use the view ``readings``, which joins them back into one row per
+reading. Three years of a town's minute data is ~10^8 readings: without the repeated text a
+reading takes ~45 bytes with its index instead of ~130, and writing it binds 5 values
+instead of 9. Store files from before are converted when opened: a ``readings`` table (the
+first layout), a ``messages`` table without epoch and digest (their messages become epoch
+0, digest unknown).
+
+A message whose (device, epoch, seq) is stored already is a duplicate (a redelivery) when
+its digest is the stored one, or unknown; with another digest it is a conflict: not written,
+reported in the WriteResult so ingest sets it aside with a warning — a logger whose sequence
+restarted without a new epoch (one from before epochs whose spool was lost) loses nothing
+silently.
 
 A batch is one transaction, committed with ``synchronous=FULL``, so when ``write`` returns
 the readings survive a crash or a power cut; only then does ingest acknowledge.
+
+A write that fails because of the data — a number SQLite cannot bind (an integer beyond 64
+bits), a type it does not know, a constraint the data breaks — is not an outage: the batch
+is written again message by message, each in its own savepoint, the messages that fail are
+reported (:class:`~ms4watch.ingest.errors.MessagesRejected`) and the rest is committed.
+Any other SQLite failure (locked, disk full, I/O) is StoreUnavailable and retried.
 
 ``device_status`` keeps each logger's latest status, ``calibration`` the latest calibration
 each logger reported per sensor (device, sensor, station, performed, due as ``YYYY-MM-DD``,
 received_ns): a status that lists calibrations replaces the device's rows, one that says
 nothing about calibration (an older logger, the last will) leaves them alone.
+
+``events`` keeps every event message of every logger (device, station, time_ns, kind,
+digest, received_ns, data as JSON), a redelivery once; ``calibration_records`` the
+calibration history: one row per ``ms4watch calibrate`` run (its record as JSON, and the
+columns it is looked up by). Nothing is ever deleted from either (records kept ≥ 3 years).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import date, datetime, timezone
 from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ....contract.timeutil import to_ns
+from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
+from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading
-from ...errors import StoreUnavailable
-from ..base import DeviceStatus, StoredMessage, WriteResult
+from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
+from ..base import DeviceEvent, DeviceStatus, StoredMessage, WriteResult
 
-SCHEMA = """
+MESSAGES_TABLE = """
 CREATE TABLE IF NOT EXISTS messages (
-    device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL, n INTEGER NOT NULL,
-    PRIMARY KEY (device, seq)) WITHOUT ROWID;
+    device TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
+    n INTEGER NOT NULL, digest INTEGER, PRIMARY KEY (device, epoch, seq)) WITHOUT ROWID"""
+
+SCHEMA = MESSAGES_TABLE + """;
 CREATE TABLE IF NOT EXISTS series (
     id INTEGER PRIMARY KEY, station TEXT NOT NULL, device TEXT NOT NULL, sensor TEXT NOT NULL,
     quantity TEXT NOT NULL, unit TEXT NOT NULL, UNIQUE (station, device, sensor, quantity, unit));
@@ -55,6 +78,16 @@ CREATE TABLE IF NOT EXISTS calibration (
     device TEXT NOT NULL, sensor TEXT NOT NULL, station TEXT NOT NULL, performed TEXT NOT NULL,
     due TEXT NOT NULL, received_ns INTEGER NOT NULL, PRIMARY KEY (device, sensor)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS events (
+    device TEXT NOT NULL, station TEXT NOT NULL, time_ns INTEGER NOT NULL, kind TEXT NOT NULL,
+    digest INTEGER NOT NULL, received_ns INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (device, time_ns, kind, digest)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_station_time ON events (station, time_ns);
+CREATE TABLE IF NOT EXISTS calibration_records (
+    id TEXT PRIMARY KEY, device TEXT NOT NULL, station TEXT NOT NULL, sensor TEXT NOT NULL,
+    procedure TEXT NOT NULL, performed_ns INTEGER NOT NULL, next_due TEXT NOT NULL, result TEXT NOT NULL,
+    technician TEXT NOT NULL, received_ns INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS calibration_records_sensor ON calibration_records (device, sensor, performed_ns);
 """
 
 # Latest wins: a row already written from a later status is not overwritten by an earlier one.
@@ -87,6 +120,16 @@ def insert_rows(db: sqlite3.Connection, insert: str, width: int, rows: Sequence[
         db.executemany(f"{insert} VALUES {one}", rows[i:])
 
 
+def is_data_fault(e: BaseException) -> bool:
+    """Whether a failed insert is the data's fault (refuse the message) rather than the store's
+    (retry): a value SQLite cannot bind or a constraint the data breaks."""
+    if isinstance(e, (OverflowError, sqlite3.IntegrityError, sqlite3.DataError, sqlite3.InterfaceError)):
+        return True
+    # sqlite3 raises ProgrammingError both for a value of a type it cannot bind (the data) and
+    # for a closed connection or a wrong number of parameters (ours): only the first is data.
+    return isinstance(e, sqlite3.ProgrammingError) and str(e).startswith("Error binding parameter")
+
+
 class SqliteSink:
     """``sqlite:///PATH`` — the default store."""
 
@@ -117,6 +160,8 @@ class SqliteSink:
                 _convert_readings_table(db)
             else:
                 db.executescript(SCHEMA)
+            if not _has_epochs(db):
+                _convert_messages_table(db)
         except (sqlite3.Error, OSError) as e:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from None
         self._db = db
@@ -167,29 +212,74 @@ class SqliteSink:
 
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         written = dup = 0
+        rejected: list[tuple[StoredMessage, str]] = []
+        conflicts: list[tuple[StoredMessage, str]] = []
         now = time.time_ns()
         with self._transaction() as db:
-            # The usual case, no duplicate: the whole batch in a few multi-row INSERTs. If the
-            # message filter ignored any row, undo that and go message by message.
-            db.execute("SAVEPOINT batch")
-            before = db.total_changes
-            insert_rows(db, "INSERT OR IGNORE INTO messages", 4, [(m.device, m.seq, now, len(m.readings)) for m in batch])
-            if db.total_changes - before == len(batch):
-                db.execute("RELEASE batch")
-                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+            if self._write_all(db, batch, now):
                 written = sum(len(m.readings) for m in batch)
             else:
-                db.execute("ROLLBACK TO batch")
-                db.execute("RELEASE batch")
                 for m in batch:
-                    cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?)",
-                                     (m.device, m.seq, now, len(m.readings)))
-                    if cur.rowcount != 1:
-                        dup += 1
+                    db.execute("SAVEPOINT message")
+                    try:
+                        cur = db.execute("INSERT OR IGNORE INTO messages VALUES (?,?,?,?,?,?)",
+                                         (m.device, m.epoch, m.seq, now, len(m.readings), m.digest))
+                        if cur.rowcount == 1:
+                            insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
+                    except Exception as e:
+                        if not is_data_fault(e):
+                            raise
+                        self._undo(db, "message")
+                        rejected.append((m, f"{type(e).__name__}: {e}"))
                         continue
-                    insert_rows(db, "INSERT INTO samples", 5, self._rows(m.readings))
-                    written += len(m.readings)
-        return WriteResult(written, dup)
+                    db.execute("RELEASE message")
+                    if cur.rowcount == 1:
+                        written += len(m.readings)
+                        continue
+                    conflict = self._conflict(db, m)
+                    if conflict:
+                        conflicts.append((m, conflict))
+                    else:
+                        dup += 1
+        result = WriteResult(written, dup, tuple(conflicts))
+        if rejected:
+            raise MessagesRejected(refused_summary(str(self.path), rejected, len(batch)), rejected, result)
+        return result
+
+    @staticmethod
+    def _conflict(db: sqlite3.Connection, m: StoredMessage) -> str | None:
+        """Why ``m``, whose (device, epoch, seq) is stored already, is not a redelivery of the
+        stored message; None when it is (same digest, or a digest unknown on either side)."""
+        stored = db.execute("SELECT digest, received_ns FROM messages WHERE device = ? AND epoch = ? AND seq = ?",
+                            m.key).fetchone()
+        if stored is None or stored[0] is None or m.digest is None or stored[0] == m.digest:
+            return None
+        return (f"{m.device} epoch {m.epoch} seq {m.seq} is stored already with other content (received "
+                f"{iso_utc(stored[1])}); a logger whose sequence restarted? not stored, kept aside")
+
+    def _write_all(self, db: sqlite3.Connection, batch: Sequence[StoredMessage], now: int) -> bool:
+        """The usual case, no duplicate and no bad data: the whole batch in a few multi-row
+        INSERTs. False (and nothing written) when the message filter ignored a row or the
+        data could not be written: then the caller goes message by message."""
+        db.execute("SAVEPOINT batch")
+        try:
+            before = db.total_changes
+            insert_rows(db, "INSERT OR IGNORE INTO messages", 6,
+                        [(m.device, m.epoch, m.seq, now, len(m.readings), m.digest) for m in batch])
+            if db.total_changes - before == len(batch):
+                insert_rows(db, "INSERT INTO samples", 5, self._rows(chain.from_iterable(m.readings for m in batch)))
+                db.execute("RELEASE batch")
+                return True
+        except Exception as e:
+            if not is_data_fault(e):
+                raise
+        self._undo(db, "batch")
+        return False
+
+    def _undo(self, db: sqlite3.Connection, savepoint: str) -> None:
+        db.execute(f"ROLLBACK TO {savepoint}")
+        db.execute(f"RELEASE {savepoint}")
+        self._reload_series()          # series made since the savepoint are gone
 
     def _reload_series(self) -> None:
         assert self._db is not None
@@ -213,6 +303,96 @@ class SqliteSink:
                 db.executemany(_UPSERT_CALIBRATION, [
                     (st.device, c.sensor, c.station or st.station, c.performed.isoformat(),
                      c.due.isoformat(), st.received_ns) for c in st.calibrations])
+
+    # -- events and the calibration history ------------------------------------------------
+    def write_events(self, events: Sequence[DeviceEvent]) -> int:
+        """``EventSink``: every event, and each calibration record into the history (one
+        transaction). A redelivered event (same key) or record (same id) is stored once."""
+        new = 0
+        with self._transaction() as db:
+            for e in events:
+                try:
+                    data = json.dumps(dict(e.data), separators=(",", ":"), allow_nan=False)
+                    cur = db.execute("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?)",
+                                     (e.device, e.station, e.time_ns, e.kind, e.digest, e.received_ns, data))
+                except (ValueError, OverflowError) as err:
+                    raise StoreRejected(f"{self.path}: event {e.kind} of {e.device}: {err}") from None
+                new += cur.rowcount
+                r = e.calibration
+                if r is not None:
+                    db.execute("INSERT OR IGNORE INTO calibration_records VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                               (r.id, r.device, r.station, r.sensor, r.procedure.value, to_ns(r.performed),
+                                r.next_due.isoformat(), r.result.value, r.technician, e.received_ns,
+                                r.model_dump_json(by_alias=True)))
+        return new
+
+    def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
+                      start: datetime | None = None, end: datetime | None = None,
+                      limit: int = 1000) -> list[DeviceEvent]:
+        """``EventSource``: newest first."""
+        where, params = _filters(device=device, station=station, kind=kind)
+        if start is not None:
+            where.append("time_ns >= ?")
+            params.append(to_ns(start))
+        if end is not None:
+            where.append("time_ns <= ?")
+            params.append(to_ns(end))
+        rows = self._read("SELECT device, station, time_ns, kind, data, digest, received_ns FROM events"
+                          + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY time_ns DESC LIMIT ?",
+                          (*params, int(limit)))
+        out = []
+        for d, st, t, k, data, dig, rec in rows:
+            body = json.loads(data)
+            cal = CalibrationRecord.model_validate(body) if k == CALIBRATION_EVENT else None
+            out.append(DeviceEvent(d, st, t, k, body, dig, rec, cal))
+        return out
+
+    def calibration_history(self, *, device: str | None = None, station: str | None = None,
+                            sensor: str | None = None, start: datetime | None = None,
+                            end: datetime | None = None) -> list[CalibrationRecord]:
+        """``CalibrationHistory``: every record of the sensors asked for, oldest first."""
+        where, params = _filters(device=device, station=station, sensor=sensor)
+        if start is not None:
+            where.append("performed_ns >= ?")
+            params.append(to_ns(start))
+        if end is not None:
+            where.append("performed_ns <= ?")
+            params.append(to_ns(end))
+        rows = self._read("SELECT record FROM calibration_records" + (" WHERE " + " AND ".join(where) if where else "")
+                          + " ORDER BY performed_ns, id", tuple(params))
+        return [CalibrationRecord.model_validate_json(r[0]) for r in rows]
+
+    def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
+        """``CalibrationHistory``: each calibrated sensor as its logger last reported it, with its
+        latest record; sorted by due day."""
+        rows = self._read(
+            "SELECT c.device, c.station, c.sensor, c.performed, c.due, c.received_ns, r.id, r.result, r.technician "
+            "FROM calibration AS c LEFT JOIN calibration_records AS r ON r.id = ("
+            "  SELECT id FROM calibration_records WHERE device = c.device AND sensor = c.sensor "
+            "  ORDER BY performed_ns DESC, id DESC LIMIT 1) ORDER BY c.due, c.device, c.sensor", ())
+        today = now.astimezone(timezone.utc).date()
+        out = []
+        for d, st, se, perf, due, rec_ns, rid, res, tech in rows:
+            due_day = date.fromisoformat(due)
+            left, state = due_state(due_day, today, warn_days)
+            out.append(CalibrationState(d, st, se, date.fromisoformat(perf), due_day, left, state, rid, res, tech,
+                                        rec_ns))
+        return out
+
+    def _read(self, sql: str, params: tuple) -> list[tuple]:
+        """A query on the read-only connection (any thread, beside a write)."""
+        with self._reader_lock:
+            try:
+                if self._reader is None:
+                    if not self.path.exists():
+                        return []
+                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
+                                                   check_same_thread=False)
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                if "no such table" in str(e):
+                    return []
+                raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
 
     def count_readings(self) -> int:
         with self._lock:
@@ -261,6 +441,16 @@ class SqliteSink:
                 self._reader = None
 
 
+def _filters(**eq: str | None) -> tuple[list[str], list]:
+    """``col = ?`` for every given value."""
+    where, params = [], []
+    for col, v in eq.items():
+        if v is not None:
+            where.append(f"{col} = ?")
+            params.append(v)
+    return where, params
+
+
 def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
     """StoreUnavailable unless ``path`` (an existing SQLite file) takes a write lock within
     ``timeout_s``: a full disk, a read-only mount or a writer stuck holding the lock."""
@@ -275,6 +465,28 @@ def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
             db.close()
     except sqlite3.Error as e:
         raise StoreUnavailable(f"cannot write {path}: {e}") from None
+
+
+def _has_epochs(db: sqlite3.Connection) -> bool:
+    return "epoch" in {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+
+
+def _convert_messages_table(db: sqlite3.Connection) -> None:
+    """Give a ``messages`` table from before epochs its ``epoch`` (0) and ``digest`` (unknown)
+    columns and the key (device, epoch, seq), in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if _has_epochs(db):                        # another process converted it meanwhile
+            db.execute("COMMIT")
+            return
+        db.execute("ALTER TABLE messages RENAME TO messages_before_epochs")
+        db.execute(MESSAGES_TABLE)
+        db.execute("INSERT INTO messages SELECT device, 0, seq, received_ns, n, NULL FROM messages_before_epochs")
+        db.execute("DROP TABLE messages_before_epochs")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _convert_readings_table(db: sqlite3.Connection) -> None:

@@ -428,3 +428,22 @@ def test_the_demo_url_plain_smtp_with_to_and_no_contacts(tmp_path, smtp):
     assert smtp.envelopes == [("ms4watch@localhost", ["smo@town.test"])]
     assert _subject(smtp.messages[0]).startswith("[ms4watch] dry-weather flow at Main St outfall (OF-12)")
     n.close()
+
+
+def test_an_inspection_item_pages_no_deputy_before_its_deadline(tmp_path, smtp):
+    """A deadline days away is not escalated 30 min after the notice: the first line gets a
+    reminder 6 h before it, and the deputies hear of it only once it is overdue."""
+    clock = Clock(utc(2026, 6, 1, 16, 0))
+    n = _make(tmp_path, [smtp.url], clock)
+    n.handle(inspection(due="2026-06-04T16:00:00Z", storm_end="2026-06-03T16:00:00Z"))
+    n.tick()
+    clock.advance(hours=2)
+    n.tick()
+    assert smtp.to("dee@town.test") == []
+    clock.set(utc(2026, 6, 4, 10, 30))
+    n.tick()
+    assert _subjects(smtp.to("pat@town.test"))[-1].startswith("[ms4watch] REMINDER")
+    assert smtp.to("dee@town.test") == []
+    clock.set(utc(2026, 6, 4, 16, 0))
+    n.tick()
+    assert [s[:19] for s in _subjects(smtp.to("dee@town.test"))] == ["[ms4watch] OVERDUE:"]

@@ -13,7 +13,7 @@ from ms4watch.edge.drivers.base import DriverEnv
 from ms4watch.edge.drivers.pulse import PulseDriver, PulseOptions, TipCounter
 from ms4watch.edge.errors import DriverError
 
-from .conftest import CAL_OK, T0, sensor
+from .conftest import CAL_OK, CAL_OVERDUE, T0, sensor
 from tests.support.waiting import wait_for
 
 
@@ -122,6 +122,17 @@ def test_calibration_slope(env):
     d = gauge(env, sw, calibration={**CAL_OK, "offset": 0.0, "slope": 1.05})
     sw.close_at(*[2.0 * k for k in range(20)])
     assert d.read(T0)[0].value == pytest.approx(0.21)
+    d.close()
+
+
+def test_rain_from_a_gauge_past_its_calibration_is_flagged(env):
+    """Issue 13: every quantity of an overdue sensor carries the flag, rain included (the
+    storm rule still counts it and its event says ``uncalibrated: true``)."""
+    sw = FakeSwitch()
+    d = gauge(env, sw, calibration=CAL_OVERDUE)
+    sw.close_at(2.0, 4.0)
+    [r] = d.read(T0)
+    assert (r.value, r.flags) == (0.02, ("calibration_overdue",))
     d.close()
 
 

@@ -1,0 +1,315 @@
+"""Files from loggers already in the ground: HOBOware CSV exports and Campbell TOA5 files,
+read into columns of canonical readings with the units and time zone their headers state.
+
+**Campbell Scientific TOA5** (LoggerNet manual, "TOA5"; CR1000/CR3000 manuals, "TOA5 ASCII
+file format"): four quoted header lines, then comma-separated records:
+
+1. environment: ``"TOA5", station name, datalogger model, serial number, OS version,
+   program name, program signature, table name``;
+2. field names (``"TIMESTAMP","RECORD","Rain_mm_Tot","BattV_Min"``);
+3. units (``"TS","RN","mm","Volts"``);
+4. processing (``"","","Tot","Min"``: Tot a total over the interval, Avg, Smp, Min, Max);
+
+records: ``"2026-06-01 00:05:00",1,0.2,12.8`` — the timestamp in the logger's clock, which
+the file does not name: the zone must be given (``tz``). ``NAN`` is a missing value.
+
+**HOBOware CSV export** (Onset HOBOware User's Guide, exporting table data): an optional
+``"Plot Title: …"`` line, then a header ``"#","Date Time, GMT-04:00","<Series>, <unit> (LGR
+S/N: <n>, SEN S/N: <m>)",…`` — the offset from GMT of every time in the file is in the
+date-time column's name — then one row per sample or event: the row number, the time
+(``MM/DD/YY hh:mm:ss AM``; 24-hour and four-digit years as HOBOware's preferences allow),
+and the series' values (empty where the series has no value at that row). Event-logger
+series (``Event``: the rain gauge's tips, counted) are cumulative counts; ``Rain`` as
+HOBOware's data assistant writes it is the cumulative depth. Status columns (``Coupler
+Attached``, ``Host Connected``, ``Stopped``, ``End Of File``, …) carry no readings.
+
+Columns become quantities by their names and units (:func:`quantity_of`); a column that is
+none of ours is listed in ``skipped`` with the reason, never guessed. Errors name the file,
+the line and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+
+from .errors import ConfigError, UnitError
+from .units import Quantity, converter
+
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "zone"]
+
+# name keyword → quantity (names are matched lower-case, first keyword found wins)
+_KEYWORDS: tuple[tuple[str, Quantity], ...] = (
+    ("rain", Quantity.RAIN), ("precip", Quantity.RAIN), ("turb", Quantity.TURBIDITY), ("batt", Quantity.BATTERY),
+    ("flow", Quantity.FLOW), ("discharge", Quantity.FLOW),
+    ("level", Quantity.LEVEL), ("stage", Quantity.LEVEL), ("lvl", Quantity.LEVEL), ("depth", Quantity.LEVEL),
+    ("velocity", Quantity.VELOCITY), ("vel", Quantity.VELOCITY),
+    ("temp", Quantity.TEMPERATURE), ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+)
+_UNIT_ALIASES = {"volts": "V", "volt": "V", "deg c": "degC", "degc": "degC", "°c": "degC", "c": "degC",
+                 "°f": "degF", "deg f": "degF", "degf": "degF", "f": "degF", "inches": "in", "inch": "in",
+                 "ntu": "NTU", "fnu": "FNU", "us/cm": "uS/cm", "µs/cm": "uS/cm", "ms/cm": "mS/cm"}
+
+
+def zone(name: str) -> tzinfo:
+    """An IANA zone (``America/New_York``) or a fixed offset (``-04:00``, ``GMT-04:00``, ``UTC``)."""
+    m = re.fullmatch(r"(?:GMT|UTC)?\s*([+-])(\d{1,2}):?(\d\d)", name.strip())
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        return timezone(sign * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+    if name.strip().upper() in ("UTC", "GMT", "Z"):
+        return timezone.utc
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (an IANA name like America/New_York, or an offset "
+                         "like -04:00)") from None
+
+
+@dataclass
+class Column:
+    """One series of a file: its name as written, the quantity and unit it was read as, how its
+    values relate to time (``sample``: the value at that time; ``interval``: a total over the
+    interval ending then; ``cumulative``: a running total), the sample times [UTC ns] and the
+    values in the file's unit."""
+
+    name: str
+    quantity: Quantity
+    unit: str
+    kind: str
+    times_ns: np.ndarray
+    values: np.ndarray
+
+    def canonical(self, tip: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(times [UTC ns], values in the quantity's canonical unit). A cumulative series
+        becomes the increment since the previous row (its first row: 0); a count of tips
+        (``unit == "tips"``) becomes depth with ``tip`` [in]."""
+        v = self.values.astype(np.float64)
+        if self.kind == "cumulative":
+            v = np.diff(v, prepend=v[:1])
+        if self.unit == "tips":
+            if tip is None:
+                raise ValueError(f"column {self.name!r} counts tips: give the depth of one tip")
+            return self.times_ns, v * tip
+        return self.times_ns, converter(self.quantity, self.unit)(v)
+
+
+@dataclass
+class LoggerFile:
+    path: Path
+    format: str                       # "toa5" | "hoboware"
+    station: str | None               # what the file says (TOA5 station name; HOBOware plot title)
+    serial: str | None
+    tz: tzinfo
+    tz_source: str                    # "header" or "given"
+    columns: list[Column] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)   # (column, why)
+
+    def column(self, quantity: Quantity) -> Column | None:
+        return next((c for c in self.columns if c.quantity is quantity), None)
+
+
+def quantity_of(name: str, unit: str) -> tuple[Quantity, str] | None:
+    """The quantity and unit of a column called ``name`` with unit ``unit``, or None when it
+    is none of ours (or its unit does not fit the quantity its name says)."""
+    u = _UNIT_ALIASES.get(unit.strip().lower(), unit.strip())
+    low = name.lower()
+    if low.startswith(("ptemp", "panel")):
+        return None       # the logger's own panel temperature: not a measurement of the station
+    for key, q in _KEYWORDS:
+        if key in low:
+            if q is Quantity.RAIN and u.lower() in ("units", "tips", "count", ""):
+                return q, "tips"
+            try:
+                converter(q, u)
+            except UnitError:
+                return None
+            return q, u
+    return None
+
+
+def looks_like(path: Path) -> str | None:
+    """``"toa5"`` or ``"hoboware"`` when the file's first lines say so, else None."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            first = f.readline().strip()
+            second = f.readline().strip()
+    except OSError:
+        return None
+    if first.startswith('"TOA5"') or first.startswith("TOA5,"):
+        return "toa5"
+    for line in (first, second):
+        if line.startswith('"Plot Title') or re.match(r'^"?#"?,\s*"?Date Time', line):
+            return "hoboware"
+    return None
+
+
+def _rows(path: Path) -> list[list[str]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ConfigError(str(path), [(None, "", f"not text (UTF-8): {e.reason} at byte {e.start}")]) from None
+    except OSError as e:
+        raise ConfigError(str(path), [(None, "", f"cannot read: {e.strerror}")]) from None
+    return list(csv.reader(io.StringIO(text)))
+
+
+def _to_ns(dt: datetime) -> int:
+    d = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (d.days * 86400 + d.seconds) * 1_000_000_000 + d.microseconds * 1000
+
+
+def _number(text: str) -> float:
+    t = text.strip()
+    if t == "" or t.upper() in ("NAN", "INF", "-INF"):
+        return math.nan
+    return float(t)
+
+
+def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
+    """A Campbell TOA5 file. ``tz``: the zone of the logger's clock (TOA5 does not say)."""
+    path = Path(path)
+    src = str(path)
+    if tz is None:
+        raise ConfigError(src, [(None, "", "a TOA5 file does not say its time zone: give it (--tz)")])
+    tzi = zone(tz) if isinstance(tz, str) else tz
+    rows = _rows(path)
+    if len(rows) < 5 or not rows[0] or rows[0][0] != "TOA5":
+        raise ConfigError(src, [(1, "", "not a TOA5 file: four header lines starting \"TOA5\", then records")])
+    env, names, units, procs = rows[0], rows[1], rows[2], rows[3]
+    if not names or names[0] != "TIMESTAMP":
+        raise ConfigError(src, [(2, names[0] if names else "", "the first field must be TIMESTAMP")])
+    if len(units) != len(names) or len(procs) != len(names):
+        raise ConfigError(src, [(3, "", f"{len(names)} field names but {len(units)} units and {len(procs)} "
+                                        "processing entries")])
+    out = LoggerFile(path, "toa5", env[1] if len(env) > 1 else None, env[3] if len(env) > 3 else None, tzi, "given")
+    times: list[int] = []
+    cells: list[list[str]] = []
+    for i, r in enumerate(rows[4:], start=5):
+        if not r:
+            continue
+        if len(r) < len(names):
+            raise ConfigError(src, [(i, "", f"{len(r)} values, the header names {len(names)}")])
+        try:
+            t = datetime.strptime(r[0].strip()[:26], "%Y-%m-%d %H:%M:%S" + (".%f" if "." in r[0] else ""))
+        except ValueError:
+            raise ConfigError(src, [(i, "TIMESTAMP", f"not a time YYYY-MM-DD HH:MM:SS[.f]: {r[0]!r}")]) from None
+        times.append(_to_ns(t.replace(tzinfo=tzi)))
+        cells.append(r)
+    t_ns = np.array(times, dtype=np.int64)
+    for j, (name, unit, proc) in enumerate(zip(names, units, procs)):
+        if j == 0 or name == "RECORD":
+            continue
+        found = quantity_of(name, unit)
+        if found is None:
+            out.skipped.append((name, f"unit {unit!r}: none of ms4watch's quantities"))
+            continue
+        q, u = found
+        kind = "interval" if q is Quantity.RAIN or proc.strip().lower() == "tot" else "sample"
+        try:
+            vals = np.array([_number(c[j]) for c in cells], dtype=np.float64)
+        except ValueError:
+            k = next(k for k, c in enumerate(cells) if not _is_number(c[j]))
+            raise ConfigError(src, [(k + 5, name, f"not a number: {cells[k][j]!r}")]) from None
+        ok = ~np.isnan(vals)
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok]))
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        _number(text)
+        return True
+    except ValueError:
+        return False
+
+
+_HOBO_TIME_FORMATS = ("%m/%d/%y %I:%M:%S %p", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%y %H:%M:%S", "%m/%d/%Y %H:%M:%S",
+                      "%m/%d/%y %I:%M %p", "%m/%d/%Y %H:%M", "%y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M:%S")
+_SERIES = re.compile(r"^(?P<name>[^,(]+?)(?:,\s*(?P<unit>[^(]*?))?\s*(?:\((?P<sn>[^)]*)\))?\s*$")
+
+
+def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFile:
+    """A HOBOware CSV export; the time zone from its ``Date Time, GMT±hh:mm`` column (``tz``
+    only when the header has none)."""
+    path = Path(path)
+    src = str(path)
+    rows = _rows(path)
+    title = None
+    h = 0
+    if rows and rows[0] and rows[0][0].startswith("Plot Title"):
+        title = rows[0][0].split(":", 1)[1].strip() or None
+        h = 1
+    if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
+        raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",… expected')])
+    header = rows[h]
+    m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
+    if m:
+        tzi, tz_source = zone(m.group(1)), "header"
+    elif tz is not None:
+        tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
+    else:
+        raise ConfigError(src, [(h + 1, header[1], "no GMT offset in the date-time column: give the zone (--tz)")])
+    serial = None
+    body = [(i, r) for i, r in enumerate(rows[h + 1:], start=h + 2) if r and any(x.strip() for x in r)]
+    fmt = _hobo_format([r[1] for _, r in body[:50]], src, body[0][0] if body else h + 2)
+    out = LoggerFile(path, "hoboware", title, None, tzi, tz_source)
+    times = []
+    for i, r in body:
+        try:
+            times.append(_to_ns(datetime.strptime(r[1].strip(), fmt).replace(tzinfo=tzi)))
+        except (ValueError, IndexError):
+            raise ConfigError(src, [(i, header[1], f"not a time in the file's format {fmt}: "
+                                                   f"{r[1] if len(r) > 1 else ''!r}")]) from None
+    t_ns = np.array(times, dtype=np.int64)
+    for j, col in enumerate(header[2:], start=2):
+        sm = _SERIES.match(col)
+        name = (sm.group("name") if sm else col).strip()
+        unit = ((sm.group("unit") or "") if sm else "").strip()
+        sn = re.search(r"LGR S/N:\s*(\d+)", col)
+        if sn and serial is None:
+            serial = sn.group(1)
+        found = quantity_of(name, unit) if unit or name.lower().startswith("event") else None
+        if name.lower().startswith("event"):
+            found = (Quantity.RAIN, "tips")
+        if found is None:
+            out.skipped.append((name, "a status column" if not unit else f"unit {unit!r}: none of ms4watch's quantities"))
+            continue
+        q, u = found
+        vals = []
+        for i, r in body:
+            cell = r[j].strip() if j < len(r) else ""
+            try:
+                vals.append(_number(cell))
+            except ValueError:
+                raise ConfigError(src, [(i, name, f"not a number: {cell!r}")]) from None
+        v = np.array(vals, dtype=np.float64)
+        ok = ~np.isnan(v)
+        kind = "cumulative" if q is Quantity.RAIN else "sample"
+        if kind == "cumulative" and np.any(np.diff(v[ok]) < 0):
+            k = int(np.flatnonzero(np.diff(v[ok]) < 0)[0]) + 1
+            line = [i for (i, _), o in zip(body, ok) if o][k]
+            raise ConfigError(src, [(line, name, "a cumulative rain series goes down here (the logger relaunched?): "
+                                                 "export each deployment on its own")])
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok]))
+    out.serial = serial
+    return out
+
+
+def _hobo_format(samples: list[str], src: str, line: int) -> str:
+    for fmt in _HOBO_TIME_FORMATS:
+        try:
+            for s in samples:
+                datetime.strptime(s.strip(), fmt)
+            return fmt
+        except ValueError:
+            continue
+    raise ConfigError(src, [(line, "Date Time", f"not a HOBOware date-time: {samples[0] if samples else ''!r}")])

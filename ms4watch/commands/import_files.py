@@ -1,0 +1,81 @@
+"""``ms4watch import FILE…``: readings from loggers already in the ground (HOBOware CSV
+exports, Campbell TOA5 files, and what ``storms`` reads) into the store and/or a readings CSV
+for ``replay``; says what was read, in which zone, and which stations the registry does not
+know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ms4watch.contract.errors import Ms4Error
+
+from ._settings import config_option, settings_or_exit
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import")
+    def import_files(
+        files: list[Path] = typer.Argument(..., help="HOBOware CSV, Campbell TOA5 (.dat), readings CSV, tip log, "
+                                                      "fixed-interval CSV or USGS RDB files"),
+        station: Optional[str] = typer.Option(None, "--station", help="the station the file's readings belong to "
+                                                                       "(default: the station the file names)"),
+        device: Optional[str] = typer.Option(None, "--device", help="device id to store them under (default "
+                                                                     "IMPORT-<format>-<serial or station>)"),
+        tz: Optional[str] = typer.Option(None, "--tz", help="zone of a logger clock when the file names none "
+                                                            "(default: the registry's)"),
+        tip: Optional[str] = typer.Option(None, "--tip", help="depth of one tip of an event logger, e.g. 0.01in"),
+        fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | readings | tips | fixed | rdb "
+                                                                  "(default: what the header says; a --format it "
+                                                                  "contradicts is refused)"),
+        out: Optional[Path] = typer.Option(None, "--out", help="also write a readings CSV for `ms4watch replay`"),
+        no_store: bool = typer.Option(False, "--no-store", help="do not write into the store (with --out)"),
+        registry: Optional[Path] = typer.Option(None, "--registry", help="sites.yaml (default: the settings')"),
+        store: Optional[str] = typer.Option(None, "--store", help="store URL (default: the settings')"),
+        config: Optional[Path] = config_option(),
+    ) -> None:
+        """Import readings from logger files; stations the registry does not know are left out and named."""
+        from ms4watch.alerts.rainfiles import parse_depth
+        from ms4watch.contract.registry import load_registry
+        from ms4watch.importing import messages, read_file, write_csv
+
+        settings = settings_or_exit(config, registry=registry, store=store)
+        try:
+            reg = load_registry(settings.require_registry())
+            tip_in = parse_depth(tip) if tip else None
+            imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in)
+                        for f in files]
+        except (Ms4Error, ValueError) as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        for imp in imported:
+            counts = ", ".join(f"{st} {q} {n}" for (st, q), n in sorted(imp.by_station().items())) or "nothing"
+            typer.echo(f"{imp.path}: {imp.format}, times in {imp.tz}: {len(imp.readings)} readings ({counts})")
+            for col, why in imp.skipped_columns:
+                typer.echo(f"  column {col!r} not imported: {why}")
+            if imp.unknown:
+                which = ", ".join(f"{st} ({n})" for st, n in sorted(imp.unknown.items()))
+                typer.echo(f"  {sum(imp.unknown.values())} readings of stations the registry does not know, left "
+                           f"out: {which}")
+        if out is not None:
+            typer.echo(f"{write_csv(imported, out)} readings written to {out}")
+        if no_store:
+            return
+        from ms4watch.ingest.sinks import open_sink
+        sink = open_sink(settings.store_url)
+        try:
+            sink.open()
+            written = dup = 0
+            for imp in imported:
+                res = sink.write(messages(imp))
+                written += res.readings_written
+                dup += res.duplicate_messages
+        except Ms4Error as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        finally:
+            sink.close()
+        typer.echo(f"{written} readings stored in {settings.store_url}"
+                   + (f" ({dup} batches were stored already)" if dup else ""))

@@ -1,0 +1,177 @@
+"""``ms4watch import``: readings from loggers already in the ground into the store, or into a
+readings CSV for ``ms4watch replay``.
+
+Reads HOBOware CSV exports and Campbell TOA5 files (units and time zones from their headers,
+:mod:`ms4watch.contract.loggerfiles`) and the formats ``ms4watch storms`` reads (our readings
+CSV; tip logs, fixed-interval depths and USGS RDB files of one rain gauge). Every value is
+converted to its canonical unit. Readings of stations the registry does not know are left out
+and counted, station by station, so a typo in a station id never slips into the store.
+
+Into the store they go as messages of an importing "device" (``--device``, default
+``IMPORT-<format>-<station>``) whose epoch is drawn from the file's content and whose
+sequence numbers count its batches, so importing the same file twice stores it once.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .contract.errors import ConfigError, Ms4Error
+from .contract.ids import check_id
+from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5
+from .contract.registry import Registry
+from .contract.units import CANONICAL, Quantity
+from .contract.wire import CanonicalReading
+
+BATCH = 5000
+
+
+class ImportError_(Ms4Error):
+    """A file that cannot be imported as asked (its reason names the file)."""
+
+
+@dataclass
+class Imported:
+    """What one file gave: its readings (canonical), and what was left out and why."""
+
+    path: Path
+    format: str
+    readings: list[CanonicalReading]
+    unknown: Counter = field(default_factory=Counter)     # station -> readings left out
+    skipped_columns: list[tuple[str, str]] = field(default_factory=list)
+    tz: str = ""
+    device: str = ""
+
+    def by_station(self) -> Counter:
+        return Counter((r.station, r.quantity) for r in self.readings)
+
+
+def _id(text: str, what: str) -> str:
+    clean = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in text.strip())[:64].strip("_.-") or "x"
+    return check_id(what, clean)
+
+
+def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station: str | None = None,
+              device: str | None = None, tz: str | None = None, tip_in: float | None = None) -> Imported:
+    """One file's readings; stations the registry does not know counted in ``unknown``."""
+    from .alerts.rainfiles import RainFileError, RainFormat, read_rain, sniff
+    path = Path(path)
+    if not path.exists():
+        raise ImportError_(f"{path}: no such file")
+    found = looks_like(path)
+    if found is None:
+        try:
+            found = sniff(path).value
+        except RainFileError as e:
+            raise ImportError_(str(e)) from None
+    if fmt is not None and fmt != found:
+        raise ImportError_(f"{path}: --format {fmt} does not fit this file: its header says it is {found}")
+    known = registry.station_ids()
+    rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
+    skipped: list[tuple[str, str]] = []
+    zone_name = ""
+    if found in ("hoboware", "toa5"):
+        try:
+            lf: LoggerFile = read_toa5(path, tz or registry.timezone) if found == "toa5" else \
+                read_hoboware(path, tz or registry.timezone)
+        except ConfigError as e:
+            raise ImportError_(str(e)) from None
+        except ValueError as e:
+            raise ImportError_(f"{path}: {e}") from None
+        st = station or lf.station
+        if not st:
+            raise ImportError_(f"{path}: the file names no station: give --station")
+        st = _id(st, "station id")
+        if lf.tz_source == "header":
+            zone_name = f"{lf.tz} (the file's header)"
+        else:
+            zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
+        skipped = lf.skipped
+        for c in lf.columns:
+            try:
+                t, v = c.canonical(tip=tip_in)
+            except ValueError as e:
+                raise ImportError_(f"{path}: {e} (--tip)") from None
+            sensor = _id(c.name, "sensor id")
+            rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
+                     for a, b in zip(t.tolist(), v.tolist())]
+        device = device or f"IMPORT-{found}-{lf.serial or st}"
+    elif found == RainFormat.READINGS.value:
+        from .contract.readings_csv import read_readings_csv
+        try:
+            res = read_readings_csv(path, strict=True)
+        except ConfigError as e:
+            raise ImportError_(str(e)) from None
+        f = res.frame
+        t = f["time"].dt.tz_convert("UTC").dt.as_unit("ns").astype("int64").to_numpy()
+        rows = [(int(a), s, q, q, float(v), u) for a, s, q, v, u in
+                zip(t, f["station"], f["quantity"], f["value"], f["unit"])]
+        zone_name = "offsets in the file"
+        device = device or "IMPORT-readings"
+    else:
+        if station is None:
+            raise ImportError_(f"{path}: a {found} rain record names no station: give --station")
+        try:
+            rec = read_rain(path, fmt=RainFormat(found), tip_in=tip_in, tz=tz)
+        except RainFileError as e:
+            raise ImportError_(str(e)) from None
+        if rec.naive:
+            # wall-clock times of the logger: the registry's zone (the town's), never UTC by accident
+            idx = rec.rain_in.index.tz_localize(None).tz_localize(registry.timezone, ambiguous="NaT",
+                                                                   nonexistent="NaT").tz_convert("UTC")
+            zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
+        else:
+            idx = rec.rain_in.index
+            zone_name = "UTC"
+        ok = ~idx.isna()
+        st = _id(station, "station id")
+        rows = [(int(a), st, "rain", "rain", float(v), "in") for a, v in
+                zip(idx[ok].as_unit("ns").asi8.tolist(), rec.rain_in.to_numpy()[ok].tolist())]
+        device = device or f"IMPORT-{found}-{st}"
+    device = _id(device, "device id")
+    unknown: Counter = Counter()
+    keep: list[CanonicalReading] = []
+    for t_ns, st, sensor, q, v, u in rows:
+        if st not in known:
+            unknown[st] += 1
+            continue
+        if not np.isfinite(v):
+            continue
+        keep.append(CanonicalReading(t_ns, st, device, sensor, q, v, u, "", 0))
+    keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
+    return Imported(path, found, keep, unknown, skipped, zone_name, device)
+
+
+def messages(imp: Imported) -> list:
+    """The file's readings as stored messages: epoch from its content, one seq per batch (a
+    second import of the same file is a duplicate, stored once)."""
+    from .ingest.sinks.base import StoredMessage
+    epoch = (zlib.crc32(imp.path.read_bytes()) & 0x7FFFFFFF) or 1
+    out = []
+    for k in range(0, len(imp.readings), BATCH):
+        seq = k // BATCH + 1
+        rs = tuple(r._replace(seq=seq) for r in imp.readings[k:k + BATCH])
+        out.append(StoredMessage(imp.device, seq, rs, epoch, None))
+    return out
+
+
+def write_csv(imps: Iterable[Imported], out: Path) -> int:
+    """Our readings CSV (``time,station,quantity,value,unit``), for ``ms4watch replay``."""
+    from .contract.timeutil import iso_utc
+    n = 0
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("time,station,quantity,value,unit\n")
+        for imp in imps:
+            for r in imp.readings:
+                f.write(f"{iso_utc(r.time_ns)},{r.station},{r.quantity},{r.value!r},{r.unit}\n")
+                n += 1
+    return n
+
+
+__all__ = ["Imported", "ImportError_", "read_file", "messages", "write_csv", "Quantity"]

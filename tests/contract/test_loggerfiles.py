@@ -1,0 +1,86 @@
+"""HOBOware CSV exports and Campbell TOA5 files, written to their published layouts
+(``testdata/``), read with the units and time zones their headers state."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.contract.loggerfiles import looks_like, quantity_of, read_hoboware, read_toa5
+from ms4watch.contract.timeutil import to_ns
+from ms4watch.contract.units import Quantity
+
+DATA = Path(__file__).parent / "testdata"
+
+
+def utc(*a: int) -> int:
+    return to_ns(datetime(*a, tzinfo=timezone.utc))
+
+
+def test_toa5_units_from_the_header_zone_given():
+    lf = read_toa5(DATA / "RG-1_Rain15.dat", "America/New_York")
+    assert (lf.format, lf.station, lf.serial) == ("toa5", "RG-1", "1031")
+    rain = lf.column(Quantity.RAIN)
+    t, v = rain.canonical()
+    assert rain.unit == "mm" and rain.kind == "interval"
+    assert t[1] == utc(2026, 6, 1, 12, 15)                                # 08:15 EDT
+    assert v.tolist() == pytest.approx([0, 0.1, 0.2, 0.15, 0.05, 0, 0])   # mm → in
+    level = lf.column(Quantity.LEVEL)
+    assert len(level.times_ns) == 6                                       # "NAN" is missing, not zero
+    assert lf.column(Quantity.BATTERY).unit == "V"
+    assert lf.skipped == [("PTemp_C", "unit 'Deg C': none of ms4watch's quantities")]
+
+
+def test_toa5_needs_a_zone_and_names_a_bad_line(tmp_path):
+    with pytest.raises(ConfigError, match="does not say its time zone"):
+        read_toa5(DATA / "RG-1_Rain15.dat", None)
+    bad = tmp_path / "bad.dat"
+    bad.write_text((DATA / "RG-1_Rain15.dat").read_text().replace('"2026-06-01 08:30:00"', '"2026-06-31 08:30:00"'))
+    with pytest.raises(ConfigError, match=r"bad.dat:7: TIMESTAMP: not a time"):
+        read_toa5(bad, "UTC")
+
+
+def test_hoboware_event_logger_zone_from_the_header():
+    lf = read_hoboware(DATA / "RG-2_hoboware.csv")
+    assert (lf.format, lf.station, lf.serial, lf.tz_source) == ("hoboware", "RG-2", "10241568", "header")
+    ev = lf.column(Quantity.RAIN)
+    assert (ev.unit, ev.kind) == ("tips", "cumulative")
+    t, v = ev.canonical(tip=0.01)
+    assert t[0] == utc(2026, 6, 1, 12, 0) and t[-1] == utc(2026, 6, 1, 13, 2, 55)   # GMT-04:00
+    assert v.tolist() == pytest.approx([0, 0.01, 0.01, 0.01, 0.01, 0.01])
+    assert [name for name, _ in lf.skipped] == ["Coupler Detached", "Coupler Attached", "Stopped", "End Of File"]
+    with pytest.raises(ValueError, match="counts tips"):
+        ev.canonical()
+
+
+def test_hoboware_water_level_logger_24_hour_times():
+    lf = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
+    level, temp = lf.column(Quantity.LEVEL), lf.column(Quantity.TEMPERATURE)
+    assert level.unit == "ft" and level.times_ns[0] == utc(2026, 1, 15, 18, 0)       # 13:00 GMT-05:00
+    assert temp.canonical()[1][0] == pytest.approx((46.22 - 32) * 5 / 9)
+    assert ("Abs Pres", "unit 'psi': none of ms4watch's quantities") in lf.skipped
+
+
+def test_a_cumulative_series_that_goes_down_is_refused(tmp_path):
+    f = tmp_path / "relaunched.csv"
+    f.write_text((DATA / "RG-2_hoboware.csv").read_text().replace("08:44:10 AM,4", "08:44:10 AM,0"))
+    with pytest.raises(ConfigError, match=r"relaunched.csv:7: Event: a cumulative rain series goes down"):
+        read_hoboware(f)
+
+
+def test_formats_are_told_from_their_first_lines(tmp_path):
+    assert looks_like(DATA / "RG-1_Rain15.dat") == "toa5"
+    assert looks_like(DATA / "RG-2_hoboware.csv") == "hoboware"
+    (tmp_path / "x.csv").write_text("DateTime,Depth_mm\n")
+    assert looks_like(tmp_path / "x.csv") is None
+
+
+def test_quantities_by_name_and_unit():
+    assert quantity_of("Turb_NTU_Avg", "NTU") == (Quantity.TURBIDITY, "NTU")
+    assert quantity_of("Flow_gpm", "gpm") == (Quantity.FLOW, "gpm")
+    assert quantity_of("Rain_in_Tot", "inch") == (Quantity.RAIN, "in")
+    assert quantity_of("Flow", "NTU") is None                 # a unit that does not fit: never guessed
+    assert quantity_of("WS_ms", "meters/second") is None

@@ -1,0 +1,91 @@
+"""``ms4watch import`` and ``ms4watch storms`` on logger files written to their published
+layouts: units and zones from the headers, stations the registry does not know named, a
+misfit ``--format`` refused with the reason."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from ms4watch.ingest.sinks.sqlite import SqliteSink
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "contract" / "testdata"
+SITES = """\
+municipality: town
+timezone: America/New_York
+rain_gauges: [{id: RG-1, tip_in: 0.01}, {id: RG-2, tip_in: 0.01}]
+outfalls: [{id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
+"""
+
+
+def ms4(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ms4watch", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+
+
+def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    stray = tmp_path / "RG-9.dat"
+    stray.write_text((DATA / "RG-1_Rain15.dat").read_text().replace('"RG-1"', '"RG-9"', 1))
+    args = ["import", str(DATA / "RG-1_Rain15.dat"), str(DATA / "RG-2_hoboware.csv"), str(stray),
+            "--registry", str(tmp_path / "sites.yaml"), "--store", store, "--tip", "0.01in",
+            "--out", str(tmp_path / "readings.csv")]
+    out = ms4(*args)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in America/New_York (the registry's; the file "
+                        "names none): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
+    assert "  column 'PTemp_C' not imported: unit 'Deg C': none of ms4watch's quantities" in lines
+    assert any(line.startswith(f"{DATA / 'RG-2_hoboware.csv'}: hoboware, times in UTC-04:00 (the file's header): "
+                               "6 readings (RG-2 rain 6)") for line in lines)
+    assert "  20 readings of stations the registry does not know, left out: RG-9 (20)" in lines
+    assert lines[-1] == f"26 readings stored in {store}"
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    rain = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=1))
+    assert [round(r.value, 6) for r in rain][:5] == [0.0, 0.1, 0.2, 0.15, 0.05]      # mm → in
+    assert rain[1].time_ns == int(datetime(2026, 6, 1, 12, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EDT
+    sink.close()
+    again = ms4(*args)                                   # the same files again: stored once
+    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store} (2 batches were stored already)"
+    replay = ms4("replay", "--registry", str(tmp_path / "sites.yaml"), "--readings", str(tmp_path / "readings.csv"),
+                 "--out", str(tmp_path / "events.jsonl"), "--no-progress")
+    assert replay.returncode == 0, replay.stderr
+    assert '"kind":"storm","gauge":"RG-1"' in (tmp_path / "events.jsonl").read_text()
+
+
+def test_import_refuses_what_it_cannot_read(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    junk = tmp_path / "notes.csv"
+    junk.write_text("when,what\nmonday,cleaned the funnel\n")
+    out = ms4("import", str(junk), "--registry", str(tmp_path / "sites.yaml"), "--no-store")
+    assert out.returncode == 2 and "cannot tell the format of this rain record (header 'when,what')" in out.stderr
+    out = ms4("import", str(DATA / "RG-1_Rain15.dat"), "--format", "hoboware", "--registry",
+              str(tmp_path / "sites.yaml"), "--no-store")
+    assert out.returncode == 2 and "--format hoboware does not fit this file: its header says it is toa5" in out.stderr
+
+
+def test_storms_reads_logger_files_and_refuses_a_misfit_format(tmp_path, shared_data):
+    out = ms4("storms", str(DATA / "RG-1_Rain15.dat"), "--tz", "America/New_York")
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()
+    # 2.54 + 5.08 + 3.81 + 1.27 mm = 12.70 mm = 0.50 in, from 08:15 to 09:00 EDT: qualifying
+    assert rows[1].startswith("2026-06-01T12:15:00+00:00,2026-06-01T13:00:00+00:00,0.5,12.70,0.7500,")
+    assert rows[1].endswith(",true")
+    hobo = ms4("storms", str(DATA / "RG-2_hoboware.csv"), "--tip", "0.01in")
+    assert hobo.returncode == 0 and len(hobo.stdout.splitlines()) == 2
+    no_tip = ms4("storms", str(DATA / "RG-2_hoboware.csv"))
+    assert no_tip.returncode == 2 and "counts tips: give the depth of one tip (--tip)" in no_tip.stderr
+    tips = shared_data / "separate_tbrg_cumulative_tips_2024.csv"
+    wrong = ms4("storms", str(tips), "--format", "fixed")            # gave storms of its tip counts before
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert "--format fixed does not fit this file: its header says it is a tips file" in wrong.stderr
+    toa5 = ms4("storms", str(DATA / "RG-1_Rain15.dat"), "--format", "rdb")
+    assert toa5.returncode == 2 and "its header says it is a toa5 file" in toa5.stderr

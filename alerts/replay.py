@@ -97,7 +97,7 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
             progress.advance(task)
 
     for g in reg.rain_gauges:
-        table, evs = ev.gauge_storms(reg, g.id, get(g.id, "rain"), now_ns)
+        evs = ev.gauge_storms(reg, g.id, get(g.id, "rain"), now_ns)
         out += evs
         confirmed[g.id] = [int(e["last_rain"]) for e in evs if e["confirmed"] and e["qualifying"]]
         tick()

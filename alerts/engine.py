@@ -409,6 +409,19 @@ class StreamingEngine:
             return []
         return self._evaluate([("station", station)])
 
+    def use_registry(self, registry: Registry) -> list[Event]:
+        """Judge from now on by ``registry``: the same stations, sites and rules with other
+        approved discharges or exempt flows (recorded on the workbench). Every outfall is
+        judged again; an episode not yet final takes the new suppression, a final one keeps
+        its own. Returns the events that change."""
+        if not self.reg.same_stations(registry):
+            raise AlertError("use_registry: only approved discharges and exempt flows may change while running")
+        self.reg = registry
+        self._outfalls = {o.id: o for o in registry.outfalls}
+        keys = [("outfall", o.id) for o in registry.outfalls]
+        self._fresh.difference_update(keys)   # their rules run: the suppressions changed, not the readings
+        return self._evaluate(keys)
+
     @property
     def inspections(self) -> list[ev.Inspection]:
         return list(self._inspections)

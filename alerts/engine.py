@@ -3,7 +3,9 @@
 A thin layer over the same rule functions as replay (:mod:`.evaluate`). Each station's
 readings are kept in a buffer; after a batch, every subject (gauge, outfall, turbidity
 pair, site, station) whose inputs changed is re-evaluated on its buffer and the events
-that changed are returned. Events are identified by ``id``: an update keeps its id (an
+that changed are returned. Its rules run unless what changed provably cannot change its
+events (exact shortcuts: ``_storms_may_change``, ``_flow_may_change``, ``_pair_may_change``;
+docs/rules.md, *Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
 episode that closes, a storm that grows, then is confirmed), and an event that late data
 disproves is returned once more with ``status = retracted``.
 
@@ -27,9 +29,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Iterable
@@ -43,64 +46,196 @@ from ms4watch.contract.wire import CanonicalReading
 from . import evaluate as ev
 from .errors import AlertError
 from .events import Event, EventStatus
-from .rules._common import td_ns
+from .rules._common import runs, td_ns
 
 STATE_VERSION = 1
+
+
+_NEVER = -(2 ** 62)
+_BIG = 2 ** 62
+_SAME = object()   # _Series.put: the reading was there already, unchanged
+_ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
+_kind_name = operator.itemgetter(0, 1)
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
     """Time of the first reading after ``after_ns`` (a huge number if none yet)."""
     i = int(np.searchsorted(t, after_ns, side="right"))
-    return int(t[i]) if i < t.size else 2 ** 62
+    return int(t[i]) if i < t.size else _BIG
 
 
 class _Series:
-    """One (station, quantity) buffer: time -> (value, flags), sorted arrays on demand."""
+    """One (station, quantity) buffer: sorted unique times, values and flags.
 
-    __slots__ = ("data", "_arrays", "cutoff")
+    Kept in numpy arrays with room at the end, so the common case, a reading later than the
+    last, is an append in place; a changed value is written in place and an earlier reading
+    moves only the readings after it (late readings are near the end). The views
+    :meth:`arrays` hands out are for the evaluation at hand: the next ``put`` may change
+    them. ``trim`` moves the cut-off; the readings before it leave the view when it is next
+    built (the engine refuses readings older than the cut-off, so none can come back).
+    """
+
+    __slots__ = ("t", "v", "f", "lo", "n", "first", "last", "cutoff", "_view")
 
     def __init__(self) -> None:
-        self.data: dict[int, tuple[float, str]] = {}
-        self._arrays: ev.Arrays | None = None
-        self.cutoff = -(2 ** 62)  # readings before this were dropped
+        self._store(ev.EMPTY[0], ev.EMPTY[1], ev.EMPTY[2])
+        self.cutoff = _NEVER  # readings before this were dropped
 
-    def put(self, t: int, v: float, f: str) -> bool:
-        old = self.data.get(t)
-        if old is not None and old[0] == v and old[1] == f:
-            return False
-        self.data[t] = (v, f)
-        self._arrays = None
-        return True
+    def _store(self, t: np.ndarray, v: np.ndarray, f: np.ndarray) -> None:
+        n = t.size
+        cap = 2 * n + 32
+        self.t, self.v, self.f = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, dtype=object)
+        self.t[:n], self.v[:n], self.f[:n] = t, v, f
+        self.lo, self.n = 0, n
+        self.first = int(t[0]) if n else _BIG     # time at ``lo``
+        self.last = int(t[-1]) if n else _NEVER   # the latest time (cut-offs lie before it: never trimmed)
+        self._view: ev.Arrays | None = None
+
+    def _drop_old(self) -> None:
+        if self.first < self.cutoff:
+            lo, n = self.lo, self.n
+            lo += int(np.searchsorted(self.t[lo:n], self.cutoff))
+            self.lo, self.first = lo, int(self.t[lo]) if lo < n else _BIG
+
+    def put(self, t: int, v: float, f: str):
+        """Add or replace the reading at ``t``: ``_SAME`` when it was there already unchanged,
+        else the value it replaced (None: a new time)."""
+        n = self.n
+        if t > self.last:
+            if n == self.t.size:
+                self._grow()
+                n = self.n
+            if n == self.lo:
+                self.first = t
+            self.t[n], self.v[n], self.f[n] = t, v, f
+            self.n, self.last, self._view = n + 1, t, None
+            return None
+        self._drop_old()
+        lo = self.lo
+        i = n - 1 if t == self.last and n > lo else lo + int(np.searchsorted(self.t[lo:n], t))
+        if i < n and self.t[i] == t:
+            old = float(self.v[i])
+            if old == v and self.f[i] == f:
+                return _SAME
+            self.v[i], self.f[i], self._view = v, f, None
+            return old
+        if n == self.t.size:
+            self._grow()
+            i -= lo
+            n, lo = self.n, 0
+        for a in (self.t, self.v, self.f):
+            a[i + 1:n + 1] = a[i:n]          # the readings after it move one place (numpy copies overlaps safely)
+        self.t[i], self.v[i], self.f[i] = t, v, f
+        self.n, self._view = n + 1, None
+        if i == lo:
+            self.first = t
+        return None
+
+    def _grow(self) -> None:
+        self._drop_old()
+        lo, n = self.lo, self.n
+        self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
 
     def arrays(self) -> ev.Arrays:
-        if self._arrays is None:
-            if not self.data:
-                self._arrays = ev.EMPTY
-            else:
-                t = np.fromiter(self.data.keys(), dtype=np.int64, count=len(self.data))
-                o = np.argsort(t, kind="stable")
-                vals = list(self.data.values())
-                v = np.fromiter((x[0] for x in vals), dtype=np.float64, count=len(vals))[o]
-                f = np.array([x[1] for x in vals], dtype=object)[o]
-                self._arrays = (t[o], v, f)
-        return self._arrays
+        """Sorted (times, values, flags) from the cut-off on: views, not to be modified."""
+        if self._view is None:
+            self._drop_old()
+            lo, n = self.lo, self.n
+            self._view = (self.t[lo:n], self.v[lo:n], self.f[lo:n]) if lo < n else ev.EMPTY
+        return self._view
+
+    def trim(self, before_ns: int) -> None:
+        """Drop the readings before ``before_ns`` (the engine refuses later ones older than it)."""
+        if before_ns > self.cutoff:
+            self.cutoff = before_ns
+            if self.first < before_ns:
+                self._view = None
+
+    def rows(self) -> list[list]:
+        t, v, f = self.arrays()
+        return [list(x) for x in zip(t.tolist(), v.tolist(), f.tolist())]
+
+    def load(self, cutoff: int, rows: Iterable) -> None:
+        rows = sorted((int(t), float(v), f) for t, v, f in rows)
+        self._store(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64),
+                    np.array([r[2] for r in rows] or [], dtype=object))
+        self.cutoff = cutoff
+
+
+class _Times:
+    """A station's reading times (station health): a set of times, gathered in a list as
+    readings come and merged into a sorted array when read. ``trim`` drops the times before
+    it at once; one added later that is older still counts until the next trim."""
+
+    __slots__ = ("t", "cutoff", "_new")
+
+    def __init__(self) -> None:
+        self.t = ev.EMPTY[0]
+        self.cutoff = _NEVER
+        self._new: list[int] = []
+
+    def add(self, t: int) -> None:
+        self._new.append(t)
+
+    def times(self) -> np.ndarray:
+        if self._new:
+            new = np.array(self._new, dtype=np.int64)
+            self._new = []
+            if new.size > 1 and np.any(np.diff(new) <= 0):
+                new = np.unique(new)
+            t = self.t
+            self.t = np.concatenate((t, new)) if not t.size or new[0] > t[-1] else np.union1d(t, new)
+        return self.t
 
     def trim(self, before_ns: int) -> None:
         if before_ns <= self.cutoff:
             return
-        old = [t for t in self.data if t < before_ns]
-        if old:
-            for t in old:
-                del self.data[t]
-            self._arrays = None
+        t = self.times()
+        i = int(np.searchsorted(t, before_ns))
+        if i:
+            self.t = t[i:]
         self.cutoff = before_ns
+
+    def load(self, cutoff: int, times: Iterable[int]) -> None:
+        self.t = np.unique(np.asarray([int(x) for x in times], dtype=np.int64))
+        self.cutoff = cutoff
 
 
 @dataclass
 class _Subject:
-    emitted: dict[str, Event]
+    emitted: dict[str, Event]           # the current version of every event (frozen ones included)
     frozen: set[str]
-    cutoff: int = -(2 ** 62)
+    cutoff: int = _NEVER
+    live: dict[str, Event] = field(default_factory=dict)   # emitted and not frozen: what can still change
+
+    def __post_init__(self) -> None:
+        self.live = {k: e for k, e in self.emitted.items() if k not in self.frozen}
+
+
+class _Change:
+    """What changed in one (station, quantity) buffer since a subject was last evaluated:
+    what the exact shortcuts need to know (times in UTC ns)."""
+
+    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "flagged", "vmax")
+
+    def __init__(self) -> None:
+        self.inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
+        self.appended = _BIG     # earliest new time after the buffer's latest
+        self.prev_last = _BIG    # earliest latest-time of the buffer before a change
+        self.positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
+        self.replaced = False    # a value at a time already there before the batch changed
+        self.flagged = False     # a new reading carries a flag (e.g. calibration_overdue)
+        self.vmax = -math.inf    # the largest new value
+
+    def merged(self, o: "_Change") -> "_Change":
+        """Both changes in one (a new record: one batch's records are shared by subjects)."""
+        m = _Change()
+        m.inserted, m.appended = min(self.inserted, o.inserted), min(self.appended, o.appended)
+        m.prev_last = min(self.prev_last, o.prev_last)
+        m.positive, m.replaced = self.positive or o.positive, self.replaced or o.replaced
+        m.flagged = self.flagged or o.flagged
+        m.vmax = max(self.vmax, o.vmax)
+        return m
 
 
 class StreamingEngine:
@@ -114,24 +249,46 @@ class StreamingEngine:
     """
 
     def __init__(self, registry: Registry, state_path: str | Path | None = None, *,
-                 eval_interval: timedelta = timedelta(minutes=10)):
+                 eval_interval: timedelta = timedelta(minutes=10), shortcuts: bool = True):
         """``eval_interval``: a subject is re-evaluated by ``feed`` at most once per this much
         data time (0: after every batch); ``advance`` evaluates everything pending. The
         rules need 15-30 min of evidence, so 10 min delays no alert much and keeps
-        the per-reading cost low."""
+        the per-reading cost low. ``shortcuts``: skip running a subject's rules when what
+        changed provably cannot change its events (exact: see ``_storms_may_change``,
+        ``_flow_may_change`` and ``_pair_may_change``); False runs them for every change,
+        the reference the tests compare the shortcuts with."""
         self.reg = registry
         self.eval_interval = td_ns(eval_interval)
-        self._pending: set[tuple[str, str]] = set()
+        self.shortcuts = shortcuts
+        # subject -> (station, quantity) -> what changed since the subject was last evaluated
+        self._pending: dict[tuple[str, str], dict[tuple[str, str], _Change]] = {}
         self._last_eval: dict[tuple[str, str], int] = {}
+        self._fresh: set[tuple[str, str]] = set()   # subjects whose rules ran since this engine started
+        self._last_above: dict[str, int] = {}       # outfall -> its latest flow reading above the floor [ns]
         self._site_wake = 0
-        self.rules = registry.rules
+        self.rules = r = registry.rules
         self.state_path = Path(state_path) if state_path else None
-        self.lateness = td_ns(self.rules.lateness)
+        self.lateness = td_ns(r.lateness)
+        self._mit = td_ns(r.storm_inter_event)
+        self._dwf_md = td_ns(r.dwf_min_duration)
+        self._turb_md = td_ns(r.turbidity_min_duration)
+        self._align = td_ns(r.turbidity_align_tolerance)
+        gap = td_ns(r.dry_rain_max_gap)
+        self._rain_keep = td_ns(r.dry_lookback) + 2 * gap
+        # a new rain row changes the dry-weather state only at flow readings from its own time
+        # on (from its time - (gap - lookback) were the gap longer than the look-back)
+        self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
+        self._outfalls = {o.id: o for o in registry.outfalls}
+        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
+        self._pairs = {p.id: p for p in registry.turbidity_pairs}
+        self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
+        self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
+                                for g in registry.rain_gauges}
         self.now_ns = 0
         self.checkpoint_ns = 0
         self.late_dropped = 0
         self._series: dict[tuple[str, str], _Series] = defaultdict(_Series)
-        self._times: dict[str, _Series] = defaultdict(_Series)  # station -> reading times (health)
+        self._times: dict[str, _Times] = defaultdict(_Times)  # station -> reading times (health)
         self._max: dict[str, int] = {}
         self._subjects: dict[tuple[str, str], _Subject] = {}
         self._confirmed: dict[str, dict[str, int]] = defaultdict(dict)  # gauge -> storm id -> end
@@ -145,28 +302,66 @@ class StreamingEngine:
     # -- public API -------------------------------------------------------------------------
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
-        dirty: set[tuple[str, str]] = set()
+        changed: dict[tuple[str, str], _Change] = {}
+        series, times, mx = self._series, self._times, self._max
+        since = _BIG if self._since is None else self._since
+        now = self.now_ns
         for r in readings:
-            if r.value is None:
+            v = r.value
+            if v is None:
                 continue
-            if self._since is None or r.time_ns < self._since:
-                self._since = r.time_ns
-            s = self._series[(r.station, r.quantity)]
-            if r.time_ns < s.cutoff:
+            t = r.time_ns
+            if t < since:
+                since = t
+            key = (r.station, r.quantity)
+            s = series[key]
+            if t < s.cutoff:
                 self.late_dropped += 1
                 continue
-            if s.put(r.time_ns, float(r.value), r.flags or ""):
-                self._times[r.station].put(r.time_ns, 0.0, "")
-                if r.time_ns > self._max.get(r.station, -(2 ** 62)):
-                    self._max[r.station] = r.time_ns
-                if r.time_ns > self.now_ns:
-                    self.now_ns = r.time_ns
-                dirty.update(self._deps.get((r.station, r.quantity), ()))
-                # Station health (stale, battery) is judged by advance(), on the clock: judged
-                # here against the newest reading of any station, a logger whose batch
-                # arrives a moment after its neighbours' would look stale for that moment.
-        self._pending |= dirty
-        due = {k for k in self._pending if self.now_ns - self._last_eval.get(k, -(2 ** 62)) >= self.eval_interval}
+            prev = s.last
+            v = float(v)
+            flags = r.flags or ""
+            old = s.put(t, v, flags)
+            if old is _SAME:
+                continue
+            c = changed.get(key)
+            if c is None:
+                c = changed[key] = _Change()
+            if t > prev:
+                if t < c.appended:
+                    c.appended = t
+            elif t <= c.prev_last:   # else a reading new in this batch, changed again (two sensors): still new
+                if t < c.inserted:
+                    c.inserted = t
+                if old is not None:
+                    c.replaced = True
+            if prev < c.prev_last:
+                c.prev_last = prev
+            if not v <= 0.0:
+                c.positive = True
+            if v > c.vmax:
+                c.vmax = v
+            if flags:
+                c.flagged = True
+            times[r.station].add(t)
+            if t > mx.get(r.station, _NEVER):
+                mx[r.station] = t
+            if t > now:
+                now = t
+            # Station health (stale, battery) is judged by advance(), on the clock: judged
+            # here against the newest reading of any station, a logger whose batch arrives
+            # a moment after its neighbours' would look stale for that moment.
+        self._since, self.now_ns = (None if since == _BIG else since), now
+        pending, deps = self._pending, self._deps
+        for key, c in changed.items():
+            for sub in deps.get(key, ()):
+                p = pending.get(sub)
+                if p is None:
+                    p = pending[sub] = {}
+                mine = p.get(key)
+                p[key] = c if mine is None else mine.merged(c)
+        last_eval, iv = self._last_eval, self.eval_interval
+        due = [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
 
     def advance(self, now_ns: int) -> list[Event]:
@@ -178,7 +373,7 @@ class StreamingEngine:
             self._since = now_ns
         stations = set(self._max) | self.reg.station_ids()   # a registry station that never reported too
         subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
-        return self._evaluate(subjects | self._pending, sites=True)
+        return self._evaluate(subjects | set(self._pending), sites=True)
 
     def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
         """Record an inspection of ``site`` at ``time`` (aware datetime or UTC ns); closes its
@@ -187,7 +382,7 @@ class StreamingEngine:
             raise AlertError(f"unknown construction site {site!r}")
         t = time if isinstance(time, int) else to_ns(time)
         self._inspections.append(ev.Inspection(site, t, inspector, note))
-        return self._evaluate(set(), sites=True)
+        return self._evaluate((), sites=True)
 
     def inputs(self) -> set[tuple[str, str]]:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
@@ -212,7 +407,20 @@ class StreamingEngine:
             self._status_intervals[station] = float(seconds)
         if self._status_intervals.get(station) == old:
             return []
-        return self._evaluate({("station", station)})
+        return self._evaluate([("station", station)])
+
+    def use_registry(self, registry: Registry) -> list[Event]:
+        """Judge from now on by ``registry``: the same stations, sites and rules with other
+        approved discharges or exempt flows (recorded on the workbench). Every outfall is
+        judged again; an episode not yet final takes the new suppression, a final one keeps
+        its own. Returns the events that change."""
+        if not self.reg.same_stations(registry):
+            raise AlertError("use_registry: only approved discharges and exempt flows may change while running")
+        self.reg = registry
+        self._outfalls = {o.id: o for o in registry.outfalls}
+        keys = [("outfall", o.id) for o in registry.outfalls]
+        self._fresh.difference_update(keys)   # their rules run: the suppressions changed, not the readings
+        return self._evaluate(keys)
 
     @property
     def inspections(self) -> list[ev.Inspection]:
@@ -247,30 +455,36 @@ class StreamingEngine:
         """The earliest horizon of the stations that have reported (one that never has, a
         dead gauge among several or a missing upstream probe, is absent: it must not stop
         the others' events from becoming final)."""
-        seen = [self._max[s] for s in stations if s in self._max]
-        return (min(seen) if seen else -(2 ** 62)) - self.lateness
+        mx, h = self._max, _BIG
+        for s in stations:
+            m = mx.get(s)
+            if m is not None and m < h:
+                h = m
+        return (h if h != _BIG else _NEVER) - self.lateness
 
-    def _evaluate(self, dirty: set[tuple[str, str]], sites: bool = False) -> list[Event]:
+    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False) -> list[Event]:
         out: list[Event] = []
-        order = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}
+        order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
-        for key in dirty:
-            self._pending.discard(key)
-            self._last_eval[key] = self.now_ns
-        for kind, name in sorted(dirty, key=lambda x: (order[x[0]], x[1])):
-            if kind == "gauge":
-                before = dict(self._confirmed[name])
-                out += self._gauge(name)
-                if self._confirmed[name] != before:
-                    sites_dirty = True
-            elif kind == "outfall":
-                out += self._outfall(name)
-            elif kind == "pair":
-                out += self._pair(name)
-            elif kind == "station":
+        work = []
+        pending, last_eval, now = self._pending, self._last_eval, self.now_ns
+        for key in due:
+            work.append((order[key[0]], key[1], pending.pop(key, None)))
+            last_eval[key] = now
+        work.sort(key=_kind_name)
+        for kind, name, changed in work:
+            if kind == 0:
+                changes, confirmed_changed = self._gauge(name, changed)
+                out += changes
+                sites_dirty = sites_dirty or confirmed_changed
+            elif kind == 1:
+                out += self._outfall(name, changed)
+            elif kind == 2:
+                out += self._pair(name, changed)
+            else:
                 out += self._station(name)
         if sites_dirty and self.reg.construction_sites:
-            wake = 2 ** 62
+            wake = _BIG
             for s in self.reg.construction_sites:
                 out += self._site(s.id)
                 for e in self._subjects[("site", s.id)].emitted.values():
@@ -282,96 +496,217 @@ class StreamingEngine:
             self._site_wake = wake
         return out
 
-    def _update(self, key: tuple[str, str], computed: list[Event], settle_ns: int, horizon: int,
-                inputs: tuple[ev.Arrays, ...] = ()) -> list[Event]:
-        """Diff computed events against those emitted; freeze the ones that can no longer change.
+    def _update(self, key: tuple[str, str], computed: list[Event] | None, settle_ns: int, horizon: int,
+                inputs: tuple[tuple[str, str], ...] = ()) -> list[Event]:
+        """Diff computed events against those emitted (``computed`` None: the rules were not
+        run, what changed cannot change the events); freeze the ones that can no longer
+        change. ``inputs``: the (station, quantity) buffers the subject's events are made of.
 
         An event is final when its last qualifying reading + ``settle_ns`` is before the
         horizon *and* the next reading of every input after it is too: then every reading
         that could extend it has arrived (the one that closed it included).
         """
-        sub = self._subjects.setdefault(key, _Subject({}, set()))
+        sub = self._subjects.get(key)
+        if sub is None:
+            sub = self._subjects[key] = _Subject({}, set())
+        live = sub.live
+        if computed is None and not live:
+            return []
         changes = []
-        seen = set()
-        for e in computed:
-            if e.id in sub.frozen:
+        if computed is not None:
+            seen = set()
+            for e in computed:
+                if e.id in sub.frozen:
+                    continue
+                start = e.fields.get("start")
+                if start is not None and start < sub.cutoff and e.id not in sub.emitted:
+                    continue  # remnant of trimmed data
+                seen.add(e.id)
+                old = live.get(e.id)
+                if old is None or old.fields != e.fields:
+                    sub.emitted[e.id] = live[e.id] = e
+                    changes.append(e)
+            for eid in [i for i in live if i not in seen]:
+                del sub.emitted[eid]
+                changes.append(live.pop(eid).retracted())
+        for eid, e in list(live.items()):
+            f = e.fields
+            end = f.get("end")
+            if end is None:
                 continue
-            start = e.fields.get("start")
-            if start is not None and start < sub.cutoff and e.id not in sub.emitted:
-                continue  # remnant of trimmed data
-            seen.add(e.id)
-            old = sub.emitted.get(e.id)
-            if old is None or old.fields != e.fields:
-                sub.emitted[e.id] = e
-                changes.append(e)
-        for eid in [i for i in sub.emitted if i not in seen and i not in sub.frozen]:
-            changes.append(sub.emitted.pop(eid).retracted())
-        for eid, e in sub.emitted.items():
-            last = e.fields.get("last_met", e.fields.get("end"))
-            if eid not in sub.frozen and e.fields.get("end") is not None and last is not None \
-                    and last + settle_ns < horizon and all(_next_after(a[0], last) <= horizon for a in inputs):
+            last = f.get("last_met", end)
+            if last is not None and last + settle_ns < horizon and all(_next_after(self._get(*k)[0], last) <= horizon
+                                                                       for k in inputs):
                 sub.frozen.add(eid)
+                del live[eid]
         return changes
 
     def _cutoff(self, key: tuple[str, str], horizon: int, context_ns: int) -> int:
         sub = self._subjects[key]
         c = horizon - context_ns
-        for eid, e in sub.emitted.items():
-            if eid not in sub.frozen and e.fields.get("start") is not None:
-                c = min(c, e.fields["start"])
-        c = max(c, sub.cutoff)
+        for e in sub.live.values():
+            start = e.fields.get("start")
+            if start is not None and start < c:
+                c = start
+        if c < sub.cutoff:
+            c = sub.cutoff
         sub.cutoff = c
         return c
 
-    def _gauge(self, gid: str) -> list[Event]:
-        rain = self._get(gid, "rain")
-        _, computed = ev.gauge_storms(self.reg, gid, rain, self.now_ns)
+    def _run(self, key: tuple[str, str]) -> bool:
+        """Whether ``key``'s rules must run whatever changed: shortcuts off, or not run since
+        this engine started (what changed before a restart is not known)."""
+        if self.shortcuts and key in self._fresh:   # the subject exists from its first run on
+            return False
+        self._fresh.add(key)
+        return True
+
+    def _storms_may_change(self, gid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the gauge was last evaluated may change its storms.
+
+        Storms are made of the rain rows above zero alone (zero rows only say the gauge was
+        alive), so new zero rows change none, but for the flags of those inside a storm
+        (``uncalibrated``, issue 13): a flagged row out of order runs the rules (one after the
+        gauge's latest row lies after every storm). Time passing changes a storm only when it
+        gets confirmed (now - last rain > inter-event time). Exact."""
+        c = changed.get((gid, "rain")) if changed else None
+        if c is not None and (c.positive or c.replaced or (c.flagged and c.inserted < _BIG)):
+            return True
+        now, mit = self.now_ns, self._mit
+        return any(not e["confirmed"] and now - e["last_rain"] > mit for e in self._subjects[("gauge", gid)].live.values())
+
+    def _gauge(self, gid: str, changed: dict[tuple[str, str], _Change] | None) -> tuple[list[Event], bool]:
+        """Storms of a gauge; also whether its confirmed qualifying storms changed."""
         key = ("gauge", gid)
-        mit = td_ns(self.rules.storm_inter_event)
+        mit = self._mit
+        computed = None
+        if self._run(key) or self._storms_may_change(gid, changed):
+            computed = ev.gauge_storms(self.reg, gid, self._get(gid, "rain"), self.now_ns)
         horizon = self._horizon(gid)
-        changes = self._update(key, computed, mit, horizon, (rain,))
-        sub = self._subjects[key]
-        for e in list(sub.emitted.values()):
-            if e["confirmed"] and e["qualifying"]:
-                self._confirmed[gid][e.id] = e["last_rain"]
-            else:
-                self._confirmed[gid].pop(e.id, None)
+        changes = self._update(key, computed, mit, horizon, ((gid, "rain"),))
+        confirmed = self._confirmed[gid]
+        confirmed_changed = False
         for e in changes:
-            if e.status is EventStatus.RETRACTED:
-                self._confirmed[gid].pop(e.id, None)
+            if e.status is EventStatus.ACTIVE and e["confirmed"] and e["qualifying"]:
+                if confirmed.get(e.id) != e["last_rain"]:
+                    confirmed[e.id] = e["last_rain"]
+                    confirmed_changed = True
+            elif confirmed.pop(e.id, None) is not None:
+                confirmed_changed = True
         # keep rain for the storms still open and for the dry-weather look-back of outfalls
-        c = self._cutoff(key, horizon, mit)
-        need = c
-        for o in self.reg.outfalls:
-            if gid in o.rain_gauges:
-                osub = self._subjects.get(("outfall", o.id))
-                ocut = osub.cutoff if osub else -(2 ** 62)
-                need = min(need, ocut - td_ns(self.rules.dry_lookback) - 2 * td_ns(self.rules.dry_rain_max_gap))
+        need = self._cutoff(key, horizon, mit)
+        keep = self._rain_keep
+        for okey in self._gauge_outfalls.get(gid, ()):
+            osub = self._subjects.get(okey)
+            if osub is None:
+                need = _NEVER - keep
+            elif osub.cutoff - keep < need:
+                need = osub.cutoff - keep
         self._series[(gid, "rain")].trim(need)
+        return changes, confirmed_changed
+
+    def _flow_may_change(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the outfall was last evaluated may change its events.
+
+        Both of its rules need flow above the floor: a reading at or below it meets neither,
+        whatever the weather. What changed can change the condition only at flow readings
+        from a bound on: an inserted flow reading's time; the latest flow reading before an
+        appended one (a run open there closes); a new rain row's time t. The row counts in
+        the depth and recent rain of windows ending at t or later only, and the coverage it
+        adds too: it joins the stretch before it only where the row before already covers
+        (``dry_rain_max_gap`` past itself, past t), and a stretch it starts or lengthens
+        backwards begins at t - gap, so a ``dry_lookback`` window in it ends after t (with a
+        look-back shorter than the gap, from t - (gap - look-back): ``_rain_lead``).
+        Then, exactly:
+
+        1. no flow reading from the bound on is above the floor (the new ones included):
+           every run of the condition, so every episode and its fields, is as it was;
+        2. else, unless a flow reading came out of order: an episode needs a run meeting the
+           condition for ``dwf_min_duration``, which lies within a run of readings above the
+           floor. When every such run reaching the bound is shorter, no run that changed is
+           long enough now, nor was before (appended readings only lengthen the last run).
+
+        A corrected value counts as a reading inserted at its time (the one it replaces was
+        above the floor, or not: ``_last_above`` has seen it)."""
+        if not changed:
+            return False
+        of = self._outfalls[oid]
+        floor = of.flow_floor_gpm
+        bound, inserted, new_above = _BIG, False, False
+        c = changed.get((oid, "flow"))
+        if c is not None:
+            bound = min(c.inserted, c.prev_last)
+            inserted, new_above = c.inserted < _BIG, c.vmax > floor
+        for g in of.rain_gauges:
+            c = changed.get((g, "rain"))
+            if c is not None:
+                bound = min(bound, min(c.inserted, c.appended) + self._rain_lead)
+        if not new_above and self._last_above.get(oid, _BIG) < bound:
+            return False                                    # 1.
+        if inserted:
+            return True
+        t, v, _ = self._get(oid, "flow")
+        above = v > floor
+        k = np.flatnonzero(above)
+        self._last_above[oid] = int(t[k[-1]]) if k.size else _NEVER
+        first, last = runs(above)
+        reach = last >= np.searchsorted(t, bound)
+        return bool(np.any(t[last[reach]] - t[first[reach]] >= self._dwf_md))   # 2.
+
+    def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
+        of = self._outfalls[oid]
+        key, flow_key, stations = self._outfall_keys[oid]
+        computed = None
+        if self._run(key) or self._flow_may_change(oid, changed):
+            flow = self._get(oid, "flow")
+            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+            above = np.flatnonzero(flow[1] > of.flow_floor_gpm)
+            self._last_above[oid] = int(flow[0][above[-1]]) if above.size else _NEVER
+        md = self._dwf_md
+        horizon = self._horizon(*stations)
+        changes = self._update(key, computed, 2 * md, horizon, (flow_key,))
+        self._series[flow_key].trim(self._cutoff(key, horizon, 3 * md))
         return changes
 
-    def _outfall(self, oid: str) -> list[Event]:
-        of = self.reg.outfall(oid)
-        flow = self._get(oid, "flow")
-        computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
-        key = ("outfall", oid)
-        md = td_ns(self.rules.dwf_min_duration)
-        horizon = self._horizon(oid, *of.rain_gauges)
-        changes = self._update(key, computed, 2 * md, horizon, (flow,))
-        c = self._cutoff(key, horizon, 3 * md)
-        self._series[(oid, "flow")].trim(c)
-        return changes
+    def _pair_may_change(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
+        """Whether what changed since the pair was last evaluated may change its events.
 
-    def _pair(self, pid: str) -> list[Event]:
-        p = next(x for x in self.reg.turbidity_pairs if x.id == pid)
+        Readings appended to either probe change what is judged at downstream readings from
+        a bound on: the latest downstream reading before (its spike test now has both
+        neighbours), the latest upstream one before, less the align tolerance (downstream
+        readings near it may now pair with a newer one; its spike test too). If no event
+        still open or ending from there is live and every downstream reading from there is
+        certainly quiet (:func:`.evaluate.pair_quiet`: evaluable, no contrast, no backstop),
+        the runs from there are cut short, as short as they were or shorter: no event
+        changes. Exact; a reading out of order or a corrected value runs the rules."""
+        if not changed:
+            return False
+        p = self._pairs[pid]
+        bound = _BIG
+        for st, lead in ((p.downstream, 0), (p.upstream, self._align)):
+            c = changed.get((st, "turbidity"))
+            if c is not None:
+                if c.inserted < _BIG:
+                    return True
+                bound = min(bound, c.prev_last - lead)
+        for e in self._subjects[("pair", pid)].live.values():
+            if e["end"] is None or e["last_met"] >= bound:
+                return True
+        down = self._get(p.downstream, "turbidity")
+        return not ev.pair_quiet(self._get(p.upstream, "turbidity"), down, int(np.searchsorted(down[0], bound)),
+                                 *self._pair_params)
+
+    def _pair(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
+        p = self._pairs[pid]
         up, down = self._get(p.upstream, "turbidity"), self._get(p.downstream, "turbidity")
-        computed = ev.pair_events(self.reg, pid, up, down)
         key = ("pair", pid)
-        md = td_ns(self.rules.turbidity_min_duration)
-        tol = td_ns(self.rules.turbidity_align_tolerance)
+        computed = None
+        if self._run(key) or self._pair_may_change(pid, changed):
+            computed = ev.pair_events(self.reg, pid, up, down)
+        md, tol = self._turb_md, self._align
         horizon = self._horizon(p.upstream, p.downstream)
         # a probe that never reported (a missing upstream) is absent, not "still to come"
-        inputs = tuple(a for st, a in ((p.upstream, up), (p.downstream, down)) if st in self._max)
+        inputs = tuple((st, "turbidity") for st in (p.upstream, p.downstream) if st in self._max)
         changes = self._update(key, computed, 2 * md + tol, horizon, inputs)
         c = self._cutoff(key, horizon, 3 * md + 2 * tol)
         # Keep the whole current flat segment (flat-line QC looks back to its start) and two
@@ -391,13 +726,13 @@ class StreamingEngine:
 
     def _station(self, st: str) -> list[Event]:
         ser = self._times.get(st)
-        times = ser.arrays()[0] if ser is not None else ev.EMPTY[0]
+        times = ser.times() if ser is not None else ev.EMPTY[0]
         battery = self._get(st, "battery")
         computed = ev.station_health(self.reg, st, times, battery, self.now_ns,
                                      ev.report_interval(self.reg, st, self._status_intervals), since_ns=self._since)
         key = ("station", st)
         horizon = self._horizon(st)
-        changes = self._update(key, computed, 0, horizon, (battery,) if battery[0].size else ())
+        changes = self._update(key, computed, 0, horizon, ((st, "battery"),) if battery[0].size else ())
         c = self._cutoff(key, horizon, 0)
         # keep 2 readings before the cut-off: a span starts after the reading before it
         i = int(np.searchsorted(times, c)) - 2
@@ -416,9 +751,10 @@ class StreamingEngine:
         for e in computed:
             seen.add(e.id)
             if sub.emitted.get(e.id) is None or sub.emitted[e.id].fields != e.fields:
-                sub.emitted[e.id] = e
+                sub.emitted[e.id] = sub.live[e.id] = e
                 changes.append(e)
         for eid in [i for i in sub.emitted if i not in seen]:
+            sub.live.pop(eid, None)
             changes.append(sub.emitted.pop(eid).retracted())
         return changes
 
@@ -429,9 +765,8 @@ class StreamingEngine:
             return
         state = {
             "version": STATE_VERSION, "now_ns": self.now_ns, "late_dropped": self.late_dropped,
-            "series": [[s, q, ser.cutoff, [[t, v, f] for t, (v, f) in ser.data.items()]]
-                       for (s, q), ser in self._series.items()],
-            "times": [[s, ser.cutoff, list(ser.data.keys())] for s, ser in self._times.items()],
+            "series": [[s, q, ser.cutoff, ser.rows()] for (s, q), ser in self._series.items()],
+            "times": [[s, ser.cutoff, ser.times().tolist()] for s, ser in self._times.items()],
             "max": self._max,
             "subjects": [[k, n, sub.cutoff, sorted(sub.frozen), [e.to_dict() | {"_fields": list(e.fields)}
                                                                  for e in sub.emitted.values()]]
@@ -461,13 +796,9 @@ class StreamingEngine:
             self.checkpoint_ns = self.now_ns
             self.late_dropped = state["late_dropped"]
             for s, q, cut, rows in state["series"]:
-                ser = self._series[(s, q)]
-                ser.cutoff = cut
-                ser.data = {int(t): (float(v), f) for t, v, f in rows}
+                self._series[(s, q)].load(cut, rows)
             for s, cut, ts in state["times"]:
-                ser = self._times[s]
-                ser.cutoff = cut
-                ser.data = {int(t): (0.0, "") for t in ts}
+                self._times[s].load(cut, ts)
             self._max = {k: int(v) for k, v in state["max"].items()}
             for k, n, cut, frozen, evs in state["subjects"]:
                 emitted = {}

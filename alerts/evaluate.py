@@ -33,31 +33,6 @@ def series(a: Arrays, name: str = "value") -> pd.Series:
     return pd.Series(a[1], index=to_index(a[0]), name=name)
 
 
-def _ns(ts) -> int:
-    return int(ts.value) if isinstance(ts, pd.Timestamp) else int(ts)
-
-
-class _Row:
-    __slots__ = ("__dict__",)
-
-
-def _rows(frame: pd.DataFrame):
-    """Rows of a small result frame as attribute records; times as int ns (cheaper than itertuples)."""
-    if len(frame) == 0:
-        return []
-    cols = {}
-    for c in frame.columns:
-        col = frame[c]
-        cols[c] = col.dt.as_unit("ns").astype("int64").tolist() if isinstance(col.dtype, pd.DatetimeTZDtype) \
-            else col.tolist()
-    out = []
-    for i in range(len(frame)):
-        r = _Row()
-        r.__dict__.update({c: v[i] for c, v in cols.items()})
-        out.append(r)
-    return out
-
-
 def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
     r = reg.rules
     return storms.StormParams(inter_event=r.storm_inter_event, qualifying_in=r.storm_min_depth_in,
@@ -65,30 +40,24 @@ def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
 
 
 # -- storms ---------------------------------------------------------------------------------
-def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> tuple[pd.DataFrame, list[Event]]:
+def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[Event]:
     """Storm events of a gauge; a storm is confirmed (``end`` set) once now - last rain > MIT."""
     p = storm_params(reg, gauge)
-    if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut, saves the pandas work)
-        return storms.storm_events(series(EMPTY), p).assign(confirmed=[]), []
-    table = storms.storm_events(series(rain), p)
+    if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut)
+        return []
     mit = td_ns(p.inter_event)
     params = p.as_dict()
     out = []
-    confirmed = []
-    for r in _rows(table):
-        end = _ns(r.end)
+    for start, end, first, depth_uin, duration_h, _n, i5, i15, i60, qualifying in storms.storm_rows(rain[0], rain[1], p):
         done = now_ns - end > mit
-        confirmed.append(done)
-        first = _ns(r.first_rain)
         out.append(Event(EventKind.STORM, f"storm/{gauge}/{first}", {
-            "gauge": gauge, "start": _ns(r.start), "end": end if done else None,
-            "depth_in": r.depth_uin / storms.MICRO, "qualifying": bool(r.qualifying), "confirmed": done,
-            "last_rain": end, "duration_h": round(r.duration_h, 4),
-            "peak_i5_in_h": round(r.peak_i5_in_h, 4), "peak_i15_in_h": round(r.peak_i15_in_h, 4),
-            "peak_i60_in_h": round(r.peak_i60_in_h, 4),
+            "gauge": gauge, "start": start, "end": end if done else None,
+            "depth_in": depth_uin / storms.MICRO, "qualifying": qualifying, "confirmed": done,
+            "last_rain": end, "duration_h": round(duration_h, 4),
+            "peak_i5_in_h": round(i5, 4), "peak_i15_in_h": round(i15, 4),
+            "peak_i60_in_h": round(i60, 4),
             **uncalibrated_field((rain, first, end))}, params, storms.PROVISION))   # issue 13
-    table = table.assign(confirmed=confirmed)
-    return table, out
+    return out
 
 
 # -- inspections ----------------------------------------------------------------------------
@@ -159,14 +128,12 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     md = td_ns(r.dwf_min_duration)
     if flow[0].size == 0 or not np.any(above) or not episodes(flow[0], above, md, 0):
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
-    fs = series(flow)
     gauges = list(of.rain_gauges)
-    dry, per_gauge, depth = dw.outfall_dry_weather(
-        {g: series(rain.get(g, EMPTY)) for g in gauges}, fs.index, lookback=r.dry_lookback,
-        max_rain_in=r.dry_max_rain_in, max_gap=r.dry_rain_max_gap, after_rain=r.dry_after_rain)
-    states = per_gauge.to_numpy(dtype=np.int8)
-    depths = depth.to_numpy()
-    t = flow[0]
+    t, v = flow[0], flow[1]
+    dry, states, depths = dw.outfall_dry_codes(
+        {g: rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
+        max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
+        after_rain_ns=td_ns(r.dry_after_rain))
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
               "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
               "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
@@ -181,21 +148,21 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         return used, missing, depth_in
 
     out = []
-    eps = dwf.dry_weather_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)
-    for e in _rows(eps):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
+                                                           min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
-            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
             **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
                                                        for g in used))}, params, dwf.PROVISION))   # issue 13
-    for e in _rows(dwf.unknown_dry_flow(fs, dry, floor_gpm=of.flow_floor_gpm, min_duration=r.dwf_min_duration)):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN,
+                                                           floor_gpm=of.flow_floor_gpm, min_duration_ns=md,
+                                                           rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
-            "outfall": outfall, "start": start, "end": None if e.open else end, "peak_gpm": round(e.peak_gpm, 4),
+            "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "reason": "no rain data covering the dry-weather window", "rain_gauges_missing": missing,
             "last_met": end}, params, dw.PROVISION))
     return out
@@ -226,9 +193,9 @@ def contrast_params(reg: Registry) -> turbidity.ContrastParams:
                                     r.turbidity_backstop_ntu, r.turbidity_align_tolerance)
 
 
-def turbidity_bad(a: Arrays, qp: qc.QcParams) -> pd.Series:
-    s = series(a)
-    return qc.qartod_fail(s, qp) | qc.wire_flag_fail(pd.Series(a[2], index=s.index))
+def turbidity_bad(a: Arrays, qp: qc.QcParams) -> np.ndarray:
+    """QC failures of one probe's readings: QARTOD tests or the logger's flags (bool array)."""
+    return qc.qartod_fail_array(a[0], a[1], qp) | qc.wire_flags_bad(a[2])
 
 
 NOT_EVALUABLE_WHY = {
@@ -245,25 +212,49 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
     cp, qp = contrast_params(reg), qc_params(reg)
     if down[0].size == 0:
         return []  # every judgement is made at a downstream reading (a missing one: stale station)
-    eps, nev = turbidity.turbidity_contrast(series(up), series(down), upstream_bad=turbidity_bad(up, qp),
-                                            downstream_bad=turbidity_bad(down, qp), params=cp)
+    eps, nev = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
+                                       down_bad=turbidity_bad(down, qp), params=cp)
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
-    for e in _rows(eps):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, max_delta, max_down, basis, _n in eps:
         out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
-            "pair": pair_id, "start": start, "end": None if e.open else end,
-            "max_delta_ntu": None if np.isnan(e.max_delta_ntu) else round(e.max_delta_ntu, 3), "suppressed": None,
-            "basis": e.basis, "max_downstream_ntu": round(e.max_downstream_ntu, 3), "last_met": end,
+            "pair": pair_id, "start": start, "end": None if is_open else end,
+            "max_delta_ntu": None if np.isnan(max_delta) else round(max_delta, 3), "suppressed": None,
+            "basis": basis, "max_downstream_ntu": round(max_down, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
-    for e in _rows(nev):
-        start, end = _ns(e.start), _ns(e.end)
+    for start, end, is_open, _n, causes in nev:
         uncal = uncalibrated_field((up, start, end), (down, start, end))           # issue 13
         out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
-            "pair": pair_id, "start": start, "end": None if e.open else end, "last_met": end,
-            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in e.causes) + (" (calibration overdue)" if uncal else ""),
-            "causes": list(e.causes), **uncal}, params, turbidity.PROVISION))
+            "pair": pair_id, "start": start, "end": None if is_open else end, "last_met": end,
+            "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes) + (" (calibration overdue)" if uncal else ""),
+            "causes": list(causes), **uncal}, params, turbidity.PROVISION))
     return out
+
+
+def pair_quiet(up: Arrays, down: Arrays, first: int, cp: turbidity.ContrastParams, qp: qc.QcParams) -> bool:
+    """A bound of :func:`pair_events` for the streaming engine's shortcuts: True only if every
+    downstream reading from position ``first`` on certainly meets neither the contrast test
+    nor the backstop and is evaluable (an upstream reading within the align tolerance, both
+    certainly passing QC: :func:`.rules.qc.surely_passes`). Such readings end every run, so
+    they neither make nor lengthen an episode or a not-evaluable span. False: not sure.
+    ``cp``, ``qp``: :func:`contrast_params`, :func:`qc_params` of the registry."""
+    td, vd, fd = down
+    if first >= td.size:
+        return True
+    tu, vu, fu = up
+    pos = turbidity.nearest_upstream(tu, td[first:], td_ns(cp.align_tolerance))
+    if np.any(pos < 0):
+        return False
+    d, u = vd[first:], vu[pos]
+    if np.any(d > cp.backstop_ntu) or np.any(turbidity.contrast_exceeds(u, d, cp)):
+        return False
+    a = max(first - 1, 0)                       # the reading before too: the spike and flat-line tests look at it
+    dv, df = vd[a:].tolist(), fd[a:].tolist()
+    if not all(qc.surely_passes(dv, i, df[i], qp) for i in range(first - a, len(dv))):
+        return False
+    b = max(int(pos.min()) - 1, 0)
+    uv, uf = vu[b:].tolist(), fu[b:].tolist()
+    return all(qc.surely_passes(uv, j - b, uf[j - b], qp) for j in set(pos.tolist()))
 
 
 # -- health ---------------------------------------------------------------------------------

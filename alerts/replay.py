@@ -97,7 +97,7 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
             progress.advance(task)
 
     for g in reg.rain_gauges:
-        table, evs = ev.gauge_storms(reg, g.id, get(g.id, "rain"), now_ns)
+        evs = ev.gauge_storms(reg, g.id, get(g.id, "rain"), now_ns)
         out += evs
         confirmed[g.id] = [int(e["last_rain"]) for e in evs if e["confirmed"] and e["qualifying"]]
         tick()
@@ -158,6 +158,57 @@ class ReplayResult(NamedTuple):
     unknown_stations: dict[str, int]             # readings of stations the registry does not know, by station
 
 
+SUPPRESSION_KINDS = ("approved_discharge", "exempt_flow")
+
+
+def read_suppressions(path: str | Path, reg: Registry) -> Registry:
+    """``reg`` with the approved discharges and exempt flows of a CSV — the workbench's
+    ``approvals.csv`` export — as the streaming engine sees those recorded on the workbench.
+
+    Columns (others are ignored): ``kind`` (approved_discharge or exempt_flow), ``outfall``,
+    ``from``, ``to`` (ISO 8601 with offset), ``flow`` (an exempt flow's kind, e.g.
+    irrigation), ``reason``, ``withdrawn_at`` (a row with one is left out). AlertError names
+    file, line and field.
+    """
+    import csv
+
+    from pydantic import ValidationError
+
+    from ms4watch.contract.registry import ApprovedDischarge, ExemptFlow
+
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise AlertError(f"{path}: cannot read: {e.strerror}") from None
+    outfalls = {o.id for o in reg.outfalls}
+    discharges, exempt = [], []
+    for line, row in enumerate(rows, 2):
+        if (row.get("withdrawn_at") or "").strip():
+            continue
+        kind = (row.get("kind") or "").strip()
+        outfall = (row.get("outfall") or "").strip()
+        if kind not in SUPPRESSION_KINDS:
+            raise AlertError(f"{path}:{line}: kind: expected {' or '.join(SUPPRESSION_KINDS)}, got {kind!r}")
+        if outfall not in outfalls:
+            raise AlertError(f"{path}:{line}: outfall: unknown outfall {outfall!r}")
+        window = {"from": (row.get("from") or "").strip() or None, "to": (row.get("to") or "").strip() or None}
+        reason = (row.get("reason") or "").strip()
+        try:
+            if kind == "approved_discharge":
+                discharges.append(ApprovedDischarge.model_validate({"outfall": outfall, **window, "reason": reason}))
+            else:
+                if window["to"] is None:
+                    raise AlertError(f"{path}:{line}: to: an exempt flow recorded on the workbench has an end")
+                exempt.append((outfall, ExemptFlow.model_validate(
+                    {"kind": (row.get("flow") or "").strip() or "exempt flow", "note": reason or None, **window})))
+        except ValidationError as e:
+            err = e.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in err["loc"]) or kind
+            raise AlertError(f"{path}:{line}: {where}: {err['msg'].removeprefix('Value error, ')}") from None
+    return reg.with_suppressions(discharges, exempt)
+
+
 def corrected(get: ev.Getter, corrections: Callable[[str, str, int, int], Sequence[DriftCorrection]]) -> ev.Getter:
     """A getter whose arrays have the drift corrections in force applied (``corrections``:
     station, quantity, first and last time [ns] → corrections), flags saying so; the raw
@@ -174,10 +225,13 @@ def corrected(get: ev.Getter, corrections: Callable[[str, str, int, int], Sequen
     return get_corrected
 
 
-def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *, show_progress: bool = True,
+def replay_files(registry: str | Path | Registry, readings: str | Path, out: str | Path, *, show_progress: bool = True,
                  now_ns: int | None = None, inspections: str | Path | None = None,
-                 corrections: str | Path | None = None) -> ReplayResult:
-    """``ms4watch replay``: read the registry and readings CSV, write events.jsonl.
+                 corrections: str | Path | None = None,
+                 suppressions: str | Path | None = None) -> ReplayResult:
+    """``ms4watch replay``: read the registry (a file, or one already loaded) and readings
+    CSV, write events.jsonl. ``suppressions``: approvals and exempt flows recorded on the
+    workbench (its ``approvals.csv``, see :func:`read_suppressions`).
 
     ``corrections``: a corrections database (``DATA_DIR/corrections.db``): the rules then run
     on values corrected for fouling and drift, and every event says ``values: corrected``
@@ -187,9 +241,11 @@ def replay_files(registry: str | Path, readings: str | Path, out: str | Path, *,
     by station, so the command can say so instead of letting them vanish.
     """
     try:
-        reg = load_registry(registry)
+        reg = registry if isinstance(registry, Registry) else load_registry(registry)
     except ConfigError as e:
         raise AlertError(str(e)) from None
+    if suppressions:
+        reg = read_suppressions(suppressions, reg)
     done = read_inspections(inspections, reg) if inspections else []
     progress_cm = nullcontext(None)
     if show_progress:

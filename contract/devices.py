@@ -68,16 +68,19 @@ class DeviceDirectory:
         return cls(registry.municipality, devices)
 
 
-def load_devices(registry: Registry, folder: str | Path, *, skip: tuple[Path, ...] = ()) -> DeviceDirectory:
+def load_devices(registry: Registry, folder: str | Path, *, skip: tuple[Path, ...] = (),
+                 others: frozenset[str] = frozenset()) -> DeviceDirectory:
     """Every ``*.yaml``/``*.yml`` in ``folder`` (not its sub-folders) but ``skip`` (the registry,
-    when it lives there) is a firmware config of one of the town's loggers."""
+    when it lives there) is a firmware config of one of the town's loggers — or, on a
+    coalition's server, of a town in ``others`` (its own list, left out of this one)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(str(folder), [(None, "", "no such folder of firmware configs")])
     skipped = {p.resolve() for p in skip}
     files = sorted(p for p in folder.iterdir()
                    if p.suffix in (".yaml", ".yml") and p.is_file() and p.resolve() not in skipped)
-    return DeviceDirectory.of(registry, {p: load_firmware_config(p) for p in files})
+    configs = {p: load_firmware_config(p) for p in files}
+    return DeviceDirectory.of(registry, {p: c for p, c in configs.items() if c.municipality not in others})
 
 
 __all__ = ["Device", "DeviceDirectory", "load_devices"]

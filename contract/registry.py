@@ -13,7 +13,7 @@ import re
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -37,7 +37,30 @@ def _report_interval(v: timedelta | None) -> timedelta | None:
     return None if v is None else check_report_interval("report_interval", v)
 
 
-class RainGauge(_Model):
+Latitude = Annotated[float | None, Field(default=None, ge=-90, le=90, allow_inf_nan=False,
+                                         description="WGS 84 latitude [decimal degrees, north positive]")]
+Longitude = Annotated[float | None, Field(default=None, ge=-180, le=180, allow_inf_nan=False,
+                                          description="WGS 84 longitude [decimal degrees, east positive]")]
+
+
+class _Located(_Model):
+    """Optional coordinates (the workbench's map): both or neither."""
+
+    lat: Latitude = None
+    lon: Longitude = None
+
+    @model_validator(mode="after")
+    def _both(self) -> "_Located":
+        if (self.lat is None) != (self.lon is None):
+            raise ValueError("give both lat and lon, or neither")
+        return self
+
+    @property
+    def located(self) -> bool:
+        return self.lat is not None and self.lon is not None
+
+
+class RainGauge(_Located):
     id: Ident
     name: str | None = None
     tip_in: Decimal = Field(default=Decimal("0.01"), gt=0, le=Decimal("0.1"), description="depth per tip [in]")
@@ -53,19 +76,47 @@ class ExemptFlow(_Model):
     from_: AwareDatetime | None = Field(default=None, alias="from")
     to: AwareDatetime | None = None
 
+    @model_validator(mode="after")
+    def _order(self) -> "ExemptFlow":
+        if self.from_ is not None and self.to is not None and self.to <= self.from_:
+            raise ValueError("'to' must be after 'from'")
+        return self
 
-class Outfall(_Model):
+
+class PipeMaterial(str, enum.Enum):
+    """What an outfall's pipe is made of (the MS4 outfall inventory's usual codes)."""
+
+    RCP = "rcp"                       # reinforced concrete pipe
+    CONCRETE = "concrete"             # plain concrete
+    CMP = "cmp"                       # corrugated metal pipe
+    HDPE = "hdpe"                     # high-density polyethylene (corrugated or smooth)
+    PVC = "pvc"
+    VITRIFIED_CLAY = "vitrified_clay"
+    DUCTILE_IRON = "ductile_iron"
+    CAST_IRON = "cast_iron"
+    STEEL = "steel"
+    BRICK = "brick"
+    STONE = "stone"
+    OTHER = "other"
+
+
+class Outfall(_Located):
     id: Ident
     name: str
     rain_gauges: list[str] = Field(min_length=1)
     flow_floor_gpm: float = Field(default=0.5, ge=0, description="noise floor of the flow meter [gpm]")
     exempt_flows: list[ExemptFlow] = Field(default_factory=list)
     report_interval: ReportInterval = None
+    receiving_water: str | None = Field(default=None, min_length=1, max_length=200,
+                                        description="the stream, lake or wetland the outfall discharges to")
+    pipe_diameter_in: float | None = Field(default=None, gt=0, le=240, allow_inf_nan=False,
+                                           description="inside diameter (or span) of the outfall pipe [in]")
+    pipe_material: PipeMaterial | None = None
 
     _interval = field_validator("report_interval")(_report_interval)
 
 
-class TurbidityPair(_Model):
+class TurbidityPair(_Located):
     id: Ident
     upstream: Ident
     downstream: Ident
@@ -82,7 +133,7 @@ class TurbidityPair(_Model):
         return self
 
 
-class ConstructionSite(_Model):
+class ConstructionSite(_Located):
     id: Ident
     name: str
     rain_gauges: list[str] = Field(min_length=1)
@@ -273,6 +324,34 @@ class Registry(_Model):
         return [d for d in self.approved_discharges
                 if d.outfall == outfall and d.from_ <= start and end <= d.to]
 
+    # -- records made outside the file ------------------------------------------------------
+    def with_suppressions(self, discharges: Iterable[ApprovedDischarge] = (),
+                          exempt_flows: Iterable[tuple[str, ExemptFlow]] = ()) -> "Registry":
+        """This registry with more approved discharges and exempt flows ((outfall, flow)
+        pairs): those the SMO records on the workbench, which the alert rules must see as
+        they see the file's. ValueError names an outfall the registry does not have."""
+        discharges, exempt_flows = list(discharges), list(exempt_flows)
+        if not discharges and not exempt_flows:
+            return self
+        known = {o.id for o in self.outfalls}
+        for oid in [d.outfall for d in discharges] + [o for o, _ in exempt_flows]:
+            if oid not in known:
+                raise ValueError(_unknown("outfall", oid, sorted(known)))
+        outfalls = [o.model_copy(update={"exempt_flows": [*o.exempt_flows, *(x for oid, x in exempt_flows
+                                                                             if oid == o.id)]})
+                    for o in self.outfalls]
+        return self.model_copy(update={"approved_discharges": [*self.approved_discharges, *discharges],
+                                       "outfalls": outfalls})
+
+    def same_stations(self, other: "Registry") -> bool:
+        """Whether ``other`` differs from this one at most in approved discharges and exempt flows."""
+        def bare(r: "Registry") -> dict[str, Any]:
+            d = r.model_dump(exclude={"approved_discharges"})
+            for o in d["outfalls"]:
+                o.pop("exempt_flows")
+            return d
+        return bare(self) == bare(other)
+
 
 def _unknown(what: str, value: str, known: list[str]) -> str:
     return f"unknown {what} {value!r} (known: {', '.join(known) or 'none'})"
@@ -288,4 +367,4 @@ def parse_registry(text: str, source: str = "<registry>") -> Registry:
 
 
 __all__ = ["Registry", "RainGauge", "Outfall", "TurbidityPair", "ConstructionSite", "ApprovedDischarge",
-           "Contact", "Role", "ExemptFlow", "RuleSettings", "load_registry", "parse_registry"]
+           "Contact", "Role", "ExemptFlow", "PipeMaterial", "RuleSettings", "load_registry", "parse_registry"]

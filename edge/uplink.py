@@ -104,7 +104,13 @@ class Uplink:
             time.sleep(0.05)
         return self.drained()
 
-    def stop(self, publish_offline: bool = True) -> None:
+    def stop(self, publish_offline: bool = True, drain_timeout_s: float = 10.0) -> None:
+        """Stop publishing. While connected, first give what the spool holds up to
+        ``drain_timeout_s`` to leave (a logger shut down for maintenance goes quiet with its
+        spool empty); what is left stays in the spool for the next start."""
+        if self._connected and drain_timeout_s > 0:
+            self.wake()
+            self.wait_drained(drain_timeout_s)
         with self._cv:
             self._running = False
             self._cv.notify_all()

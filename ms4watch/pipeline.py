@@ -30,7 +30,7 @@ from .alerts.delivery.routing import RoutingPolicy
 from .alerts.calibration_watch import CalibrationWatch
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind, EventStatus
-from .alerts.incidents import Change, IncidentStore, Priority, connect
+from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
 from .alerts.notifiers.urls import build_channels
 from .alerts.rules._common import td_ns
@@ -218,16 +218,31 @@ class AlertPipeline:
             i = j
         return len(rows)
 
-    def record_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
-        """An inspection recorded here: the incidents close, then the engine's items."""
+    def record_inspection(self, site: str, at: datetime, by: str, note: str = "", how: str = "api") -> list[Incident]:
+        """An inspection recorded here: the incidents close, then the engine's items. Returns
+        the incidents it resolved."""
         with self._lock:
-            self.incidents.record_inspection(site, at=at, by=by, note=note)
+            done = self.incidents.record_inspection(site, at=at, by=by, note=note, how=how)
             self._handle(self.engine.record_inspection(site, at, by, note))
+            return done
 
     def record_engine_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
         """An inspection already in the incident database (recorded by another process)."""
         with self._lock:
             self._handle(self.engine.record_inspection(site, at, by, note))
+
+    def use_registry(self, registry: Registry) -> None:
+        """The town's registry with the approved discharges and exempt flows recorded on the
+        workbench (``Registry.with_suppressions``): the engine judges by it from now on, and
+        an open episode they cover becomes suppressed (its incident says why)."""
+        with self._lock:
+            self._handle(self.engine.use_registry(registry))
+
+    def engine_events(self) -> list[Event]:
+        """Every event the engine holds (final ones included), not retracted: what the
+        workbench shows of storms and inspection items, whenever the process started."""
+        with self._lock:
+            return list(self.engine.events().values())
 
     # -- events ---------------------------------------------------------------------------------
     def _handle(self, events: list[Event]) -> None:

@@ -10,6 +10,14 @@ uvicorn in a thread of its own. The alert clock is wall time: a ticker advances 
 even when no reading arrives. The demo swaps in the embedded broker and a simulated clock
 (``simulated=True``: the data's own time, advanced by the demo) and nothing else.
 
+A coalition's server (``registries = [...]``) is the same per town — a store, an alert
+pipeline and an ingest (its own MQTT session on the town's topics) for each municipality,
+its files in ``DATA_DIR/<municipality>/`` — and one workbench for all (each town's pages
+under ``/t/<municipality>``; users, the audit log and the records made on the workbench in
+``DATA_DIR``). The alert engine judges by the registry file plus the approvals and exempt
+flows recorded on the workbench (``workbench/records``): read at start, updated as they
+are recorded.
+
 On start, before ingest takes new messages, the engine is re-fed from the store with every
 reading newer than its last checkpoint minus the lateness window: readings acknowledged
 after that checkpoint were stored but their evaluation died with a crashed process.
@@ -22,7 +30,8 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
@@ -32,7 +41,7 @@ from .ingest.sinks import open_store
 from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
-from .settings import Settings
+from .settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -46,24 +55,86 @@ Reporter = Callable[[str], None]
 
 
 @dataclass
-class Server:
-    settings: Settings
+class Town:
+    """One municipality's part of the server: its registry (the file's), store, alert
+    pipeline, ingest and workbench services, its data in ``data_dir``."""
+
     registry: Registry
+    data_dir: Path
     sink: Sink
     pipeline: AlertPipeline
     ingest: IngestService
+    workbench: "Workbench | None" = None
+    refed_readings: int = 0
+
+    @property
+    def municipality(self) -> str:
+        return self.registry.municipality
+
+    def sync_inspections(self) -> int:
+        """Tell the engine of inspections recorded in the incident database by another
+        process (``ms4watch incidents inspected``), so its items close too."""
+        marker = self.data_dir / "inspections-synced"
+        last = int(marker.read_text()) if marker.exists() else 0
+        rows = self.pipeline.incidents.store.inspections_after(last)
+        for iid, site, at, who, note in rows:
+            self.pipeline.record_engine_inspection(site, at, who, note or "")
+            last = iid
+        if rows:
+            marker.write_text(str(last))
+        return len(rows)
+
+
+@dataclass
+class Server:
+    settings: Settings
+    towns: list[Town]
     simulated: bool = False
     report: Reporter = log.info
-    refed_readings: int = 0
-    workbench: "Workbench | None" = None      # the web application's services (None: http.listen off)
-    app: "FastAPI | None" = None
+    app: "FastAPI | None" = None               # the workbench (None: http.listen off)
     web: "WebServer | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _ticker: threading.Thread | None = None
 
+    # -- one town (``serve`` of a municipality, the demo): its parts by name ---------------
+    @property
+    def town(self) -> Town:
+        """The town of a one-town server (the first of a coalition's)."""
+        return self.towns[0]
+
+    @property
+    def registry(self) -> Registry:
+        return self.town.registry
+
+    @property
+    def sink(self) -> Sink:
+        return self.town.sink
+
+    @property
+    def pipeline(self) -> AlertPipeline:
+        return self.town.pipeline
+
+    @property
+    def ingest(self) -> IngestService:
+        return self.town.ingest
+
+    @property
+    def workbench(self) -> "Workbench | None":
+        return self.town.workbench
+
+    @property
+    def refed_readings(self) -> int:
+        return sum(t.refed_readings for t in self.towns)
+
+    def town_named(self, municipality: str) -> Town:
+        for t in self.towns:
+            if t.municipality == municipality:
+                return t
+        raise KeyError(municipality)
+
     @property
     def store_url(self) -> str:
-        return self.settings.store_url
+        return self.settings.town_store_url(self.town.municipality)
 
     @property
     def web_url(self) -> str | None:
@@ -75,15 +146,18 @@ class Server:
         if self.app is not None:   # first: a port that is taken stops the start before anything runs
             from .workbench.serving import WebServer
             self.web = WebServer(http.host or "127.0.0.1", http.port or 0)
-            assert self.workbench is not None
-            if self.workbench.links.base_url is None:
-                self.workbench.links.base_url = self.web.url
-        self.pipeline.start()
-        if isinstance(self.sink, ReadingsSource):
-            self.refed_readings = self.pipeline.refeed(self.sink, now_ns=None if self.simulated else time.time_ns())
-            if self.refed_readings:
-                log.info("engine re-fed with %d stored readings newer than its checkpoint", self.refed_readings)
-        self.ingest.start(connect_timeout_s)
+            for t in self.towns:
+                if t.workbench is not None and t.workbench.links.base_url is None:
+                    t.workbench.links.base_url = self.web.url + _town_path(self.settings, t.municipality)
+        for t in self.towns:
+            t.pipeline.start()
+            if isinstance(t.sink, ReadingsSource):
+                t.refed_readings = t.pipeline.refeed(t.sink, now_ns=None if self.simulated else time.time_ns())
+                if t.refed_readings:
+                    log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
+                             t.refed_readings)
+        for t in self.towns:
+            t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:
             self.web.start(self.app)
         if not self.simulated:
@@ -94,86 +168,119 @@ class Server:
     def _tick(self) -> None:
         every = self.settings.engine.tick.total_seconds()
         while not self._stop.wait(every):
-            try:
-                self.sync_inspections()
-                self.pipeline.advance(time.time_ns())
-                self.pipeline.checkpoint()
-            except Exception:  # the clock must keep ticking
-                log.exception("advancing the alert clock failed")
+            for t in self.towns:
+                try:
+                    t.sync_inspections()
+                    t.pipeline.advance(time.time_ns())
+                    t.pipeline.checkpoint()
+                except Exception:  # the clock must keep ticking
+                    log.exception("advancing the alert clock of %s failed", t.municipality)
 
     def sync_inspections(self) -> int:
-        """Tell the engine of inspections recorded in the incident database by another
-        process (``ms4watch incidents inspected``), so its items close too."""
-        marker = self.settings.data_dir / "inspections-synced"
-        last = int(marker.read_text()) if marker.exists() else 0
-        rows = self.pipeline.incidents.store.inspections_after(last)
-        for iid, site, at, who, note in rows:
-            self.pipeline.record_engine_inspection(site, at, who, note or "")
-            last = iid
-        if rows:
-            marker.write_text(str(last))
-        return len(rows)
+        """Every town's :meth:`Town.sync_inspections`."""
+        return sum(t.sync_inspections() for t in self.towns)
 
     def stop(self, end_ns: int | None = None) -> None:
         """Stop taking messages, store what is queued, deliver what is due, checkpoint."""
         self._stop.set()
-        self.ingest.stop()
+        for t in self.towns:
+            t.ingest.stop()
         if self.web is not None:
             self.web.stop()
-        self.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
-        self.pipeline.close()
-        if self.workbench is not None:
-            self.workbench.close()
+        for t in self.towns:
+            t.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
+            t.pipeline.close()
+            if t.workbench is not None:
+                t.workbench.close()
+
+
+def _town_path(settings: Settings, municipality: str) -> str:
+    """Where a town's pages are on the server: the root, or ``/t/<town>`` in a coalition."""
+    return f"/t/{municipality}" if settings.coalition else ""
 
 
 def build_server(settings: Settings, *, report: Reporter = log.info, simulated: bool = False,
                  ingest_client_id: str | None = None) -> Server:
-    """The server for ``settings``: refuses a bad registry, store URL or channel URL before
-    anything is opened or connected."""
+    """The server for ``settings`` — one town's, or a coalition's (one registry per
+    municipality, each town with its own store, alert pipeline and ingest; one workbench
+    for all, each town's under ``/t/<town>``). Refuses a bad registry, store URL or channel
+    URL, or two registries of one municipality, before anything is opened or connected."""
+    registries = [load_registry(p) for p in settings.registry_paths()]
+    names = [r.municipality for r in registries]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise SettingsError(f"registries: {', '.join(twice)} named by more than one registry")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secret = sms_verifier = None
+    if settings.http.listen is not None:   # the secret signs sessions and the links in emails alike
+        sms_verifier = settings.sms.verifier()   # a missing secret is one line now, not at the first SMS
+        from .workbench.auth import load_secret
+        secret = load_secret(settings)
+    towns = [_town(settings, reg, report=report, simulated=simulated, links=_links(settings, secret, reg.municipality),
+                   sms_verifier=sms_verifier, secret=secret, towns=tuple(names),
+                   client_id=ingest_client_id if len(registries) == 1 else None)
+             for reg in registries]
+    server = Server(settings, towns, simulated=simulated, report=report)
+    if secret is not None:
+        from .workbench import create_app
+        from .workbench.app import create_coalition_app
+        wbs = [t.workbench for t in towns if t.workbench is not None]
+        server.app = create_coalition_app(settings, wbs) if settings.coalition else create_app(settings, wbs[0])
+    return server
+
+
+def _links(settings: Settings, secret: str | None, municipality: str) -> Any:
+    """The town's signed acknowledge links (None without the workbench)."""
+    if secret is None:
+        return None
+    from .workbench.auth import AckLinks
+    base = settings.http.public_url + _town_path(settings, municipality) if settings.http.public_url else None
+    return AckLinks(secret, settings.web.ack_link_lifetime, base, scope=municipality if settings.coalition else None)
+
+
+def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated: bool, links: Any,
+          sms_verifier: Any, secret: str | None, towns: tuple[str, ...], client_id: str | None) -> Town:
+    from .workbench.records import load_suppressions, with_recorded
     from .workbench.services.metrics import Metrics
 
-    registry = load_registry(settings.require_registry())
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    sink = open_store(settings.store_url, settings.data_dir)
-    records = None if settings.store_url.startswith("sqlite:") else sink   # dashboards: InfluxDB only
-    links = secret = None
-    if settings.http.listen is not None:   # the secret signs sessions and the links in emails alike
-        from .workbench.auth import AckLinks, load_secret
-        sms_verifier = settings.sms.verifier()   # a missing secret is one line now, not at the first SMS
-        secret = load_secret(settings)
-        links = AckLinks(secret, settings.web.ack_link_lifetime, settings.http.public_url)
+    m = registry.municipality
+    data_dir = settings.town_data_dir(m)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    sink = open_store(settings.town_store_url(m), data_dir)
+    records = None if settings.town_store_url(m).startswith("sqlite:") else sink   # dashboards: InfluxDB only
     metrics = Metrics()
     readings = sink if isinstance(sink, ReadingsSource) else None
+    # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
+    judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     pipeline = AlertPipeline(
-        registry, settings.data_dir, notify_urls=settings.notify, report=report, readings=readings,
+        judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=sink if isinstance(sink, CalibrationHistory) else None)
     broker = settings.broker
     ingest = IngestService(
-        broker.url, registry.municipality, sink,
-        client_id=ingest_client_id or broker.client_id, username=broker.username, password=broker.secret(),
-        tls=broker.tls(), identity=Identity(registry.station_ids(), settings.devices(registry)),
-        on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=settings.data_dir / "rejected.jsonl",
+        broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,
+        password=broker.secret(), tls=broker.tls(),
+        identity=Identity(registry.station_ids(), settings.devices(registry)),   # who may send what
+        on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds(),
         time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
-    server = Server(settings, registry, sink, pipeline, ingest, simulated=simulated, report=report)
+    town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
                   spool_depth=(lambda: sink.spool_depth) if isinstance(sink, SpoolingSink) else None,
                   queue=lambda: incidents.delivery_backlog()[0])
     if links is not None and secret is not None:
-        from .workbench import Workbench, create_app
+        from .workbench import Workbench
         from .workbench.services.health import Health
         health = Health(broker_connected=ingest.connected.is_set, store=sink if isinstance(sink, Probing) else None,
                         backlog=incidents.delivery_backlog, clock=incidents.clock,
                         backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
-        server.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret,
-                                          links=links, health=health, metrics=metrics, readings=readings,
-                                          clock=incidents.clock, sms_verifier=sms_verifier)
-        server.app = create_app(settings, server.workbench)
-    return server
+        town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
+                                        health=health, metrics=metrics, readings=readings, clock=incidents.clock,
+                                        sms_verifier=sms_verifier, alert_side=pipeline, towns=towns)
+    return town
 
 
-__all__ = ["Server", "build_server"]
+__all__ = ["Server", "Town", "build_server"]

@@ -8,7 +8,7 @@ Secrets are read only from files or the environment (``broker.password_file``,
 never from a flag, and a broker URL carrying a password is refused::
 
     # /etc/ms4watch/ms4watch.toml
-    registry = "/etc/ms4watch/sites.yaml"
+    registry = "/etc/ms4watch/sites.yaml"   # or, a coalition's server: registries = ["…/a.yaml", "…/b.yaml"]
     firmware_configs = "/etc/ms4watch/loggers"   # the town's loggers, one <device>.yaml each
     data_dir = "/var/lib/ms4watch"
     store = "influxdb1://influx.town.example:8086/ms4"
@@ -163,6 +163,32 @@ class WebSettings(_Section):
     ready_backlog_max: Duration = Field(default=timedelta(minutes=15),
                                         description="/health/ready fails when a notification has waited this long "
                                                     "past its due time")
+    photo_max_bytes: int = Field(default=16_000_000, ge=100_000, le=200_000_000,
+                                 description="largest inspection photo taken [bytes]")
+    upload_max_bytes: int = Field(default=100_000_000, ge=1_000_000, le=2_000_000_000,
+                                  description="largest request body with photos [bytes]; other bodies 1 MB")
+    map_tiles: str | None = Field(default=None, description="map tile URL with {z}, {x}, {y} (e.g. the town's GIS "
+                                                            "server); none: the status map is an SVG of the coordinates")
+    map_attribution: str = Field(default="", max_length=200, description="credit shown under tiled maps")
+
+    @field_validator("map_tiles")
+    @classmethod
+    def _tiles(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if not v.startswith("https://") and not v.startswith("http://"):
+            raise ValueError(f"expected an http(s):// URL with {{z}}, {{x}} and {{y}}, got {v!r}")
+        if any(f"{{{k}}}" not in v for k in "zxy") or "'" in v or '"' in v or " " in v:
+            raise ValueError(f"expected a tile URL with {{z}}, {{x}} and {{y}} (and no quotes or spaces), got {v!r}")
+        return v
+
+    def tile_origin(self) -> str | None:
+        """The tile server's origin (the Content-Security-Policy lets images come from it)."""
+        if self.map_tiles is None:
+            return None
+        from urllib.parse import urlsplit
+        u = urlsplit(self.map_tiles.replace("{", "").replace("}", ""))
+        return f"{u.scheme}://{u.netloc}"
 
     @field_validator("secret")
     @classmethod
@@ -242,6 +268,9 @@ class Settings(BaseSettings):
         default=None, description="folder of the town's logger configs (<device>.yaml): the devices it listed. Ingest "
                                   "then sets aside messages of other devices and readings for stations a device "
                                   "does not serve; broker-config makes their credentials")
+    registries: list[Path] = Field(default_factory=list,
+                                   description="a coalition's server: one registry per municipality (instead of "
+                                               "registry); each town's data in DATA_DIR/<municipality>/")
     data_dir: Path = Field(default=Path("/var/lib/ms4watch"),
                            description="engine state, incidents, notification queue, spool")
     store: str | None = Field(default=None, description="store URL; default sqlite:///DATA_DIR/store.db")
@@ -253,6 +282,19 @@ class Settings(BaseSettings):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     sms: SmsSettings = Field(default_factory=SmsSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+
+    @model_validator(mode="after")
+    def _coalition(self) -> "Settings":
+        if self.registries and self.registry is not None:
+            raise ValueError("registry and registries: give one town's registry, or a coalition's registries, "
+                             "not both")
+        if len(self.registries) != len(set(self.registries)):
+            raise ValueError("registries: a registry is named twice")
+        if self.registries and self.store is not None and "{municipality}" not in self.store:
+            raise ValueError("store: a coalition's towns keep their readings apart (station ids may repeat from "
+                             "town to town): put {municipality} in the store URL, e.g. influxdb1://host:8086/"
+                             "ms4_{municipality}")
+        return self
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -281,7 +323,8 @@ class Settings(BaseSettings):
 
     def devices(self, registry=None):
         """The town's listed loggers (``firmware_configs``, checked against ``registry``, loaded
-        from the settings when not given), or None when not set."""
+        from the settings when not given), or None when not set. A coalition keeps every
+        town's loggers in the one folder: each town gets its own."""
         if self.firmware_configs is None:
             return None
         from .contract.devices import load_devices
@@ -289,12 +332,40 @@ class Settings(BaseSettings):
         if not self.firmware_configs.is_dir():
             raise SettingsError(f"firmware_configs: {self.firmware_configs}: no such folder")
         reg = registry if registry is not None else load_registry(self.require_registry())
-        return load_devices(reg, self.firmware_configs, skip=(self.require_registry(),))
+        paths = self.registry_paths()
+        others = frozenset(load_registry(p).municipality for p in paths) - {reg.municipality} if self.coalition \
+            else frozenset()
+        return load_devices(reg, self.firmware_configs, skip=tuple(paths), others=others)
 
     def require_registry(self) -> Path:
         if self.registry is None:
             raise SettingsError("registry: not set (--registry, MS4WATCH_REGISTRY, or registry = … in the config file)")
         return self.registry
+
+    # -- a coalition: several municipalities on one server ---------------------------------
+    @property
+    def coalition(self) -> bool:
+        return bool(self.registries)
+
+    def registry_paths(self) -> list[Path]:
+        """The registries this server serves: the coalition's, else the one town's."""
+        return list(self.registries) or [self.require_registry()]
+
+    def town_data_dir(self, municipality: str) -> Path:
+        """Engine state, incidents, notifications, spool and the default store of a town:
+        DATA_DIR itself for one town, DATA_DIR/<municipality>/ in a coalition. Users, the
+        audit log, recorded approvals, inspection reports and photos stay in DATA_DIR."""
+        return self.data_dir / municipality if self.coalition else self.data_dir
+
+    def town_store_url(self, municipality: str) -> str:
+        if self.store is None:
+            return f"sqlite:///{(self.town_data_dir(municipality) / 'store.db').resolve()}"
+        return self.store.replace("{municipality}", municipality)
+
+    def town_client_id(self, municipality: str) -> str | None:
+        """Ingest's persistent MQTT session of a town (default ``ms4watch-ingest-<town>``)."""
+        cid = self.broker.client_id
+        return f"{cid}-{municipality}" if cid and self.coalition else cid
 
 
 def config_file(explicit: Path | None = None) -> Path | None:

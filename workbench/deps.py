@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
@@ -33,6 +33,12 @@ def get_services(request: Request) -> Workbench:
 
 Services = Annotated[Workbench, Depends(get_services)]
 IncidentId = Annotated[int, Path(ge=1, le=MAX_ID, description="the incident's id")]
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+StationPath = Annotated[str, Path(pattern=ID_PATTERN, description="a station id (rain gauge, outfall, turbidity probe)")]
+OutfallPath = Annotated[str, Path(pattern=ID_PATTERN, description="an outfall id")]
+ReportId = Annotated[int, Path(ge=1, le=MAX_ID, description="the inspection report's id")]
+SuppressionId = Annotated[int, Path(ge=1, le=MAX_ID, description="the recorded approval's or exempt flow's id")]
+Sha256 = Annotated[str, Path(pattern=r"^[0-9a-f]{64}$", description="the photo's SHA-256")]
 
 _bearer = HTTPBearer(auto_error=False, description="an API token (`ms4watch users token NAME`)")
 
@@ -108,14 +114,34 @@ def start_session(request: Request, actor: Actor) -> None:
 CurrentActor = Annotated[Actor, Depends(current_actor)]
 
 
+def base_path(request: Request) -> str:
+    """Where the town's pages are: "" (one town), ``/t/<town>`` (a coalition)."""
+    return request.scope.get("root_path", "")
+
+
 def render(request: Request, template: str, status_code: int = 200, *, headers: dict[str, str] | None = None,
            **context: Any) -> HTMLResponse:
-    """A page from ``templates/``; every page gets the request, the actor (if any) and the town."""
+    """A page from ``templates/``; every page gets the request, the actor (if any), the town,
+    ``base`` (the town's path prefix) and the towns the server serves."""
     services: Workbench = request.app.state.workbench
     return request.app.state.templates.TemplateResponse(
-        request, template, {"municipality": services.municipality, "actor": None, **context},
+        request, template, {"municipality": services.municipality, "actor": None, "base": base_path(request),
+                            "towns": services.towns if services.coalition else (), **context},
         status_code=status_code, headers=headers)
 
 
-__all__ = ["Services", "CurrentActor", "IncidentId", "get_services", "current_actor", "client_address",
-           "csrf_token", "check_csrf", "start_session", "render", "CSRF_HEADER", "CSRF_FIELD"]
+def parse_when(text: str, tz: Any, *, end: bool = False) -> datetime:
+    """A time a person types: ``YYYY-MM-DD`` (local midnight; with ``end``, the day's last microsecond),
+    ``YYYY-MM-DDTHH:MM`` (local, as a datetime-local input sends it), or ISO 8601 with an
+    offset. ValueError otherwise."""
+    text = text.strip()
+    if len(text) == 10:
+        d = datetime.fromisoformat(text).replace(tzinfo=tz)
+        return d + timedelta(days=1, microseconds=-1) if end else d
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=tz)
+
+
+__all__ = ["Services", "CurrentActor", "IncidentId", "StationPath", "OutfallPath", "ReportId", "SuppressionId", "Sha256",
+           "get_services", "current_actor", "client_address", "csrf_token", "check_csrf", "start_session", "render",
+           "base_path", "parse_when", "CSRF_HEADER", "CSRF_FIELD"]

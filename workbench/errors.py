@@ -40,6 +40,12 @@ class LinkExpired(WorkbenchError):
     status = 410
 
 
+class TooLarge(WorkbenchError):
+    """A request body (or a photo) larger than allowed."""
+
+    status = 413
+
+
 class RateLimited(WorkbenchError):
     """Too many failed logins; ``retry_after_s`` says when to try again."""
 
@@ -55,4 +61,4 @@ class UserError(WorkbenchError):
 
 
 __all__ = ["WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired",
-           "RateLimited", "UserError"]
+           "RateLimited", "UserError", "TooLarge"]

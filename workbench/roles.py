@@ -8,7 +8,9 @@ user, municipality, role). Roles are ordered; a role may do what every smaller o
 |---------------------|-------------|
 | read                | viewer      |
 | acknowledge         | inspector   |
+| record inspections  | inspector   |
 | resolve             | smo         |
+| record approvals    | smo         |  (approved discharges and exempt flows: they silence alerts)
 | manage users        | admin       |
 """
 
@@ -40,7 +42,9 @@ _RANK = {Role.VIEWER: 0, Role.INSPECTOR: 1, Role.SMO: 2, Role.ADMIN: 3}
 class Permission(str, enum.Enum):
     READ = "read"
     ACKNOWLEDGE = "acknowledge"
+    RECORD_INSPECTION = "record inspections"
     RESOLVE = "resolve"
+    RECORD_APPROVAL = "record approvals"
     MANAGE_USERS = "manage users"
 
 
@@ -48,7 +52,9 @@ class Permission(str, enum.Enum):
 NEEDS: dict[Permission, Role] = {
     Permission.READ: Role.VIEWER,
     Permission.ACKNOWLEDGE: Role.INSPECTOR,
+    Permission.RECORD_INSPECTION: Role.INSPECTOR,
     Permission.RESOLVE: Role.SMO,
+    Permission.RECORD_APPROVAL: Role.SMO,
     Permission.MANAGE_USERS: Role.ADMIN,
 }
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from ..alerts.incidents import AuditEntry, Priority, State
+from ..contract.registry import Outfall, PipeMaterial
+from ..contract.timeutil import from_ns
+from .records import Credential, InspectionReport, SuppressionKind
 from .services.incidents import IncidentDetail, IncidentView
+from .services.inspections import DueItem
+from .services.inventory import Listed
+from .services.stations import Calibration, StationStatus
+from .services.stations import State as StationState
+from .services.storms import Storm
 
 
 class ErrorOut(BaseModel):
@@ -106,6 +114,230 @@ class MeOut(BaseModel):
     municipality: str
 
 
+class StationOut(BaseModel):
+    id: str
+    name: str
+    kind: str = Field(description="rain gauge, outfall, turbidity upstream or turbidity downstream")
+    quantity: str
+    subject: str = Field(description="the gauge, outfall or turbidity pair it belongs to")
+    lat: float | None
+    lon: float | None
+    state: StationState = Field(description="the worst of its states")
+    states: list[StationState]
+    reasons: list[str]
+    latest_at: datetime | None = Field(description="its newest reading")
+    latest_value: float | None
+    battery_v: float | None
+    signal_dbm: float | None
+    calibration_due: date | None
+    open_incidents: list[int]
+
+    @classmethod
+    def of(cls, s: StationStatus) -> "StationOut":
+        st = s.station
+        return cls(id=st.id, name=st.name, kind=st.kind, quantity=st.quantity, subject=st.subject, lat=st.lat,
+                   lon=st.lon, state=s.state, states=s.states, reasons=s.reasons,
+                   latest_at=from_ns(s.latest.time_ns) if s.latest else None,
+                   latest_value=s.latest.value if s.latest else None, battery_v=s.battery_v, signal_dbm=s.signal_dbm,
+                   calibration_due=s.calibration_due, open_incidents=[i.id for i in s.incidents])
+
+
+class BucketOut(BaseModel):
+    start: datetime
+    count: int | None
+    min: float | None
+    max: float | None
+    mean: float | None
+    sum: float | None
+
+
+class SeriesOut(BaseModel):
+    label: str
+    buckets: list[BucketOut]
+
+
+class ThresholdOut(BaseModel):
+    label: str
+    value: float | None
+
+
+class BandOut(BaseModel):
+    kind: str = Field(description="storm or episode")
+    start: datetime
+    end: datetime
+    label: str
+
+
+class ReadingsOut(BaseModel):
+    """A window of a station's readings summarised in equal buckets (what its chart draws)."""
+    station: str
+    start: datetime
+    end: datetime
+    bucket_s: float
+    unit: str
+    series: list[SeriesOut]
+    rain: list[BucketOut] = Field(description="rain per bucket [in] (sum)")
+    thresholds: list[ThresholdOut]
+    bands: list[BandOut]
+
+
+class CalibrationOut(BaseModel):
+    station: str
+    device: str
+    sensor: str
+    performed: date
+    due: date
+    days_left: int
+    overdue: bool
+
+    @classmethod
+    def of(cls, c: Calibration) -> "CalibrationOut":
+        return cls(station=c.station, device=c.device, sensor=c.sensor, performed=c.performed, due=c.due,
+                   days_left=c.days_left, overdue=c.overdue)
+
+
+class DueItemOut(BaseModel):
+    incident: int
+    code: str
+    state: State
+    site: str
+    site_name: str
+    reason: str = Field(description="storm or routine")
+    gauge: str | None
+    deadline: datetime | None
+    resolved_at: datetime | None
+    resolved_by: str | None
+    engine_closed_at: datetime | None = Field(description="when the alert engine's item closed (None: open, or "
+                                                          "no engine in this process)")
+
+    @classmethod
+    def of(cls, d: DueItem) -> "DueItemOut":
+        i = d.incident
+        return cls(incident=i.id, code=i.code, state=i.state, site=i.subject, site_name=d.site_name, reason=d.reason,
+                   gauge=d.gauge, deadline=i.deadline, resolved_at=i.resolved_at, resolved_by=i.resolved_by,
+                   engine_closed_at=d.engine_closed_at)
+
+
+class PhotoOut(BaseModel):
+    sha256: str
+    media_type: str
+    size: int
+    name: str
+    url: str
+
+
+class ReportOut(BaseModel):
+    id: int
+    site: str
+    at: datetime
+    inspector: str
+    credential: Credential
+    license_no: str
+    disturbed_areas: str = Field(description="(1) disturbed areas and drainage pathways; next 14 days")
+    stabilized_areas: str = Field(description="(2) areas stabilised")
+    idle_areas: str = Field(description="(3) disturbed areas idle for 14 days")
+    sediment_pct: float = Field(description="(4) sediment accumulation [% of storage volume]")
+    sediment_note: str | None
+    maintenance: str = Field(description="(5) maintenance needs, erosion evidence")
+    deficiencies: str = Field(description="(6) deficiencies in carrying out the SWPPP")
+    certification: str
+    recorded_by: str
+    recorded_at: datetime
+    photos: list[PhotoOut]
+    closed_incidents: list[int]
+
+    @classmethod
+    def of(cls, r: InspectionReport, base: str = "") -> "ReportOut":
+        return cls(id=r.id, site=r.site, at=r.at, inspector=r.inspector, credential=r.credential,
+                   license_no=r.license_no, disturbed_areas=r.disturbed_areas, stabilized_areas=r.stabilized_areas,
+                   idle_areas=r.idle_areas, sediment_pct=r.sediment_pct, sediment_note=r.sediment_note,
+                   maintenance=r.maintenance, deficiencies=r.deficiencies, certification=r.certification,
+                   recorded_by=r.recorded_by, recorded_at=r.recorded_at,
+                   photos=[PhotoOut(sha256=p.sha256, media_type=p.media_type, size=p.size, name=p.name,
+                                    url=f"{base}/inspections/{r.id}/photos/{p.sha256}") for p in r.photos],
+                   closed_incidents=list(r.closed))
+
+
+class RecordedOut(BaseModel):
+    report: ReportOut
+    closed: list[IncidentOut] = Field(description="the inspection items it resolved")
+
+
+class OutfallOut(BaseModel):
+    id: str
+    name: str
+    lat: float | None
+    lon: float | None
+    receiving_water: str | None
+    pipe_diameter_in: float | None
+    pipe_material: PipeMaterial | None
+    rain_gauges: list[str]
+    flow_floor_gpm: float
+
+    @classmethod
+    def of(cls, o: Outfall) -> "OutfallOut":
+        return cls(id=o.id, name=o.name, lat=o.lat, lon=o.lon, receiving_water=o.receiving_water,
+                   pipe_diameter_in=o.pipe_diameter_in, pipe_material=o.pipe_material, rain_gauges=list(o.rain_gauges),
+                   flow_floor_gpm=o.flow_floor_gpm)
+
+
+class SuppressionOut(BaseModel):
+    id: int | None = Field(description="None: from the registry file")
+    source: str = Field(description="registry or recorded")
+    kind: SuppressionKind
+    outfall: str
+    start: datetime | None
+    end: datetime | None
+    flow: str | None = Field(description="an exempt flow's kind")
+    reason: str
+    recorded_by: str | None
+    recorded_at: datetime | None
+    withdrawn_by: str | None
+    withdrawn_at: datetime | None
+    withdrawn_note: str | None
+
+    @classmethod
+    def of(cls, x: Listed) -> "SuppressionOut":
+        r = x.record
+        return cls(id=r.id if r else None, source=x.source, kind=x.kind, outfall=x.outfall, start=x.start, end=x.end,
+                   flow=x.flow, reason=x.reason, recorded_by=r.recorded_by if r else None,
+                   recorded_at=r.recorded_at if r else None, withdrawn_by=r.withdrawn_by if r else None,
+                   withdrawn_at=r.withdrawn_at if r else None, withdrawn_note=r.withdrawn_note if r else None)
+
+
+class SuppressionIn(BaseModel):
+    kind: SuppressionKind
+    outfall: str = Field(min_length=1, max_length=64)
+    start: AwareDatetime
+    end: AwareDatetime | None = Field(default=None, description="required: one without an end is refused (409)")
+    flow: str | None = Field(default=None, max_length=200, description="an exempt flow's kind (required for one)")
+    reason: str = Field(min_length=1, max_length=2000, pattern=r"\S")
+
+
+class WithdrawIn(BaseModel):
+    note: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why it is withdrawn")
+
+
+class StormOut(BaseModel):
+    gauge: str
+    gauge_name: str
+    start: datetime
+    end: datetime | None = Field(description="None while it may still be raining")
+    last_rain: datetime
+    depth_in: float
+    qualifying: bool = Field(description="0.5 inch or more: the gauge's active sites are due for inspection")
+    duration_h: float | None
+    peak_i15_in_h: float | None
+    peak_i60_in_h: float | None
+    sites: list[str]
+
+    @classmethod
+    def of(cls, s: Storm) -> "StormOut":
+        return cls(gauge=s.gauge, gauge_name=s.gauge_name, start=s.start, end=s.end, last_rain=s.last_rain,
+                   depth_in=s.depth_in, qualifying=s.qualifying, duration_h=s.duration_h,
+                   peak_i15_in_h=s.peak_i15_in_h, peak_i60_in_h=s.peak_i60_in_h, sites=list(s.sites))
+
+
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "no session and no valid API token"},
     403: {"model": ErrorOut, "description": "the role is too small, or a session's CSRF token is missing"},
@@ -113,5 +345,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "no such incident"}}
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorOut, "description": "not possible in its state"}}
 
+BAD: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut, "description": "refused as given (the detail says why)"}}
+TOO_LARGE: dict[int | str, dict[str, Any]] = {413: {"model": ErrorOut, "description": "a photo or the request too large"}}
+
 __all__ = ["ErrorOut", "IncidentOut", "AuditOut", "NotificationOut", "IncidentDetailOut", "AcknowledgeIn",
-           "ResolveIn", "MeOut", "ERRORS", "NOT_FOUND", "CONFLICT"]
+           "ResolveIn", "MeOut", "StationOut", "ReadingsOut", "CalibrationOut", "DueItemOut", "ReportOut", "RecordedOut",
+           "PhotoOut", "OutfallOut", "SuppressionOut", "SuppressionIn", "WithdrawIn", "StormOut", "ERRORS", "NOT_FOUND",
+           "CONFLICT", "BAD", "TOO_LARGE"]

@@ -93,33 +93,45 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
 def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain) -> tuple[pd.Series, np.ndarray]:
     """:func:`is_dry_weather` and the depth in each window [micro-inch] (int64)."""
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
-    t_at = ns_index(at_idx)
-    t_r = ns_index(rain_in)
-    v = to_micro_in(rain_in.to_numpy())
+    state, total = gauge_dry_state(ns_index(rain_in), rain_in.to_numpy(), ns_index(at_idx), lookback_ns=td_ns(lookback),
+                                   max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
+                                   after_rain_ns=td_ns(after_rain))
+    return pd.Series(state, index=at_idx, name="dry_state"), total
+
+
+def gauge_dry_state(rain_t_ns: np.ndarray, rain_in: np.ndarray, at_ns: np.ndarray, *, lookback_ns: int,
+                    max_rain_uin: int, max_gap_ns: int, after_rain_ns: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`is_dry_weather` on arrays (the form the alert engine calls): one gauge's rows
+    (times [UTC ns], depths [in]) judged at the times ``at_ns`` [UTC ns]; durations in ns,
+    ``max_rain_uin`` in micro-inches. Returns the :class:`DryState` codes (int8) and the depth
+    in each trailing window [micro-inch] (int64)."""
+    t_at = np.asarray(at_ns, dtype=np.int64)
+    t_r = np.asarray(rain_t_ns, dtype=np.int64)
+    v = to_micro_in(rain_in)
     if t_r.size and np.any(np.diff(t_r) < 0):
         o = np.argsort(t_r, kind="stable")
         t_r, v = t_r[o], v[o]
-    lb = td_ns(lookback)
+    lb = lookback_ns
     cum = np.concatenate(([0], np.cumsum(v)))
     hi = np.searchsorted(t_r, t_at, side="right")
     lo = np.searchsorted(t_r, t_at - lb, side="right")
     total = cum[hi] - cum[lo]
-    wet = total >= decimal_to_micro(max_rain_in)
-    ar = td_ns(after_rain)
+    wet = total >= max_rain_uin
+    ar = after_rain_ns
     if ar > 0:
         t_pos = t_r[v > 0]
         k_last = np.searchsorted(t_pos, t_at, side="right") - 1
         recent = (k_last >= 0) & (t_at - t_pos[np.clip(k_last, 0, None)] < ar) if t_pos.size else \
             np.zeros(t_at.size, dtype=bool)
         wet = wet | recent
-    ca, cb = rain_coverage(t_r, td_ns(max_gap))
+    ca, cb = rain_coverage(t_r, max_gap_ns)
     # covered if one coverage interval holds [t - lookback, t]
     k = np.searchsorted(ca, t_at - lb, side="right") - 1
     ok = k >= 0
     kk = np.clip(k, 0, None)
     covered = ok & (cb[kk] >= t_at) if ca.size else np.zeros(t_at.size, dtype=bool)
     state = np.where(wet, DryState.WET, np.where(covered, DryState.DRY, DryState.UNKNOWN)).astype(np.int8)
-    return pd.Series(state, index=at_idx, name="dry_state"), total
+    return state, total
 
 
 def combine_dry_states(states: pd.DataFrame) -> pd.Series:
@@ -131,13 +143,17 @@ def combine_dry_states(states: pd.DataFrame) -> pd.Series:
     coverage is then dry); else UNKNOWN (no gauge covers the window). Depths are never
     added: the wettest gauge decides. No gauge at all: UNKNOWN.
     """
-    if states.shape[1] == 0:
-        return pd.Series(np.full(len(states), DryState.UNKNOWN, dtype=np.int8), index=states.index, name="dry_state")
-    a = states.to_numpy(dtype=np.int8)
+    return pd.Series(combine_dry_codes(states.to_numpy(dtype=np.int8)), index=states.index, name="dry_state")
+
+
+def combine_dry_codes(states: np.ndarray) -> np.ndarray:
+    """:func:`combine_dry_states` on an (n readings, n gauges) array of :class:`DryState` codes."""
+    a = np.asarray(states, dtype=np.int8)
+    if a.shape[1] == 0:
+        return np.full(len(a), DryState.UNKNOWN, dtype=np.int8)
     wet = (a == DryState.WET).any(axis=1)
     dry = (a == DryState.DRY).any(axis=1)
-    out = np.where(wet, DryState.WET, np.where(dry, DryState.DRY, DryState.UNKNOWN)).astype(np.int8)
-    return pd.Series(out, index=states.index, name="dry_state")
+    return np.where(wet, DryState.WET, np.where(dry, DryState.DRY, DryState.UNKNOWN)).astype(np.int8)
 
 
 def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeIndex | pd.Series, *,
@@ -171,12 +187,32 @@ def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeI
     depth at the outfall); Ramapo ch. 218, Schenectady ch. 148 Art. II.
     """
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
-    states, depths = {}, {}
-    for g, rain in rain_by_gauge.items():
-        st, total = _gauge_state(rain, at_idx, lookback=lookback, max_rain_in=max_rain_in, max_gap=max_gap,
-                                 after_rain=after_rain)
-        states[g] = st.to_numpy()
-        depths[g] = total / MICRO
-    per_gauge = pd.DataFrame(states, index=at_idx, columns=list(rain_by_gauge))
-    depth = pd.DataFrame(depths, index=at_idx, columns=list(rain_by_gauge), dtype=np.float64)
-    return combine_dry_states(per_gauge), per_gauge, depth
+    gauges = list(rain_by_gauge)
+    state, per_gauge, depth = outfall_dry_codes(
+        {g: (ns_index(r), r.to_numpy()) for g, r in rain_by_gauge.items()}, ns_index(at_idx),
+        lookback_ns=td_ns(lookback), max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
+        after_rain_ns=td_ns(after_rain))
+    return (pd.Series(state, index=at_idx, name="dry_state"),
+            pd.DataFrame(per_gauge, index=at_idx, columns=gauges),
+            pd.DataFrame(depth, index=at_idx, columns=gauges, dtype=np.float64))
+
+
+def outfall_dry_codes(rain_by_gauge: Mapping[str, tuple[np.ndarray, np.ndarray]], at_ns: np.ndarray, *,
+                      lookback_ns: int, max_rain_uin: int, max_gap_ns: int, after_rain_ns: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`outfall_dry_weather` on arrays (the form the alert engine calls).
+
+    ``rain_by_gauge``: gauge id -> (times [UTC ns], depths [in]); durations in ns,
+    ``max_rain_uin`` in micro-inches (:func:`gauge_dry_state`). Returns the outfall's
+    :class:`DryState` codes (n,), each gauge's codes (n, gauges) and each gauge's depth in
+    the trailing window [in] (n, gauges), gauges in the mapping's order.
+    """
+    t_at = np.asarray(at_ns, dtype=np.int64)
+    n, k = t_at.size, len(rain_by_gauge)
+    per_gauge = np.empty((n, k), dtype=np.int8)
+    depth = np.empty((n, k), dtype=np.float64)
+    for j, (t, v) in enumerate(rain_by_gauge.values()):
+        per_gauge[:, j], total = gauge_dry_state(t, v, t_at, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
+                                                 max_gap_ns=max_gap_ns, after_rain_ns=after_rain_ns)
+        depth[:, j] = total / MICRO
+    return combine_dry_codes(per_gauge), per_gauge, depth

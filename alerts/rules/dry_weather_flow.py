@@ -23,13 +23,26 @@ PROVISION = ("Ramapo ch. 218 / Schenectady ch. 148 Art. II: prohibition of illic
 EPISODE_COLUMNS = ["start", "end", "open", "peak_gpm", "n_readings"]
 
 
-def _episode_frame(t: np.ndarray, val: np.ndarray, eps: list[tuple[int, int, bool]], peak_name: str) -> pd.DataFrame:
-    a = np.array([e[0] for e in eps], dtype=np.int64)
-    b = np.array([e[1] for e in eps], dtype=np.int64)
+def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray, state: DryState, *,
+                  floor_gpm: float, min_duration_ns: int, rearm_ns: int) -> list[tuple[int, int, bool, float, int]]:
+    """Runs of flow above ``floor_gpm`` [gpm] in every reading while the dry-weather code is
+    ``state``, lasting ``min_duration_ns``, runs closer than ``rearm_ns`` joined: the arrays
+    form of :func:`dry_weather_flow` and :func:`unknown_dry_flow` (what the alert engine
+    calls). Returns ``(start_ns, end_ns, open, peak_gpm, n_readings)`` per episode."""
+    t = np.asarray(t_ns, dtype=np.int64)
+    v = np.asarray(flow_gpm, dtype=np.float64)
+    cond = (v > floor_gpm) & (np.asarray(dry_state, dtype=np.int8) == state)
+    return [(int(t[a]), int(t[b]), is_open, float(np.nanmax(v[a:b + 1])), b - a + 1)
+            for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns)]
+
+
+def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str) -> pd.DataFrame:
     return pd.DataFrame({
-        "start": to_index(t[a]), "end": to_index(t[b]), "open": np.array([e[2] for e in eps], dtype=bool),
-        peak_name: np.array([float(np.nanmax(val[x:y + 1])) for x, y in zip(a, b)], dtype=np.float64),
-        "n_readings": b - a + 1,
+        "start": to_index(np.array([e[0] for e in eps], dtype=np.int64)),
+        "end": to_index(np.array([e[1] for e in eps], dtype=np.int64)),
+        "open": np.array([e[2] for e in eps], dtype=bool),
+        peak_name: np.array([e[3] for e in eps], dtype=np.float64),
+        "n_readings": np.array([e[4] for e in eps], dtype=np.int64),
     })
 
 
@@ -59,13 +72,10 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     ----------
     REGULATIONS.md *Dry-weather flow present*; Ramapo ch. 218; Schenectady ch. 148 Art. II.
     """
-    t = ns_index(flow_gpm)
-    v = flow_gpm.to_numpy(dtype="float64")
-    d = np.asarray(dry.to_numpy(), dtype=np.int8)
-    cond = (v > floor_gpm) & (d == DryState.DRY)
     md = td_ns(min_duration)
-    eps = episodes(t, cond, md, td_ns(rearm) if rearm is not None else md)
-    return _episode_frame(t, v, eps, "peak_gpm")
+    return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
+                                        DryState.DRY, floor_gpm=floor_gpm, min_duration_ns=md,
+                                        rearm_ns=td_ns(rearm) if rearm is not None else md), "peak_gpm")
 
 
 def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 0.5,
@@ -75,9 +85,7 @@ def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     Same parameters and result as :func:`dry_weather_flow`: a data-gap notice, since the
     law's question (is this dry-weather flow?) cannot be answered.
     """
-    t = ns_index(flow_gpm)
-    v = flow_gpm.to_numpy(dtype="float64")
-    d = np.asarray(dry.to_numpy(), dtype=np.int8)
-    cond = (v > floor_gpm) & (d == DryState.UNKNOWN)
     md = td_ns(min_duration)
-    return _episode_frame(t, v, episodes(t, cond, md, md), "peak_gpm")
+    return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
+                                        DryState.UNKNOWN, floor_gpm=floor_gpm, min_duration_ns=md, rearm_ns=md),
+                          "peak_gpm")

@@ -65,16 +65,30 @@ def qartod_fail(values: pd.Series, params: QcParams = QcParams()) -> pd.Series:
     streaming engine (which passes a window) would disagree with replay. It also flags
     only ranges strictly below the tolerance, so a tolerance of 0 never fails.
     """
-    from ioos_qc import qartod  # imported here: ~0.8 s import, only when QC runs
+    return pd.Series(qartod_fail_array(ns_index(values), values.to_numpy(dtype="float64"), params),
+                     index=values.index, name="qc_fail")
 
-    v = values.to_numpy(dtype="float64")
+
+def qartod_fail_array(t_ns: np.ndarray, values: np.ndarray, params: QcParams = QcParams()) -> np.ndarray:
+    """:func:`qartod_fail` on arrays (the form the alert engine calls): times [UTC ns], sorted,
+    and values [unit of the quantity] in; a bool array out. ``ioos_qc`` is asked only when
+    some reading may fail its tests (~0.1-2 ms a call, its spike test loops in Python): a
+    reading strictly inside the gross range, and less than the spike threshold from the
+    mean of its neighbours, fails neither (and ``ioos_qc``, ~1 s to import with xarray, is
+    not even imported while no reading may fail)."""
+    v = np.asarray(values, dtype="float64")
     if v.size == 0:
-        return pd.Series(np.zeros(0, dtype=bool), index=values.index)
+        return np.zeros(0, dtype=bool)
+    flat = flat_line_fail(np.asarray(t_ns, dtype=np.int64), v, td_ns(params.flat_line_fail), params.flat_line_tolerance)
+    lo, hi = sorted(params.fail_span)
+    inside = bool(np.all((v > lo) & (v < hi)))
+    if inside and (v.size < 3 or bool(np.all(np.abs(v[1:-1] - (v[:-2] + v[2:]) / 2) < params.spike_fail))):
+        return flat   # every reading strictly inside the range and no spike near the threshold: none can fail
+    from ioos_qc import qartod  # imported here, when a reading may fail: ~1 s
+
     gross = _flags(qartod.gross_range_test(v, fail_span=params.fail_span))
     spike = _flags(qartod.spike_test(v, suspect_threshold=params.spike_fail / 2, fail_threshold=params.spike_fail))
-    flat = flat_line_fail(ns_index(values), v, td_ns(params.flat_line_fail), params.flat_line_tolerance)
-    fail = (gross == FAIL) | (spike == FAIL) | flat
-    return pd.Series(fail, index=values.index, name="qc_fail")
+    return (gross == FAIL) | (spike == FAIL) | flat
 
 
 def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance: float) -> np.ndarray:
@@ -93,15 +107,51 @@ def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance:
     return (t_ns - t_ns[seg_start]) >= duration_ns
 
 
+def surely_passes(values: np.ndarray, i: int, flags: str, params: QcParams = QcParams()) -> bool:
+    """A bound of the QC tests for the alert engine's shortcuts: True only if reading ``i`` of
+    a probe's sorted ``values`` [unit] certainly passes :func:`qartod_fail` and
+    :func:`wire_flags_bad` with these neighbours; False means "not sure", not "fails".
+
+    It is inside the gross range (strictly), differs from the mean of its two neighbours by
+    less than the spike threshold (the first and last readings are not judged by the spike
+    test), differs from the reading before it by more than the flat-line tolerance (a flat
+    segment starts there, so it cannot have lasted ``flat_line_fail``), and carries no bad
+    logger flag."""
+    v = float(values[i])
+    lo, hi = sorted(params.fail_span)
+    if not lo < v < hi or params.flat_line_fail <= timedelta(0):
+        return False
+    if flags and any(name in flags for name in BAD_WIRE_FLAGS):
+        return False
+    if i > 0:
+        before = float(values[i - 1])
+        if not abs(v - before) > params.flat_line_tolerance:
+            return False
+        if i + 1 < len(values) and not abs(v - (before + float(values[i + 1])) / 2) < params.spike_fail:
+            return False
+    return True
+
+
 def _flags(result) -> np.ndarray:
     return np.asarray(np.ma.filled(result, MISSING))
 
 
 def wire_flag_fail(flags: pd.Series) -> pd.Series:
     """True where a reading carries a quality flag from the logger that makes it unusable."""
-    f = flags.fillna("").astype(str)
-    bad = np.zeros(len(f), dtype=bool)
-    if len(f):
-        for name in BAD_WIRE_FLAGS:
-            bad |= f.str.contains(name, regex=False).to_numpy()
-    return pd.Series(bad, index=flags.index, name="flag_fail")
+    return pd.Series(wire_flags_bad(flags.to_numpy(dtype=object)), index=flags.index, name="flag_fail")
+
+
+def wire_flags_bad(flags: np.ndarray) -> np.ndarray:
+    """:func:`wire_flag_fail` on an array of flag strings (comma-separated; None or NaN: none)."""
+    f = np.asarray(flags, dtype=object)
+    bad = np.zeros(f.size, dtype=bool)
+    try:
+        flagged = np.flatnonzero(f != "")   # readings without flags ("") are the rule
+    except TypeError:                       # pd.NA among them
+        flagged = np.arange(f.size)
+    for i in flagged.tolist():
+        x = f[i]
+        if isinstance(x, str) or not pd.isna(x):
+            x = str(x)
+            bad[i] = any(name in x for name in BAD_WIRE_FLAGS)
+    return bad

@@ -125,8 +125,16 @@ def storm_events(rain_in: pd.Series, params: StormParams = StormParams()) -> pd.
     Schenectady ch. 148 Art. I; REGULATIONS.md rows *Qualifying storm*, *Storm end*,
     *Double tip*.
     """
-    t = ns_index(rain_in)
-    v = to_micro_in(rain_in.to_numpy())
+    return _frame(storm_rows(ns_index(rain_in), rain_in.to_numpy(), params))
+
+
+def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = StormParams()) -> list[tuple]:
+    """:func:`storm_events` on arrays (the form the alert engine calls): rain rows' times
+    [UTC ns] and depths [in] in, one tuple per storm out, in the order of
+    :data:`COLUMNS` without ``depth_in``: (start, end, first_rain [UTC ns], depth [micro-inch],
+    duration [h], n_rows, peak 5/15/60-min intensities [in/h], qualifying)."""
+    t = np.asarray(t_ns, dtype=np.int64)
+    v = to_micro_in(rain_in)
     if len(t) and np.any(np.diff(t) < 0):
         order = np.argsort(t, kind="stable")
         t, v = t[order], v[order]
@@ -135,7 +143,7 @@ def storm_events(rain_in: pd.Series, params: StormParams = StormParams()) -> pd.
     keep = filter_double_tips(t, td_ns(params.double_tip))
     t, v = t[keep], v[keep]
     if len(t) == 0:
-        return _frame([])
+        return []
     mit = td_ns(params.inter_event)
     brk = np.flatnonzero(np.diff(t) > mit) + 1
     first = np.concatenate(([0], brk))
@@ -154,7 +162,7 @@ def storm_events(rain_in: pd.Series, params: StormParams = StormParams()) -> pd.
         peaks = [peak_intensity(t[a:b], v[a:b], w) for w in INTENSITY_WINDOWS_MIN]
         rows.append((int(start[i]), int(end[i]), int(t[a]), int(depth[i]), float(dur[i]) / NS_PER_H,
                      b - a, *peaks, bool(depth[i] >= qual)))
-    return _frame(rows)
+    return rows
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:

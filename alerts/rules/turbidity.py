@@ -137,17 +137,46 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     (both sensors passing QC; absolute backstop 250 NTU).
     """
     td = ns_index(downstream_ntu)
-    down = downstream_ntu.to_numpy(dtype="float64")
-    n = td.size
-    dbad = np.zeros(n, dtype=bool) if downstream_bad is None or n == 0 else \
+    dbad = None if downstream_bad is None or td.size == 0 else \
         downstream_bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(downstream_bad), td)]
-    pos = nearest_upstream(ns_index(upstream_ntu), td, td_ns(params.align_tolerance))
+    eps, ne = contrast_runs(ns_index(upstream_ntu), upstream_ntu.to_numpy(dtype="float64"), td,
+                            downstream_ntu.to_numpy(dtype="float64"),
+                            up_bad=None if upstream_bad is None else upstream_bad.to_numpy(dtype=bool),
+                            down_bad=dbad, params=params)
+    ep = pd.DataFrame({
+        "start": to_index(np.array([r[0] for r in eps], dtype=np.int64)),
+        "end": to_index(np.array([r[1] for r in eps], dtype=np.int64)),
+        "open": [r[2] for r in eps], "max_delta_ntu": np.array([r[3] for r in eps], dtype=np.float64),
+        "max_downstream_ntu": np.array([r[4] for r in eps], dtype=np.float64),
+        "basis": [r[5] for r in eps], "n_readings": [r[6] for r in eps],
+    })
+    nev = pd.DataFrame({
+        "start": to_index(np.array([r[0] for r in ne], dtype=np.int64)),
+        "end": to_index(np.array([r[1] for r in ne], dtype=np.int64)),
+        "open": [r[2] for r in ne], "n_readings": [r[3] for r in ne], "causes": [r[4] for r in ne],
+    })
+    return ep, nev
+
+
+def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,
+                  up_bad: np.ndarray | None = None, down_bad: np.ndarray | None = None,
+                  params: ContrastParams = ContrastParams()) -> tuple[list[tuple], list[tuple]]:
+    """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
+    times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
+    them. Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,
+    basis, n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
+    causes)``."""
+    td = np.asarray(down_t_ns, dtype=np.int64)
+    down = np.asarray(down_ntu, dtype=np.float64)
+    n = td.size
+    dbad = np.zeros(n, dtype=bool) if down_bad is None or n == 0 else np.asarray(down_bad, dtype=bool)
+    pos = nearest_upstream(up_t_ns, td, td_ns(params.align_tolerance))
     has_up = pos >= 0
     safe = np.clip(pos, 0, None)
-    up = np.where(has_up, upstream_ntu.to_numpy(dtype="float64")[safe] if has_up.any() else np.nan, np.nan)
+    up = np.where(has_up, np.asarray(up_ntu, dtype=np.float64)[safe] if has_up.any() else np.nan, np.nan)
     ubad = np.zeros(n, dtype=bool)
-    if upstream_bad is not None and has_up.any():
-        ubad = has_up & upstream_bad.to_numpy(dtype=bool)[safe]
+    if up_bad is not None and has_up.any():
+        ubad = has_up & np.asarray(up_bad, dtype=bool)[safe]
     evaluable = has_up & ~ubad & ~dbad
     delta = down - up
     contrast = np.zeros(n, dtype=bool)
@@ -155,30 +184,16 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     backstop = ~dbad & (down > params.backstop_ntu)
     cond = contrast | backstop
     md = td_ns(params.min_duration)
-    eps = episodes(td, cond, md, md)
     rows = []
-    for a, b, is_open in eps:
+    for a, b, is_open in episodes(td, cond, md, md):
         c = cond[a:b + 1]
         with_up = c & evaluable[a:b + 1]
         by_contrast = contrast[a:b + 1][c]
         basis = "contrast" if by_contrast.all() else ("backstop" if not by_contrast.any() else "contrast+backstop")
-        rows.append((td[a], td[b], is_open, float(np.max(delta[a:b + 1][with_up])) if with_up.any() else np.nan,
+        rows.append((int(td[a]), int(td[b]), is_open,
+                     float(np.max(delta[a:b + 1][with_up])) if with_up.any() else np.nan,
                      float(np.max(down[a:b + 1][c])), basis, b - a + 1))
-    ep = pd.DataFrame({
-        "start": to_index(np.array([r[0] for r in rows], dtype=np.int64)),
-        "end": to_index(np.array([r[1] for r in rows], dtype=np.int64)),
-        "open": [r[2] for r in rows], "max_delta_ntu": np.array([r[3] for r in rows], dtype=np.float64),
-        "max_downstream_ntu": np.array([r[4] for r in rows], dtype=np.float64),
-        "basis": [r[5] for r in rows], "n_readings": [r[6] for r in rows],
-    })
-    not_ev = ~evaluable
     why = {UPSTREAM_MISSING: ~has_up, UPSTREAM_QC: ubad, DOWNSTREAM_QC: dbad}
-    ne = episodes(td, not_ev, md, md)
-    nev = pd.DataFrame({
-        "start": to_index(np.array([td[a] for a, _, _ in ne], dtype=np.int64)),
-        "end": to_index(np.array([td[b] for _, b, _ in ne], dtype=np.int64)),
-        "open": [o for _, _, o in ne],
-        "n_readings": [b - a + 1 for a, b, _ in ne],
-        "causes": [tuple(c for c in CAUSES if why[c][a:b + 1].any()) for a, b, _ in ne],
-    })
-    return ep, nev
+    spans = [(int(td[a]), int(td[b]), is_open, b - a + 1, tuple(c for c in CAUSES if why[c][a:b + 1].any()))
+             for a, b, is_open in episodes(td, ~evaluable, md, md)]
+    return rows, spans

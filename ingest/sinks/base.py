@@ -124,6 +124,63 @@ class ReadingsSource(Protocol):
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+STATS = frozenset({"count", "min", "max", "sum", "mean"})
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """The readings of one time bucket ``[start_ns, start_ns + width)``, summarised: how many
+    had a value, their least, greatest, sum and mean (canonical units). A statistic not
+    asked for may be None."""
+    start_ns: int
+    count: int | None
+    min: float | None
+    max: float | None
+    sum: float | None
+    mean: float | None
+
+
+@runtime_checkable
+class Summarising(Protocol):
+    """Optional ability: a window of readings summarised by the store itself in equal time
+    buckets (``summary.py`` says how and why: a year's chart reads ~1,000 rows, not 500,000).
+
+    ``summary(station, quantity, start, end, width_ns, stats)``: the buckets of ``width_ns``
+    counted from ``start`` that hold a reading with a value and ``start <= time <= end``, in
+    time order, empty ones left out, each with at least the statistics in ``stats`` (of
+    ``STATS``; each costs a remote store time, so a chart asks only what it draws). Same
+    threads and errors as the readings port.
+    """
+
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
+                stats: frozenset[str] = STATS) -> list[Bucket]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LatestReading:
+    """The newest stored reading of one station and quantity."""
+    station: str
+    quantity: str
+    time_ns: int
+    value: float | None
+    flags: str
+
+
+@runtime_checkable
+class StationState(Protocol):
+    """Optional ability: what the store knows of its stations now (the workbench's status
+    board, station pages and calibrations due).
+
+    ``latest_readings(since)``: the newest reading of every station and quantity that has
+    one at or after ``since``; ``device_statuses()``: every logger's latest status, its
+    calibrations as its latest status listing them said (None when none ever did).
+    """
+
+    def latest_readings(self, since: datetime) -> list[LatestReading]: ...
+
+    def device_statuses(self) -> list[DeviceStatus]: ...
+
+
 @runtime_checkable
 class Probing(Protocol):
     """Optional ability: say whether a write would be taken now (the server's readiness,

@@ -37,8 +37,8 @@ from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
-from .base import (CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource, Sink, StatusSink,
-                   StoredMessage, WriteResult)
+from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource,
+                   LatestReading, Sink, StationState, StatusSink, StoredMessage, Summarising, WriteResult)
 from .sqlite.sink import probe_write_lock
 
 log = logging.getLogger(__name__)
@@ -256,6 +256,39 @@ class SpoolingSink:
                         out.append(r)
         out.sort(key=lambda r: r.time_ns)
         return out
+
+    def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,
+                stats: frozenset[str] = STATS) -> list[Bucket]:
+        """``Summarising``: the store's buckets merged with the spool's readings (the spool
+        alone while the store is down; the readings port summarised when the store cannot)."""
+        from .summary import merge, summarise
+        a, b = to_ns(start), to_ns(end)
+        spooled = [r for blob in self._spooled_blobs() for m in decode_batch(blob) for r in m.readings
+                   if r.station == station and r.quantity == quantity and a <= r.time_ns <= b]
+        if not isinstance(self.inner, Summarising):
+            return summarise(self.readings(station, quantity, start, end), a, width_ns)
+        try:
+            stored = self.inner.summary(station, quantity, start, end, width_ns, stats)
+        except StoreUnavailable as e:
+            log.warning("summary of %s/%s: store unavailable (%s); using the spool only", station, quantity, e)
+            stored = []
+        return merge(stored, summarise(spooled, a, width_ns))
+
+    def latest_readings(self, since: datetime) -> list[LatestReading]:
+        """``StationState``, from the store (what waits in the spool is minutes old at most);
+        nothing while the store is down."""
+        try:
+            return self.inner.latest_readings(since) if isinstance(self.inner, StationState) else []
+        except StoreUnavailable as e:
+            log.warning("latest readings: store unavailable (%s)", e)
+            return []
+
+    def device_statuses(self) -> list[DeviceStatus]:
+        try:
+            return self.inner.device_statuses() if isinstance(self.inner, StationState) else []
+        except StoreUnavailable as e:
+            log.warning("device statuses: store unavailable (%s)", e)
+            return []
 
     def _spooled_blobs(self) -> list[bytes]:
         with self._db_lock:

@@ -69,6 +69,7 @@ def broker_config(
             typer.echo(f"{label}: {', '.join(names)}")
     if result.new_ca:
         typer.echo(f"a new CA: {result.out / 'ca.crt'} (its key ca.key stays here, 0600)")
-    typer.echo(f"{devices.municipality}: {len(devices)} loggers and {len(SERVICES)} services in {result.out}/mosquitto.conf, passwd, acl; each client's files in "
+    typer.echo(f"{devices.municipality}: {len(devices)} loggers and {len(SERVICES)} services in "
+               f"{result.out}/mosquitto.conf, passwd, acl; each client's files in "
                f"{result.out}/clients/<name>/. Include mosquitto.conf from /etc/mosquitto/conf.d/ and restart "
                f"Mosquitto (docs/operations.md).")

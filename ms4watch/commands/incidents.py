@@ -37,7 +37,13 @@ class _Where:
 
     @property
     def db(self) -> Path:
-        return self.db_override or self.settings().incidents_db
+        if self.db_override:
+            return self.db_override
+        settings = self.settings()
+        if settings.coalition:
+            raise typer.BadParameter("the settings name a coalition's registries; say which town's database: "
+                                     "--db DATA_DIR/<municipality>/incidents.db", param_hint="--db")
+        return settings.incidents_db
 
     @property
     def tz(self) -> tzinfo:

@@ -19,6 +19,9 @@ def register(app: typer.Typer) -> None:
         now: Optional[str] = typer.Option(None, "--now", help="judge open episodes at this time (default: last reading)"),
         inspections: Optional[Path] = typer.Option(None, "--inspections",
                                                    help="inspections CSV (site,time,inspector,note) closing inspection items"),
+        approvals: Optional[Path] = typer.Option(None, "--approvals",
+                                                 help="approved discharges and exempt flows recorded on the workbench: "
+                                                      "its approvals.csv export, or DATA_DIR/workbench.db itself"),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="progress bar"),
         corrections: Optional[Path] = typer.Option(
             None, "--corrections", help="corrections database (DATA_DIR/corrections.db): run the rules on values "
@@ -26,14 +29,23 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replay history through the alert rules (same events as the streaming engine)."""
         from ms4watch.alerts.replay import replay_files
+        from ms4watch.contract.registry import load_registry
         from ms4watch.contract.timeutil import parse_time, to_ns
 
         try:
             now_ns = to_ns(parse_time(now)) if now else None
             if corrections is not None and not corrections.is_file():
                 raise ValueError(f"--corrections {corrections}: no such file")
-            n, problems, unknown = replay_files(registry, readings, out, show_progress=progress, now_ns=now_ns,
-                                                inspections=inspections, corrections=corrections)
+            reg = load_registry(registry)
+            csv = None
+            if approvals is not None and _is_sqlite(approvals):
+                from ms4watch.workbench.records import load_suppressions, with_recorded
+                reg = with_recorded(reg, load_suppressions(approvals, reg.municipality))
+            else:
+                csv = approvals
+            n, problems, unknown = replay_files(reg, readings, out, show_progress=progress, now_ns=now_ns,
+                                                inspections=inspections, corrections=corrections,
+                                                suppressions=csv)
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
@@ -48,3 +60,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{readings}: {total} readings belonged to stations {registry} does not know and took part in "
                        f"no rule: {which}{more}", err=True)
         typer.echo(f"{n} events written to {out}", err=True)
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False

@@ -36,6 +36,9 @@ def _open(settings: "Settings"):
 def _municipality(settings: "Settings", given: Optional[str]) -> str:
     if given:
         return given
+    if settings.coalition:
+        raise typer.BadParameter("the settings name a coalition's registries; say which town: --municipality",
+                                 param_hint="--municipality")
     if settings.registry is None:
         raise typer.BadParameter("no registry in the settings to take the municipality from; give --municipality",
                                  param_hint="--municipality")

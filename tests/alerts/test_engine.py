@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from ms4watch.alerts.engine import StreamingEngine
 from ms4watch.alerts.events import EventKind, EventStatus
 
@@ -232,3 +234,273 @@ def test_a_never_reported_notice_is_withdrawn_when_the_stations_first_readings_c
     want = {k for k, e in final_state(replay(reg, table(rain + flow))).items() if e.kind is EventKind.STALE_STATION}
     assert {k for k, e in eng.events().items() if e.kind is EventKind.STALE_STATION} == want
     assert not any(k.startswith("stale/OF-1") or k.startswith("stale/RG-1") for k in want)
+
+
+# -- exact shortcuts: a subject's rules are skipped only when what changed cannot change its
+# events. Each test feeds the same batches to an engine without shortcuts (every change runs
+# the rules) and checks every batch returns the very same events, at the boundary of a shortcut.
+DRY = "  dry_lookback: 48h\n"
+F0 = 49 * H  # flow starts once the 48 h dry-weather look-back is covered by rain rows
+
+
+def twins(reg, eval_interval=timedelta(0)):
+    return (StreamingEngine(reg, None, eval_interval=eval_interval),
+            StreamingEngine(reg, None, eval_interval=eval_interval, shortcuts=False))
+
+
+def feed_both(engines, batch):
+    fast, ref = engines
+    got, want = fast.feed(batch), ref.feed(batch)
+    assert [(e.id, e.status, e.fields) for e in got] == [(e.id, e.status, e.fields) for e in want]
+    return got
+
+
+def outfall(events):
+    return [e for e in events if e.kind in (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)]
+
+
+def rain_heartbeat(until_min, step=15):
+    return [reading(at(m), "RG-1", "rain", 0.0) for m in range(0, until_min + 1, step)]
+
+
+def flow(minutes, value):
+    return [reading(at(m), "OF-1", "flow", value) for m in minutes]
+
+
+def test_shortcut_a_reading_at_the_floor_closes_an_open_episode():
+    engines = twins(registry())                        # no rain rows: dry weather unknown
+    for r in flow(range(0, 45, 5), 3.0):
+        feed_both(engines, [r])
+    [notice] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_UNKNOWN]
+    assert notice["end"] is None and notice["last_met"] == at(40)
+    out = feed_both(engines, flow([45], 0.5))         # exactly the floor: not above it
+    assert [(e.id, e["end"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(notice.id, at(40))]
+    assert outfall(feed_both(engines, flow([50], 0.5))) == []  # nothing left to change
+
+
+def test_shortcut_a_run_above_the_floor_is_judged_when_it_reaches_the_minimum_duration():
+    engines = twins(registry())
+    for m in range(0, 30, 5):                          # 0 ... 25 min: shorter than 30 min
+        assert outfall(feed_both(engines, flow([m], 3.0))) == []
+    [notice] = outfall(feed_both(engines, flow([30], 3.0)))   # 0 ... 30 min: an episode
+    assert notice.kind is EventKind.DRY_WEATHER_UNKNOWN and notice["start"] == at(0)
+
+
+def test_shortcut_a_spike_above_the_floor_changes_nothing():
+    engines = twins(registry())
+    for m in range(0, 60, 5):
+        assert outfall(feed_both(engines, flow([m], 3.0 if m == 20 else 0.1))) == []
+
+
+@pytest.mark.parametrize("gauge_ahead", [False, True], ids=["rain-row-appended", "rain-row-inserted"])
+def test_shortcut_rain_at_the_time_of_the_last_flow_above_the_floor_ends_the_episode_sooner(gauge_ahead):
+    """A rain row for exactly the time of the episode's last reading makes that reading wet:
+    the rows from their own time on are what the shortcut re-judges."""
+    engines = twins(registry(REGISTRY, DRY))
+    feed_both(engines, rain_heartbeat(F0 + (90 if gauge_ahead else 30)))
+    for m in range(F0, F0 + 60, 5):
+        feed_both(engines, flow([m], 3.0 if m <= F0 + 40 else 0.1))
+    [dwf] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    assert (dwf["start"], dwf["end"]) == (at(F0), at(F0 + 40))
+    assert outfall(feed_both(engines, [reading(at(F0 + 40) + 1, "RG-1", "rain", 0.2)])) == []   # after it
+    out = feed_both(engines, [reading(at(F0 + 40), "RG-1", "rain", 0.2)])
+    assert [(e.id, e["end"]) for e in out if e.kind is EventKind.DRY_WEATHER_FLOW] == [(dwf.id, at(F0 + 35))]
+
+
+def test_shortcut_a_corrected_flow_value_is_judged():
+    engines = twins(registry())
+    for m in range(0, 50, 5):
+        feed_both(engines, flow([m], 3.0))
+    out = feed_both(engines, flow([40, 45], 0.1))      # the logger corrects its last two readings
+    assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(35), at(35))]
+
+
+def test_shortcut_a_correction_after_a_new_reading_in_the_same_batch_is_judged():
+    engines = twins(registry())
+    for m in range(0, 50, 5):
+        feed_both(engines, flow([m], 3.0))
+    out = feed_both(engines, flow([50, 45], 0.1))      # a new reading, then the last one corrected
+    assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(40), at(40))]
+
+
+def test_shortcut_two_sensors_of_one_quantity_in_one_batch_are_new_readings():
+    """A station with two flow meters reports both at one time: the second value replaces
+    the first (the engine keeps one reading per station, quantity and time, the last), but
+    both are new in the batch, so the shortcut still applies; the store keeps both."""
+    engines = twins(registry())
+    for m in range(0, 35, 5):                          # the second, at the floor, is what counts
+        assert outfall(feed_both(engines, flow([m], 3.0) + flow([m], 0.5))) == []
+    out = []
+    for m in range(35, 70, 5):                         # now the second is above it
+        out += outfall(feed_both(engines, flow([m], 0.1) + flow([m], 3.0)))
+    assert [(e["start"], e["last_met"]) for e in out] == [(at(35), at(65))]
+
+
+def test_shortcut_a_late_reading_below_the_floor_splits_a_run():
+    engines = twins(registry())
+    for m in range(0, 45, 5):
+        if m != 20:
+            feed_both(engines, flow([m], 3.0))
+    [notice] = outfall(engines[0].events().values())   # 0 ... 40 min, the 20-min reading not in yet
+    out = outfall(feed_both(engines, flow([20], 0.1)))  # it comes: 0 ... 15 and 25 ... 40, both too short
+    assert [(e.id, e.status) for e in out] == [(notice.id, EventStatus.RETRACTED)]
+
+
+def test_shortcut_zero_rows_confirm_a_storm_once_the_inter_event_time_has_passed():
+    engines = twins(registry())
+    out = []
+    for r in storm(0, 30):
+        out += feed_both(engines, [r])
+    last_rain = at(29 * 2)
+    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM][-1] == 0.3
+    for m in range(60, 6 * H + 60, 15):                 # zero rows: nothing changes ...
+        assert [e for e in feed_both(engines, rain_heartbeat(m)[-1:]) if e.kind is EventKind.STORM] == []
+    assert at(6 * H + 45) - last_rain == 6 * H * MIN - 13 * MIN
+    out = feed_both(engines, [reading(last_rain + 6 * H * MIN, "RG-1", "rain", 0.0)])   # exactly 6 h: not yet
+    assert [e for e in out if e.kind is EventKind.STORM] == []
+    out = feed_both(engines, [reading(last_rain + 6 * H * MIN + 1, "RG-1", "rain", 0.0)])
+    assert [(e["end"], e["confirmed"]) for e in out if e.kind is EventKind.STORM] == [(last_rain, True)]
+
+
+def test_shortcut_a_late_tip_grows_the_storm_and_a_tip_corrected_to_zero_shrinks_it():
+    engines = twins(registry())
+    feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])
+    out = feed_both(engines, [reading(at(3), "RG-1", "rain", 0.01)])   # a tip from the logger's spool
+    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.11]
+    out = feed_both(engines, [reading(at(4), "RG-1", "rain", 0.0)])    # a tip corrected to nothing
+    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.1]
+
+
+def test_shortcut_a_late_zero_row_from_a_gauge_past_its_calibration_marks_the_storm():
+    """Issue 13: a storm says uncalibrated when a rain row inside it carries
+    calibration_overdue, zero rows included; such a row out of order runs the rules."""
+    engines = twins(registry())
+    feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])
+    after = feed_both(engines, [reading(at(61), "RG-1", "rain", 0.0, "calibration_overdue")])   # after the storm
+    assert [e for e in after if e.kind is EventKind.STORM] == []
+    out = feed_both(engines, [reading(at(5), "RG-1", "rain", 0.0, "calibration_overdue")])     # inside it
+    assert [e.fields.get("uncalibrated") for e in out if e.kind is EventKind.STORM] == [True]
+
+
+def test_shortcuts_run_every_rule_again_after_a_restart(tmp_path):
+    """What changed before a restart and was not yet evaluated (eval_interval) is not in the
+    state file: the first evaluation after it runs the rules in full, even for a change that
+    could not change anything by itself."""
+    reg = registry(REGISTRY.replace("  - {id: RG-1}\n", "  - {id: RG-1}\n  - {id: RG-2}\n").replace(
+        "rain_gauges: [RG-1], flow", "rain_gauges: [RG-2], flow"))     # the storm falls elsewhere
+    engines = [StreamingEngine(reg, tmp_path / f"{name}.json", eval_interval=timedelta(minutes=10), shortcuts=on)
+               for name, on in (("fast", True), ("ref", False))]
+    for m in range(0, 44, 4):                          # evaluated at 0, 12, 24, 36 min: not the 40 min batch
+        feed_both(engines, storm(m, 1) + flow([m], 3.0))
+    for e in engines:
+        e.checkpoint()
+    engines = [StreamingEngine(reg, e.state_path, eval_interval=timedelta(minutes=10), shortcuts=e.shortcuts)
+               for e in engines]
+    out = feed_both(engines, [reading(at(44), "RG-1", "rain", 0.0), reading(at(44), "OF-1", "flow", 0.1)])
+    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.11]
+    assert [(e["start"], e["end"]) for e in outfall(out)] == [(at(0), at(40))]
+
+
+def turbidity_rows(minutes, up, down, flags=""):
+    """One batch per probe reading: upstream at m, downstream at m + 1 min (``up``/``down``:
+    functions of the minute; ``down`` None: no downstream reading)."""
+    batches = []
+    for m in minutes:
+        if up(m) is not None:
+            batches.append([reading(at(m), "TU-1", "turbidity", up(m))])
+        batches.append([reading(at(m + 1), "TD-1", "turbidity", down(m), flags(m) if callable(flags) else flags)])
+    return batches
+
+
+def pair_of(events):
+    return [e for e in events if e.kind in (EventKind.TURBIDITY_CONTRAST, EventKind.TURBIDITY_NOT_EVALUABLE)]
+
+
+def upstream(m):
+    return 10.0 + (m // 5 % 4) * 0.5         # a background that moves a little (no flat line)
+
+
+def test_shortcut_a_contrast_is_judged_once_it_has_lasted_15_min():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 60, 5), upstream, lambda m: upstream(m) + (8.0 if 20 <= m <= 40 else 1.0)):
+        out += pair_of(feed_both(engines, b))
+    assert [(e["start"], e["end"], e["basis"]) for e in out] == [(at(21), None, "contrast"), (at(21), None, "contrast"),
+                                                                  (at(21), at(41), "contrast")]
+
+
+@pytest.mark.parametrize("level,episode", [(250.0, False), (250.1, True)])
+def test_shortcut_the_backstop_is_judged_at_its_threshold(level, episode):
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), lambda m: 240.0 + upstream(m), lambda m: level + (m // 5 % 2) * 0.01):
+        out += pair_of(feed_both(engines, b))
+    assert [(e["start"], e["basis"]) for e in out][-1:] == ([(at(1), "backstop")] if episode else [])
+
+
+def test_shortcut_a_silent_upstream_probe_gives_its_notice():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 60, 5), lambda m: None if 15 <= m < 40 else upstream(m), lambda m: upstream(m) + 1):
+        out += pair_of(feed_both(engines, b))
+    # the downstream reading at 36 min pairs with the upstream one at 40 (within 5 min) once it comes
+    assert [(e["start"], e["end"], e["causes"]) for e in out][-1] == (at(16), at(31), ["upstream_missing"])
+
+
+def test_shortcut_a_spike_is_judged_when_the_reading_after_it_comes():
+    """Readings alternating by 225 NTU (a drop below the background and back): each fails the
+    spike test once its next reading is in, so they are not evaluable from the first."""
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), lambda m: 225.0 + (m // 5 % 2) * 0.5,
+                            lambda m: 230.0 if m < 10 or m // 5 % 2 else 5.0):
+        out += pair_of(feed_both(engines, b))
+    assert out and out[-1]["causes"] == ["downstream_qc"] and out[-1]["start"] == at(11)
+
+
+def test_shortcut_a_logger_flag_is_judged():
+    engines = twins(registry())
+    out = []
+    for b in turbidity_rows(range(0, 40, 5), upstream, lambda m: upstream(m) + 1,
+                            flags=lambda m: "sensor_error" if m >= 10 else ""):
+        out += pair_of(feed_both(engines, b))
+    assert out and out[-1]["causes"] == ["downstream_qc"] and out[-1]["start"] == at(11)
+
+
+def test_shortcut_an_upstream_reading_closer_in_time_ends_an_open_episode():
+    """Downstream readings every 10 min, 8 NTU above the background: an episode from 1 min.
+    An upstream reading at 21 min, 16 NTU, pairs with the downstream one at 21 (it was
+    paired with 20 min): no contrast there, the run is 1 ... 11 min, too short."""
+    engines = twins(registry())
+    out = []
+    for m in range(0, 25, 5):
+        out += pair_of(feed_both(engines, [reading(at(m), "TU-1", "turbidity", 10.0 + m / 100)]))
+        if m % 10 == 0:
+            out += pair_of(feed_both(engines, [reading(at(m + 1), "TD-1", "turbidity", 18.0 + m / 10)]))
+    [episode] = {e.id: e for e in out}.values()
+    assert episode["end"] is None and episode["last_met"] == at(21)
+    out = pair_of(feed_both(engines, [reading(at(21), "TU-1", "turbidity", 16.0)]))
+    assert [(e.id, e.status) for e in out] == [(episode.id, EventStatus.RETRACTED)]
+
+
+def test_shortcut_upstream_spikes_are_judged_at_the_downstream_readings_before_them():
+    """The upstream probe alternates 10 / 250 NTU: each of its readings fails the spike test
+    once the next is in, and the downstream reading paired with it (1 min before) is not
+    evaluable from then."""
+    engines = twins(registry())
+    out = []
+    for m in range(0, 50, 5):
+        out += pair_of(feed_both(engines, [reading(at(m), "TU-1", "turbidity", 250.0 if m >= 10 and m // 5 % 2 else 10.0)]))
+        out += pair_of(feed_both(engines, [reading(at(m + 4), "TD-1", "turbidity", 11.0 + m / 100)]))
+    assert out and out[-1]["causes"] == ["upstream_qc"]
+
+
+def test_shortcut_upstream_readings_out_of_order_are_judged():
+    engines = twins(registry())
+    for m in range(0, 60, 5):
+        feed_both(engines, [reading(at(m), "TU-1", "turbidity", 10.0 + m / 100)])
+        feed_both(engines, [reading(at(m + 2), "TD-1", "turbidity", 11.0 + m / 100)])
+    out = []
+    for m in range(10, 35, 5):      # from the logger's spool: readings nearer the downstream ones, 3 NTU
+        out += pair_of(feed_both(engines, [reading(at(m + 2), "TU-1", "turbidity", 3.0 + m / 100)]))
+    assert [(e["start"], e["end"], e["basis"]) for e in out][-1] == (at(12), at(32), "contrast")

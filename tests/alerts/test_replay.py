@@ -73,6 +73,43 @@ def test_replay_cli_names_a_bad_registry(tmp_path):
     assert res.exit_code == 2 and "sites.yaml:3" in res.output and "RG-9" in res.output
 
 
+def test_replay_cli_takes_the_approvals_recorded_on_the_workbench_from_their_csv_or_the_db(tmp_path):
+    import threading
+    from datetime import datetime, timezone
+
+    from ms4watch.alerts.incidents.db import connect
+    from ms4watch.workbench.records import SuppressionKind, SuppressionStore
+
+    _write(tmp_path)
+    (tmp_path / "sites.yaml").write_text(REGISTRY)                      # no approval in the file
+    db = tmp_path / "workbench.db"
+    conn = connect(db)
+    SuppressionStore(conn, threading.RLock()).add(
+        municipality="testtown", kind=SuppressionKind.APPROVED_DISCHARGE, outfall="OF-1",
+        start=datetime(2026, 6, 4, tzinfo=timezone.utc), end=datetime(2026, 6, 5, tzinfo=timezone.utc),
+        reason="dye test, recorded on the workbench", by="Pat")
+    conn.close()
+    (tmp_path / "approvals.csv").write_text(
+        "kind,outfall,from,to,flow,reason,withdrawn_at\n"
+        "approved_discharge,OF-1,2026-06-04T00:00:00Z,2026-06-05T00:00:00Z,,\"dye test, from the CSV\",\n")
+    app = typer.Typer()
+    replay_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    for approvals, reason in ((None, None), (db, "approved discharge: dye test, recorded on the workbench"),
+                              (tmp_path / "approvals.csv", "approved discharge: dye test, from the CSV")):
+        out = tmp_path / "events.jsonl"
+        args = ["replay", "--registry", str(tmp_path / "sites.yaml"), "--readings", str(tmp_path / "readings.csv"),
+                "--out", str(out), "--no-progress"] + (["--approvals", str(approvals)] if approvals else [])
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        [dwf] = [json.loads(x) for x in out.read_text().splitlines() if '"dry_weather_flow"' in x]
+        assert dwf["suppressed"] == reason
+
+
 def test_replay_says_how_many_readings_belonged_to_stations_the_registry_does_not_know(tmp_path):
     (tmp_path / "sites.yaml").write_text(REGISTRY)
     rows = ["time,station,quantity,value,unit"] + [f"{iso_utc(at(i * 5))},RG-1,rain,0,in" for i in range(12)]

@@ -63,7 +63,8 @@ def test_workers_get_the_password_from_their_environment_not_their_command_line(
                              "--data-dir", str(tmp_path / "data")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        workers = lambda: [c for c in psutil.Process(proc.pid).children() if "ingest" in c.cmdline()]  # noqa: E731
+        # a worker once exec'd (between fork and exec a child still shows its parent's command line)
+        workers = lambda: [c for c in psutil.Process(proc.pid).children() if "--shared-group" in c.cmdline()]  # noqa: E731
         assert wait_for(lambda: len(workers()) == 2, 30)
         for w in workers():
             assert not any(SECRET in part for part in w.cmdline())

@@ -46,3 +46,33 @@ def test_lookups():
 def test_unreadable_file_names_it(tmp_path):
     with pytest.raises(ConfigError, match="nope.yaml: cannot read"):
         load_registry(tmp_path / "nope.yaml")
+
+
+def test_the_inventory_fields():
+    reg = load_registry(CASES[0].parent / "ok_inventory" / "sites.yaml")
+    of = reg.outfall("OF-12")
+    assert (of.lat, of.lon, of.receiving_water, of.pipe_diameter_in, of.pipe_material.value) == \
+        (41.1311, -74.0912, "Mahwah River", 24, "rcp")
+    assert of.located and reg.gauge("RG-1").located and reg.turbidity_pairs[0].located
+    bare = load_registry(CASES[0].parent / "ok_issue_example" / "sites.yaml")
+    assert not bare.outfall("OF-12").located and bare.outfall("OF-12").pipe_material is None
+
+
+def test_suppressions_recorded_elsewhere_join_the_files():
+    from datetime import datetime, timezone
+
+    from ms4watch.contract.registry import ApprovedDischarge, ExemptFlow
+
+    reg = load_registry(CASES[0].parent / "ok_issue_example" / "sites.yaml")
+    t = datetime(2026, 7, 1, 12, tzinfo=timezone.utc)
+    d = ApprovedDischarge.model_validate({"outfall": "OF-12", "from": t, "to": t.replace(hour=14), "reason": "dye test"})
+    x = ExemptFlow.model_validate({"kind": "irrigation", "from": t, "to": t.replace(day=2)})
+    more = reg.with_suppressions([d], [("OF-12", x)])
+    assert more.approved_discharges == [*reg.approved_discharges, d]
+    assert more.outfall("OF-12").exempt_flows == [x] and reg.outfall("OF-12").exempt_flows == []
+    assert reg.same_stations(more) and more.same_stations(reg)
+    assert reg.with_suppressions() is reg
+    with pytest.raises(ValueError, match="unknown outfall 'OF-99'"):
+        reg.with_suppressions([d.model_copy(update={"outfall": "OF-99"})])
+    other = reg.model_copy(update={"rain_gauges": []})
+    assert not reg.same_stations(other)

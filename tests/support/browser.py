@@ -94,6 +94,14 @@ class Browser:
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale,
                   mobile=mobile)
 
+    def set_files(self, selector: str, paths: list[Path]) -> None:
+        """Choose files in a file input, as a person picking photos would."""
+        root = self.call("DOM.getDocument", depth=0)["root"]["nodeId"]
+        node = self.call("DOM.querySelector", nodeId=root, selector=selector)["nodeId"]
+        if not node:
+            raise RuntimeError(f"no element {selector}")
+        self.call("DOM.setFileInputFiles", files=[str(p) for p in paths], nodeId=node)
+
     def console_errors(self) -> list[str]:
         """Errors the pages reported so far: uncaught exceptions, console.error, failed loads."""
         out = []

@@ -25,7 +25,22 @@ LEAST_ROLE = {
     "/incidents/{iid}/resolve": NEEDS[Permission.RESOLVE],
     "/api/v1/incidents/{iid}/acknowledge": NEEDS[Permission.ACKNOWLEDGE],
     "/api/v1/incidents/{iid}/resolve": NEEDS[Permission.RESOLVE],
+    "/inspections": NEEDS[Permission.RECORD_INSPECTION],
+    "/api/v1/inspections": NEEDS[Permission.RECORD_INSPECTION],
+    "/api/v1/inspections/{rid}/photos": NEEDS[Permission.RECORD_INSPECTION],
+    "/approvals": NEEDS[Permission.RECORD_APPROVAL],
+    "/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
+    "/api/v1/approvals": NEEDS[Permission.RECORD_APPROVAL],
+    "/api/v1/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
 }
+REPORT = {"site": "CS-7", "at": "2026-06-01T15:00:00Z", "inspector": "J. Rivera", "credential": "cpesc",
+          "license_no": "CPESC 4711", "disturbed_areas": "north pad", "stabilized_areas": "west slope seeded",
+          "idle_areas": "none", "sediment_pct": 30, "maintenance": "silt fence sagging at the outlet",
+          "deficiencies": "none"}
+APPROVAL = {"kind": "approved_discharge", "outfall": "OF-12", "start": "2026-06-02T08:00:00-04:00",
+            "end": "2026-06-02T12:00:00-04:00", "reason": "hydrant flushing"}
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 
 
 def writes() -> list[tuple[str, str]]:
@@ -45,20 +60,67 @@ def test_every_write_is_known_here():
 
 
 def _body(path: str) -> dict:
+    if path == "/api/v1/inspections":
+        return {**REPORT, "certified": True}
+    if path == "/api/v1/approvals":
+        return APPROVAL
+    return {"note": "checked on site"}
+
+
+def _form(path: str) -> dict:
+    if path == "/inspections":
+        return {**REPORT, "at": "2026-06-01T11:00", "certified": "on"}
+    if path == "/approvals":
+        return {**APPROVAL, "start": "2026-06-02T08:00", "end": "2026-06-02T12:00"}
     return {"note": "checked on site"}
 
 
 def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):
-    url = path.replace("{iid}", "1")
+    url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1")
+    if path.endswith("/photos"):
+        return client.request(method, url, files={"photo": ("site.png", PNG, "image/png")},
+                              data={"csrf": csrf} if csrf else None)
     if form:
-        data = {"note": "checked on site", **({"csrf": csrf} if csrf else {})}
-        return client.request(method, url, data=data)
+        return client.request(method, url, data={**_form(path), **({"csrf": csrf} if csrf else {})})
     return client.request(method, url, json=_body(path))
+
+
+def _nothing_written(bench) -> None:
+    """The incident still open, no report, no approval recorded, the recorded one still there."""
+    assert bench.alerting.store.get(1).state is State.OPEN
+    wb = bench.workbench
+    assert [r.id for r in wb.inspections.reports.list(bench.municipality)] == [1]
+    assert [(r.id, r.active) for r in wb.inventory.store.list(bench.municipality)] == [(1, True)]
+    assert wb.inspections.reports.get(bench.municipality, 1).photos == ()
+
+
+def _records(bench) -> None:
+    """A report (1) and a recorded approval (1), made by the smo, for the writes to refuse to touch."""
+    from datetime import datetime, timezone
+
+    from ms4watch.workbench.records import ReportIn, SuppressionKind
+    from ms4watch.workbench.roles import Actor, Via
+    smo = Actor("smo", "Smo User", Role.SMO, bench.municipality, Via.TERMINAL)
+    bench.workbench.inspections.record(smo, ReportIn.model_validate({**REPORT, "at": "2026-05-30T12:00:00Z",
+                                                                      "certified": True}))
+    t = datetime(2026, 6, 3, 12, tzinfo=timezone.utc)
+    bench.workbench.inventory.record(smo, kind=SuppressionKind.EXEMPT_FLOW, outfall="OF-12", start=t,
+                                     end=t.replace(hour=18), reason="pool drained", flow="dechlorinated swimming "
+                                                                                        "pool discharges")
+
+
+def _target(path: str) -> str:
+    for part, target in (("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
+                         ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
+        if part in path:
+            return target
+    raise AssertionError(path)
 
 
 @pytest.mark.parametrize("path", sorted(LEAST_ROLE))
 def test_a_write_without_a_session_or_token_is_refused(bench, path):
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    _records(bench)
     with bench.api() as anonymous:
         r = _call(anonymous, "POST", path, form=not path.startswith("/api/"))
     assert r.status_code in (401, 303), r.text
@@ -69,12 +131,13 @@ def test_a_write_without_a_session_or_token_is_refused(bench, path):
     with bench.api() as forged:
         forged.headers["Authorization"] = "Bearer ms4w_not-a-token"
         assert _call(forged, "POST", path, form=False).status_code == 401
-    assert bench.alerting.store.get(1).state is State.OPEN
+    _nothing_written(bench)
 
 
 @pytest.mark.parametrize("path", sorted(p for p, role in LEAST_ROLE.items() if role is not Role.VIEWER))
 def test_a_write_with_too_small_a_role_is_refused_and_audited(bench, path):
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    _records(bench)
     need = LEAST_ROLE[path]
     for role in Role:
         if role.at_least(need):
@@ -87,8 +150,8 @@ def test_a_write_with_too_small_a_role_is_refused_and_audited(bench, path):
             r = _call(s.client, "POST", path, form=True, csrf=s.csrf())
         assert r.status_code == 403, (role, r.text)
         assert f"needs the role {need.value}" in r.text
-        assert bench.alerting.store.get(1).state is State.OPEN
-        refused = bench.workbench.audit.entries(target="incident:1")[0]
+        _nothing_written(bench)
+        refused = bench.workbench.audit.entries(target=_target(path))[0]
         assert (refused.who, refused.role, refused.outcome[:8]) == (role.value, role.value, "refused:")
 
 
@@ -123,3 +186,43 @@ def test_a_member_of_another_municipality_only_is_refused(bench):
     with bench.api() as c:
         r = c.get("/api/v1/incidents", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 403 and re.search(r"no role in schenectady", r.text)
+
+
+# Reads anyone may make: their own authority, or none needed.
+PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "counts for Prometheus",
+                "/login": "the login form", "/favicon.ico": "the icon",
+                "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema"}
+EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x"}
+
+
+def reads() -> list[str]:
+    out = []
+    for router in ROUTERS:
+        for route in router.routes:
+            if "GET" in (getattr(route, "methods", None) or ()):
+                out.append(route.path)
+    return out
+
+
+def test_every_read_but_the_public_ones_needs_a_user_of_this_town(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    _records(bench)
+    bench.workbench.users.add("elsewhere", "correct horse battery", municipality="ramapo", role=Role.ADMIN)
+    elsewhere = bench.workbench.users.create_token("elsewhere", "t")[1]
+    paths = [p for p in reads() if p not in PUBLIC_READS]
+    assert len(paths) >= 30
+    with bench.api() as anonymous, bench.api() as other:
+        other.headers["Authorization"] = f"Bearer {elsewhere}"
+        for path in paths:
+            url = path
+            for k, v in EXAMPLES.items():
+                url = url.replace(k, v)
+            r = anonymous.get(url)
+            if path.startswith("/api/"):
+                assert r.status_code == 401, path
+            else:
+                assert r.status_code == 303 and r.headers["location"] == f"/login?next={url}", path
+            assert other.get(url).status_code == 403, path       # a user of another town only
+        with bench.api("viewer") as viewer:
+            assert all(viewer.get(p.replace("{sha}", "0" * 64)).status_code in (200, 404)
+                       for p in ("/api/v1/stations", "/inspections/1/photos/{sha}"))

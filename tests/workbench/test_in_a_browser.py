@@ -1,8 +1,10 @@
 """The workbench in headless Chromium at a phone's size (375 x 812), against a server the
 demo pipeline filled (real edge agents, broker, ingest, engine, incidents): log in, see the
 open incidents, acknowledge one in the page, see its state change through the API; open
-an incident's page (its chart) and an emailed acknowledge link. No console errors; a
-screenshot of each page is kept in ``test-artefacts/workbench/`` (also at laptop width)."""
+an incident's page (its chart) and an emailed acknowledge link; record an inspection with
+a photo and see the due item close (in the incidents and the alert engine); walk every
+page. No console errors; a screenshot of each page is kept in ``test-artefacts/workbench/``
+at phone and laptop width."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "workbench"
 
 @pytest.fixture
 def demo_server(tmp_path):
-    demo = Demo(DemoOptions(days=0.5, speed=0, workdir=tmp_path / "demo", serve=True), report=lambda line: None)
+    """A simulated day: a 0.85 inch storm at RG-1 and 0.68 at RG-2 make both sites due."""
+    demo = Demo(DemoOptions(days=1.0, speed=0, workdir=tmp_path / "demo", serve=True), report=lambda line: None)
     runner = threading.Thread(target=demo.run, name="demo", daemon=True)
     runner.start()
     try:
@@ -88,6 +91,95 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
         for name, path in (("incidents", "/incidents?state=all"), ("incident", f"/incidents/{with_chart}")):
             browser.goto(url + path)
             browser.wait_for("Array.from(document.images).every(i => i.complete)")
+            browser.screenshot(ARTEFACTS / f"laptop-{name}.png")
+        assert browser.console_errors() == []
+    finally:
+        browser.close()
+        api.close()
+
+
+PAGES = [("status", "/"), ("stations", "/stations"), ("station", "/stations/OF-1?days=1"),
+         ("station-turbidity", "/stations/DS-1?days=1"), ("inspections", "/inspections"), ("outfalls", "/outfalls"),
+         ("outfall", "/outfalls/OF-3"), ("approvals", "/approvals"), ("storms", "/storms"),
+         ("calibrations", "/calibrations"), ("incidents", "/incidents")]
+ALL_LOADED = "document.readyState === 'complete' && Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
+
+
+def _photo(path: Path) -> Path:
+    """A real photo-sized JPEG-less PNG: a picture of a silt fence, drawn."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(4, 3), dpi=80)
+    ax = fig.subplots()
+    ax.fill_between([0, 1, 2, 3], [0.2, 0.5, 0.3, 0.6], color="saddlebrown")
+    ax.plot([0, 3], [0.8, 0.8], color="black", linewidth=4)
+    ax.set_title("silt fence, north slope")
+    fig.savefig(path, format="png")
+    return path
+
+
+def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_path):
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    demo = demo_server
+    url = demo.web_url
+    user, password = demo.web_login
+    users, _, conn = open_users(Settings.model_validate({"data_dir": tmp_path / "demo"}))
+    token = users.create_token(user, "browser test")[1]
+    conn.close()
+    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    due = [d for d in api.get("/api/v1/inspections/due").json() if d["site"] == "CS-2" and d["reason"] == "storm"]
+    assert len(due) == 1, "the demo's day left no storm inspection due at CS-2"
+    item = due[0]["incident"]
+    photo = _photo(tmp_path / "silt-fence.png")
+
+    browser = Browser()
+    try:
+        browser.viewport(375, 812, mobile=True, scale=2)
+        browser.goto(f"{url}/login")
+        browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
+                   f"document.querySelector('input[name=password]').value = {password!r};"
+                   "document.querySelector('form.stack button[type=submit]').click()")
+        browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
+        for name, path in PAGES:
+            browser.goto(url + path)
+            browser.wait_for(ALL_LOADED)
+            browser.screenshot(ARTEFACTS / f"phone-{name}.png")
+            width = browser.js("document.documentElement.scrollWidth")
+            assert width <= 375 + 1, f"{path} is {width} px wide at 375 px"      # charts scroll in their own box
+
+        # the due item, its countdown; record the inspection with a photo in the form
+        browser.goto(f"{url}/inspections?site=CS-2")
+        assert browser.js(f"!!document.querySelector('#due-{item} .countdown')")
+        assert browser.js(f"document.querySelector('#due-{item} .countdown').textContent").startswith("in ")
+        fields = {"inspector": "J. Rivera", "license_no": "CPESC 4711", "disturbed_areas": "pad sites 3-6; lot 7 next week",
+                  "stabilized_areas": "west slope hydroseeded", "idle_areas": "stockpile B", "sediment_pct": "35",
+                  "maintenance": "silt fence undercut at the outlet", "deficiencies": "inlet protection missing"}
+        for name, value in fields.items():
+            browser.js(f"document.querySelector('[name={name}]').value = {value!r}")
+        browser.js("document.querySelector('[name=credential]').value = 'cpesc';"
+                   "document.querySelector('[name=certified]').checked = true")
+        browser.set_files("input[name=photos]", [photo])
+        browser.screenshot(ARTEFACTS / "phone-inspection-form.png")
+        browser.js("document.querySelector('form.report-form button[type=submit]').click()")
+        browser.wait_for("location.pathname.startsWith('/inspections/') && document.readyState === 'complete'", 30)
+        browser.wait_for(ALL_LOADED)
+        text = browser.js("document.body.innerText")
+        assert "Recorded. It resolved" in text and "inlet protection missing" in text
+        assert browser.js(f"document.querySelector('#closed-{item} .engine').textContent").startswith("closed at")
+        assert browser.js("document.querySelector('.photos img').naturalWidth") == 320
+        browser.screenshot(ARTEFACTS / "phone-inspection-report.png")
+        report = browser.js("location.pathname")
+        browser.goto(f"{url}/inspections")
+        assert not browser.js(f"!!document.querySelector('#due-{item}')")               # no longer due
+        assert browser.js(f"document.querySelector('#closed-{item} .engine').textContent").startswith("closed at")
+        browser.screenshot(ARTEFACTS / "phone-inspections-after.png")
+        inc = api.get(f"/api/v1/incidents/{item}").json()["incident"]
+        assert (inc["state"], inc["resolution"]) == ("resolved", "inspection")
+
+        browser.viewport(1280, 800)
+        for name, path in PAGES + [("inspection-report", report)]:
+            browser.goto(url + path)
+            browser.wait_for(ALL_LOADED)
             browser.screenshot(ARTEFACTS / f"laptop-{name}.png")
         assert browser.console_errors() == []
     finally:

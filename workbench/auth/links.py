@@ -19,10 +19,12 @@ SALT = "ms4watch.ack-link"
 
 
 class AckLinks:
-    def __init__(self, secret: str, lifetime: timedelta, base_url: str | None = None):
+    def __init__(self, secret: str, lifetime: timedelta, base_url: str | None = None, *, scope: str | None = None):
         """``base_url``: where recipients reach the workbench (``http.public_url``); the web
-        server fills it in with its listening address when it is not set."""
-        self._signer = URLSafeTimedSerializer(secret, salt=SALT)
+        server fills it in with its listening address when it is not set. ``scope``: the
+        municipality, on a coalition's server — a link signed for one town's incident is
+        no link at all on another's (its incident ids are that town's own)."""
+        self._signer = URLSafeTimedSerializer(secret, salt=SALT if scope is None else f"{SALT}/{scope}")
         self.lifetime = lifetime
         self.base_url = base_url.rstrip("/") if base_url else None
 

@@ -1,10 +1,15 @@
-"""One router per resource; ``ROUTERS`` lists them (explicitly, one line each)."""
+"""One router per resource; ``ROUTERS`` lists them (explicitly, one line each). A coalition's
+server also has ``lobby.router`` at its root (log in, choose a town)."""
 
 from __future__ import annotations
 
-from . import ack, auth, health, home, incidents, metrics, sms
+from . import ack, auth, health, home, incidents, inspections, metrics, outfalls, sms, stations, storms
 from .api import incidents as api_incidents
+from .api import inspections as api_inspections
 from .api import me as api_me
+from .api import outfalls as api_outfalls
+from .api import stations as api_stations
+from .api import storms as api_storms
 
 ROUTERS = [
     health.router,
@@ -12,9 +17,17 @@ ROUTERS = [
     auth.router,
     home.router,
     incidents.router,
+    stations.router,
+    inspections.router,
+    outfalls.router,
+    storms.router,
     ack.router,
     sms.router,
     api_incidents.router,
+    api_stations.router,
+    api_inspections.router,
+    api_outfalls.router,
+    api_storms.router,
     api_me.router,
 ]
 

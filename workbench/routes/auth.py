@@ -9,22 +9,22 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import CurrentActor, Services, check_csrf, client_address, render, start_session
+from ..deps import CurrentActor, Services, base_path, check_csrf, client_address, render, start_session
 from ..errors import NotAuthenticated, RateLimited
 
 router = APIRouter(include_in_schema=False)
 
 
-def _local(next_url: str | None) -> str:
+def _local(next_url: str | None, base: str = "") -> str:
     """Only a path of ours: never an open redirect."""
     if next_url and next_url.startswith("/") and not next_url.startswith("//") and "\\" not in next_url:
         return next_url
-    return "/"
+    return base + "/"
 
 
 @router.get("/login")
 def login_form(request: Request, next: str | None = None) -> Response:
-    return render(request, "login.html", title="Log in", next=_local(next), username="")
+    return render(request, "login.html", title="Log in", next=_local(next, base_path(request)), username="")
 
 
 @router.post("/login")
@@ -37,14 +37,14 @@ async def login(request: Request, services: Services, username: Annotated[str, F
     except (NotAuthenticated, RateLimited) as e:
         status = e.status
         headers = {"Retry-After": str(e.retry_after_s)} if isinstance(e, RateLimited) else None
-        return render(request, "login.html", status, headers=headers, title="Log in", next=_local(next),
-                      username=username, error=str(e))
+        return render(request, "login.html", status, headers=headers, title="Log in",
+                      next=_local(next, base_path(request)), username=username, error=str(e))
     start_session(request, actor)
-    return RedirectResponse(_local(next), status_code=303)
+    return RedirectResponse(_local(next, base_path(request)), status_code=303)
 
 
 @router.post("/logout")
 def logout(request: Request, actor: CurrentActor, services: Services) -> Response:
     services.accounts.logout(actor)
     request.session.clear()
-    return RedirectResponse("/login", status_code=303)
+    return RedirectResponse(f"{base_path(request)}/login", status_code=303)

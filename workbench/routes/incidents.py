@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...alerts.events import EventKind
 from ...alerts.incidents import State
-from ..deps import CurrentActor, IncidentId, Services, render
+from ..deps import CurrentActor, IncidentId, Services, base_path, render
 from ..roles import Permission
 from ..services.incidents import ACTIVE
 
@@ -62,21 +62,21 @@ NO_READINGS_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 120
                    'text-anchor="middle">No readings are stored for this episode.</text></svg>')
 
 
-def _back(url: str | None, iid: int) -> str:
-    return url if url and url.startswith("/") and not url.startswith("//") else f"/incidents/{iid}"
+def _back(request: Request, url: str | None, iid: int) -> str:
+    return url if url and url.startswith("/") and not url.startswith("//") else f"{base_path(request)}/incidents/{iid}"
 
 
 @router.post("/incidents/{iid}/acknowledge")
-def acknowledge(iid: IncidentId, actor: CurrentActor, services: Services,
+def acknowledge(request: Request, iid: IncidentId, actor: CurrentActor, services: Services,
                 note: Annotated[str, Form(max_length=2000)] = "",
                 back: Annotated[str, Form(max_length=2000)] = "") -> Response:
     services.desk.acknowledge(actor, iid, note.strip() or None)
-    return RedirectResponse(_back(back, iid), status_code=303)
+    return RedirectResponse(_back(request, back, iid), status_code=303)
 
 
 @router.post("/incidents/{iid}/resolve")
-def resolve(iid: IncidentId, actor: CurrentActor, services: Services,
+def resolve(request: Request, iid: IncidentId, actor: CurrentActor, services: Services,
             note: Annotated[str, Form(min_length=1, max_length=2000)],
             back: Annotated[str, Form(max_length=2000)] = "") -> Response:
     services.desk.resolve(actor, iid, note.strip())
-    return RedirectResponse(_back(back, iid), status_code=303)
+    return RedirectResponse(_back(request, back, iid), status_code=303)

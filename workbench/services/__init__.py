@@ -19,12 +19,18 @@ from ..audit import AuditLog
 from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
 from ..auth.users import UserStore
+from ..records import InspectionReports, PhotoStore, SuppressionStore
 from .accounts import Accounts
+from .alertside import AlertSide
 from .charts import Charts
 from .health import Health
 from .incidents import IncidentDesk
+from .inspections import InspectionDesk
+from .inventory import Inventory
 from .metrics import Metrics
 from .sms import SmsInbox
+from .stations import StationDesk
+from .storms import StormLog
 
 if TYPE_CHECKING:
     import sqlite3
@@ -46,7 +52,12 @@ class Workbench:
     sms: SmsInbox
     health: Health
     metrics: Metrics
+    stations: StationDesk
+    inspections: InspectionDesk
+    inventory: Inventory
+    storms: StormLog
     conn: "sqlite3.Connection"
+    towns: tuple[str, ...] = ()         # every municipality this server serves (a coalition: several)
 
     @property
     def municipality(self) -> str:
@@ -56,26 +67,44 @@ class Workbench:
     def tz(self) -> tzinfo:
         return self.registry.tz
 
+    @property
+    def coalition(self) -> bool:
+        return len(self.towns) > 1
+
     @classmethod
     def open(cls, settings: Settings, *, registry: Registry, incidents: "IncidentService", secret: str,
              links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
              clock: Callable[[], datetime] | None = None, sms_verifier: "WebhookVerifier | None" = None,
-             passwords: Passwords | None = None) -> "Workbench":
+             passwords: Passwords | None = None, alert_side: AlertSide | None = None,
+             towns: tuple[str, ...] = ()) -> "Workbench":
         """``clock``: the pipeline's (charts draw an open episode up to it); ``sms_verifier``:
         the inbound-SMS webhook's signature check (None: the webhook is off); ``passwords``:
-        the hasher (default argon2id with argon2-cffi's parameters)."""
+        the hasher (default argon2id with argon2-cffi's parameters); ``alert_side``: the
+        town's alert pipeline (inspections close the engine's items, approvals reach it,
+        storms and items are read from it); ``towns``: every municipality the server serves.
+        ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR."""
         conn = connect(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
         audit = AuditLog(conn, lock)
-        charts = Charts(readings, registry, clock or (lambda: datetime.now(timezone.utc))) if readings else None
+        clock = clock or (lambda: datetime.now(timezone.utc))
+        charts = Charts(readings, registry, clock) if readings else None
+        photos = PhotoStore(settings.data_dir / "photos", settings.web.photo_max_bytes)
+        reports = InspectionReports(conn, lock)
+        suppressions = SuppressionStore(conn, lock)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
                    sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier),
-                   health=health, metrics=metrics, conn=conn)
+                   health=health, metrics=metrics,
+                   stations=StationDesk(registry, incidents, readings, clock, alert_side),
+                   inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
+                   inventory=Inventory(registry, suppressions, audit, clock, alert_side),
+                   storms=StormLog(registry, incidents, clock, alert_side),
+                   conn=conn, towns=tuple(towns) or (registry.municipality,))
 
     def close(self) -> None:
+        self.stations.close()
         self.conn.close()
 
 
@@ -86,4 +115,5 @@ def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connec
     return UserStore(conn, lock), AuditLog(conn, lock), conn
 
 
-__all__ = ["Workbench", "open_users", "Accounts", "IncidentDesk", "Health", "Metrics", "SmsInbox", "Charts"]
+__all__ = ["Workbench", "open_users", "Accounts", "IncidentDesk", "Health", "Metrics", "SmsInbox", "Charts",
+           "StationDesk", "InspectionDesk", "Inventory", "StormLog", "AlertSide"]

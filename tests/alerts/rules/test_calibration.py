@@ -42,3 +42,5 @@ def test_uncalibrated_looks_only_inside_the_span():
     f = np.array(["", "calibration_overdue", "spike", ""], dtype=object)
     assert uncalibrated(t, f, 20, 20) and uncalibrated(t, f, 0, 100)
     assert not uncalibrated(t, f, 25, 40) and not uncalibrated(t, f, 0, 15)
+    other = np.array(["", None, "spike", "spike,calibration_overdue"], dtype=object)
+    assert [uncalibrated(t[:4], other, x, x) for x in t[:4]] == [False, False, False, True]

@@ -1,0 +1,96 @@
+"""``/api/v1/stations``: the status board (every station, its state and why, its newest
+reading, battery, signal, calibration; CSV), one station, its readings over a window
+summarised in buckets (what its chart draws); ``/api/v1/calibrations`` (CSV too)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from ....contract.timeutil import from_ns
+from ...csvout import csv_response
+from ...deps import CurrentActor, Services, StationPath
+from ...schemas import (ERRORS, BandOut, BucketOut, CalibrationOut, ErrorOut, ReadingsOut, SeriesOut, StationOut,
+                        ThresholdOut)
+from ...services.stations import EARLIEST, clamp_window
+from ..stations import Days
+
+router = APIRouter(prefix="/api/v1", tags=["stations"], responses=ERRORS)
+CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+NO_STATION: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such station"}}
+COLUMNS = ["id", "name", "kind", "quantity", "subject", "state", "states", "reasons", "latest_at", "latest_value",
+           "battery_v", "signal_dbm", "calibration_due", "lat", "lon", "open_incidents"]
+
+
+@router.get("/stations", summary="Every station with its state (alerting, stale, not evaluable, calibration "
+                                 "overdue, reporting)")
+def stations(actor: CurrentActor, services: Services) -> list[StationOut]:
+    return [StationOut.of(s) for s in services.stations.board(actor).stations]
+
+
+@router.get("/stations.csv", summary="The stations as CSV", response_class=Response, responses=CSV)
+def stations_csv(actor: CurrentActor, services: Services) -> Response:
+    rows = []
+    for s in services.stations.board(actor).stations:
+        o = StationOut.of(s)
+        d = o.model_dump()
+        d["states"] = "; ".join(x.value for x in o.states)
+        d["reasons"] = "; ".join(o.reasons)
+        d["open_incidents"] = " ".join(str(i) for i in o.open_incidents)
+        d["state"] = o.state.value
+        rows.append([d[c] for c in COLUMNS])
+    return csv_response(f"stations-{services.municipality}.csv", COLUMNS, rows, services.tz)
+
+
+@router.get("/stations/{sid}", summary="One station", responses=NO_STATION)
+def station(sid: StationPath, actor: CurrentActor, services: Services) -> StationOut:
+    return StationOut.of(services.stations.status(actor, sid))
+
+
+Instant = Annotated[datetime | None, Query(description="ISO 8601; without an offset: the town's local time")]
+Buckets = Annotated[int, Query(ge=10, le=5000, description="how many buckets the window is cut into")]
+
+
+@router.get("/stations/{sid}/readings", summary="A window of its readings in equal buckets (least, greatest, mean; "
+                                                "rain's sum), its thresholds, storms and alert episodes",
+            description="The window: `start` to `end` (default now), else the `days` (default 7) up to `end`. It is "
+                        "taken in order, within 1970–2262 and at most 1,100 days ending at `end`; the answer says "
+                        "which window it is.",
+            responses=NO_STATION)
+async def readings(sid: StationPath, actor: CurrentActor, services: Services, start: Instant = None,
+                   end: Instant = None, days: Days = None, buckets: Buckets = 800) -> ReadingsOut:
+    tz = services.tz
+    b = (end if end.tzinfo else end.replace(tzinfo=tz)) if end else services.stations.clock()
+    a = (start if start.tzinfo else start.replace(tzinfo=tz)) if start else None
+    if a is None:
+        a = b - timedelta(days=days or 7) if b > EARLIEST + timedelta(days=days or 7) else EARLIEST
+    a, b = clamp_window(a, b)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, buckets, True)
+
+    def out(xs) -> list[BucketOut]:
+        return [BucketOut(start=from_ns(x.start_ns), count=x.count, min=x.min, max=x.max, mean=x.mean, sum=x.sum)
+                for x in xs]
+
+    return ReadingsOut(station=sid, start=a, end=b, bucket_s=c.width_ns / 1e9, unit=c.unit,
+                       series=[SeriesOut(label=ln.label, buckets=out(ln.buckets)) for ln in c.lines],
+                       rain=out(c.rain), thresholds=[ThresholdOut(label=t.label, value=t.value) for t in c.thresholds],
+                       bands=[BandOut(kind=x.kind, start=from_ns(x.start_ns), end=from_ns(x.end_ns), label=x.label)
+                              for x in c.bands])
+
+
+@router.get("/calibrations", summary="Every sensor's calibration the loggers report, soonest due first",
+            tags=["stations"])
+def calibrations(actor: CurrentActor, services: Services) -> list[CalibrationOut]:
+    return [CalibrationOut.of(c) for c in services.stations.calibrations(actor)]
+
+
+@router.get("/calibrations.csv", summary="Calibrations as CSV", response_class=Response, responses=CSV)
+def calibrations_csv(actor: CurrentActor, services: Services) -> Response:
+    cols = ["station", "device", "sensor", "performed", "due", "days_left", "overdue"]
+    return csv_response(f"calibrations-{services.municipality}.csv", cols,
+                        [[getattr(c, k) for k in cols] for c in services.stations.calibrations(actor)], services.tz)
+

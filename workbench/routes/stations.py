@@ -1,0 +1,92 @@
+"""Stations, as pages: the list (state, newest reading, battery, signal, calibration; CSV),
+a station's page (its status, open incidents, the chart of any window), the chart itself
+(SVG, drawn on the server from buckets the store summarises), the chart's data as CSV,
+and the calibrations due."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from ...contract.timeutil import from_ns
+from .. import svgchart
+from ..csvout import csv_response
+from ..deps import CurrentActor, Services, StationPath, parse_when, render
+from ..errors import WorkbenchError
+from ..services.stations import window_of
+
+router = APIRouter(include_in_schema=False)
+
+Days = Annotated[int | None, Query(ge=1, le=1100, description="the window: this many days up to now")]
+When = Annotated[str, Query(max_length=40, description="YYYY-MM-DD, YYYY-MM-DDTHH:MM (local) or ISO 8601")]
+Pixels = Annotated[int, Query(ge=200, le=2400, description="the chart's width in pixels (one bucket each)")]
+PRESETS = (1, 7, 30, 90, 365)
+
+
+def window(services, start: str, end: str, days: int | None) -> tuple[datetime, datetime]:
+    """The chart's window from the query: start/end, else ``days`` up to now (7 by default)."""
+    tz = services.tz
+    try:
+        if start or end:
+            now = services.stations.clock()
+            a = parse_when(start, tz) if start else None
+            b = parse_when(end, tz, end=True) if end else now
+            if a is None:
+                a = b - timedelta(days=days or 7)
+            return window_of(a, b)
+        b = services.stations.clock()
+        return window_of(b - timedelta(days=days or 7), b)
+    except ValueError as e:
+        raise WorkbenchError(f"window: {e}") from None
+
+
+@router.get("/stations")
+def stations(request: Request, actor: CurrentActor, services: Services) -> Response:
+    board = services.stations.board(actor)
+    return render(request, "stations.html", title="Stations", actor=actor, board=board)
+
+
+@router.get("/stations/{sid}")
+def station(request: Request, sid: StationPath, actor: CurrentActor, services: Services, start: When = "",
+            end: When = "", days: Days = None) -> Response:
+    st = services.stations.status(actor, sid)
+    a, b = window(services, start, end, days)
+    query = request.url.query
+    return render(request, "station.html", title=st.station.name, actor=actor, s=st, start=a, end=b,
+                  presets=PRESETS, days=days if not (start or end) else None, query=query,
+                  start_text=start, end_text=end)
+
+
+@router.get("/stations/{sid}/chart.svg")
+async def chart(sid: StationPath, actor: CurrentActor, services: Services, start: When = "", end: When = "",
+                days: Days = None, w: Pixels = 800) -> Response:
+    a, b = window(services, start, end, days)
+    plot = w - svgchart.LEFT - svgchart.RIGHT
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, plot)
+    return Response(svgchart.render(c, services.tz, width=w), media_type="image/svg+xml",
+                    headers={"Cache-Control": "private, max-age=30"})
+
+
+@router.get("/stations/{sid}/readings.csv")
+async def chart_csv(sid: StationPath, actor: CurrentActor, services: Services, start: When = "", end: When = "",
+                    days: Days = None, w: Pixels = 800) -> Response:
+    """The chart's data: each bucket's count, least, greatest, mean (and rain's sum)."""
+    a, b = window(services, start, end, days)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, w - svgchart.LEFT - svgchart.RIGHT, True)
+    rows = []
+    for line in c.lines:
+        rows += [[line.label, from_ns(x.start_ns), x.count, x.min, x.max, x.mean, ""] for x in line.buckets]
+    rows += [["rain", from_ns(x.start_ns), x.count, x.min, x.max, "", x.sum] for x in c.rain]
+    return csv_response(f"{sid}-{a:%Y%m%d}-{b:%Y%m%d}.csv",
+                        ["series", "bucket_start", "readings", "min", "max", "mean", "sum"], rows, services.tz)
+
+
+@router.get("/calibrations")
+def calibrations(request: Request, actor: CurrentActor, services: Services) -> Response:
+    rows = services.stations.calibrations(actor)
+    return render(request, "calibrations.html", title="Calibrations due", actor=actor, rows=rows,
+                  names={s.id: s.name for s in services.stations.stations.values()})

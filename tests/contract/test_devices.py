@@ -48,3 +48,17 @@ def test_a_list_that_does_not_fit_the_registry_is_refused_naming_file_and_field(
     with pytest.raises(ConfigError) as e:
         load_devices(load_registry(reg_path), tmp_path, skip=(reg_path,))
     assert error in str(e.value) and str(tmp_path) in str(e.value)
+
+
+def test_a_coalitions_folder_holds_every_towns_loggers_and_each_town_gets_its_own(tmp_path):
+    (tmp_path / "a.yaml").write_text(SITES)
+    (tmp_path / "b.yaml").write_text(SITES.replace("town", "other"))
+    (tmp_path / "LOG-1.yaml").write_text(config())
+    (tmp_path / "LOG-9.yaml").write_text(config("LOG-9", municipality="other"))
+    skip = (tmp_path / "a.yaml", tmp_path / "b.yaml")
+    town = load_devices(load_registry(tmp_path / "a.yaml"), tmp_path, skip=skip, others=frozenset({"other"}))
+    other = load_devices(load_registry(tmp_path / "b.yaml"), tmp_path, skip=skip, others=frozenset({"town"}))
+    assert [d.id for d in town] == ["LOG-1"] and [d.id for d in other] == ["LOG-9"]
+    (tmp_path / "LOG-5.yaml").write_text(config("LOG-5", municipality="elsewhere"))
+    with pytest.raises(ConfigError, match="LOG-5.yaml: municipality: 'elsewhere' is not the registry's 'town'"):
+        load_devices(load_registry(tmp_path / "a.yaml"), tmp_path, skip=skip, others=frozenset({"other"}))

@@ -71,14 +71,16 @@ class Counts:
 class Logger:
     """One logger: the edge's spool and uplink, fed readings by the test."""
 
-    def __init__(self, rig: "FaultRig", device: str, station: str, *, url: str | None = None, keepalive_s: int = 30):
-        self.device, self.station, self.rig = device, station, rig
-        self.spool = Spool(rig.tmp / "edge" / f"{device}.spool.db", device)
+    def __init__(self, rig: "FaultRig", device: str, station: str, *, url: str | None = None, keepalive_s: int = 30,
+                 municipality: str = "town"):
+        self.device, self.station, self.rig, self.municipality = device, station, rig, municipality
+        self.spool = Spool(rig.tmp / "edge" / municipality / f"{device}.spool.db", device)
 
         def topic_of(ch: Channel) -> Topic:
-            return Topic("town", station, device, ch)
+            return Topic(municipality, station, device, ch)
 
-        self.uplink = Uplink(self.spool, topic_of, url or rig.broker.url, client_id=f"ms4watch-edge-{device}",
+        self.uplink = Uplink(self.spool, topic_of, url or rig.broker.url,
+                             client_id=f"ms4watch-edge-{municipality}-{device}",
                              status_payload=lambda state: status_payload(device, state), keepalive_s=keepalive_s,
                              batch_readings=100)
 

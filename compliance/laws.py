@@ -306,6 +306,16 @@ PROHIBITION = {
 }
 
 
+# What an alert's rule implements, word for word, for the evidence packet.
+RULE_TEXT = {
+    "turbidity_contrast": ("Schenectady ch. 148 § 148-12A", "An increase in turbidity that will cause a substantial "
+                           "visible contrast to natural conditions;"),
+    "inspection_due": ("Schenectady ch. 148 § 148-13B", "Following the commencement of construction, site inspections "
+                       "shall be conducted by a licensed/certified professional at least every seven calendar days "
+                       "and within 24 hours of the end of a storm event 0.5 inch or greater."),
+}
+
+
 def law(key: str) -> Law:
     try:
         return LAWS[key]
@@ -314,4 +324,4 @@ def law(key: str) -> Law:
 
 
 __all__ = ["Law", "LAWS", "ClockRule", "Counting", "PenaltyRule", "PenaltyTier", "NoticeElement", "Requirement",
-           "PROHIBITION", "law"]
+           "PROHIBITION", "RULE_TEXT", "law"]

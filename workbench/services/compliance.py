@@ -26,7 +26,7 @@ from ...compliance.errors import ComplianceError, ImportRefused
 from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseEventIn,
                                   ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
 from ...compliance.labs import DEFAULT_THRESHOLDS, Threshold, load_thresholds, parse_file
-from ...compliance.laws import LAWS, law as law_of
+from ...compliance.laws import LAWS, PROHIBITION, RULE_TEXT, law as law_of
 from ...compliance.letters import notice_pdf, notice_sections
 from ...compliance.store import Case, ComplianceStore, Notice, Party, Release, Sample, Swppp
 from ...contract.registry import Registry
@@ -617,6 +617,109 @@ class ComplianceDesk:
 
     def deadlines_of(self, record: str) -> list[dl.Deadline]:
         return [d for d in self.deadlines() if d.record == record]
+
+    # -- the annual report ------------------------------------------------------------------------
+    def annual_report(self, actor: Actor, year: int):
+        from ...compliance import report as rp
+        from .stations import stations_of
+        actor.require(Permission.READ)
+        if self.incidents is None:
+            raise NotFound("no incident database in this process")
+        self.sync_samples()
+        return rp.build(registry=self.registry, store=self.store, incidents=self.incidents, year=year,
+                        now=self.clock(), calibrations=self.calibrations, readings=self.readings,
+                        stations=lambda: stations_of(self.registry))
+
+    # -- evidence packets -------------------------------------------------------------------------
+    def packet(self, actor: Actor, fmt: str, *, case_id: int | None = None,
+               incident_id: int | None = None) -> tuple[str, bytes]:
+        """An incident's or a case's evidence packet: ``pdf`` or ``zip`` (the data, the PDF, SHA256SUMS)."""
+        from ...compliance import packet as pk
+        actor.require(Permission.READ)
+        self.sync_samples()
+        case = self.case(actor, case_id) if case_id is not None else None
+        iids: list[int] = []
+        if case is not None:
+            if case.incident_id:
+                iids.append(case.incident_id)
+            samples = self.store.samples(case_id=case.id)
+            notices = self.store.notices(case_id=case.id)
+            subject, title = f"case-{case.number}", f"Case {case.number}: {case.location}"
+        else:
+            assert incident_id is not None
+            iids.append(incident_id)
+            samples = self.store.samples(incident_id=incident_id)
+            cases = self.store.cases(incident_id=incident_id)
+            notices = [n for c in cases for n in self.store.notices(case_id=c.id)]
+            subject, title = f"incident-{incident_id}", f"Incident {incident_id}"
+        iids += sorted({s.incident_id for s in samples if s.incident_id and s.incident_id not in iids})
+        evidence = [self._evidence(i) for i in iids]
+        if case is None and evidence:
+            ev = evidence[0]
+            title = f"Incident {incident_id}: {ev.incident.kind.replace('_', ' ')} at {ev.station_name}"
+        inspections = []
+        sites = {e.incident.subject for e in evidence} & {s.id for s in self.registry.construction_sites}
+        if self.reports is not None:
+            for site in sorted(sites):
+                inspections += self.reports.list(self.municipality, site=site, limit=1000)
+        law_key = self.laws[0]
+        provisions = [PROHIBITION[law_key]] if law_key in PROHIBITION else []
+        for n in notices:
+            for r in (LAWS[n.law].remediation, LAWS[n.law].appeal):
+                if r is not None and (r.provision, r.text) not in provisions:
+                    provisions.append((r.provision, r.text))
+        letters = [(n, self.store.party(n.party_id), notice_pdf(n, self.store.party(n.party_id), cal=self.cal,
+                                                                tz=self.tz, town=self.town_name(n.law),
+                                                                today=n.issued_at.astimezone(self.tz).date()))
+                   for n in sorted(notices, key=lambda n: n.id)]
+        p = pk.Packet(title=title, subject=subject, tz=self.tz, timezone_name=self.registry.timezone,
+                      incidents=evidence, case=case, samples=samples, notices=letters, inspections=inspections,
+                      provisions=provisions)
+        files = pk.data_files(p, self._chart, self._readings_csv)
+        pdf_bytes = pk.packet_pdf(p, files)
+        self.audit.record(actor, "packet.build", target=f"case:{case.id}" if case else f"incident:{incident_id}",
+                          detail=f"{fmt}: {len(files)} data file(s)")
+        if fmt == "pdf":
+            return f"{subject}.pdf", pdf_bytes
+        return f"{subject}.zip", pk.packet_zip(files, pdf_bytes, subject)
+
+    def _evidence(self, iid: int):
+        from ...alerts.delivery.dispatch import station_name, threshold_for
+        from ...compliance import packet as pk
+        from ...evidence import StoreReadings
+        if self.incidents is None:
+            raise NotFound("no incident database in this process")
+        try:
+            inc = self.incidents.get(iid)
+        except Exception:  # noqa: BLE001 — IncidentError
+            raise NotFound(f"no incident {iid}") from None
+        frame = None
+        if self.readings is not None:
+            start, end = pk.window(inc)
+            try:
+                frame = StoreReadings(self.readings, self.registry)(inc.snapshot(), start, end)
+            except Exception as e:  # noqa: BLE001 — the packet still holds the records
+                log.warning("readings for incident %s not read: %s", iid, e)
+        text = RULE_TEXT.get(inc.kind, PROHIBITION.get(self.laws[0], ("", "")))[1] \
+            if inc.kind != "compliance_deadline" else ""
+        return pk.IncidentEvidence(inc, station_name(self.registry, inc), self.incidents.audit(iid), frame,
+                                   threshold_for(self.registry, inc), text)
+
+    def _chart(self, ev) -> bytes | None:
+        from ...alerts.notifiers.email.chart import chart_png
+        from ...compliance import packet as pk
+        if ev.readings is None or ev.readings.empty:
+            return None
+        i = ev.incident
+        start, _ = pk.window(i)
+        return chart_png(ev.readings, title=f"{i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})",
+                         start=i.start, end=i.end, threshold=ev.threshold, tz=self.registry.timezone)
+
+    def _readings_csv(self, ev) -> bytes | None:
+        from ...alerts.notifiers.email.chart import csv_excerpt
+        if ev.readings is None or ev.readings.empty:
+            return None
+        return csv_excerpt(ev.readings)
 
 
 def _int(v: Any) -> int | None:

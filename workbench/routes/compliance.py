@@ -248,7 +248,7 @@ async def add_party(request: Request, actor: CurrentActor, services: Services) -
 @router.post("/notices")
 async def issue_notice(request: Request, actor: CurrentActor, services: Services) -> Response:
     d = desk(services)
-    return await _write(request, actor, services, Permission.ENFORCE, "notice.issue", "parties", NoticeIn,
+    return await _write(request, actor, services, Permission.ENFORCE, "notice.issue", "notices", NoticeIn,
                         lambda body: d.issue_notice(actor, body), lambda n: f"/notices/{n.id}",
                         lambda st, err: _notices_page(request, actor, services, st, error=err))
 

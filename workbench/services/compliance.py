@@ -476,7 +476,7 @@ class ComplianceDesk:
                                            remedy=body.remedy, remediation_days=body.remediation_days,
                                            violation_since=body.violation_since, prior=prior,
                                            issued_at=body.issued_at, by=actor.username, signatory=body.signatory)
-        return self._write(actor, Permission.ENFORCE, "notice.issue", f"party:{body.party_id}", work,
+        return self._write(actor, Permission.ENFORCE, "notice.issue", "notices", work,
                            lambda n: f"{n.number} ({n.kind}, {n.law}) to party {n.party_id}; prior violations "
                                      f"within the record: {len(n.prior)}")
 

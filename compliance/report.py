@@ -299,6 +299,32 @@ def report_pdf(r: AnnualReport) -> bytes:
     return pdf.build(story, title=f"MS4 annual report {r.year}", footer=f"{r.municipality} — permit year {r.year}")
 
 
+def standalone_html(r: AnnualReport) -> str:
+    """The summary as a file beside the section CSVs (each count links to its CSV)."""
+    rows = "\n".join(f"<tr><td>{escape(label)}</td><td><a href=\"{key}.csv\">{n}</a></td></tr>"
+                     for key, label, n, _, _ in r.counts())
+    return (f"<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>MS4 annual report {r.year}</title>"
+            f"<h1>{escape(r.municipality)}: MS4 annual report, permit year {r.year}</h1>"
+            f"<p>{r.start:%Y-%m-%d} to {(r.end - timedelta(days=1)):%Y-%m-%d}"
+            + (f" (counted to {r.as_of:%Y-%m-%d %H:%M %Z})" if r.as_of < r.end else "") +
+            ". Each count links to the records behind it (CSV); <a href=\"report.pdf\">PDF</a>.</p>"
+            f"<table>{rows}</table></html>\n")
+
+
+def write(r: AnnualReport, out: "Path") -> list["Path"]:
+    """<section>.csv for every section, report.html, report.pdf into ``out``."""
+    from pathlib import Path
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for key, s in r.sections.items():
+        (out / f"{key}.csv").write_bytes(s.csv())
+        written.append(out / f"{key}.csv")
+    (out / "report.html").write_text(standalone_html(r), encoding="utf-8")
+    (out / "report.pdf").write_bytes(report_pdf(r))
+    return written + [out / "report.html", out / "report.pdf"]
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
@@ -307,4 +333,5 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-__all__ = ["AnnualReport", "Section", "SECTIONS", "build", "permit_year", "html", "report_pdf"]
+__all__ = ["AnnualReport", "Section", "SECTIONS", "build", "permit_year", "html", "report_pdf", "standalone_html",
+           "write"]

@@ -25,6 +25,7 @@ COMMANDS = [
     "import_files",
     "backup",
     "users",
+    "report",
 ]
 
 

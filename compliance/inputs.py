@@ -12,7 +12,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 Text = Field(min_length=1, max_length=4000, pattern=r"\S")
 Name = Field(min_length=1, max_length=200, pattern=r"\S")
 Opt = Field(default=None, max_length=4000)
-Id = Field(default=None, ge=1, le=2**63 - 1)
+Id = Field(default=None, ge=1, le=2**53 - 1)
 StationId = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
@@ -84,7 +84,7 @@ class NoticeIn(_In):
     case_id: int | None = Id
     site: str | None = StationId
     outfall: str | None = StationId
-    party_id: int = Field(ge=1, le=2**63 - 1)
+    party_id: int = Field(ge=1, le=2**53 - 1)
     place: str = Field(min_length=1, max_length=1000, pattern=r"\S")
     violation: str = Text
     requirements: list[Literal["eliminate", "cease", "abate", "monitor", "fine", "bmps"]] = Field(default_factory=list,

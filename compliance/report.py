@@ -119,7 +119,7 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
           ) -> AnnualReport:
     tz = registry.tz
     start, end = permit_year(year, tz, start_md)
-    upto = min(end, max(now, start))
+    upto = min(end, max(now + timedelta(microseconds=1), start))    # what is recorded at ``now`` counts
     S: dict[str, Section] = {}
     cases = store.cases()
 
@@ -247,7 +247,7 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     S["uptime"] = Section("uptime", TITLES["uptime"], ["station", "name", "quantity", "hours", "hours_with_readings",
                                                        "uptime_pct"], uptime,
                           [f"/stations/{r['station']}" for r in uptime])
-    return AnnualReport(registry.municipality, year, start, end, upto, S)
+    return AnnualReport(registry.municipality, year, start, end, upto.astimezone(tz), S)
 
 
 def _hours_with_readings(readings: Any, station: str, quantity: str, start: datetime, end: datetime) -> int:

@@ -133,6 +133,9 @@ def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None
     url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1")
     for k in ("{cid}", "{smp}", "{rel}", "{nid}", "{sw}"):
         url = url.replace(k, "1")
+    if path.endswith("/labs"):
+        return client.request(method, url, files={"file": ("results.csv", b"sample,parameter\n", "text/csv")},
+                              data={"csrf": csrf} if csrf else None)
     if path.endswith("/photos"):
         return client.request(method, url, files={"photo": ("site.png", PNG, "image/png")},
                               data={"csrf": csrf} if csrf else None)

@@ -50,7 +50,10 @@ DWF = "dry_weather_flow"
 
 
 class Refused(WorkbenchError):
-    status = 400
+    """Well-formed, but not possible as given (the detail names the field and why): 409, as the
+    API's schema says (a 400 is a body the schema itself refuses)."""
+
+    status = 409
 
 
 def laws_for(municipality: str) -> list[str]:

@@ -60,12 +60,12 @@ def test_a_case_from_an_incident_with_a_visit_sample_custody_and_lab_results(ben
     assert r.status_code == 303, r.text
     r = s.post_form(f"/samples/{sample.id}/custody", {"at": "2026-06-01T11:58", "relinquished_by": "Somebody Else",
                                                       "received_by": "B. Lee"})
-    assert r.status_code == 400 and "the sample is with A. Chen" in r.text, re.findall(r"alert\">([^<]*)", r.text)  # custody must chain
+    assert r.status_code == 409 and "the sample is with A. Chen" in r.text, re.findall(r"alert\">([^<]*)", r.text)  # custody must chain
     header = "sample,parameter,value,unit,method,detection_limit,qualifier\n"
     bad = header + f"{sample.number},Ammonia-N,0.9,mg/L,EPA 350.1,0.05,\n{sample.number},E. coli,many,CFU/100 mL,SM 9223 B,1,\n"
     r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
                       files={"file": ("batch.csv", bad.encode(), "text/csv")})
-    assert r.status_code == 400 and "batch.csv:3: value: &#39;many&#39; is not a number" in r.text
+    assert r.status_code == 409 and "batch.csv:3: value: &#39;many&#39; is not a number" in r.text
     assert bench.workbench.compliance.store.sample(sample.id).results == ()          # nothing half-imported
     good = header + f"{sample.number},Ammonia-N,900,ug/L,EPA 350.1,50,\n{sample.number},Surfactants,<0.05,mg/L,SM 5540 C,0.05,U\n"
     r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
@@ -98,7 +98,7 @@ def test_a_notice_of_violation_runs_its_clocks_through_the_dispatcher(bench, clo
         assert _t(remediation["due"]) == utc(2026, 6, 12, 4) and remediation["state"] == "running"
         assert c.get(f"/notices/{n['id']}/letter.pdf").content[:5] == b"%PDF-"
         r = c.post("/api/v1/notices", json={**body, "law": "schenectady-148-II", "remediation_days": None})
-        assert r.status_code == 400 and "§ 148-32A(2)" in r.json()["detail"]
+        assert r.status_code == 409 and "§ 148-32A(2)" in r.json()["detail"]
     with bench.api("inspector") as c:
         assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "mailed", "at": "2026-06-01T15:55:00Z",
                                                                  "reference": "9407"}).status_code == 403

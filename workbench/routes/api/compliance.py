@@ -15,7 +15,6 @@ from starlette.concurrency import run_in_threadpool
 from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn
 from ...csvout import csv_response
 from ...deps import MAX_ID, CurrentActor, Services
-from ...roles import Permission
 from ...schemas import BAD, CONFLICT, ERRORS, TOO_LARGE, ErrorOut
 from ..compliance import desk
 
@@ -183,7 +182,7 @@ def case(cid: CaseId, actor: CurrentActor, services: Services) -> CaseOut:
 
 
 @router.post("/cases", summary="Open a case (from an incident, a complaint or a screening; role inspector or higher)",
-             status_code=201, responses={**NOT_FOUND, **BAD})
+             status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD})
 async def open_case(actor: CurrentActor, services: Services, body: CaseIn) -> CaseOut:
     return CaseOut.of(await run_in_threadpool(desk(services).open_case, actor, body))
 
@@ -197,17 +196,15 @@ async def add_entry(cid: CaseId, actor: CurrentActor, services: Services, body: 
 @router.post("/cases/{cid}/labs", summary="Import a lab's results (CSV): all rows or none, each bad line named",
              status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD, **TOO_LARGE})
 async def import_labs(cid: CaseId, actor: CurrentActor, services: Services,
-                      file: Annotated[UploadFile | None, File(description="the lab's CSV")] = None) -> ImportedOut:
+                      file: Annotated[UploadFile, File(description="the lab's CSV")]) -> ImportedOut:
     d = desk(services)
-    await run_in_threadpool(d.check, actor, Permission.RECORD_CASE, "lab.import", f"case:{cid}")
-    data = await file.read() if file is not None else b""
-    c, n = await run_in_threadpool(d.import_lab_results, actor, cid, (file.filename if file else "") or "lab.csv",
-                                   data)
+    data = await file.read()
+    c, n = await run_in_threadpool(d.import_lab_results, actor, cid, file.filename or "lab.csv", data)
     return ImportedOut(case=CaseOut.of(c), results=n)
 
 
 @router.post("/parties", summary="Record a responsible party (owner or operator, postal address; role smo)",
-             status_code=201, responses={**BAD})
+             status_code=201, responses={**CONFLICT, **BAD})
 async def add_party(actor: CurrentActor, services: Services, body: PartyIn) -> PartyOut:
     p = await run_in_threadpool(desk(services).add_party, actor, body)
     return PartyOut(id=p.id, name=p.name, address=p.address)
@@ -226,7 +223,7 @@ def notice(nid: NoticeId, actor: CurrentActor, services: Services) -> NoticeOut:
 
 
 @router.post("/notices", summary="Issue a notice of violation or a stop-work order (role smo)", status_code=201,
-             responses={**NOT_FOUND, **BAD})
+             responses={**NOT_FOUND, **CONFLICT, **BAD})
 async def issue_notice(actor: CurrentActor, services: Services, body: NoticeIn) -> NoticeOut:
     d = desk(services)
     return _notice(d, await run_in_threadpool(d.issue_notice, actor, body))
@@ -246,7 +243,7 @@ def releases(actor: CurrentActor, services: Services) -> list[ReleaseOut]:
 
 
 @router.post("/releases", summary="Record a reported release (role inspector or higher)", status_code=201,
-             responses={**NOT_FOUND, **BAD})
+             responses={**NOT_FOUND, **CONFLICT, **BAD})
 async def add_release(actor: CurrentActor, services: Services, body: ReleaseIn) -> ReleaseOut:
     d = desk(services)
     return _release(d, await run_in_threadpool(d.add_release, actor, body))

@@ -62,7 +62,7 @@ _POLICIES: dict[EventKind, KindPolicy] = {
     EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, False, False, "inspection due"),
     EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
     EventKind.CALIBRATION_DUE: KindPolicy(Priority.ROUTINE, False, False, "calibration due"),
-    EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, True, True, "calibration overdue"),
+    EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, False, True, "calibration overdue"),  # not a page
     EventKind.COMPLIANCE_DEADLINE: KindPolicy(Priority.DEADLINE, False, False, "compliance deadline"),
 }
 

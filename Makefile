@@ -3,7 +3,7 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 # Debian packages the tests start themselves (real broker, real InfluxDB, real VictoriaMetrics, headless Chromium).
-DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux
+DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test soak setup test-deps bench clean

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 from .errors import AlertError
 
 TIME_FIELDS = frozenset({"start", "end", "storm_end", "due", "closed_at", "time", "last_rain", "last_met"})
-SUBJECT_FIELDS = ("outfall", "pair", "site", "gauge", "station")
+SUBJECT_FIELDS = ("outfall", "pair", "site", "gauge", "station", "record")
 
 
 class EventKind(str, enum.Enum):
@@ -37,6 +37,7 @@ class EventKind(str, enum.Enum):
     LOW_BATTERY = "low_battery"
     CALIBRATION_DUE = "calibration_due"                # a sensor's calibration falls due soon (rules/calibration.py)
     CALIBRATION_OVERDUE = "calibration_overdue"        # … and is past due: its readings carry calibration_overdue
+    COMPLIANCE_DEADLINE = "compliance_deadline"        # a clock of the local laws running (compliance/watch.py)
 
 
 class EventStatus(str, enum.Enum):
@@ -68,7 +69,7 @@ class Event:
 
     @property
     def subject(self) -> str:
-        """The id the event is about: its outfall, pair, site, gauge or station."""
+        """The id the event is about: its outfall, pair, site, gauge or station (or a compliance record)."""
         for f in SUBJECT_FIELDS:
             v = self.fields.get(f)
             if v:

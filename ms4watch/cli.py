@@ -27,6 +27,7 @@ COMMANDS = [
     "users",
     "broker_config",
     "rejected",
+    "report",
 ]
 
 

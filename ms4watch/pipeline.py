@@ -28,6 +28,7 @@ from .alerts.delivery.dispatch import AckLink, Dispatcher
 from .alerts.delivery.queue import QueuedNotification
 from .alerts.delivery.routing import RoutingPolicy
 from .alerts.calibration_watch import CalibrationWatch
+from .compliance.watch import ComplianceWatch
 from .alerts.engine import StreamingEngine
 from .alerts.events import Event, EventKind, EventStatus
 from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
@@ -55,7 +56,8 @@ class AlertPipeline:
                  ack_link: AckLink | None = None, records_sink: Any = None,
                  delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None,
                  on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None,
-                 calibrations: CalibrationHistory | None = None):
+                 calibrations: CalibrationHistory | None = None,
+                 compliance: Callable[[datetime], list[Any]] | None = None):
         """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
         ``now_ns``: the wall clock (None: the data's own clock, as in the demo); ``ack_link``:
         an incident's acknowledge link (the workbench signs it); ``on_alert_latency``: told,
@@ -63,7 +65,9 @@ class AlertPipeline:
         reaching the pipeline to its first notification being accepted by a channel;
         ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings);
         ``calibrations``: the store's calibration state, whose due and overdue sensors become
-        notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`)."""
+        notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`);
+        ``compliance``: the town's compliance deadlines at a time (``compliance.deadlines``), whose
+        actionable clocks become deadline incidents (:class:`~.compliance.watch.ComplianceWatch`)."""
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -108,6 +112,8 @@ class AlertPipeline:
         self.calibrations = calibrations
         self.calibration_watch = CalibrationWatch(registry.rules.calibration_warn, workdir / "calibration-watch.json") \
             if calibrations is not None else None
+        self.compliance = compliance
+        self.compliance_watch = ComplianceWatch(workdir / "compliance-watch.json") if compliance is not None else None
 
     def _clock(self) -> datetime:
         ns = self._wall() if self._wall else self._now_ns
@@ -127,6 +133,8 @@ class AlertPipeline:
             self.engine.checkpoint()
             if self.calibration_watch is not None:
                 self.calibration_watch.checkpoint()
+            if self.compliance_watch is not None:
+                self.compliance_watch.checkpoint()
 
     def finish(self, end_ns: int, flush_timeout_s: float = 30.0) -> None:
         """End of a run: advance to ``end_ns``, deliver what is due, checkpoint."""
@@ -162,6 +170,7 @@ class AlertPipeline:
             self._now_ns = max(self._now_ns, now_ns)
             self._handle(self.engine.advance(self._now_ns))
             self._calibration_notices()
+            self._compliance_notices()
         self.delivery.wake()   # time moved on: escalations, reminders and retries may be due
 
     def station_status(self, station: str, device: str, status: StatusMessage) -> None:
@@ -186,6 +195,24 @@ class AlertPipeline:
             log.warning("calibration state not read from the store (%s); asking again at the next tick", e)
             return
         self._handle(self.calibration_watch.advance(self._now_ns, sensors))
+
+    def _compliance_notices(self) -> None:
+        """The compliance records' running clocks as deadline incidents (issue 12)."""
+        if self.compliance is None or self.compliance_watch is None:
+            return
+        now = self._clock()
+        try:
+            deadlines = self.compliance(now)
+        except Exception:  # noqa: BLE001 — a record that cannot be read now is read again at the next tick
+            log.exception("compliance deadlines not read; asking again at the next tick")
+            return
+        self._handle(self.compliance_watch.advance(to_ns(now), deadlines))
+
+    def sync_compliance(self) -> None:
+        """A compliance record changed (the workbench): its clocks reach the incidents now, not at the next tick."""
+        with self._lock:
+            self._compliance_notices()
+        self.delivery.wake()
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
         """Feed the engine what the store holds newer than its checkpoint minus the lateness

@@ -240,6 +240,9 @@ def _links(settings: Settings, secret: str | None, municipality: str) -> Any:
 
 def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated: bool, links: Any,
           sms_verifier: Any, secret: str | None, towns: tuple[str, ...], client_id: str | None) -> Town:
+    from .compliance.clocks import BusinessCalendar
+    from .compliance.deadlines import all_deadlines
+    from .compliance.store import ComplianceStore
     from .workbench.records import load_suppressions, with_recorded
     from .workbench.services.metrics import Metrics
 
@@ -252,12 +255,17 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     readings = sink if isinstance(sink, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
+    # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
+    compliance = ComplianceStore(data_dir / "compliance.db")
+    calendar = BusinessCalendar(registry.tz)
     pipeline = AlertPipeline(
         judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
-        calibrations=sink if isinstance(sink, CalibrationHistory) else None)
+        calibrations=sink if isinstance(sink, CalibrationHistory) else None,
+        compliance=lambda now: all_deadlines(compliance, calendar))
+    compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
     ingest = IngestService(
         broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,
@@ -279,7 +287,8 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
                         backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
         town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
                                         health=health, metrics=metrics, readings=readings, clock=incidents.clock,
-                                        sms_verifier=sms_verifier, alert_side=pipeline, towns=towns)
+                                        sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
+                                        compliance=compliance)
     return town
 
 

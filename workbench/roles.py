@@ -9,7 +9,9 @@ user, municipality, role). Roles are ordered; a role may do what every smaller o
 | read                | viewer      |
 | acknowledge         | inspector   |
 | record inspections  | inspector   |
+| record cases        | inspector   |  (illicit-discharge cases, visits, samples, custody, lab results, releases)
 | resolve             | smo         |
+| enforce             | smo         |  (parties, notices of violation, stop-work orders, SWPPP reviews)
 | record approvals    | smo         |  (approved discharges and exempt flows: they silence alerts)
 | manage users        | admin       |
 """
@@ -43,7 +45,9 @@ class Permission(str, enum.Enum):
     READ = "read"
     ACKNOWLEDGE = "acknowledge"
     RECORD_INSPECTION = "record inspections"
+    RECORD_CASE = "record cases"
     RESOLVE = "resolve"
+    ENFORCE = "enforce"
     RECORD_APPROVAL = "record approvals"
     MANAGE_USERS = "manage users"
 
@@ -53,7 +57,9 @@ NEEDS: dict[Permission, Role] = {
     Permission.READ: Role.VIEWER,
     Permission.ACKNOWLEDGE: Role.INSPECTOR,
     Permission.RECORD_INSPECTION: Role.INSPECTOR,
+    Permission.RECORD_CASE: Role.INSPECTOR,
     Permission.RESOLVE: Role.SMO,
+    Permission.ENFORCE: Role.SMO,
     Permission.RECORD_APPROVAL: Role.SMO,
     Permission.MANAGE_USERS: Role.ADMIN,
 }

@@ -63,6 +63,7 @@ _POLICIES: dict[EventKind, KindPolicy] = {
     EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
     EventKind.CALIBRATION_DUE: KindPolicy(Priority.ROUTINE, False, False, "calibration due"),
     EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, False, True, "calibration overdue"),  # not a page
+    EventKind.COMPLIANCE_DEADLINE: KindPolicy(Priority.DEADLINE, False, False, "compliance deadline"),
 }
 
 

@@ -129,7 +129,7 @@ class IncidentStore:
             merge_into = self._merge_candidate(kind, subject, start, suppressed)
             if merge_into is not None:
                 return self._merge(merge_into, key, record, start, end, suppressed, now)
-            deadline = event.instant("due") if kind is EventKind.INSPECTION_DUE else None
+            deadline = event.instant("due") if kind in (EventKind.INSPECTION_DUE, EventKind.COMPLIANCE_DEADLINE) else None
             return self._open(key, kind, subject, record, start, end, deadline, suppressed, closed_by_inspection, now)
 
     def _open(self, key: str, kind: EventKind, subject: str, record: str, start: datetime, end: datetime | None,
@@ -209,7 +209,7 @@ class IncidentStore:
 
     def _merge_candidate(self, kind: EventKind, subject: str, start: datetime, suppressed: str | None) -> int | None:
         if kind in (EventKind.INSPECTION_DUE, EventKind.STORM, EventKind.CALIBRATION_DUE,
-                    EventKind.CALIBRATION_OVERDUE):
+                    EventKind.CALIBRATION_OVERDUE, EventKind.COMPLIANCE_DEADLINE):
             return None  # each storm, each deadline and each sensor's calibration is its own item
         row = self.conn.execute(
             "SELECT id, \"end\", suppressed FROM incidents WHERE kind = ? AND subject = ? AND start <= ?"

@@ -49,6 +49,9 @@ def headline(n: Notification) -> str:
     what = inc.get("what", inc.get("kind", "alert"))
     if inc.get("kind") == "inspection_due":
         return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} by {local(inc.get('deadline'), n.timezone)}"
+    if inc.get("kind") == "compliance_deadline":
+        ev = inc.get("event", {})
+        return f"{STAGE_PREFIX.get(n.stage, '')}{ev.get('what_due', what)} by {local(inc.get('deadline'), n.timezone)}"
     if inc.get("kind") in CALIBRATION_KINDS and n.stage != "recovery":
         ev = inc.get("event", {})
         return (f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)}: sensor {ev.get('sensor')} of "
@@ -108,6 +111,7 @@ def rule_text(inc: dict[str, Any]) -> str:
         "storm": "storm depth >= 0.50 in (6 h minimum inter-event time)",
         "calibration_due": "a sensor's calibration falls due within the warning period (rules.calibration_warn)",
         "calibration_overdue": "a sensor is past its calibration due date: its readings are flagged",
+        "compliance_deadline": "a clock of the local law (notice of violation, release notice, SWPPP review)",
     }.get(str(inc.get("kind")), str(inc.get("kind")))
     if isinstance(params, dict) and params:
         return base + " [" + ", ".join(f"{k}={v}" for k, v in params.items()) + "]"

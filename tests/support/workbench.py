@@ -14,6 +14,9 @@ from typing import Any
 import httpx
 from argon2 import PasswordHasher
 
+from ms4watch.compliance.clocks import BusinessCalendar
+from ms4watch.compliance.deadlines import all_deadlines
+from ms4watch.compliance.store import ComplianceStore
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.sinks.base import StoredMessage
@@ -153,8 +156,11 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
                                         "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
     reg = reg or registry(WORKBENCH_YAML)
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
+    compliance = ComplianceStore(tmp_path / "data" / "compliance.db", clock)
+    calendar = BusinessCalendar(reg.tz)
     pipeline = AlertPipeline(reg, tmp_path / "data", notify_urls=urls or [], readings=readings,
-                             now_ns=lambda: to_ns(clock()), ack_link=links.url, eval_interval=timedelta(0))
+                             now_ns=lambda: to_ns(clock()), ack_link=links.url, eval_interval=timedelta(0),
+                             compliance=lambda now: all_deadlines(compliance, calendar))
     alerting = PipelineAlerting(pipeline)
     incidents = alerting.incidents
     metrics = Metrics()
@@ -163,7 +169,7 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
                     backlog_max=settings.web.ready_backlog_max)
     wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
                         metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
-                        sms_verifier=settings.sms.verifier(), alert_side=pipeline)
+                        sms_verifier=settings.sms.verifier(), alert_side=pipeline, compliance=compliance)
     server = WebServer("127.0.0.1", 0)
     links.base_url = server.url
     server.start(create_app(settings, wb))

@@ -32,7 +32,56 @@ LEAST_ROLE = {
     "/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
     "/api/v1/approvals": NEEDS[Permission.RECORD_APPROVAL],
     "/api/v1/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
+    # compliance records (issue 12)
+    "/cases": NEEDS[Permission.RECORD_CASE],
+    "/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
+    "/cases/{cid}/samples": NEEDS[Permission.RECORD_CASE],
+    "/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
+    "/samples/{smp}/custody": NEEDS[Permission.RECORD_CASE],
+    "/releases": NEEDS[Permission.RECORD_CASE],
+    "/releases/{rel}/events": NEEDS[Permission.RECORD_CASE],
+    "/parties": NEEDS[Permission.ENFORCE],
+    "/notices": NEEDS[Permission.ENFORCE],
+    "/notices/{nid}/events": NEEDS[Permission.ENFORCE],
+    "/swppp": NEEDS[Permission.ENFORCE],
+    "/swppp/{sw}/events": NEEDS[Permission.ENFORCE],
+    "/api/v1/cases": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/releases": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/parties": NEEDS[Permission.ENFORCE],
+    "/api/v1/notices": NEEDS[Permission.ENFORCE],
+    "/api/v1/notices/{nid}/events": NEEDS[Permission.ENFORCE],
 }
+# A valid body for each compliance write (so the refusal is the role's, not the body's)
+AT = "2026-06-01T15:00:00Z"
+COMPLIANCE_BODIES = {
+    "/cases": {"origin": "complaint", "location": "Main St", "description": "grey water", "reporter": "a neighbour",
+               "observed_at": AT},
+    "/cases/{cid}/entries": {"kind": "screening", "at": AT, "by": "J. Rivera", "notes": "flow seen"},
+    "/cases/{cid}/samples": {"station": "OF-12", "taken_at": AT, "collected_by": "J. Rivera"},
+    "/samples/{smp}/custody": {"at": AT, "relinquished_by": "J. Rivera", "received_by": "A. Chen"},
+    "/releases": {"law": "schenectady-148-II", "kind": "non_hazardous", "material": "paint", "location": "Elm St",
+                  "known_at": AT, "reported_by": "caller"},
+    "/releases/{rel}/events": {"kind": "called", "at": AT},
+    "/parties": {"name": "Main St Laundromat", "address": "4 Main St"},
+    "/notices": {"law": "schenectady-148-II", "party_id": 1, "place": "4 Main St", "violation": "washer discharge",
+                 "requirements": ["eliminate"], "remedy": "plug the drain", "remediation_days": 10,
+                 "violation_since": "2026-06-01", "issued_at": AT, "signatory": "Dana Ortiz"},
+    "/notices/{nid}/events": {"kind": "mailed", "at": AT, "reference": "9407"},
+    "/swppp": {"site": "CS-7", "title": "Phase 2", "received_at": AT},
+    "/swppp/{sw}/events": {"kind": "complete", "at": AT},
+    "/cases/{cid}/labs": {},
+}
+COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/samples": "case:1",
+                      "/cases/{cid}/labs": "case:1", "/samples/{smp}/custody": "sample:1", "/releases": "releases",
+                      "/releases/{rel}/events": "release:1", "/parties": "parties", "/notices": "notices",
+                      "/notices/{nid}/events": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1"}
+
+
+def _compliance_key(path: str) -> str | None:
+    key = path.removeprefix("/api/v1")
+    return key if key in COMPLIANCE_BODIES else None
 REPORT = {"site": "CS-7", "at": "2026-06-01T15:00:00Z", "inspector": "J. Rivera", "credential": "cpesc",
           "license_no": "CPESC 4711", "disturbed_areas": "north pad", "stabilized_areas": "west slope seeded",
           "idle_areas": "none", "sediment_pct": 30, "maintenance": "silt fence sagging at the outlet",
@@ -60,6 +109,8 @@ def test_every_write_is_known_here():
 
 
 def _body(path: str) -> dict:
+    if _compliance_key(path):
+        return COMPLIANCE_BODIES[_compliance_key(path)]
     if path == "/api/v1/inspections":
         return {**REPORT, "certified": True}
     if path == "/api/v1/approvals":
@@ -68,6 +119,9 @@ def _body(path: str) -> dict:
 
 
 def _form(path: str) -> dict:
+    if _compliance_key(path):
+        return {k: (v[:16] if k.endswith("at") and isinstance(v, str) else v)
+                for k, v in COMPLIANCE_BODIES[_compliance_key(path)].items()}
     if path == "/inspections":
         return {**REPORT, "at": "2026-06-01T11:00", "certified": "on"}
     if path == "/approvals":
@@ -77,6 +131,11 @@ def _form(path: str) -> dict:
 
 def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):
     url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1")
+    for k in ("{cid}", "{smp}", "{rel}", "{nid}", "{sw}"):
+        url = url.replace(k, "1")
+    if path.endswith("/labs"):
+        return client.request(method, url, files={"file": ("results.csv", b"sample,parameter\n", "text/csv")},
+                              data={"csrf": csrf} if csrf else None)
     if path.endswith("/photos"):
         return client.request(method, url, files={"photo": ("site.png", PNG, "image/png")},
                               data={"csrf": csrf} if csrf else None)
@@ -92,6 +151,9 @@ def _nothing_written(bench) -> None:
     assert [r.id for r in wb.inspections.reports.list(bench.municipality)] == [1]
     assert [(r.id, r.active) for r in wb.inventory.store.list(bench.municipality)] == [(1, True)]
     assert wb.inspections.reports.get(bench.municipality, 1).photos == ()
+    conn = wb.compliance.store.conn
+    from ms4watch.compliance.store import TABLES
+    assert {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES} == {t: 0 for t in TABLES}
 
 
 def _records(bench) -> None:
@@ -110,6 +172,8 @@ def _records(bench) -> None:
 
 
 def _target(path: str) -> str:
+    if _compliance_key(path):
+        return COMPLIANCE_TARGETS[_compliance_key(path)]
     for part, target in (("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
                          ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
         if part in path:
@@ -192,7 +256,8 @@ def test_a_member_of_another_municipality_only_is_refused(bench):
 PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "counts for Prometheus",
                 "/login": "the login form", "/favicon.ico": "the icon",
                 "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema"}
-EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x"}
+EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x",
+            "{cid}": "1", "{nid}": "1", "{year}": "2026", "{section}": "outfalls", "{fmt}": "pdf"}
 
 
 def reads() -> list[str]:

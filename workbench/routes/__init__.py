@@ -3,7 +3,8 @@ server also has ``lobby.router`` at its root (log in, choose a town)."""
 
 from __future__ import annotations
 
-from . import ack, auth, health, home, incidents, inspections, metrics, outfalls, sms, stations, storms
+from . import ack, auth, compliance, health, home, incidents, inspections, metrics, outfalls, reports, sms, stations, storms
+from .api import compliance as api_compliance
 from .api import incidents as api_incidents
 from .api import inspections as api_inspections
 from .api import me as api_me
@@ -21,6 +22,8 @@ ROUTERS = [
     inspections.router,
     outfalls.router,
     storms.router,
+    compliance.router,
+    reports.router,
     ack.router,
     sms.router,
     api_incidents.router,
@@ -29,6 +32,7 @@ ROUTERS = [
     api_outfalls.router,
     api_storms.router,
     api_me.router,
+    api_compliance.router,
 ]
 
 __all__ = ["ROUTERS"]

@@ -12,6 +12,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Callable
 
 from ...alerts.incidents.db import connect
+from ...compliance.store import ComplianceStore
 from ...contract.registry import Registry
 from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
@@ -23,6 +24,7 @@ from ..records import InspectionReports, PhotoStore, SuppressionStore
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
+from .compliance import ComplianceDesk, FileStore
 from .health import Health
 from .incidents import IncidentDesk
 from .inspections import InspectionDesk
@@ -34,6 +36,8 @@ from .storms import StormLog
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from ...compliance.store import ComplianceStore
 
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
@@ -58,6 +62,7 @@ class Workbench:
     storms: StormLog
     conn: "sqlite3.Connection"
     towns: tuple[str, ...] = ()         # every municipality this server serves (a coalition: several)
+    compliance: ComplianceDesk | None = None   # cases, samples, notices, releases, SWPPP reviews (issue 12)
 
     @property
     def municipality(self) -> str:
@@ -76,13 +81,15 @@ class Workbench:
              links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
              clock: Callable[[], datetime] | None = None, sms_verifier: "WebhookVerifier | None" = None,
              passwords: Passwords | None = None, alert_side: AlertSide | None = None,
-             towns: tuple[str, ...] = ()) -> "Workbench":
+             towns: tuple[str, ...] = (), compliance: "ComplianceStore | None" = None) -> "Workbench":
         """``clock``: the pipeline's (charts draw an open episode up to it); ``sms_verifier``:
         the inbound-SMS webhook's signature check (None: the webhook is off); ``passwords``:
         the hasher (default argon2id with argon2-cffi's parameters); ``alert_side``: the
         town's alert pipeline (inspections close the engine's items, approvals reach it,
         storms and items are read from it); ``towns``: every municipality the server serves.
-        ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR."""
+        ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR;
+        ``compliance``: the town's compliance records (the composition root opens them for the
+        pipeline too; None: opened here, in the town's data directory)."""
         conn = connect(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
@@ -92,6 +99,14 @@ class Workbench:
         photos = PhotoStore(settings.data_dir / "photos", settings.web.photo_max_bytes)
         reports = InspectionReports(conn, lock)
         suppressions = SuppressionStore(conn, lock)
+        town_dir = settings.town_data_dir(registry.municipality)
+        if compliance is None:
+            compliance = ComplianceStore(town_dir / "compliance.db", clock)
+        sync = getattr(alert_side, "sync_compliance", None)
+        desk = ComplianceDesk(registry, compliance, audit, photos, FileStore(settings.data_dir / "files"), clock,
+                              incidents=incidents, events=readings, readings=readings,
+                              calibrations=readings, reports=reports,
+                              thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
@@ -101,10 +116,12 @@ class Workbench:
                    inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
-                   conn=conn, towns=tuple(towns) or (registry.municipality,))
+                   conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk)
 
     def close(self) -> None:
         self.stations.close()
+        if self.compliance is not None:
+            self.compliance.store.close()
         self.conn.close()
 
 
@@ -116,4 +133,4 @@ def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connec
 
 
 __all__ = ["Workbench", "open_users", "Accounts", "IncidentDesk", "Health", "Metrics", "SmsInbox", "Charts",
-           "StationDesk", "InspectionDesk", "Inventory", "StormLog", "AlertSide"]
+           "StationDesk", "InspectionDesk", "Inventory", "StormLog", "AlertSide", "ComplianceDesk"]

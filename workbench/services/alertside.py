@@ -25,5 +25,8 @@ class AlertSide(Protocol):
     def use_registry(self, registry: "Registry") -> None:
         """Judge from now on by the registry with the approvals and exempt flows recorded on the workbench."""
 
+    def sync_compliance(self) -> None:
+        """A compliance record changed: its clocks become (or stop being) deadline incidents now."""
+
 
 __all__ = ["AlertSide"]

@@ -1,0 +1,232 @@
+"""The laws' clocks as pure functions over :mod:`.laws`.
+
+A deadline is an instant: the end of the due day in the town's zone (the next local
+midnight), or, for what must be done *immediately*, the instant the clock started.
+
+* Days are counted as N.Y. General Construction Law § 20 counts them: "exclusive of the
+  calendar day from which the reckoning is made" — a notice issued on 1 June gives an
+  appeal period whose 15th day is 16 June.
+* Business days are Monday to Friday less New York State's public holidays, from the
+  maintained ``holidays`` package (``country_holidays("US", subdiv="NY")``: the federal
+  holidays, Lincoln's Birthday, Election Day, and the observed day when one falls on a
+  weekend) — never a list of our own.
+* A calendar-day period that ends on a Saturday, Sunday or public holiday runs to the next
+  business day (General Construction Law § 25-a) where the clock is a person's
+  (:attr:`~.laws.ClockRule.rollover`); the municipality's own clocks are not extended.
+* The local date decides: a release known at 22:00 on a Friday in New York (02:00 UTC on
+  Saturday) was known on Friday; the due instant is local midnight, whatever DST does.
+
+Offences (each day, or each week, of a continued violation) and repeat offences (a
+previous violation within five years) follow each law's penalty section.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Iterable
+
+import holidays as _holidays
+
+from .laws import LAWS, ClockRule, Counting, Law, PenaltyTier
+
+GCL_25A = "N.Y. General Construction Law § 25-a"
+
+
+class BusinessCalendar:
+    """Business days of a New York town, in its zone."""
+
+    def __init__(self, tz: tzinfo):
+        self.tz = tz
+        self._holidays = _holidays.country_holidays("US", subdiv="NY")
+
+    def is_business_day(self, d: date) -> bool:
+        return d.weekday() < 5 and d not in self._holidays
+
+    def holiday_name(self, d: date) -> str | None:
+        return self._holidays.get(d)
+
+    def add_business_days(self, d: date, n: int) -> date:
+        """The ``n``-th business day after ``d`` (``d`` itself not counted)."""
+        if n < 0:
+            raise ValueError(f"a number of business days must not be negative, got {n}")
+        while n > 0:
+            d += timedelta(days=1)
+            if self.is_business_day(d):
+                n -= 1
+        return d
+
+    def next_business_day_from(self, d: date) -> date:
+        """``d`` if it is a business day, else the next one."""
+        while not self.is_business_day(d):
+            d += timedelta(days=1)
+        return d
+
+    def local_date(self, at: datetime) -> date:
+        if at.tzinfo is None:
+            raise ValueError(f"a time without a UTC offset: {at.isoformat()}")
+        return at.astimezone(self.tz).date()
+
+    def end_of(self, d: date) -> datetime:
+        """The end of day ``d`` in the town's zone: the next local midnight (aware)."""
+        return datetime.combine(d + timedelta(days=1), time(0), tzinfo=self.tz)
+
+
+def due_day(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> date:
+    """The last day of ``rule`` started at ``start``; ``days`` for a rule whose number the notice sets."""
+    n = rule.n if rule.n is not None else days
+    if days is not None and rule.n is not None and days != rule.n:
+        n = days   # "or as otherwise provided": the notice's own number
+    if n is None:
+        raise ValueError(f"{rule.provision}: the notice sets its own remediation deadline; give it (days)")
+    if n < 0:
+        raise ValueError(f"{rule.provision}: a period must not be negative, got {n}")
+    d = cal.local_date(start)
+    if rule.counting is Counting.BUSINESS_DAYS:
+        return cal.add_business_days(d, n)
+    d = d + timedelta(days=n)
+    return cal.next_business_day_from(d) if rule.rollover else d
+
+
+def due(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> datetime:
+    """The instant ``rule`` started at ``start`` runs out (see the module's notes)."""
+    if rule.counting is Counting.IMMEDIATELY:
+        return start
+    return cal.end_of(due_day(rule, start, cal, days=days))
+
+
+def _maybe(rule: ClockRule | None, start: datetime, cal: BusinessCalendar) -> datetime | None:
+    return None if rule is None else due(rule, start, cal)
+
+
+# -- notices of violation -----------------------------------------------------------------------
+def remediation_due(law: Law, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> datetime:
+    """Ramapo § 218-44A(2) and Schenectady § 148-32A(2): the deadline the notice sets
+    (``days`` after ``start``, its issuance); Schenectady § 148-18B: 15 days of notification
+    (``start``: when the notice reached the violator) unless the City provides otherwise."""
+    return due(law.remediation, start, cal, days=days)
+
+
+def appeal_due(law: Law, issued: datetime, cal: BusinessCalendar) -> datetime | None:
+    """Ramapo § 218-45: appeal to the Town Board within 15 days of issuance. None: no appeal in the law's text."""
+    return _maybe(law.appeal, issued, cal)
+
+
+def hearing_due(law: Law, appeal_filed: datetime, cal: BusinessCalendar) -> datetime | None:
+    """Ramapo § 218-45: the Town Board hears the appeal within 30 days after its filing."""
+    return _maybe(law.hearing, appeal_filed, cal)
+
+
+def decision_filing_due(law: Law, decided: datetime, cal: BusinessCalendar) -> datetime | None:
+    """Ramapo § 218-45: within five days of its decision, filed with the Municipal Clerk and mailed."""
+    return _maybe(law.decision_filing, decided, cal)
+
+
+def corrective_work_due(law: Law, decided: datetime, cal: BusinessCalendar) -> datetime | None:
+    """Ramapo § 218-46A: corrected within five business days of a decision upholding the notice."""
+    return _maybe(law.corrective_work, decided, cal)
+
+
+# -- releases -----------------------------------------------------------------------------------
+class ReleaseKind(str, enum.Enum):
+    HAZARDOUS = "hazardous"
+    NON_HAZARDOUS = "non_hazardous"
+
+
+@dataclass(frozen=True)
+class ReleaseDue:
+    notice: datetime
+    notice_rule: ClockRule
+    written: datetime | None          # None until the call: the confirmation counts from it
+    written_rule: ClockRule
+
+
+def release_deadlines(law: Law, kind: ReleaseKind, *, known_at: datetime, called_at: datetime | None,
+                      cal: BusinessCalendar) -> ReleaseDue:
+    """Ramapo § 218-43, Schenectady § 148-31: a hazardous release is notified immediately; a
+    nonhazardous one in person, by telephone or facsimile by the next business day after it
+    was known; a notice in person or by telephone is confirmed in writing within three
+    business days of it."""
+    rule = law.release_hazardous if kind is ReleaseKind.HAZARDOUS else law.release_notice
+    if rule is None or law.release_written is None:
+        raise ValueError(f"{law.short} ({law.key}) has no release notification section")
+    written = due(law.release_written, called_at, cal) if called_at is not None else None
+    return ReleaseDue(due(rule, known_at, cal), rule, written, law.release_written)
+
+
+# -- offences and penalties ---------------------------------------------------------------------
+def offences(law: Law, first_day: date, last_day: date) -> int:
+    """How many separate offences a violation continued from ``first_day`` to ``last_day``
+    (both counted) makes: one each day (§ 148-18D) or each week begun (§ 218-44B, § 148-32B)."""
+    if last_day < first_day:
+        raise ValueError(f"the violation's last day {last_day} is before its first {first_day}")
+    days = (last_day - first_day).days + 1
+    return days if law.penalty.per == "day" else math.ceil(days / 7)
+
+
+def _years_before(d: date, years: int) -> date:
+    try:
+        return d.replace(year=d.year - years)
+    except ValueError:   # 29 February
+        return d.replace(year=d.year - years, day=28)
+
+
+def penalty_tier(law: Law, at: date, prior: Iterable[date]) -> PenaltyTier:
+    """The fine range for a violation on ``at`` given the person's earlier violations
+    (``prior``): second or third offence when they fall within the law's five years."""
+    p = law.penalty
+    if p.repeat_window_years is None:
+        return p.tiers[0]
+    since = _years_before(at, p.repeat_window_years)
+    n = sum(1 for d in prior if since <= d < at)
+    return p.tiers[min(n, len(p.tiers) - 1)]
+
+
+# -- SWPPP review, Schenectady ch. 148 § 148-6 --------------------------------------------------
+_SWPPP_COMPLETE_TEXT = ("Within 30 days (60 business days if the SWPPP identifies practices or designs that deviate "
+                        "from the proscribed standards established by § 148-11 of this article) of receipt of a SWPPP "
+                        "the City of Schenectady Stormwater Management Officer, shall make a determination as to "
+                        "whether it is complete.")
+SWPPP_COMPLETENESS = ClockRule("swppp_completeness", "SWPPP completeness determination", "the SMO", 30,
+                               Counting.CALENDAR_DAYS, "receipt of the SWPPP", "Schenectady ch. 148 § 148-6B",
+                               _SWPPP_COMPLETE_TEXT)
+SWPPP_COMPLETENESS_DEVIATING = ClockRule("swppp_completeness_deviating", "SWPPP completeness determination (plan "
+                                         "deviating from the § 148-11 standards)", "the SMO", 60,
+                                         Counting.BUSINESS_DAYS, "receipt of the SWPPP",
+                                         "Schenectady ch. 148 § 148-6B", _SWPPP_COMPLETE_TEXT)
+SWPPP_DECISION = ClockRule("swppp_decision", "SWPPP decision in writing (approve, approve with conditions, "
+                           "disapprove)", "the SMO", 30, Counting.CALENDAR_DAYS, "receipt of a complete plan",
+                           "Schenectady ch. 148 § 148-6B",
+                           "Within 30 days after receiving a complete plan, the City of Schenectady Stormwater "
+                           "Management Officer, shall, in writing:")
+SWPPP_DEFAULT = ClockRule("swppp_default", "the applicant may proceed as filed (no action on a complete plan)",
+                          "the SMO", 30, Counting.CALENDAR_DAYS, "receipt of a complete plan",
+                          "Schenectady ch. 148 § 148-6C",
+                          "Failure of the City of Schenectady Stormwater Management Officer to act on a complete "
+                          "original or revised application within 30 days of receipt shall authorize the applicant to "
+                          "proceed in accordance with the plans as filed unless such time is extended by agreement "
+                          "between the applicant and the City of Schenectady.")
+
+
+def swppp_completeness_due(received: datetime, *, deviates: bool, cal: BusinessCalendar) -> datetime:
+    """§ 148-6B: completeness decided within 30 days of receipt; 60 business days when the plan deviates."""
+    return due(SWPPP_COMPLETENESS_DEVIATING if deviates else SWPPP_COMPLETENESS, received, cal)
+
+
+def swppp_decision_due(complete_received: datetime, cal: BusinessCalendar, *, extended_days: int = 0) -> datetime:
+    """§ 148-6B and C: decided within 30 days of receiving a complete plan, else the applicant
+    may proceed as filed — unless the time was extended by agreement (``extended_days``)."""
+    return cal.end_of(due_day(SWPPP_DECISION, complete_received, cal) + timedelta(days=extended_days))
+
+
+def all_rules() -> list[ClockRule]:
+    out = [r for law in LAWS.values() for r in law.rules()]
+    return out + [SWPPP_COMPLETENESS, SWPPP_COMPLETENESS_DEVIATING, SWPPP_DECISION, SWPPP_DEFAULT]
+
+
+__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "due", "due_day", "remediation_due", "appeal_due",
+           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
+           "penalty_tier", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
+           "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

@@ -1,0 +1,143 @@
+"""Every clock running (or run) in the town's compliance records, computed from the records
+and :mod:`.clocks`: what the SMO's deadline board shows, and what the alert pipeline turns
+into deadline incidents (``watch.py``), so reminders before and notices when missed come
+from the existing delivery machinery.
+
+A deadline is *actionable* when someone must do something by it (remediate, hear the
+appeal, file the decision, call, confirm in writing, decide on a plan); the end of the
+appeal window is shown but is nobody's duty, so it raises no incident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from . import clocks
+from .clocks import BusinessCalendar, ReleaseKind
+from .laws import ClockRule, law
+from .store import ComplianceStore, Notice, Release, Swppp
+
+
+@dataclass(frozen=True)
+class Deadline:
+    key: str                    # "notice/3/remediation": stable across restarts
+    record: str                 # "notice:3" (the audit log's target)
+    number: str                 # "NOV-2026-001"
+    label: str
+    who: str
+    start: datetime
+    due: datetime
+    rule: ClockRule
+    met_at: datetime | None = None
+    closed: str | None = None   # why it stopped running without being met (appeal filed, withdrawn…)
+    place: str | None = None    # outfall or site id
+    href: str = ""
+    actionable: bool = True
+
+    def state(self, now: datetime) -> str:
+        if self.met_at is not None:
+            return "met" if self.met_at <= self.due else "met late"
+        if self.closed is not None:
+            return "closed"
+        if now >= self.due:
+            return "passed" if not self.actionable else "overdue"
+        return "running"
+
+    @property
+    def running(self) -> bool:
+        return self.met_at is None and self.closed is None
+
+
+def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
+    if n.kind != "nov":
+        return []
+    lw = law(n.law)
+    base = dict(record=f"notice:{n.id}", number=n.number, place=n.site or n.outfall, href=f"/notices/{n.id}")
+    withdrawn = n.first("withdrawn")
+    complied = n.first("complied")
+    appeal = n.first("appeal_filed")
+    decided = n.last("decided")
+    out = []
+    delivered = n.first("delivered")
+    start = delivered.at if (lw.remediation.n is not None and delivered is not None) else n.issued_at
+    closed = "withdrawn" if withdrawn else ("appeal filed: corrective work runs from the decision" if appeal else None)
+    out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})", who="the violator",
+                        start=start, due=clocks.remediation_due(lw, start, cal, days=n.remediation_days),
+                        rule=lw.remediation, met_at=complied.at if complied and not appeal else None,
+                        closed=None if complied and not appeal else closed, **base))
+    if lw.appeal is not None:
+        out.append(Deadline(f"notice/{n.id}/appeal", label=f"appeal window closes ({n.number})", who=lw.appeal.who,
+                            start=n.issued_at, due=clocks.due(lw.appeal, n.issued_at, cal), rule=lw.appeal,
+                            met_at=appeal.at if appeal else None, closed="withdrawn" if withdrawn else None,
+                            actionable=False, **base))
+    if appeal is not None and lw.hearing is not None:
+        heard = n.first("hearing_held")
+        out.append(Deadline(f"notice/{n.id}/hearing", label=f"{lw.hearing.what} ({n.number})", who=lw.hearing.who,
+                            start=appeal.at, due=clocks.due(lw.hearing, appeal.at, cal), rule=lw.hearing,
+                            met_at=heard.at if heard else None, closed="withdrawn" if withdrawn else None, **base))
+    if decided is not None and lw.decision_filing is not None:
+        filed = n.first("decision_filed")
+        out.append(Deadline(f"notice/{n.id}/decision_filing", label=f"{lw.decision_filing.what} ({n.number})",
+                            who=lw.decision_filing.who, start=decided.at,
+                            due=clocks.due(lw.decision_filing, decided.at, cal), rule=lw.decision_filing,
+                            met_at=filed.at if filed else None, **base))
+    if decided is not None and decided.outcome in ("upheld", "modified") and lw.corrective_work is not None:
+        done = n.last("complied")
+        out.append(Deadline(f"notice/{n.id}/corrective_work", label=f"{lw.corrective_work.what} ({n.number})",
+                            who=lw.corrective_work.who, start=decided.at,
+                            due=clocks.due(lw.corrective_work, decided.at, cal), rule=lw.corrective_work,
+                            met_at=done.at if done and done.at >= decided.at else None,
+                            closed="withdrawn" if withdrawn else None, **base))
+    return out
+
+
+def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
+    lw = law(r.law)
+    kind = ReleaseKind(r.kind)
+    called = r.first("called") or (r.first("emergency_dispatch") if kind is ReleaseKind.HAZARDOUS else None)
+    due = clocks.release_deadlines(lw, kind, known_at=r.known_at, called_at=called.at if called else None, cal=cal)
+    base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
+    out = [Deadline(f"release/{r.id}/notice", label=f"{due.notice_rule.what} ({r.number})", who=due.notice_rule.who,
+                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=called.at if called else None,
+                    **base)]
+    if due.written is not None and called is not None:
+        written = r.first("written")
+        out.append(Deadline(f"release/{r.id}/written", label=f"{due.written_rule.what} ({r.number})",
+                            who=due.written_rule.who, start=called.at, due=due.written, rule=due.written_rule,
+                            met_at=written.at if written else None, **base))
+    return out
+
+
+def swppp_deadlines(s: Swppp, cal: BusinessCalendar) -> list[Deadline]:
+    base = dict(record=f"swppp:{s.id}", number=s.number, place=s.site, href=f"/swppp/{s.id}")
+    determined = next((e for e in s.events if e.kind in ("complete", "incomplete")), None)
+    rule = clocks.SWPPP_COMPLETENESS_DEVIATING if s.deviates else clocks.SWPPP_COMPLETENESS
+    out = [Deadline(f"swppp/{s.id}/completeness", label=f"{rule.what} ({s.number})", who=rule.who,
+                    start=s.received_at, due=clocks.swppp_completeness_due(s.received_at, deviates=s.deviates, cal=cal),
+                    rule=rule, met_at=determined.at if determined else None, **base)]
+    complete = s.last("complete")
+    if complete is not None:
+        revised = [e for e in s.events if e.kind == "revised" and e.at <= complete.at]
+        plan_in = revised[-1].at if revised else s.received_at
+        extended = sum(e.days or 0 for e in s.events if e.kind == "extended")
+        decided = s.last("decided")
+        out.append(Deadline(f"swppp/{s.id}/decision", label=f"SWPPP decision, else the applicant may proceed as filed "
+                            f"({s.number})", who="the SMO", start=plan_in,
+                            due=clocks.swppp_decision_due(plan_in, cal, extended_days=extended),
+                            rule=clocks.SWPPP_DEFAULT, met_at=decided.at if decided else None, **base))
+    return out
+
+
+def all_deadlines(store: ComplianceStore, cal: BusinessCalendar) -> list[Deadline]:
+    out: list[Deadline] = []
+    for n in store.notices():
+        out += notice_deadlines(n, cal)
+    for r in store.releases():
+        out += release_deadlines(r, cal)
+    for s in store.swppps():
+        out += swppp_deadlines(s, cal)
+    return sorted(out, key=lambda d: (d.due, d.key))
+
+
+__all__ = ["Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines"]

@@ -1,0 +1,147 @@
+"""What the workbench's forms and the API give to make a compliance record (pydantic:
+refused at the boundary with the field named). The services check what needs the town's
+records (an outfall, a party, a notice's state)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+Text = Field(min_length=1, max_length=4000, pattern=r"\S")
+Name = Field(min_length=1, max_length=200, pattern=r"\S")
+Opt = Field(default=None, max_length=4000)
+Id = Field(default=None, ge=1, le=2**53 - 1)
+StationId = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class CaseIn(_In):
+    """A case's intake: from a dry-weather-flow incident, a complaint (who reported, where,
+    what was seen, when) or a routine dry-weather screening."""
+
+    origin: Literal["incident", "complaint", "screening"]
+    incident_id: int | None = Id
+    outfall: str | None = StationId
+    location: str = Text
+    description: str = Text
+    reporter: str | None = Field(default=None, max_length=200)
+    reporter_contact: str | None = Field(default=None, max_length=200)
+    observed_at: AwareDatetime
+
+
+class EntryIn(_In):
+    """A visit or note in a case's thread; a closure needs its verification."""
+
+    kind: Literal["screening", "tracing", "sampling", "follow_up", "note", "closure"]
+    at: AwareDatetime
+    by: str = Name
+    notes: str = Text
+    location: str | None = Field(default=None, max_length=400)
+    dry_weather: bool | None = None
+    flow_observed: bool | None = None
+    finding: Literal["illicit_discharge", "illicit_connection", "exempt_flow", "no_flow", "source_not_found"] | None \
+        = None
+    outcome: Literal["eliminated", "exempt", "not_found", "referred"] | None = None
+    verification: str | None = Field(default=None, max_length=4000)
+
+
+class SampleIn(_In):
+    station: str = Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+    taken_at: AwareDatetime
+    collected_by: str = Name
+    note: str | None = Opt
+
+
+class CustodyIn(_In):
+    at: AwareDatetime
+    relinquished_by: str = Name
+    received_by: str = Name
+    lab: str | None = Field(default=None, max_length=200)
+    note: str | None = Opt
+
+
+class PartyIn(_In):
+    """An owner or operator with a postal address, and (optionally) the place they answer for."""
+
+    name: str = Name
+    address: str = Field(min_length=1, max_length=1000, pattern=r"\S")
+    phone: str | None = Field(default=None, max_length=64)
+    email: str | None = Field(default=None, max_length=254)
+    place: Literal["outfall", "site", "case", "property"] | None = None
+    place_id: str | None = Field(default=None, max_length=200)
+    role: Literal["owner", "operator", "developer", "applicant", "contractor"] = "owner"
+    since: date | None = None
+
+
+class NoticeIn(_In):
+    kind: Literal["nov", "stop_work"] = "nov"
+    law: Literal["ramapo-218", "schenectady-148-I", "schenectady-148-II"]
+    case_id: int | None = Id
+    site: str | None = StationId
+    outfall: str | None = StationId
+    party_id: int = Field(ge=1, le=2**53 - 1)
+    place: str = Field(min_length=1, max_length=1000, pattern=r"\S")
+    violation: str = Text
+    requirements: list[Literal["eliminate", "cease", "abate", "monitor", "fine", "bmps"]] = Field(default_factory=list,
+                                                                                                max_length=6)
+    remedy: str = Text
+    remediation_days: int | None = Field(default=None, ge=1, le=365, description="days from issuance (the IDDE "
+                                         "laws), or from notification (ch. 148 Art. I: 15 unless set)")
+    violation_since: date
+    issued_at: AwareDatetime
+    signatory: str = Name
+
+
+class NoticeEventIn(_In):
+    kind: Literal["mailed", "posted", "delivered", "appeal_filed", "hearing_held", "decided", "decision_filed",
+                  "complied", "lifted", "withdrawn"]
+    at: AwareDatetime
+    reference: str | None = Field(default=None, max_length=200, description="certified mail number, where posted")
+    outcome: Literal["upheld", "overturned", "modified"] | None = None
+    note: str | None = Opt
+
+
+class ReleaseIn(_In):
+    law: Literal["ramapo-218", "schenectady-148-II"]
+    kind: Literal["hazardous", "non_hazardous"]
+    material: str = Name
+    location: str = Text
+    outfall: str | None = StationId
+    party_id: int | None = Id
+    case_id: int | None = Id
+    known_at: AwareDatetime = Field(description="when the person responsible knew of the release")
+    reported_by: str = Name
+    called_at: AwareDatetime | None = Field(default=None, description="the notice in person, by telephone or fax")
+    commercial: bool = False
+    note: str | None = Opt
+
+
+class ReleaseEventIn(_In):
+    kind: Literal["called", "written", "emergency_dispatch"]
+    at: AwareDatetime
+    note: str | None = Opt
+
+
+class SwpppIn(_In):
+    site: str = Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+    title: str = Name
+    party_id: int | None = Id
+    received_at: AwareDatetime
+    deviates: bool = False
+
+
+class SwpppEventIn(_In):
+    kind: Literal["complete", "incomplete", "revised", "decided", "extended"]
+    at: AwareDatetime
+    outcome: Literal["approved", "approved_with_conditions", "disapproved"] | None = None
+    days: int | None = Field(default=None, ge=1, le=365)
+    note: str | None = Opt
+
+
+__all__ = ["CaseIn", "EntryIn", "SampleIn", "CustodyIn", "PartyIn", "NoticeIn", "NoticeEventIn", "ReleaseIn",
+           "ReleaseEventIn", "SwpppIn", "SwpppEventIn"]

@@ -1,0 +1,74 @@
+"""``ms4watch report annual --year 2026`` — the MS4 annual report for a permit year, from the
+town's records (``compliance.db``, the incident database, the store's calibrations and
+readings): a CSV per section, a readable HTML summary whose counts link to those CSVs, and
+a PDF, written into ``--out`` (default ``ms4-annual-report-<town>-<year>/``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._settings import config_option, settings_or_exit
+
+
+class _Incidents:
+    """The incident store with the incident service's reading names (the report reads only)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def list(self, states=None, *, kind=None, subject=None, limit=1000, offset=0):
+        return self.store.list(states, limit, kind=kind, subject=subject, offset=offset)
+
+
+def register(app: typer.Typer) -> None:
+    report = typer.Typer(help="Reports from the town's records.", no_args_is_help=True)
+    app.add_typer(report, name="report")
+
+    @report.command("annual")
+    def annual(year: int = typer.Option(..., "--year", min=2000, max=2100,
+                                         help="the permit year: 10 March YEAR to 9 March YEAR+1 (NYSDEC's MS4 "
+                                              "reporting period)"),
+               town: Optional[str] = typer.Option(None, "--town", help="a coalition's municipality"),
+               out: Optional[Path] = typer.Option(None, "--out", help="where to write the files"),
+               calendar_year: bool = typer.Option(False, "--calendar-year", help="1 January to 31 December instead"),
+               config: Optional[Path] = config_option()) -> None:
+        """Write the annual report: <section>.csv for each section, report.html, report.pdf."""
+        from ms4watch.alerts.incidents import IncidentStore, connect
+        from ms4watch.compliance import report as rp
+        from ms4watch.compliance.store import ComplianceStore
+        from ms4watch.contract.errors import Ms4Error
+        from ms4watch.contract.registry import load_registry
+        from ms4watch.ingest.sinks import open_store
+        from ms4watch.workbench.services.stations import stations_of
+
+        settings = settings_or_exit(config)
+        try:
+            registries = [load_registry(p) for p in settings.registry_paths()]
+        except Ms4Error as e:
+            raise typer.BadParameter(str(e), param_hint="registry") from None
+        reg = next((r for r in registries if town in (None, r.municipality)), None)
+        if reg is None or (town is None and len(registries) > 1):
+            raise typer.BadParameter(f"say which town: {', '.join(r.municipality for r in registries)}",
+                                     param_hint="--town")
+        data_dir = settings.town_data_dir(reg.municipality)
+        compliance = ComplianceStore(data_dir / "compliance.db")
+        conn = connect(data_dir / "incidents.db")
+        sink = open_store(settings.town_store_url(reg.municipality), data_dir)
+        try:
+            r = rp.build(registry=reg, store=compliance, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)),
+                         year=year, now=datetime.now(timezone.utc), calibrations=sink, readings=sink,
+                         start_md=(1, 1) if calendar_year else (3, 10), stations=lambda: stations_of(reg))
+            target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
+            written = rp.write(r, target)
+        finally:
+            sink.close()
+            conn.close()
+            compliance.close()
+        typer.echo(f"{reg.municipality}, permit year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive):")
+        for _, label, n, _, _ in r.counts():
+            typer.echo(f"  {label}: {n}")
+        typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")

@@ -1,0 +1,140 @@
+"""A notice of violation's PDF, read back with pdftotext (poppler-utils), holds every element
+the law it is issued under requires: Ramapo § 218-44A and § 218-45, Schenectady § 148-18A
+and B (construction), § 148-32A (illicit discharges); a stop-work order § 148-18C. Built
+twice from the same records, the PDF is byte-identical (reportlab's invariant mode)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from ms4watch.compliance.clocks import BusinessCalendar
+from ms4watch.compliance.laws import LAWS
+from ms4watch.compliance.letters import notice_pdf
+from ms4watch.compliance.store import ComplianceStore
+
+NY = ZoneInfo("America/New_York")
+CAL = BusinessCalendar(NY)
+
+
+def pdftotext(data: bytes, tmp_path) -> str:
+    if shutil.which("pdftotext") is None:
+        pytest.fail("pdftotext is missing: apt-get install poppler-utils (make test installs it)")
+    p = tmp_path / "letter.pdf"
+    p.write_bytes(data)
+    out = subprocess.run(["pdftotext", "-layout", str(p), "-"], check=True, capture_output=True, text=True).stdout
+    return " ".join(out.split())
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ComplianceStore(tmp_path / "compliance.db", clock=lambda: datetime(2026, 6, 1, 14, tzinfo=timezone.utc))
+    yield s
+    s.close()
+
+
+def _notice(store, law: str, kind: str = "nov", days: int | None = 21):
+    party = store.add_party(name="Hollow Creek Car Wash & Detailing LLC", address="12 Mill Street\nBrookhollow, NY 12309",
+                            phone=None, email=None, by="smo")
+    n = store.issue_notice(kind=kind, law=law, case_id=None, site=None, outfall="OF-1",
+                           party_id=party.id, place="12 Mill Street (tax parcel 41.12-3-7), draining to outfall OF-1",
+                           violation="Wash water from the car wash bay floor drain discharges to the storm sewer.",
+                           requirements=["eliminate", "cease", "monitor"],
+                           remedy="Disconnect the floor drain from the storm sewer and connect it to the sanitary sewer "
+                                  "under a plumbing permit.",
+                           remediation_days=days, violation_since=date(2026, 5, 20), prior=[date(2023, 4, 2)],
+                           issued_at=datetime(2026, 6, 1, 14, tzinfo=timezone.utc), by="smo", signatory="Dana Ortiz")
+    store.notice_event(n.id, kind="mailed", at=datetime(2026, 6, 1, 16, tzinfo=timezone.utc), by="smo",
+                       reference="9407 1118 9876 5432 1001 23")
+    store.notice_event(n.id, kind="posted", at=datetime(2026, 6, 2, 13, tzinfo=timezone.utc), by="smo",
+                       reference="front door of the wash bay")
+    return store.notice(n.id), party
+
+
+COMMON = ["Hollow Creek Car Wash & Detailing LLC", "12 Mill Street Brookhollow, NY 12309",
+          "12 Mill Street (tax parcel 41.12-3-7), draining to outfall OF-1",
+          "Wash water from the car wash bay floor drain discharges to the storm sewer.",
+          "Disconnect the floor drain from the storm sewer"]
+
+
+def test_a_ramapo_notice_holds_every_element_of_218_44_and_the_appeal_clock(store, tmp_path):
+    n, party = _notice(store, "ramapo-218")
+    text = pdftotext(notice_pdf(n, party, cal=CAL, tz=NY, town="Town of Ramapo", today=date(2026, 6, 1)), tmp_path)
+    for s in COMMON:
+        assert s in text, s
+    expected = {
+        "delivery": ["certified mail, article number 9407 1118 9876 5432 1001 23, mailed June 1, 2026",
+                     "Posted at the property on June 2, 2026"],
+        "recipient": ["To the responsible person (Ramapo ch. 218 § 218-44A)"],
+        "site": ["Property (Ramapo ch. 218 § 218-44A)"],
+        "violation": ["Nature of the violation (Ramapo ch. 218 § 218-44A)", "This violates Ramapo ch. 218 § 218-36A"],
+        "requirements": ["(a) The elimination of illicit connections or discharges;",
+                         "(b) That violating discharges, practices, or operations shall cease and desist;",
+                         "(d) The performance of monitoring, analyses, and reporting;"],
+        "deadline": ["Deadline for remediation or restoration (Ramapo ch. 218 § 218-44A(2))",
+                     "by Monday, June 22, 2026 (21 days from issuance)"],
+        "expense": ["the work will be done by a designated governmental agency or a contractor and the expense "
+                    "thereof shall be charged to the violator"],
+        "penalties": ["Penalties (Ramapo ch. 218 § 218-44B)", "fine not exceeding $1,000",
+                      "Each week of continued violation is a separate offense; to June 1, 2026 that makes 2 offense(s)",
+                      "this would be a second offense: a fine of $1,000 to $2,500"],
+        "appeal": ["appeal this determination to the Town Board within 15 days of its issuance on June 1, 2026",
+                   "file your appeal by Tuesday, June 16, 2026", "within 30 days after it is filed",
+                   "within five business days of its decision"],
+    }
+    assert {e.key for e in LAWS["ramapo-218"].elements} == set(expected)
+    for key, phrases in expected.items():
+        for p in phrases:
+            assert p in text, (key, p)
+    assert "(c) The abatement" not in text                     # only what this notice requires
+
+
+def test_a_schenectady_construction_notice_holds_148_18a_items_1_to_5(store, tmp_path):
+    n, party = _notice(store, "schenectady-148-I", days=None)
+    store.notice_event(n.id, kind="delivered", at=datetime(2026, 6, 3, 15, tzinfo=timezone.utc), by="smo",
+                       reference="signed green card")
+    n = store.notice(n.id)
+    text = pdftotext(notice_pdf(n, party, cal=CAL, tz=NY, town="City of Schenectady", today=date(2026, 6, 3)), tmp_path)
+    for s in COMMON:
+        assert s in text, s
+    expected = {
+        "recipient": ["(Schenectady ch. 148 § 148-18A(1))"],
+        "site": ["(Schenectady ch. 148 § 148-18A(2))"],
+        "violation": ["Nature of the violation (Schenectady ch. 148 § 148-18A(3))"],
+        "remedy": ["Remedial measures and time schedule (Schenectady ch. 148 § 148-18A(4))"],
+        "penalties": ["Penalties (Schenectady ch. 148 § 148-18D)", "not more than $250 for each offense",
+                      "Each day of continued violation is a separate offense; to June 3, 2026 that makes 15 offense(s)"],
+        "deadline": ["Deadline (Schenectady ch. 148 § 148-18B)",
+                     "within 15 days of notification of this violation: by Thursday, June 18, 2026 "
+                     "(counted from notification (June 3, 2026))"],
+    }
+    assert {e.key for e in LAWS["schenectady-148-I"].elements} == set(expected)
+    for key, phrases in expected.items():
+        for p in phrases:
+            assert p in text, (key, p)
+    assert "appeal" not in text.lower()                        # no appeal in ch. 148's text
+
+
+def test_a_schenectady_idde_notice_holds_148_32a(store, tmp_path):
+    n, party = _notice(store, "schenectady-148-II", days=30)
+    text = pdftotext(notice_pdf(n, party, cal=CAL, tz=NY, town="City of Schenectady"), tmp_path)
+    for p in ["To the responsible person (Schenectady ch. 148 § 148-32A)", "This violates Schenectady ch. 148 § 148-24A",
+              "This notice requires (Schenectady ch. 148 § 148-32A(1))",
+              "Deadline for remediation or restoration (Schenectady ch. 148 § 148-32A(2))",
+              "by Wednesday, July 1, 2026 (30 days from issuance)", "expense thereof shall be charged to the violator",
+              "Penalties (Schenectady ch. 148 § 148-32B)", "a fine of $350 to $700"]:
+        assert p in text, p
+
+
+def test_a_stop_work_order_and_byte_identical_rebuilds(store, tmp_path):
+    n, party = _notice(store, "schenectady-148-I", kind="stop_work", days=None)
+    first = notice_pdf(n, party, cal=CAL, tz=NY, town="City of Schenectady", today=date(2026, 6, 3))
+    assert first == notice_pdf(n, party, cal=CAL, tz=NY, town="City of Schenectady", today=date(2026, 6, 3))
+    text = pdftotext(first, tmp_path)
+    assert n.number.startswith("SWO-2026-") and f"STOP-WORK ORDER {n.number}" in text
+    assert "Stop-work order (Schenectady ch. 148 § 148-18C)" in text
+    assert "Halt all land development activity at the property at once" in text

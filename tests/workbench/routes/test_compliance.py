@@ -1,0 +1,168 @@
+"""Compliance records on the real workbench (uvicorn, the town's alert pipeline, SQLite):
+a case opened from a dry-weather-flow incident, a visit with a photo, a field sample with
+its custody, lab results imported (a bad file refused whole, by line), a notice of
+violation issued — its clocks on the deadline board and as a deadline incident that is
+reminded and then overdue through the Dispatcher —, a release reported the Friday before
+Columbus Day, and the evidence packet rebuilt byte-identical with its SHA-256 manifest."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from datetime import datetime, timezone
+
+from ms4watch.alerts.incidents import State
+from ms4watch.compliance.packet import verify
+from tests.support.notify_peers import dwf, utc
+from tests.support.workbench import csrf_of
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def _t(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _case_from_incident(bench) -> dict:
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    with bench.api("inspector") as c:
+        r = c.post("/api/v1/cases", json={"origin": "incident", "incident_id": 1, "location": "Main St outfall",
+                                          "description": "dry-weather flow, grey water", "observed_at":
+                                          "2026-06-01T15:30:00Z"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_case_from_an_incident_with_a_visit_sample_custody_and_lab_results(bench, clock):
+    case = _case_from_incident(bench)
+    assert (case["number"], case["outfall"], case["incident_id"]) == ("IDDE-2026-001", "OF-12", 1)
+    s = bench.login("inspector")
+    page = s.get(f"/cases/{case['id']}")
+    assert page.status_code == 200 and "IDDE-2026-001" in page.text
+    r = s.client.post(f"/cases/{case['id']}/entries",
+                      data={"csrf": csrf_of(page.text), "kind": "screening", "at": "2026-06-01T11:45", "by": "J. Rivera",
+                            "notes": "grey water at the outfall, sudsy", "dry_weather": "yes", "flow_observed": "yes"},
+                      files={"photos": ("outfall.png", PNG, "image/png")})
+    assert r.status_code == 303, r.text
+    got = bench.workbench.compliance.store.case(case["id"])
+    e = got.entries[0]
+    assert (e.kind, e.dry_weather, e.flow_observed, e.attachments[0].media_type) == ("screening", True, True,
+                                                                                    "image/png")
+    assert s.get(f"/cases/{case['id']}/files/{e.attachments[0].sha256}").content == PNG
+    r = s.post_form(f"/cases/{case['id']}/samples", {"station": "OF-12", "taken_at": "2026-06-01T11:50",
+                                                     "collected_by": "J. Rivera"})
+    assert r.status_code == 303, r.text
+    sample = bench.workbench.compliance.store.samples(case_id=case["id"])[0]
+    r = s.post_form(f"/samples/{sample.id}/custody", {"at": "2026-06-01T11:55", "relinquished_by": "J. Rivera",
+                                                      "received_by": "A. Chen", "lab": "Capital Lab"})
+    assert r.status_code == 303, r.text
+    r = s.post_form(f"/samples/{sample.id}/custody", {"at": "2026-06-01T11:58", "relinquished_by": "Somebody Else",
+                                                      "received_by": "B. Lee"})
+    assert r.status_code == 409 and "the sample is with A. Chen" in r.text, re.findall(r"alert\">([^<]*)", r.text)  # custody must chain
+    header = "sample,parameter,value,unit,method,detection_limit,qualifier\n"
+    bad = header + f"{sample.number},Ammonia-N,0.9,mg/L,EPA 350.1,0.05,\n{sample.number},E. coli,many,CFU/100 mL,SM 9223 B,1,\n"
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", bad.encode(), "text/csv")})
+    assert r.status_code == 409 and "batch.csv:3: value: &#39;many&#39; is not a number" in r.text
+    assert bench.workbench.compliance.store.sample(sample.id).results == ()          # nothing half-imported
+    good = header + f"{sample.number},Ammonia-N,900,ug/L,EPA 350.1,50,\n{sample.number},Surfactants,<0.05,mg/L,SM 5540 C,0.05,U\n"
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", good.encode(), "text/csv")})
+    assert r.status_code == 303, r.text
+    results = bench.workbench.compliance.store.sample(sample.id).results
+    assert [(x.parameter, x.verdict, x.value_std) for x in results] == [("Ammonia-N", "exceeds", 0.9),
+                                                                        ("Surfactants", "not_detected", 0.05)]
+    page = s.get(f"/cases/{case['id']}").text
+    assert "A. Chen" in page and "Capital Lab" in page and "exceeds" in page
+    audit = [a.action for a in bench.workbench.audit.entries(limit=50)]
+    for action in ("case.open", "case.screening", "sample.record", "sample.custody", "lab.import"):
+        assert action in audit, action
+
+
+def test_a_notice_of_violation_runs_its_clocks_through_the_dispatcher(bench, clock):
+    case = _case_from_incident(bench)
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Main St Laundromat", "address": "4 Main St\nSchenectady, NY",
+                                                "place": "outfall", "place_id": "OF-12", "role": "operator"}).json()
+        body = {"law": "schenectady-148-II", "case_id": case["id"], "outfall": "OF-12", "party_id": party["id"],
+                "place": "4 Main St", "violation": "washer discharge to the storm drain",
+                "requirements": ["eliminate", "cease"], "remedy": "plug the floor drain", "remediation_days": 10,
+                "violation_since": "2026-06-01", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"}
+        r = c.post("/api/v1/notices", json=body)
+        assert r.status_code == 201, r.text
+        n = r.json()
+        assert n["number"] == "NOV-2026-001"
+        remediation = next(d for d in n["deadlines"] if d["key"].endswith("/remediation"))
+        assert _t(remediation["due"]) == utc(2026, 6, 12, 4) and remediation["state"] == "running"
+        assert c.get(f"/notices/{n['id']}/letter.pdf").content[:5] == b"%PDF-"
+        r = c.post("/api/v1/notices", json={**body, "law": "schenectady-148-II", "remediation_days": None})
+        assert r.status_code == 409 and "§ 148-32A(2)" in r.json()["detail"]
+    with bench.api("inspector") as c:
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "mailed", "at": "2026-06-01T15:55:00Z",
+                                                                 "reference": "9407"}).status_code == 403
+    s = bench.login("viewer")
+    assert s.get(f"/notices/{n['id']}/letter.pdf").content[:5] == b"%PDF-"
+    board = s.get("/deadlines").text
+    assert "remediation or restoration (NOV-2026-001)" in board
+    # the clock is a deadline incident: open now, reminded before, overdue after
+    items = bench.alerting.incidents.list(kind="compliance_deadline")
+    assert len(items) == 1 and items[0].deadline == datetime(2026, 6, 12, 4, tzinfo=timezone.utc)
+    assert items[0].subject == "OF-12" and items[0].event["provision"] == "Schenectady ch. 148 § 148-32A(2)"
+    clock.set(utc(2026, 6, 11, 23))
+    bench.pipeline.advance(int(clock().timestamp() * 1e9))
+    bench.alerting.tick()
+    clock.set(utc(2026, 6, 12, 5))
+    bench.pipeline.advance(int(clock().timestamp() * 1e9))
+    bench.alerting.tick()
+    stages = {r.stage for r in bench.alerting.incidents.notifications(items[0].id)}
+    assert {"open", "reminder", "overdue"} <= stages, stages
+    # complied: the clock stops and its incident resolves
+    with bench.api("smo") as c:
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "complied", "at": "2026-06-12T04:30:00Z"})
+        assert r.status_code == 201, r.text
+        assert next(d for d in r.json()["deadlines"] if d["key"].endswith("/remediation"))["state"] == "met late"
+    assert bench.alerting.store.get(items[0].id).state is State.RESOLVED
+
+
+def test_a_release_the_friday_before_columbus_day_is_due_tuesday(bench, clock):
+    clock.set(utc(2026, 10, 9, 20))
+    with bench.api("inspector") as c:
+        r = c.post("/api/v1/releases", json={"law": "schenectady-148-II", "kind": "non_hazardous",
+                                             "material": "paint wash water", "location": "Elm St catch basin",
+                                             "known_at": "2026-10-09T19:30:00Z", "reported_by": "caller"})
+        assert r.status_code == 201, r.text
+        rel = r.json()
+    notice = next(d for d in rel["deadlines"] if d["key"].endswith("/notice"))
+    assert _t(notice["due"]) == utc(2026, 10, 14, 4)                   # the end of Tuesday 13 October, EDT
+    clock.set(utc(2026, 10, 13, 14))
+    s = bench.login("inspector")
+    r = s.post_form(f"/releases/{rel['id']}/events", {"kind": "called", "at": "2026-10-13T09:30"})
+    assert r.status_code == 303, r.text
+    with bench.api("viewer") as c:
+        rel = c.get("/api/v1/releases").json()[0]
+    written = next(d for d in rel["deadlines"] if d["key"].endswith("/written"))
+    assert _t(written["due"]) == utc(2026, 10, 17, 4)                  # Friday 16 October: three business days
+    assert next(d for d in rel["deadlines"] if d["key"].endswith("/notice"))["state"] == "met"
+
+
+def test_the_evidence_packet_is_byte_identical_when_rebuilt_and_verifies(bench, clock):
+    case = _case_from_incident(bench)
+    s = bench.login("viewer")
+    first = s.get(f"/cases/{case['id']}/packet.zip")
+    assert first.status_code == 200 and first.headers["content-type"] == "application/zip"
+    second = s.get(f"/cases/{case['id']}/packet.zip")
+    assert first.content == second.content
+    assert verify(first.content) == []
+    names = zipfile.ZipFile(io.BytesIO(first.content)).namelist()
+    assert {"case-IDDE-2026-001/records.json", "case-IDDE-2026-001/SHA256SUMS", "case-IDDE-2026-001/packet.pdf",
+            "case-IDDE-2026-001/incident-1/acknowledgements.csv"} <= set(names)
+    tampered = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(first.content)) as z, zipfile.ZipFile(tampered, "w") as out:
+        for n in z.namelist():
+            data = z.read(n)
+            out.writestr(n, data.replace(b"grey water", b"clean water") if n.endswith("records.json") else data)
+    assert verify(tampered.getvalue()) == ["records.json"]
+    pdf = s.get(f"/incidents/1/packet.pdf")
+    assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"

@@ -1,0 +1,291 @@
+"""``/api/v1`` for compliance records: cases (list, one, open, add to the thread, import lab
+results), responsible parties, notices of violation (issue, record delivery and appeal
+events, the letter), releases, the deadline board (JSON, CSV), the annual report's counts."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Path, Query, UploadFile
+from fastapi.responses import Response
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn
+from ...csvout import csv_response
+from ...deps import MAX_ID, CurrentActor, Services
+from ...schemas import BAD, CONFLICT, ERRORS, TOO_LARGE, ErrorOut
+from ..compliance import desk
+
+router = APIRouter(prefix="/api/v1", tags=["compliance"], responses=ERRORS)
+NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such record"}}
+CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CaseId = Annotated[int, Path(ge=1, le=MAX_ID, description="the case's id")]
+NoticeId = Annotated[int, Path(ge=1, le=MAX_ID, description="the notice's id")]
+
+
+class AttachmentOut(BaseModel):
+    sha256: str
+    media_type: str
+    size: int
+    name: str
+    kind: str
+
+
+class EntryOut(BaseModel):
+    id: int
+    kind: str
+    at: datetime
+    by: str
+    notes: str
+    location: str | None
+    dry_weather: bool | None
+    flow_observed: bool | None
+    finding: str | None
+    outcome: str | None
+    verification: str | None
+    recorded_by: str
+    attachments: list[AttachmentOut]
+
+
+class CaseOut(BaseModel):
+    id: int
+    number: str
+    status: str
+    origin: str
+    incident_id: int | None
+    outfall: str | None
+    location: str
+    description: str
+    reporter: str | None
+    observed_at: datetime
+    opened_by: str
+    opened_at: datetime
+    finding: str | None
+    entries: list[EntryOut]
+
+    @classmethod
+    def of(cls, c: Any) -> "CaseOut":
+        return cls(id=c.id, number=c.number, status=c.status, origin=c.origin, incident_id=c.incident_id,
+                   outfall=c.outfall, location=c.location, description=c.description, reporter=c.reporter,
+                   observed_at=c.observed_at, opened_by=c.opened_by, opened_at=c.opened_at, finding=c.finding,
+                   entries=[EntryOut(id=e.id, kind=e.kind, at=e.at, by=e.by, notes=e.notes, location=e.location,
+                                     dry_weather=e.dry_weather, flow_observed=e.flow_observed, finding=e.finding,
+                                     outcome=e.outcome, verification=e.verification, recorded_by=e.recorded_by,
+                                     attachments=[AttachmentOut(sha256=a.sha256, media_type=a.media_type, size=a.size,
+                                                                name=a.name, kind=a.kind) for a in e.attachments])
+                            for e in c.entries])
+
+
+class ImportedOut(BaseModel):
+    case: CaseOut
+    results: int
+
+
+class PartyOut(BaseModel):
+    id: int
+    name: str
+    address: str
+
+
+class EventOut(BaseModel):
+    kind: str
+    at: datetime
+    reference: str | None
+    outcome: str | None
+    note: str | None
+
+
+class DeadlineOut(BaseModel):
+    key: str
+    record: str
+    number: str
+    label: str
+    who: str
+    start: datetime
+    due: datetime
+    state: str
+    met_at: datetime | None
+    closed: str | None
+    provision: str
+    actionable: bool
+
+    @classmethod
+    def of(cls, d: Any, now: datetime) -> "DeadlineOut":
+        return cls(key=d.key, record=d.record, number=d.number, label=d.label, who=d.who, start=d.start, due=d.due,
+                   state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
+                   actionable=d.actionable)
+
+
+class NoticeOut(BaseModel):
+    id: int
+    number: str
+    kind: str
+    law: str
+    case_id: int | None
+    party: PartyOut
+    place: str
+    violation: str
+    requirements: list[str]
+    remedy: str
+    remediation_days: int | None
+    violation_since: date
+    prior_violations: list[date]
+    issued_at: datetime
+    events: list[EventOut]
+    deadlines: list[DeadlineOut]
+    letter: str
+
+
+class ReleaseOut(BaseModel):
+    id: int
+    number: str
+    law: str
+    kind: str
+    material: str
+    location: str
+    known_at: datetime
+    events: list[EventOut]
+    deadlines: list[DeadlineOut]
+
+
+def _notice(d, n) -> NoticeOut:
+    p = d.store.party(n.party_id)
+    now = d.clock()
+    return NoticeOut(id=n.id, number=n.number, kind=n.kind, law=n.law, case_id=n.case_id,
+                     party=PartyOut(id=p.id, name=p.name, address=p.address), place=n.place, violation=n.violation,
+                     requirements=list(n.requirements), remedy=n.remedy, remediation_days=n.remediation_days,
+                     violation_since=n.violation_since, prior_violations=list(n.prior), issued_at=n.issued_at,
+                     events=[EventOut(kind=e.kind, at=e.at, reference=e.reference, outcome=e.outcome, note=e.note)
+                             for e in n.events],
+                     deadlines=[DeadlineOut.of(x, now) for x in d.deadlines_of(f"notice:{n.id}")],
+                     letter=f"/notices/{n.id}/letter.pdf")
+
+
+def _release(d, r) -> ReleaseOut:
+    now = d.clock()
+    return ReleaseOut(id=r.id, number=r.number, law=r.law, kind=r.kind, material=r.material, location=r.location,
+                      known_at=r.known_at, events=[EventOut(kind=e.kind, at=e.at, reference=None, outcome=None,
+                                                            note=e.note) for e in r.events],
+                      deadlines=[DeadlineOut.of(x, now) for x in d.deadlines_of(f"release:{r.id}")])
+
+
+@router.get("/cases", summary="Illicit-discharge cases, newest first")
+def cases(actor: CurrentActor, services: Services) -> list[CaseOut]:
+    return [CaseOut.of(c) for c in desk(services).cases(actor)]
+
+
+@router.get("/cases/{cid}", summary="One case and its thread", responses=NOT_FOUND)
+def case(cid: CaseId, actor: CurrentActor, services: Services) -> CaseOut:
+    return CaseOut.of(desk(services).case(actor, cid))
+
+
+@router.post("/cases", summary="Open a case (from an incident, a complaint or a screening; role inspector or higher)",
+             status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def open_case(actor: CurrentActor, services: Services, body: CaseIn) -> CaseOut:
+    return CaseOut.of(await run_in_threadpool(desk(services).open_case, actor, body))
+
+
+@router.post("/cases/{cid}/entries", summary="Add a visit or note to a case's thread (photos: the pages' form)",
+             status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def add_entry(cid: CaseId, actor: CurrentActor, services: Services, body: EntryIn) -> CaseOut:
+    return CaseOut.of(await run_in_threadpool(desk(services).add_entry, actor, cid, body))
+
+
+@router.post("/cases/{cid}/labs", summary="Import a lab's results (CSV): all rows or none, each bad line named",
+             status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD, **TOO_LARGE})
+async def import_labs(cid: CaseId, actor: CurrentActor, services: Services,
+                      file: Annotated[UploadFile, File(description="the lab's CSV")]) -> ImportedOut:
+    d = desk(services)
+    data = await file.read()
+    c, n = await run_in_threadpool(d.import_lab_results, actor, cid, file.filename or "lab.csv", data)
+    return ImportedOut(case=CaseOut.of(c), results=n)
+
+
+@router.post("/parties", summary="Record a responsible party (owner or operator, postal address; role smo)",
+             status_code=201, responses={**CONFLICT, **BAD})
+async def add_party(actor: CurrentActor, services: Services, body: PartyIn) -> PartyOut:
+    p = await run_in_threadpool(desk(services).add_party, actor, body)
+    return PartyOut(id=p.id, name=p.name, address=p.address)
+
+
+@router.get("/notices", summary="Notices of violation and stop-work orders, newest first")
+def notices(actor: CurrentActor, services: Services) -> list[NoticeOut]:
+    d = desk(services)
+    return [_notice(d, n) for n in d.notices(actor)]
+
+
+@router.get("/notices/{nid}", summary="One notice: its record, deadlines, the letter's address", responses=NOT_FOUND)
+def notice(nid: NoticeId, actor: CurrentActor, services: Services) -> NoticeOut:
+    d = desk(services)
+    return _notice(d, d.notice(actor, nid))
+
+
+@router.post("/notices", summary="Issue a notice of violation or a stop-work order (role smo)", status_code=201,
+             responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def issue_notice(actor: CurrentActor, services: Services, body: NoticeIn) -> NoticeOut:
+    d = desk(services)
+    return _notice(d, await run_in_threadpool(d.issue_notice, actor, body))
+
+
+@router.post("/notices/{nid}/events", summary="Record a notice's delivery, appeal, hearing, decision or compliance "
+                                              "(role smo)", status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def notice_event(nid: NoticeId, actor: CurrentActor, services: Services, body: NoticeEventIn) -> NoticeOut:
+    d = desk(services)
+    return _notice(d, await run_in_threadpool(d.notice_event, actor, nid, body))
+
+
+@router.get("/releases", summary="Releases reported, newest first, with their notification deadlines")
+def releases(actor: CurrentActor, services: Services) -> list[ReleaseOut]:
+    d = desk(services)
+    return [_release(d, r) for r in d.releases(actor)]
+
+
+@router.post("/releases", summary="Record a reported release (role inspector or higher)", status_code=201,
+             responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def add_release(actor: CurrentActor, services: Services, body: ReleaseIn) -> ReleaseOut:
+    d = desk(services)
+    return _release(d, await run_in_threadpool(d.add_release, actor, body))
+
+
+@router.get("/deadlines", summary="Every clock of the compliance records, the nearest due first")
+def deadlines(actor: CurrentActor, services: Services,
+              running: Annotated[bool, Query(description="only the clocks still running")] = False) -> list[DeadlineOut]:
+    b = desk(services).board(actor)
+    return [DeadlineOut.of(x, b.now) for x in (b.running if running else b.deadlines)]
+
+
+COLUMNS = ["number", "label", "who", "start", "due", "state", "met_at", "closed", "provision", "record"]
+
+
+@router.get("/deadlines.csv", summary="The deadline board as CSV", response_class=Response, responses=CSV)
+def deadlines_csv(actor: CurrentActor, services: Services) -> Response:
+    d = desk(services)
+    b = d.board(actor)
+    rows = [[getattr(DeadlineOut.of(x, b.now), c) for c in COLUMNS] for x in b.deadlines]
+    return csv_response(f"deadlines-{services.municipality}.csv", COLUMNS, rows, services.tz)
+
+
+class CountOut(BaseModel):
+    section: str
+    label: str
+    count: int
+    column: str | None
+    value: str | None
+
+
+class AnnualOut(BaseModel):
+    year: int
+    start: datetime
+    end: datetime
+    as_of: datetime
+    counts: list[CountOut]
+
+
+@router.get("/reports/annual/{year}", summary="The annual report's counts for a permit year (from 10 March)")
+def annual(year: Annotated[int, Path(ge=2000, le=2100)], actor: CurrentActor, services: Services) -> AnnualOut:
+    r = desk(services).annual_report(actor, year)
+    return AnnualOut(year=year, start=r.start, end=r.end, as_of=r.as_of,
+                     counts=[CountOut(section=s, label=label, count=n, column=c, value=v)
+                             for s, label, n, c, v in r.counts()])

@@ -1,0 +1,79 @@
+"""The annual report for the MS4 permit year, as pages: the summary (every count links to
+the records behind it), each section's records, each section as CSV, the PDF."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
+
+from ...compliance import report as rp
+from ..deps import CurrentActor, Services, base_path, render
+from ..errors import NotFound
+from .compliance import desk
+
+router = APIRouter(include_in_schema=False)
+Year = Annotated[int, Path(ge=2000, le=2100, description="the permit year (from 10 March)")]
+Section = Annotated[str, Path(pattern="^[a-z_]{3,40}$")]
+
+
+def permit_year_of(services) -> int:
+    d = desk(services)
+    today = d.clock().astimezone(services.tz)
+    return today.year if (today.month, today.day) >= (3, 10) else today.year - 1
+
+
+@router.get("/reports/annual")
+def annual_now(request: Request, actor: CurrentActor, services: Services,
+               year: Annotated[int, Query(ge=2000, le=2100)] = 0) -> Response:
+    return RedirectResponse(f"{base_path(request)}/reports/annual/{year or permit_year_of(services)}", status_code=303)
+
+
+@router.get("/reports/annual/{year}.pdf")
+async def annual_pdf(year: Year, actor: CurrentActor, services: Services) -> Response:
+    r = await run_in_threadpool(desk(services).annual_report, actor, year)
+    data = await run_in_threadpool(rp.report_pdf, r)
+    return Response(data, media_type="application/pdf",
+                    headers={"Content-Disposition": f'inline; filename="ms4-annual-report-{year}.pdf"'})
+
+
+@router.get("/reports/annual/{year}")
+async def annual(request: Request, year: Year, actor: CurrentActor, services: Services) -> Response:
+    r = await run_in_threadpool(desk(services).annual_report, actor, year)
+    return render(request, "annual.html", title=f"Annual report {year}", actor=actor, r=r, year=year,
+                  summary=Markup(rp.html(r, base_path(request))))
+
+
+def _section(r, key: str):
+    s = r.sections.get(key)
+    if s is None:
+        raise NotFound(f"no section {key!r} (sections: {', '.join(r.sections)})")
+    return s
+
+
+@router.get("/reports/annual/{year}/{section}.csv")
+async def annual_csv(year: Year, section: Section, actor: CurrentActor, services: Services) -> Response:
+    r = await run_in_threadpool(desk(services).annual_report, actor, year)
+    s = _section(r, section)
+    return Response(s.csv(), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{r.municipality}-{year}-{section}.csv"'})
+
+
+@router.get("/reports/annual/{year}/{section}")
+async def annual_section(request: Request, year: Year, section: Section, actor: CurrentActor, services: Services,
+                         status: Annotated[str, Query(max_length=40)] = "",
+                         kind: Annotated[str, Query(max_length=40)] = "") -> Response:
+    r = await run_in_threadpool(desk(services).annual_report, actor, year)
+    s = _section(r, section)
+    rows = list(zip(s.rows, s.links or [None] * len(s.rows)))
+    if status:
+        rows = [x for x in rows if str(x[0].get("status")) == status]
+    if kind:
+        rows = [x for x in rows if str(x[0].get("kind")) == kind]
+    return render(request, "annual_section.html", title=f"{s.title} — {year}", actor=actor, s=s, rows=rows, year=year,
+                  fmt=lambda v: v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else
+                  (v.isoformat() if isinstance(v, date) else ("" if v is None else v)))

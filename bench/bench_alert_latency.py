@@ -49,9 +49,11 @@ H = 60 * MIN
 
 
 class Inbox:
-    """aiosmtpd handler: when each message was accepted, by outfall named in its subject."""
+    """aiosmtpd handler: when each message was accepted, by the outfall its subject names
+    (ids starting with ``prefix``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "OF-") -> None:
+        self.prefix = prefix
         self.accepted: dict[str, float] = {}
         self.lock = threading.Lock()
 
@@ -59,7 +61,7 @@ class Inbox:
         t = time.perf_counter()
         subject = str(email.message_from_bytes(envelope.content, policy=email.policy.default)["Subject"] or "")
         for word in subject.replace(",", " ").replace("(", " ").replace(")", " ").split():
-            if word.startswith("OF-"):
+            if word.startswith(self.prefix):
                 with self.lock:
                     self.accepted.setdefault(word, t)
         return "250 OK"

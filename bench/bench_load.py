@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import email
-import email.policy
 import os
 import resource
 import selectors
@@ -60,26 +58,11 @@ from ms4watch.server import build_server  # noqa: E402
 from ms4watch.settings import Settings  # noqa: E402
 from tests.support.servers import Mosquitto, free_port  # noqa: E402
 
+from bench_alert_latency import Inbox  # noqa: E402 — the same SMTP inbox (this folder is on sys.path when run)
+
 MIN = 60 * 10**9
 H = 60 * MIN
 ALERT_READINGS = [0]     # readings the alert trials published (stored too, not the loggers')
-
-
-class Inbox:
-    """aiosmtpd handler: when each email was accepted, by the outfall its subject names."""
-
-    def __init__(self) -> None:
-        self.accepted: dict[str, float] = {}
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 — aiosmtpd's hook name
-        t = time.perf_counter()
-        subject = str(email.message_from_bytes(envelope.content, policy=email.policy.default)["Subject"] or "")
-        for word in subject.replace(",", " ").replace("(", " ").replace(")", " ").split():
-            if word.startswith("AL-"):
-                with self.lock:
-                    self.accepted.setdefault(word, t)
-        return "250 OK"
 
 
 def registry_text(loggers: int, alert_outfalls: int) -> str:
@@ -203,7 +186,7 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     trials_under_load = 0 if a.ingest_only else int(a.minutes * 60 / a.alerts_every)
-    inbox = Inbox()
+    inbox = Inbox("AL-")
     smtp_port = free_port()
     smtp = Controller(inbox, hostname="127.0.0.1", port=smtp_port)
     smtp.start()

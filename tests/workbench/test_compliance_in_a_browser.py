@@ -7,13 +7,11 @@ incident). Phone-width pages must not scroll sideways; no console errors; screen
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from ms4watch.settings import Settings
-from ms4watch.workbench.services import open_users
 from tests.support.browser import Browser, chromium_binary
-from tests.workbench.test_in_a_browser import ALL_LOADED, ARTEFACTS, _photo, demo_server  # noqa: F401 (fixture)
+from tests.workbench.test_in_a_browser import (ALL_LOADED, ARTEFACTS, _photo, api_client, demo_server,  # noqa: F401
+                                                log_in)
 
 
 def _submit(browser: Browser, form: str) -> None:
@@ -30,10 +28,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    users, _, conn = open_users(Settings.model_validate({"data_dir": tmp_path / "demo"}))
-    token = users.create_token(user, "browser test")[1]
-    conn.close()
-    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    api = api_client(demo, tmp_path / "demo")
     incidents = api.get("/api/v1/incidents", params={"state": ["open", "acknowledged", "resolved"]}).json()
     alert = next((i for i in incidents if i["kind"] == "dry_weather_flow"), None) or \
         next(i for i in incidents if i["kind"] in ("turbidity_contrast", "storm"))
@@ -43,9 +38,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
     try:
         browser.viewport(375, 812, mobile=True, scale=2)
         browser.goto(f"{url}/login")
-        browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
-                   f"document.querySelector('input[name=password]').value = {password!r};"
-                   "document.querySelector('form.stack button[type=submit]').click()")
+        log_in(browser, user, password)
         browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
 
         # the alert's page: open a case from it

@@ -38,16 +38,28 @@ def demo_server(tmp_path):
         runner.join(60)
 
 
+def api_client(demo, data_dir: Path) -> httpx.Client:
+    """An API client with a fresh token of the demo's login (made in its users' database)."""
+    users, _, conn = open_users(Settings.model_validate({"data_dir": data_dir}))
+    token = users.create_token(demo.web_login[0], "browser test")[1]
+    conn.close()
+    return httpx.Client(base_url=demo.web_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+
+def log_in(browser: Browser, user: str, password: str) -> None:
+    """Fill in and send the login form of the page the browser is on."""
+    browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
+               f"document.querySelector('input[name=password]').value = {password!r};"
+               "document.querySelector('form.stack button[type=submit]').click()")
+
+
 def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
     if chromium_binary() is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    users, _, conn = open_users(Settings.model_validate({"data_dir": tmp_path / "demo"}))
-    token = users.create_token(user, "browser test")[1]
-    conn.close()
-    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    api = api_client(demo, tmp_path / "demo")
     open_before = api.get("/api/v1/incidents", params={"state": "open"}).json()
     assert open_before, "the demo's half day left nothing open"
     notices = (tmp_path / "demo" / "notifications.txt").read_text()
@@ -59,9 +71,7 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
         browser.goto(f"{url}/incidents")
         browser.wait_for("location.pathname === '/login'")
         browser.screenshot(ARTEFACTS / "phone-login.png")
-        browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
-                   f"document.querySelector('input[name=password]').value = {password!r};"
-                   "document.querySelector('form.stack button[type=submit]').click()")
+        log_in(browser, user, password)
         browser.wait_for("location.pathname === '/incidents' && document.readyState === 'complete'")
         text = browser.js("document.body.innerText")
         for inc in open_before:
@@ -123,10 +133,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    users, _, conn = open_users(Settings.model_validate({"data_dir": tmp_path / "demo"}))
-    token = users.create_token(user, "browser test")[1]
-    conn.close()
-    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    api = api_client(demo, tmp_path / "demo")
     due = [d for d in api.get("/api/v1/inspections/due").json() if d["site"] == "CS-2" and d["reason"] == "storm"]
     assert len(due) == 1, "the demo's day left no storm inspection due at CS-2"
     item = due[0]["incident"]
@@ -136,9 +143,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
     try:
         browser.viewport(375, 812, mobile=True, scale=2)
         browser.goto(f"{url}/login")
-        browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
-                   f"document.querySelector('input[name=password]').value = {password!r};"
-                   "document.querySelector('form.stack button[type=submit]').click()")
+        log_in(browser, user, password)
         browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
         for name, path in PAGES:
             browser.goto(url + path)

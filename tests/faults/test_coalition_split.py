@@ -8,7 +8,6 @@ by the server that owns it, and its SMO notified once."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.faults import MIN, Logger, Stream, rig
+from tests.support.faults import MIN, Logger, Stream, kill9, rig, terminate
 from tests.support.servers import have
 from tests.support.waiting import wait_for
 
@@ -76,17 +75,10 @@ idle = "1s"
 
     def kill(self) -> None:
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        kill9(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, 60)
 
     def incidents(self, town: str) -> list[tuple[str, str]]:
         db = self.data / town / "incidents.db"

@@ -55,6 +55,23 @@ contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
 """
 
 
+def kill9(proc: subprocess.Popen) -> None:
+    """SIGKILL, as a power cut or the OOM killer would, and reap it."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def terminate(proc: subprocess.Popen | None, timeout_s: float) -> None:
+    """SIGTERM (a clean stop) if it still runs; SIGKILL if it has not stopped within ``timeout_s``."""
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 @dataclass
 class Counts:
     taken: dict[str, int]                    # device -> readings taken at the edge
@@ -202,18 +219,10 @@ idle = "1s"
 
     def kill_serve(self) -> None:
         assert self.serve_proc is not None
-        self.serve_proc.send_signal(signal.SIGKILL)
-        self.serve_proc.wait()
+        kill9(self.serve_proc)
 
     def stop_serve(self) -> None:
-        p = self.serve_proc
-        if p is not None and p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        terminate(self.serve_proc, 60)
 
     def edge_state(self) -> str:
         """Each scripted logger's uplink and spool, for a failure's message."""
@@ -358,14 +367,7 @@ class EdgeProcess:
 
     def kill(self) -> None:
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        kill9(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, 30)

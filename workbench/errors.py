@@ -56,9 +56,15 @@ class RateLimited(WorkbenchError):
         self.retry_after_s = retry_after_s
 
 
+class StoreDown(WorkbenchError):
+    """The readings store does not answer (the page or answer would be incomplete): try again."""
+
+    status = 503
+
+
 class UserError(WorkbenchError):
     """A user, membership or token cannot be made or changed as asked (the terminal's errors)."""
 
 
-__all__ = ["WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired",
+__all__ = ["WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired", "StoreDown",
            "RateLimited", "UserError", "TooLarge"]

@@ -54,11 +54,12 @@ def stations(request: Request, actor: CurrentActor, services: Services) -> Respo
 def station(request: Request, sid: StationPath, actor: CurrentActor, services: Services, start: When = "",
             end: When = "", days: Days = None) -> Response:
     st = services.stations.status(actor, sid)
+    history, why_none = services.stations.calibration_history(actor, station=sid)
     a, b = window(services, start, end, days)
     query = request.url.query
     return render(request, "station.html", title=st.station.name, actor=actor, s=st, start=a, end=b,
                   presets=PRESETS, days=days if not (start or end) else None, query=query,
-                  start_text=start, end_text=end)
+                  start_text=start, end_text=end, history=history, why_none=why_none)
 
 
 @router.get("/stations/{sid}/chart.svg")
@@ -88,5 +89,6 @@ async def chart_csv(sid: StationPath, actor: CurrentActor, services: Services, s
 @router.get("/calibrations")
 def calibrations(request: Request, actor: CurrentActor, services: Services) -> Response:
     rows = services.stations.calibrations(actor)
-    return render(request, "calibrations.html", title="Calibrations due", actor=actor, rows=rows,
-                  names={s.id: s.name for s in services.stations.stations.values()})
+    history, why_none = services.stations.calibration_history(actor)
+    return render(request, "calibrations.html", title="Calibrations", actor=actor, rows=rows, history=history,
+                  why_none=why_none, names={s.id: s.name for s in services.stations.stations.values()})

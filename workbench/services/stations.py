@@ -23,8 +23,9 @@ from ...contract.registry import Registry
 from ...contract.timeutil import to_ns
 from ...contract.wire import QualityFlag
 from ...ingest.errors import StoreUnavailable
-from ...ingest.sinks.base import (STATS, Bucket, DeviceStatus, LatestReading, ReadingsSource, StationState,
-                                  Summarising)
+from ...contract.calibration import CalibrationRecord
+from ...ingest.sinks.base import (STATS, Bucket, CalibrationHistory, DeviceStatus, LatestReading, ReadingsSource,
+                                  StationState, Summarising)
 from ...ingest.sinks.summary import summarise
 from .. import svgchart
 from ..errors import NotFound
@@ -42,6 +43,7 @@ MAX_WINDOW = timedelta(days=1100)      # the records' three years, and a little
 RECENT = timedelta(days=2)             # a station's newest reading is looked for this far back first,
 LATEST_SINCE = timedelta(days=400)     # then, for a station silent longer, this far (kept SILENT_TTL_S)
 SILENT_TTL_S = 300.0
+HISTORY = timedelta(days=3 * 366)      # calibration records shown: the laws' three years of records
 LINE = frozenset({"min", "max"})       # what a line draws
 RAIN = frozenset({"sum"})              # what rain bars draw
 
@@ -259,6 +261,24 @@ class StationDesk:
         """Every sensor's calibration the loggers report, soonest due first."""
         return sorted((c for s in self.board(actor).stations for c in s.calibrations),
                       key=lambda c: (c.due, c.station, c.sensor))
+
+    def calibration_history(self, actor: Actor, *, station: str | None = None,
+                            sensor: str | None = None) -> tuple[list[CalibrationRecord], str | None]:
+        """Every calibration run the store holds (``ms4watch calibrate``: one record per run,
+        pass or fail) of the last three years, newest first, with why there are none when
+        the store cannot say (it keeps no history, or does not answer)."""
+        actor.require(Permission.READ)
+        if station is not None:
+            self.station(station)
+        if not isinstance(self.readings, CalibrationHistory):
+            return [], "this store keeps no calibration history (SQLite and InfluxDB do)"
+        try:
+            records = self.readings.calibration_history(station=station, sensor=sensor,
+                                                        start=self.clock() - HISTORY)
+        except StoreUnavailable as e:
+            return [], f"the store does not answer: {e}"
+        known = self.stations
+        return sorted((r for r in records if r.station in known), key=lambda r: r.performed, reverse=True), None
 
     # -- a station's chart -----------------------------------------------------------------
     def station(self, sid: str) -> Station:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import csv
 import io
 import re
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading, SensorCalibration
-from ms4watch.ingest.sinks.base import DeviceStatus
+from ms4watch.contract.calibration import CalibrationRecord, CheckPoint, Fit, Standard
+from ms4watch.ingest.sinks.base import DeviceEvent, DeviceStatus
 from tests.support.notify_peers import dwf, event, utc
 
 MIN = 60 * 10**9
@@ -169,3 +170,51 @@ def test_calibrations_due(bench):
             [("OF-12", "flow", True, -31), ("TD-1", "turbidity", False, 9)]
         rows = list(csv.DictReader(io.StringIO(c.get("/api/v1/calibrations.csv").text)))
         assert rows[0]["due"] == "2026-05-01" and rows[0]["overdue"] == "True"
+
+
+def _run(rid: str, station: str, sensor: str, performed: datetime, result: str = "pass",
+         as_found: tuple[CheckPoint, ...] = ()) -> CalibrationRecord:
+    return CalibrationRecord(id=rid, device=f"LOG-{station}", station=station, sensor=sensor, quantity="turbidity",
+                             unit="NTU", procedure="turbidity", technician="J. Rivera",
+                             started=performed - timedelta(minutes=30), performed=performed,
+                             standards=(Standard(value=20.0, unit="NTU", kind="stablcal", lot="A123"),),
+                             as_found=as_found, fit=Fit(slope=1.04, offset=-0.3), result=result,
+                             problems=("20 NTU: error +9.5 % exceeds 5 %",) if result == "fail" else (),
+                             next_due=date(2026, 9, 1))
+
+
+def test_calibration_history_on_its_page_the_station_page_and_the_api(bench):
+    """Every run the store holds, newest first, for three years; the station page its own;
+    nothing of a station the town does not have (a coalition's shared store)."""
+    out = CheckPoint(label="20 NTU", reference=20.0, reading=21.9, error=1.9, error_pct=9.5, limit=1.0, ok=False)
+    runs = [_run("cal-old", "TD-1", "turbidity", T0 - timedelta(days=3 * 366 + 2)),      # past the three years
+            _run("cal-fail", "TD-1", "turbidity", T0 - timedelta(days=20), "fail", (out,)),
+            _run("cal-pass", "TD-1", "turbidity", T0 - timedelta(days=19, hours=22)),
+            _run("cal-up", "TU-1", "turbidity", T0 - timedelta(days=10)),
+            _run("cal-other-town", "ZZ-9", "turbidity", T0 - timedelta(days=5))]
+    bench.store.write_events([DeviceEvent(r.device, r.station, to_ns(r.performed), "calibration", r.to_data(), i,
+                                          to_ns(T0), r) for i, r in enumerate(runs)])
+    with bench.api("viewer") as c:
+        assert [x["id"] for x in c.get("/api/v1/calibrations/history").json()] == ["cal-up", "cal-pass", "cal-fail"]
+        mine = c.get("/api/v1/calibrations/history", params={"station": "TD-1"}).json()
+        assert [x["id"] for x in mine] == ["cal-pass", "cal-fail"] and mine[1]["as_found"][0]["ok"] is False
+        assert c.get("/api/v1/calibrations/history", params={"station": "ZZ-9"}).status_code == 404
+        rows = list(csv.DictReader(io.StringIO(c.get("/api/v1/calibrations/history.csv").text)))
+    assert [(x["id"], x["result"], x["technician"]) for x in rows] == [
+        ("cal-up", "pass", "J. Rivera"), ("cal-pass", "pass", "J. Rivera"), ("cal-fail", "fail", "J. Rivera")]
+    assert rows[2]["as_found"] == "20 NTU: 21.9 vs 20 (FAIL)" and rows[2]["standards"] == "20 NTU stablcal lot A123"
+    assert rows[2]["fit"] == "slope 1.04 offset -0.3"
+    s = bench.login("viewer")
+    page = s.get("/calibrations").text
+    assert page.count("<details>") == 3 and "cal-other" not in page and "ZZ-9" not in page
+    assert '<b class="result-fail">fail</b>' in page and "20 NTU: error +9.5 % exceeds 5 %" in page
+    assert "20 NTU stablcal lot A123" in page and "slope 1.04, offset -0.3" in page
+    station = s.get("/stations/TD-1").text
+    assert station.count("<details>") == 2 and "next due 2026-09-01" in station
+
+
+def test_calibration_history_says_why_there_is_none(bench):
+    s = bench.login("viewer")
+    assert "No calibration recorded in the last three years." in s.get("/stations/TD-1").text
+    with bench.api() as c:
+        assert c.get("/api/v1/calibrations/history").status_code == 401

@@ -1,6 +1,7 @@
 """``/api/v1/stations``: the status board (every station, its state and why, its newest
 reading, battery, signal, calibration; CSV), one station, its readings over a window
-summarised in buckets (what its chart draws); ``/api/v1/calibrations`` (CSV too)."""
+summarised in buckets (what its chart draws); ``/api/v1/calibrations`` (CSV too) and
+``/api/v1/calibrations/history``: every calibration run of the last three years (CSV too)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from ....contract.calibration import CalibrationRecord
 from ....contract.timeutil import from_ns
 from ...csvout import csv_response
 from ...deps import CurrentActor, Services, StationPath
+from ...errors import StoreDown
 from ...schemas import (ERRORS, BandOut, BucketOut, CalibrationOut, ErrorOut, ReadingsOut, SeriesOut, StationOut,
                         ThresholdOut)
 from ...services.stations import EARLIEST, clamp_window
@@ -22,6 +25,7 @@ from ..stations import Days
 router = APIRouter(prefix="/api/v1", tags=["stations"], responses=ERRORS)
 CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 NO_STATION: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such station"}}
+UNAVAILABLE: dict[int | str, dict] = {503: {"model": ErrorOut, "description": "the store does not answer"}}
 COLUMNS = ["id", "name", "kind", "quantity", "subject", "state", "states", "reasons", "latest_at", "latest_value",
            "battery_v", "signal_dbm", "calibration_due", "lat", "lon", "open_incidents"]
 
@@ -94,3 +98,42 @@ def calibrations_csv(actor: CurrentActor, services: Services) -> Response:
     return csv_response(f"calibrations-{services.municipality}.csv", cols,
                         [[getattr(c, k) for k in cols] for c in services.stations.calibrations(actor)], services.tz)
 
+
+
+def _history(actor, services, station: str | None, sensor: str | None) -> list[CalibrationRecord]:
+    records, why_none = services.stations.calibration_history(actor, station=station, sensor=sensor)
+    if why_none is not None and why_none.startswith("the store does not answer"):
+        raise StoreDown(why_none)
+    return records
+
+
+HistoryStation = Annotated[str | None, Query(max_length=64, description="only this station's sensors")]
+HistorySensor = Annotated[str | None, Query(max_length=64, description="only this sensor id")]
+
+
+@router.get("/calibrations/history", summary="Every calibration run (one record per `ms4watch calibrate` run, pass or "
+            "fail) of the last three years, newest first", responses={**NO_STATION, **UNAVAILABLE})
+def calibration_history(actor: CurrentActor, services: Services, station: HistoryStation = None,
+                        sensor: HistorySensor = None) -> list[CalibrationRecord]:
+    return _history(actor, services, station, sensor)
+
+
+HISTORY_COLUMNS = ["performed", "station", "device", "sensor", "quantity", "unit", "procedure", "technician", "result",
+                   "as_found", "as_left", "standards", "fit", "next_due", "problems", "id"]
+
+
+@router.get("/calibrations/history.csv", summary="The calibration history as CSV (one row per run)",
+            response_class=Response, responses={**CSV, **NO_STATION, **UNAVAILABLE})
+def calibration_history_csv(actor: CurrentActor, services: Services, station: HistoryStation = None,
+                            sensor: HistorySensor = None) -> Response:
+    def points(ps) -> str:
+        return "; ".join(f"{p.label}: {p.reading:g} vs {p.reference:g} ({'ok' if p.ok else 'FAIL'})" for p in ps)
+
+    def fit(f) -> str:
+        return (f"slope {f.slope:g} offset {f.offset:g}" if f.kind.value == "linear"
+                else "piecewise " + " ".join(f"({a:g}, {b:g})" for a, b in f.points))
+
+    rows = [[r.performed, r.station, r.device, r.sensor, r.quantity.value, r.unit, r.procedure.value, r.technician,
+             r.result.value, points(r.as_found), points(r.as_left), "; ".join(x.label() for x in r.standards),
+             fit(r.fit), r.next_due, "; ".join(r.problems), r.id] for r in _history(actor, services, station, sensor)]
+    return csv_response(f"calibration-history-{services.municipality}.csv", HISTORY_COLUMNS, rows, services.tz)

@@ -142,13 +142,13 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     def gauges_in(start: int, end: int) -> tuple[list[str], list[str], dict[str, float]]:
         a, b = np.searchsorted(t, start, side="left"), np.searchsorted(t, end, side="right")
         st = states[a:b]
-        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.DRY)]
-        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.UNKNOWN)]
+        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DRY)]
+        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.UNKNOWN)]
         depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
         return used, missing, depth_in
 
     out = []
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DRY, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
@@ -157,9 +157,8 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
             **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
                                                        for g in used))}, params, dwf.PROVISION))   # issue 13
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN,
-                                                           floor_gpm=of.flow_floor_gpm, min_duration_ns=md,
-                                                           rearm_ns=md):
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.UNKNOWN, floor_gpm=of.flow_floor_gpm,
+                                                           min_duration_ns=md, rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),

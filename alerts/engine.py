@@ -47,6 +47,7 @@ from . import evaluate as ev
 from .errors import AlertError
 from .events import Event, EventStatus
 from .rules._common import runs, td_ns
+from .rules.dry_weather import RainIndex
 
 STATE_VERSION = 1
 
@@ -79,7 +80,7 @@ class _Series:
     """
 
     __slots__ = ("key", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
-                 "pt", "pv", "pf", "mark", "mark_last", "change", "times")
+                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits")
 
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
@@ -90,6 +91,7 @@ class _Series:
         self.mark_last = _NEVER      # feed: the latest time before them
         self.change: _Change | None = None   # feed: what changed in this batch, as far as folded
         self.times: _Times | None = None     # its station's reading times, once it has one
+        self.edits = 0               # readings inserted before the latest or replaced (appends are not counted)
         self._store(ev.EMPTY[0], ev.EMPTY[1], ev.EMPTY[2])
         self.last = self.gate = self.cutoff = _NEVER
 
@@ -156,6 +158,7 @@ class _Series:
             if old == v and self.f[i] == f:
                 return _SAME
             self.v[i], self.f[i], self._view = v, f, None
+            self.edits += 1
             return old
         if n == self.t.size:
             self._grow()
@@ -165,6 +168,7 @@ class _Series:
             a[i + 1:n + 1] = a[i:n]          # the readings after it move one place (numpy copies overlaps safely)
         self.t[i], self.v[i], self.f[i] = t, v, f
         self.n, self._view = n + 1, None
+        self.edits += 1
         if i == lo:
             self.first = t
         return None
@@ -339,8 +343,9 @@ class StreamingEngine:
         self._dwf_md = td_ns(r.dwf_min_duration)
         self._turb_md = td_ns(r.turbidity_min_duration)
         self._align = td_ns(r.turbidity_align_tolerance)
-        gap = td_ns(r.dry_rain_max_gap)
+        self._rain_gap = gap = td_ns(r.dry_rain_max_gap)
         self._rain_keep = td_ns(r.dry_lookback) + 2 * gap
+        self._indexes: dict[str, tuple[RainIndex, int]] = {}   # gauge -> its rain rows' index, the buffer's edits
         # a new rain row changes the dry-weather state only at flow readings from its own time
         # on (from its time - (gap - lookback) were the gap longer than the look-back)
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
@@ -564,6 +569,35 @@ class StreamingEngine:
     def _get(self, station: str, quantity: str) -> ev.Arrays:
         s = self._series.get((station, quantity))
         return s.arrays() if s is not None else ev.EMPTY
+
+    def _rain_index(self, gid: str) -> RainIndex | None:
+        """The gauge's rain rows as a :class:`RainIndex`, extended with the rows appended since
+        it was last asked for. It may keep rows the buffer has dropped (before the cut-off:
+        more than the look-back and two gaps before every flow reading an outfall judges, so
+        they change no judgement), never with a hole: it is built again when a row was
+        inserted or replaced, when the buffer no longer holds its latest row, or when it holds
+        twice the buffer. None with ``shortcuts`` off or no rows (the rules then build one
+        from the rows, as replay does)."""
+        s = self._series.get((gid, "rain"))
+        if s is None or not self.shortcuts:
+            return None
+        t, v, _ = s.arrays()
+        if not t.size:
+            self._indexes.pop(gid, None)
+            return None
+        kept = self._indexes.get(gid)
+        last = None if kept is None else kept[0].last
+        # built again unless the buffer still holds the index's latest row (else rows the
+        # buffer dropped before the index saw them would leave a hole in it)
+        if last is None or kept[1] != s.edits or last < t[0] or kept[0].n > 2 * t.size + 4096:
+            index = RainIndex(t, v, self._rain_gap)
+            self._indexes[gid] = (index, s.edits)
+            return index
+        index = kept[0]
+        i = int(np.searchsorted(t, last, side="right"))
+        if i < t.size:
+            index.extend(t[i:], v[i:])
+        return index
 
     def _fold(self, s: _Series) -> None:
         """Fold the readings ``feed`` staged in ``s`` in this batch (from ``s.mark`` on: each
@@ -799,7 +833,9 @@ class StreamingEngine:
         computed = None
         if self._run(key) or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")
-            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+            index = {g: x for g in of.rain_gauges if (x := self._rain_index(g)) is not None}
+            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges},
+                                         index)
             above = np.flatnonzero(flow[1] > of.flow_floor_gpm)
             self._last_above[oid] = int(flow[0][above[-1]]) if above.size else _NEVER
         md = self._dwf_md

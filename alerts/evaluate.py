@@ -113,14 +113,17 @@ def site_opens_ns(reg: Registry, site_id: str) -> int:
 
 
 # -- dry-weather flow -----------------------------------------------------------------------
-def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays]) -> list[Event]:
+def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays],
+                   rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[Event]:
     """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall.
 
     ``rain``: gauge id -> that gauge's rain rows, for every gauge of the outfall. Each gauge
     is judged on its own (depths at different points never add up); the episode names the
     gauges whose data decided (``rain_gauges_used``: covered and dry in the episode), those
     without coverage (``rain_gauges_missing``) and each used gauge's largest trailing-window
-    depth in the episode (``rain_in_by_gauge`` [in]).
+    depth in the episode (``rain_in_by_gauge`` [in]). ``rain_index``: gauge id -> its rows
+    as a :class:`~.rules.dry_weather.RainIndex` (``dry_rain_max_gap``), which the streaming
+    engine keeps up to date (else one is built from ``rain``).
     """
     r = reg.rules
     of = reg.outfall(outfall)
@@ -130,8 +133,9 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
     gauges = list(of.rain_gauges)
     t, v = flow[0], flow[1]
+    index = rain_index or {}
     dry, states, depths = dw.outfall_dry_codes(
-        {g: rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
+        {g: index.get(g) or rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
         max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
         after_rain_ns=td_ns(r.dry_after_rain))
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,

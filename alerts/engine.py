@@ -47,6 +47,7 @@ from . import evaluate as ev
 from .errors import AlertError
 from .events import Event, EventStatus
 from .rules._common import runs, td_ns
+from .rules.dry_weather import RainIndex
 
 STATE_VERSION = 1
 
@@ -67,28 +68,40 @@ def _next_after(t: np.ndarray, after_ns: int) -> int:
 class _Series:
     """One (station, quantity) buffer: sorted unique times, values and flags.
 
-    Kept in numpy arrays with room at the end, so the common case, a reading later than the
-    last, is an append in place; a changed value is written in place and an earlier reading
+    Kept in numpy arrays with room at the end. The common case, a reading later than the
+    last (and not before the cut-off: later than ``gate``), is staged in Python lists
+    (``pt``, ``pv``, ``pf``: an append there costs less than writing three numpy scalars)
+    and moved into the arrays when they are next read (:meth:`arrays`), before any other
+    change, or once 64 wait. A changed value is written in place and an earlier reading
     moves only the readings after it (late readings are near the end). The views
     :meth:`arrays` hands out are for the evaluation at hand: the next ``put`` may change
     them. ``trim`` moves the cut-off; the readings before it leave the view when it is next
     built (the engine refuses readings older than the cut-off, so none can come back).
     """
 
-    __slots__ = ("t", "v", "f", "lo", "n", "first", "last", "cutoff", "_view")
+    __slots__ = ("key", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
+                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits")
 
-    def __init__(self) -> None:
+    def __init__(self, key: tuple[str, str]) -> None:
+        self.key = key
+        self.pt: list[int] = []      # staged appends (times, values, flags), after the arrays' readings
+        self.pv: list[float] = []
+        self.pf: list[str] = []
+        self.mark = -1               # feed: where this batch's staged appends begin (-1: none yet)
+        self.mark_last = _NEVER      # feed: the latest time before them
+        self.change: _Change | None = None   # feed: what changed in this batch, as far as folded
+        self.times: _Times | None = None     # its station's reading times, once it has one
+        self.edits = 0               # readings inserted before the latest or replaced (appends are not counted)
         self._store(ev.EMPTY[0], ev.EMPTY[1], ev.EMPTY[2])
-        self.cutoff = _NEVER  # readings before this were dropped
+        self.last = self.gate = self.cutoff = _NEVER
 
-    def _store(self, t: np.ndarray, v: np.ndarray, f: np.ndarray) -> None:
+    def _store(self, t: np.ndarray, v: np.ndarray, f: np.ndarray, room: int = 0) -> None:
         n = t.size
-        cap = 2 * n + 32
+        cap = 2 * (n + room) + 32
         self.t, self.v, self.f = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, dtype=object)
         self.t[:n], self.v[:n], self.f[:n] = t, v, f
         self.lo, self.n = 0, n
         self.first = int(t[0]) if n else _BIG     # time at ``lo``
-        self.last = int(t[-1]) if n else _NEVER   # the latest time (cut-offs lie before it: never trimmed)
         self._view: ev.Arrays | None = None
 
     def _drop_old(self) -> None:
@@ -97,9 +110,35 @@ class _Series:
             lo += int(np.searchsorted(self.t[lo:n], self.cutoff))
             self.lo, self.first = lo, int(self.t[lo]) if lo < n else _BIG
 
+    def flush(self) -> None:
+        """Move the staged appends into the arrays."""
+        pt = self.pt
+        k = len(pt)
+        if not k:
+            return
+        n = self.n
+        if n + k > self.t.size:
+            self._grow(k)
+            n = self.n
+        if n == self.lo:
+            self.first = pt[0]
+        t, v, f = self.t, self.v, self.f
+        if k < 6:
+            for i, x in enumerate(pt, n):
+                t[i] = x
+            for i, x in enumerate(self.pv, n):
+                v[i] = x
+            for i, x in enumerate(self.pf, n):
+                f[i] = x
+        else:
+            t[n:n + k], v[n:n + k], f[n:n + k] = pt, self.pv, self.pf
+        self.n, self._view = n + k, None
+        self.pt, self.pv, self.pf = [], [], []
+
     def put(self, t: int, v: float, f: str):
         """Add or replace the reading at ``t``: ``_SAME`` when it was there already unchanged,
-        else the value it replaced (None: a new time)."""
+        else the value it replaced (None: a new time). The staged appends first go in."""
+        self.flush()
         n = self.n
         if t > self.last:
             if n == self.t.size:
@@ -109,6 +148,7 @@ class _Series:
                 self.first = t
             self.t[n], self.v[n], self.f[n] = t, v, f
             self.n, self.last, self._view = n + 1, t, None
+            self.gate = t if t > self.gate else self.gate
             return None
         self._drop_old()
         lo = self.lo
@@ -118,6 +158,7 @@ class _Series:
             if old == v and self.f[i] == f:
                 return _SAME
             self.v[i], self.f[i], self._view = v, f, None
+            self.edits += 1
             return old
         if n == self.t.size:
             self._grow()
@@ -127,17 +168,20 @@ class _Series:
             a[i + 1:n + 1] = a[i:n]          # the readings after it move one place (numpy copies overlaps safely)
         self.t[i], self.v[i], self.f[i] = t, v, f
         self.n, self._view = n + 1, None
+        self.edits += 1
         if i == lo:
             self.first = t
         return None
 
-    def _grow(self) -> None:
+    def _grow(self, room: int = 0) -> None:
         self._drop_old()
         lo, n = self.lo, self.n
-        self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n])
+        self._store(self.t[lo:n], self.v[lo:n], self.f[lo:n], room)
 
     def arrays(self) -> ev.Arrays:
         """Sorted (times, values, flags) from the cut-off on: views, not to be modified."""
+        if self.pt:
+            self.flush()
         if self._view is None:
             self._drop_old()
             lo, n = self.lo, self.n
@@ -148,6 +192,8 @@ class _Series:
         """Drop the readings before ``before_ns`` (the engine refuses later ones older than it)."""
         if before_ns > self.cutoff:
             self.cutoff = before_ns
+            if before_ns - 1 > self.gate:
+                self.gate = before_ns - 1
             if self.first < before_ns:
                 self._view = None
 
@@ -157,9 +203,20 @@ class _Series:
 
     def load(self, cutoff: int, rows: Iterable) -> None:
         rows = sorted((int(t), float(v), f) for t, v, f in rows)
+        self.pt, self.pv, self.pf = [], [], []
         self._store(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64),
                     np.array([r[2] for r in rows] or [], dtype=object))
+        self.last = rows[-1][0] if rows else _NEVER
         self.cutoff = cutoff
+        self.gate = max(self.last, cutoff - 1)
+
+
+class _SeriesMap(dict):
+    """(station, quantity) -> its :class:`_Series`, made when first asked for."""
+
+    def __missing__(self, key: tuple[str, str]) -> "_Series":
+        s = self[key] = _Series(key)
+        return s
 
 
 class _Times:
@@ -176,6 +233,9 @@ class _Times:
 
     def add(self, t: int) -> None:
         self._new.append(t)
+
+    def extend(self, ts: list[int]) -> None:
+        self._new.extend(ts)
 
     def times(self) -> np.ndarray:
         if self._new:
@@ -214,18 +274,18 @@ class _Subject:
 
 class _Change:
     """What changed in one (station, quantity) buffer since a subject was last evaluated:
-    what the exact shortcuts need to know (times in UTC ns)."""
+    what the exact shortcuts need to know (times in UTC ns). The class attributes are the
+    defaults (nothing changed): a record is made without an ``__init__`` and sets only what
+    differs (the live case makes ten a batch)."""
 
-    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "flagged", "vmax")
-
-    def __init__(self) -> None:
-        self.inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
-        self.appended = _BIG     # earliest new time after the buffer's latest
-        self.prev_last = _BIG    # earliest latest-time of the buffer before a change
-        self.positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
-        self.replaced = False    # a value at a time already there before the batch changed
-        self.flagged = False     # a new reading carries a flag (e.g. calibration_overdue)
-        self.vmax = -math.inf    # the largest new value
+    inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
+    appended = _BIG     # earliest new time after the buffer's latest
+    prev_last = _BIG    # earliest latest-time of the buffer before a change
+    positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
+    replaced = False    # a value at a time already there before the batch changed
+    flagged = False     # a new reading not appended carries a flag (e.g. calibration_overdue; appended
+    #                     ones lie after every storm and episode, so their flags mark none)
+    vmax = -math.inf    # the largest new value
 
     def merged(self, o: "_Change") -> "_Change":
         """Both changes in one (a new record: one batch's records are shared by subjects)."""
@@ -236,6 +296,16 @@ class _Change:
         m.flagged = self.flagged or o.flagged
         m.vmax = max(self.vmax, o.vmax)
         return m
+
+
+def _nan_values(c: _Change, vs: list[float]) -> None:
+    """What ``feed``'s loop notes of appended values among which is a NaN: positive (not
+    <= 0), and the largest of the others."""
+    for x in vs:
+        if not x <= 0.0:
+            c.positive = True
+        if x > c.vmax:
+            c.vmax = x
 
 
 class StreamingEngine:
@@ -273,8 +343,9 @@ class StreamingEngine:
         self._dwf_md = td_ns(r.dwf_min_duration)
         self._turb_md = td_ns(r.turbidity_min_duration)
         self._align = td_ns(r.turbidity_align_tolerance)
-        gap = td_ns(r.dry_rain_max_gap)
+        self._rain_gap = gap = td_ns(r.dry_rain_max_gap)
         self._rain_keep = td_ns(r.dry_lookback) + 2 * gap
+        self._indexes: dict[str, tuple[RainIndex, int]] = {}   # gauge -> its rain rows' index, the buffer's edits
         # a new rain row changes the dry-weather state only at flow readings from its own time
         # on (from its time - (gap - lookback) were the gap longer than the look-back)
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
@@ -287,7 +358,7 @@ class StreamingEngine:
         self.now_ns = 0
         self.checkpoint_ns = 0
         self.late_dropped = 0
-        self._series: dict[tuple[str, str], _Series] = defaultdict(_Series)
+        self._series: dict[tuple[str, str], _Series] = _SeriesMap()
         self._times: dict[str, _Times] = defaultdict(_Times)  # station -> reading times (health)
         self._max: dict[str, int] = {}
         self._subjects: dict[tuple[str, str], _Subject] = {}
@@ -302,31 +373,42 @@ class StreamingEngine:
     # -- public API -------------------------------------------------------------------------
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
-        changed: dict[tuple[str, str], _Change] = {}
-        series, times, mx = self._series, self._times, self._max
+        series = self._series
         since = _BIG if self._since is None else self._since
-        now = self.now_ns
-        for r in readings:
-            v = r.value
+        touched: list[_Series] = []   # the buffers this batch changes
+        # CanonicalReading is a NamedTuple: unpacking it costs less than reading its fields by name
+        for t, station, _d, _s, quantity, v, _u, flags, _q in readings:
             if v is None:
                 continue
-            t = r.time_ns
+            s = series[(station, quantity)]
+            if t > s.gate:   # later than the latest reading and not before the cut-off: staged
+                if s.mark < 0:
+                    if s.change is None:
+                        touched.append(s)
+                    s.mark, s.mark_last = len(s.pt), s.last
+                s.pt.append(t)
+                s.pv.append(float(v))
+                s.pf.append(flags or "")
+                s.last = s.gate = t
+                continue
             if t < since:
                 since = t
-            key = (r.station, r.quantity)
-            s = series[key]
             if t < s.cutoff:
                 self.late_dropped += 1
                 continue
+            if s.mark >= 0:
+                self._fold(s)
+            elif s.change is None:
+                touched.append(s)
             prev = s.last
             v = float(v)
-            flags = r.flags or ""
+            flags = flags or ""
             old = s.put(t, v, flags)
+            c = s.change
+            if c is None:
+                c = s.change = _Change()
             if old is _SAME:
                 continue
-            c = changed.get(key)
-            if c is None:
-                c = changed[key] = _Change()
             if t > prev:
                 if t < c.appended:
                     c.appended = t
@@ -343,23 +425,60 @@ class StreamingEngine:
                 c.vmax = v
             if flags:
                 c.flagged = True
-            times[r.station].add(t)
-            if t > mx.get(r.station, _NEVER):
-                mx[r.station] = t
-            if t > now:
-                now = t
+            self._times[station].add(t)
             # Station health (stale, battery) is judged by advance(), on the clock: judged
             # here against the newest reading of any station, a logger whose batch arrives
             # a moment after its neighbours' would look stale for that moment.
-        self._since, self.now_ns = (None if since == _BIG else since), now
+        mx, now = self._max, self.now_ns
         pending, deps = self._pending, self._deps
-        for key, c in changed.items():
+        times = self._times
+        for s in touched:
+            c, m = s.change, s.mark
+            if m >= 0:   # _fold, inline: the common case, readings appended only
+                s.mark = -1
+                ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+                if c is None:
+                    c = _Change()
+                    c.appended, c.prev_last = ts[0], s.mark_last
+                else:
+                    if ts[0] < c.appended:
+                        c.appended = ts[0]
+                    if s.mark_last < c.prev_last:
+                        c.prev_last = s.mark_last
+                hi = max(vs)
+                if hi > c.vmax:
+                    c.vmax = hi
+                if hi > 0.0:
+                    c.positive = True
+                elif hi != hi or (len(vs) > 1 and (x := sum(vs)) != x):   # a NaN among them
+                    _nan_values(c, vs)
+                tm = s.times
+                if tm is None:
+                    tm = s.times = times[s.key[0]]
+                tm._new += ts
+            else:
+                s.change = None
+                if c.prev_last == _BIG:
+                    continue   # only readings it had already, unchanged
+            s.change = None
+            if c.appended < since:
+                since = c.appended
+            last = s.last
+            if last > now:
+                now = last
+            key = s.key
+            if last > mx.get(key[0], _NEVER):
+                mx[key[0]] = last
+            if len(s.pt) > 64:
+                s.flush()
             for sub in deps.get(key, ()):
                 p = pending.get(sub)
                 if p is None:
-                    p = pending[sub] = {}
-                mine = p.get(key)
-                p[key] = c if mine is None else mine.merged(c)
+                    pending[sub] = {key: c}
+                else:
+                    mine = p.get(key)
+                    p[key] = c if mine is None else mine.merged(c)
+        self._since, self.now_ns = (None if since == _BIG else since), now
         last_eval, iv = self._last_eval, self.eval_interval
         due = [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
@@ -450,6 +569,61 @@ class StreamingEngine:
     def _get(self, station: str, quantity: str) -> ev.Arrays:
         s = self._series.get((station, quantity))
         return s.arrays() if s is not None else ev.EMPTY
+
+    def _rain_index(self, gid: str) -> RainIndex | None:
+        """The gauge's rain rows as a :class:`RainIndex`, extended with the rows appended since
+        it was last asked for. It may keep rows the buffer has dropped (before the cut-off:
+        more than the look-back and two gaps before every flow reading an outfall judges, so
+        they change no judgement), never with a hole: it is built again when a row was
+        inserted or replaced, when the buffer no longer holds its latest row, or when it holds
+        twice the buffer. None with ``shortcuts`` off or no rows (the rules then build one
+        from the rows, as replay does)."""
+        s = self._series.get((gid, "rain"))
+        if s is None or not self.shortcuts:
+            return None
+        t, v, _ = s.arrays()
+        if not t.size:
+            self._indexes.pop(gid, None)
+            return None
+        kept = self._indexes.get(gid)
+        last = None if kept is None else kept[0].last
+        # built again unless the buffer still holds the index's latest row (else rows the
+        # buffer dropped before the index saw them would leave a hole in it)
+        if last is None or kept[1] != s.edits or last < t[0] or kept[0].n > 2 * t.size + 4096:
+            index = RainIndex(t, v, self._rain_gap)
+            self._indexes[gid] = (index, s.edits)
+            return index
+        index = kept[0]
+        i = int(np.searchsorted(t, last, side="right"))
+        if i < t.size:
+            index.extend(t[i:], v[i:])
+        return index
+
+    def _fold(self, s: _Series) -> None:
+        """Fold the readings ``feed`` staged in ``s`` in this batch (from ``s.mark`` on: each
+        later than the one before) into ``s.change``, as its loop does for one reading
+        (``feed`` does the same inline after its loop). Their flags need no note: an
+        appended reading lies after every storm and episode (``_Change.flagged``)."""
+        m, s.mark = s.mark, -1
+        c = s.change
+        if c is None:
+            c = s.change = _Change()
+        ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+        if ts[0] < c.appended:
+            c.appended = ts[0]
+        if s.mark_last < c.prev_last:
+            c.prev_last = s.mark_last
+        hi = max(vs)
+        if hi > c.vmax:
+            c.vmax = hi
+        if hi > 0.0:
+            c.positive = True
+        elif hi != hi or (len(vs) > 1 and (x := sum(vs)) != x):   # a NaN among them
+            _nan_values(c, vs)
+        tm = s.times
+        if tm is None:
+            tm = s.times = self._times[s.key[0]]
+        tm._new += ts
 
     def _horizon(self, *stations: str) -> int:
         """The earliest horizon of the stations that have reported (one that never has, a
@@ -659,7 +833,9 @@ class StreamingEngine:
         computed = None
         if self._run(key) or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")
-            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges})
+            index = {g: x for g in of.rain_gauges if (x := self._rain_index(g)) is not None}
+            computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges},
+                                         index)
             above = np.flatnonzero(flow[1] > of.flow_floor_gpm)
             self._last_above[oid] = int(flow[0][above[-1]]) if above.size else _NEVER
         md = self._dwf_md

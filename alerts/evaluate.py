@@ -113,14 +113,17 @@ def site_opens_ns(reg: Registry, site_id: str) -> int:
 
 
 # -- dry-weather flow -----------------------------------------------------------------------
-def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays]) -> list[Event]:
+def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays],
+                   rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[Event]:
     """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall.
 
     ``rain``: gauge id -> that gauge's rain rows, for every gauge of the outfall. Each gauge
     is judged on its own (depths at different points never add up); the episode names the
     gauges whose data decided (``rain_gauges_used``: covered and dry in the episode), those
     without coverage (``rain_gauges_missing``) and each used gauge's largest trailing-window
-    depth in the episode (``rain_in_by_gauge`` [in]).
+    depth in the episode (``rain_in_by_gauge`` [in]). ``rain_index``: gauge id -> its rows
+    as a :class:`~.rules.dry_weather.RainIndex` (``dry_rain_max_gap``), which the streaming
+    engine keeps up to date (else one is built from ``rain``).
     """
     r = reg.rules
     of = reg.outfall(outfall)
@@ -130,8 +133,9 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         return []  # both rules need a sustained run above the floor: nothing to judge (exact shortcut)
     gauges = list(of.rain_gauges)
     t, v = flow[0], flow[1]
+    index = rain_index or {}
     dry, states, depths = dw.outfall_dry_codes(
-        {g: rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
+        {g: index.get(g) or rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
         max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
         after_rain_ns=td_ns(r.dry_after_rain))
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
@@ -142,13 +146,13 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     def gauges_in(start: int, end: int) -> tuple[list[str], list[str], dict[str, float]]:
         a, b = np.searchsorted(t, start, side="left"), np.searchsorted(t, end, side="right")
         st = states[a:b]
-        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.DRY)]
-        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DryState.UNKNOWN)]
+        used = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.DRY)]
+        missing = [g for j, g in enumerate(gauges) if np.any(st[:, j] == dw.UNKNOWN)]
         depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
         return used, missing, depth_in
 
     out = []
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DRY, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
@@ -157,9 +161,8 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
             **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
                                                        for g in used))}, params, dwf.PROVISION))   # issue 13
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN,
-                                                           floor_gpm=of.flow_floor_gpm, min_duration_ns=md,
-                                                           rearm_ns=md):
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.UNKNOWN, floor_gpm=of.flow_floor_gpm,
+                                                           min_duration_ns=md, rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 import pandas as pd
 
@@ -25,6 +27,8 @@ def ns_index(s: pd.Series | pd.DatetimeIndex) -> np.ndarray:
 
 def td_ns(td) -> int:
     """A timedelta (or pandas Timedelta) as integer nanoseconds."""
+    if type(td) is timedelta:   # exact in integers, without pandas (~0.1 us instead of ~1.4 us: the rules call it often)
+        return (td.days * 86400 + td.seconds) * NS_PER_S + td.microseconds * 1000
     return int(pd.Timedelta(td).value)
 
 
@@ -37,10 +41,10 @@ def runs(cond: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     c = np.asarray(cond, dtype=bool)
     if c.size == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    d = np.diff(np.concatenate(([False], c, [False])).astype(np.int8))
-    starts = np.flatnonzero(d == 1)
-    ends = np.flatnonzero(d == -1) - 1
-    return starts, ends
+    padded = np.zeros(c.size + 2, dtype=bool)
+    padded[1:-1] = c
+    edges = np.flatnonzero(padded[1:] != padded[:-1])   # a run's first position, then one past its last, ...
+    return edges[0::2], edges[1::2] - 1
 
 
 def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int) -> list[tuple[int, int, bool]]:

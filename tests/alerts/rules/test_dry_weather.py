@@ -1,10 +1,14 @@
 """Dry weather: < 0.10 in in the trailing 72 h at each gauge (never added); a gap in rain data is
 unknown, never dry."""
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ms4watch.alerts.rules.dry_weather import DryState, combine_dry_states, is_dry_weather, outfall_dry_weather
+from ms4watch.alerts.rules.dry_weather import (DryState, RainIndex, combine_dry_states, is_dry_weather,
+                                               outfall_dry_weather)
 
 T0 = pd.Timestamp("2026-06-01 00:00", tz="UTC")
 
@@ -120,3 +124,54 @@ def test_recent_rain_at_one_gauge_makes_the_outfall_wet():
     at = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
     st, per_gauge, _ = outfall_dry_weather({"RG-1": r1, "RG-2": r2.sort_index()}, at, after_rain=six)
     assert st.iat[0] == DryState.WET and list(per_gauge.iloc[0]) == [D, W]
+
+
+# -- RainIndex: what gauge_dry_state builds per call, the streaming engine keeps and extends
+H_NS = 3600 * 10**9
+
+
+@st.composite
+def rain_rows(draw):
+    """A gauge's rows: heartbeats at a random step with outages (gaps of up to 3 h), tips."""
+    n = draw(st.integers(0, 120))
+    steps = draw(st.lists(st.sampled_from([60, 300, 900, 3600, 3601, 3 * 3600]), min_size=n, max_size=n))
+    t = np.cumsum([0] + steps[:-1]).astype(np.int64) * 10**9 if n else np.empty(0, np.int64)
+    v = np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 0.0, 0.01, 0.04, 0.1]), min_size=n, max_size=n)), dtype=float)
+    return t, v
+
+
+KW = dict(lookback_ns=6 * H_NS, max_rain_uin=100_000, after_rain_ns=2 * H_NS)   # a short look-back: rows fall out of it
+
+
+@settings(max_examples=300, deadline=None)
+@given(rain_rows(), st.lists(st.integers(0, 120), max_size=4))
+def test_a_rain_index_extended_row_by_row_equals_one_built_at_once(rows, cuts):
+    t, v = rows
+    built = RainIndex(t, v, H_NS)
+    grown = RainIndex(t[:0], v[:0], H_NS)
+    for a, b in zip([0] + sorted(cuts), sorted(cuts) + [t.size]):
+        grown.extend(t[a:b], v[a:b])
+    for name in ("n", "npos", "ns"):
+        assert getattr(grown, name) == getattr(built, name)
+    for name, size in (("t", built.n), ("cum", built.n + 1), ("tpos", built.npos), ("ca", built.ns), ("cb", built.ns)):
+        assert getattr(grown, name)[:size].tolist() == getattr(built, name)[:size].tolist(), name
+    at = np.arange(-H_NS, int(t[-1]) + 2 * H_NS if t.size else H_NS, 600 * 10**9, dtype=np.int64)
+    for a, b in zip(grown.states(at, **KW), built.states(at, **KW)):
+        assert a.tolist() == b.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(rain_rows(), st.integers(0, 120))
+def test_rows_older_than_the_look_back_and_two_gaps_change_no_judgement(rows, k):
+    """The engine's index may keep rows its buffer has dropped (the buffer keeps the look-back
+    and twice the gap before the earliest flow reading it judges): same states from there on."""
+    t, v = rows
+    if not t.size:
+        return
+    cut = int(t[min(k, t.size - 1)])
+    kept = t >= cut
+    at = np.arange(cut + KW["lookback_ns"] + 2 * H_NS, int(t[-1]) + 2 * H_NS, 300 * 10**9, dtype=np.int64)
+    whole = RainIndex(t, v, H_NS).states(at, **KW)
+    trimmed = RainIndex(t[kept], v[kept], H_NS).states(at, **KW)
+    for a, b in zip(whole, trimmed):
+        assert a.tolist() == b.tolist()

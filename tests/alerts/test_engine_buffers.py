@@ -1,0 +1,138 @@
+"""The streaming engine's buffers and change records, against a model of its first design:
+one reading at a time written into a sorted buffer, the change noted as it goes.
+
+``feed`` stages readings later than a buffer's latest (and not before its cut-off) in
+Python lists and folds each buffer's staged readings into its change record once per batch
+(issue 10, performance). Whatever the order, duplicates, corrections, NaN values, flags and
+cut-offs (one past a buffer's latest reading: a station's other quantity moved its horizon),
+the buffers, the late readings dropped, the station times and the change records the
+shortcuts read must be what the one-at-a-time design gave."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ms4watch.alerts.engine import StreamingEngine, _BIG, _NEVER
+
+from .support import MIN, at, reading, registry
+
+KEYS = [("RG-1", "rain"), ("OF-1", "flow"), ("OF-1", "battery")]
+
+
+class Model:
+    """What a batch changed in one buffer, noted reading by reading (the engine's first feed loop)."""
+
+    def __init__(self) -> None:
+        self.inserted = self.appended = self.prev_last = _BIG
+        self.positive = self.replaced = self.flagged = False
+        self.vmax = -math.inf
+
+    def merged(self, o: "Model") -> "Model":
+        m = Model()
+        m.inserted, m.appended, m.prev_last = (min(a, b) for a, b in ((self.inserted, o.inserted),
+                                                                       (self.appended, o.appended),
+                                                                       (self.prev_last, o.prev_last)))
+        m.positive, m.replaced, m.flagged = self.positive or o.positive, self.replaced or o.replaced, \
+            self.flagged or o.flagged
+        m.vmax = max(self.vmax, o.vmax)
+        return m
+
+    def as_tuple(self, c=None) -> tuple:
+        c = c or self
+        return (c.inserted, c.appended, c.prev_last, c.positive, c.replaced, c.flagged, c.vmax)
+
+
+def nan_safe(x: float):
+    return "nan" if x != x else x
+
+
+@st.composite
+def deliveries(draw):
+    rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
+    rows = []
+    pool = draw(st.sampled_from([[0.0, 0.0, 0.01, 0.3, 2.0, -1.0, math.nan], [0.0, -1.0, math.nan]]))  # NaN among zeros
+    for station, quantity in KEYS:
+        for m in range(0, draw(st.integers(1, 60))):
+            v = rnd.choice(pool) if rnd.random() < 0.3 or len(pool) == 3 else rnd.random()
+            rows.append(reading(at(m), station, quantity, v, rnd.choice(["", "", "", "calibration_overdue"])))
+    rnd.shuffle(rows)
+    rows.sort(key=lambda r: r.time_ns + rnd.randrange(0, draw(st.sampled_from([1, 5, 30])) * MIN))
+    rows += [r._replace(value=rnd.choice([r.value, 0.5, None])) for r in rnd.sample(rows, len(rows) // 8)]
+    rnd.shuffle(rows[-len(rows) // 8:])
+    batches, i = [], 0
+    while i < len(rows):
+        k = rnd.randint(1, 25)
+        batches.append((rows[i:i + k], rnd.random() < 0.6,                   # evaluated after it (pending consumed)
+                        [(key, at(rnd.randrange(-5, 65))) for key in KEYS if rnd.random() < 0.15]))   # trims
+        i += k
+    return batches
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(deliveries())
+def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
+    eng = StreamingEngine(registry(), None, eval_interval=timedelta(0))
+    eng._evaluate = lambda due, sites=False: []   # the pending records are read (and consumed) here
+    buf = {k: {} for k in KEYS}
+    cutoff = {k: _NEVER for k in KEYS}
+    last = {k: _NEVER for k in KEYS}
+    times: dict[str, set] = {}
+    mx: dict[str, int] = {}
+    pending: dict = {}
+    late = 0
+    since, now = _BIG, 0
+    for rows, consume, trims in batches:
+        changes: dict = {}
+        for r in rows:
+            if r.value is None:
+                continue
+            key, t, v, flags = (r.station, r.quantity), r.time_ns, float(r.value), r.flags or ""
+            since = min(since, t)
+            if t < cutoff[key]:
+                late += 1
+                continue
+            prev = last[key]
+            old = buf[key].get(t)
+            if old is not None and old[0] == v and old[1] == flags:
+                continue
+            buf[key][t] = (v, flags)
+            last[key] = max(prev, t)
+            c = changes.setdefault(key, Model())
+            if t > prev:
+                c.appended = min(c.appended, t)
+            elif t <= c.prev_last:
+                c.inserted = min(c.inserted, t)
+                c.replaced = c.replaced or old is not None
+            if t <= prev and flags:
+                c.flagged = True     # an appended reading's flags mark nothing (it lies after every event)
+            c.prev_last = min(c.prev_last, prev)
+            c.positive = c.positive or not v <= 0.0
+            c.vmax = max(c.vmax, v) if v == v else c.vmax
+            times.setdefault(r.station, set()).add(t)
+            mx[r.station] = max(mx.get(r.station, _NEVER), t)
+            now = max(now, t)
+        eng.feed(rows)
+        for key, c in changes.items():
+            for sub in eng._deps.get(key, ()):
+                p = pending.setdefault(sub, {})
+                p[key] = p[key].merged(c) if key in p else c
+        assert {s: {k: Model().as_tuple(c) for k, c in p.items()} for s, p in eng._pending.items()} == \
+            {s: {k: c.as_tuple() for k, c in p.items()} for s, p in pending.items()}
+        if consume:
+            eng._pending.clear()
+            pending.clear()
+        assert (eng.late_dropped, eng._max, eng.now_ns, eng._since) == (late, mx, now, None if since == _BIG else since)
+        for key in KEYS:
+            t, v, f = eng._get(*key)
+            want = sorted((x, y) for x, y in buf[key].items() if x >= cutoff[key])
+            assert t.tolist() == [x for x, _ in want]
+            assert [(nan_safe(a), b) for a, b in zip(v.tolist(), f.tolist())] == [(nan_safe(a), b) for _, (a, b) in want]
+        assert {s: eng._times[s].times().tolist() for s in times} == {s: sorted(x) for s, x in times.items()}
+        for key, x in trims:
+            eng._series[key].trim(x)
+            cutoff[key] = max(cutoff[key], x)

@@ -13,6 +13,7 @@ import time
 from datetime import datetime, timezone
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 import paho.mqtt.client as mqtt
 import pytest
 
@@ -178,6 +179,10 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         ready = httpx.get(f"{url}/health/ready").json()
         assert {"glenville: broker", "rotterdam: broker", "glenville: store", "rotterdam: store"} <= set(ready["checks"])
         assert httpx.get(f"{url}/t/rotterdam/metrics").status_code == 200
+        families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics").text)}
+        stored = {x.labels["municipality"]: x.value for x in families["ms4watch_readings_stored"].samples}
+        assert set(stored) == {"glenville", "rotterdam"} and all(v > 0 for v in stored.values()), stored
+        assert {x.labels["municipality"] for x in families["ms4watch_alert_latency_seconds"].samples} == set(stored)
     finally:
         server.stop()
 

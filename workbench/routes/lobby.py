@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ..deps import check_csrf, client_address, render
 from ..errors import Forbidden, NotAuthenticated, RateLimited
 from ..services.lobby import Lobby
+from ..services.metrics import CONTENT_TYPE, render_towns
 
 router = APIRouter(include_in_schema=False)
 
@@ -80,6 +81,13 @@ async def logout(request: Request) -> Response:
 @router.get("/health")
 def health() -> dict[str, str]:
     return {"status": "ok"}
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    """Every town's metrics, labelled ``municipality``."""
+    towns = {m: t.metrics for m, t in _lobby(request).towns.items()}
+    return Response(await run_in_threadpool(render_towns, towns), media_type=CONTENT_TYPE)
 
 
 @router.get("/health/ready")

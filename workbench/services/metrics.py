@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 QUEUE_STATUSES = ("pending", "sent", "failed", "held", "digested", "cancelled")
@@ -32,6 +33,32 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def render_towns(towns: dict[str, Metrics]) -> bytes:
+    """A coalition's ``/metrics``: every town's families in one exposition, each sample
+    labelled with its ``municipality`` (one scrape target for the server; each town's own
+    stays at ``/t/<town>/metrics``)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Towns(towns))
+    return generate_latest(registry)
+
+
+class _Towns(Collector):
+    def __init__(self, towns: dict[str, Metrics]):
+        self.towns = towns
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        merged: dict[str, Metric] = {}
+        for town, m in self.towns.items():
+            for fam in m.registry.collect():
+                out = merged.setdefault(fam.name, Metric(fam.name, fam.documentation, fam.type, fam.unit))
+                out.samples += [Sample(x.name, {**x.labels, "municipality": town}, x.value, x.timestamp, x.exemplar)
+                                for x in fam.samples]
+        return list(merged.values())
 
 
 class _Parts(Collector):

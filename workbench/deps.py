@@ -38,6 +38,7 @@ StationPath = Annotated[str, Path(pattern=ID_PATTERN, description="a station id 
 OutfallPath = Annotated[str, Path(pattern=ID_PATTERN, description="an outfall id")]
 ReportId = Annotated[int, Path(ge=1, le=MAX_ID, description="the inspection report's id")]
 SuppressionId = Annotated[int, Path(ge=1, le=MAX_ID, description="the recorded approval's or exempt flow's id")]
+CorrectionId = Annotated[int, Path(ge=1, le=MAX_ID, description="the drift correction's id")]
 Sha256 = Annotated[str, Path(pattern=r"^[0-9a-f]{64}$", description="the photo's SHA-256")]
 
 _bearer = HTTPBearer(auto_error=False, description="an API token (`ms4watch users token NAME`)")

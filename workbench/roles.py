@@ -49,6 +49,7 @@ class Permission(str, enum.Enum):
     RESOLVE = "resolve"
     ENFORCE = "enforce"
     RECORD_APPROVAL = "record approvals"
+    CORRECT_DATA = "correct data"
     MANAGE_USERS = "manage users"
 
 
@@ -61,6 +62,7 @@ NEEDS: dict[Permission, Role] = {
     Permission.RESOLVE: Role.SMO,
     Permission.ENFORCE: Role.SMO,
     Permission.RECORD_APPROVAL: Role.SMO,
+    Permission.CORRECT_DATA: Role.SMO,
     Permission.MANAGE_USERS: Role.ADMIN,
 }
 

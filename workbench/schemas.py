@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, BaseModel, Field
 from ..alerts.incidents import AuditEntry, Priority, State
 from ..contract.registry import Outfall, PipeMaterial
 from ..contract.timeutil import from_ns
+from ..ingest.corrections import Correction
 from .records import Credential, InspectionReport, SuppressionKind
 from .services.incidents import IncidentDetail, IncidentView
 from .services.inspections import DueItem
@@ -316,6 +317,43 @@ class SuppressionIn(BaseModel):
 
 class WithdrawIn(BaseModel):
     note: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why it is withdrawn")
+
+
+class RevertIn(BaseModel):
+    why: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why the correction stops applying")
+
+
+class CorrectionOut(BaseModel):
+    id: int
+    station: str
+    quantity: str
+    sensor: str | None
+    start: datetime = Field(description="the previous service visit: the correction grows from 0 here")
+    end: datetime = Field(description="the visit that measured it: the whole correction from here on")
+    fouling: float
+    fouling_kind: str
+    drift: float
+    drift_kind: str
+    max_allowable_pct: float | None
+    record: str | None = Field(description="the calibration record it came from, if any")
+    created_by: str
+    created_at: datetime
+    why: str
+    in_force: bool
+    reverted_by: str | None
+    reverted_at: datetime | None
+    reverted_why: str | None
+
+    @classmethod
+    def of(cls, c: Correction) -> "CorrectionOut":
+        d = c.correction
+        return cls(id=c.id, station=c.station, quantity=c.quantity, sensor=c.sensor, start=from_ns(d.t0_ns),
+                   end=from_ns(d.t1_ns), fouling=d.fouling, fouling_kind=d.fouling_kind.value, drift=d.drift,
+                   drift_kind=d.drift_kind.value, max_allowable_pct=d.max_allowable_pct, record=c.record,
+                   created_by=c.created_by, created_at=from_ns(c.created_at_ns), why=c.why, in_force=c.active,
+                   reverted_by=c.reverted_by,
+                   reverted_at=from_ns(c.reverted_at_ns) if c.reverted_at_ns is not None else None,
+                   reverted_why=c.reverted_why)
 
 
 class StormOut(BaseModel):

@@ -32,6 +32,8 @@ LEAST_ROLE = {
     "/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
     "/api/v1/approvals": NEEDS[Permission.RECORD_APPROVAL],
     "/api/v1/approvals/{sid}/withdraw": NEEDS[Permission.RECORD_APPROVAL],
+    "/stations/{sid}/corrections/{cid}/revert": NEEDS[Permission.CORRECT_DATA],
+    "/api/v1/corrections/{cid}/revert": NEEDS[Permission.CORRECT_DATA],
     # compliance records (issue 12)
     "/cases": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
@@ -115,6 +117,8 @@ def _body(path: str) -> dict:
         return {**REPORT, "certified": True}
     if path == "/api/v1/approvals":
         return APPROVAL
+    if path.endswith("/corrections/{cid}/revert"):
+        return {"why": "the standard was expired"}
     return {"note": "checked on site"}
 
 
@@ -126,6 +130,8 @@ def _form(path: str) -> dict:
         return {**REPORT, "at": "2026-06-01T11:00", "certified": "on"}
     if path == "/approvals":
         return {**APPROVAL, "start": "2026-06-02T08:00", "end": "2026-06-02T12:00"}
+    if path.endswith("/corrections/{cid}/revert"):
+        return {"why": "the standard was expired"}
     return {"note": "checked on site"}
 
 
@@ -151,6 +157,7 @@ def _nothing_written(bench) -> None:
     assert [r.id for r in wb.inspections.reports.list(bench.municipality)] == [1]
     assert [(r.id, r.active) for r in wb.inventory.store.list(bench.municipality)] == [(1, True)]
     assert wb.inspections.reports.get(bench.municipality, 1).photos == ()
+    assert [(c.id, c.active) for c in wb.corrections.store.list()] == [(1, True)]
     conn = wb.compliance.store.conn
     from ms4watch.compliance.store import TABLES
     assert {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES} == {t: 0 for t in TABLES}
@@ -169,12 +176,16 @@ def _records(bench) -> None:
     bench.workbench.inventory.record(smo, kind=SuppressionKind.EXEMPT_FLOW, outfall="OF-12", start=t,
                                      end=t.replace(hour=18), reason="pool drained", flow="dechlorinated swimming "
                                                                                         "pool discharges")
+    from ms4watch.contract.drift import DriftCorrection
+    bench.workbench.corrections.store.add("OF-12", "flow", DriftCorrection(1_780_000_000 * 10**9,
+                                                                           1_780_600_000 * 10**9, 0.0, 3.0),
+                                          by="Tech", why="service visit")
 
 
 def _target(path: str) -> str:
     if _compliance_key(path):
         return COMPLIANCE_TARGETS[_compliance_key(path)]
-    for part, target in (("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
+    for part, target in (("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
                          ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
         if part in path:
             return target

@@ -1,22 +1,23 @@
 """Stations, as pages: the list (state, newest reading, battery, signal, calibration; CSV),
-a station's page (its status, open incidents, the chart of any window), the chart itself
-(SVG, drawn on the server from buckets the store summarises), the chart's data as CSV,
-and the calibrations due."""
+a station's page (its status, open incidents, the chart of any window, its calibration runs
+and drift corrections, reverting one), the chart itself (SVG, drawn on the server from
+buckets the store summarises), the chart's data as CSV, and the calibrations."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import Response
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ...contract.timeutil import from_ns
 from .. import svgchart
 from ..csvout import csv_response
-from ..deps import CurrentActor, Services, StationPath, parse_when, render
+from ..deps import CorrectionId, CurrentActor, Services, StationPath, base_path, parse_when, render
 from ..errors import WorkbenchError
+from ..roles import Permission
 from ..services.stations import window_of
 
 router = APIRouter(include_in_schema=False)
@@ -55,11 +56,22 @@ def station(request: Request, sid: StationPath, actor: CurrentActor, services: S
             end: When = "", days: Days = None) -> Response:
     st = services.stations.status(actor, sid)
     history, why_none = services.stations.calibration_history(actor, station=sid)
+    corrections = services.corrections.of_station(actor, sid) if services.corrections else []
     a, b = window(services, start, end, days)
     query = request.url.query
     return render(request, "station.html", title=st.station.name, actor=actor, s=st, start=a, end=b,
                   presets=PRESETS, days=days if not (start or end) else None, query=query,
-                  start_text=start, end_text=end, history=history, why_none=why_none)
+                  start_text=start, end_text=end, history=history, why_none=why_none,
+                  corrections=corrections, may_correct=actor.may(Permission.CORRECT_DATA))
+
+
+@router.post("/stations/{sid}/corrections/{cid}/revert")
+def revert_correction(request: Request, sid: StationPath, cid: CorrectionId, actor: CurrentActor,
+                      services: Services, why: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    if services.corrections is None:
+        raise WorkbenchError("this server keeps no corrections")
+    services.corrections.revert(actor, cid, why)
+    return RedirectResponse(f"{base_path(request)}/stations/{sid}#corrections", status_code=303)
 
 
 @router.get("/stations/{sid}/chart.svg")

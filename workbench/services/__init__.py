@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from ...alerts.incidents.db import connect
 from ...compliance.store import ComplianceStore
 from ...contract.registry import Registry
+from ...ingest.corrections import CorrectionStore
 from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
 from ..audit import AuditLog
@@ -25,6 +26,7 @@ from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
 from .compliance import ComplianceDesk, FileStore
+from .corrections import CorrectionDesk
 from .health import Health
 from .incidents import IncidentDesk
 from .inspections import InspectionDesk
@@ -63,6 +65,7 @@ class Workbench:
     conn: "sqlite3.Connection"
     towns: tuple[str, ...] = ()         # every municipality this server serves (a coalition: several)
     compliance: ComplianceDesk | None = None   # cases, samples, notices, releases, SWPPP reviews (issue 12)
+    corrections: CorrectionDesk | None = None  # drift corrections: a station's, and reverting one (issue 13)
 
     @property
     def municipality(self) -> str:
@@ -116,12 +119,16 @@ class Workbench:
                    inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
-                   conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk)
+                   conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
+                   corrections=CorrectionDesk(registry, CorrectionStore(settings.data_dir / "corrections.db"), audit,
+                                              clock, registry.station_ids()))
 
     def close(self) -> None:
         self.stations.close()
         if self.compliance is not None:
             self.compliance.store.close()
+        if self.corrections is not None:
+            self.corrections.close()
         self.conn.close()
 
 

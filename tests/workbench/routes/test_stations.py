@@ -218,3 +218,46 @@ def test_calibration_history_says_why_there_is_none(bench):
     assert "No calibration recorded in the last three years." in s.get("/stations/TD-1").text
     with bench.api() as c:
         assert c.get("/api/v1/calibrations/history").status_code == 401
+
+
+def test_a_stations_drift_corrections_and_the_smo_reverting_one(bench):
+    """Listed on the station's page and in the API with their audit trail; the SMO reverts one
+    with a reason (both audit logs); an inspector may not; another town's is not there."""
+    from ms4watch.contract.drift import DriftCorrection
+    store = bench.workbench.corrections.store
+    t0, t1 = to_ns(T0 - timedelta(days=30)), to_ns(T0 - timedelta(days=2))
+    mine = store.add("TD-1", "turbidity", DriftCorrection(t0, t1, -1.5, 4.0, max_allowable_pct=30.0), by="Lee Tech",
+                     why="visit of 30 May: sonde fouled", sensor="turbidity", record="cal-pass")
+    store.add("ZZ-9", "turbidity", DriftCorrection(t0, t1, 0.0, 2.0), by="Other Town", why="theirs")
+    viewer = bench.login("viewer")
+    page = viewer.get("/stations/TD-1").text
+    assert f'id="correction-{mine.id}"' in page and "visit of 30 May: sonde fouled" in page and "in force" in page
+    assert "not reportable past ± 30 %" in page and "calibration record cal-pass" in page
+    assert "/revert" not in page                                            # a viewer gets no form
+    with bench.api("viewer") as c:
+        listed = c.get("/api/v1/stations/TD-1/corrections").json()
+        assert [(x["id"], x["in_force"], x["drift"], x["created_by"]) for x in listed] == [(mine.id, True, 4.0,
+                                                                                            "Lee Tech")]
+        assert c.get("/api/v1/stations/ZZ-9/corrections").status_code == 404
+    with bench.api("inspector") as c:
+        r = c.post(f"/api/v1/corrections/{mine.id}/revert", json={"why": "looks wrong"})
+        assert r.status_code == 403 and "needs the role smo" in r.text
+    with bench.api("smo") as c:
+        assert c.post("/api/v1/corrections/2/revert", json={"why": "not ours"}).status_code == 404   # ZZ-9's
+    smo = bench.login("smo")
+    page = smo.get("/stations/TD-1").text
+    assert f'action="/stations/TD-1/corrections/{mine.id}/revert"' in page
+    r = smo.post_form(f"/stations/TD-1/corrections/{mine.id}/revert", {"why": "the 20 NTU standard had expired"})
+    assert r.status_code == 303 and r.headers["location"] == "/stations/TD-1#corrections"
+    after = store.get(mine.id)
+    assert (after.active, after.reverted_by, after.reverted_why) == (False, "Smo User", "the 20 NTU standard had expired")
+    assert [a.action for a in store.audit(mine.id)] == ["added", "reverted"]
+    audit = bench.workbench.audit.entries(target=f"correction:{mine.id}")
+    assert [(a.who, a.action, a.outcome) for a in audit][:2] == [("smo", "correction.revert", "done"),
+                                                                 ("inspector", "correction.revert", audit[1].outcome)]
+    assert audit[1].outcome.startswith("refused:")
+    page = smo.get("/stations/TD-1").text
+    assert "reverted" in page and "/revert" not in page
+    with bench.api("smo") as c:
+        r = c.post(f"/api/v1/corrections/{mine.id}/revert", json={"why": "again"})
+        assert r.status_code == 409 and "reverted already" in r.text

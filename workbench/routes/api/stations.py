@@ -1,7 +1,8 @@
 """``/api/v1/stations``: the status board (every station, its state and why, its newest
 reading, battery, signal, calibration; CSV), one station, its readings over a window
 summarised in buckets (what its chart draws); ``/api/v1/calibrations`` (CSV too) and
-``/api/v1/calibrations/history``: every calibration run of the last three years (CSV too)."""
+``/api/v1/calibrations/history``: every calibration run of the last three years (CSV too);
+a station's drift corrections, and reverting one (role smo)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from ....contract.calibration import CalibrationRecord
 from ....contract.timeutil import from_ns
 from ...csvout import csv_response
-from ...deps import CurrentActor, Services, StationPath
-from ...errors import StoreDown
-from ...schemas import (ERRORS, BandOut, BucketOut, CalibrationOut, ErrorOut, ReadingsOut, SeriesOut, StationOut,
+from ...deps import CorrectionId, CurrentActor, Services, StationPath
+from ...errors import StoreDown, WorkbenchError
+from ...schemas import (CONFLICT, ERRORS, CorrectionOut, RevertIn, BandOut, BucketOut, CalibrationOut, ErrorOut, ReadingsOut, SeriesOut, StationOut,
                         ThresholdOut)
 from ...services.stations import EARLIEST, clamp_window
 from ..stations import Days
@@ -137,3 +138,22 @@ def calibration_history_csv(actor: CurrentActor, services: Services, station: Hi
              r.result.value, points(r.as_found), points(r.as_left), "; ".join(x.label() for x in r.standards),
              fit(r.fit), r.next_due, "; ".join(r.problems), r.id] for r in _history(actor, services, station, sensor)]
     return csv_response(f"calibration-history-{services.municipality}.csv", HISTORY_COLUMNS, rows, services.tz)
+
+
+def _corrections(services):
+    if services.corrections is None:
+        raise WorkbenchError("this server keeps no corrections")
+    return services.corrections
+
+
+@router.get("/stations/{sid}/corrections", summary="The station's drift corrections (USGS TM 1-D3), reverted ones "
+            "too, newest interval first", responses=NO_STATION)
+def corrections(sid: StationPath, actor: CurrentActor, services: Services) -> list[CorrectionOut]:
+    return [CorrectionOut.of(v.correction) for v in _corrections(services).of_station(actor, sid)]
+
+
+@router.post("/corrections/{cid}/revert", summary="Stop applying a drift correction (role smo); it stays in the "
+             "record with who, when and why", responses={404: {"model": ErrorOut, "description": "no such "
+                                                              "correction"}, **CONFLICT})
+def revert_correction(cid: CorrectionId, actor: CurrentActor, services: Services, body: RevertIn) -> CorrectionOut:
+    return CorrectionOut.of(_corrections(services).revert(actor, cid, body.why))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
@@ -155,6 +155,8 @@ class BucketOut(BaseModel):
 class SeriesOut(BaseModel):
     label: str
     buckets: list[BucketOut]
+    values: Literal["raw", "corrected"] = Field("raw", description="raw readings, or with the drift corrections in "
+                                                                   "force applied (USGS TM 1-D3)")
 
 
 class ThresholdOut(BaseModel):
@@ -178,8 +180,11 @@ class ReadingsOut(BaseModel):
     unit: str
     series: list[SeriesOut]
     rain: list[BucketOut] = Field(description="rain per bucket [in] (sum)")
+    rain_values: Literal["raw", "corrected"] = "raw"
     thresholds: list[ThresholdOut]
     bands: list[BandOut]
+    notes: list[str] = Field(default_factory=list, description="what the answer holds and lacks (a store that did "
+                                                               "not answer, which series are corrected)")
 
 
 class CalibrationOut(BaseModel):

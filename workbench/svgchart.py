@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from html import escape
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..ingest.sinks.base import Bucket
 
@@ -58,6 +58,7 @@ class Chart:
     bands: Sequence[Band] = ()
     width_ns: int = 0                           # the buckets' width
     notes: Sequence[str] = field(default_factory=tuple)
+    basis: Mapping[str, str] = field(default_factory=dict)   # a line's label (or "rain") -> "corrected"
 
 
 W, H = 800, 320

@@ -6,7 +6,7 @@ buckets the store summarises), the chart's data as CSV, and the calibrations."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -25,6 +25,8 @@ router = APIRouter(include_in_schema=False)
 Days = Annotated[int | None, Query(ge=1, le=1100, description="the window: this many days up to now")]
 When = Annotated[str, Query(max_length=40, description="YYYY-MM-DD, YYYY-MM-DDTHH:MM (local) or ISO 8601")]
 Pixels = Annotated[int, Query(ge=200, le=2400, description="the chart's width in pixels (one bucket each)")]
+Values = Annotated[Literal["raw", "corrected"], Query(description="raw readings (default) or with the drift "
+                                                                  "corrections in force applied")]
 PRESETS = (1, 7, 30, 90, 365)
 
 
@@ -53,7 +55,7 @@ def stations(request: Request, actor: CurrentActor, services: Services) -> Respo
 
 @router.get("/stations/{sid}")
 def station(request: Request, sid: StationPath, actor: CurrentActor, services: Services, start: When = "",
-            end: When = "", days: Days = None) -> Response:
+            end: When = "", days: Days = None, values: Values = "raw") -> Response:
     st = services.stations.status(actor, sid)
     history, why_none = services.stations.calibration_history(actor, station=sid)
     corrections = services.corrections.of_station(actor, sid) if services.corrections else []
@@ -62,7 +64,7 @@ def station(request: Request, sid: StationPath, actor: CurrentActor, services: S
     return render(request, "station.html", title=st.station.name, actor=actor, s=st, start=a, end=b,
                   presets=PRESETS, days=days if not (start or end) else None, query=query,
                   start_text=start, end_text=end, history=history, why_none=why_none,
-                  corrections=corrections, may_correct=actor.may(Permission.CORRECT_DATA))
+                  corrections=corrections, may_correct=actor.may(Permission.CORRECT_DATA), values=values)
 
 
 @router.post("/stations/{sid}/corrections/{cid}/revert")
@@ -76,26 +78,31 @@ def revert_correction(request: Request, sid: StationPath, cid: CorrectionId, act
 
 @router.get("/stations/{sid}/chart.svg")
 async def chart(sid: StationPath, actor: CurrentActor, services: Services, start: When = "", end: When = "",
-                days: Days = None, w: Pixels = 800) -> Response:
+                days: Days = None, w: Pixels = 800, values: Values = "raw") -> Response:
     a, b = window(services, start, end, days)
     plot = w - svgchart.LEFT - svgchart.RIGHT
-    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, plot)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, plot, False, values == "corrected")
     return Response(svgchart.render(c, services.tz, width=w), media_type="image/svg+xml",
                     headers={"Cache-Control": "private, max-age=30"})
 
 
 @router.get("/stations/{sid}/readings.csv")
 async def chart_csv(sid: StationPath, actor: CurrentActor, services: Services, start: When = "", end: When = "",
-                    days: Days = None, w: Pixels = 800) -> Response:
-    """The chart's data: each bucket's count, least, greatest, mean (and rain's sum)."""
+                    days: Days = None, w: Pixels = 800, values: Values = "raw") -> Response:
+    """The chart's data: each bucket's count, least, greatest, mean (and rain's sum); the
+    ``values`` column says raw or corrected, per series."""
     a, b = window(services, start, end, days)
-    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, w - svgchart.LEFT - svgchart.RIGHT, True)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, w - svgchart.LEFT - svgchart.RIGHT, True,
+                                values == "corrected")
     rows = []
     for line in c.lines:
-        rows += [[line.label, from_ns(x.start_ns), x.count, x.min, x.max, x.mean, ""] for x in line.buckets]
-    rows += [["rain", from_ns(x.start_ns), x.count, x.min, x.max, "", x.sum] for x in c.rain]
-    return csv_response(f"{sid}-{a:%Y%m%d}-{b:%Y%m%d}.csv",
-                        ["series", "bucket_start", "readings", "min", "max", "mean", "sum"], rows, services.tz)
+        basis = c.basis.get(line.label, "raw")
+        rows += [[line.label, from_ns(x.start_ns), x.count, x.min, x.max, x.mean, "", basis] for x in line.buckets]
+    rows += [["rain", from_ns(x.start_ns), x.count, x.min, x.max, "", x.sum, c.basis.get("rain", "raw")]
+             for x in c.rain]
+    return csv_response(f"{sid}-{a:%Y%m%d}-{b:%Y%m%d}{'-corrected' if values == 'corrected' else ''}.csv",
+                        ["series", "bucket_start", "readings", "min", "max", "mean", "sum", "values"], rows,
+                        services.tz)
 
 
 @router.get("/calibrations")

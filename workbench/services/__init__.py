@@ -103,6 +103,7 @@ class Workbench:
         reports = InspectionReports(conn, lock)
         suppressions = SuppressionStore(conn, lock)
         town_dir = settings.town_data_dir(registry.municipality)
+        corrections = CorrectionStore(settings.data_dir / "corrections.db")   # what `ms4watch corrections` writes
         if compliance is None:
             compliance = ComplianceStore(town_dir / "compliance.db", clock)
         sync = getattr(alert_side, "sync_compliance", None)
@@ -115,13 +116,12 @@ class Workbench:
                    desk=IncidentDesk(incidents, audit, registry, charts),
                    sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier),
                    health=health, metrics=metrics,
-                   stations=StationDesk(registry, incidents, readings, clock, alert_side),
+                   stations=StationDesk(registry, incidents, readings, clock, alert_side, corrections),
                    inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
                    conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
-                   corrections=CorrectionDesk(registry, CorrectionStore(settings.data_dir / "corrections.db"), audit,
-                                              clock, registry.station_ids()))
+                   corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()))
 
     def close(self) -> None:
         self.stations.close()

@@ -34,6 +34,7 @@ from .incidents import ACTIVE
 
 if TYPE_CHECKING:
     from ...alerts.incidents import Incident
+    from ...ingest.corrections import CorrectionStore
     from ...alerts.incidents.service import IncidentService
     from .alertside import AlertSide
 
@@ -145,8 +146,10 @@ def stations_of(reg: Registry) -> list[Station]:
 
 class StationDesk:
     def __init__(self, registry: Registry, incidents: "IncidentService", readings: ReadingsSource | None,
-                 clock: Callable[[], datetime], alert_side: "AlertSide | None" = None):
+                 clock: Callable[[], datetime], alert_side: "AlertSide | None" = None,
+                 corrections: "CorrectionStore | None" = None):
         self.registry = registry
+        self.corrections = corrections      # drift corrections, for charts of corrected values
         self.incidents = incidents
         self.readings = readings
         self.clock = clock
@@ -288,11 +291,13 @@ class StationDesk:
             raise NotFound(f"no station {sid!r} in {self.registry.municipality}") from None
 
     def chart(self, actor: Actor, sid: str, start: datetime, end: datetime, pixels: int,
-              full: bool = False) -> svgchart.Chart:
+              full: bool = False, corrected: bool = False) -> svgchart.Chart:
         """The station's readings over [start, end] in ``pixels`` buckets, with its
         thresholds, the storms of its rain gauges and its alert episodes. The series are
         asked of the store at once, each for what the chart draws (``full``: every
-        statistic, for the API and the CSV)."""
+        statistic, for the API and the CSV). ``corrected``: with the drift corrections in
+        force applied (the raw readings read back and summarised here; the chart's notes
+        say which series were corrected, and that raw values are the default)."""
         actor.require(Permission.READ)
         st = self.station(sid)
         reg, rules = self.registry, self.registry.rules
@@ -319,8 +324,13 @@ class StationDesk:
             want["rain"] = (gauges[0], "rain", RAIN)
             if len(gauges) > 1:
                 notes.append(f"Rain of {gauges[0]} (of {', '.join(gauges)}).")
+        fixed = {k for k, (s, q, _) in want.items() if corrected and self.corrected_in(s, q, start, end)}
+        if corrected:
+            notes.append("Values corrected for drift (USGS TM 1-D3): " + ", ".join(
+                f"{want[k][0]} {want[k][1]}" for k in sorted(fixed)) + "; any other series raw." if fixed
+                else "No drift correction in force in this window: raw values.")
         got = self._summaries({k: (s, q, STATS if full else stats) for k, (s, q, stats) in want.items()},
-                              start, end, width, notes)
+                              start, end, width, notes, fixed)
         if st.quantity == "flow":
             lines.append(svgchart.Line("flow", got["flow"]))
             thresholds.append(svgchart.Threshold(f"flow floor {of.flow_floor_gpm:g} gpm", of.flow_floor_gpm))
@@ -334,16 +344,20 @@ class StationDesk:
             thresholds.append(svgchart.Threshold(f"backstop {rules.turbidity_backstop_ntu:g} NTU",
                                                  rules.turbidity_backstop_ntu))
         bands = self._storms(gauges, a, b) + self._episodes(st, a, b)
-        return svgchart.Chart(f"{st.name} ({st.id}), {st.kind}", a, b, unit, lines, got.get("rain", []), thresholds,
-                              bands, width, tuple(notes))
+        label = {"flow": "flow", "up": f"upstream {want.get('up', ('',))[0]}",
+                 "down": f"downstream {want.get('down', ('',))[0]}", "rain": "rain"}
+        title = f"{st.name} ({st.id}), {st.kind}" + (", corrected values" if fixed else "")
+        return svgchart.Chart(title, a, b, unit, lines, got.get("rain", []), thresholds, bands, width, tuple(notes),
+                              {label[k]: "corrected" for k in fixed})
 
     def _summaries(self, want: dict[str, tuple[str, str, frozenset[str]]], start: datetime, end: datetime,
-                   width: int, notes: list[str]) -> dict[str, list[Bucket]]:
+                   width: int, notes: list[str], fixed: set[str] = frozenset()) -> dict[str, list[Bucket]]:
         """Each series' buckets, asked of the store side by side (a remote store answers
-        them in parallel: the chart waits for the slowest, not for the sum)."""
+        them in parallel: the chart waits for the slowest, not for the sum); those named in
+        ``fixed`` with the drift corrections in force applied."""
         if self.readings is None:
             return {k: [] for k in want}
-        futures = {k: self._pool.submit(self._buckets, s, q, start, end, width, stats)
+        futures = {k: self._pool.submit(self._buckets, s, q, start, end, width, stats, k in fixed)
                    for k, (s, q, stats) in want.items()}
         out = {}
         for k, fut in futures.items():
@@ -355,9 +369,18 @@ class StationDesk:
                 out[k] = []
         return out
 
+    def corrected_in(self, station: str, quantity: str, start: datetime, end: datetime) -> bool:
+        """Whether a drift correction of (station, quantity) is in force over [start, end]."""
+        return self.corrections is not None and bool(self.corrections.in_force(station, quantity, to_ns(start),
+                                                                               to_ns(end)))
+
     def _buckets(self, station: str, quantity: str, start: datetime, end: datetime, width: int,
-                 stats: frozenset[str]) -> list[Bucket]:
+                 stats: frozenset[str], corrected: bool = False) -> list[Bucket]:
         assert self.readings is not None
+        if corrected and self.corrections is not None:
+            from ...ingest.corrections import CorrectedReadings
+            rows = CorrectedReadings(self.readings, self.corrections).readings(station, quantity, start, end)
+            return summarise(rows, to_ns(start), width)
         if isinstance(self.readings, Summarising):
             return self.readings.summary(station, quantity, start, end, width, stats)
         return summarise(self.readings.readings(station, quantity, start, end), to_ns(start), width)

@@ -261,3 +261,37 @@ def test_a_stations_drift_corrections_and_the_smo_reverting_one(bench):
     with bench.api("smo") as c:
         r = c.post(f"/api/v1/corrections/{mine.id}/revert", json={"why": "again"})
         assert r.status_code == 409 and "reverted already" in r.text
+
+
+def test_a_chart_of_corrected_values_says_which_series_are_corrected(bench):
+    """Raw by default; with values=corrected the downstream probe's drift correction (10 %
+    over the interval, prorated: 0 at its start, half midway, all at the visit) is applied,
+    the upstream probe stays raw, and the chart, its CSV and the API say which is which."""
+    from ms4watch.contract.drift import DriftCorrection
+    bench.feed([r("TD-1", "turbidity", T0 - timedelta(hours=h), 100.0) for h in (4, 2, 0)]
+               + [r("TU-1", "turbidity", T0 - timedelta(hours=h), 50.0) for h in (4, 2, 0)])
+    bench.workbench.corrections.store.add("TD-1", "turbidity", DriftCorrection(
+        to_ns(T0 - timedelta(hours=4)), to_ns(T0), 0.0, 10.0, drift_kind="percent"), by="Lee Tech", why="visit")
+    window = {"start": (T0 - timedelta(hours=5)).isoformat(), "end": (T0 + timedelta(minutes=1)).isoformat(),
+              "buckets": 61}
+    with bench.api("viewer") as c:
+        raw = c.get("/api/v1/stations/TD-1/readings", params=window).json()
+        fixed = c.get("/api/v1/stations/TD-1/readings", params={**window, "values": "corrected"}).json()
+    series = {s["label"]: s for s in fixed["series"]}
+    assert [x["max"] for x in series["downstream TD-1"]["buckets"]] == pytest.approx([100.0, 105.0, 110.0])
+    assert series["downstream TD-1"]["values"] == "corrected" and series["upstream TU-1"]["values"] == "raw"
+    assert [x["max"] for x in series["upstream TU-1"]["buckets"]] == [50.0, 50.0, 50.0]
+    assert [x["max"] for s in raw["series"] for x in s["buckets"] if s["label"] == "downstream TD-1"] == [100.0] * 3
+    assert all(s["values"] == "raw" for s in raw["series"]) and raw["notes"] == []
+    assert fixed["notes"] == ["Values corrected for drift (USGS TM 1-D3): TD-1 turbidity; any other series raw."]
+    s = bench.login("viewer")
+    page = s.get("/stations/TD-1", params={"values": "corrected"}).text
+    assert "<b>corrected for drift</b>" in page and "values=corrected" in page
+    q = {"start": "2026-06-01T07:00", "end": "2026-06-01T12:01"}
+    svg = s.get("/stations/TD-1/chart.svg", params={**q, "values": "corrected"}).text
+    assert "corrected values" in svg and "TD-1 turbidity" in svg
+    assert "corrected values" not in s.get("/stations/TD-1/chart.svg", params=q).text
+    rows = list(csv.DictReader(io.StringIO(s.get("/stations/TD-1/readings.csv",
+                                                 params={**q, "values": "corrected"}).text)))
+    assert {(x["series"], x["values"]) for x in rows} == {("downstream TD-1", "corrected"), ("upstream TU-1", "raw")}
+    assert "values=corrected" not in s.get("/stations/OF-12").text      # no correction: no choice offered

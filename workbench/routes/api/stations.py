@@ -21,7 +21,7 @@ from ...errors import StoreDown, WorkbenchError
 from ...schemas import (CONFLICT, ERRORS, CorrectionOut, RevertIn, BandOut, BucketOut, CalibrationOut, ErrorOut, ReadingsOut, SeriesOut, StationOut,
                         ThresholdOut)
 from ...services.stations import EARLIEST, clamp_window
-from ..stations import Days
+from ..stations import Days, Values
 
 router = APIRouter(prefix="/api/v1", tags=["stations"], responses=ERRORS)
 CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
@@ -67,22 +67,23 @@ Buckets = Annotated[int, Query(ge=10, le=5000, description="how many buckets the
                         "which window it is.",
             responses=NO_STATION)
 async def readings(sid: StationPath, actor: CurrentActor, services: Services, start: Instant = None,
-                   end: Instant = None, days: Days = None, buckets: Buckets = 800) -> ReadingsOut:
+                   end: Instant = None, days: Days = None, buckets: Buckets = 800, values: Values = "raw") -> ReadingsOut:
     tz = services.tz
     b = (end if end.tzinfo else end.replace(tzinfo=tz)) if end else services.stations.clock()
     a = (start if start.tzinfo else start.replace(tzinfo=tz)) if start else None
     if a is None:
         a = b - timedelta(days=days or 7) if b > EARLIEST + timedelta(days=days or 7) else EARLIEST
     a, b = clamp_window(a, b)
-    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, buckets, True)
+    c = await run_in_threadpool(services.stations.chart, actor, sid, a, b, buckets, True, values == "corrected")
 
     def out(xs) -> list[BucketOut]:
         return [BucketOut(start=from_ns(x.start_ns), count=x.count, min=x.min, max=x.max, mean=x.mean, sum=x.sum)
                 for x in xs]
 
     return ReadingsOut(station=sid, start=a, end=b, bucket_s=c.width_ns / 1e9, unit=c.unit,
-                       series=[SeriesOut(label=ln.label, buckets=out(ln.buckets)) for ln in c.lines],
-                       rain=out(c.rain), thresholds=[ThresholdOut(label=t.label, value=t.value) for t in c.thresholds],
+                       series=[SeriesOut(label=ln.label, buckets=out(ln.buckets), values=c.basis.get(ln.label, "raw"))
+                               for ln in c.lines],
+                       rain=out(c.rain), rain_values=c.basis.get("rain", "raw"), notes=list(c.notes), thresholds=[ThresholdOut(label=t.label, value=t.value) for t in c.thresholds],
                        bands=[BandOut(kind=x.kind, start=from_ns(x.start_ns), end=from_ns(x.end_ns), label=x.label)
                               for x in c.bands])
 

@@ -166,3 +166,64 @@ def test_the_evidence_packet_is_byte_identical_when_rebuilt_and_verifies(bench, 
     assert verify(tampered.getvalue()) == ["records.json"]
     pdf = s.get(f"/incidents/1/packet.pdf")
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
+
+
+def _art_i_notice(bench) -> dict:
+    """A Schenectady Art. I notice issued Monday 1 June 2026: remedial measures within 15 days of
+    notification (§ 148-18B), counted from issuance until the delivery is recorded."""
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St\nSchenectady, NY",
+                                                "place": "site", "place_id": "CS-7", "role": "developer"}).json()
+        r = c.post("/api/v1/notices", json={
+            "law": "schenectady-148-I", "site": "CS-7", "party_id": party["id"], "place": "Elm St site",
+            "violation": "silt fence down, sediment in the street", "remedy": "reinstall the silt fence",
+            "violation_since": "2026-06-01", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _tick(bench, clock, at: datetime) -> None:
+    clock.set(at)
+    bench.pipeline.advance(int(clock().timestamp() * 1e9))
+    bench.alerting.tick()
+
+
+def _deadline_rows(bench, iid: int) -> set[tuple[str, str]]:
+    """(stage, the deadline the row was queued for) of the incident's notifications."""
+    return {(r.stage, r.payload["incident"]["deadline"]) for r in bench.alerting.incidents.notifications(iid)
+            if r.status != "cancelled"}
+
+
+def test_a_delivery_moves_the_deadline_incident_and_no_overdue_goes_out_before_the_new_deadline(bench, clock):
+    n = _art_i_notice(bench)
+    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
+    assert inc.deadline == utc(2026, 6, 17, 4)              # the end of Tuesday 16 June (15 days of issuance)
+    clock.set(utc(2026, 6, 5, 14))
+    with bench.api("smo") as c:           # "within 15 days of notification": it reached the violator on 5 June
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
+        assert r.status_code == 201, r.text
+    moved = utc(2026, 6, 23, 4)                              # 20 June is a Saturday: Monday 22 June (GCL § 25-a)
+    assert bench.alerting.store.get(inc.id).deadline == moved
+    assert any(a.action == "deadline moved" for a in bench.alerting.store.audit(inc.id))
+    _tick(bench, clock, utc(2026, 6, 16, 23))                # 6 h before the old deadline
+    _tick(bench, clock, utc(2026, 6, 17, 5))                 # after the old deadline
+    stages = {s for s, _ in _deadline_rows(bench, inc.id)}
+    assert "reminder" not in stages and "overdue" not in stages, stages
+    _tick(bench, clock, utc(2026, 6, 22, 23))
+    _tick(bench, clock, utc(2026, 6, 23, 5))
+    assert {("reminder", "2026-06-23T04:00:00.000+00:00"), ("overdue", "2026-06-23T04:00:00.000+00:00")} <= _deadline_rows(bench, inc.id)
+
+
+def test_an_overdue_sent_for_the_old_deadline_does_not_stop_the_one_for_the_new_deadline(bench, clock):
+    n = _art_i_notice(bench)
+    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
+    _tick(bench, clock, utc(2026, 6, 17, 5))
+    assert ("overdue", "2026-06-17T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
+    with bench.api("smo") as c:           # the delivery is recorded late: the clock ran from 5 June, not 1 June
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
+        assert r.status_code == 201, r.text
+    assert bench.alerting.store.get(inc.id).deadline == utc(2026, 6, 23, 4)
+    _tick(bench, clock, utc(2026, 6, 17, 6))
+    assert {s for s, d in _deadline_rows(bench, inc.id) if d == "2026-06-23T04:00:00.000+00:00"} == set()
+    _tick(bench, clock, utc(2026, 6, 23, 5))
+    assert ("overdue", "2026-06-23T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)

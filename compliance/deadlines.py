@@ -95,12 +95,17 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
 def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     lw = law(r.law)
     kind = ReleaseKind(r.kind)
-    called = r.first("called") or (r.first("emergency_dispatch") if kind is ReleaseKind.HAZARDOUS else None)
+    # The notification: a call (in person, by telephone or fax); a hazardous release may be
+    # notified via emergency dispatch services instead (§ 218-43, § 148-31), whichever came first.
+    called = r.first("called")
+    dispatched = r.first("emergency_dispatch") if kind is ReleaseKind.HAZARDOUS else None
+    notified = min((e.at for e in (called, dispatched) if e is not None), default=None)
+    # "Notifications in person or by telephone shall be confirmed by written notice ... within
+    # three business days of the telephone notice": only a call starts that clock.
     due = clocks.release_deadlines(lw, kind, known_at=r.known_at, called_at=called.at if called else None, cal=cal)
     base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
     out = [Deadline(f"release/{r.id}/notice", label=f"{due.notice_rule.what} ({r.number})", who=due.notice_rule.who,
-                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=called.at if called else None,
-                    **base)]
+                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=notified, **base)]
     if due.written is not None and called is not None:
         written = r.first("written")
         out.append(Deadline(f"release/{r.id}/written", label=f"{due.written_rule.what} ({r.number})",

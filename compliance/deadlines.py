@@ -11,11 +11,11 @@ appeal window is shown but is nobody's duty, so it raises no incident.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from . import clocks
 from .clocks import BusinessCalendar, ReleaseKind
-from .laws import ClockRule, law
+from .laws import ClockRule, Counting, law
 from .store import ComplianceStore, Notice, Release, Swppp
 
 
@@ -35,9 +35,30 @@ class Deadline:
     href: str = ""
     actionable: bool = True
 
+    @property
+    def immediate(self) -> bool:
+        """Due "immediately" (a hazardous release): the law sets no period that could be
+        counted, so it is due at once, met by the notification recorded, never "met late"."""
+        return self.rule.counting is Counting.IMMEDIATELY
+
+    @property
+    def elapsed(self) -> timedelta | None:
+        """How long an "immediately" clock took to be met (shown instead of a verdict)."""
+        return self.met_at - self.start if self.immediate and self.met_at is not None else None
+
+    @property
+    def elapsed_text(self) -> str | None:
+        """``elapsed`` for people: "35 min", "2 h 10 min", "1 d 3 h"."""
+        if self.elapsed is None:
+            return None
+        s = int(self.elapsed.total_seconds())
+        if s >= 86400:
+            return f"{s // 86400} d {(s % 86400) // 3600} h"
+        return f"{s // 3600} h {(s % 3600) // 60} min" if s >= 3600 else f"{s // 60} min"
+
     def state(self, now: datetime) -> str:
         if self.met_at is not None:
-            return "met" if self.met_at <= self.due else "met late"
+            return "met" if self.immediate or self.met_at <= self.due else "met late"
         if self.closed is not None:
             return "closed"
         if now >= self.due:

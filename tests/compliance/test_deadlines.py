@@ -37,3 +37,23 @@ def test_a_call_after_emergency_dispatch_starts_the_written_confirmation_from_th
     ds = {d.key.rsplit("/", 1)[1]: d for d in release_deadlines(r, CAL)}
     assert ds["written"].start == call
     assert ds["written"].due == datetime(2026, 6, 10, 0, 0, tzinfo=TZ)    # Tuesday 9 June: 3 business days
+
+
+def test_immediately_is_met_by_the_notification_recorded_and_shows_how_long_it_took():
+    r = release("hazardous", ("emergency_dispatch", KNOWN + timedelta(minutes=35)))
+    d = release_deadlines(r, CAL)[0]
+    assert d.immediate and d.state(KNOWN + timedelta(days=1)) == "met"      # never "met late": no period to miss
+    assert d.elapsed == timedelta(minutes=35)
+    assert not d.running
+
+
+def test_immediately_with_no_notification_recorded_is_overdue_at_once():
+    d = release_deadlines(release("hazardous"), CAL)[0]
+    assert d.immediate and d.elapsed is None
+    assert d.state(KNOWN) == "overdue" and d.running
+
+
+def test_a_nonhazardous_release_is_still_met_late_after_the_next_business_day():
+    r = release("non_hazardous", ("called", datetime(2026, 6, 5, 9, 0, tzinfo=TZ)))
+    d = release_deadlines(r, CAL)[0]
+    assert not d.immediate and d.state(KNOWN + timedelta(days=3)) == "met late"

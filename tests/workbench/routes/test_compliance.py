@@ -227,3 +227,24 @@ def test_an_overdue_sent_for_the_old_deadline_does_not_stop_the_one_for_the_new_
     assert {s for s, d in _deadline_rows(bench, inc.id) if d == "2026-06-23T04:00:00.000+00:00"} == set()
     _tick(bench, clock, utc(2026, 6, 23, 5))
     assert ("overdue", "2026-06-23T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
+
+
+def test_a_hazardous_release_is_notified_immediately_met_by_the_call_not_late(bench, clock):
+    """§ 218-43: "said person shall immediately notify ... via emergency dispatch services": due at
+    once, met by the notification recorded (how long it took is shown), overdue only without one."""
+    with bench.api("inspector") as c:
+        r = c.post("/api/v1/releases", json={"law": "ramapo-218", "kind": "hazardous", "material": "diesel",
+                                             "location": "Elm St catch basin", "known_at": "2026-06-01T15:00:00Z",
+                                             "reported_by": "fire department", "called_at": "2026-06-01T15:25:00Z"})
+        assert r.status_code == 201, r.text
+        notice = next(d for d in r.json()["deadlines"] if d["key"].endswith("/notice"))
+        assert (notice["state"], notice["immediately"], notice["met_after_seconds"]) == ("met", True, 1500)
+        r = c.post("/api/v1/releases", json={"law": "ramapo-218", "kind": "hazardous", "material": "solvent",
+                                             "location": "Main St", "known_at": "2026-06-01T15:40:00Z",
+                                             "reported_by": "passer-by"})
+        unnotified = next(d for d in r.json()["deadlines"] if d["key"].endswith("/notice"))
+        assert unnotified["state"] == "overdue"
+    items = bench.alerting.incidents.list(kind="compliance_deadline")
+    assert sorted(i.event["id"] for i in items) == ["compliance/release/1/written", "compliance/release/2/notice"]
+    page = bench.login("viewer").get("/releases").text
+    assert "due immediately" in page and "25 min after it was known" in page and "met late" not in page

@@ -91,14 +91,16 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
         out.append(Section("stop_work", "Stop-work order (Schenectady ch. 148 § 148-18C)",
                            (f"Halt all land development activity at the property at once. {lw.stop_work}",
                             f"Remedial measures required: {n.remedy}")))
-    tier = clocks.penalty_tier(lw, n.issued_at.astimezone(tz).date(), n.prior)
+    issued_day = n.issued_at.astimezone(tz).date()
+    counted = clocks.within_repeat_window(lw, issued_day, n.prior)   # the five years of § 218-44B, § 148-32B
+    tier = clocks.penalty_tier(lw, issued_day, counted)
     offences = clocks.offences(lw, n.violation_since, today or n.issued_at.astimezone(tz).date())
     pen = [lw.penalty.statement,
            f"Each {lw.penalty.per} of continued violation is a separate offense; to {day(today or n.issued_at, tz)} "
            f"that makes {offences} offense(s)."]
     if lw.penalty.repeat_window_years:
-        pen.append(f"Earlier violations recorded against {party.name} within five years: {len(n.prior)} "
-                   f"({', '.join(day(d) for d in n.prior) or 'none'}); this would be a "
+        pen.append(f"Earlier violations recorded against {party.name} within five years: {len(counted)} "
+                   f"({', '.join(day(d) for d in counted) or 'none'}); this would be a "
                    f"{_ordinal(tier.ordinal)} offense: a fine of ${tier.fine_min_usd:,} to ${tier.fine_max_usd:,}.")
     out.append(Section("penalties", f"Penalties ({lw.penalty.provision})", tuple(pen)))
     if lw.appeal is not None and n.kind == "nov":

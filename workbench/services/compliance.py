@@ -431,12 +431,15 @@ class ComplianceDesk:
                            lambda p: f"party {p.id}: {p.name}" + (f", {body.role} of {body.place} {body.place_id}"
                                                                     if body.place else ""))
 
-    def prior_violations(self, party_id: int, before: date) -> list[date]:
-        """The party's earlier violations: the days its earlier notices of violation were issued."""
+    def prior_violations(self, party_id: int, before: date, law: str) -> list[date]:
+        """The party's earlier violations of the same law: the days its earlier notices of
+        violation under ``law`` were issued. Ramapo § 218-44B and Schenectady § 148-32B count
+        offences against "this article": a notice under another chapter or article is not one.
+        These are notices, not convictions (the law's tiers are by conviction): the letter says so."""
         out = []
         for n in self.store.notices(party_id=party_id):
             d = n.issued_at.astimezone(self.tz).date()
-            if n.kind == "nov" and d < before and not n.first("withdrawn"):
+            if n.kind == "nov" and n.law == law and d < before and not n.first("withdrawn"):
                 last = n.last("decided")
                 if last is None or last.outcome != "overturned":
                     out.append(d)
@@ -472,7 +475,7 @@ class ComplianceDesk:
                 raise Refused(f"requirements: what the notice requires ({lw.short} items (a)-(f))")
             if body.violation_since > body.issued_at.astimezone(self.tz).date():
                 raise Refused("violation_since: after the notice's issuance")
-            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date())
+            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date(), body.law)
             return self.store.issue_notice(kind=body.kind, law=body.law, case_id=body.case_id, site=body.site,
                                            outfall=body.outfall, party_id=party.id, place=body.place,
                                            violation=body.violation, requirements=list(body.requirements),

@@ -248,3 +248,26 @@ def test_a_hazardous_release_is_notified_immediately_met_by_the_call_not_late(be
     assert sorted(i.event["id"] for i in items) == ["compliance/release/1/written", "compliance/release/2/notice"]
     page = bench.login("viewer").get("/releases").text
     assert "due immediately" in page and "25 min after it was known" in page and "met late" not in page
+
+
+def test_repeat_offences_count_only_earlier_notices_under_the_same_article_and_await_conviction(bench, clock):
+    """§ 148-32B: "for conviction of a second offense, both of which were committed within a period of
+    five years" — offences against *this article*: an Art. I construction notice is not one."""
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St\nSchenectady, NY",
+                                                "place": "site", "place_id": "CS-7", "role": "developer"}).json()
+        common = {"party_id": party["id"], "place": "9 Elm St", "violation_since": "2026-05-01",
+                  "signatory": "Dana Ortiz"}
+        art_i = c.post("/api/v1/notices", json={**common, "law": "schenectady-148-I", "site": "CS-7",
+                                                "violation": "silt fence down", "remedy": "reinstall it",
+                                                "issued_at": "2026-05-20T14:00:00Z"})
+        assert art_i.status_code == 201, art_i.text
+        idde = {**common, "law": "schenectady-148-II", "outfall": "OF-12", "violation": "wash water to the drain",
+                "requirements": ["cease"], "remedy": "stop it", "remediation_days": 10}
+        first = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-05-25T14:00:00Z"}).json()
+        assert first["prior_violations"] == []                      # the Art. I notice is another article's
+        second = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-06-01T14:00:00Z"}).json()
+        assert second["prior_violations"] == ["2026-05-25"]
+    s = bench.login("viewer")
+    page = s.get(f"/notices/{second['id']}").text
+    assert "subject to conviction" in page and "Possible second offense" in page

@@ -56,9 +56,12 @@ class Refused(WorkbenchError):
     status = 409
 
 
-def laws_for(municipality: str) -> list[str]:
-    """The laws a town issues under, its own first (Ramapo's chapter 218; Schenectady's
-    chapter 148, also the model for a town without its own entry)."""
+def laws_for(municipality: str, adopted: list[str] | None = None) -> list[str]:
+    """The laws a town issues under: those its registry says it adopted (``local_laws``), else
+    every law, its own first (Ramapo's chapter 218; Schenectady's chapter 148, also the model
+    for a town without its own entry)."""
+    if adopted:
+        return list(adopted)
     if municipality.lower().startswith("ramapo"):
         return ["ramapo-218", "schenectady-148-II", "schenectady-148-I"]
     return ["schenectady-148-II", "schenectady-148-I", "ramapo-218"]
@@ -145,7 +148,13 @@ class ComplianceDesk:
 
     @property
     def laws(self) -> list[str]:
-        return laws_for(self.municipality)
+        return laws_for(self.municipality, self.registry.local_laws)
+
+    def _adopted(self, key: str, what: str = "law") -> None:
+        if key not in self.laws:
+            how = ("the registry's local_laws: " + ", ".join(self.laws)) if self.registry.local_laws else \
+                "its registry's local_laws"
+            raise Refused(f"{what}: {key} is not a local law {self.municipality} has adopted ({how})")
 
     # -- the write pattern --------------------------------------------------------------------
     def check(self, actor: Actor, permission: Permission, action: str, target: str) -> None:
@@ -457,8 +466,7 @@ class ComplianceDesk:
     def issue_notice(self, actor: Actor, body: NoticeIn) -> Notice:
         def work() -> Notice:
             lw = law_of(body.law)
-            if body.law not in self.laws:
-                raise Refused(f"law: {body.law} is not one {self.municipality} issues under")
+            self._adopted(body.law)
             party = self._get(lambda: self.store.party(body.party_id))
             self._outfall(body.outfall)
             self._site(body.site)
@@ -541,6 +549,7 @@ class ComplianceDesk:
 
     def add_release(self, actor: Actor, body: ReleaseIn) -> Release:
         def work() -> Release:
+            self._adopted(body.law)
             self._outfall(body.outfall)
             if body.party_id is not None:
                 self._get(lambda: self.store.party(body.party_id))
@@ -583,6 +592,9 @@ class ComplianceDesk:
 
     def add_swppp(self, actor: Actor, body: SwpppIn) -> Swppp:
         def work() -> Swppp:
+            if "schenectady-148-I" not in self.laws:
+                raise Refused(f"site: SWPPP reviews are Schenectady ch. 148 Art. I's (§ 148-6); {self.municipality} "
+                              f"has not adopted it (the registry's local_laws: {', '.join(self.laws)})")
             self._site(body.site)
             if body.party_id is not None:
                 self._get(lambda: self.store.party(body.party_id))

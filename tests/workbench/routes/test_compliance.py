@@ -271,3 +271,35 @@ def test_repeat_offences_count_only_earlier_notices_under_the_same_article_and_a
     s = bench.login("viewer")
     page = s.get(f"/notices/{second['id']}").text
     assert "subject to conviction" in page and "Possible second offense" in page
+
+
+def test_a_town_issues_only_under_the_local_laws_its_registry_says_it_adopted(tmp_path, clock):
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML, start_bench
+    yaml = WORKBENCH_YAML.replace("municipality: schenectady", "municipality: brookhollow\nlocal_laws: [ramapo-218]")
+    bench = start_bench(tmp_path, clock, reg=registry(yaml))
+    try:
+        with bench.api("smo") as c:
+            party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St"}).json()
+            body = {"party_id": party["id"], "place": "9 Elm St", "violation_since": "2026-05-01",
+                    "signatory": "Dana Ortiz", "outfall": "OF-12", "violation": "wash water", "requirements": ["cease"],
+                    "remedy": "stop", "remediation_days": 10, "issued_at": "2026-06-01T14:00:00Z"}
+            r = c.post("/api/v1/notices", json={**body, "law": "schenectady-148-II"})
+            assert r.status_code == 409 and "not a local law brookhollow has adopted" in r.json()["detail"]
+            assert "local_laws" in r.json()["detail"]
+            assert c.post("/api/v1/notices", json={**body, "law": "ramapo-218"}).status_code == 201
+        s = bench.login("smo")
+        page = s.get("/notices").text
+        assert "ramapo-218" in page and "schenectady-148-II" not in page
+        r = s.post_form("/swppp", {"site": "CS-7", "title": "Elm St SWPPP", "received_at": "2026-06-01T10:00"})
+        assert r.status_code == 409 and "§ 148-6" in r.text
+    finally:
+        bench.close()
+
+
+def test_the_registry_refuses_an_unknown_local_law():
+    import pytest
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML
+    with pytest.raises(Exception, match="unknown local law 'ramapo-219'"):
+        registry(WORKBENCH_YAML.replace("timezone: America/New_York", "timezone: America/New_York\nlocal_laws: [ramapo-219]"))

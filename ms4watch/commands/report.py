@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"say which town: {', '.join(r.municipality for r in registries)}",
                                      param_hint="--town")
         data_dir = settings.town_data_dir(reg.municipality)
-        compliance = ComplianceStore(data_dir / "compliance.db")
+        compliance = ComplianceStore(data_dir / "compliance.db", tz=reg.tz)
         conn = connect(data_dir / "incidents.db")
         sink = open_store(settings.town_store_url(reg.municipality), data_dir)
         try:

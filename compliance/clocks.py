@@ -173,14 +173,21 @@ def _years_before(d: date, years: int) -> date:
         return d.replace(year=d.year - years, day=28)
 
 
+def within_repeat_window(law: Law, at: date, prior: Iterable[date]) -> list[date]:
+    """The earlier violations (``prior``) that count towards a repeat offence on ``at``: those
+    within the law's five years before it (none under a law without repeat tiers)."""
+    p = law.penalty
+    if p.repeat_window_years is None:
+        return []
+    since = _years_before(at, p.repeat_window_years)
+    return sorted(d for d in prior if since <= d < at)
+
+
 def penalty_tier(law: Law, at: date, prior: Iterable[date]) -> PenaltyTier:
     """The fine range for a violation on ``at`` given the person's earlier violations
     (``prior``): second or third offence when they fall within the law's five years."""
     p = law.penalty
-    if p.repeat_window_years is None:
-        return p.tiers[0]
-    since = _years_before(at, p.repeat_window_years)
-    n = sum(1 for d in prior if since <= d < at)
+    n = len(within_repeat_window(law, at, prior))
     return p.tiers[min(n, len(p.tiers) - 1)]
 
 
@@ -228,5 +235,5 @@ def all_rules() -> list[ClockRule]:
 
 __all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "due", "due_day", "remediation_due", "appeal_due",
            "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
-           "penalty_tier", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
+           "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

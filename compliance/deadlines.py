@@ -11,11 +11,11 @@ appeal window is shown but is nobody's duty, so it raises no incident.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from . import clocks
 from .clocks import BusinessCalendar, ReleaseKind
-from .laws import ClockRule, law
+from .laws import ClockRule, Counting, law
 from .store import ComplianceStore, Notice, Release, Swppp
 
 
@@ -35,9 +35,30 @@ class Deadline:
     href: str = ""
     actionable: bool = True
 
+    @property
+    def immediate(self) -> bool:
+        """Due "immediately" (a hazardous release): the law sets no period that could be
+        counted, so it is due at once, met by the notification recorded, never "met late"."""
+        return self.rule.counting is Counting.IMMEDIATELY
+
+    @property
+    def elapsed(self) -> timedelta | None:
+        """How long an "immediately" clock took to be met (shown instead of a verdict)."""
+        return self.met_at - self.start if self.immediate and self.met_at is not None else None
+
+    @property
+    def elapsed_text(self) -> str | None:
+        """``elapsed`` for people: "35 min", "2 h 10 min", "1 d 3 h"."""
+        if self.elapsed is None:
+            return None
+        s = int(self.elapsed.total_seconds())
+        if s >= 86400:
+            return f"{s // 86400} d {(s % 86400) // 3600} h"
+        return f"{s // 3600} h {(s % 3600) // 60} min" if s >= 3600 else f"{s // 60} min"
+
     def state(self, now: datetime) -> str:
         if self.met_at is not None:
-            return "met" if self.met_at <= self.due else "met late"
+            return "met" if self.immediate or self.met_at <= self.due else "met late"
         if self.closed is not None:
             return "closed"
         if now >= self.due:
@@ -95,12 +116,17 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
 def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     lw = law(r.law)
     kind = ReleaseKind(r.kind)
-    called = r.first("called") or (r.first("emergency_dispatch") if kind is ReleaseKind.HAZARDOUS else None)
+    # The notification: a call (in person, by telephone or fax); a hazardous release may be
+    # notified via emergency dispatch services instead (§ 218-43, § 148-31), whichever came first.
+    called = r.first("called")
+    dispatched = r.first("emergency_dispatch") if kind is ReleaseKind.HAZARDOUS else None
+    notified = min((e.at for e in (called, dispatched) if e is not None), default=None)
+    # "Notifications in person or by telephone shall be confirmed by written notice ... within
+    # three business days of the telephone notice": only a call starts that clock.
     due = clocks.release_deadlines(lw, kind, known_at=r.known_at, called_at=called.at if called else None, cal=cal)
     base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
     out = [Deadline(f"release/{r.id}/notice", label=f"{due.notice_rule.what} ({r.number})", who=due.notice_rule.who,
-                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=called.at if called else None,
-                    **base)]
+                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=notified, **base)]
     if due.written is not None and called is not None:
         written = r.first("written")
         out.append(Deadline(f"release/{r.id}/written", label=f"{due.written_rule.what} ({r.number})",

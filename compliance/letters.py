@@ -91,15 +91,24 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
         out.append(Section("stop_work", "Stop-work order (Schenectady ch. 148 § 148-18C)",
                            (f"Halt all land development activity at the property at once. {lw.stop_work}",
                             f"Remedial measures required: {n.remedy}")))
-    tier = clocks.penalty_tier(lw, n.issued_at.astimezone(tz).date(), n.prior)
+    issued_day = n.issued_at.astimezone(tz).date()
+    counted = clocks.within_repeat_window(lw, issued_day, n.prior)   # the five years of § 218-44B, § 148-32B
+    tier = clocks.penalty_tier(lw, issued_day, counted)
     offences = clocks.offences(lw, n.violation_since, today or n.issued_at.astimezone(tz).date())
     pen = [lw.penalty.statement,
            f"Each {lw.penalty.per} of continued violation is a separate offense; to {day(today or n.issued_at, tz)} "
            f"that makes {offences} offense(s)."]
     if lw.penalty.repeat_window_years:
-        pen.append(f"Earlier violations recorded against {party.name} within five years: {len(n.prior)} "
-                   f"({', '.join(day(d) for d in n.prior) or 'none'}); this would be a "
-                   f"{_ordinal(tier.ordinal)} offense: a fine of ${tier.fine_min_usd:,} to ${tier.fine_max_usd:,}.")
+        pen.append(f"Earlier notices of violation of {_article(lw)} recorded against {party.name} within five "
+                   f"years: {len(counted)} ({', '.join(day(d) for d in counted) or 'none'}).")
+        if tier.ordinal == 1:
+            pen.append(f"This would be a first offense: a fine of up to ${tier.fine_max_usd:,}.")
+        else:
+            pen.append(f"Possible {_ordinal(tier.ordinal)} offense, subject to conviction: the law sets the higher "
+                       f"fines upon conviction of a {'second offense, both' if tier.ordinal == 2 else 'third or subsequent offense, all'} "
+                       "of which were committed within a period of five years, and a notice of violation is not a "
+                       f"conviction. If this and the earlier violations end in convictions, this would be a "
+                       f"{_ordinal(tier.ordinal)} offense: a fine of ${tier.fine_min_usd:,} to ${tier.fine_max_usd:,}.")
     out.append(Section("penalties", f"Penalties ({lw.penalty.provision})", tuple(pen)))
     if lw.appeal is not None and n.kind == "nov":
         appeal = clocks.appeal_due(lw, n.issued_at, cal)
@@ -116,6 +125,12 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
 
 def _ordinal(n: int) -> str:
     return {1: "first", 2: "second", 3: "third or subsequent"}[n]
+
+
+def _article(lw) -> str:
+    """The chapter or article whose offences count towards a repeat offence ("this article")."""
+    return {"schenectady-148-II": "Schenectady ch. 148 Article II", "schenectady-148-I":
+            "Schenectady ch. 148 Article I"}.get(lw.key, lw.short)
 
 
 def _cite(lw, key: str) -> str:

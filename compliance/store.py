@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -355,8 +355,11 @@ class Swppp:
 
 # -- the store ----------------------------------------------------------------------------------
 class ComplianceStore:
-    def __init__(self, path: str | Path, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
+    def __init__(self, path: str | Path, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), *,
+                 tz: tzinfo = timezone.utc):
+        """``tz``: the municipality's zone; a record number's year is the local year there."""
         self.path = Path(path)
+        self.tz = tz
         self.conn = connect(path)
         self._lock = threading.RLock()
         self.clock = clock
@@ -371,7 +374,7 @@ class ComplianceStore:
         return iso(self.clock())
 
     def _number(self, table: str, prefix: str, at: datetime) -> str:
-        year = at.year
+        year = at.astimezone(self.tz).year   # the town's year: 22:00 on 31 December is not next year
         n = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE number LIKE ?", (f"{prefix}-{year}-%",)).fetchone()[0]
         return f"{prefix}-{year}-{n + 1:03d}"
 

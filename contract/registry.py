@@ -217,6 +217,23 @@ class Registry(_Model):
     approved_discharges: list[ApprovedDischarge] = Field(default_factory=list)
     contacts: list[Contact] = Field(default_factory=list)
     rules: RuleSettings = Field(default_factory=RuleSettings)
+    # The local law(s) the municipality has adopted and issues notices, release reports and
+    # SWPPP reviews under (keys of ``compliance.laws.LAWS``: ramapo-218, schenectady-148-II,
+    # schenectady-148-I). None: not stated; every law is offered, the town's own first.
+    local_laws: list[str] | None = None
+
+    @field_validator("local_laws")
+    @classmethod
+    def _local_laws(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        from ..compliance.laws import LAWS
+        for k in v:
+            if k not in LAWS:
+                raise ValueError(f"unknown local law {k!r} (known: {', '.join(LAWS)})")
+        if not v:
+            raise ValueError("an empty list: name the local law(s) adopted, or leave local_laws out")
+        return list(dict.fromkeys(v))
 
     @field_validator("municipality")
     @classmethod

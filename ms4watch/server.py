@@ -256,7 +256,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
-    compliance = ComplianceStore(data_dir / "compliance.db")
+    compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
     calendar = BusinessCalendar(registry.tz)
     pipeline = AlertPipeline(
         judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,

@@ -21,7 +21,7 @@ from ms4watch.contract.registry import Contact, Registry, Role
 
 from ..events import EventKind
 from ..incidents import IncidentStore, transaction
-from ..incidents.model import Incident, Priority, Stage, State
+from ..incidents.model import Incident, Priority, Stage, State, iso
 from ..incidents.store import Change
 from ..notifiers.base import Notifier, PermanentError, Recipient, RetryableError
 from ..notifiers.urls import Channels
@@ -79,6 +79,8 @@ class Dispatcher:
         if change.retracted:
             self._retract(inc, now)
             return
+        if change.deadline_moved is not None:
+            self._deadline_moved(inc)
         if overdue and inc.state is not State.RESOLVED:
             self._queue(inc, Stage.OVERDUE, now)
         if change.opened or change.unsuppressed:
@@ -105,6 +107,13 @@ class Dispatcher:
                 told = True
         if told:
             self._queue(inc, Stage.RETRACTED, now)
+
+    def _deadline_moved(self, inc: Incident) -> None:
+        """A later record moved the deadline: a reminder or overdue notice still waiting for the
+        old one is not sent (one already sent stays in the record; the new deadline gets its own)."""
+        for r in self.queue.for_incident(inc.id):
+            if r.stage in _DEADLINE_STAGES and r.status in ("pending", "held") and not _for_deadline(r, inc):
+                self.queue.cancel(r.id, f"the deadline moved to {_iso(inc.deadline)}")
 
     # -- time passing (the delivery worker) ---------------------------------------------------
     def tick(self) -> None:
@@ -140,7 +149,7 @@ class Dispatcher:
 
     def _enqueue(self, inc: Incident, rcpt: Recipient, channel: str, stage: Stage, payload: dict, now: datetime,
                  not_before: datetime | None, held: bool) -> int:
-        oid = self.queue.enqueue(ref=f"incident:{inc.id}", incident_id=inc.id, recipient=rcpt, channel=channel,
+        oid = self.queue.enqueue(ref=_ref(inc, stage), incident_id=inc.id, recipient=rcpt, channel=channel,
                                   stage=stage.value, priority=inc.priority.value, payload=payload, now=now,
                                   not_before=not_before, held=held,
                                   reason="notices go into the digest" if held else None)
@@ -182,8 +191,8 @@ class Dispatcher:
                 stage = Stage.REMINDER
             else:
                 continue
-            if self.queue.for_incident(inc.id, stage.value):
-                continue
+            if any(_for_deadline(r, inc) for r in self.queue.for_incident(inc.id, stage.value)):
+                continue  # queued for this deadline already (one for an earlier deadline does not count)
             with transaction(self.conn):
                 self._queue(inc, stage, now)
 
@@ -269,7 +278,7 @@ class Dispatcher:
                                           " (no matching --notify URL)")
             return None, None
         if row.incident_id is not None:
-            why = _superseded(row.stage, self.store.get(row.incident_id))
+            why = _superseded(row, self.store.get(row.incident_id))
             if why:
                 self.queue.cancel(row.id, why)
                 return None, None
@@ -304,7 +313,33 @@ class Dispatcher:
         return Contact(name=row.recipient.name, role=role)  # removed from the registry since: no quiet hours
 
 
-def _superseded(stage: str, inc: Incident) -> str | None:
+_DEADLINE_STAGES = (Stage.REMINDER.value, Stage.OVERDUE.value)
+
+
+def _iso(t: datetime | None) -> str | None:
+    return iso(t) if t is not None else None
+
+
+def _ref(inc: Incident, stage: Stage) -> str:
+    """The queue's ``ref``: ``incident:<id>``; a compliance deadline's reminder and overdue
+    notice also name the deadline they are for, so a deadline a later record moved gets its own
+    (the queue's unique key is one row per incident, recipient, channel and stage)."""
+    if (stage.value in _DEADLINE_STAGES and inc.kind == EventKind.COMPLIANCE_DEADLINE.value
+            and inc.deadline is not None):
+        return f"incident:{inc.id}@{_iso(inc.deadline)}"
+    return f"incident:{inc.id}"
+
+
+def _for_deadline(row: QueuedNotification, inc: Incident) -> bool:
+    """Whether a reminder or overdue row was queued for the incident's current deadline."""
+    queued_for = (row.payload.get("incident") or {}).get("deadline")
+    return queued_for is None or inc.deadline is None or queued_for == _iso(inc.deadline)
+
+
+def _superseded(row: QueuedNotification, inc: Incident) -> str | None:
+    stage = row.stage
+    if stage in _DEADLINE_STAGES and row.status in ("pending", "held") and not _for_deadline(row, inc):
+        return f"the deadline moved to {_iso(inc.deadline)} before the {stage} went out"
     if stage == Stage.ESCALATION.value and inc.state is not State.OPEN:
         return f"{inc.state.value} by {inc.acknowledged_by or inc.resolved_by} before the escalation went out"
     if stage in (Stage.REMINDER.value, Stage.OVERDUE.value) and inc.state is State.RESOLVED:

@@ -89,6 +89,7 @@ class Change:
     unsuppressed: bool = False  # was suppressed, is not any more
     retracted: bool = False     # the engine withdrew the event (late data): resolved as retracted
     ignored: str | None = None  # why nothing was stored (e.g. a non-qualifying storm)
+    deadline_moved: datetime | None = None  # a compliance deadline's due time changed: the one it had
 
 
 class IncidentStore:
@@ -118,6 +119,7 @@ class IncidentStore:
         suppressed = event.fields.get("suppressed") or None
         retracted = event.status is EventStatus.RETRACTED
         record = json.dumps(event.to_dict(self.tz), default=str)
+        deadline = event.instant("due") if kind in (EventKind.INSPECTION_DUE, EventKind.COMPLIANCE_DEADLINE) else None
         with transaction(self.conn):
             row = self.conn.execute("SELECT incident_id, \"end\" FROM episodes WHERE key = ?", (key,)).fetchone()
             if retracted:
@@ -125,11 +127,12 @@ class IncidentStore:
                     return Change(None, ignored="retracted before it was ever reported")
                 return self._retract(row["incident_id"], record, now)
             if row is not None:
-                return self._update(row["incident_id"], key, record, end, suppressed, closed_by_inspection, now)
+                moved_to = deadline if kind is EventKind.COMPLIANCE_DEADLINE else None
+                return self._update(row["incident_id"], key, record, end, suppressed, closed_by_inspection, now,
+                                    moved_to)
             merge_into = self._merge_candidate(kind, subject, start, suppressed)
             if merge_into is not None:
                 return self._merge(merge_into, key, record, start, end, suppressed, now)
-            deadline = event.instant("due") if kind in (EventKind.INSPECTION_DUE, EventKind.COMPLIANCE_DEADLINE) else None
             return self._open(key, kind, subject, record, start, end, deadline, suppressed, closed_by_inspection, now)
 
     def _open(self, key: str, kind: EventKind, subject: str, record: str, start: datetime, end: datetime | None,
@@ -168,9 +171,18 @@ class IncidentStore:
         return Change(self.get(iid), opened=True, closed=closed)
 
     def _update(self, iid: int, key: str, record: str, end: datetime | None, suppressed: str | None,
-                closed_by_inspection: bool, now: datetime) -> Change:
+                closed_by_inspection: bool, now: datetime, deadline: datetime | None = None) -> Change:
+        """``deadline``: a compliance deadline's due time as the record now computes it (a
+        delivery, an extension, a newer plan moves it); the incident follows it, so reminders
+        and the overdue notice use the deadline in force."""
         inc = self.get(iid)
         was_suppressed = inc.suppressed
+        moved = None
+        if deadline is not None and inc.deadline is not None and deadline != inc.deadline:
+            moved = inc.deadline
+            self.conn.execute("UPDATE incidents SET deadline = ? WHERE id = ?", (iso(deadline), iid))
+            self._audit(iid, now, SYSTEM, "alert engine", "deadline moved",
+                        f"deadline moved from {iso(inc.deadline)} to {iso(deadline)} by a later record")
         ep = self.conn.execute("SELECT \"end\" FROM episodes WHERE key = ?", (key,)).fetchone()
         newly_ended = end is not None and ep["end"] is None
         self.conn.execute("UPDATE episodes SET \"end\" = COALESCE(?, \"end\") WHERE key = ?",
@@ -194,7 +206,7 @@ class IncidentStore:
             elif newly_ended and inc.kind != EventKind.INSPECTION_DUE.value:
                 self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")  # type: ignore[arg-type]
                 closed = True
-        return Change(self.get(iid), closed=closed, unsuppressed=unsuppressed)
+        return Change(self.get(iid), closed=closed, unsuppressed=unsuppressed, deadline_moved=moved)
 
     def _retract(self, iid: int, record: str, now: datetime) -> Change:
         inc = self.get(iid)

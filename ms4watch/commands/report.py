@@ -55,7 +55,12 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"say which town: {', '.join(r.municipality for r in registries)}",
                                      param_hint="--town")
         data_dir = settings.town_data_dir(reg.municipality)
-        compliance = ComplianceStore(data_dir / "compliance.db")
+        if not any((data_dir / f).is_file() for f in ("incidents.db", "compliance.db")):
+            # an empty or wrong directory: opening the databases would create them and report zeros
+            typer.echo(f"error: no incidents.db or compliance.db in {data_dir}: not {reg.municipality}'s data "
+                       "directory (check data_dir in the settings)", err=True)
+            raise typer.Exit(2)
+        compliance = ComplianceStore(data_dir / "compliance.db", tz=reg.tz)
         conn = connect(data_dir / "incidents.db")
         sink = open_store(settings.town_store_url(reg.municipality), data_dir)
         try:

@@ -129,3 +129,18 @@ def test_the_html_links_every_count_and_the_pdf_reads_back(seeded):
     text = subprocess.run(["pdftotext", str(out / "report.pdf"), "-"], capture_output=True, text=True,
                           check=True).stdout
     assert "Permit year 2026" in text and "Illicit discharges eliminated" in text and "IDDE-2026-001" in text
+
+
+@pytest.mark.parametrize("make", [False, True], ids=["missing", "empty"])
+def test_the_command_refuses_a_data_directory_without_the_towns_records(tmp_path, make):
+    wd = tmp_path / "nowhere"
+    if make:
+        wd.mkdir()
+    (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
+    r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                                         "--config", str(tmp_path / "ms4watch.toml")])
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and str(wd) in lines[0] and "incidents.db" in lines[0], r.output
+    assert not (wd / "compliance.db").exists() and not (wd / "incidents.db").exists()
+    assert not (tmp_path / "out").exists()

@@ -14,7 +14,7 @@ import pytest
 
 from ms4watch.compliance.clocks import BusinessCalendar
 from ms4watch.compliance.laws import LAWS
-from ms4watch.compliance.letters import notice_pdf
+from ms4watch.compliance.letters import notice_pdf, notice_sections
 from ms4watch.compliance.store import ComplianceStore
 
 NY = ZoneInfo("America/New_York")
@@ -138,3 +138,19 @@ def test_a_stop_work_order_and_byte_identical_rebuilds(store, tmp_path):
     assert n.number.startswith("SWO-2026-") and f"STOP-WORK ORDER {n.number}" in text
     assert "Stop-work order (Schenectady ch. 148 § 148-18C)" in text
     assert "Halt all land development activity at the property at once" in text
+
+
+def test_the_letter_lists_and_counts_only_the_earlier_violations_within_five_years(store, tmp_path):
+    """§ 218-44B: a second offense "both of which were committed within a period of five years"."""
+    party = store.add_party(name="Mill St Garage", address="3 Mill St", phone=None, email=None, by="smo")
+    n = store.issue_notice(kind="nov", law="ramapo-218", case_id=None, site=None, outfall="OF-1", party_id=party.id,
+                           place="3 Mill St", violation="oil to the storm drain", requirements=["cease"],
+                           remedy="stop", remediation_days=10, violation_since=date(2026, 5, 20),
+                           prior=[date(2019, 1, 10), date(2021, 5, 31), date(2023, 4, 2)],
+                           issued_at=datetime(2026, 6, 1, 14, tzinfo=timezone.utc), by="smo", signatory="Dana Ortiz")
+    pen = next(s for s in notice_sections(n, party, cal=CAL, tz=NY, town="Town of Ramapo", today=date(2026, 6, 1))
+               if s.key == "penalties")
+    text = " ".join(pen.paragraphs)
+    assert "within five years: 1 (April 2, 2023)" in text, text
+    assert "2019" not in text and "May 31, 2021" not in text
+    assert "this would be a second offense" in text

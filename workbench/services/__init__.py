@@ -105,7 +105,7 @@ class Workbench:
         town_dir = settings.town_data_dir(registry.municipality)
         corrections = CorrectionStore(settings.data_dir / "corrections.db")   # what `ms4watch corrections` writes
         if compliance is None:
-            compliance = ComplianceStore(town_dir / "compliance.db", clock)
+            compliance = ComplianceStore(town_dir / "compliance.db", clock, tz=registry.tz)
         sync = getattr(alert_side, "sync_compliance", None)
         desk = ComplianceDesk(registry, compliance, audit, photos, FileStore(settings.data_dir / "files"), clock,
                               incidents=incidents, events=readings, readings=readings,

@@ -56,9 +56,12 @@ class Refused(WorkbenchError):
     status = 409
 
 
-def laws_for(municipality: str) -> list[str]:
-    """The laws a town issues under, its own first (Ramapo's chapter 218; Schenectady's
-    chapter 148, also the model for a town without its own entry)."""
+def laws_for(municipality: str, adopted: list[str] | None = None) -> list[str]:
+    """The laws a town issues under: those its registry says it adopted (``local_laws``), else
+    every law, its own first (Ramapo's chapter 218; Schenectady's chapter 148, also the model
+    for a town without its own entry)."""
+    if adopted:
+        return list(adopted)
     if municipality.lower().startswith("ramapo"):
         return ["ramapo-218", "schenectady-148-II", "schenectady-148-I"]
     return ["schenectady-148-II", "schenectady-148-I", "ramapo-218"]
@@ -145,7 +148,13 @@ class ComplianceDesk:
 
     @property
     def laws(self) -> list[str]:
-        return laws_for(self.municipality)
+        return laws_for(self.municipality, self.registry.local_laws)
+
+    def _adopted(self, key: str, what: str = "law") -> None:
+        if key not in self.laws:
+            how = ("the registry's local_laws: " + ", ".join(self.laws)) if self.registry.local_laws else \
+                "its registry's local_laws"
+            raise Refused(f"{what}: {key} is not a local law {self.municipality} has adopted ({how})")
 
     # -- the write pattern --------------------------------------------------------------------
     def check(self, actor: Actor, permission: Permission, action: str, target: str) -> None:
@@ -431,12 +440,15 @@ class ComplianceDesk:
                            lambda p: f"party {p.id}: {p.name}" + (f", {body.role} of {body.place} {body.place_id}"
                                                                     if body.place else ""))
 
-    def prior_violations(self, party_id: int, before: date) -> list[date]:
-        """The party's earlier violations: the days its earlier notices of violation were issued."""
+    def prior_violations(self, party_id: int, before: date, law: str) -> list[date]:
+        """The party's earlier violations of the same law: the days its earlier notices of
+        violation under ``law`` were issued. Ramapo § 218-44B and Schenectady § 148-32B count
+        offences against "this article": a notice under another chapter or article is not one.
+        These are notices, not convictions (the law's tiers are by conviction): the letter says so."""
         out = []
         for n in self.store.notices(party_id=party_id):
             d = n.issued_at.astimezone(self.tz).date()
-            if n.kind == "nov" and d < before and not n.first("withdrawn"):
+            if n.kind == "nov" and n.law == law and d < before and not n.first("withdrawn"):
                 last = n.last("decided")
                 if last is None or last.outcome != "overturned":
                     out.append(d)
@@ -454,8 +466,7 @@ class ComplianceDesk:
     def issue_notice(self, actor: Actor, body: NoticeIn) -> Notice:
         def work() -> Notice:
             lw = law_of(body.law)
-            if body.law not in self.laws:
-                raise Refused(f"law: {body.law} is not one {self.municipality} issues under")
+            self._adopted(body.law)
             party = self._get(lambda: self.store.party(body.party_id))
             self._outfall(body.outfall)
             self._site(body.site)
@@ -472,7 +483,7 @@ class ComplianceDesk:
                 raise Refused(f"requirements: what the notice requires ({lw.short} items (a)-(f))")
             if body.violation_since > body.issued_at.astimezone(self.tz).date():
                 raise Refused("violation_since: after the notice's issuance")
-            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date())
+            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date(), body.law)
             return self.store.issue_notice(kind=body.kind, law=body.law, case_id=body.case_id, site=body.site,
                                            outfall=body.outfall, party_id=party.id, place=body.place,
                                            violation=body.violation, requirements=list(body.requirements),
@@ -538,6 +549,7 @@ class ComplianceDesk:
 
     def add_release(self, actor: Actor, body: ReleaseIn) -> Release:
         def work() -> Release:
+            self._adopted(body.law)
             self._outfall(body.outfall)
             if body.party_id is not None:
                 self._get(lambda: self.store.party(body.party_id))
@@ -580,6 +592,9 @@ class ComplianceDesk:
 
     def add_swppp(self, actor: Actor, body: SwpppIn) -> Swppp:
         def work() -> Swppp:
+            if "schenectady-148-I" not in self.laws:
+                raise Refused(f"site: SWPPP reviews are Schenectady ch. 148 Art. I's (§ 148-6); {self.municipality} "
+                              f"has not adopted it (the registry's local_laws: {', '.join(self.laws)})")
             self._site(body.site)
             if body.party_id is not None:
                 self._get(lambda: self.store.party(body.party_id))

@@ -186,3 +186,18 @@ def test_acknowledge_codes_always_hold_a_letter_so_they_never_read_as_an_id(stor
     monkeypatch.setattr(mod.secrets, "choice", lambda alphabet: next(draws))
     inc = store.apply_event(dwf("2026-06-01T15:30:00Z"), T0).incident
     assert inc.code == "2345K" and store.find("2345k").id == inc.id
+
+
+def test_a_compliance_deadline_incident_follows_its_clock_when_a_later_record_moves_it(store):
+    def clock(due: str, end: str | None = None):
+        return event("compliance_deadline", id="compliance/notice/3/remediation", record="notice:3",
+                     number="NOV-2026-001", what_due="remedial measures (NOV-2026-001)", who="the violator",
+                     start="2026-06-01T15:50:00Z", due=due, end=end, href="/notices/3", site="CS-7")
+    inc = store.apply_event(clock("2026-06-17T04:00:00Z"), T0).incident
+    assert inc.deadline == utc(2026, 6, 17, 4)
+    ch = store.apply_event(clock("2026-06-23T04:00:00Z"), T0 + timedelta(days=4))
+    assert ch.deadline_moved == utc(2026, 6, 17, 4) and ch.incident.deadline == utc(2026, 6, 23, 4)
+    assert store.with_deadline()[0].deadline == utc(2026, 6, 23, 4)      # what reminders and overdue read
+    assert store.audit(inc.id)[-1].action == "deadline moved"
+    again = store.apply_event(clock("2026-06-23T04:00:00Z"), T0 + timedelta(days=5))
+    assert again.deadline_moved is None and len(store.audit(inc.id)) == 2

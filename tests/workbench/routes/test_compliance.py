@@ -166,3 +166,140 @@ def test_the_evidence_packet_is_byte_identical_when_rebuilt_and_verifies(bench, 
     assert verify(tampered.getvalue()) == ["records.json"]
     pdf = s.get(f"/incidents/1/packet.pdf")
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
+
+
+def _art_i_notice(bench) -> dict:
+    """A Schenectady Art. I notice issued Monday 1 June 2026: remedial measures within 15 days of
+    notification (§ 148-18B), counted from issuance until the delivery is recorded."""
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St\nSchenectady, NY",
+                                                "place": "site", "place_id": "CS-7", "role": "developer"}).json()
+        r = c.post("/api/v1/notices", json={
+            "law": "schenectady-148-I", "site": "CS-7", "party_id": party["id"], "place": "Elm St site",
+            "violation": "silt fence down, sediment in the street", "remedy": "reinstall the silt fence",
+            "violation_since": "2026-06-01", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _tick(bench, clock, at: datetime) -> None:
+    clock.set(at)
+    bench.pipeline.advance(int(clock().timestamp() * 1e9))
+    bench.alerting.tick()
+
+
+def _deadline_rows(bench, iid: int) -> set[tuple[str, str]]:
+    """(stage, the deadline the row was queued for) of the incident's notifications."""
+    return {(r.stage, r.payload["incident"]["deadline"]) for r in bench.alerting.incidents.notifications(iid)
+            if r.status != "cancelled"}
+
+
+def test_a_delivery_moves_the_deadline_incident_and_no_overdue_goes_out_before_the_new_deadline(bench, clock):
+    n = _art_i_notice(bench)
+    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
+    assert inc.deadline == utc(2026, 6, 17, 4)              # the end of Tuesday 16 June (15 days of issuance)
+    clock.set(utc(2026, 6, 5, 14))
+    with bench.api("smo") as c:           # "within 15 days of notification": it reached the violator on 5 June
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
+        assert r.status_code == 201, r.text
+    moved = utc(2026, 6, 23, 4)                              # 20 June is a Saturday: Monday 22 June (GCL § 25-a)
+    assert bench.alerting.store.get(inc.id).deadline == moved
+    assert any(a.action == "deadline moved" for a in bench.alerting.store.audit(inc.id))
+    _tick(bench, clock, utc(2026, 6, 16, 23))                # 6 h before the old deadline
+    _tick(bench, clock, utc(2026, 6, 17, 5))                 # after the old deadline
+    stages = {s for s, _ in _deadline_rows(bench, inc.id)}
+    assert "reminder" not in stages and "overdue" not in stages, stages
+    _tick(bench, clock, utc(2026, 6, 22, 23))
+    _tick(bench, clock, utc(2026, 6, 23, 5))
+    assert {("reminder", "2026-06-23T04:00:00.000+00:00"), ("overdue", "2026-06-23T04:00:00.000+00:00")} <= _deadline_rows(bench, inc.id)
+
+
+def test_an_overdue_sent_for_the_old_deadline_does_not_stop_the_one_for_the_new_deadline(bench, clock):
+    n = _art_i_notice(bench)
+    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
+    _tick(bench, clock, utc(2026, 6, 17, 5))
+    assert ("overdue", "2026-06-17T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
+    with bench.api("smo") as c:           # the delivery is recorded late: the clock ran from 5 June, not 1 June
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
+        assert r.status_code == 201, r.text
+    assert bench.alerting.store.get(inc.id).deadline == utc(2026, 6, 23, 4)
+    _tick(bench, clock, utc(2026, 6, 17, 6))
+    assert {s for s, d in _deadline_rows(bench, inc.id) if d == "2026-06-23T04:00:00.000+00:00"} == set()
+    _tick(bench, clock, utc(2026, 6, 23, 5))
+    assert ("overdue", "2026-06-23T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
+
+
+def test_a_hazardous_release_is_notified_immediately_met_by_the_call_not_late(bench, clock):
+    """§ 218-43: "said person shall immediately notify ... via emergency dispatch services": due at
+    once, met by the notification recorded (how long it took is shown), overdue only without one."""
+    with bench.api("inspector") as c:
+        r = c.post("/api/v1/releases", json={"law": "ramapo-218", "kind": "hazardous", "material": "diesel",
+                                             "location": "Elm St catch basin", "known_at": "2026-06-01T15:00:00Z",
+                                             "reported_by": "fire department", "called_at": "2026-06-01T15:25:00Z"})
+        assert r.status_code == 201, r.text
+        notice = next(d for d in r.json()["deadlines"] if d["key"].endswith("/notice"))
+        assert (notice["state"], notice["immediately"], notice["met_after_seconds"]) == ("met", True, 1500)
+        r = c.post("/api/v1/releases", json={"law": "ramapo-218", "kind": "hazardous", "material": "solvent",
+                                             "location": "Main St", "known_at": "2026-06-01T15:40:00Z",
+                                             "reported_by": "passer-by"})
+        unnotified = next(d for d in r.json()["deadlines"] if d["key"].endswith("/notice"))
+        assert unnotified["state"] == "overdue"
+    items = bench.alerting.incidents.list(kind="compliance_deadline")
+    assert sorted(i.event["id"] for i in items) == ["compliance/release/1/written", "compliance/release/2/notice"]
+    page = bench.login("viewer").get("/releases").text
+    assert "due immediately" in page and "25 min after it was known" in page and "met late" not in page
+
+
+def test_repeat_offences_count_only_earlier_notices_under_the_same_article_and_await_conviction(bench, clock):
+    """§ 148-32B: "for conviction of a second offense, both of which were committed within a period of
+    five years" — offences against *this article*: an Art. I construction notice is not one."""
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St\nSchenectady, NY",
+                                                "place": "site", "place_id": "CS-7", "role": "developer"}).json()
+        common = {"party_id": party["id"], "place": "9 Elm St", "violation_since": "2026-05-01",
+                  "signatory": "Dana Ortiz"}
+        art_i = c.post("/api/v1/notices", json={**common, "law": "schenectady-148-I", "site": "CS-7",
+                                                "violation": "silt fence down", "remedy": "reinstall it",
+                                                "issued_at": "2026-05-20T14:00:00Z"})
+        assert art_i.status_code == 201, art_i.text
+        idde = {**common, "law": "schenectady-148-II", "outfall": "OF-12", "violation": "wash water to the drain",
+                "requirements": ["cease"], "remedy": "stop it", "remediation_days": 10}
+        first = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-05-25T14:00:00Z"}).json()
+        assert first["prior_violations"] == []                      # the Art. I notice is another article's
+        second = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-06-01T14:00:00Z"}).json()
+        assert second["prior_violations"] == ["2026-05-25"]
+    s = bench.login("viewer")
+    page = s.get(f"/notices/{second['id']}").text
+    assert "subject to conviction" in page and "Possible second offense" in page
+
+
+def test_a_town_issues_only_under_the_local_laws_its_registry_says_it_adopted(tmp_path, clock):
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML, start_bench
+    yaml = WORKBENCH_YAML.replace("municipality: schenectady", "municipality: brookhollow\nlocal_laws: [ramapo-218]")
+    bench = start_bench(tmp_path, clock, reg=registry(yaml))
+    try:
+        with bench.api("smo") as c:
+            party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St"}).json()
+            body = {"party_id": party["id"], "place": "9 Elm St", "violation_since": "2026-05-01",
+                    "signatory": "Dana Ortiz", "outfall": "OF-12", "violation": "wash water", "requirements": ["cease"],
+                    "remedy": "stop", "remediation_days": 10, "issued_at": "2026-06-01T14:00:00Z"}
+            r = c.post("/api/v1/notices", json={**body, "law": "schenectady-148-II"})
+            assert r.status_code == 409 and "not a local law brookhollow has adopted" in r.json()["detail"]
+            assert "local_laws" in r.json()["detail"]
+            assert c.post("/api/v1/notices", json={**body, "law": "ramapo-218"}).status_code == 201
+        s = bench.login("smo")
+        page = s.get("/notices").text
+        assert "ramapo-218" in page and "schenectady-148-II" not in page
+        r = s.post_form("/swppp", {"site": "CS-7", "title": "Elm St SWPPP", "received_at": "2026-06-01T10:00"})
+        assert r.status_code == 409 and "§ 148-6" in r.text
+    finally:
+        bench.close()
+
+
+def test_the_registry_refuses_an_unknown_local_law():
+    import pytest
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML
+    with pytest.raises(Exception, match="unknown local law 'ramapo-219'"):
+        registry(WORKBENCH_YAML.replace("timezone: America/New_York", "timezone: America/New_York\nlocal_laws: [ramapo-219]"))

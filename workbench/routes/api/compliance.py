@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn
@@ -110,12 +110,17 @@ class DeadlineOut(BaseModel):
     closed: str | None
     provision: str
     actionable: bool
+    immediately: bool = Field(False, description="due immediately (a hazardous release): due at `start`, met by "
+                                                 "the notification recorded, never 'met late'")
+    met_after_seconds: int | None = Field(None, description="for an 'immediately' clock: how long after `start` "
+                                                            "it was met")
 
     @classmethod
     def of(cls, d: Any, now: datetime) -> "DeadlineOut":
         return cls(key=d.key, record=d.record, number=d.number, label=d.label, who=d.who, start=d.start, due=d.due,
                    state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
-                   actionable=d.actionable)
+                   actionable=d.actionable, immediately=d.immediate,
+                   met_after_seconds=int(d.elapsed.total_seconds()) if d.elapsed is not None else None)
 
 
 class NoticeOut(BaseModel):
@@ -256,7 +261,8 @@ def deadlines(actor: CurrentActor, services: Services,
     return [DeadlineOut.of(x, b.now) for x in (b.running if running else b.deadlines)]
 
 
-COLUMNS = ["number", "label", "who", "start", "due", "state", "met_at", "closed", "provision", "record"]
+COLUMNS = ["number", "label", "who", "start", "due", "state", "met_at", "met_after_seconds", "closed", "provision",
+           "record"]
 
 
 @router.get("/deadlines.csv", summary="The deadline board as CSV", response_class=Response, responses=CSV)

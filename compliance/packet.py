@@ -40,6 +40,12 @@ class IncidentEvidence:
     threshold: dict[str, Any] | None = None
     provision_text: str = ""
 
+    @property
+    def values(self) -> str:
+        """``raw`` (as stored) or ``corrected`` (drift corrections in force applied): what the
+        readings, their CSV and chart hold."""
+        return str(getattr(self.readings, "attrs", {}).get("values", "raw")) if self.readings is not None else "raw"
+
 
 @dataclass
 class Packet:
@@ -87,6 +93,7 @@ def _incident_json(ev: IncidentEvidence) -> dict[str, Any]:
             "acknowledged_by": i.acknowledged_by, "resolved_at": _u(i.resolved_at), "resolved_by": i.resolved_by,
             "resolution": i.resolution, "suppressed": i.suppressed, "provision": i.provision,
             "provision_text": ev.provision_text, "rule_params": i.event.get("params", {}), "threshold": ev.threshold,
+            "readings_values": ev.values,
             "audit": [{"at": _u(a.at), "who": a.who, "how": a.how, "action": a.action, "note": a.note}
                       for a in ev.audit]}
 
@@ -219,6 +226,9 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
         png = files.get(f"incident-{i.id}/chart.png")
         if png:
             story.append(pdf.image(png, 6.5))
+            story.append(pdf.para("Readings corrected for fouling and drift (USGS TM 1-D3; raw values kept in the "
+                                  "store)" if ev.values == "corrected" else "Readings as stored (raw values)",
+                                  st["small"]))
         if ev.audit:
             story.append(pdf.table([["When", "Who", "How", "What", "Note"]] +
                                    [[t(a.at), a.who, a.how, a.action, a.note or ""] for a in ev.audit],

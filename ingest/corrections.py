@@ -213,6 +213,7 @@ class CorrectedReadings:
     def __init__(self, source: ReadingsSource, corrections: CorrectionStore):
         self.source = source
         self.corrections = corrections
+        self.applied = False        # whether a correction changed any reading read through it so far
 
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
         rows = self.source.readings(station, quantity, start, end)
@@ -230,6 +231,7 @@ class CorrectedReadings:
                                   np.array([rows[i].flags for i in idx], dtype=object), [c.correction for c in mine])
             for k, i in enumerate(idx):
                 out[i] = rows[i]._replace(value=float(v[k]), flags=str(f[k]))
+            self.applied = self.applied or bool(idx)
         return out
 
 

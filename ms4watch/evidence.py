@@ -63,5 +63,8 @@ class StoreReadings:
                 cols["rain_in"] = self._series(gauge, "rain", start, end)
         frame = pd.DataFrame({k: v for k, v in cols.items() if len(v)})
         frame.index.name = "time"
-        frame.attrs["values"] = str(getattr(getattr(self.source, "basis", None), "value", "raw"))
+        values = str(getattr(getattr(self.source, "basis", None), "value", "raw"))
+        if not getattr(self.source, "applied", True):
+            values = "raw"          # asked for corrected values, but no correction was in force for these readings
+        frame.attrs["values"] = values
         return frame

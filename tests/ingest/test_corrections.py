@@ -112,6 +112,9 @@ def test_evidence_says_corrected(tmp_path):
     inc = {"kind": "storm", "subject": "RG-1", "event": {"gauge": "RG-1"}}
     store = CorrectionStore(tmp_path / "corrections.db")
     raw = StoreReadings(sink, reg)(inc, T0, T0 + timedelta(hours=1))
+    none_in_force = StoreReadings(CorrectedReadings(sink, store), reg)(inc, T0, T0 + timedelta(hours=1))
+    assert none_in_force.attrs["values"] == "raw"             # asked for corrected; nothing to correct: says raw
+    store.add("RG-1", "rain", DriftCorrection(ns(0), ns(10), drift=5.0), by="Lee Tech", why="funnel check")
     cor = StoreReadings(CorrectedReadings(sink, store), reg)(inc, T0, T0 + timedelta(hours=1))
     assert raw.attrs["values"] == "raw" and not csv_excerpt(raw).startswith(b"#")
     assert csv_excerpt(cor).startswith(b"# values: corrected for fouling and drift")

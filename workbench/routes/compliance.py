@@ -23,6 +23,7 @@ from ...compliance.laws import LAWS
 from ..deps import MAX_ID, CurrentActor, IncidentId, Services, Sha256, base_path, parse_when, render
 from ..errors import NotFound, WorkbenchError
 from ..roles import Actor, Permission
+from .stations import Values
 
 router = APIRouter(include_in_schema=False)
 CaseId = Annotated[int, Path(ge=1, le=MAX_ID, description="the case's id")]
@@ -361,15 +362,17 @@ def deadlines(request: Request, actor: CurrentActor, services: Services) -> Resp
 # -- evidence packets -----------------------------------------------------------------------------
 @router.get("/cases/{cid}/packet.{fmt}")
 async def case_packet(cid: CaseId, fmt: Annotated[str, Path(pattern="^(pdf|zip)$")], actor: CurrentActor,
-                      services: Services) -> Response:
-    name, data = await run_in_threadpool(desk(services).packet, actor, fmt, case_id=cid)
+                      services: Services, values: Values = "raw") -> Response:
+    name, data = await run_in_threadpool(desk(services).packet, actor, fmt, case_id=cid,
+                                         corrected=values == "corrected")
     return _download(name, data, fmt)
 
 
 @router.get("/incidents/{iid}/packet.{fmt}")
 async def incident_packet(iid: IncidentId, fmt: Annotated[str, Path(pattern="^(pdf|zip)$")], actor: CurrentActor,
-                          services: Services) -> Response:
-    name, data = await run_in_threadpool(desk(services).packet, actor, fmt, incident_id=iid)
+                          services: Services, values: Values = "raw") -> Response:
+    name, data = await run_in_threadpool(desk(services).packet, actor, fmt, incident_id=iid,
+                                         corrected=values == "corrected")
     return _download(name, data, fmt)
 
 

@@ -44,7 +44,9 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
 @router.get("/incidents/{iid}")
 def incident(request: Request, iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
     d = services.desk.detail(actor, iid)
+    corrected = services.corrections is not None and services.corrections.any_in_force()
     return render(request, "incident.html", title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
+                  corrected_available=corrected,
                   may_ack=actor.may(Permission.ACKNOWLEDGE), may_resolve=actor.may(Permission.RESOLVE),
                   has_chart=services.desk.charts is not None)
 

@@ -110,7 +110,7 @@ class Workbench:
         desk = ComplianceDesk(registry, compliance, audit, photos, FileStore(settings.data_dir / "files"), clock,
                               incidents=incidents, events=readings, readings=readings,
                               calibrations=readings, reports=reports,
-                              thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync)
+                              thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),

@@ -117,7 +117,7 @@ class ComplianceDesk:
                  files: FileStore, clock: Callable[[], datetime], *, incidents: "IncidentService | None" = None,
                  events: Any = None, readings: "ReadingsSource | None" = None, calibrations: Any = None,
                  reports: Any = None, thresholds: tuple[Threshold, ...] = DEFAULT_THRESHOLDS,
-                 on_change: Callable[[], None] | None = None):
+                 on_change: Callable[[], None] | None = None, corrections: Any = None):
         self.registry = registry
         self.store = store
         self.audit = audit
@@ -129,6 +129,7 @@ class ComplianceDesk:
         self.readings = readings
         self.calibrations = calibrations
         self.reports = reports             # inspection reports (workbench.db)
+        self.corrections = corrections     # drift corrections (corrections.db): packets of corrected values
         self.thresholds = thresholds
         self.on_change = on_change
         self.cal = BusinessCalendar(registry.tz)
@@ -650,8 +651,11 @@ class ComplianceDesk:
 
     # -- evidence packets -------------------------------------------------------------------------
     def packet(self, actor: Actor, fmt: str, *, case_id: int | None = None,
-               incident_id: int | None = None) -> tuple[str, bytes]:
-        """An incident's or a case's evidence packet: ``pdf`` or ``zip`` (the data, the PDF, SHA256SUMS)."""
+               incident_id: int | None = None, corrected: bool = False) -> tuple[str, bytes]:
+        """An incident's or a case's evidence packet: ``pdf`` or ``zip`` (the data, the PDF,
+        SHA256SUMS). ``corrected``: the readings with the drift corrections in force applied
+        (USGS TM 1-D3; the packet says so, per incident, and its name ends ``-corrected``);
+        raw readings as stored by default."""
         from ...compliance import packet as pk
         actor.require(Permission.READ)
         self.sync_samples()
@@ -671,7 +675,9 @@ class ComplianceDesk:
             notices = [n for c in cases for n in self.store.notices(case_id=c.id)]
             subject, title = f"incident-{incident_id}", f"Incident {incident_id}"
         iids += sorted({s.incident_id for s in samples if s.incident_id and s.incident_id not in iids})
-        evidence = [self._evidence(i) for i in iids]
+        evidence = [self._evidence(i, corrected) for i in iids]
+        if corrected:
+            subject += "-corrected"
         if case is None and evidence:
             ev = evidence[0]
             title = f"Incident {incident_id}: {ev.incident.kind.replace('_', ' ')} at {ev.station_name}"
@@ -696,12 +702,12 @@ class ComplianceDesk:
         files = pk.data_files(p, self._chart, self._readings_csv)
         pdf_bytes = pk.packet_pdf(p, files)
         self.audit.record(actor, "packet.build", target=f"case:{case.id}" if case else f"incident:{incident_id}",
-                          detail=f"{fmt}: {len(files)} data file(s)")
+                          detail=f"{fmt}: {len(files)} data file(s)" + (", corrected values" if corrected else ""))
         if fmt == "pdf":
             return f"{subject}.pdf", pdf_bytes
         return f"{subject}.zip", pk.packet_zip(files, pdf_bytes, subject)
 
-    def _evidence(self, iid: int):
+    def _evidence(self, iid: int, corrected: bool = False):
         from ...alerts.delivery.dispatch import station_name, threshold_for
         from ...compliance import packet as pk
         from ...evidence import StoreReadings
@@ -712,10 +718,14 @@ class ComplianceDesk:
         except Exception:  # noqa: BLE001 — IncidentError
             raise NotFound(f"no incident {iid}") from None
         frame = None
-        if self.readings is not None:
+        source = self.readings
+        if corrected and source is not None and self.corrections is not None:
+            from ...ingest.corrections import CorrectedReadings
+            source = CorrectedReadings(source, self.corrections)
+        if source is not None:
             start, end = pk.window(inc)
             try:
-                frame = StoreReadings(self.readings, self.registry)(inc.snapshot(), start, end)
+                frame = StoreReadings(source, self.registry)(inc.snapshot(), start, end)
             except Exception as e:  # noqa: BLE001 — the packet still holds the records
                 log.warning("readings for incident %s not read: %s", iid, e)
         text = RULE_TEXT.get(inc.kind, PROHIBITION.get(self.laws[0], ("", "")))[1] \

@@ -43,6 +43,11 @@ class CorrectionDesk:
                 for c in sorted(self.store.list(station=station), key=lambda c: (c.correction.t0_ns, c.id),
                                 reverse=True)]
 
+    def any_in_force(self) -> bool:
+        """Whether any of the town's stations has a correction in force (the pages then offer
+        corrected values beside the raw)."""
+        return any(c.station in self.stations for c in self.store.list(include_reverted=False))
+
     def revert(self, actor: Actor, cid: int, why: str) -> Correction:
         """Stop applying correction ``cid`` (role smo); it stays, with who, when and why."""
         target = f"correction:{cid}"

@@ -303,3 +303,45 @@ def test_the_registry_refuses_an_unknown_local_law():
     from tests.support.workbench import WORKBENCH_YAML
     with pytest.raises(Exception, match="unknown local law 'ramapo-219'"):
         registry(WORKBENCH_YAML.replace("timezone: America/New_York", "timezone: America/New_York\nlocal_laws: [ramapo-219]"))
+
+
+def test_an_evidence_packet_of_corrected_values_says_so_and_the_raw_one_stays_raw(bench, clock):
+    """The incident's readings with the drift correction in force (USGS TM 1-D3) on request:
+    the CSV's first line, the records and the PDF say corrected; the default packet is raw;
+    asking for corrected values where no correction is in force gives raw values, said so."""
+    from datetime import timedelta
+
+    from ms4watch.contract.drift import DriftCorrection
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.contract.wire import CanonicalReading
+    start = utc(2026, 6, 1, 15, 30)
+    readings = [CanonicalReading(to_ns(start + timedelta(minutes=m)), "OF-12", "LOG-OF-12", "flow", "flow", 4.0,
+                                 "gpm", "", 0) for m in range(0, 30, 5)]
+    bench.feed(readings)
+    iid = bench.alerting.handle(dwf("2026-06-01T15:30:00Z")).incident.id
+    s = bench.login("viewer")
+    asked = s.get(f"/incidents/{iid}/packet.zip", params={"values": "corrected"})   # nothing in force yet
+    assert asked.status_code == 200 and f"incident-{iid}-corrected.zip" in asked.headers["content-disposition"]
+    records = _zip_text(asked.content, "records.json")
+    assert '"readings_values": "raw"' in records
+    bench.workbench.corrections.store.add("OF-12", "flow", DriftCorrection(
+        to_ns(start), to_ns(start + timedelta(minutes=25)), 0.0, 0.5, drift_kind="absolute"), by="Lee Tech",
+        why="visit: the level offset had drifted 0.5")
+    raw = s.get(f"/incidents/{iid}/packet.zip")
+    fixed = s.get(f"/incidents/{iid}/packet.zip", params={"values": "corrected"})
+    assert verify(fixed.content) == [] and fixed.content != raw.content
+    assert fixed.content == s.get(f"/incidents/{iid}/packet.zip", params={"values": "corrected"}).content
+    assert '"readings_values": "raw"' in _zip_text(raw.content, "records.json")
+    assert '"readings_values": "corrected"' in _zip_text(fixed.content, "records.json")
+    csv_fixed = _zip_text(fixed.content, f"incident-{iid}/readings.csv").splitlines()
+    assert csv_fixed[0].startswith("# values: corrected for fouling and drift (USGS TM 1-D3)")
+    assert [ln.split(",")[1] for ln in csv_fixed[2:]] == ["4.0", "4.1", "4.2", "4.3", "4.4", "4.5"]   # prorated
+    assert [ln.split(",")[1] for ln in _zip_text(raw.content, f"incident-{iid}/readings.csv").splitlines()[1:]] == \
+        ["4.0"] * 6
+    page = s.get(f"/incidents/{iid}").text
+    assert f"/incidents/{iid}/packet.zip?values=corrected" in page
+
+
+def _zip_text(data: bytes, name: str) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return z.read(next(n for n in z.namelist() if n.endswith("/" + name))).decode()

@@ -10,17 +10,13 @@ neither repeats nor forgets a deadline.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Iterable
 
-from ..alerts.errors import AlertError
 from ..alerts.events import Event, EventKind
+from ..alerts.open_events import OpenEvents
 from ..contract.timeutil import to_ns
 from .deadlines import Deadline
-
-STATE_VERSION = 1
 
 
 def deadline_event(d: Deadline) -> Event:
@@ -34,10 +30,7 @@ def deadline_event(d: Deadline) -> Event:
 
 class ComplianceWatch:
     def __init__(self, state_path: str | Path | None = None):
-        self.state_path = Path(state_path) if state_path else None
-        self._open: dict[str, Event] = {}
-        if self.state_path and self.state_path.exists():
-            self._load()
+        self._open = OpenEvents(state_path, "compliance watch")    # id -> the latest version emitted, not yet closed
 
     def advance(self, now_ns: int, deadlines: Iterable[Deadline]) -> list[Event]:
         changes: list[Event] = []
@@ -68,29 +61,7 @@ class ComplianceWatch:
         return changes
 
     def checkpoint(self) -> None:
-        if self.state_path is None:
-            return
-        tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
-        try:
-            tmp.write_text(json.dumps({"version": STATE_VERSION, "open": [
-                e.to_dict() | {"_fields": list(e.fields)} for e in self._open.values()]}), encoding="utf-8")
-            os.replace(tmp, self.state_path)
-        except OSError as e:
-            raise AlertError(f"{self.state_path}: cannot write the compliance watch's state: {e.strerror}") from None
-
-    def _load(self) -> None:
-        assert self.state_path is not None
-        try:
-            state = json.loads(self.state_path.read_text(encoding="utf-8"))
-            if state.get("version") != STATE_VERSION:
-                raise AlertError(f"{self.state_path}: state version {state.get('version')!r}, expected {STATE_VERSION}")
-            for d in state["open"]:
-                order = d.pop("_fields")
-                e = Event.from_dict(d)
-                self._open[e.id] = Event(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision,
-                                         e.status)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise AlertError(f"{self.state_path}: cannot read the compliance watch's state: {e}") from None
+        self._open.checkpoint()
 
 
 __all__ = ["ComplianceWatch", "deadline_event"]

@@ -133,9 +133,12 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     time.sleep(1.0)                     # anything delivered twice would arrive by now
     svc.stop()
     assert svc._client.stats.connections == 2
-    # the first 100 came twice (before and after the restart); their first acknowledgements
-    # belonged to the dead connection and were not sent
-    assert svc._client.stats.stale_acks == 100 and svc.stats.duplicate_messages == 100
+    # the first 100's acknowledgements belonged to the dead connection and were not sent; the
+    # broker delivers them again from its saved session (on a loaded machine Mosquitto has been
+    # seen not to: then they come once) — either way each is stored once
+    assert svc._client.stats.stale_acks == 100
+    assert svc.stats.duplicate_messages in (0, 100)
+    assert svc._client.stats.received == 200 + svc.stats.duplicate_messages
     s = SqliteSink(tmp_path / "store.db")
     s.open()
     assert s.count_readings() == 2000

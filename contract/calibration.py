@@ -125,7 +125,8 @@ def piecewise_linear(x: float, knots: tuple[tuple[float, float], ...] | list[tup
 
 # -- the record -------------------------------------------------------------------------------
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: validators are built at the first calibration record, not at import.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 def _finite(v: float) -> float:

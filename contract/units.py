@@ -88,6 +88,40 @@ _ALIASES = {
 _TURBIDITY = {"ntu", "fnu", "ftu", "fnmu", "fbu"}
 
 
+# pint's own factors for the units of the table above, as ``converter`` would compute them
+# with pint: (value of 1 unit, value of 0 units) in the canonical unit. A logger or ingest
+# whose units are all here never loads pint (and numpy with it: ~25 MB on a logger);
+# tests/contract/test_units.py checks every entry against pint. Other spellings ask pint.
+_FACTORS: dict[tuple[Quantity, str], tuple[float, float]] = {
+    (Quantity.RAIN, "cm"): (0.3937007874015748, 0.0),
+    (Quantity.RAIN, "ft"): (12.0, 0.0),
+    (Quantity.RAIN, "inch"): (1.0, 0.0),
+    (Quantity.RAIN, "inches"): (1.0, 0.0),
+    (Quantity.RAIN, "m"): (39.37007874015748, 0.0),
+    (Quantity.RAIN, "mm"): (0.03937007874015749, 0.0),
+    (Quantity.FLOW, "cfs"): (448.83116883116884, 0.0),
+    (Quantity.FLOW, "cms"): (15850.323141488907, 0.0),
+    (Quantity.FLOW, "l/s"): (15.85032314148891, 0.0),
+    (Quantity.FLOW, "lps"): (15.85032314148891, 0.0),
+    (Quantity.FLOW, "m3/s"): (15850.323141488907, 0.0),
+    (Quantity.FLOW, "mgd"): (694.4444444444443, 0.0),
+    (Quantity.LEVEL, "cm"): (0.03280839895013123, 0.0),
+    (Quantity.LEVEL, "in"): (0.08333333333333333, 0.0),
+    (Quantity.LEVEL, "inch"): (0.08333333333333333, 0.0),
+    (Quantity.LEVEL, "inches"): (0.08333333333333333, 0.0),
+    (Quantity.LEVEL, "m"): (3.2808398950131235, 0.0),
+    (Quantity.LEVEL, "mm"): (0.0032808398950131233, 0.0),
+    (Quantity.VELOCITY, "fps"): (1.0, 0.0),
+    (Quantity.VELOCITY, "m/s"): (3.2808398950131235, 0.0),
+    (Quantity.BATTERY, "mv"): (0.001, 0.0),
+    (Quantity.TEMPERATURE, "c"): (1.0, 0.0),
+    (Quantity.TEMPERATURE, "degf"): (-17.2222222222222, -17.777777777777743),
+    (Quantity.TEMPERATURE, "f"): (-17.2222222222222, -17.777777777777743),
+    (Quantity.TEMPERATURE, "k"): (-272.15, -273.15),
+    (Quantity.CONDUCTIVITY, "ms/cm"): (1000.0, 0.0),
+}
+
+
 @lru_cache(maxsize=1)
 def _ureg():  # -> pint.UnitRegistry; imported on first use (it costs ~17 MB on a logger)
     import pint
@@ -115,28 +149,34 @@ def converter(quantity: Quantity | str, unit: str) -> Callable[[float], float]:
         if key == "dbm":
             return _identity
         raise UnitError(f"unit {unit!r} is not a signal unit (dBm)")
-    ureg = _ureg()
-    try:
-        src = ureg.Unit(_ALIASES.get(key, u)) if key not in ("mgd",) else None
-        dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
-        if key == "mgd":
-            scale = ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude
-            return lambda v, s=scale: v * s
-        dst = ureg.Unit(dst_expr)
-        if src.dimensionality != dst.dimensionality:
-            raise UnitError(f"unit {unit!r} does not measure {q.value} (canonical {CANONICAL[q]})")
-        one = ureg.Quantity(1.0, src).to(dst).magnitude
-        zero = ureg.Quantity(0.0, src).to(dst).magnitude
-    except UnitError:
-        raise
-    except Exception as e:  # pint raises several types; translate at the boundary
-        raise UnitError(f"unknown unit {unit!r} for {q.value}: {e}") from None
+    one, zero = _FACTORS.get((q, key)) or pint_factors(q, unit)
     if zero == 0.0:
         if one == 1.0:
             return _identity
         return lambda v, s=one: v * s
     slope = one - zero
     return lambda v, s=slope, z=zero: v * s + z
+
+
+def pint_factors(quantity: Quantity | str, unit: str) -> tuple[float, float]:
+    """What pint says 1 and 0 ``unit`` are in the canonical unit of ``quantity``."""
+    q = Quantity(quantity)
+    u = unit.strip()
+    key = u.lower()
+    ureg = _ureg()
+    try:
+        src = ureg.Unit(_ALIASES.get(key, u)) if key not in ("mgd",) else None
+        dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
+        if key == "mgd":
+            return ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude, 0.0
+        dst = ureg.Unit(dst_expr)
+        if src.dimensionality != dst.dimensionality:
+            raise UnitError(f"unit {unit!r} does not measure {q.value} (canonical {CANONICAL[q]})")
+        return ureg.Quantity(1.0, src).to(dst).magnitude, ureg.Quantity(0.0, src).to(dst).magnitude
+    except UnitError:
+        raise
+    except Exception as e:  # pint raises several types; translate at the boundary
+        raise UnitError(f"unknown unit {unit!r} for {q.value}: {e}") from None
 
 
 def to_canonical(quantity: Quantity | str, value: float, unit: str) -> float:

@@ -98,7 +98,9 @@ class QualityFlag(str, enum.Enum):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a model's validator is built when first used, not at import (ingest decodes
+    # readings without these models and starts faster for it).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _SensorAtStation(_Strict):

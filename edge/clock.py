@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import time
 
 TIME_ERROR = 5
@@ -30,10 +31,17 @@ class _Timex(ctypes.Structure):
                 ("_pad", ctypes.c_int * 11)]
 
 
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    """The C library, looked up once: ``find_library`` runs ``ldconfig -p`` in a subprocess,
+    and the agent asks about the clock at every sample."""
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
 def kernel_clock_synced() -> bool | None:
     """True/False from adjtimex (read-only call), None where it cannot be asked."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc = _libc()
         tx = _Timex()
         state = libc.adjtimex(ctypes.byref(tx))
     except (OSError, AttributeError):

@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 ControlHandler = Callable[[Channel, bytes], None]
 
+IDLE_POLL_S = 0.5
+"""With nothing to publish, look at the spool again after this [s]: the agent wakes the loop
+for what it spools; the poll is for events another process (a calibration) adds."""
+
 
 class Uplink:
     def __init__(self, spool: Spool, topic_of: Callable[[Channel], Topic], broker_url: str, *,
@@ -61,6 +65,8 @@ class Uplink:
         self._cv = threading.Condition()
         self._running = False
         self._connected = False
+        self._woken = False               # wake() since the loop last looked at the spool
+        self._idle = False                # the loop's last look found nothing at all to publish
         self._thread: threading.Thread | None = None
         c = make_client(client_id, self.url, clean_session=True, username=username, password=password,
                         max_inflight=max_inflight, tls=tls)
@@ -86,6 +92,7 @@ class Uplink:
     def wake(self) -> None:
         """New readings or events are in the spool."""
         with self._cv:
+            self._woken = True
             self._cv.notify_all()
 
     def publish_status(self) -> None:
@@ -196,6 +203,7 @@ class Uplink:
 
     def _next_work(self, room: int) -> list[tuple[str, int, int, bytes]]:
         """What to publish next: [(kind, seq or event id, readings, payload)]."""
+        self._idle = False
         events = self.spool.events(self._last_event_id, room)
         if events:
             return [("e", i, 0, p) for i, p in events]
@@ -204,6 +212,7 @@ class Uplink:
             return [("r", m.seq, m.n, m.payload) for m in unsent]
         pending = self.spool.pending()
         if pending == 0:
+            self._idle = True
             return []
         newest = self.spool.newest_pending_id()
         if pending > self.batch_readings and self._live_mark and newest > self._live_mark:
@@ -228,10 +237,12 @@ class Uplink:
                     self._cv.wait(0.5)
                     continue
                 room = self.max_inflight - len(self._inflight)
+                self._woken = False
             work = self._next_work(room)
             if not work:
                 with self._cv:
-                    self._cv.wait(0.05)
+                    if not self._woken:      # a backlog waiting for the drain rate: look again soon
+                        self._cv.wait(IDLE_POLL_S if self._idle else 0.05)
                 continue
             for kind, ident, n, payload in work:
                 info = self.client.publish(events_topic if kind == "e" else readings_topic, payload, qos=1)

@@ -15,12 +15,14 @@ breaking the contract.
 
 from __future__ import annotations
 
-from typing import AbstractSet, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Sequence
 
-from ..contract.devices import DeviceDirectory
 from ..contract.errors import ContractError
 from ..contract.ids import Topic
 from ..contract.wire import CanonicalReading
+
+if TYPE_CHECKING:   # a type only: ingest without a registry never loads the firmware and registry models
+    from ..contract.devices import DeviceDirectory
 
 
 class Identity:

@@ -4,34 +4,38 @@ exposes ``register(app)``; this file only lists them."""
 from __future__ import annotations
 
 import logging
+import sys
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-# Explicit list, one line per command module.
-COMMANDS = [
-    "demo",
-    "ingest",
-    "serve",
-    "edge",
-    "calibrate",
-    "device",
-    "corrections",
-    "incidents",
-    "store",
-    "storms",
-    "replay",
-    "import_files",
-    "backup",
-    "users",
-    "broker_config",
-    "rejected",
-    "report",
-]
+# Explicit table, one line per command module: the command's name -> its module.
+COMMANDS = {
+    "demo": "demo",
+    "ingest": "ingest",
+    "serve": "serve",
+    "edge": "edge",
+    "calibrate": "calibrate",
+    "device": "device",
+    "corrections": "corrections",
+    "incidents": "incidents",
+    "store": "store",
+    "storms": "storms",
+    "replay": "replay",
+    "import": "import_files",
+    "backup": "backup",
+    "users": "users",
+    "broker-config": "broker_config",
+    "rejected": "rejected",
+    "report": "report",
+}
 
 
-def build_app() -> typer.Typer:
+def build_app(command: str | None = None) -> typer.Typer:
+    """The application with every command; with ``command`` (a name in :data:`COMMANDS`), with
+    that one alone — what :func:`main` runs, so that a service such as ``ingest`` starts
+    without importing the other commands' modules."""
     app = typer.Typer(
         name="ms4watch",
         help="Watch a municipality's storm-sewer outfalls: loggers → MQTT → store → alerts the SMO can act on.",
@@ -49,9 +53,21 @@ def build_app() -> typer.Typer:
                                             help="Print the version and exit.")) -> None:
         setup_logging(logging.WARNING - 10 * min(verbose, 2), log_format)
 
-    for name in COMMANDS:
-        import_module(f"ms4watch.commands.{name}").register(app)
+    for module in [COMMANDS[command]] if command in COMMANDS else COMMANDS.values():
+        import_module(f"ms4watch.commands.{module}").register(app)
     return app
+
+
+def invoked_command(args: list[str]) -> str | None:
+    """The command named on a command line (after the root options), or None: no command,
+    an unknown one (typer's error lists them all) or only ``--help``/``--version``."""
+    args = iter(args)
+    for a in args:
+        if a == "--log-format":
+            next(args, None)          # its value
+        elif not a.startswith("-"):
+            return a if a in COMMANDS else None
+    return None
 
 
 def _print_version(value: bool) -> None:
@@ -78,4 +94,4 @@ def setup_logging(level: int, log_format: str = "text") -> None:
 
 
 def main() -> None:
-    build_app()()
+    build_app(invoked_command(sys.argv[1:]))()

@@ -1,7 +1,10 @@
+import subprocess
+import sys
+
 import pytest
 
 from ms4watch.contract.errors import UnitError
-from ms4watch.contract.units import CANONICAL, Quantity, to_canonical
+from ms4watch.contract.units import _FACTORS, CANONICAL, Quantity, pint_factors, to_canonical
 
 
 @pytest.mark.parametrize("quantity, value, unit, expected", [
@@ -33,3 +36,16 @@ def test_every_quantity_has_a_canonical_unit():
     assert set(CANONICAL) == set(Quantity)
     for q, u in CANONICAL.items():
         assert to_canonical(q, 2.5, u) == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("quantity, key", sorted(_FACTORS, key=str))
+def test_the_factor_table_is_pints_own(quantity, key):
+    assert _FACTORS[(quantity, key)] == pint_factors(quantity, key)
+
+
+def test_the_units_of_the_table_convert_without_loading_pint():
+    code = ("import sys; from ms4watch.contract.units import to_canonical; "
+            "print(to_canonical('flow', 1.0, 'cfs'), to_canonical('temperature', 212.0, 'degF'), "
+            "'pint' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [repr(to_canonical("flow", 1.0, "cfs")), repr(to_canonical("temperature", 212.0, "degF")), "False"]

@@ -1,7 +1,7 @@
 """Tipping-bucket rain gauge by pulse counting.
 
 The gauge's reed switch closes once per tip. On a Raspberry Pi the closure pulls a GPIO
-line low (gpiozero ``Button``, imported only when a GPIO line is opened); elsewhere — tests,
+line low (gpiozero ``DigitalInputDevice``, imported only when a GPIO line is opened); elsewhere — tests,
 a bench without GPIO — any object with ``start(on_edge)`` / ``stop()`` can stand in, handed
 to the driver through ``env.shared["pulse_sources"][sensor_id]``. gpiozero itself can run
 on its mock pins: put a pin factory in ``env.shared["gpio_pin_factory"]``.
@@ -60,16 +60,18 @@ class GpioPulseSource:
 
     def start(self, on_edge: Callable[[float], None]) -> None:
         try:
-            from gpiozero import Button
+            from gpiozero import DigitalInputDevice
             from gpiozero.exc import GPIOZeroError
         except ImportError:
             raise DriverError("gpiozero is not installed (pip install 'ms4watch[gpio]')") from None
         try:
-            # Debounce is ours (TipCounter), so gpiozero hands us every edge with its time.
-            self._button = Button(self.pin, pull_up=self.pull_up, bounce_time=None, pin_factory=self.pin_factory)
+            # Debounce is ours (TipCounter), so gpiozero hands us every edge with its time. What
+            # a Button is but for its hold thread, which wakes 10 times a second to time holds.
+            self._button = DigitalInputDevice(self.pin, pull_up=self.pull_up, bounce_time=None,
+                                              pin_factory=self.pin_factory)
         except (GPIOZeroError, OSError, RuntimeError) as e:
             raise DriverError(f"GPIO{self.pin}: cannot open: {e}") from None
-        self._button.when_pressed = lambda *_: on_edge(time.monotonic())
+        self._button.when_activated = lambda *_: on_edge(time.monotonic())
 
     def stop(self) -> None:
         if self._button is not None:

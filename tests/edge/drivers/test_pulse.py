@@ -1,5 +1,5 @@
 """The tipping-bucket driver: debounce, double tips, a counter that survives restarts, and
-gpiozero's own Button on its mock pins."""
+gpiozero's own input device on its mock pins."""
 
 from __future__ import annotations
 

@@ -351,6 +351,7 @@ class StreamingEngine:
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
+        self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
@@ -828,8 +829,43 @@ class StreamingEngine:
         return bool(np.any(t[last[reach]] - t[first[reach]] >= self._dwf_md))   # 2.
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
-        of = self._outfalls[oid]
         key, flow_key, stations = self._outfall_keys[oid]
+        if changed and self.shortcuts and key in self._fresh:
+            # _flow_may_change's first case and the bookkeeping after it, inline: the common
+            # case (readings appended below the floor, zero rain rows) costs no calls.
+            c = changed.get(flow_key)
+            if c is None:
+                bound = _BIG
+            else:
+                bound = c.inserted if c.inserted < c.prev_last else c.prev_last
+                if c.vmax > self._outfalls[oid].flow_floor_gpm:
+                    bound = _NEVER
+            for rk in self._outfall_rain[oid]:
+                c = changed.get(rk)
+                if c is not None:
+                    b = (c.inserted if c.inserted < c.appended else c.appended) + self._rain_lead
+                    if b < bound:
+                        bound = b
+            if self._last_above.get(oid, _BIG) < bound:
+                sub = self._subjects[key]
+                mx, h = self._max, _BIG
+                for st in stations:
+                    m = mx.get(st)
+                    if m is not None and m < h:
+                        h = m
+                horizon = (h if h != _BIG else _NEVER) - self.lateness
+                changes = self._update(key, None, 2 * self._dwf_md, horizon, (flow_key,)) if sub.live else []
+                cut = horizon - 3 * self._dwf_md
+                for e in sub.live.values():
+                    start = e.fields.get("start")
+                    if start is not None and start < cut:
+                        cut = start
+                if cut < sub.cutoff:
+                    cut = sub.cutoff
+                sub.cutoff = cut
+                self._series[flow_key].trim(cut)
+                return changes
+        of = self._outfalls[oid]
         computed = None
         if self._run(key) or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")

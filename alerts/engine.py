@@ -79,11 +79,13 @@ class _Series:
     built (the engine refuses readings older than the cut-off, so none can come back).
     """
 
-    __slots__ = ("key", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
-                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits")
+    __slots__ = ("key", "station", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
+                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits", "deps")
 
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
+        self.station = key[0]
+        self.deps: tuple | None = None     # feed: the subjects that read it, once asked for
         self.pt: list[int] = []      # staged appends (times, values, flags), after the arrays' readings
         self.pv: list[float] = []
         self.pf: list[str] = []
@@ -212,10 +214,16 @@ class _Series:
 
 
 class _SeriesMap(dict):
-    """(station, quantity) -> its :class:`_Series`, made when first asked for."""
+    """(station, quantity) -> its :class:`_Series`, made when first asked for; ``by_station``:
+    station -> quantity -> the same (feed looks a reading's buffer up there: no tuple to make)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_station: dict[str, dict[str, _Series]] = {}
 
     def __missing__(self, key: tuple[str, str]) -> "_Series":
         s = self[key] = _Series(key)
+        self.by_station.setdefault(key[0], {})[key[1]] = s
         return s
 
 
@@ -274,18 +282,21 @@ class _Subject:
 
 class _Change:
     """What changed in one (station, quantity) buffer since a subject was last evaluated:
-    what the exact shortcuts need to know (times in UTC ns). The class attributes are the
-    defaults (nothing changed): a record is made without an ``__init__`` and sets only what
-    differs (the live case makes ten a batch)."""
+    what the exact shortcuts need to know (times in UTC ns). The defaults: nothing changed
+    (the live case makes ten a batch: slots, and the common fields as arguments)."""
 
-    inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
-    appended = _BIG     # earliest new time after the buffer's latest
-    prev_last = _BIG    # earliest latest-time of the buffer before a change
-    positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
-    replaced = False    # a value at a time already there before the batch changed
-    flagged = False     # a new reading not appended carries a flag (e.g. calibration_overdue; appended
-    #                     ones lie after every storm and episode, so their flags mark none)
-    vmax = -math.inf    # the largest new value
+    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "flagged", "vmax")
+
+    def __init__(self, appended: int = _BIG, prev_last: int = _BIG, vmax: float = -math.inf,
+                 positive: bool = False) -> None:
+        self.inserted = _BIG       # earliest new time before the buffer's latest, or of a corrected value
+        self.appended = appended   # earliest new time after the buffer's latest
+        self.prev_last = prev_last  # earliest latest-time of the buffer before a change
+        self.positive = positive   # a new value > 0 (or NaN): rain that may make or grow a storm
+        self.replaced = False      # a value at a time already there before the batch changed
+        self.flagged = False       # a new reading not appended carries a flag (e.g. calibration_overdue;
+        #                            appended ones lie after every storm and episode, so their flags mark none)
+        self.vmax = vmax           # the largest new value
 
     def merged(self, o: "_Change") -> "_Change":
         """Both changes in one (a new record: one batch's records are shared by subjects)."""
@@ -375,13 +386,17 @@ class StreamingEngine:
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
         series = self._series
+        by_station = series.by_station
         since = _BIG if self._since is None else self._since
         touched: list[_Series] = []   # the buffers this batch changes
         # CanonicalReading is a NamedTuple: unpacking it costs less than reading its fields by name
         for t, station, _d, _s, quantity, v, _u, flags, _q in readings:
             if v is None:
                 continue
-            s = series[(station, quantity)]
+            try:
+                s = by_station[station][quantity]
+            except KeyError:
+                s = series[(station, quantity)]
             if t > s.gate:   # later than the latest reading and not before the cut-off: staged
                 if s.mark < 0:
                     if s.change is None:
@@ -438,24 +453,23 @@ class StreamingEngine:
             if m >= 0:   # _fold, inline: the common case, readings appended only
                 s.mark = -1
                 ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+                hi = max(vs)
                 if c is None:
-                    c = _Change()
-                    c.appended, c.prev_last = ts[0], s.mark_last
+                    c = _Change(ts[0], s.mark_last, hi, hi > 0.0) if hi == hi else _Change(ts[0], s.mark_last)
                 else:
                     if ts[0] < c.appended:
                         c.appended = ts[0]
                     if s.mark_last < c.prev_last:
                         c.prev_last = s.mark_last
-                hi = max(vs)
-                if hi > c.vmax:
-                    c.vmax = hi
-                if hi > 0.0:
-                    c.positive = True
-                elif hi != hi or (len(vs) > 1 and (x := sum(vs)) != x):   # a NaN among them
+                    if hi > c.vmax:
+                        c.vmax = hi
+                    if hi > 0.0:
+                        c.positive = True
+                if not hi > 0.0 and (hi != hi or (len(vs) > 1 and (x := sum(vs)) != x)):   # a NaN among them
                     _nan_values(c, vs)
                 tm = s.times
                 if tm is None:
-                    tm = s.times = times[s.key[0]]
+                    tm = s.times = times[s.station]
                 tm._new += ts
             else:
                 s.change = None
@@ -467,12 +481,16 @@ class StreamingEngine:
             last = s.last
             if last > now:
                 now = last
-            key = s.key
-            if last > mx.get(key[0], _NEVER):
-                mx[key[0]] = last
+            st = s.station
+            if last > mx.get(st, _NEVER):
+                mx[st] = last
             if len(s.pt) > 64:
                 s.flush()
-            for sub in deps.get(key, ()):
+            key = s.key
+            sd = s.deps
+            if sd is None:
+                sd = s.deps = tuple(deps.get(key, ()))
+            for sub in sd:
                 p = pending.get(sub)
                 if p is None:
                     pending[sub] = {key: c}

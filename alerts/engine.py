@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -56,7 +55,6 @@ _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
-_kind_name = operator.itemgetter(0, 1)
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
@@ -664,7 +662,7 @@ class StreamingEngine:
         for key in due:
             work.append((order[key[0]], key[1], pending.pop(key, None)))
             last_eval[key] = now
-        work.sort(key=_kind_name)
+        work.sort()   # by kind and name (unique: the records are never compared)
         for kind, name, changed in work:
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)
@@ -772,6 +770,41 @@ class StreamingEngine:
         """Storms of a gauge; also whether its confirmed qualifying storms changed."""
         key = ("gauge", gid)
         mit = self._mit
+        if self.shortcuts and key in self._fresh:
+            # _storms_may_change and the bookkeeping after it, inline, for the common case: no
+            # storm can change (zero rows appended, no storm due to be confirmed)
+            c = changed.get((gid, "rain")) if changed else None
+            if c is None or not (c.positive or c.replaced or (c.flagged and c.inserted < _BIG)):
+                sub = self._subjects[key]
+                live = sub.live
+                now = self.now_ns
+                for e in live.values():
+                    f = e.fields
+                    if not f["confirmed"] and now - f["last_rain"] > mit:
+                        break
+                else:
+                    m = self._max.get(gid)
+                    horizon = (_NEVER if m is None else m) - self.lateness
+                    if live:
+                        self._update(key, None, mit, horizon, ((gid, "rain"),))   # freezes only
+                    need = horizon - mit
+                    for e in live.values():
+                        start = e.fields.get("start")
+                        if start is not None and start < need:
+                            need = start
+                    if need < sub.cutoff:
+                        need = sub.cutoff
+                    sub.cutoff = need
+                    keep = self._rain_keep
+                    subjects = self._subjects
+                    for okey in self._gauge_outfalls.get(gid, ()):
+                        osub = subjects.get(okey)
+                        if osub is None:
+                            need = _NEVER - keep
+                        elif osub.cutoff - keep < need:
+                            need = osub.cutoff - keep
+                    self._series[(gid, "rain")].trim(need)
+                    return [], False
         computed = None
         if self._run(key) or self._storms_may_change(gid, changed):
             computed = ev.gauge_storms(self.reg, gid, self._get(gid, "rain"), self.now_ns)

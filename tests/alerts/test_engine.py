@@ -385,6 +385,28 @@ def test_shortcut_zero_rows_confirm_a_storm_once_the_inter_event_time_has_passed
     assert [(e["end"], e["confirmed"]) for e in out if e.kind is EventKind.STORM] == [(last_rain, True)]
 
 
+def test_shortcut_zero_rows_after_a_storm_move_the_cut_off_and_make_it_final(tmp_path):
+    """Zero rows cannot change a storm but once it is due to be confirmed; they still move
+    the gauge's cut-off and make the confirmed storm final, as without shortcuts: the state
+    after every batch is the same, and the storm is frozen before the end."""
+    engines = [StreamingEngine(registry(), tmp_path / f"{name}.json", eval_interval=timedelta(0), shortcuts=on)
+               for name, on in (("fast", True), ("ref", False))]
+    feed_both(engines, storm(0, 10))
+    frozen_at = None
+    for m in range(20, 10 * H, 5):
+        feed_both(engines, [reading(at(m), "RG-1", "rain", 0.0)])
+        for e in engines:
+            e.checkpoint()
+        fast, ref = (json.loads(e.state_path.read_text()) for e in engines)
+        assert fast == ref, m
+        [frozen] = [f for k, n, _cut, f, _evs in fast["subjects"] if (k, n) == ("gauge", "RG-1")]
+        if frozen and frozen_at is None:
+            frozen_at = m
+    assert frozen_at is not None
+    [s] = [e for e in engines[0].events().values() if e.kind is EventKind.STORM]
+    assert s["confirmed"] and s["depth_in"] == 0.1
+
+
 def test_shortcut_a_late_tip_grows_the_storm_and_a_tip_corrected_to_zero_shrinks_it():
     engines = twins(registry())
     feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])

@@ -853,7 +853,11 @@ class StreamingEngine:
            long enough now, nor was before (appended readings only lengthen the last run).
 
         A corrected value counts as a reading inserted at its time (the one it replaces was
-        above the floor, or not: ``_last_above`` has seen it)."""
+        above the floor, or not: ``_last_above`` has seen it).
+
+        Running the rules is always exact: while an episode is open (its run reaches the
+        latest reading) any change that gets past 1. runs them, without proving 2. (it would
+        hold: the open run reaches the bound and lasts the minimum duration)."""
         if not changed:
             return False
         of = self._outfalls[oid]
@@ -871,13 +875,55 @@ class StreamingEngine:
             return False                                    # 1.
         if inserted:
             return True
+        for e in self._subjects[("outfall", oid)].live.values():
+            if e.fields.get("end", 0) is None:
+                return True                                 # an episode open: its rules run
         t, v, _ = self._get(oid, "flow")
+        return self._long_run_reaches(oid, t, v, bound, floor)   # 2.
+
+    WINDOW = 64   # _long_run_reaches looks at up to this many readings in Python, else numpy
+
+    def _long_run_reaches(self, oid: str, t: np.ndarray, v: np.ndarray, bound: int, floor: float) -> bool:
+        """_flow_may_change's 2.: whether a run of flow readings above the floor whose last
+        reading is at ``bound`` or later lasts ``dwf_min_duration``; notes the latest reading
+        above the floor in ``_last_above``.
+
+        Exactly as on the whole buffer, it looks at the readings from ``dwf_min_duration``
+        before the first reading from the bound on (at i0), and the one before them (ws): a
+        run that goes on before ws and reaches i0 lasts more than the minimum duration, and so
+        does its part from ws. Up to ``WINDOW`` readings are walked in Python (a few numpy
+        calls cost more), more with numpy on the whole buffer."""
+        md, n = self._dwf_md, t.size
+        if n:
+            i0 = int(np.searchsorted(t, bound))
+            lo = int(np.searchsorted(t, int(t[i0 if i0 < n else n - 1]) - md))
+            ws = lo - 1 if lo > 0 else 0
+            if n - ws <= self.WINDOW:
+                tt, vv, i0 = t[ws:].tolist(), v[ws:].tolist(), i0 - ws
+                k = len(vv) - 1
+                while k >= 0 and not vv[k] > floor:
+                    k -= 1
+                if k < 0:   # none above the floor in the window: no run reaches i0
+                    a = np.flatnonzero(v > floor)
+                    self._last_above[oid] = int(t[a[-1]]) if a.size else _NEVER
+                    return False
+                self._last_above[oid] = tt[k]
+                start = -1
+                for j, x in enumerate(vv):
+                    if x > floor:
+                        if start < 0:
+                            start = j
+                    elif start >= 0:
+                        if j - 1 >= i0 and tt[j - 1] - tt[start] >= md:
+                            return True
+                        start = -1
+                return start >= 0 and len(vv) - 1 >= i0 and tt[-1] - tt[start] >= md
         above = v > floor
         k = np.flatnonzero(above)
         self._last_above[oid] = int(t[k[-1]]) if k.size else _NEVER
         first, last = runs(above)
         reach = last >= np.searchsorted(t, bound)
-        return bool(np.any(t[last[reach]] - t[first[reach]] >= self._dwf_md))   # 2.
+        return bool(np.any(t[last[reach]] - t[first[reach]] >= md))
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
         key, flow_key, stations = self._outfall_keys[oid]

@@ -361,6 +361,7 @@ class StreamingEngine:
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
         self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
+        self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject and flow buffer, once made
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
@@ -497,7 +498,8 @@ class StreamingEngine:
                     p[key] = c if mine is None else mine.merged(c)
         self._since, self.now_ns = (None if since == _BIG else since), now
         last_eval, iv = self._last_eval, self.eval_interval
-        due = [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
+        # now never goes back, so with eval_interval 0 every pending subject is due
+        due = list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
 
     def advance(self, now_ns: int) -> list[Event]:
@@ -944,7 +946,10 @@ class StreamingEngine:
                     if b < bound:
                         bound = b
             if self._last_above.get(oid, _BIG) < bound:
-                sub = self._subjects[key]
+                kept = self._outfall_kept.get(oid)
+                if kept is None:   # both are made by its first run and never replaced
+                    kept = self._outfall_kept[oid] = (self._subjects[key], self._series[flow_key])
+                sub, ser = kept
                 mx, h = self._max, _BIG
                 for st in stations:
                     m = mx.get(st)
@@ -960,7 +965,12 @@ class StreamingEngine:
                 if cut < sub.cutoff:
                     cut = sub.cutoff
                 sub.cutoff = cut
-                self._series[flow_key].trim(cut)
+                if cut > ser.cutoff:   # ser.trim(cut), inline
+                    ser.cutoff = cut
+                    if cut - 1 > ser.gate:
+                        ser.gate = cut - 1
+                    if ser.first < cut:
+                        ser._view = None
                 return changes
         of = self._outfalls[oid]
         computed = None

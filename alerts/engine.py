@@ -361,7 +361,7 @@ class StreamingEngine:
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
         self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
-        self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject and flow buffer, once made
+        self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject, flow buffer
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -56,7 +55,6 @@ _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
-_kind_name = operator.itemgetter(0, 1)
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
@@ -79,11 +77,13 @@ class _Series:
     built (the engine refuses readings older than the cut-off, so none can come back).
     """
 
-    __slots__ = ("key", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
-                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits")
+    __slots__ = ("key", "station", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
+                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits", "deps")
 
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
+        self.station = key[0]
+        self.deps: tuple | None = None     # feed: the subjects that read it, once asked for
         self.pt: list[int] = []      # staged appends (times, values, flags), after the arrays' readings
         self.pv: list[float] = []
         self.pf: list[str] = []
@@ -212,10 +212,16 @@ class _Series:
 
 
 class _SeriesMap(dict):
-    """(station, quantity) -> its :class:`_Series`, made when first asked for."""
+    """(station, quantity) -> its :class:`_Series`, made when first asked for; ``by_station``:
+    station -> quantity -> the same (feed looks a reading's buffer up there: no tuple to make)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_station: dict[str, dict[str, _Series]] = {}
 
     def __missing__(self, key: tuple[str, str]) -> "_Series":
         s = self[key] = _Series(key)
+        self.by_station.setdefault(key[0], {})[key[1]] = s
         return s
 
 
@@ -274,18 +280,21 @@ class _Subject:
 
 class _Change:
     """What changed in one (station, quantity) buffer since a subject was last evaluated:
-    what the exact shortcuts need to know (times in UTC ns). The class attributes are the
-    defaults (nothing changed): a record is made without an ``__init__`` and sets only what
-    differs (the live case makes ten a batch)."""
+    what the exact shortcuts need to know (times in UTC ns). The defaults: nothing changed
+    (the live case makes ten a batch: slots, and the common fields as arguments)."""
 
-    inserted = _BIG     # earliest new time before the buffer's latest, or of a corrected value
-    appended = _BIG     # earliest new time after the buffer's latest
-    prev_last = _BIG    # earliest latest-time of the buffer before a change
-    positive = False    # a new value > 0 (or NaN): rain that may make or grow a storm
-    replaced = False    # a value at a time already there before the batch changed
-    flagged = False     # a new reading not appended carries a flag (e.g. calibration_overdue; appended
-    #                     ones lie after every storm and episode, so their flags mark none)
-    vmax = -math.inf    # the largest new value
+    __slots__ = ("inserted", "appended", "prev_last", "positive", "replaced", "flagged", "vmax")
+
+    def __init__(self, appended: int = _BIG, prev_last: int = _BIG, vmax: float = -math.inf,
+                 positive: bool = False) -> None:
+        self.inserted = _BIG       # earliest new time before the buffer's latest, or of a corrected value
+        self.appended = appended   # earliest new time after the buffer's latest
+        self.prev_last = prev_last  # earliest latest-time of the buffer before a change
+        self.positive = positive   # a new value > 0 (or NaN): rain that may make or grow a storm
+        self.replaced = False      # a value at a time already there before the batch changed
+        self.flagged = False       # a new reading not appended carries a flag (e.g. calibration_overdue;
+        #                            appended ones lie after every storm and episode, so their flags mark none)
+        self.vmax = vmax           # the largest new value
 
     def merged(self, o: "_Change") -> "_Change":
         """Both changes in one (a new record: one batch's records are shared by subjects)."""
@@ -351,6 +360,8 @@ class StreamingEngine:
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
         self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
+        self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
+        self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject, flow buffer
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
@@ -374,13 +385,17 @@ class StreamingEngine:
     def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
         series = self._series
+        by_station = series.by_station
         since = _BIG if self._since is None else self._since
         touched: list[_Series] = []   # the buffers this batch changes
         # CanonicalReading is a NamedTuple: unpacking it costs less than reading its fields by name
         for t, station, _d, _s, quantity, v, _u, flags, _q in readings:
             if v is None:
                 continue
-            s = series[(station, quantity)]
+            try:
+                s = by_station[station][quantity]
+            except KeyError:
+                s = series[(station, quantity)]
             if t > s.gate:   # later than the latest reading and not before the cut-off: staged
                 if s.mark < 0:
                     if s.change is None:
@@ -437,24 +452,23 @@ class StreamingEngine:
             if m >= 0:   # _fold, inline: the common case, readings appended only
                 s.mark = -1
                 ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+                hi = max(vs)
                 if c is None:
-                    c = _Change()
-                    c.appended, c.prev_last = ts[0], s.mark_last
+                    c = _Change(ts[0], s.mark_last, hi, hi > 0.0) if hi == hi else _Change(ts[0], s.mark_last)
                 else:
                     if ts[0] < c.appended:
                         c.appended = ts[0]
                     if s.mark_last < c.prev_last:
                         c.prev_last = s.mark_last
-                hi = max(vs)
-                if hi > c.vmax:
-                    c.vmax = hi
-                if hi > 0.0:
-                    c.positive = True
-                elif hi != hi or (len(vs) > 1 and (x := sum(vs)) != x):   # a NaN among them
+                    if hi > c.vmax:
+                        c.vmax = hi
+                    if hi > 0.0:
+                        c.positive = True
+                if not hi > 0.0 and (hi != hi or (len(vs) > 1 and (x := sum(vs)) != x)):   # a NaN among them
                     _nan_values(c, vs)
                 tm = s.times
                 if tm is None:
-                    tm = s.times = times[s.key[0]]
+                    tm = s.times = times[s.station]
                 tm._new += ts
             else:
                 s.change = None
@@ -466,12 +480,16 @@ class StreamingEngine:
             last = s.last
             if last > now:
                 now = last
-            key = s.key
-            if last > mx.get(key[0], _NEVER):
-                mx[key[0]] = last
+            st = s.station
+            if last > mx.get(st, _NEVER):
+                mx[st] = last
             if len(s.pt) > 64:
                 s.flush()
-            for sub in deps.get(key, ()):
+            key = s.key
+            sd = s.deps
+            if sd is None:
+                sd = s.deps = tuple(deps.get(key, ()))
+            for sub in sd:
                 p = pending.get(sub)
                 if p is None:
                     pending[sub] = {key: c}
@@ -480,7 +498,8 @@ class StreamingEngine:
                     p[key] = c if mine is None else mine.merged(c)
         self._since, self.now_ns = (None if since == _BIG else since), now
         last_eval, iv = self._last_eval, self.eval_interval
-        due = [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
+        # now never goes back, so with eval_interval 0 every pending subject is due
+        due = list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
         return self._evaluate(due)
 
     def advance(self, now_ns: int) -> list[Event]:
@@ -645,7 +664,7 @@ class StreamingEngine:
         for key in due:
             work.append((order[key[0]], key[1], pending.pop(key, None)))
             last_eval[key] = now
-        work.sort(key=_kind_name)
+        work.sort()   # by kind and name (unique: the records are never compared)
         for kind, name, changed in work:
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)
@@ -753,6 +772,41 @@ class StreamingEngine:
         """Storms of a gauge; also whether its confirmed qualifying storms changed."""
         key = ("gauge", gid)
         mit = self._mit
+        if self.shortcuts and key in self._fresh:
+            # _storms_may_change and the bookkeeping after it, inline, for the common case: no
+            # storm can change (zero rows appended, no storm due to be confirmed)
+            c = changed.get((gid, "rain")) if changed else None
+            if c is None or not (c.positive or c.replaced or (c.flagged and c.inserted < _BIG)):
+                sub = self._subjects[key]
+                live = sub.live
+                now = self.now_ns
+                for e in live.values():
+                    f = e.fields
+                    if not f["confirmed"] and now - f["last_rain"] > mit:
+                        break
+                else:
+                    m = self._max.get(gid)
+                    horizon = (_NEVER if m is None else m) - self.lateness
+                    if live:
+                        self._update(key, None, mit, horizon, ((gid, "rain"),))   # freezes only
+                    need = horizon - mit
+                    for e in live.values():
+                        start = e.fields.get("start")
+                        if start is not None and start < need:
+                            need = start
+                    if need < sub.cutoff:
+                        need = sub.cutoff
+                    sub.cutoff = need
+                    keep = self._rain_keep
+                    subjects = self._subjects
+                    for okey in self._gauge_outfalls.get(gid, ()):
+                        osub = subjects.get(okey)
+                        if osub is None:
+                            need = _NEVER - keep
+                        elif osub.cutoff - keep < need:
+                            need = osub.cutoff - keep
+                    self._series[(gid, "rain")].trim(need)
+                    return [], False
         computed = None
         if self._run(key) or self._storms_may_change(gid, changed):
             computed = ev.gauge_storms(self.reg, gid, self._get(gid, "rain"), self.now_ns)
@@ -801,7 +855,11 @@ class StreamingEngine:
            long enough now, nor was before (appended readings only lengthen the last run).
 
         A corrected value counts as a reading inserted at its time (the one it replaces was
-        above the floor, or not: ``_last_above`` has seen it)."""
+        above the floor, or not: ``_last_above`` has seen it).
+
+        Running the rules is always exact: while an episode is open (its run reaches the
+        latest reading) any change that gets past 1. runs them, without proving 2. (it would
+        hold: the open run reaches the bound and lasts the minimum duration)."""
         if not changed:
             return False
         of = self._outfalls[oid]
@@ -819,17 +877,102 @@ class StreamingEngine:
             return False                                    # 1.
         if inserted:
             return True
+        for e in self._subjects[("outfall", oid)].live.values():
+            if e.fields.get("end", 0) is None:
+                return True                                 # an episode open: its rules run
         t, v, _ = self._get(oid, "flow")
+        return self._long_run_reaches(oid, t, v, bound, floor)   # 2.
+
+    WINDOW = 64   # _long_run_reaches looks at up to this many readings in Python, else numpy
+
+    def _long_run_reaches(self, oid: str, t: np.ndarray, v: np.ndarray, bound: int, floor: float) -> bool:
+        """_flow_may_change's 2.: whether a run of flow readings above the floor whose last
+        reading is at ``bound`` or later lasts ``dwf_min_duration``; notes the latest reading
+        above the floor in ``_last_above``.
+
+        Exactly as on the whole buffer, it looks at the readings from ``dwf_min_duration``
+        before the first reading from the bound on (at i0), and the one before them (ws): a
+        run that goes on before ws and reaches i0 lasts more than the minimum duration, and so
+        does its part from ws. Up to ``WINDOW`` readings are walked in Python (a few numpy
+        calls cost more), more with numpy on the whole buffer."""
+        md, n = self._dwf_md, t.size
+        if n:
+            i0 = int(np.searchsorted(t, bound))
+            lo = int(np.searchsorted(t, int(t[i0 if i0 < n else n - 1]) - md))
+            ws = lo - 1 if lo > 0 else 0
+            if n - ws <= self.WINDOW:
+                tt, vv, i0 = t[ws:].tolist(), v[ws:].tolist(), i0 - ws
+                k = len(vv) - 1
+                while k >= 0 and not vv[k] > floor:
+                    k -= 1
+                if k < 0:   # none above the floor in the window: no run reaches i0
+                    a = np.flatnonzero(v > floor)
+                    self._last_above[oid] = int(t[a[-1]]) if a.size else _NEVER
+                    return False
+                self._last_above[oid] = tt[k]
+                start = -1
+                for j, x in enumerate(vv):
+                    if x > floor:
+                        if start < 0:
+                            start = j
+                    elif start >= 0:
+                        if j - 1 >= i0 and tt[j - 1] - tt[start] >= md:
+                            return True
+                        start = -1
+                return start >= 0 and len(vv) - 1 >= i0 and tt[-1] - tt[start] >= md
         above = v > floor
         k = np.flatnonzero(above)
         self._last_above[oid] = int(t[k[-1]]) if k.size else _NEVER
         first, last = runs(above)
         reach = last >= np.searchsorted(t, bound)
-        return bool(np.any(t[last[reach]] - t[first[reach]] >= self._dwf_md))   # 2.
+        return bool(np.any(t[last[reach]] - t[first[reach]] >= md))
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
-        of = self._outfalls[oid]
         key, flow_key, stations = self._outfall_keys[oid]
+        if changed and self.shortcuts and key in self._fresh:
+            # _flow_may_change's first case and the bookkeeping after it, inline: the common
+            # case (readings appended below the floor, zero rain rows) costs no calls.
+            c = changed.get(flow_key)
+            if c is None:
+                bound = _BIG
+            else:
+                bound = c.inserted if c.inserted < c.prev_last else c.prev_last
+                if c.vmax > self._outfalls[oid].flow_floor_gpm:
+                    bound = _NEVER
+            for rk in self._outfall_rain[oid]:
+                c = changed.get(rk)
+                if c is not None:
+                    b = (c.inserted if c.inserted < c.appended else c.appended) + self._rain_lead
+                    if b < bound:
+                        bound = b
+            if self._last_above.get(oid, _BIG) < bound:
+                kept = self._outfall_kept.get(oid)
+                if kept is None:   # both are made by its first run and never replaced
+                    kept = self._outfall_kept[oid] = (self._subjects[key], self._series[flow_key])
+                sub, ser = kept
+                mx, h = self._max, _BIG
+                for st in stations:
+                    m = mx.get(st)
+                    if m is not None and m < h:
+                        h = m
+                horizon = (h if h != _BIG else _NEVER) - self.lateness
+                changes = self._update(key, None, 2 * self._dwf_md, horizon, (flow_key,)) if sub.live else []
+                cut = horizon - 3 * self._dwf_md
+                for e in sub.live.values():
+                    start = e.fields.get("start")
+                    if start is not None and start < cut:
+                        cut = start
+                if cut < sub.cutoff:
+                    cut = sub.cutoff
+                sub.cutoff = cut
+                if cut > ser.cutoff:   # ser.trim(cut), inline
+                    ser.cutoff = cut
+                    if cut - 1 > ser.gate:
+                        ser.gate = cut - 1
+                    if ser.first < cut:
+                        ser._view = None
+                return changes
+        of = self._outfalls[oid]
         computed = None
         if self._run(key) or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")

@@ -307,6 +307,29 @@ def test_shortcut_rain_at_the_time_of_the_last_flow_above_the_floor_ends_the_epi
     assert [(e.id, e["end"]) for e in out if e.kind is EventKind.DRY_WEATHER_FLOW] == [(dwf.id, at(F0 + 35))]
 
 
+def test_shortcut_quiet_batches_move_the_cut_off_and_make_a_closed_episode_final(tmp_path):
+    """Batches that cannot change an outfall's events (flow below the floor, zero rain rows)
+    still move its cut-off and make its closed episode final, as without shortcuts: the state
+    after every batch is the same, and the episode is frozen before the end."""
+    reg = registry(REGISTRY, DRY)
+    engines = [StreamingEngine(reg, tmp_path / f"{name}.json", eval_interval=timedelta(0), shortcuts=on)
+               for name, on in (("fast", True), ("ref", False))]
+    feed_both(engines, rain_heartbeat(F0 - 5, step=5))
+    frozen_at = None
+    for m in range(F0, F0 + 4 * H, 5):
+        feed_both(engines, [reading(at(m), "RG-1", "rain", 0.0)] + flow([m], 3.0 if m < F0 + 40 else 0.1))
+        for e in engines:
+            e.checkpoint()
+        fast, ref = (json.loads(e.state_path.read_text()) for e in engines)
+        assert fast == ref, m
+        [frozen] = [f for k, n, _cut, f, _evs in fast["subjects"] if (k, n) == ("outfall", "OF-1")]
+        if frozen and frozen_at is None:
+            frozen_at = m
+    assert frozen_at is not None and frozen_at > F0 + 40
+    [dwf] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    assert (dwf["start"], dwf["end"]) == (at(F0), at(F0 + 35))
+
+
 def test_shortcut_a_corrected_flow_value_is_judged():
     engines = twins(registry())
     for m in range(0, 50, 5):
@@ -360,6 +383,28 @@ def test_shortcut_zero_rows_confirm_a_storm_once_the_inter_event_time_has_passed
     assert [e for e in out if e.kind is EventKind.STORM] == []
     out = feed_both(engines, [reading(last_rain + 6 * H * MIN + 1, "RG-1", "rain", 0.0)])
     assert [(e["end"], e["confirmed"]) for e in out if e.kind is EventKind.STORM] == [(last_rain, True)]
+
+
+def test_shortcut_zero_rows_after_a_storm_move_the_cut_off_and_make_it_final(tmp_path):
+    """Zero rows cannot change a storm but once it is due to be confirmed; they still move
+    the gauge's cut-off and make the confirmed storm final, as without shortcuts: the state
+    after every batch is the same, and the storm is frozen before the end."""
+    engines = [StreamingEngine(registry(), tmp_path / f"{name}.json", eval_interval=timedelta(0), shortcuts=on)
+               for name, on in (("fast", True), ("ref", False))]
+    feed_both(engines, storm(0, 10))
+    frozen_at = None
+    for m in range(20, 10 * H, 5):
+        feed_both(engines, [reading(at(m), "RG-1", "rain", 0.0)])
+        for e in engines:
+            e.checkpoint()
+        fast, ref = (json.loads(e.state_path.read_text()) for e in engines)
+        assert fast == ref, m
+        [frozen] = [f for k, n, _cut, f, _evs in fast["subjects"] if (k, n) == ("gauge", "RG-1")]
+        if frozen and frozen_at is None:
+            frozen_at = m
+    assert frozen_at is not None
+    [s] = [e for e in engines[0].events().values() if e.kind is EventKind.STORM]
+    assert s["confirmed"] and s["depth_in"] == 0.1
 
 
 def test_shortcut_a_late_tip_grows_the_storm_and_a_tip_corrected_to_zero_shrinks_it():

@@ -14,7 +14,8 @@ import math
 import random
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, settings
+import numpy as np
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ms4watch.alerts.engine import StreamingEngine, _BIG, _NEVER
@@ -136,3 +137,38 @@ def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
         for key, x in trims:
             eng._series[key].trim(x)
             cutoff[key] = max(cutoff[key], x)
+
+
+def long_run_reaches_reference(t, v, bound, floor, md):
+    """_flow_may_change's 2. as first written: numpy over the whole buffer."""
+    from ms4watch.alerts.rules._common import runs
+    above = v > floor
+    k = np.flatnonzero(above)
+    first, last = runs(above)
+    reach = last >= np.searchsorted(t, bound)
+    return bool(np.any(t[last[reach]] - t[first[reach]] >= md)), (int(t[k[-1]]) if k.size else _NEVER)
+
+
+RUN_CHECK = StreamingEngine(registry(), None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.sampled_from([3.0, 3.0, 3.0, 0.5000001, 0.1, 0.5, math.nan])),
+                max_size=120),
+       st.integers(-5, 130), st.sampled_from([2, 30, 200]), st.sampled_from([64, 2, 8]))
+@example([(1, 3.0), (3, 3.0)], 4, 2, 64)             # a run that goes on before the window reaches the bound
+@example([(1, 3.0), (3, 3.0), (1, 0.1)], 4, 2, 64)   # ... and ends at it
+@example([(1, 3.0), (2, 3.0), (1, 0.1)], 4, 2, 64)   # ... and ends just before it
+def test_the_window_of_the_run_check_gives_what_the_whole_buffer_gives(steps, bound_min, md_min, window):
+    """The run check walks the buffer's tail from dwf_min_duration before the bound (a run cut
+    short there already lasts long enough): the same answer, and the same latest reading
+    above the floor, as numpy over the whole buffer, windows of every size."""
+    eng = RUN_CHECK
+    eng.WINDOW = window          # small windows: the numpy form for long tails
+    eng._dwf_md = md_min * MIN
+    t = np.cumsum(np.array([d for d, _ in steps], dtype=np.int64)) * MIN + at(0)
+    v = np.array([x for _, x in steps], dtype=np.float64)
+    bound = at(bound_min)
+    eng._last_above["OF-1"] = 12345
+    got = eng._long_run_reaches("OF-1", t, v, bound, 0.5)
+    assert (got, eng._last_above["OF-1"]) == long_run_reaches_reference(t, v, bound, 0.5, md_min * MIN)

@@ -166,11 +166,17 @@ class AlertPipeline:
             self.fed_readings += len(readings)
 
     def advance(self, now_ns: int) -> None:
+        # asked before taking the lock feed needs: a store that does not answer (InfluxDB is a
+        # network server) delays the calibration notices, never ingest's readings
+        sensors = self._calibration_state(max(self._now_ns, now_ns))
+        deadlines = self._compliance_deadlines()
         with self._lock:
             self._now_ns = max(self._now_ns, now_ns)
             self._handle(self.engine.advance(self._now_ns))
-            self._calibration_notices()
-            self._compliance_notices()
+            if sensors is not None and self.calibration_watch is not None:
+                self._handle(self.calibration_watch.advance(self._now_ns, sensors))
+            if deadlines is not None and self.compliance_watch is not None:
+                self._handle(self.compliance_watch.advance(to_ns(deadlines[0]), deadlines[1]))
         self.delivery.wake()   # time moved on: escalations, reminders and retries may be due
 
     def station_status(self, station: str, device: str, status: StatusMessage) -> None:
@@ -184,34 +190,35 @@ class AlertPipeline:
             self._handle(self.engine.station_report_interval(station, seconds))
             self._stated[station] = seconds
 
-    def _calibration_notices(self) -> None:
-        """Calibration due and overdue notices from the store's calibration state (issue 13)."""
+    def _calibration_state(self, now_ns: int) -> list[Any] | None:
+        """Every sensor's calibration state from the store (issue 13), None when the store
+        cannot say now (asked again at the next tick)."""
         if self.calibrations is None or self.calibration_watch is None:
-            return
+            return None
         warn_days = int(self.registry.rules.calibration_warn.total_seconds() // 86400)
         try:
-            sensors = self.calibrations.calibrations_due(from_ns(self._now_ns), warn_days=warn_days)
+            return self.calibrations.calibrations_due(from_ns(now_ns), warn_days=warn_days)
         except Exception as e:  # noqa: BLE001 — a store that cannot answer now is asked again at the next tick
             log.warning("calibration state not read from the store (%s); asking again at the next tick", e)
-            return
-        self._handle(self.calibration_watch.advance(self._now_ns, sensors))
+            return None
 
-    def _compliance_notices(self) -> None:
-        """The compliance records' running clocks as deadline incidents (issue 12)."""
+    def _compliance_deadlines(self) -> tuple[datetime, list[Any]] | None:
+        """The compliance records' clocks (issue 12) as of now, None when they cannot be read."""
         if self.compliance is None or self.compliance_watch is None:
-            return
+            return None
         now = self._clock()
         try:
-            deadlines = self.compliance(now)
+            return now, self.compliance(now)
         except Exception:  # noqa: BLE001 — a record that cannot be read now is read again at the next tick
             log.exception("compliance deadlines not read; asking again at the next tick")
-            return
-        self._handle(self.compliance_watch.advance(to_ns(now), deadlines))
+            return None
 
     def sync_compliance(self) -> None:
         """A compliance record changed (the workbench): its clocks reach the incidents now, not at the next tick."""
-        with self._lock:
-            self._compliance_notices()
+        deadlines = self._compliance_deadlines()
+        if deadlines is not None and self.compliance_watch is not None:
+            with self._lock:
+                self._handle(self.compliance_watch.advance(to_ns(deadlines[0]), deadlines[1]))
         self.delivery.wake()
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:

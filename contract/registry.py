@@ -20,6 +20,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from .ids import check_id
 from .rules_config import Duration, RuleSettings, check_report_interval
+from .timeutil import format_duration
 from .yamlfile import field_path, load_yaml_model, parse_yaml_model
 
 
@@ -276,9 +277,22 @@ class Registry(_Model):
             for j, g in enumerate(o.rain_gauges):
                 if g not in gauges:
                     out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+        probes: dict[str, tuple[int, Any]] = {}   # turbidity probe -> (first pair, its report_interval)
         for i, p in enumerate(self.turbidity_pairs):
-            station(p.upstream, ("turbidity_pairs", i, "upstream"))
-            station(p.downstream, ("turbidity_pairs", i, "downstream"))
+            for role in ("upstream", "downstream"):
+                sid = getattr(p, role)
+                if sid in probes:
+                    # one probe in several pairs: a background probe (the "natural conditions")
+                    # above several discharge points, or a chain of probes along a creek
+                    first, iv = probes[sid]
+                    if iv != p.report_interval:
+                        out.append((("turbidity_pairs", i, "report_interval"),
+                                    f"probe {sid!r} of two pairs with different report_interval "
+                                    f"({format_duration(iv) if iv else 'none'} at turbidity_pairs[{first}]): "
+                                    "one logger, one interval"))
+                    continue
+                probes[sid] = (i, p.report_interval)
+                station(sid, ("turbidity_pairs", i, role))
             if p.construction_site is not None and p.construction_site not in sites:
                 out.append((("turbidity_pairs", i, "construction_site"),
                             _unknown("construction site", p.construction_site, sites)))

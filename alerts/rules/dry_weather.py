@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import ns_index, td_ns
-from .storms import MICRO, decimal_to_micro, to_micro_in
+from .storms import EXACT, PER_MICRO, decimal_to_micro, to_exact
 
 PROVISION = "Ramapo ch. 218 / Schenectady ch. 148 Art. II (illicit discharges); IDDE dry-weather screening"
 
@@ -96,7 +96,7 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
 
 
 def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain) -> tuple[pd.Series, np.ndarray]:
-    """:func:`is_dry_weather` and the depth in each window [micro-inch] (int64)."""
+    """:func:`is_dry_weather` and the depth in each window [1/EXACT in] (int64)."""
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     state, total = gauge_dry_state(ns_index(rain_in), rain_in.to_numpy(), ns_index(at_idx), lookback_ns=td_ns(lookback),
                                    max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
@@ -109,14 +109,14 @@ def gauge_dry_state(rain_t_ns: np.ndarray, rain_in: np.ndarray, at_ns: np.ndarra
     """:func:`is_dry_weather` on arrays (the form the alert engine calls): one gauge's rows
     (times [UTC ns], depths [in]) judged at the times ``at_ns`` [UTC ns]; durations in ns,
     ``max_rain_uin`` in micro-inches. Returns the :class:`DryState` codes (int8) and the depth
-    in each trailing window [micro-inch] (int64)."""
+    in each trailing window [1/:data:`~.storms.EXACT` in] (int64: exact for inch and mm records)."""
     return RainIndex(rain_t_ns, rain_in, max_gap_ns).states(at_ns, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
                                                             after_rain_ns=after_rain_ns)
 
 
 class RainIndex:
     """One gauge's rows prepared for judging dry weather at any times (:meth:`states`): the
-    cumulative depth [micro-inch], the times of the rows with rain and the coverage intervals
+    cumulative depth [1/EXACT in], the times of the rows with rain and the coverage intervals
     (:func:`rain_coverage`). :func:`gauge_dry_state` builds one per call; the streaming
     engine keeps one per gauge and extends it with the rows appended since (:meth:`extend`), so
     judging an outfall's flow readings costs a few searches instead of a pass over the
@@ -126,7 +126,7 @@ class RainIndex:
 
     def __init__(self, rain_t_ns: np.ndarray, rain_in: np.ndarray, max_gap_ns: int) -> None:
         t = np.asarray(rain_t_ns, dtype=np.int64)
-        v = to_micro_in(rain_in)
+        v = to_exact(rain_in)
         if t.size and np.any(np.diff(t) < 0):
             o = np.argsort(t, kind="stable")
             t, v = t[o], v[o]
@@ -156,7 +156,7 @@ class RainIndex:
         if not k:
             return
         t_new = np.asarray(rain_t_ns, dtype=np.int64)
-        v_new = to_micro_in(rain_in)
+        v_new = to_exact(rain_in)
         n, npos, ns = self.n, self.npos, self.ns
         if n + k > self.t.size:
             self._store(self.t[:n], self.cum[:n + 1], self.tpos[:npos], self.ca[:ns], self.cb[:ns], k)
@@ -178,14 +178,14 @@ class RainIndex:
 
     def states(self, at_ns: np.ndarray, *, lookback_ns: int, max_rain_uin: int, after_rain_ns: int
                ) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`gauge_dry_state` at the times ``at_ns``: codes (int8) and depths [micro-inch]."""
+        """:func:`gauge_dry_state` at the times ``at_ns``: codes (int8) and depths [1/EXACT in]."""
         t_at = np.asarray(at_ns, dtype=np.int64)
         t_r, cum = self.t[:self.n], self.cum[:self.n + 1]
         lb = lookback_ns
         hi = np.searchsorted(t_r, t_at, side="right")
         lo = np.searchsorted(t_r, t_at - lb, side="right")
         total = cum[hi] - cum[lo]
-        wet = total >= max_rain_uin
+        wet = total >= max_rain_uin * PER_MICRO   # in exact units: 2.54 mm is 0.10 in
         ar = after_rain_ns
         if ar > 0:
             t_pos = self.tpos[:self.npos]
@@ -287,5 +287,5 @@ def outfall_dry_codes(rain_by_gauge: Mapping[str, tuple[np.ndarray, np.ndarray]]
         index = rain if isinstance(rain, RainIndex) else RainIndex(rain[0], rain[1], max_gap_ns)
         per_gauge[:, j], total = index.states(t_at, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
                                               after_rain_ns=after_rain_ns)
-        depth[:, j] = total / MICRO
+        depth[:, j] = total / EXACT
     return combine_dry_codes(per_gauge), per_gauge, depth

@@ -20,7 +20,13 @@ import pandas as pd
 from ._common import NS_PER_H, NS_PER_MIN, ns_index, td_ns, to_index
 
 PROVISION = "Schenectady ch. 148 Art. I (construction inspections: storm event >= 0.5 in); EPA SYNOP MIT"
-MICRO = 1_000_000  # depths are summed as integer micro-inches: 50 x 0.01 in == 0.50 in exactly
+MICRO = 1_000_000  # micro-inches per inch: the unit of ``depth_uin``
+# Depths are summed as integers of 1/254,000,000 in, exact for records in inches and in
+# millimetres alike (1e-6 in = 254, 1e-6 mm = 10): 50 x 0.01 in and 127 x 0.1 mm are both
+# 0.50 in exactly (micro-inches were not: 0.1 mm = 3,937.007874 micro-inches, 127 of them
+# summed 0.499999 in).
+EXACT = 254_000_000
+PER_MICRO = EXACT // MICRO   # 254
 INTENSITY_WINDOWS_MIN = (5, 15, 60)
 
 COLUMNS = ["start", "end", "first_rain", "depth_in", "depth_uin", "duration_h", "n_rows",
@@ -35,6 +41,22 @@ def to_micro_in(depth_in: np.ndarray | pd.Series) -> np.ndarray:
 
 def decimal_to_micro(d: Decimal | float | str) -> int:
     return int((Decimal(str(d)) * MICRO).to_integral_value())
+
+
+def to_exact(depth_in: np.ndarray | pd.Series) -> np.ndarray:
+    """Depths [in] as int64 units of 1/:data:`EXACT` in, rounded half away from zero (exact
+    sums after this for depths given to 6 decimals in inches or in millimetres)."""
+    a = np.asarray(depth_in, dtype="float64")
+    return np.sign(a).astype(np.int64) * np.floor(np.abs(a) * EXACT + 0.5).astype(np.int64)
+
+
+def decimal_to_exact(d: Decimal | float | str) -> int:
+    return int((Decimal(str(d)) * EXACT).to_integral_value())
+
+
+def exact_to_micro(q):
+    """Units of 1/:data:`EXACT` in as micro-inches, rounded half up (int or int64 array)."""
+    return (q + PER_MICRO // 2) // PER_MICRO
 
 
 def filter_double_tips(t_ns: np.ndarray, window_ns: int) -> np.ndarray:
@@ -69,7 +91,7 @@ def peak_intensity(t_ns: np.ndarray, depth_uin: np.ndarray, window_min: int) -> 
     cum = np.concatenate(([0], np.cumsum(depth_uin)))
     lo = np.searchsorted(t_ns, t_ns - w, side="right")
     best = int((cum[1:] - cum[lo]).max())
-    return best / MICRO * (60.0 / window_min)
+    return best / EXACT * (60.0 / window_min)
 
 
 @dataclass(frozen=True)
@@ -112,13 +134,13 @@ def storm_events(rain_in: pd.Series, params: StormParams = StormParams()) -> pd.
     -------
     DataFrame, one row per storm: ``start``, ``end`` (UTC; end = last rain row),
     ``first_rain`` (time of the first rain row), ``depth_in`` [in], ``depth_uin``
-    [micro-inch, exact], ``duration_h`` [h] (end - start), ``n_rows``, peak 5/15/60-min
+    [micro-inch; summed exactly, then rounded], ``duration_h`` [h] (end - start), ``n_rows``, peak 5/15/60-min
     intensities [in/h], ``qualifying`` (depth >= qualifying_in, exact).
 
     Notes
     -----
-    Depths are rounded to micro-inches then summed as integers, so 50 tips of 0.01 in are
-    exactly 0.50 in. Duration filters compare ``end - start`` (with the start offset).
+    Depths are rounded to 1/254,000,000 in (:data:`EXACT`) then summed as integers, so 50
+    tips of 0.01 in and 127 tips of 0.1 mm are both exactly 0.50 in. Duration filters compare ``end - start`` (with the start offset).
 
     References
     ----------
@@ -134,7 +156,7 @@ def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = Stor
     :data:`COLUMNS` without ``depth_in``: (start, end, first_rain [UTC ns], depth [micro-inch],
     duration [h], n_rows, peak 5/15/60-min intensities [in/h], qualifying)."""
     t = np.asarray(t_ns, dtype=np.int64)
-    v = to_micro_in(rain_in)
+    v = to_exact(rain_in)
     if len(t) and np.any(np.diff(t) < 0):
         order = np.argsort(t, kind="stable")
         t, v = t[order], v[order]
@@ -154,13 +176,13 @@ def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = Stor
     start = t[first] - offset
     end = t[last]
     dur = end - start
-    ok = (depth >= decimal_to_micro(params.min_depth_in)) & (dur >= td_ns(params.min_duration))
-    qual = decimal_to_micro(params.qualifying_in)
+    ok = (depth >= decimal_to_exact(params.min_depth_in)) & (dur >= td_ns(params.min_duration))
+    qual = decimal_to_exact(params.qualifying_in)
     rows = []
     for i in np.flatnonzero(ok).tolist():
         a, b = int(first[i]), int(last[i]) + 1
         peaks = [peak_intensity(t[a:b], v[a:b], w) for w in INTENSITY_WINDOWS_MIN]
-        rows.append((int(start[i]), int(end[i]), int(t[a]), int(depth[i]), float(dur[i]) / NS_PER_H,
+        rows.append((int(start[i]), int(end[i]), int(t[a]), int(exact_to_micro(int(depth[i]))), float(dur[i]) / NS_PER_H,
                      b - a, *peaks, bool(depth[i] >= qual)))
     return rows
 

@@ -76,10 +76,19 @@ def exceeds(up_ntu: np.ndarray, down_ntu: np.ndarray, params: ContrastParams) ->
     return contrast_exceeds(up_ntu, down_ntu, params) | (down_ntu > params.backstop_ntu)
 
 
+# Both sides of the contrast test are rounded to this many decimals of an NTU before they are
+# compared: far below any probe's resolution (0.01 NTU), far above the error of a float
+# subtraction (8.3 − 3.3 = 5.000000000000001), so a reading exactly at the allowance is
+# exactly at it, as the probe reported it.
+COMPARE_DECIMALS = 9
+
+
 def contrast_exceeds(up_ntu: np.ndarray, down_ntu: np.ndarray, params: ContrastParams) -> np.ndarray:
-    """The contrast test alone: downstream − upstream > max(delta_ntu, fraction × upstream) [NTU]."""
+    """The contrast test alone: downstream − upstream > max(delta_ntu, fraction × upstream) [NTU],
+    strictly, in the readings' decimals (:data:`COMPARE_DECIMALS`): 8.3 against 3.3 is
+    exactly 5 NTU, not an exceedance."""
     allowance = np.maximum(params.delta_ntu, params.fraction * up_ntu)
-    return (down_ntu - up_ntu) > allowance
+    return np.round(down_ntu - up_ntu, COMPARE_DECIMALS) > np.round(allowance, COMPARE_DECIMALS)
 
 
 # Why the contrast could not be evaluated at a downstream reading (not-evaluable causes).

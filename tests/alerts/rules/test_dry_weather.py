@@ -175,3 +175,21 @@ def test_rows_older_than_the_look_back_and_two_gaps_change_no_judgement(rows, k)
     trimmed = RainIndex(t[kept], v[kept], H_NS).states(at, **KW)
     for a, b in zip(whole, trimmed):
         assert a.tolist() == b.tolist()
+
+
+# -- units: a metric gauge (REGULATIONS.md *Dry weather*: less than 0.10 in in the previous 72 h) -----
+MM = 0.03937007874015749   # what the readings CSV's "mm" becomes in canonical inches (contract/units.py)
+
+
+@pytest.mark.parametrize("tip_mm,tips,state", [(0.02, 126, DryState.DRY), (0.02, 127, DryState.WET),
+                                               (0.254, 10, DryState.WET), (0.1, 25, DryState.DRY),
+                                               (0.01, 254, DryState.WET)])
+def test_a_metric_gauge_is_wet_at_exactly_2_54_mm(tip_mm, tips, state):
+    """2.54 mm is 0.10 in exactly: not "less than 0.10 in", so not dry (127 rows of 0.02 mm
+    were summed as 127 x 787 micro-inches = 0.099949 in: dry)."""
+    r = heartbeat(100, step="1min")
+    r.iloc[3000:3000 + tips] = tip_mm * MM
+    at = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
+    assert is_dry_weather(r, at).iat[0] == state
+    state_of, _per_gauge, depth = outfall_dry_weather({"RG-1": r, "RG-2": heartbeat(100)}, at)
+    assert state_of.iat[0] == state and depth["RG-1"].iat[0] == pytest.approx(tip_mm * tips / 25.4, abs=1e-6)

@@ -76,3 +76,17 @@ def test_post_storm_items_on_the_sites_local_first_and_last_day(end, owed):
     assert len(rows) == int(owed)
     if owed:
         assert rows["due"].iat[0] == end + 24 * H     # within 24 hours of the storm's end: real hours
+
+
+# -- "within 24 hours of the end of a storm event": exactly 24 h, across the fall-back night -------
+@pytest.mark.parametrize("late_ns,overdue", [(0, False), (1, True)])
+def test_an_inspection_exactly_24_hours_after_the_storm_is_within_them(late_ns, overdue):
+    from ms4watch.alerts.evaluate import site_inspections
+    from tests.alerts.support import registry
+
+    end = local(2026, 10, 31, 23, 30)          # the storm ends the evening before the clocks go back
+    insp = end + 24 * H + late_ns              # 24 real hours: 22:30 local on Nov 1 (EST)
+    evs = site_inspections(registry(), "CS-1", {"RG-1": [end]}, [insp], insp + H)
+    storm = [e for e in evs if e.fields["reason"] == "storm"]
+    assert [e.fields["due"] for e in storm if e.kind.value == "inspection_due"] == [end + 24 * H]
+    assert any(e.kind.value == "inspection_overdue" for e in storm) is overdue

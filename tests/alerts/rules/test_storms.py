@@ -68,3 +68,18 @@ def test_dst_fall_back_storm_duration_in_real_hours():
     b = pd.Timestamp("2026-11-01 01:30").tz_localize("America/New_York", ambiguous=False).tz_convert("UTC")
     s = storm_events(pd.Series([0.3, 0.3], index=pd.DatetimeIndex([a, b])))
     assert len(s) == 1 and s["duration_h"].iat[0] == pytest.approx(1.0)
+
+
+# -- units: a metric gauge (Schenectady ch. 148 Art. I: "a storm event 0.5 inch or greater") ------
+MM = 0.03937007874015749   # what the readings CSV's "mm" becomes in canonical inches (contract/units.py)
+
+
+@pytest.mark.parametrize("tip_mm,tips,qualifying", [(0.1, 126, False), (0.1, 127, True), (0.2, 63, False),
+                                                     (0.2, 64, True), (0.254, 50, True), (0.02, 635, True)])
+def test_a_metric_gauge_qualifies_at_exactly_12_7_mm(tip_mm, tips, qualifying):
+    """12.7 mm is 0.5 in exactly: 127 tips of a 0.1 mm bucket are a storm of 0.5 inch (were
+    summed as 127 x 3,937 micro-inches = 0.499999 in: not qualifying)."""
+    s = storm_events(rain([(m, tip_mm * MM) for m in range(tips)]))
+    assert len(s) == 1
+    assert bool(s["qualifying"].iat[0]) is qualifying
+    assert s["depth_in"].iat[0] == pytest.approx(tip_mm * tips / 25.4, abs=1e-6)

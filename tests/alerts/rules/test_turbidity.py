@@ -119,3 +119,24 @@ def test_an_episode_carried_partly_by_the_backstop_says_so():
     eps, _ = turbidity_contrast(up.drop(up.index[6:]), down)   # upstream stops when downstream reaches 400
     assert list(eps["basis"]) == ["contrast+backstop"] and eps["max_delta_ntu"].iat[0] == 30.0
     assert eps["max_downstream_ntu"].iat[0] == 400.0 and eps["end"].iat[0] == down.index[11]
+
+
+# -- exactly at the allowance, in the decimals a probe reports (REGULATIONS.md *Turbidity contrast*:
+#    downstream − upstream > max(5 NTU, 10 % of upstream): exactly at it is not an exceedance) -------------
+@pytest.mark.parametrize("up,down", [
+    (3.3, 8.3), (4.8, 9.8), (10.1, 15.1), (45.3, 50.3),       # exactly 5 NTU above (8.3 − 3.3 = 5.000000000000001 in floats)
+    (50.3, 55.33), (51.0, 56.1), (123.4, 135.74), (200.0, 220.0),   # exactly 10 % above
+])
+def test_exactly_at_the_allowance_is_not_an_exceedance(up, down):
+    p = ContrastParams()
+    assert not bool(exceeds(np.array([up]), np.array([down]), p)[0])
+    eps, _ = turbidity_contrast(ser([up] * 6), ser([down] * 6), params=p)
+    assert eps.empty
+    # 0.01 NTU more (a probe's resolution) is one
+    assert bool(exceeds(np.array([up]), np.array([round(down + 0.01, 2)]), p)[0])
+
+
+def test_exactly_at_a_registry_allowance_is_not_an_exceedance():
+    p = ContrastParams(delta_ntu=7.3, fraction=0.15)
+    assert not exceeds(np.array([1.1, 60.7]), np.array([8.4, 69.805]), p).any()   # 7.3 NTU; 15 % of 60.7
+    assert exceeds(np.array([1.1, 60.7]), np.array([8.41, 69.815]), p).all()

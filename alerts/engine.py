@@ -44,7 +44,7 @@ from ms4watch.contract.wire import CanonicalReading
 
 from . import evaluate as ev
 from .errors import AlertError
-from .events import Event, EventStatus
+from .events import Event, EventKind, EventStatus
 from .rules._common import runs, td_ns
 from .rules.dry_weather import RainIndex
 
@@ -54,6 +54,7 @@ STATE_VERSION = 1
 _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
+_EXTENDABLE = (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)   # _extend_open
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
 
 
@@ -973,8 +974,11 @@ class StreamingEngine:
                         ser._view = None
                 return changes
         of = self._outfalls[oid]
-        computed = None
-        if self._run(key) or self._flow_may_change(oid, changed):
+        computed = extended = None
+        run = self._run(key)
+        if not run and changed and (extended := self._extend_open(oid, changed)) is not None:
+            pass
+        elif run or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")
             index = {g: x for g in of.rain_gauges if (x := self._rain_index(g)) is not None}
             computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges},
@@ -984,8 +988,56 @@ class StreamingEngine:
         md = self._dwf_md
         horizon = self._horizon(*stations)
         changes = self._update(key, computed, 2 * md, horizon, (flow_key,))
+        if extended is not None:
+            changes.append(extended)   # the rules did not run: _update froze only (an open episode stays live)
         self._series[flow_key].trim(self._cutoff(key, horizon, 3 * md))
         return changes
+
+    def _extend_open(self, oid: str, changed: dict[tuple[str, str], _Change]) -> Event | None:
+        """An open dry-weather-flow episode (or dry-weather-unknown notice) extended by the
+        flow readings appended since the outfall was last evaluated, without running its
+        rules (:func:`.evaluate.extend_open_episode`), recorded as emitted; None when that
+        cannot be done exactly (the rules then run).
+
+        It applies when the only live event still open is such an episode or notice whose
+        ``last_met`` is the latest flow reading before the change, no flow reading was
+        inserted or corrected, and every rain row new to the outfall's gauges was appended at
+        a time that can change the dry-weather state only after ``last_met`` (its time plus
+        ``_rain_lead``, as in ``_flow_may_change``): every judgement up to ``last_met``, so
+        every other event, is then as it was."""
+        c = changed.get((oid, "flow"))
+        if c is None or c.inserted < _BIG or c.appended == _BIG:
+            return None
+        sub = self._subjects[("outfall", oid)]
+        open_e = None
+        for e in sub.live.values():
+            if e.fields.get("end", 0) is None:
+                if open_e is not None:
+                    return None
+                open_e = e
+        if open_e is None or open_e.kind not in _EXTENDABLE:
+            return None
+        last = open_e.fields["last_met"]
+        if c.prev_last != last:
+            return None
+        lead = self._rain_lead
+        for rk in self._outfall_rain[oid]:
+            rc = changed.get(rk)
+            if rc is not None and (rc.inserted < _BIG or rc.appended + lead <= last):
+                return None
+        flow = self._get(oid, "flow")
+        t = flow[0]
+        i = int(np.searchsorted(t, last, side="right"))
+        if i == 0 or int(t[i - 1]) != last:
+            return None
+        gauges = self._outfalls[oid].rain_gauges
+        index = {g: x for g in gauges if (x := self._rain_index(g)) is not None}
+        e = ev.extend_open_episode(self.reg, oid, open_e, flow, {g: self._get(g, "rain") for g in gauges}, index, i)
+        if e is None:
+            return None
+        self._last_above[oid] = e.fields["last_met"]   # every new reading is above the floor
+        sub.emitted[e.id] = sub.live[e.id] = e
+        return e
 
     def _pair_may_change(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
         """Whether what changed since the pair was last evaluated may change its events.

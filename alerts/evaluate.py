@@ -171,6 +171,67 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     return out
 
 
+def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Arrays, rain: Mapping[str, Arrays],
+                        rain_index: Mapping[str, dw.RainIndex], first: int) -> Event | None:
+    """``open_event``, the outfall's open dry-weather-flow episode or dry-weather-unknown
+    notice as :func:`outfall_events` made it on the flow readings before ``first`` (its
+    ``last_met`` is the reading at ``first - 1``), extended through the readings from
+    ``first`` on: the event :func:`outfall_events` makes of them all, or None when it cannot
+    be had from the new readings alone (then the rules run).
+
+    The caller vouches that nothing else changed that could change a judgement at or before
+    ``last_met``: no flow reading was inserted or corrected, and no rain row was inserted,
+    corrected or appended at a time that can change the dry-weather state there (the
+    engine's ``_rain_lead`` bound, ``StreamingEngine._flow_may_change``). Then the readings up
+    to ``last_met`` are judged as before, and when every new one is above the floor and in
+    the event's state (DRY, or UNKNOWN) the open run goes on through them and no other run
+    changes: the event keeps its start and stays open; its peak, gauges, depths and flags
+    are those before joined with the new readings' (a max of rounded values is the rounded
+    max: rounding is monotonic); its suppression is asked again for the new end. A gauge
+    first used by the new readings (its largest depth over the whole episode would be
+    needed) gives None."""
+    t, v = flow[0], flow[1]
+    nt, nv = t[first:], v[first:]
+    of = reg.outfall(outfall)
+    if not nt.size or not bool(np.all(nv > of.flow_floor_gpm)):
+        return None
+    is_dwf = open_event.kind is EventKind.DRY_WEATHER_FLOW
+    r = reg.rules
+    gauges = list(of.rain_gauges)
+    dry, states, depths = dw.outfall_dry_codes(
+        {g: rain_index.get(g) or rain.get(g, EMPTY)[:2] for g in gauges}, nt, lookback_ns=td_ns(r.dry_lookback),
+        max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
+        after_rain_ns=td_ns(r.dry_after_rain))
+    if not bool(np.all(dry == (dw.DRY if is_dwf else dw.UNKNOWN))):
+        return None
+    f0 = open_event.fields
+    used0, missing0 = f0.get("rain_gauges_used", ()), f0["rain_gauges_missing"]
+    missing, depth_in = [], {}
+    for j, g in enumerate(gauges):
+        st = states[:, j]
+        if g in used0:
+            d, d0 = round(float(depths[:, j].max()), 6), f0["rain_in_by_gauge"][g]
+            depth_in[g] = d if d > d0 else d0
+        elif is_dwf and bool(np.any(st == dw.DRY)):
+            return None
+        if g in missing0 or bool(np.any(st == dw.UNKNOWN)):
+            missing.append(g)
+    start, last, end = f0["start"], f0["last_met"], int(nt[-1])
+    peak = round(float(nv.max()), 4)
+    fields = dict(f0)
+    fields["peak_gpm"] = peak if peak > f0["peak_gpm"] else f0["peak_gpm"]
+    fields["rain_gauges_missing"] = missing
+    fields["last_met"] = end
+    if is_dwf:
+        fields["suppressed"] = suppression(reg, outfall, start, end)
+        fields["rain_gauges_used"] = list(used0)
+        fields["rain_in_by_gauge"] = depth_in
+        if not f0.get("uncalibrated"):   # the spans grew by (last, end]: their readings' flags too
+            fields.update(uncalibrated_field((flow, last + 1, end),
+                                             *((rain.get(g, EMPTY), last + 1, end) for g in used0)))
+    return Event(open_event.kind, open_event.id, fields, open_event.params, open_event.provision)
+
+
 def suppression(reg: Registry, outfall: str, start_ns: int, end_ns: int) -> str | None:
     """The reason an episode is not notified: an approved discharge or exempt flow covering it."""
     s = pd.Timestamp(start_ns, tz="UTC").to_pydatetime()

@@ -191,33 +191,38 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     first used by the new readings (its largest depth over the whole episode would be
     needed) gives None."""
     t, v = flow[0], flow[1]
-    nt, nv = t[first:], v[first:]
+    nt, nv = t[first:].tolist(), v[first:].tolist()
     of = reg.outfall(outfall)
-    if not nt.size or not bool(np.all(nv > of.flow_floor_gpm)):
+    floor = of.flow_floor_gpm
+    if not nt or not all(x > floor for x in nv):
         return None
     is_dwf = open_event.kind is EventKind.DRY_WEATHER_FLOW
+    want = dw.DRY if is_dwf else dw.UNKNOWN
     r = reg.rules
     gauges = list(of.rain_gauges)
-    dry, states, depths = dw.outfall_dry_codes(
-        {g: rain_index.get(g) or rain.get(g, EMPTY)[:2] for g in gauges}, nt, lookback_ns=td_ns(r.dry_lookback),
-        max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
-        after_rain_ns=td_ns(r.dry_after_rain))
-    if not bool(np.all(dry == (dw.DRY if is_dwf else dw.UNKNOWN))):
-        return None
+    lb, gap = td_ns(r.dry_lookback), td_ns(r.dry_rain_max_gap)
+    args = dict(lookback_ns=lb, max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in),
+                after_rain_ns=td_ns(r.dry_after_rain))
+    # each gauge judged at the new readings (RainIndex.states_at: what outfall_dry_codes gives)
+    per_gauge = [(rain_index.get(g) or dw.RainIndex(*rain.get(g, EMPTY)[:2], gap)).states_at(nt, **args)
+                 for g in gauges]
+    for i in range(len(nt)):   # dw.combine_dry_codes: WET if any, else DRY if any, else UNKNOWN
+        codes = [c[i] for c, _ in per_gauge]
+        if (dw.WET if dw.WET in codes else dw.DRY if dw.DRY in codes else dw.UNKNOWN) != want:
+            return None
     f0 = open_event.fields
     used0, missing0 = f0.get("rain_gauges_used", ()), f0["rain_gauges_missing"]
     missing, depth_in = [], {}
-    for j, g in enumerate(gauges):
-        st = states[:, j]
-        if g in used0:
-            d, d0 = round(float(depths[:, j].max()), 6), f0["rain_in_by_gauge"][g]
+    for g, (codes, totals) in zip(gauges, per_gauge):
+        if g in used0:   # depth: total / MICRO in float64, as outfall_dry_codes (exact below 2**53)
+            d, d0 = round(float(max(totals)) / storms.MICRO, 6), f0["rain_in_by_gauge"][g]
             depth_in[g] = d if d > d0 else d0
-        elif is_dwf and bool(np.any(st == dw.DRY)):
+        elif is_dwf and dw.DRY in codes:
             return None
-        if g in missing0 or bool(np.any(st == dw.UNKNOWN)):
+        if g in missing0 or dw.UNKNOWN in codes:
             missing.append(g)
-    start, last, end = f0["start"], f0["last_met"], int(nt[-1])
-    peak = round(float(nv.max()), 4)
+    start, last, end = f0["start"], f0["last_met"], nt[-1]
+    peak = round(max(nv), 4)
     fields = dict(f0)
     fields["peak_gpm"] = peak if peak > f0["peak_gpm"] else f0["peak_gpm"]
     fields["rain_gauges_missing"] = missing

@@ -87,10 +87,12 @@ def open_episode_scenarios(draw):
     for i in range(end_min // 15):
         if not (gap and gap[0] <= i < gap[0] + gap[1]):
             rs.append(reading(at(i * 15), "RG-1", "rain", 0.0))
+    tips = {}   # one value per time (bursts may overlap)
     for _ in range(draw(st.integers(0, 4))):
         a = rnd.randrange(0, end_min)
         for k in range(rnd.randint(1, 12)):
-            rs.append(reading(at(a + 3 * k + 0.25), "RG-1", "rain", rnd.choice([0.01, 0.02, 0.0])))
+            tips.setdefault(at(a + 3 * k + 0.25), rnd.choice([0.01, 0.02, 0.0]))
+    rs += [reading(x, "RG-1", "rain", tip) for x, tip in tips.items()]
     # RG-2: never, until some time, or only from some time on (no coverage where it is silent)
     rg2 = draw(st.sampled_from(["never", "stops", "starts", "always"]))
     cut = rnd.randrange(0, end_min // 15)

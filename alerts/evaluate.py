@@ -214,8 +214,8 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     used0, missing0 = f0.get("rain_gauges_used", ()), f0["rain_gauges_missing"]
     missing, depth_in = [], {}
     for g, (codes, totals) in zip(gauges, per_gauge):
-        if g in used0:   # depth: total / MICRO in float64, as outfall_dry_codes (exact below 2**53)
-            d, d0 = round(float(max(totals)) / storms.MICRO, 6), f0["rain_in_by_gauge"][g]
+        if g in used0:   # depth: total / EXACT in float64, as outfall_dry_codes (exact below 2**53)
+            d, d0 = round(float(max(totals)) / storms.EXACT, 6), f0["rain_in_by_gauge"][g]
             depth_in[g] = d if d > d0 else d0
         elif is_dwf and dw.DRY in codes:
             return None

@@ -206,7 +206,7 @@ class RainIndex:
     def states_at(self, at_ns: list[int], *, lookback_ns: int, max_rain_uin: int, after_rain_ns: int
                   ) -> tuple[list[int], list[int]]:
         """:meth:`states` at a few times (a list of ints), worked out in Python: the same codes
-        and depths [micro-inch], as lists. For the one or two new flow readings of a live
+        and depths [1/EXACT in], as lists. For the one or two new flow readings of a live
         batch, where :meth:`states`' dozen numpy calls cost more than the work."""
         n, npos, ns = self.n, self.npos, self.ns
         t_r, cum, t_pos, ca, cb = self.t, self.cum, self.tpos, self.ca, self.cb
@@ -215,7 +215,7 @@ class RainIndex:
             start = x - lookback_ns
             total = int(cum[int(t_r[:n].searchsorted(x, side="right"))]) - \
                 int(cum[int(t_r[:n].searchsorted(start, side="right"))])
-            wet = total >= max_rain_uin
+            wet = total >= max_rain_uin * PER_MICRO
             if not wet and after_rain_ns > 0 and npos:
                 k = int(t_pos[:npos].searchsorted(x, side="right")) - 1
                 wet = k >= 0 and x - int(t_pos[k]) < after_rain_ns

@@ -58,6 +58,10 @@ _EXTENDABLE = (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)   # _e
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
 
 
+def _order_key(key: tuple[str, str]) -> tuple[int, str]:
+    return _ORDER[key[0]], key[1]
+
+
 def _next_after(t: np.ndarray, after_ns: int) -> int:
     """Time of the first reading after ``after_ns`` (a huge number if none yet)."""
     i = int(np.searchsorted(t, after_ns, side="right"))
@@ -379,6 +383,7 @@ class StreamingEngine:
         self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
+        self._subject_order = sorted({k for subs in self._deps.values() for k in subs}, key=_order_key)
         if self.state_path and self.state_path.exists():
             self._load()
 
@@ -448,6 +453,11 @@ class StreamingEngine:
         mx, now = self._max, self.now_ns
         pending, deps = self._pending, self._deps
         times = self._times
+        # eval_interval 0 (serve): every subject whose inputs changed is evaluated now, and none
+        # waits from before, so the subjects share this batch's records (each reads only its own
+        # inputs' there) instead of each getting its own
+        shared = {} if self.eval_interval <= 0 and not pending else None
+        dues: set[tuple[str, str]] = set()
         for s in touched:
             c, m = s.change, s.mark
             if m >= 0:   # _fold, inline: the common case, readings appended only
@@ -490,6 +500,10 @@ class StreamingEngine:
             sd = s.deps
             if sd is None:
                 sd = s.deps = tuple(deps.get(key, ()))
+            if shared is not None:
+                shared[key] = c
+                dues.update(sd)
+                continue
             for sub in sd:
                 p = pending.get(sub)
                 if p is None:
@@ -498,6 +512,10 @@ class StreamingEngine:
                     mine = p.get(key)
                     p[key] = c if mine is None else mine.merged(c)
         self._since, self.now_ns = (None if since == _BIG else since), now
+        if shared is not None:
+            order = self._subject_order
+            due = [k for k in order if k in dues] if 4 * len(dues) >= len(order) else sorted(dues, key=_order_key)
+            return self._evaluate(due, changed=shared)
         last_eval, iv = self._last_eval, self.eval_interval
         # now never goes back, so with eval_interval 0 every pending subject is due
         due = list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
@@ -656,16 +674,24 @@ class StreamingEngine:
                 h = m
         return (h if h != _BIG else _NEVER) - self.lateness
 
-    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False) -> list[Event]:
+    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False,
+                  changed: dict[tuple[str, str], _Change] | None = None) -> list[Event]:
+        """Evaluate the subjects ``due`` (gauges first, then outfalls, pairs, stations, each by
+        name), and the sites when due. ``changed``: feed's records of this batch, for every
+        subject of ``due``, already in that order (eval_interval 0: nothing pending, and
+        ``_last_eval`` is never read); else each subject takes its pending records."""
         out: list[Event] = []
         order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
-        work = []
-        pending, last_eval, now = self._pending, self._last_eval, self.now_ns
-        for key in due:
-            work.append((order[key[0]], key[1], pending.pop(key, None)))
-            last_eval[key] = now
-        work.sort()   # by kind and name (unique: the records are never compared)
+        if changed is None:
+            work = []
+            pending, last_eval, now = self._pending, self._last_eval, self.now_ns
+            for key in due:
+                work.append((order[key[0]], key[1], pending.pop(key, None)))
+                last_eval[key] = now
+            work.sort()   # by kind and name (unique: the records are never compared)
+        else:
+            work = [(order[k], n, changed) for k, n in due]
         for kind, name, changed in work:
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)

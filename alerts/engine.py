@@ -364,7 +364,11 @@ class StreamingEngine:
         # on (from its time - (gap - lookback) were the gap longer than the look-back)
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
-        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
+        # outfall -> its subject, flow buffer, stations, rain buffers and floor (the registry's
+        # floors never change while running: use_registry refuses it)
+        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges),
+                                     tuple((g, "rain") for g in o.rain_gauges), o.flow_floor_gpm)
+                              for o in registry.outfalls}
         self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
         self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject, flow buffer
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
@@ -698,7 +702,9 @@ class StreamingEngine:
                 out += changes
                 sites_dirty = sites_dirty or confirmed_changed
             elif kind == 1:
-                out += self._outfall(name, changed)
+                changes = self._outfall(name, changed)
+                if changes:
+                    out += changes
             elif kind == 2:
                 out += self._pair(name, changed)
             else:
@@ -955,7 +961,7 @@ class StreamingEngine:
         return bool(np.any(t[last[reach]] - t[first[reach]] >= md))
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
-        key, flow_key, stations = self._outfall_keys[oid]
+        key, flow_key, stations, rain_keys, floor = self._outfall_keys[oid]
         if changed and self.shortcuts and key in self._fresh:
             # _flow_may_change's first case and the bookkeeping after it, inline: the common
             # case (readings appended below the floor, zero rain rows) costs no calls.
@@ -964,9 +970,9 @@ class StreamingEngine:
                 bound = _BIG
             else:
                 bound = c.inserted if c.inserted < c.prev_last else c.prev_last
-                if c.vmax > self._outfalls[oid].flow_floor_gpm:
+                if c.vmax > floor:
                     bound = _NEVER
-            for rk in self._outfall_rain[oid]:
+            for rk in rain_keys:
                 c = changed.get(rk)
                 if c is not None:
                     b = (c.inserted if c.inserted < c.appended else c.appended) + self._rain_lead

@@ -5,7 +5,8 @@ readings are kept in a buffer; after a batch, every subject (gauge, outfall, tur
 pair, site, station) whose inputs changed is re-evaluated on its buffer and the events
 that changed are returned. Its rules run unless what changed provably cannot change its
 events (exact shortcuts: ``_storms_may_change``, ``_flow_may_change``, ``_pair_may_change``;
-docs/rules.md, *Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
+an open episode extended from the new readings alone, ``_extend_open``; docs/rules.md,
+*Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
 episode that closes, a storm that grows, then is confirmed), and an event that late data
 disproves is returned once more with ``status = retracted``.
 

@@ -5,7 +5,8 @@ readings are kept in a buffer; after a batch, every subject (gauge, outfall, tur
 pair, site, station) whose inputs changed is re-evaluated on its buffer and the events
 that changed are returned. Its rules run unless what changed provably cannot change its
 events (exact shortcuts: ``_storms_may_change``, ``_flow_may_change``, ``_pair_may_change``;
-docs/rules.md, *Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
+an open episode extended from the new readings alone, ``_extend_open``; docs/rules.md,
+*Streaming = replay*). Events are identified by ``id``: an update keeps its id (an
 episode that closes, a storm that grows, then is confirmed), and an event that late data
 disproves is returned once more with ``status = retracted``.
 
@@ -44,7 +45,7 @@ from ms4watch.contract.wire import CanonicalReading
 
 from . import evaluate as ev
 from .errors import AlertError
-from .events import Event, EventStatus
+from .events import Event, EventKind, EventStatus
 from .rules._common import runs, td_ns
 from .rules.dry_weather import RainIndex
 
@@ -54,7 +55,12 @@ STATE_VERSION = 1
 _NEVER = -(2 ** 62)
 _BIG = 2 ** 62
 _SAME = object()   # _Series.put: the reading was there already, unchanged
+_EXTENDABLE = (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)   # _extend_open
 _ORDER = {"gauge": 0, "outfall": 1, "pair": 2, "station": 3}   # gauges first: sites need their storms
+
+
+def _order_key(key: tuple[str, str]) -> tuple[int, str]:
+    return _ORDER[key[0]], key[1]
 
 
 def _next_after(t: np.ndarray, after_ns: int) -> int:
@@ -359,7 +365,11 @@ class StreamingEngine:
         # on (from its time - (gap - lookback) were the gap longer than the look-back)
         self._rain_lead = min(0, td_ns(r.dry_lookback) - gap)
         self._outfalls = {o.id: o for o in registry.outfalls}
-        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges)) for o in registry.outfalls}
+        # outfall -> its subject, flow buffer, stations, rain buffers and floor (the registry's
+        # floors never change while running: use_registry refuses it)
+        self._outfall_keys = {o.id: (("outfall", o.id), (o.id, "flow"), (o.id, *o.rain_gauges),
+                                     tuple((g, "rain") for g in o.rain_gauges), o.flow_floor_gpm)
+                              for o in registry.outfalls}
         self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
         self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject, flow buffer
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
@@ -378,6 +388,7 @@ class StreamingEngine:
         self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
+        self._subject_order = sorted({k for subs in self._deps.values() for k in subs}, key=_order_key)
         if self.state_path and self.state_path.exists():
             self._load()
 
@@ -447,6 +458,11 @@ class StreamingEngine:
         mx, now = self._max, self.now_ns
         pending, deps = self._pending, self._deps
         times = self._times
+        # eval_interval 0 (serve): every subject whose inputs changed is evaluated now, and none
+        # waits from before, so the subjects share this batch's records (each reads only its own
+        # inputs' there) instead of each getting its own
+        shared = {} if self.eval_interval <= 0 and not pending else None
+        dues: set[tuple[str, str]] = set()
         for s in touched:
             c, m = s.change, s.mark
             if m >= 0:   # _fold, inline: the common case, readings appended only
@@ -489,6 +505,10 @@ class StreamingEngine:
             sd = s.deps
             if sd is None:
                 sd = s.deps = tuple(deps.get(key, ()))
+            if shared is not None:
+                shared[key] = c
+                dues.update(sd)
+                continue
             for sub in sd:
                 p = pending.get(sub)
                 if p is None:
@@ -497,6 +517,10 @@ class StreamingEngine:
                     mine = p.get(key)
                     p[key] = c if mine is None else mine.merged(c)
         self._since, self.now_ns = (None if since == _BIG else since), now
+        if shared is not None:
+            order = self._subject_order
+            due = [k for k in order if k in dues] if 4 * len(dues) >= len(order) else sorted(dues, key=_order_key)
+            return self._evaluate(due, changed=shared)
         last_eval, iv = self._last_eval, self.eval_interval
         # now never goes back, so with eval_interval 0 every pending subject is due
         due = list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, _NEVER) >= iv]
@@ -655,23 +679,33 @@ class StreamingEngine:
                 h = m
         return (h if h != _BIG else _NEVER) - self.lateness
 
-    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False) -> list[Event]:
+    def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False,
+                  changed: dict[tuple[str, str], _Change] | None = None) -> list[Event]:
+        """Evaluate the subjects ``due`` (gauges first, then outfalls, pairs, stations, each by
+        name), and the sites when due. ``changed``: feed's records of this batch, for every
+        subject of ``due``, already in that order (eval_interval 0: nothing pending, and
+        ``_last_eval`` is never read); else each subject takes its pending records."""
         out: list[Event] = []
         order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
-        work = []
-        pending, last_eval, now = self._pending, self._last_eval, self.now_ns
-        for key in due:
-            work.append((order[key[0]], key[1], pending.pop(key, None)))
-            last_eval[key] = now
-        work.sort()   # by kind and name (unique: the records are never compared)
+        if changed is None:
+            work = []
+            pending, last_eval, now = self._pending, self._last_eval, self.now_ns
+            for key in due:
+                work.append((order[key[0]], key[1], pending.pop(key, None)))
+                last_eval[key] = now
+            work.sort()   # by kind and name (unique: the records are never compared)
+        else:
+            work = [(order[k], n, changed) for k, n in due]
         for kind, name, changed in work:
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)
                 out += changes
                 sites_dirty = sites_dirty or confirmed_changed
             elif kind == 1:
-                out += self._outfall(name, changed)
+                changes = self._outfall(name, changed)
+                if changes:
+                    out += changes
             elif kind == 2:
                 out += self._pair(name, changed)
             else:
@@ -928,7 +962,7 @@ class StreamingEngine:
         return bool(np.any(t[last[reach]] - t[first[reach]] >= md))
 
     def _outfall(self, oid: str, changed: dict[tuple[str, str], _Change] | None) -> list[Event]:
-        key, flow_key, stations = self._outfall_keys[oid]
+        key, flow_key, stations, rain_keys, floor = self._outfall_keys[oid]
         if changed and self.shortcuts and key in self._fresh:
             # _flow_may_change's first case and the bookkeeping after it, inline: the common
             # case (readings appended below the floor, zero rain rows) costs no calls.
@@ -937,9 +971,9 @@ class StreamingEngine:
                 bound = _BIG
             else:
                 bound = c.inserted if c.inserted < c.prev_last else c.prev_last
-                if c.vmax > self._outfalls[oid].flow_floor_gpm:
+                if c.vmax > floor:
                     bound = _NEVER
-            for rk in self._outfall_rain[oid]:
+            for rk in rain_keys:
                 c = changed.get(rk)
                 if c is not None:
                     b = (c.inserted if c.inserted < c.appended else c.appended) + self._rain_lead
@@ -973,8 +1007,11 @@ class StreamingEngine:
                         ser._view = None
                 return changes
         of = self._outfalls[oid]
-        computed = None
-        if self._run(key) or self._flow_may_change(oid, changed):
+        computed = extended = None
+        run = self._run(key)
+        if not run and changed and (extended := self._extend_open(oid, changed)) is not None:
+            pass
+        elif run or self._flow_may_change(oid, changed):
             flow = self._get(oid, "flow")
             index = {g: x for g in of.rain_gauges if (x := self._rain_index(g)) is not None}
             computed = ev.outfall_events(self.reg, oid, flow, {g: self._get(g, "rain") for g in of.rain_gauges},
@@ -984,8 +1021,56 @@ class StreamingEngine:
         md = self._dwf_md
         horizon = self._horizon(*stations)
         changes = self._update(key, computed, 2 * md, horizon, (flow_key,))
+        if extended is not None:
+            changes.append(extended)   # the rules did not run: _update froze only (an open episode stays live)
         self._series[flow_key].trim(self._cutoff(key, horizon, 3 * md))
         return changes
+
+    def _extend_open(self, oid: str, changed: dict[tuple[str, str], _Change]) -> Event | None:
+        """An open dry-weather-flow episode (or dry-weather-unknown notice) extended by the
+        flow readings appended since the outfall was last evaluated, without running its
+        rules (:func:`.evaluate.extend_open_episode`), recorded as emitted; None when that
+        cannot be done exactly (the rules then run).
+
+        It applies when the only live event still open is such an episode or notice whose
+        ``last_met`` is the latest flow reading before the change, no flow reading was
+        inserted or corrected, and every rain row new to the outfall's gauges was appended at
+        a time that can change the dry-weather state only after ``last_met`` (its time plus
+        ``_rain_lead``, as in ``_flow_may_change``): every judgement up to ``last_met``, so
+        every other event, is then as it was."""
+        c = changed.get((oid, "flow"))
+        if c is None or c.inserted < _BIG or c.appended == _BIG:
+            return None
+        sub = self._subjects[("outfall", oid)]
+        open_e = None
+        for e in sub.live.values():
+            if e.fields.get("end", 0) is None:
+                if open_e is not None:
+                    return None
+                open_e = e
+        if open_e is None or open_e.kind not in _EXTENDABLE:
+            return None
+        last = open_e.fields["last_met"]
+        if c.prev_last != last:
+            return None
+        lead = self._rain_lead
+        for rk in self._outfall_rain[oid]:
+            rc = changed.get(rk)
+            if rc is not None and (rc.inserted < _BIG or rc.appended + lead <= last):
+                return None
+        flow = self._get(oid, "flow")
+        t = flow[0]
+        i = int(np.searchsorted(t, last, side="right"))
+        if i == 0 or int(t[i - 1]) != last:
+            return None
+        gauges = self._outfalls[oid].rain_gauges
+        index = {g: x for g in gauges if (x := self._rain_index(g)) is not None}
+        e = ev.extend_open_episode(self.reg, oid, open_e, flow, {g: self._get(g, "rain") for g in gauges}, index, i)
+        if e is None:
+            return None
+        self._last_above[oid] = e.fields["last_met"]   # every new reading is above the floor
+        sub.emitted[e.id] = sub.live[e.id] = e
+        return e
 
     def _pair_may_change(self, pid: str, changed: dict[tuple[str, str], _Change] | None) -> bool:
         """Whether what changed since the pair was last evaluated may change its events.

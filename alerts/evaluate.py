@@ -171,6 +171,72 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     return out
 
 
+def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Arrays, rain: Mapping[str, Arrays],
+                        rain_index: Mapping[str, dw.RainIndex], first: int) -> Event | None:
+    """``open_event``, the outfall's open dry-weather-flow episode or dry-weather-unknown
+    notice as :func:`outfall_events` made it on the flow readings before ``first`` (its
+    ``last_met`` is the reading at ``first - 1``), extended through the readings from
+    ``first`` on: the event :func:`outfall_events` makes of them all, or None when it cannot
+    be had from the new readings alone (then the rules run).
+
+    The caller vouches that nothing else changed that could change a judgement at or before
+    ``last_met``: no flow reading was inserted or corrected, and no rain row was inserted,
+    corrected or appended at a time that can change the dry-weather state there (the
+    engine's ``_rain_lead`` bound, ``StreamingEngine._flow_may_change``). Then the readings up
+    to ``last_met`` are judged as before, and when every new one is above the floor and in
+    the event's state (DRY, or UNKNOWN) the open run goes on through them and no other run
+    changes: the event keeps its start and stays open; its peak, gauges, depths and flags
+    are those before joined with the new readings' (a max of rounded values is the rounded
+    max: rounding is monotonic); its suppression is asked again for the new end. A gauge
+    first used by the new readings (its largest depth over the whole episode would be
+    needed) gives None."""
+    t, v = flow[0], flow[1]
+    nt, nv = t[first:].tolist(), v[first:].tolist()
+    of = reg.outfall(outfall)
+    floor = of.flow_floor_gpm
+    if not nt or not all(x > floor for x in nv):
+        return None
+    is_dwf = open_event.kind is EventKind.DRY_WEATHER_FLOW
+    want = dw.DRY if is_dwf else dw.UNKNOWN
+    r = reg.rules
+    gauges = list(of.rain_gauges)
+    lb, gap = td_ns(r.dry_lookback), td_ns(r.dry_rain_max_gap)
+    args = dict(lookback_ns=lb, max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in),
+                after_rain_ns=td_ns(r.dry_after_rain))
+    # each gauge judged at the new readings (RainIndex.states_at: what outfall_dry_codes gives)
+    per_gauge = [(rain_index.get(g) or dw.RainIndex(*rain.get(g, EMPTY)[:2], gap)).states_at(nt, **args)
+                 for g in gauges]
+    for i in range(len(nt)):   # dw.combine_dry_codes: WET if any, else DRY if any, else UNKNOWN
+        codes = [c[i] for c, _ in per_gauge]
+        if (dw.WET if dw.WET in codes else dw.DRY if dw.DRY in codes else dw.UNKNOWN) != want:
+            return None
+    f0 = open_event.fields
+    used0, missing0 = f0.get("rain_gauges_used", ()), f0["rain_gauges_missing"]
+    missing, depth_in = [], {}
+    for g, (codes, totals) in zip(gauges, per_gauge):
+        if g in used0:   # depth: total / EXACT in float64, as outfall_dry_codes (exact below 2**53)
+            d, d0 = round(float(max(totals)) / storms.EXACT, 6), f0["rain_in_by_gauge"][g]
+            depth_in[g] = d if d > d0 else d0
+        elif is_dwf and dw.DRY in codes:
+            return None
+        if g in missing0 or dw.UNKNOWN in codes:
+            missing.append(g)
+    start, last, end = f0["start"], f0["last_met"], nt[-1]
+    peak = round(max(nv), 4)
+    fields = dict(f0)
+    fields["peak_gpm"] = peak if peak > f0["peak_gpm"] else f0["peak_gpm"]
+    fields["rain_gauges_missing"] = missing
+    fields["last_met"] = end
+    if is_dwf:
+        fields["suppressed"] = suppression(reg, outfall, start, end)
+        fields["rain_gauges_used"] = list(used0)
+        fields["rain_in_by_gauge"] = depth_in
+        if not f0.get("uncalibrated"):   # the spans grew by (last, end]: their readings' flags too
+            fields.update(uncalibrated_field((flow, last + 1, end),
+                                             *((rain.get(g, EMPTY), last + 1, end) for g in used0)))
+    return Event(open_event.kind, open_event.id, fields, open_event.params, open_event.provision)
+
+
 def suppression(reg: Registry, outfall: str, start_ns: int, end_ns: int) -> str | None:
     """The reason an episode is not notified: an approved discharge or exempt flow covering it."""
     s = pd.Timestamp(start_ns, tz="UTC").to_pydatetime()

@@ -78,7 +78,13 @@ def deliveries(draw):
 @given(deliveries())
 def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
     eng = StreamingEngine(registry(), None, eval_interval=timedelta(0))
-    eng._evaluate = lambda due, sites=False: []   # the pending records are read (and consumed) here
+
+    def evaluate(due, sites=False, changed=None):   # the pending records are read (and consumed) here
+        if changed is not None:   # eval_interval 0, nothing pending: the batch's records, shared by the
+            for sub in due:       # subjects due; as pending records, each subject's own inputs'
+                eng._pending[sub] = {k: c for k, c in changed.items() if sub in eng._deps.get(k, ())}
+        return []
+    eng._evaluate = evaluate
     buf = {k: {} for k in KEYS}
     cutoff = {k: _NEVER for k in KEYS}
     last = {k: _NEVER for k in KEYS}

@@ -8,6 +8,7 @@ ever kept; and its arrays must be those built from its own rows."""
 
 from __future__ import annotations
 
+import os
 import random
 from datetime import timedelta
 
@@ -154,3 +155,36 @@ def test_depths_at_two_gauges_are_never_added_with_the_kept_indexes():
         assert len(dwf) == 1
         assert dwf[0]["rain_gauges_used"] == list(gauges)
         assert dwf[0]["rain_in_by_gauge"] == {g: 0.06 for g in gauges}
+
+
+@settings(max_examples=300 if os.environ.get("MS4_SLOW") else 60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0, 2 * 3600, 6 * 3600]), st.booleans())
+def test_states_at_a_few_times_equal_the_array_form(seed, after_rain_s, extended):
+    """RainIndex.states_at (the open-episode extension's few new flow readings, in Python)
+    gives the codes and depths of RainIndex.states, built or extended, at any times: on
+    rows, between them, in outages, before the first and after the last, at the threshold."""
+    rnd = random.Random(seed)
+    gap, lb = 3600 * 10**9, 48 * 3600 * 10**9
+    t = [m for m in range(0, 80 * 60, rnd.choice([5, 15, 30])) if rnd.random() < 0.97] if rnd.random() < 0.95 else []
+    t = [at(m) for m in t if not any(a <= m < a + n for a, n in [(rnd.randrange(0, 4800), rnd.randrange(60, 600))])]
+    wet = rnd.choice([0.0, 0.01, 0.05])   # the share of rows with rain (dry windows need few)
+    v = [rnd.choice([0.01, 0.05, 0.1, float("nan")]) if rnd.random() < wet else 0.0 for _ in t]
+    if extended and t:
+        k = rnd.randrange(0, len(t) + 1)
+        index = RainIndex(np.array(t[:k], dtype=np.int64), np.array(v[:k]), gap)
+        index.extend(np.array(t[k:], dtype=np.int64), np.array(v[k:]))
+    else:
+        index = RainIndex(np.array(t, dtype=np.int64), np.array(v), gap)
+    times = {at(rnd.uniform(-120, 80 * 60 + 120)) for _ in range(rnd.randrange(1, 6))}
+    for d in (0, gap, lb, lb + gap, lb - gap, after_rain_s * 10**9):   # at the edges of every rule
+        for x in rnd.sample(t, min(len(t), 3)):
+            times |= {x + d - 1, x + d, x + d + 1}
+    for x in [a for a, x in zip(t, v) if not x <= 0][-3:]:   # where recent rain ends
+        times |= {x + after_rain_s * 10**9 + d for d in (-1, 0, 1)}
+    for x in [a for a, b in zip(t, t[1:] + [None]) if b is None or b - a > gap]:   # where coverage ends
+        times |= {x + gap - 1, x + gap, x + gap + 1}
+    times = sorted(times)
+    kw = dict(lookback_ns=lb, max_rain_uin=decimal_to_micro("0.10"), after_rain_ns=after_rain_s * 10**9)
+    codes, totals = index.states_at(times, **kw)
+    want_codes, want_totals = index.states(np.array(times, dtype=np.int64), **kw)
+    assert codes == want_codes.tolist() and totals == want_totals.tolist()

@@ -388,6 +388,7 @@ class StreamingEngine:
         self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
+        self._due_cache: dict[tuple[_Series, ...], list[tuple[str, str]]] = {}   # feed, eval_interval 0
         self._subject_order = sorted({k for subs in self._deps.values() for k in subs}, key=_order_key)
         if self.state_path and self.state_path.exists():
             self._load()
@@ -462,7 +463,7 @@ class StreamingEngine:
         # waits from before, so the subjects share this batch's records (each reads only its own
         # inputs' there) instead of each getting its own
         shared = {} if self.eval_interval <= 0 and not pending else None
-        dues: set[tuple[str, str]] = set()
+        hit: list[_Series] = []   # shared: the buffers that changed, in order
         for s in touched:
             c, m = s.change, s.mark
             if m >= 0:   # _fold, inline: the common case, readings appended only
@@ -502,13 +503,13 @@ class StreamingEngine:
             if len(s.pt) > 64:
                 s.flush()
             key = s.key
+            if shared is not None:
+                shared[key] = c
+                hit.append(s)
+                continue
             sd = s.deps
             if sd is None:
                 sd = s.deps = tuple(deps.get(key, ()))
-            if shared is not None:
-                shared[key] = c
-                dues.update(sd)
-                continue
             for sub in sd:
                 p = pending.get(sub)
                 if p is None:
@@ -518,8 +519,23 @@ class StreamingEngine:
                     p[key] = c if mine is None else mine.merged(c)
         self._since, self.now_ns = (None if since == _BIG else since), now
         if shared is not None:
-            order = self._subject_order
-            due = [k for k in order if k in dues] if 4 * len(dues) >= len(order) else sorted(dues, key=_order_key)
+            # the subjects due follow from which buffers changed (the dependencies never change):
+            # kept for the last few such sets (the live case changes the same buffers every batch)
+            hk = tuple(hit)
+            cache = self._due_cache
+            due = cache.get(hk)
+            if due is None:
+                dues: set[tuple[str, str]] = set()
+                for s in hit:
+                    sd = s.deps
+                    if sd is None:
+                        sd = s.deps = tuple(deps.get(s.key, ()))
+                    dues.update(sd)
+                order = self._subject_order
+                due = [k for k in order if k in dues] if 4 * len(dues) >= len(order) else sorted(dues, key=_order_key)
+                if len(cache) >= 32:
+                    cache.clear()
+                cache[hk] = due
             return self._evaluate(due, changed=shared)
         last_eval, iv = self._last_eval, self.eval_interval
         # now never goes back, so with eval_interval 0 every pending subject is due

@@ -323,6 +323,13 @@ def _nan_values(c: _Change, vs: list[float]) -> None:
             c.vmax = x
 
 
+class _Due(list):
+    """The subjects due after a batch (feed, eval_interval 0), in order, and ``work``: the
+    same as ``_evaluate`` walks them, (``_ORDER`` of the kind, name, None), made once."""
+
+    __slots__ = ("work",)
+
+
 class StreamingEngine:
     """Alert rules over a stream of :class:`CanonicalReading`, with state in ``state_path``.
 
@@ -372,6 +379,7 @@ class StreamingEngine:
                               for o in registry.outfalls}
         self._outfall_rain = {o.id: tuple((g, "rain") for g in o.rain_gauges) for o in registry.outfalls}
         self._outfall_kept: dict[str, tuple[_Subject, _Series]] = {}   # outfall -> its subject, flow buffer
+        self._gauge_osubs: dict[str, list[_Subject]] = {}   # gauge -> its outfalls' subjects (_gauge)
         self._pairs = {p.id: p for p in registry.turbidity_pairs}
         self._pair_params = (ev.contrast_params(registry), ev.qc_params(registry))
         self._gauge_outfalls = {g.id: [("outfall", o.id) for o in registry.outfalls if g.id in o.rain_gauges]
@@ -388,7 +396,7 @@ class StreamingEngine:
         self._status_intervals: dict[str, float] = {}  # station -> report interval its logger states [s]
         self._inspections: list[ev.Inspection] = []
         self._deps = self._dependencies()
-        self._due_cache: dict[tuple[_Series, ...], list[tuple[str, str]]] = {}   # feed, eval_interval 0
+        self._due_cache: dict[tuple[_Series, ...], _Due] = {}   # feed, eval_interval 0
         self._subject_order = sorted({k for subs in self._deps.values() for k in subs}, key=_order_key)
         if self.state_path and self.state_path.exists():
             self._load()
@@ -464,14 +472,20 @@ class StreamingEngine:
         # inputs' there) instead of each getting its own
         shared = {} if self.eval_interval <= 0 and not pending else None
         hit: list[_Series] = []   # shared: the buffers that changed, in order
+        new_change = _Change.__new__
         for s in touched:
             c, m = s.change, s.mark
             if m >= 0:   # _fold, inline: the common case, readings appended only
                 s.mark = -1
                 ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
                 hi = max(vs)
-                if c is None:
-                    c = _Change(ts[0], s.mark_last, hi, hi > 0.0) if hi == hi else _Change(ts[0], s.mark_last)
+                if c is None:   # _Change(ts[0], s.mark_last, hi, hi > 0.0), or without hi if NaN: slots set inline
+                    c = new_change(_Change)
+                    c.inserted, c.appended, c.prev_last, c.replaced, c.flagged = _BIG, ts[0], s.mark_last, False, False
+                    if hi == hi:
+                        c.positive, c.vmax = hi > 0.0, hi
+                    else:
+                        c.positive, c.vmax = False, -math.inf
                 else:
                     if ts[0] < c.appended:
                         c.appended = ts[0]
@@ -532,7 +546,9 @@ class StreamingEngine:
                         sd = s.deps = tuple(deps.get(s.key, ()))
                     dues.update(sd)
                 order = self._subject_order
-                due = [k for k in order if k in dues] if 4 * len(dues) >= len(order) else sorted(dues, key=_order_key)
+                due = _Due(k for k in order if k in dues) if 4 * len(dues) >= len(order) else \
+                    _Due(sorted(dues, key=_order_key))
+                due.work = [(_ORDER[k], n, None) for k, n in due]   # as _evaluate walks them
                 if len(cache) >= 32:
                     cache.clear()
                 cache[hk] = due
@@ -712,9 +728,12 @@ class StreamingEngine:
                 last_eval[key] = now
             work.sort()   # by kind and name (unique: the records are never compared)
         else:
-            work = [(order[k], n, changed) for k, n in due]
+            work = due.work if type(due) is _Due else [(order[k], n, None) for k, n in due]
+        shared = changed
         shortcuts, okeys = self.shortcuts, None
         for kind, name, changed in work:
+            if shared is not None:
+                changed = shared
             if kind == 0:
                 changes, confirmed_changed = self._gauge(name, changed)
                 out += changes
@@ -902,12 +921,17 @@ class StreamingEngine:
                         need = sub.cutoff
                     sub.cutoff = need
                     keep = self._rain_keep
-                    subjects = self._subjects
-                    for okey in self._gauge_outfalls.get(gid, ()):
-                        osub = subjects.get(okey)
-                        if osub is None:
+                    osubs = self._gauge_osubs.get(gid)
+                    if osubs is None:   # its outfalls' subjects, once all exist (they are never replaced)
+                        subjects = self._subjects
+                        osubs = [subjects.get(okey) for okey in self._gauge_outfalls.get(gid, ())]
+                        if None in osubs:
                             need = _NEVER - keep
-                        elif osub.cutoff - keep < need:
+                            osubs = ()
+                        else:
+                            self._gauge_osubs[gid] = osubs
+                    for osub in osubs:
+                        if osub.cutoff - keep < need:
                             need = osub.cutoff - keep
                     self._series[(gid, "rain")].trim(need)
                     return [], False

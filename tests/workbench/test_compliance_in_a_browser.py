@@ -39,7 +39,6 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         browser.viewport(375, 812, mobile=True, scale=2)
         browser.goto(f"{url}/login")
         log_in(browser, user, password)
-        browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
 
         # the alert's page: open a case from it
         browser.goto(f"{url}/incidents/{alert['id']}")

@@ -46,11 +46,13 @@ def api_client(demo, data_dir: Path) -> httpx.Client:
     return httpx.Client(base_url=demo.web_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
-def log_in(browser: Browser, user: str, password: str) -> None:
-    """Fill in and send the login form of the page the browser is on."""
+def log_in(browser: Browser, user: str, password: str, then: str = "/") -> None:
+    """Fill in and send the login form of the page the browser is on; wait for the page it
+    leads to (``then``) to have loaded."""
     browser.js(f"document.querySelector('input[name=username]').value = {user!r};"
                f"document.querySelector('input[name=password]').value = {password!r};"
                "document.querySelector('form.stack button[type=submit]').click()")
+    browser.wait_for(f"location.pathname === {then!r} && document.readyState === 'complete'")
 
 
 def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
@@ -71,8 +73,7 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
         browser.goto(f"{url}/incidents")
         browser.wait_for("location.pathname === '/login'")
         browser.screenshot(ARTEFACTS / "phone-login.png")
-        log_in(browser, user, password)
-        browser.wait_for("location.pathname === '/incidents' && document.readyState === 'complete'")
+        log_in(browser, user, password, then="/incidents")
         text = browser.js("document.body.innerText")
         for inc in open_before:
             assert inc["station_name"] in text
@@ -144,7 +145,6 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         browser.viewport(375, 812, mobile=True, scale=2)
         browser.goto(f"{url}/login")
         log_in(browser, user, password)
-        browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
         for name, path in PAGES:
             browser.goto(url + path)
             browser.wait_for(ALL_LOADED)

@@ -1093,12 +1093,7 @@ class StreamingEngine:
                 if cut < sub.cutoff:
                     cut = sub.cutoff
                 sub.cutoff = cut
-                if cut > ser.cutoff:   # ser.trim(cut), inline
-                    ser.cutoff = cut
-                    if cut - 1 > ser.gate:
-                        ser.gate = cut - 1
-                    if ser.first < cut:
-                        ser._view = None
+                ser.trim(cut)
                 return changes
         of = self._outfalls[oid]
         computed = extended = None

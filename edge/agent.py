@@ -65,6 +65,9 @@ from .uplink import Uplink
 log = logging.getLogger(__name__)
 
 RESTART_EXIT_CODE = 75  # systemd unit restarts the agent on it (Restart=always)
+HOUSEKEEPING_S = 1.0
+"""Longest sleep of the agent's loop [s]: how soon it sees a calibration's request for a
+sensor, a config file changed on disk, a clock jump."""
 
 
 class Agent:
@@ -97,6 +100,7 @@ class Agent:
         self._last: dict[str, float | None] = {}   # quantity -> latest value (battery, signal)
         self._unsynced = False
         self._control: queue.Queue[tuple[Channel, bytes]] = queue.Queue()
+        self._wake = threading.Event()   # a control message came, or the loop must stop
         self.control_handled = 0   # config and command messages handled (diagnostics, tests)
         self.restart_requested = False
         if username is None and config.broker.username:
@@ -113,7 +117,7 @@ class Agent:
             client_id=f"ms4watch-edge-{config.device}", username=username, password=password,
             batch_readings=config.spool.batch_readings, status_payload=self._status,
             keepalive_s=config.broker.keepalive_s, drain_rate=drain_rate,
-            on_control=lambda ch, payload: self._control.put((ch, payload)))
+            on_control=self._queue_control)
 
     def _build_drivers(self, config: FirmwareConfig, options: list[BaseModel],
                        reuse: list[Any] = ()) -> list[Any]:
@@ -262,7 +266,7 @@ class Agent:
         for r in readings:
             if r.quantity in ("battery", "signal") and r.value is not None:
                 self._last[r.quantity] = r.value
-        self.spool.append(readings)
+        self.spool.append_formed(readings, self.uplink.live_room())
         self._decide(readings)
         self.uplink.wake()
         return len(readings)
@@ -310,6 +314,15 @@ class Agent:
         return min(due) if due else None
 
     # -- control -----------------------------------------------------------------------------------
+    def _queue_control(self, channel: Channel, payload: bytes) -> None:
+        """(paho's thread) A config or command message: handled by the loop, woken for it."""
+        self._control.put((channel, payload))
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Wake the loop now (it then looks at its ``stop`` event)."""
+        self._wake.set()
+
     def process_control(self) -> int:
         """Handle queued config and command messages (in the agent's own thread)."""
         n = 0
@@ -466,10 +479,17 @@ class Agent:
 
     # -- the real-time loop --------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        """Sample on schedule, handle control messages, publish status; until ``stop`` or a restart."""
+        """Sample on schedule, handle control messages, publish status; until ``stop`` or a restart.
+
+        The loop sleeps until the next reading is due, a control message comes (:meth:`wake`),
+        or ``HOUSEKEEPING_S`` passed (a calibration's request, a changed config file); whoever
+        sets ``stop`` calls :meth:`wake` for it to end at once, else it ends within that.
+        One pass a second at most on a logger reading every second: each pass costs the
+        flock and stat calls of the housekeeping (bench/bench_edge.py)."""
         jumps = JumpDetector()
         next_status = time.monotonic() + self.status_interval_s
         while not stop.is_set() and not self.restart_requested:
+            self._wake.clear()
             jump = jumps.check()
             if jump:
                 log.warning("%s: wall clock jumped by %+.1f s; sampling schedule re-aligned",
@@ -484,8 +504,8 @@ class Agent:
                 self.uplink.publish_status()
                 next_status = time.monotonic() + self.status_interval_s
             nxt = self.next_due_ns()
-            wait = 1.0 if nxt is None else max(0.0, (nxt - self.clock()) / 1e9)
-            stop.wait(min(wait, 0.25))
+            wait = HOUSEKEEPING_S if nxt is None else max(0.0, (nxt - self.clock()) / 1e9)
+            self._wake.wait(min(wait, HOUSEKEEPING_S))
 
 
 def _tls(config: FirmwareConfig, url: str, path: Path | None):

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 ControlHandler = Callable[[Channel, bytes], None]
 
-IDLE_POLL_S = 0.5
+IDLE_POLL_S = 2.0
 """With nothing to publish, look at the spool again after this [s]: the agent wakes the loop
 for what it spools; the poll is for events another process (a calibration) adds."""
 
@@ -88,6 +88,13 @@ class Uplink:
         self._thread = threading.Thread(target=self._run, name=f"uplink-{self.spool.device}", daemon=True)
         self._thread.start()
         return self
+
+    def live_room(self) -> int:
+        """How many readings the agent may form into a message as it spools them (0: none;
+        offline or with the in-flight window full they wait and leave in full batches)."""
+        if self._connected and len(self._inflight) < self.max_inflight:
+            return self.batch_readings
+        return 0
 
     def wake(self) -> None:
         """New readings or events are in the spool."""
@@ -188,7 +195,8 @@ class Uplink:
             self.spool.ack(ident)
             self.published_readings += n
             self.published_messages += 1
-        self._cv.notify_all()
+        if len(self._inflight) == self.max_inflight - 1:   # the loop may be waiting for room
+            self._cv.notify_all()
 
     # -- the loop ------------------------------------------------------------------------------
     def _take_tokens(self, n: int) -> bool:

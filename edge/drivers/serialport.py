@@ -108,6 +108,7 @@ class SharedPort:
     users: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
     broken: bool = False  # the device went away (USB adapter unplugged): users must reopen
+    rx: bytes = b""       # bytes read past the end of the last reply line (SDI-12)
 
 
 def acquire_port(shared: dict[str, Any], name: str, settings: SerialSettings, lock_dir: Any = None) -> SharedPort:

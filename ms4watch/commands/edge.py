@@ -54,7 +54,7 @@ def edge(
     except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    stop = stop_on_signals()
+    stop = stop_on_signals(agent.wake)
     typer.echo(f"edge: {cfg.device} at {cfg.station}, {len(cfg.sensors)} sensors, spool in {data_dir}; "
                f"broker {agent.uplink.url}", err=False)
     try:

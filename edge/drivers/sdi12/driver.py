@@ -202,9 +202,11 @@ class Sdi12Driver(DriverBase, OnSharedPort):
         raise DriverError(f"{self._where()}: {command} failed after {tries} tries: {problem}")
 
     def _send(self, command: str) -> None:
-        ser = self._require_port().serial
+        port = self._require_port()
+        ser = port.serial
         try:
             ser.reset_input_buffer()
+            port.rx = b""
             if self.options.break_ms:
                 ser.break_condition = True
                 time.sleep(self.options.break_ms / 1000)
@@ -218,29 +220,38 @@ class Sdi12Driver(DriverBase, OnSharedPort):
 
     def _line(self, deadline: float, echo: str | None = None) -> str | None:
         """The next reply line without CR LF, or None at the deadline. Skips the echo of our
-        own command (one-wire adapters hear themselves) and NULs a break leaves behind."""
-        ser = self._require_port().serial
-        buf = b""
+        own command (one-wire adapters hear themselves) and NULs a break leaves behind.
+
+        Reads what the line has in one call (not byte by byte as pyserial's ``read_until``
+        does: a select and a read per byte were a third of the logger's CPU per reading,
+        bench/bench_edge.py); bytes after the line wait in ``port.rx`` for the next call."""
+        port = self._require_port()
+        ser = port.serial
+        buf, port.rx = port.rx, b""
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                if buf:
-                    raise DriverError(f"incomplete reply {buf!r} (no CR LF within the timeout)")
-                return None
-            try:
-                # the port's own short timeout (0.1 s) paces this loop; changing it would
-                # reconfigure the line on every call
-                chunk = ser.read_until(b"\n", 256)
-            except (serial.SerialException, OSError, termios.error) as e:
-                invalidate_port(self.env.shared, self._require_port())
-                raise _PortLost(f"{self._where()}: serial port failed on read: {e}; reopening at the next read") from None
-            buf += chunk
-            if not buf.endswith(b"\n"):
-                if len(buf) > 256:
-                    raise DriverError(f"garbage on the line: {buf[:40]!r}…")
-                continue
-            raw = buf.rstrip(b"\r\n").lstrip(b"\x00")
+            if b"\n" not in buf:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if buf:
+                        raise DriverError(f"incomplete reply {buf!r} (no CR LF within the timeout)")
+                    return None
+                try:
+                    # the port's own short timeout (0.1 s) paces this loop; changing it would
+                    # reconfigure the line on every call
+                    chunk = ser.read(1)
+                    if chunk and ser.in_waiting:
+                        chunk += ser.read(min(ser.in_waiting, 256))
+                except (serial.SerialException, OSError, termios.error) as e:
+                    invalidate_port(self.env.shared, port)
+                    raise _PortLost(f"{self._where()}: serial port failed on read: {e}; reopening at the next read") from None
+                buf += chunk
+                if b"\n" not in buf:
+                    if len(buf) > 256:
+                        raise DriverError(f"garbage on the line: {buf[:40]!r}…")
+                    continue
+            line, _, port.rx = buf.partition(b"\n")
             buf = b""
+            raw = line.rstrip(b"\r").lstrip(b"\x00")
             try:
                 text = raw.decode("ascii")
             except UnicodeDecodeError:
@@ -250,6 +261,7 @@ class Sdi12Driver(DriverBase, OnSharedPort):
             if echo is not None and text.startswith(echo):
                 text = text[len(echo):]
                 if not text:
+                    buf, port.rx = port.rx, b""
                     continue
             return text
 

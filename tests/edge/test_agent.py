@@ -290,3 +290,30 @@ def test_live_readings_overtake_a_long_backlog(tmp_path, mosquitto_broker):
     live_index = next(i for i, m in enumerate(msgs) if any(r["time"] == newest for r in m["readings"]))
     assert live_index < len(msgs) - 3, "the live reading waited for the whole backlog"
     check_sequence(msgs, backlog + 3)
+
+
+def test_the_loop_sleeps_until_due_and_wakes_for_a_command_and_for_stop(tmp_path, mosquitto_broker, monkeypatch):
+    """The loop makes one pass a reading (its CPU per reading, bench/bench_edge.py), yet a
+    command sent while it sleeps is handled at once, and stop ends it at once."""
+    import ms4watch.edge.agent as agent_module
+    monkeypatch.setattr(agent_module, "HOUSEKEEPING_S", 3600.0)   # only a wake can end a sleep
+    collector = Collector(mosquitto_broker.port)
+    hourly = CONFIG.replace("interval: 1min", "interval: 1h").replace("interval: 5min", "interval: 1h")
+    agent = make_agent(tmp_path, mosquitto_broker.url, hourly)
+    stop = threading.Event()
+    loop = threading.Thread(target=agent.run, args=(stop,), daemon=True)
+    try:
+        assert collector.wait(lambda: agent.uplink.connected)
+        loop.start()
+        assert wait_for(lambda: agent.next_due_ns() is not None, 10)   # first pass made; now asleep
+        collector.client.publish(str(agent.topic(Channel.CMD)), b'{"id": "7", "command": "status"}', qos=1)
+        assert wait_for(lambda: agent.control_handled == 1, 10)
+        stop.set()
+        agent.wake()
+        loop.join(10)
+        assert not loop.is_alive()
+    finally:
+        stop.set()
+        agent.wake()
+        agent.stop()
+        collector.close()

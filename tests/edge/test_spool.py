@@ -86,3 +86,58 @@ def test_a_spool_from_before_epochs_gets_one_and_its_formed_messages_keep_theirs
     assert sp.epoch >= 1 and "epoch" not in json.loads(sp.unsent(0, 1)[0].payload)
     assert json.loads(sp.form_message(1).payload)["epoch"] == sp.epoch
     sp.close()
+
+
+# -- the live path: readings formed into their message as they are spooled ----------------------
+
+
+def test_live_readings_are_formed_into_a_message_in_their_own_transaction(tmp_path):
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    kept, m = sp.append_formed(readings(4), 500)
+    assert kept == 4 and (m.seq, m.n) == (1, 4)
+    assert sp.pending() == 0 and sp.depth() == 4 and sp.taken == 4
+    # the same message form_message would have made from the same readings
+    other = Spool(tmp_path / "t.db", "LOG-1")
+    other.append(readings(4))
+    expected = json.loads(other.form_message(500).payload)
+    got = json.loads(m.payload)
+    assert got["readings"] == expected["readings"] and got["seq"] == 1
+    assert [x.seq for x in sp.unsent(0, 10)] == [1]
+    sp.ack(1)
+    assert sp.depth() == 0 and sp.unsent(0, 10) == []
+
+
+def test_offline_or_behind_a_backlog_readings_wait_in_pending(tmp_path):
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    assert sp.append_formed(readings(4), 0) == (4, None)          # offline: no message of 4
+    assert sp.pending() == 4
+    # connected, but older readings wait: they leave first, in order (the uplink forms them)
+    assert sp.append_formed(readings(4, 4), 500) == (4, None)
+    assert sp.pending() == 8
+    m = sp.form_message(500)
+    times = [r["time"] for r in json.loads(m.payload)["readings"]]
+    assert len(times) == 8 and times == sorted(times)
+    # more than one message's worth never goes in one message
+    assert sp.append_formed(readings(3, 8), 2) == (3, None)
+    assert sp.pending() == 3
+
+
+def test_live_messages_keep_their_seq_across_a_reopen_until_acknowledged(tmp_path):
+    path = tmp_path / "s.db"
+    sp = Spool(path, "LOG-1")
+    _, m1 = sp.append_formed(readings(2), 500)
+    _, m2 = sp.append_formed(readings(2, 2), 500)
+    sp.ack(m1.seq)
+    sp.close()
+    sp = Spool(path, "LOG-1")                       # a crash before m2's PUBACK
+    assert [(x.seq, x.payload) for x in sp.unsent(0, 10)] == [(m2.seq, m2.payload)]
+    assert sp.unsent(m2.seq, 10) == []
+    _, m3 = sp.append_formed(readings(1, 4), 500)
+    assert m3.seq == m2.seq + 1 and [x.seq for x in sp.unsent(0, 10)] == [m2.seq, m3.seq]
+
+
+def test_the_live_path_keeps_the_spools_bound(tmp_path):
+    sp = Spool(tmp_path / "s.db", "LOG-1", max_readings=10, policy=SpoolPolicy.REFUSE_NEW)
+    sp.append_formed(readings(8), 500)              # in the outbox, not acknowledged
+    kept, m = sp.append_formed(readings(4, 8), 500)
+    assert kept == 2 and m.n == 2 and sp.dropped == 2 and sp.depth() == 10

@@ -80,7 +80,7 @@ class Sdi12Sensor:
                  per_d: int = 9, ident: str = "14CAMPBELLCLARV10100SN1234", announce: int | None = None):
         self.values = values
         self.wait_s = wait_s
-        self.service_request_s = service_request_s  # None: never sends one
+        self.service_request_s = service_request_s  # None: never sends one; 0: with the reply
         self.per_d = per_d                          # values per aDn! reply
         self.ident = ident
         self.announce = announce                    # values announced by aM!, if not len(values)
@@ -151,6 +151,8 @@ class Sdi12Bus(PtyInstrument):
             return a + s.ident
         n = len(s.values) if s.announce is None else s.announce
         if body.startswith("M"):
+            if s.wait_s and s.service_request_s == 0:      # ready at once: both lines in one write
+                return f"{a}{s.wait_s:03d}{n}\r\n{a}"
             if s.wait_s and s.service_request_s is not None:
                 self.send_later(s.service_request_s, f"{a}\r\n".encode())
             return f"{a}{s.wait_s:03d}{n}"

@@ -96,6 +96,18 @@ def test_measure_cycle_follows_service_request(env):
         d.close()
 
 
+def test_service_request_in_the_same_read_as_the_start_reply(env):
+    # The adapter hands over "00101<CR><LF>0<CR><LF>" in one read: the line after the reply
+    # is kept for the next look, so the driver goes on at once instead of sitting out ttt.
+    with Sdi12Bus({"0": Sdi12Sensor([4.5, 6.0], wait_s=10, service_request_s=0)}) as bus:
+        d = make(bus, env, value_index=2)
+        started = time.monotonic()
+        [r] = d.read(T0)
+        assert time.monotonic() - started < 5
+        assert r.value == 6.0 and bus.commands == ["0I!", "0M!", "0D0!"]
+        d.close()
+
+
 def test_measure_without_service_request_waits_ttt(env):
     with Sdi12Bus({"0": Sdi12Sensor([7.25], wait_s=1, service_request_s=None)}) as bus:
         d = make(bus, env)

@@ -68,14 +68,22 @@ class Spool:
         except sqlite3.Error as e:
             raise EdgeError(f"cannot open spool {self.path}: {e}") from None
         # Mirrors of what the uplink asks many times a second (kept with the rows, under _lock).
-        self._pending_n = self._meta("pending")
-        self._last_seq = self._meta("next_seq") - 1   # the newest formed message's seq
+        self._reload_mirrors()
         self._last_payload = b""
         self.epoch: int = self._meta("epoch")
         self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
         # Another process (``ms4watch calibrate``) may add events to this file: SQLite's
         # data_version changes when another connection commits, and then they are counted again.
         self._data_version = self._db.execute("PRAGMA data_version").fetchone()[0]
+
+    def _reload_mirrors(self) -> None:
+        """The in-memory figures from the file (at open, and after a transaction failed)."""
+        self._pending_n = self._meta("pending")
+        self._last_seq = self._meta("next_seq") - 1   # the newest formed message's seq
+        self._outbox_bound = self._outbox_sum()       # ≥ the readings in the outbox (acks not counted)
+
+    def _outbox_sum(self) -> int:
+        return self._db.execute("SELECT coalesce(sum(n), 0) FROM outbox").fetchone()[0]
 
     def _meta(self, key: str) -> int:
         return self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0]
@@ -96,7 +104,10 @@ class Spool:
             return 0, None
         with self._lock:
             with self._tx():
-                over = self._depth_locked() + len(rows) - self.max_readings
+                over = self._pending_n + self._outbox_bound + len(rows) - self.max_readings
+                if over > 0:   # the bound counts acknowledged messages too: the real figure
+                    self._outbox_bound = self._outbox_sum()
+                    over = self._pending_n + self._outbox_bound + len(rows) - self.max_readings
                 if over > 0:
                     if self.policy is SpoolPolicy.REFUSE_NEW:
                         kept = max(0, len(rows) - over)
@@ -108,10 +119,10 @@ class Spool:
                         self._bump("dropped", cur.rowcount)
                         self._bump("pending", -cur.rowcount)
                         self._pending_n -= cur.rowcount
-                self._bump("taken", len(rows))
                 if not self._pending_n and 0 < len(rows) <= max_readings:
-                    seq = self._put_message(rows)
+                    seq = self._put_message(rows, taken=len(rows))
                     return len(rows), OutMessage(seq, len(rows), self._last_payload)
+                self._bump("taken", len(rows))
                 self._db.executemany("INSERT INTO pending (time_ns, sensor, quantity, value, unit, flags, station) "
                                      "VALUES (?,?,?,?,?,?,?)", [(*r[:5], ",".join(r[5]), r[6]) for r in rows])
                 self._bump("pending", len(rows))
@@ -135,14 +146,17 @@ class Spool:
             self._pending_n -= len(rows)
             return OutMessage(seq, len(rows), self._last_payload)
 
-    def _put_message(self, rows: list[tuple]) -> int:
+    def _put_message(self, rows: list[tuple], taken: int = 0) -> int:
         """In a transaction: ``rows`` (time_ns, sensor, quantity, value, unit, flags, station)
-        as the next numbered message in the outbox; its seq (the payload in ``_last_payload``)."""
-        seq = self._meta("next_seq")
+        as the next numbered message in the outbox, counting ``taken`` new readings in the
+        same statement as the seq; its seq (the payload in ``_last_payload``)."""
+        seq = self._last_seq + 1
         payload = encode_readings(self.device, seq, rows, epoch=self.epoch)
         self._db.execute("INSERT INTO outbox VALUES (?,?,?)", (seq, len(rows), payload))
-        self._db.execute("UPDATE meta SET value=? WHERE key='next_seq'", (seq + 1,))
+        self._db.execute("UPDATE meta SET value = CASE key WHEN 'taken' THEN value + ? ELSE ? END "
+                         "WHERE key IN ('taken', 'next_seq')", (taken, seq + 1))
         self._last_seq, self._last_payload = seq, payload
+        self._outbox_bound += len(rows)
         return seq
 
     def unsent(self, after_seq: int, limit: int) -> list[OutMessage]:
@@ -172,8 +186,7 @@ class Spool:
             return self._depth_locked()
 
     def _depth_locked(self) -> int:
-        o = self._db.execute("SELECT coalesce(sum(n), 0) FROM outbox").fetchone()[0]
-        return self._pending_n + o
+        return self._pending_n + self._outbox_sum()
 
     def pending(self) -> int:
         """Readings taken and not yet in a message."""
@@ -233,13 +246,17 @@ class Spool:
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
+        """One transaction; on any failure (the commit's too) rolled back, and the in-memory
+        figures read again from the file."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            self._reload_mirrors()
             raise
-        self._db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:

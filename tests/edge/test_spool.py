@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from ms4watch.contract.firmware import SpoolPolicy
 from ms4watch.edge.drivers.base import RawReading
 from ms4watch.edge.spool import Spool
@@ -141,3 +143,25 @@ def test_the_live_path_keeps_the_spools_bound(tmp_path):
     sp.append_formed(readings(8), 500)              # in the outbox, not acknowledged
     kept, m = sp.append_formed(readings(4, 8), 500)
     assert kept == 2 and m.n == 2 and sp.dropped == 2 and sp.depth() == 10
+
+
+def test_a_failed_transaction_leaves_no_trace_in_the_file_or_the_counts(tmp_path, monkeypatch):
+    real = Spool._put_message
+
+    def fails_after_forming(self, rows, taken=0):
+        real(self, rows, taken)
+        raise OSError("disk I/O error")          # as a failing COMMIT would, after the message was put
+
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    sp.append(readings(5))
+    live = Spool(tmp_path / "live.db", "LOG-1")
+    monkeypatch.setattr(Spool, "_put_message", fails_after_forming)
+    with pytest.raises(OSError):
+        sp.form_message(10)                              # the uplink's path
+    with pytest.raises(OSError):
+        live.append_formed(readings(4), 500)             # the agent's live path
+    monkeypatch.setattr(Spool, "_put_message", real)
+    assert (sp.pending(), sp.depth(), sp.taken, sp.unsent(0, 10)) == (5, 5, 5, [])
+    assert (live.pending(), live.depth(), live.taken, live.unsent(0, 10)) == (0, 0, 0, [])
+    assert sp.form_message(10).seq == 1                  # no seq used up by the failures
+    assert live.append_formed(readings(4), 500)[1].seq == 1 and live.taken == 4

@@ -26,7 +26,7 @@ from ....contract.firmware import Sensor
 from ...errors import DriverError
 from ..base import DriverBase, DriverEnv, RawReading
 from ..calibration import make_reading
-from ..serialport import OnSharedPort, SerialSettings, SharedPort, invalidate_port
+from ..serialport import OnSharedPort, SerialSettings, SharedPort, invalidate_port, read_some, write_all
 from . import protocol
 from .protocol import Identification
 
@@ -212,7 +212,7 @@ class Sdi12Driver(DriverBase, OnSharedPort):
                 time.sleep(self.options.break_ms / 1000)
                 ser.break_condition = False
                 time.sleep(0.009)  # marking after the break (§7.1: 8.33 ms)
-            ser.write(command.encode("ascii"))
+            write_all(ser, command.encode("ascii"))
             ser.flush()
         except (serial.SerialException, OSError, termios.error) as e:
             invalidate_port(self.env.shared, self._require_port())
@@ -222,9 +222,8 @@ class Sdi12Driver(DriverBase, OnSharedPort):
         """The next reply line without CR LF, or None at the deadline. Skips the echo of our
         own command (one-wire adapters hear themselves) and NULs a break leaves behind.
 
-        Reads what the line has in one call (not byte by byte as pyserial's ``read_until``
-        does: a select and a read per byte were a third of the logger's CPU per reading,
-        bench/bench_edge.py); bytes after the line wait in ``port.rx`` for the next call."""
+        Reads what the line has in one call (:func:`~..serialport.read_some`); bytes after
+        the line wait in ``port.rx`` for the next call."""
         port = self._require_port()
         ser = port.serial
         buf, port.rx = port.rx, b""
@@ -236,11 +235,7 @@ class Sdi12Driver(DriverBase, OnSharedPort):
                         raise DriverError(f"incomplete reply {buf!r} (no CR LF within the timeout)")
                     return None
                 try:
-                    # the port's own short timeout (0.1 s) paces this loop; changing it would
-                    # reconfigure the line on every call
-                    chunk = ser.read(1)
-                    if chunk and ser.in_waiting:
-                        chunk += ser.read(min(ser.in_waiting, 256))
+                    chunk = read_some(ser, remaining)
                 except (serial.SerialException, OSError, termios.error) as e:
                     invalidate_port(self.env.shared, port)
                     raise _PortLost(f"{self._where()}: serial port failed on read: {e}; reopening at the next read") from None

@@ -18,29 +18,43 @@ Run: python bench/bench_edge.py [--backlog 100000] [--seconds 30] [--live sim,re
    pulse driver counts GPIO edges, it has no serial line). The naive paho peer runs in
    the same run. Target (issue 14): within 2× the peer's resident memory and CPU per reading.
 
-Figures (issue 14, 2026-11-30, 2 shared cores, ``--skip-drain --seconds 20``, three runs;
-ratios ours/peer from the same run):
+Figures (issue 14, 2026-11-30, 2 shared cores, ``--skip-drain --seconds 20``; ratios ours/peer
+from the same run; "after 2": four runs of real and three of sim, while another engineer
+benchmarked ingest on the same two cores):
 
 ==================  ===========================  ===========================
 config              peak RSS, ours / peer         CPU per reading, ours / peer
 ==================  ===========================  ===========================
 real, before        64.6 / 22.2 MB (2.91×)        2.27 / 0.23 ms (9.8×)
-real, after         43.5–43.6 / 22.1–22.2 MB      0.92–1.05 / 0.25–0.32 ms
+real, after 1       43.5–43.6 / 22.1–22.2 MB      0.92–1.05 / 0.25–0.32 ms
                     (1.96–1.97×)                  (3.0–3.9×)
+real, after 2       43.0–43.3 / 22.2 MB           0.50–0.53 / 0.28–0.31 ms
+                    (1.93–1.95×)                  (1.63–1.75×)
 sim, before         59.9 / 22.2 MB (2.70×)        2.18 / 0.24 ms (9.1×)
-sim, after          56.4–56.5 / 22.2–22.3 MB      0.80–0.91 / 0.30–0.31 ms
+sim, after 1        56.4–56.5 / 22.2–22.3 MB      0.80–0.91 / 0.30–0.31 ms
                     (2.53–2.54×)                  (2.6–3.0×)
+sim, after 2        55.3–55.6 / 22.2 MB (2.50×)   0.50–0.57 / 0.32–0.34 ms (1.59–1.81×)
 ==================  ===========================  ===========================
 
-What changed: pint (and numpy with it) no longer loaded for the units of the table in
+After 1: pint (and numpy with it) no longer loaded for the units of the table in
 contract/units.py (a flow meter in cfs loaded both); libc looked up once for adjtimex, not
 with an ``ldconfig -p`` subprocess at every sample; the uplink waits to be woken when idle
 instead of looking at the spool 20× a second; the pulse driver uses gpiozero's
-DigitalInputDevice (a Button's hold thread woke 10× a second). The CPU target is not met:
-what is left is per reading work the naive peer does not do — SDI-12 transactions on the
-serial line, three SQLite transactions a second with synchronous=FULL (take, form a
-message, acknowledge), the tip counter's file. The sim config keeps numpy (its world model).
-Backlog drain after these changes: 84,951 readings/s (0.44× the bare paho publisher).
+DigitalInputDevice (a Button's hold thread woke 10× a second).
+
+After 2 (CPU per thread from /proc/PID/task/*/schedstat, then per function with
+``time.thread_time`` around the agent's steps): the agent's loop sleeps until the next
+reading is due (it woke 4× a second for its housekeeping: calibration requests, the config
+file) and is woken for control messages; SDI-12 replies are read with one select and one
+read (pyserial's ``read_until`` made a select and a read per byte: 0.55 → 0.15 ms/s);
+readings spooled while the uplink is connected and nothing older waits go straight into
+their numbered message in the same synced transaction (three synced transactions a
+second became one: take + form, and the acknowledgement is not synced on its own — lost in
+a power cut it only re-sends a message ingest drops as a duplicate); the uplink is no
+longer woken by every PUBACK and polls an idle spool every 2 s, not 0.5 s. What is left is
+work the naive peer does not do: the SDI-12 transactions (~0.4 ms/s) and the synced
+transaction (~0.55 ms/s, most of it the fsync). The sim config keeps numpy (its world model).
+Backlog drain: 79,000–85,000 readings/s (0.39–0.44× the bare paho publisher).
 """
 
 from __future__ import annotations

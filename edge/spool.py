@@ -7,7 +7,9 @@ Two stages, both in one file:
 * ``outbox`` — formed messages with their sequence number, awaiting the broker's PUBACK.
 
 Forming a message moves readings from pending to outbox and takes the next sequence number
-in one transaction, so a message re-sent after a crash or a lost PUBACK carries the same
+in one transaction (the live path, :meth:`Spool.append_formed`: readings taken while the
+uplink is connected and nothing older waits go straight into their message in the
+transaction that stores them), so a message re-sent after a crash or a lost PUBACK carries the same
 ``seq`` and ingest can drop the duplicate. Bounded: past ``max_readings`` the policy drops
 the oldest pending readings (counted in ``dropped``) or refuses new ones.
 

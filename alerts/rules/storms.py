@@ -43,10 +43,18 @@ def decimal_to_micro(d: Decimal | float | str) -> int:
     return int((Decimal(str(d)) * MICRO).to_integral_value())
 
 
+MAX_DEPTH_IN = 1_000_000.0
+"""A depth beyond any rain (a broken gauge, a hostile message) counts as this much [in]: far
+over every threshold, and 36,000 of them still sum inside int64 units of 1/EXACT in."""
+
+
 def to_exact(depth_in: np.ndarray | pd.Series) -> np.ndarray:
     """Depths [in] as int64 units of 1/:data:`EXACT` in, rounded half away from zero (exact
-    sums after this for depths given to 6 decimals in inches or in millimetres)."""
-    a = np.asarray(depth_in, dtype="float64")
+    sums after this for depths given to 6 decimals in inches or in millimetres).
+
+    A missing depth (NaN) is no rain; beyond ±:data:`MAX_DEPTH_IN` (infinities included) a
+    depth counts as that bound, never wrapping around int64 into a negative depth."""
+    a = np.clip(np.nan_to_num(np.asarray(depth_in, dtype="float64"), nan=0.0), -MAX_DEPTH_IN, MAX_DEPTH_IN)
     return np.sign(a).astype(np.int64) * np.floor(np.abs(a) * EXACT + 0.5).astype(np.int64)
 
 

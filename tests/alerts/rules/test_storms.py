@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from ms4watch.alerts.rules.storms import StormParams, storm_events
+from ms4watch.alerts.rules.storms import StormParams, storm_events, storm_rows
 
 T0 = pd.Timestamp("2026-06-01 12:00", tz="UTC")
 
@@ -83,3 +84,19 @@ def test_a_metric_gauge_qualifies_at_exactly_12_7_mm(tip_mm, tips, qualifying):
     assert len(s) == 1
     assert bool(s["qualifying"].iat[0]) is qualifying
     assert s["depth_in"].iat[0] == pytest.approx(tip_mm * tips / 25.4, abs=1e-6)
+
+
+def test_exact_depths_of_missing_absurd_and_infinite_values_never_wrap_around():
+    """A NaN is no rain; 1e300 in or infinity counts as MAX_DEPTH_IN (a qualifying storm, as
+    any absurdly large reading would be), never as a negative int64 that the rule skips."""
+    import warnings
+
+    from ms4watch.alerts.rules.storms import EXACT, MAX_DEPTH_IN, to_exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = to_exact(np.array([np.nan, np.inf, 1e300, -np.inf, 0.01, 1e20]))
+    top = int(MAX_DEPTH_IN) * EXACT
+    assert got.tolist() == [0, top, top, -top, EXACT // 100, top]
+    t = np.array([0, 60, 120], dtype=np.int64) * 10**9
+    [storm] = storm_rows(t, np.array([0.01, 1e20, 0.01]))
+    assert storm[-1]   # qualifying

@@ -50,12 +50,14 @@ class Collector:
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"collector-{port}", clean_session=False,
                         protocol=mqtt.MQTTv311)
         c.reconnect_delay_set(0.2, 1)
+        subscribed = threading.Event()
         c.on_connect = lambda cl, *a: cl.subscribe(topic, qos=1)
+        c.on_subscribe = lambda *a: subscribed.set()
         c.on_message = self._on_message
         c.connect("127.0.0.1", port)
         c.loop_start()
         self.client = c
-        time.sleep(0.3)
+        assert subscribed.wait(10), "the collector's subscription was not acknowledged"
 
     def _on_message(self, client, userdata, msg):
         try:

@@ -199,8 +199,10 @@ def test_a_blocked_consumer_holds_back_the_broker_without_losing_anything(mosqui
     def slow(deliveries):
         gate.wait(10)
         seen.extend(deliveries)
-    sub = Subscriber(BrokerURL.parse(mosquitto_broker.url), "sub-slow", [(TOPIC, 1)], slow).start()
-    time.sleep(0.5)
+    subscribed = threading.Event()
+    sub = Subscriber(BrokerURL.parse(mosquitto_broker.url), "sub-slow", [(TOPIC, 1)], slow,
+                     on_subscribed=lambda ok: ok and subscribed.set()).start()
+    assert subscribed.wait(10)
     publish(mosquitto_broker.port, [b"%d" % i for i in range(300)])
     time.sleep(0.5)
     gate.set()
@@ -303,9 +305,10 @@ def test_a_failing_consumer_does_not_stop_the_subscriber(mosquitto_broker):
         if len(calls) == 1:
             raise RuntimeError("a bug downstream")
         got(deliveries)
+    subscribed = threading.Event()
     sub = Subscriber(BrokerURL.parse(mosquitto_broker.url), "sub-fail", [(TOPIC, 1)], consumer,
-                     reconnect_min_s=0.2).start()
-    time.sleep(0.5)
+                     reconnect_min_s=0.2, on_subscribed=lambda ok: ok and subscribed.set()).start()
+    assert subscribed.wait(10)
     publish(mosquitto_broker.port, [b"once"])
     again = got.take(1)[0]                     # not acknowledged, so delivered again after reconnecting
     assert again.payload == b"once" and calls == [b"once", b"once"] and sub.stats.connections == 2

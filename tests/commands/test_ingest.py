@@ -112,3 +112,14 @@ def test_ingest_without_a_registry_imports_nothing_of_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
                          cwd=tmp_path).stdout.split()
     assert out == ["None", "False", "False"]
+
+
+def test_ingest_with_a_registry_checks_who_sends_what(tmp_path):
+    from ms4watch.commands.ingest import _identity
+    from ms4watch.contract.registry import load_registry
+    from ms4watch.ingest.identity import Identity
+    from ms4watch.settings import load_settings
+    sites = Path(__file__).resolve().parents[2] / "firmware_configs" / "demo" / "sites.yaml"
+    settings = load_settings(None, store=f"sqlite:///{tmp_path}/s.db", data_dir=tmp_path, registry=sites,
+                             broker={"url": "mqtt://127.0.0.1:1883"})
+    assert isinstance(_identity(settings, load_registry(sites).municipality), Identity)

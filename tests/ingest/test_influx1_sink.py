@@ -137,10 +137,10 @@ def test_requests_go_out_while_the_rest_of_the_batch_is_encoded(influxd):
     seen_before_last: list[bool] = []
 
     class Watched(LineEncoder):
-        def messages(self, batch, seconds=False):
+        def messages(self, batch):
             if batch[-1] is msgs[-1]:        # the last message: the first request is already out
                 seen_before_last.append(first_post.wait(10))
-            return super().messages(batch, seconds)
+            return super().messages(batch)
     sink._enc = Watched()
     assert sink.write(msgs).readings_written == 40
     assert seen_before_last == [True]
@@ -162,52 +162,6 @@ def test_a_refused_message_is_found_while_requests_stream(influxd):
     assert e.value.written == 63 * 4
     assert _count(influxd, where="WHERE device='LOG-OF12'") == 63 * 4
     sink.close()
-
-
-def _stored_points(server, db) -> list[tuple]:
-    """Every reading point as InfluxDB gives it back: time (ns), tags, fields, sorted."""
-    body = server.query('SELECT * FROM "reading" GROUP BY *', db)
-    out = []
-    for s in body["results"][0].get("series", []):
-        for row in s["values"]:
-            fields = {c: v for c, v in zip(s["columns"], row) if c != "time" and v is not None}
-            out.append((row[0], tuple(sorted(s["tags"].items())), tuple(sorted(fields.items()))))
-    return sorted(out)
-
-
-@pytest.mark.parametrize("batch", [None, "16"])     # one request; several sent as encoded
-def test_whole_second_batches_go_as_precision_s_and_store_the_same_points(influxd, batch):
-    """Data identity: a batch whose times are all whole seconds is written with
-    ``precision=s`` (shorter lines); InfluxDB stores exactly the points the ns lines store —
-    same times to the nanosecond, tags, fields and values. A batch with one time that is not
-    a whole second goes as ``precision=ns`` whole."""
-    opts = {"batch": batch} if batch else {}
-    sink, reference = _ready_sink(influxd, "short", **opts), _ready_sink(influxd, "long", **opts)
-    reference.whole_second_precision = False          # what ingest wrote before: ns lines
-    msgs = make_messages(40, 4) + make_messages(3, 4, device="LOG-EP", first_seq=5)
-    msgs[-1] = msgs[-1]._replace(epoch=917)            # an epoch field, a missing value, odd flags
-    msgs[-2] = msgs[-2]._replace(readings=(msgs[-2].readings[0]._replace(value=None, flags="sensor_error"),
-                                           msgs[-2].readings[1]._replace(flags="spike,estimated", value=-0.0),
-                                           msgs[-2].readings[2]._replace(value=1234567.891234567)))
-    odd = make_messages(2, 4, device="LOG-MS", first_seq=0)
-    odd[1] = odd[1]._replace(readings=(odd[1].readings[0]._replace(time_ns=odd[1].readings[0].time_ns + 123_456_789),
-                                       *odd[1].readings[1:]))
-    sent: list[str] = []
-    post = sink._post_lines
-    sink._post_lines = lambda lines, precision="ns": (sent.append(precision), post(lines, precision))[1]
-    for s in (sink, reference):
-        s.write(msgs)
-        s.write(odd)
-    assert sent and set(sent[:-1]) == {"s"} and sent[-1] == "ns"    # the odd batch: one request, ns
-    got, expected = _stored_points(influxd, "short"), _stored_points(influxd, "long")
-    written = {(r.time_ns, r.device, r.sensor): r for m in msgs + odd for r in m.readings}
-    assert got == expected and len(got) == len(written) == 43 * 4 - 1 + 2 * 4
-    for t, tags, fields in got:
-        r = written[(t, dict(tags)["device"], dict(tags)["sensor"])]
-        assert dict(fields).get("value") == r.value and dict(fields)["flags"] == r.flags
-    assert odd[1].readings[0].time_ns in {t for t, _, _ in got}
-    sink.close()
-    reference.close()
 
 
 def test_status_writes_a_calibration_point_per_sensor_and_the_latest_wins(influxd):
@@ -289,7 +243,7 @@ def test_http_errors_are_translated(status, headers, kind, after):
         assert "stub says no" in str(e.value)
         if kind is StoreUnavailable:
             assert e.value.retry_after_s == after
-        assert stub.requests[0][1].startswith("/write?db=town&precision=s")   # whole-second times
+        assert stub.requests[0][1].startswith("/write?db=town&precision=ns")
 
 
 def test_token_user_password_is_sent_not_logged(monkeypatch, caplog):

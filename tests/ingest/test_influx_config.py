@@ -12,7 +12,7 @@ from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
 from ms4watch.ingest.sinks import open_sink
 from ms4watch.ingest.sinks.influxdb import Influx1Sink, Influx2Sink, parse_url
 from ms4watch.ingest.sinks.influxdb.errors import from_status, retry_after_s
-from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder, record_line, tag_escape, whole_seconds
+from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder, record_line, tag_escape
 
 
 def test_v1_url():
@@ -116,11 +116,6 @@ def test_message_lines_are_the_reading_lines():
     assert LineEncoder().messages(msgs) == [[enc.reading(x, m.epoch) for x in m.readings] for m in msgs]
     with pytest.raises(ValueError):
         LineEncoder().messages([StoredMessage("LOG-1", 7, (r._replace(value="12,5"),), 0, 1)])
-    # precision=s: the same lines with the time in seconds, for batches of whole-second times only
-    whole = [StoredMessage("LOG-1", 7, tuple(x._replace(time_ns=t) for x in rs), 917, 2)]
-    assert whole_seconds(whole) and not whole_seconds(msgs)
-    assert LineEncoder().messages(whole, seconds=True) == [[line[:-9] for line in ls] for ls in enc.messages(whole)]
-    assert all(line.endswith(f" {t // 10**9}") for line in LineEncoder().messages(whole, seconds=True)[0])
 
 
 def test_record_lines_and_escaping():

@@ -19,7 +19,7 @@ from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused
 from ..base import STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, StoredMessage, WriteResult
 from .config import InfluxTarget
 from .errors import StoreMisconfigured
-from .lineproto import FieldValue, LineEncoder, record_line, whole_seconds
+from .lineproto import FieldValue, LineEncoder, record_line
 from .records import EVENT_TIME_SPREAD_NS, calibration_records, device_event_records
 from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, MIN_RETENTION, READING
 
@@ -42,10 +42,6 @@ class InfluxSinkBase(ABC):
     #: server parses one request it can already receive the next (2 cores: ~1.3× the rate)
     parallel_requests = 2
 
-    #: a batch whose reading times are all whole seconds is sent as ``precision=s`` (shorter
-    #: lines to parse, the same times stored); the sinks whose API takes it say so
-    whole_second_precision = False
-
     def __init__(self, target: InfluxTarget):
         self.target = target
         self._enc = LineEncoder()
@@ -55,7 +51,7 @@ class InfluxSinkBase(ABC):
 
     # -- implemented per API version -------------------------------------------------
     @abstractmethod
-    def _post_lines(self, lines: Sequence[str], precision: str = "ns") -> None:
+    def _post_lines(self, lines: Sequence[str]) -> None:
         """Send one request; raise StoreUnavailable / StoreRejected."""
 
     @abstractmethod
@@ -169,17 +165,12 @@ class InfluxSinkBase(ABC):
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         rejected: list[tuple[StoredMessage, str]] = []
         try:
-            seconds = self.whole_second_precision and whole_seconds(batch)
-        except (TypeError, ValueError):      # a time that is no number: refused below
-            seconds = False
-        precision = "s" if seconds else "ns"
-        try:
-            encoded, futures = self._encode_streaming(batch, precision)
+            encoded, futures = self._encode_streaming(batch)
         except (ValueError, TypeError, OverflowError):      # one message the encoder cannot write
             encoded, futures = [], []
             for m in batch:
                 try:
-                    encoded.append((m, self._enc.messages([m], seconds)[0]))
+                    encoded.append((m, self._enc.messages([m])[0]))
                 except (ValueError, TypeError, OverflowError) as e:
                     rejected.append((m, f"cannot be written as line protocol ({type(e).__name__}: {e})"))
         lines = [line for _, ls in encoded for line in ls]
@@ -187,10 +178,10 @@ class InfluxSinkBase(ABC):
             if futures:
                 self._raise_first([f.exception() for f in futures])
             else:
-                self._send(lines, precision)
+                self._send(lines)
             written = len(lines)
         except StoreRejected as refused:
-            written = self._narrow(encoded, refused, rejected, precision)
+            written = self._narrow(encoded, refused, rejected)
         if rejected:
             log.warning("%s: refused %s", self.target.display,
                         ", ".join(f"{m.device} seq {m.seq}" for m, _ in rejected[:10]))
@@ -198,8 +189,8 @@ class InfluxSinkBase(ABC):
                                    WriteResult(written))
         return WriteResult(readings_written=written)
 
-    def _encode_streaming(self, batch: Sequence[StoredMessage], precision: str
-                          ) -> tuple[list[tuple[StoredMessage, list[str]]], list[Future[None]]]:
+    def _encode_streaming(self, batch: Sequence[StoredMessage]) -> tuple[list[tuple[StoredMessage, list[str]]],
+                                                                         list[Future[None]]]:
         """Encode ``batch``; when it makes more than one request, send each request as soon as
         its lines are encoded (the pool sends ``parallel_requests`` at once), so InfluxDB parses
         the first requests while the rest are encoded instead of waiting for all of them.
@@ -210,10 +201,9 @@ class InfluxSinkBase(ABC):
         points are idempotent) and the encoder's error propagates.
         """
         encode = self._enc.messages
-        seconds = precision == "s"
         n = self.target.batch_lines
         if self.parallel_requests <= 1 or sum(len(m.readings) for m in batch) <= n:
-            return list(zip(batch, encode(batch, seconds))), []
+            return list(zip(batch, encode(batch))), []
         pool = self._write_pool()
         post = self._post_lines
         encoded: list[tuple[StoredMessage, list[str]]] = []
@@ -221,11 +211,11 @@ class InfluxSinkBase(ABC):
         pending: list[str] = []
         try:
             for m in batch:
-                ls = encode((m,), seconds)[0]
+                ls = encode((m,))[0]
                 encoded.append((m, ls))
                 pending += ls
                 while len(pending) >= n:
-                    futures.append(pool.submit(post, pending[:n], precision))
+                    futures.append(pool.submit(post, pending[:n]))
                     del pending[:n]
         except BaseException:
             for f in futures:
@@ -233,11 +223,11 @@ class InfluxSinkBase(ABC):
             wait(futures)
             raise
         if pending:
-            futures.append(pool.submit(post, pending, precision))
+            futures.append(pool.submit(post, pending))
         return encoded, futures
 
     def _narrow(self, encoded: list[tuple[StoredMessage, list[str]]], refused: StoreRejected,
-                rejected: list[tuple[StoredMessage, str]], precision: str = "ns") -> int:
+                rejected: list[tuple[StoredMessage, str]]) -> int:
         """``encoded`` was refused as a whole: send each half, halving again what is refused
         until single messages remain. Returns the readings written; refused messages go to
         ``rejected``."""
@@ -249,10 +239,10 @@ class InfluxSinkBase(ABC):
         for part in (encoded[:mid], encoded[mid:]):
             lines = [line for _, ls in part for line in ls]
             try:
-                self._send(lines, precision)
+                self._send(lines)
                 written += len(lines)
             except StoreRejected as e:
-                written += self._narrow(part, e, rejected, precision)
+                written += self._narrow(part, e, rejected)
         return written
 
     def write_records(self, records: Iterable[tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]]) -> int:
@@ -336,15 +326,15 @@ class InfluxSinkBase(ABC):
                                         int(row["time"])))
         return sorted(out, key=lambda c: (c.due, c.device, c.sensor))
 
-    def _send(self, lines: Sequence[str], precision: str = "ns") -> None:
+    def _send(self, lines: Sequence[str]) -> None:
         n = self.target.batch_lines
         chunks = [lines[i:i + n] for i in range(0, len(lines), n)]
         if len(chunks) <= 1 or self.parallel_requests <= 1:
             for chunk in chunks:
-                self._post_lines(chunk, precision)
+                self._post_lines(chunk)
             return
         pool = self._write_pool()
-        self._raise_first([f.exception() for f in [pool.submit(self._post_lines, c, precision) for c in chunks]])
+        self._raise_first([f.exception() for f in [pool.submit(self._post_lines, c) for c in chunks]])
 
     @staticmethod
     def _raise_first(errors: list[BaseException | None]) -> None:

@@ -72,14 +72,12 @@ class LineEncoder:
             return f'{key} flags="{flags}",{ident} {r.time_ns}'
         return f'{key} value={value if type(value) is float else float(value)!r},flags="{flags}",{ident} {r.time_ns}'
 
-    def messages(self, batch: Iterable[StoredMessage], seconds: bool = False) -> list[list[str]]:
+    def messages(self, batch: Iterable[StoredMessage]) -> list[list[str]]:
         """Lines per message, in order (kept apart so a refused batch can be narrowed down).
 
         The same lines as :meth:`reading` gives, written without a call per reading, and the
         part after the value (flags, seq, epoch, time) built once for consecutive readings
-        that share it (a message's readings usually do: one sample cycle, one time).
-        ``seconds``: timestamps in whole seconds (for ``precision=s``; only when every time
-        of the batch is a whole second, see :func:`whole_seconds`)."""
+        that share it (a message's readings usually do: one sample cycle, one time)."""
         keys = self._keys
         series_key = self.series_key
         out = []
@@ -94,8 +92,6 @@ class LineEncoder:
                 key = keys.get((r[1], r[2], r[3], r[4])) or series_key(r)
                 if t != last_t or flags is not last_flags or seq != last_seq:
                     last_t, last_flags, last_seq = t, flags, seq
-                    if seconds:
-                        t //= 1_000_000_000
                     if flags and ('"' in flags or "\\" in flags):
                         flags = flags.replace("\\", "\\\\").replace('"', '\\"')
                     tail = f'flags="{flags}",seq={seq}i,epoch={epoch}i {t}' if epoch else f'flags="{flags}",seq={seq}i {t}'
@@ -105,12 +101,6 @@ class LineEncoder:
                     append(f"{key} value={value if type(value) is float else float(value)!r},{tail}")
             out.append(lines)
         return out
-
-
-def whole_seconds(batch: Iterable[StoredMessage]) -> bool:
-    """Every reading's time a whole second: the batch can go as ``precision=s``, lines 9
-    bytes shorter (~7 % of a reading's line) that InfluxDB stores as the very same times."""
-    return not any(r[0] % 1_000_000_000 for m in batch for r in m.readings)
 
 
 def record_line(measurement: str, tags: Mapping[str, str], fields: Mapping[str, FieldValue | None],

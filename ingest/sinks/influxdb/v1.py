@@ -1,5 +1,4 @@
-"""InfluxDB 1.x through the v1 HTTP API: ``/write`` (line protocol, precision ns, or s for a batch of
-whole-second times: the same times stored) and ``/query``."""
+"""InfluxDB 1.x through the v1 HTTP API: ``/write`` (line protocol, precision ns) and ``/query``."""
 
 from __future__ import annotations
 
@@ -22,8 +21,6 @@ RP_NAME = "ms4watch"
 
 class Influx1Sink(InfluxSinkBase):
     """Sink for InfluxDB 1.x (``influxdb1://HOST:PORT/DATABASE``)."""
-
-    whole_second_precision = True     # /write?precision=s: every 1.x takes it
 
     def __init__(self, target: InfluxTarget):
         if target.version != 1:
@@ -76,8 +73,8 @@ class Influx1Sink(InfluxSinkBase):
         self._local = threading.local()
 
     # -- writing -----------------------------------------------------------------------
-    def _post_lines(self, lines: Sequence[str], precision: str = "ns") -> None:
-        params = {"db": self.target.database, "precision": precision}
+    def _post_lines(self, lines: Sequence[str]) -> None:
+        params = {"db": self.target.database, "precision": "ns"}
         if self.target.rp:
             params["rp"] = self.target.rp
         self._request("POST", "/write", params=params, data="\n".join(lines).encode())

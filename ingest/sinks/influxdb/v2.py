@@ -69,10 +69,10 @@ class Influx2Sink(InfluxSinkBase):
             self._client = None
             self._write_api = None
 
-    def _post_lines(self, lines: Sequence[str], precision: str = "ns") -> None:
+    def _post_lines(self, lines: Sequence[str]) -> None:
         self._connect()
         self._call("/api/v2/write", lambda: self._write_api.write(
-            bucket=self.target.database, org=self.target.org, record=list(lines), write_precision=precision))
+            bucket=self.target.database, org=self.target.org, record=list(lines), write_precision="ns"))
 
     def _call(self, path: str, fn: Any) -> Any:
         where = f"{self.target.display} {path}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from datetime import date, datetime, timedelta, timezone
 
@@ -13,6 +14,7 @@ from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
 from ms4watch.ingest.sinks import open_sink
 from ms4watch.ingest.sinks.base import DeviceStatus
 from ms4watch.ingest.sinks.influxdb import Influx1Sink, MessagesRejected, StoreMisconfigured
+from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder
 from tests.ingest.http_stub import StubServer
 from tests.support.influx_fixtures import make_messages
 
@@ -103,7 +105,7 @@ def test_a_refused_message_is_found_by_halving_the_batch(influxd):
                          {"value": "a string"}, bad.readings[0].time_ns - 1)])
     requests = []
     post = sink._post_lines
-    sink._post_lines = lambda lines: (requests.append(len(lines)), post(lines))[1]
+    sink._post_lines = lambda lines, *a: (requests.append(len(lines)), post(lines, *a))[1]
     with pytest.raises(MessagesRejected) as e:
         sink.write(msgs)
     assert [(m.seq, "field type conflict" in reason) for m, reason in e.value.rejected] == [(bad.seq, True)]
@@ -112,14 +114,53 @@ def test_a_refused_message_is_found_by_halving_the_batch(influxd):
     sink.close()
 
 
-def test_a_message_the_encoder_cannot_write_is_refused_alone(influxd):
-    sink = _ready_sink(influxd)
+@pytest.mark.parametrize("batch", [None, "2"])   # "2": requests sent while the batch is being encoded
+def test_a_message_the_encoder_cannot_write_is_refused_alone(influxd, batch):
+    sink = _ready_sink(influxd, **({"batch": batch} if batch else {}))
     msgs = make_messages(3, 4)
     broken = msgs[1]._replace(readings=(msgs[1].readings[0]._replace(value="12,5"),))   # not a number
     with pytest.raises(MessagesRejected) as e:
         sink.write([msgs[0], broken, msgs[2]])
     assert [m.seq for m, _ in e.value.rejected] == [broken.seq] and "line protocol" in e.value.rejected[0][1]
     assert _count(influxd) == 8
+    sink.close()
+
+
+def test_requests_go_out_while_the_rest_of_the_batch_is_encoded(influxd):
+    """A batch of several requests: the first is sent as soon as its lines are encoded, so
+    InfluxDB parses it while ingest encodes the rest (not all encoded first, then sent)."""
+    sink = _ready_sink(influxd, batch="8")
+    msgs = make_messages(10, 4)
+    first_post = threading.Event()
+    post = sink._post_lines
+    sink._post_lines = lambda lines, *a: (first_post.set(), post(lines, *a))[1]
+    seen_before_last: list[bool] = []
+
+    class Watched(LineEncoder):
+        def messages(self, batch):
+            if batch[-1] is msgs[-1]:        # the last message: the first request is already out
+                seen_before_last.append(first_post.wait(10))
+            return super().messages(batch)
+    sink._enc = Watched()
+    assert sink.write(msgs).readings_written == 40
+    assert seen_before_last == [True]
+    assert _count(influxd) == 40
+    sink.close()
+
+
+def test_a_refused_message_is_found_while_requests_stream(influxd):
+    """The same narrowing when the batch was sent request by request as it was encoded."""
+    sink = _ready_sink(influxd, batch="16")
+    msgs = make_messages(64, 4)
+    week = 7 * 86400 * 10**9
+    bad = msgs[37] = make_messages(1, 4, first_seq=37, end_ns=msgs[0].readings[0].time_ns - 5 * week)[0]
+    sink.write_records([("reading", {"station": "X", "device": "X", "sensor": "x", "quantity": "flow", "unit": "gpm"},
+                         {"value": "a string"}, bad.readings[0].time_ns - 1)])
+    with pytest.raises(MessagesRejected) as e:
+        sink.write(msgs)
+    assert [(m.seq, "field type conflict" in reason) for m, reason in e.value.rejected] == [(bad.seq, True)]
+    assert e.value.written == 63 * 4
+    assert _count(influxd, where="WHERE device='LOG-OF12'") == 63 * 4
     sink.close()
 
 

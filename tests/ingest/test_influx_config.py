@@ -100,6 +100,24 @@ def test_reading_lines():
     assert enc.reading(r, epoch=917).endswith(',seq=42i,epoch=917i 1780000000123456789')   # the logger's spool epoch
 
 
+def test_message_lines_are_the_reading_lines():
+    """``messages`` (the batch path, which builds the part after the value once per run of
+    readings sharing it) writes exactly the lines ``reading`` writes, reading by reading."""
+    from ms4watch.ingest.sinks.base import StoredMessage
+    t = 1_780_000_000_000_000_000
+    r = CanonicalReading(t, "OF-12", "LOG-1", "flow", "flow", 3.25, "gpm", "", 7)
+    rs = (r, r._replace(sensor="level", quantity="level", unit="ft", value=2),
+          r._replace(value=None, flags="sensor_error"), r._replace(flags='odd "q" \\ flag'),
+          r._replace(flags='odd "q" \\ flag', value=1e-7), r._replace(time_ns=t + 1), r._replace(time_ns=t + 1, seq=8),
+          r._replace(station="OF-13", value=-0.0), r._replace(value=1234567890.123456789))
+    msgs = [StoredMessage("LOG-1", 7, rs, 0, 1), StoredMessage("LOG-1", 7, rs[::-1], 917, 2),
+            StoredMessage("LOG-1", 9, rs[:1], 3, 3)]
+    enc = LineEncoder()
+    assert LineEncoder().messages(msgs) == [[enc.reading(x, m.epoch) for x in m.readings] for m in msgs]
+    with pytest.raises(ValueError):
+        LineEncoder().messages([StoredMessage("LOG-1", 7, (r._replace(value="12,5"),), 0, 1)])
+
+
 def test_record_lines_and_escaping():
     line = record_line("device_status", {"station": "OF 1", "device": "L,1"},
                        {"online": 1, "battery_v": 12.5, "state": 'say "hi"', "clock_synced": True, "x": None}, 5)

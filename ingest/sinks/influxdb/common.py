@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 from abc import ABC, abstractmethod
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -165,9 +165,9 @@ class InfluxSinkBase(ABC):
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         rejected: list[tuple[StoredMessage, str]] = []
         try:
-            encoded = list(zip(batch, self._enc.messages(batch)))
+            encoded, futures = self._encode_streaming(batch)
         except (ValueError, TypeError, OverflowError):      # one message the encoder cannot write
-            encoded = []
+            encoded, futures = [], []
             for m in batch:
                 try:
                     encoded.append((m, self._enc.messages([m])[0]))
@@ -175,7 +175,10 @@ class InfluxSinkBase(ABC):
                     rejected.append((m, f"cannot be written as line protocol ({type(e).__name__}: {e})"))
         lines = [line for _, ls in encoded for line in ls]
         try:
-            self._send(lines)
+            if futures:
+                self._raise_first([f.exception() for f in futures])
+            else:
+                self._send(lines)
             written = len(lines)
         except StoreRejected as refused:
             written = self._narrow(encoded, refused, rejected)
@@ -185,6 +188,43 @@ class InfluxSinkBase(ABC):
             raise MessagesRejected(refused_summary(self.target.display, rejected, len(batch)), rejected,
                                    WriteResult(written))
         return WriteResult(readings_written=written)
+
+    def _encode_streaming(self, batch: Sequence[StoredMessage]) -> tuple[list[tuple[StoredMessage, list[str]]],
+                                                                         list[Future[None]]]:
+        """Encode ``batch``; when it makes more than one request, send each request as soon as
+        its lines are encoded (the pool sends ``parallel_requests`` at once), so InfluxDB parses
+        the first requests while the rest are encoded instead of waiting for all of them.
+
+        Returns the messages with their lines, and the requests sent (none: the caller sends
+        the lines). When a message cannot be encoded, the requests already sent are waited for
+        and forgotten (the caller encodes message by message and sends everything again:
+        points are idempotent) and the encoder's error propagates.
+        """
+        encode = self._enc.messages
+        n = self.target.batch_lines
+        if self.parallel_requests <= 1 or sum(len(m.readings) for m in batch) <= n:
+            return list(zip(batch, encode(batch))), []
+        pool = self._write_pool()
+        post = self._post_lines
+        encoded: list[tuple[StoredMessage, list[str]]] = []
+        futures: list[Future[None]] = []
+        pending: list[str] = []
+        try:
+            for m in batch:
+                ls = encode((m,))[0]
+                encoded.append((m, ls))
+                pending += ls
+                while len(pending) >= n:
+                    futures.append(pool.submit(post, pending[:n]))
+                    del pending[:n]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            wait(futures)
+            raise
+        if pending:
+            futures.append(pool.submit(post, pending))
+        return encoded, futures
 
     def _narrow(self, encoded: list[tuple[StoredMessage, list[str]]], refused: StoreRejected,
                 rejected: list[tuple[StoredMessage, str]]) -> int:
@@ -293,14 +333,21 @@ class InfluxSinkBase(ABC):
             for chunk in chunks:
                 self._post_lines(chunk)
             return
+        pool = self._write_pool()
+        self._raise_first([f.exception() for f in [pool.submit(self._post_lines, c) for c in chunks]])
+
+    @staticmethod
+    def _raise_first(errors: list[BaseException | None]) -> None:
+        """The requests' errors: a retryable failure wins, so the whole batch is sent again
+        (points are idempotent)."""
+        for e in sorted((e for e in errors if e is not None), key=lambda e: not isinstance(e, StoreUnavailable)):
+            raise e
+
+    def _write_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.parallel_requests, thread_name_prefix="influx-write")
-            pool = self._pool
-        errors = [f.exception() for f in [pool.submit(self._post_lines, c) for c in chunks]]
-        # A retryable failure wins: the whole batch is sent again (points are idempotent).
-        for e in sorted((e for e in errors if e is not None), key=lambda e: not isinstance(e, StoreUnavailable)):
-            raise e
+            return self._pool
 
     def _close_pool(self) -> None:
         with self._pool_lock:

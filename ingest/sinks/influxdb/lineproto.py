@@ -73,9 +73,34 @@ class LineEncoder:
         return f'{key} value={value if type(value) is float else float(value)!r},flags="{flags}",{ident} {r.time_ns}'
 
     def messages(self, batch: Iterable[StoredMessage]) -> list[list[str]]:
-        """Lines per message, in order (kept apart so a refused batch can be narrowed down)."""
-        enc = self.reading
-        return [[enc(r, m.epoch) for r in m.readings] for m in batch]
+        """Lines per message, in order (kept apart so a refused batch can be narrowed down).
+
+        The same lines as :meth:`reading` gives, written without a call per reading, and the
+        part after the value (flags, seq, epoch, time) built once for consecutive readings
+        that share it (a message's readings usually do: one sample cycle, one time)."""
+        keys = self._keys
+        series_key = self.series_key
+        out = []
+        for m in batch:
+            epoch = m.epoch
+            lines: list[str] = []
+            append = lines.append
+            last_t = last_flags = last_seq = None
+            tail = ""
+            for r in m.readings:
+                t, value, flags, seq = r[0], r[5], r[7], r[8]
+                key = keys.get((r[1], r[2], r[3], r[4])) or series_key(r)
+                if t != last_t or flags is not last_flags or seq != last_seq:
+                    last_t, last_flags, last_seq = t, flags, seq
+                    if flags and ('"' in flags or "\\" in flags):
+                        flags = flags.replace("\\", "\\\\").replace('"', '\\"')
+                    tail = f'flags="{flags}",seq={seq}i,epoch={epoch}i {t}' if epoch else f'flags="{flags}",seq={seq}i {t}'
+                if value is None:
+                    append(f"{key} {tail}")
+                else:
+                    append(f"{key} value={value if type(value) is float else float(value)!r},{tail}")
+            out.append(lines)
+        return out
 
 
 def record_line(measurement: str, tags: Mapping[str, str], fields: Mapping[str, FieldValue | None],

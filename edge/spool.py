@@ -71,7 +71,6 @@ class Spool:
             raise EdgeError(f"cannot open spool {self.path}: {e}") from None
         # Mirrors of what the uplink asks many times a second (kept with the rows, under _lock).
         self._reload_mirrors()
-        self._last_payload = b""
         self.epoch: int = self._meta("epoch")
         self._events_n = self._db.execute("SELECT count(*) FROM events").fetchone()[0]
         # Another process (``ms4watch calibrate``) may add events to this file: SQLite's
@@ -122,8 +121,7 @@ class Spool:
                         self._bump("pending", -cur.rowcount)
                         self._pending_n -= cur.rowcount
                 if not self._pending_n and 0 < len(rows) <= max_readings:
-                    seq = self._put_message(rows, taken=len(rows))
-                    return len(rows), OutMessage(seq, len(rows), self._last_payload)
+                    return len(rows), self._put_message(rows, taken=len(rows))
                 self._bump("taken", len(rows))
                 self._db.executemany("INSERT INTO pending (time_ns, sensor, quantity, value, unit, flags, station) "
                                      "VALUES (?,?,?,?,?,?,?)", [(*r[:5], ",".join(r[5]), r[6]) for r in rows])
@@ -141,25 +139,25 @@ class Spool:
                                         (after_id, max_readings)).fetchall()
                 if not rows:
                     return None
-                seq = self._put_message([(t, s, q, v, u, f.split(",") if f else [], st)
-                                         for _, t, s, q, v, u, f, st in rows])
+                message = self._put_message([(t, s, q, v, u, f.split(",") if f else [], st)
+                                             for _, t, s, q, v, u, f, st in rows])
                 self._db.execute("DELETE FROM pending WHERE id > ? AND id <= ?", (after_id, rows[-1][0]))
                 self._bump("pending", -len(rows))
             self._pending_n -= len(rows)
-            return OutMessage(seq, len(rows), self._last_payload)
+            return message
 
-    def _put_message(self, rows: list[tuple], taken: int = 0) -> int:
+    def _put_message(self, rows: list[tuple], taken: int = 0) -> OutMessage:
         """In a transaction: ``rows`` (time_ns, sensor, quantity, value, unit, flags, station)
         as the next numbered message in the outbox, counting ``taken`` new readings in the
-        same statement as the seq; its seq (the payload in ``_last_payload``)."""
+        same statement as the seq."""
         seq = self._last_seq + 1
         payload = encode_readings(self.device, seq, rows, epoch=self.epoch)
         self._db.execute("INSERT INTO outbox VALUES (?,?,?)", (seq, len(rows), payload))
         self._db.execute("UPDATE meta SET value = CASE key WHEN 'taken' THEN value + ? ELSE ? END "
                          "WHERE key IN ('taken', 'next_seq')", (taken, seq + 1))
-        self._last_seq, self._last_payload = seq, payload
+        self._last_seq = seq
         self._outbox_bound += len(rows)
-        return seq
+        return OutMessage(seq, len(rows), payload)
 
     def unsent(self, after_seq: int, limit: int) -> list[OutMessage]:
         """Formed messages with seq > ``after_seq`` still awaiting their PUBACK, oldest first."""

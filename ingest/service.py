@@ -75,8 +75,11 @@ def tune_gc() -> None:
     """For a process whose job is ingest: collect cycles less often, and never look again at
     what was imported at start (pydantic, pint… are ~10^5 objects a full collection would
     walk every time). Ingest makes no reference cycles in its hot path, so memory does not
-    grow for it; the backlog bench measured ~15 % more throughput."""
-    gc.collect()
+    grow for it; the backlog bench measured ~15 % more throughput.
+
+    Frozen without a collection first: at this point of ingest's start a full collection
+    found nothing to free (0 of ~47,000 objects) and cost ~28 ms of CPU, before the first
+    message is read."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
 

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -90,19 +91,6 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     cmd = [sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town", "--broker", mosquitto_broker.url,
            "--store", f"sqlite:///{store}", "--client-id", "ingest-kill", "--rejected", str(tmp_path / "rej.jsonl")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    assert b"ingest:" in proc.stdout.readline()
-    pub = publisher(mosquitto_broker.port)
-    n = 300
-    for s in range(1, n + 1):
-        pub.publish(TOPIC, good(s), qos=1)
-        if s == n // 2:
-            time.sleep(0.3)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-            assert b"ingest:" in proc.stdout.readline()
-    pub.loop_stop()
 
     def stored():
         s = SqliteSink(store)
@@ -112,7 +100,34 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
         finally:
             s.close()
 
-    assert wait_for(lambda: stored() >= n * 10, 30)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert b"ingest:" in proc.stdout.readline()
+    pub = publisher(mosquitto_broker.port)
+    n = 300
+    killed = threading.Event()
+
+    def stream():
+        for s in range(1, n + 1):
+            if s == 2 * n // 3:
+                killed.wait(60)         # the kill comes before the last third is sent
+            pub.publish(TOPIC, good(s), qos=1)
+            time.sleep(0.005)           # a stream, not one burst
+
+    streamer = threading.Thread(target=stream)
+    streamer.start()
+    try:
+        # kill -9 once a third of the stream is stored, while the rest still comes in
+        assert wait_for(lambda: stored() >= n * 10 // 3, 30), "the first ingest did not store a third in 30 s"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        killed.set()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert b"ingest:" in proc.stdout.readline()
+    streamer.join(60)
+    pub.loop_stop()
+
+    assert wait_for(lambda: stored() >= n * 10, 30), f"{stored()} readings of {n * 10} stored"
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
     s = SqliteSink(store)

@@ -195,9 +195,11 @@ def test_keepalive_holds_an_idle_connection(mosquitto_broker):
 @pytest.mark.mosquitto
 def test_a_blocked_consumer_holds_back_the_broker_without_losing_anything(mosquitto_broker):
     gate = threading.Event()
+    blocked = threading.Event()
     seen: list[Delivery] = []
 
     def slow(deliveries):
+        blocked.set()
         gate.wait(10)
         seen.extend(deliveries)
     subscribed = threading.Event()
@@ -205,7 +207,9 @@ def test_a_blocked_consumer_holds_back_the_broker_without_losing_anything(mosqui
                      on_subscribed=lambda ok: ok and subscribed.set()).start()
     assert subscribed.wait(10)
     publish(mosquitto_broker.port, [b"%d" % i for i in range(300)])
-    time.sleep(0.5)
+    # all 300 are at the broker (acknowledged to the publisher) and the consumer is blocked
+    # with the first of them: the rest must wait, none be lost
+    assert blocked.wait(10), "no delivery reached the consumer"
     gate.set()
     deadline, acked = time.monotonic() + 10, 0
     while len(seen) < 300 and time.monotonic() < deadline:

@@ -5,7 +5,8 @@ import sqlite3
 
 import pytest
 
-from ms4watch.demo import Demo, DemoOptions
+from ms4watch.demo import STEP_NS, Demo, DemoOptions
+from tests.support.waiting import wait_for
 
 
 def _run(tmp_path, **over):
@@ -87,7 +88,7 @@ def test_ctrl_c_stops_cleanly_with_nothing_lost(tmp_path):
     import signal
     import subprocess
     import sys
-    import time
+    from contextlib import closing
     summary = tmp_path / "summary.json"
     proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--speed", "3000", "--workdir",
                              str(tmp_path / "demo"), "--summary-json", str(summary)],
@@ -95,7 +96,20 @@ def test_ctrl_c_stops_cleanly_with_nothing_lost(tmp_path):
     for line in proc.stdout:
         if "simulated loggers" in line:
             break
-    time.sleep(2)
+    # Ctrl-C once the simulation is under way: the store holds readings more than one step
+    # (15 simulated minutes) apart, so the first steps are done (simulated_days > 0).
+    store = tmp_path / "demo" / "store.db"
+
+    def stored_span_ns() -> int:
+        try:
+            with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)) as db:
+                return db.execute("SELECT coalesce(max(time_ns) - min(time_ns), 0) FROM readings").fetchone()[0]
+        except sqlite3.OperationalError:        # the store or its table is not made yet
+            return 0
+
+    wait_for(lambda: proc.poll() is not None or stored_span_ns() > STEP_NS, 60, poll_s=0.1)
+    assert proc.poll() is None, f"the demo ended before Ctrl-C (exit code {proc.returncode})"
+    assert stored_span_ns() > STEP_NS, "no readings past the first simulated step in the store after 60 s"
     proc.send_signal(signal.SIGINT)
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 0, out

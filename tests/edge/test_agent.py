@@ -147,9 +147,21 @@ def test_agent_killed_in_a_loop_loses_nothing_it_took(tmp_path, mosquitto_broker
         time.sleep(0.5 + (k % 3) * 0.6)   # at varying moments of the sample / publish cycle
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    last_start = time.time()
     proc = started()
     try:
-        time.sleep(1.0)
+        # The clean stop comes once this run is connected (its "online" status, sent on
+        # connecting, arrived; a stop before connecting leaves the spool for the next start)
+        # and the runs together took readings of several cycles.
+        def online_since(t: float) -> bool:
+            return any(s.get("state") == "online" and s.get("time") and parse_time(s["time"]).timestamp() >= t
+                       for s in collector.of("status"))
+
+        def readings_arrived() -> int:
+            return len({(r["sensor"], r["time"]) for m in collector.of("readings") for r in m["readings"]})
+
+        assert collector.wait(lambda: online_since(last_start) and readings_arrived() >= 3 * 3), \
+            f"the last run did not connect, or too few readings arrived ({readings_arrived()})"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         spool = Spool(data / "LOG-T1.spool.db", "LOG-T1")

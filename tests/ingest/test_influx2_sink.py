@@ -53,6 +53,7 @@ def test_status_writes_calibration_days_left(victoria):
         if found or time.monotonic() > deadline:
             break
         time.sleep(0.2)
+    assert found, "calibration_days_left not searchable in VictoriaMetrics after 15 s"
     (series,) = found
     assert {k: series["metric"][k] for k in ("station", "device", "sensor")} == \
         {"station": "DS-1", "device": "LOG-1", "sensor": "turbidity"}

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -32,6 +33,16 @@ def publish_all(c, payloads, topic=TOPIC):
     infos = [c.publish(topic, p, qos=1) for p in payloads]
     for i in infos:
         i.wait_for_publish(10)
+
+
+def stored_seqs(store, seq):
+    """How many messages with this seq the store holds (read while ingest writes it)."""
+    s = SqliteSink(store)
+    s.open()
+    try:
+        return s.query("SELECT count(*) FROM messages WHERE seq = ?", (seq,))[0][0]
+    finally:
+        s.close()
 
 
 def good(seq, n=10):
@@ -80,19 +91,6 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     cmd = [sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town", "--broker", mosquitto_broker.url,
            "--store", f"sqlite:///{store}", "--client-id", "ingest-kill", "--rejected", str(tmp_path / "rej.jsonl")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    assert b"ingest:" in proc.stdout.readline()
-    pub = publisher(mosquitto_broker.port)
-    n = 300
-    for s in range(1, n + 1):
-        pub.publish(TOPIC, good(s), qos=1)
-        if s == n // 2:
-            time.sleep(0.3)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-            assert b"ingest:" in proc.stdout.readline()
-    pub.loop_stop()
 
     def stored():
         s = SqliteSink(store)
@@ -102,7 +100,34 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
         finally:
             s.close()
 
-    assert wait_for(lambda: stored() >= n * 10, 30)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert b"ingest:" in proc.stdout.readline()
+    pub = publisher(mosquitto_broker.port)
+    n = 300
+    killed = threading.Event()
+
+    def stream():
+        for s in range(1, n + 1):
+            if s == 2 * n // 3:
+                killed.wait(60)         # the kill comes before the last third is sent
+            pub.publish(TOPIC, good(s), qos=1)
+            time.sleep(0.005)           # a stream, not one burst
+
+    streamer = threading.Thread(target=stream)
+    streamer.start()
+    try:
+        # kill -9 once a third of the stream is stored, while the rest still comes in
+        assert wait_for(lambda: stored() >= n * 10 // 3, 30), "the first ingest did not store a third in 30 s"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        killed.set()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert b"ingest:" in proc.stdout.readline()
+    streamer.join(60)
+    pub.loop_stop()
+
+    assert wait_for(lambda: stored() >= n * 10, 30), f"{stored()} readings of {n * 10} stored"
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
     s = SqliteSink(store)
@@ -130,7 +155,13 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     publish_all(pub, [good(s) for s in range(101, 201)])
     pub.loop_stop()
     assert wait_for(lambda: svc.stats.stored_readings >= 2000, 30)
-    time.sleep(1.0)                     # anything delivered twice would arrive by now
+    # A marker after the rest: the broker sends what it redelivers from the session before
+    # anything published later, and ingest stores in the order it receives, so once the
+    # marker is stored every redelivery has been received and written (or found a duplicate).
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(201)])
+    pub.loop_stop()
+    assert wait_for(lambda: stored_seqs(tmp_path / "store.db", 201) >= 1, 30), "the marker was not stored"
     svc.stop()
     assert svc._client.stats.connections == 2
     # the first 100's acknowledgements belonged to the dead connection and were not sent; the
@@ -138,11 +169,11 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     # seen not to: then they come once) — either way each is stored once
     assert svc._client.stats.stale_acks == 100
     assert svc.stats.duplicate_messages in (0, 100)
-    assert svc._client.stats.received == 200 + svc.stats.duplicate_messages
+    assert svc._client.stats.received == 201 + svc.stats.duplicate_messages
     s = SqliteSink(tmp_path / "store.db")
     s.open()
-    assert s.count_readings() == 2000
-    assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (200, 200)
+    assert s.count_readings() == 2010
+    assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (201, 201)
     s.close()
 
 

@@ -16,6 +16,7 @@ from ms4watch.ingest.sinks import open_sink
 from ms4watch.ingest.sinks.base import WriteResult
 from ms4watch.ingest.sinks.spooling import SpoolingSink, decode_batch, encode_batch
 from tests.support.influx_fixtures import make_messages
+from tests.support.waiting import wait_for
 
 DOWN_S = 60.0 if os.environ.get("MS4_SLOW") else 4.0   # the 60 s with MS4_SLOW=1
 
@@ -76,7 +77,8 @@ def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_p
 
     t = threading.Thread(target=writer)
     t.start()
-    time.sleep(DOWN_S / 10)
+    # the store goes down once the writes are under way: ten batches acknowledged
+    assert wait_for(lambda: len(acked) >= 10 * 20, 30), f"only {len(acked)} messages acknowledged in 30 s"
     influxd.stop()
     time.sleep(DOWN_S)
     assert sink.spool_depth > 0, "writes went on while the store was down: they must be in the spool"

@@ -195,9 +195,11 @@ def test_keepalive_holds_an_idle_connection(mosquitto_broker):
 @pytest.mark.mosquitto
 def test_a_blocked_consumer_holds_back_the_broker_without_losing_anything(mosquitto_broker):
     gate = threading.Event()
+    blocked = threading.Event()
     seen: list[Delivery] = []
 
     def slow(deliveries):
+        blocked.set()
         gate.wait(10)
         seen.extend(deliveries)
     subscribed = threading.Event()
@@ -205,7 +207,9 @@ def test_a_blocked_consumer_holds_back_the_broker_without_losing_anything(mosqui
                      on_subscribed=lambda ok: ok and subscribed.set()).start()
     assert subscribed.wait(10)
     publish(mosquitto_broker.port, [b"%d" % i for i in range(300)])
-    time.sleep(0.5)
+    # all 300 are at the broker (acknowledged to the publisher) and the consumer is blocked
+    # with the first of them: the rest must wait, none be lost
+    assert blocked.wait(10), "no delivery reached the consumer"
     gate.set()
     deadline, acked = time.monotonic() + 10, 0
     while len(seen) < 300 and time.monotonic() < deadline:
@@ -222,13 +226,30 @@ def test_a_shared_subscription_splits_the_messages_between_members(mosquitto_bro
     a, ca = subscriber(mosquitto_broker, "member-a", topic=f"$share/g/{TOPIC}")
     b, cb = subscriber(mosquitto_broker, "member-b", coll=None, topic=f"$share/g/{TOPIC}")
     publish(mosquitto_broker.port, [b"%d" % i for i in range(200)])
-    time.sleep(1.0)
-    got_a = [ca.q.get_nowait() for _ in range(ca.q.qsize())]
-    got_b = [cb.q.get_nowait() for _ in range(cb.q.qsize())]
+    # Markers after the 200 until each member has one: the broker sends each member its
+    # messages in the order they were published, so a member's marker comes after all of the
+    # 200 it was given, once each. Then nothing more of them can be on the way.
+    got: dict[Collector, list[Delivery]] = {ca: [], cb: []}
+
+    def take_all() -> None:
+        for c, into in got.items():
+            while not c.q.empty():
+                into.append(c.q.get_nowait())
+
+    def markers(c: Collector) -> int:
+        return sum(d.payload.startswith(b"marker") for d in got[c])
+
+    for k in range(20):
+        publish(mosquitto_broker.port, [b"marker-%d" % k])
+        assert wait_for(lambda: (take_all(), markers(ca) + markers(cb) > k)[1], 10), f"marker {k} did not arrive"
+        if markers(ca) and markers(cb):
+            break
+    assert markers(ca) and markers(cb), "20 markers did not reach both members"
+    got_a, got_b = ([d for d in got[c] if not d.payload.startswith(b"marker")] for c in (ca, cb))
     assert got_a and got_b
     assert sorted(int(d.payload) for d in got_a + got_b) == list(range(200))
-    for s, got in ((a, got_a), (b, got_b)):
-        s.ack([d.token for d in got])
+    for s, c in ((a, ca), (b, cb)):
+        s.ack([d.token for d in got[c]])
         s.stop()
 
 

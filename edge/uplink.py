@@ -65,6 +65,7 @@ class Uplink:
         self._cv = threading.Condition()
         self._running = False
         self._connected = False
+        self._listening = False           # the broker confirmed the config/cmd subscription (SUBACK)
         self._woken = False               # wake() since the loop last looked at the spool
         self._idle = False                # the loop's last look found nothing at all to publish
         self._thread: threading.Thread | None = None
@@ -75,11 +76,19 @@ class Uplink:
         c.on_disconnect = self._on_disconnect
         c.on_publish = self._on_publish
         c.on_message = self._on_message
+        c.on_subscribe = self._on_subscribe
         self.client = c
 
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def listening(self) -> bool:
+        """Connected and the broker has confirmed the ``config``/``cmd`` subscription: a
+        command sent from now on reaches this logger. The session is clean: a command sent
+        before this, or while it was away, does not."""
+        return self._connected and self._listening
 
     def start(self) -> "Uplink":
         self._running = True
@@ -157,9 +166,17 @@ class Uplink:
             self._cv.notify_all()
         log.info("%s: connected to %s", self.spool.device, self.url)
 
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        if any(rc.is_failure for rc in reason_codes):
+            log.error("%s: broker %s refused the config/cmd subscription: %s", self.spool.device, self.url,
+                      ", ".join(str(rc) for rc in reason_codes))
+            return
+        self._listening = True
+
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         with self._cv:
             self._connected = False
+            self._listening = False
             self._inflight.clear()
             self._cv.notify_all()
         if self._running:

@@ -45,7 +45,7 @@ class Logger:
         self.stop = threading.Event()
         self.loop = threading.Thread(target=self.agent.run, args=(self.stop,), daemon=True)
         self.loop.start()
-        assert wait_for(lambda: self.agent.uplink.connected, 10)
+        assert wait_for(lambda: self.agent.uplink.listening, 10)
 
     def close(self):
         self.stop.set()

@@ -189,7 +189,7 @@ def test_remote_config_validated_applied_reported_or_refused(tmp_path, mosquitto
     pub = collector.client
     topic = str(agent.topic(Channel.CONFIG))
     try:
-        assert collector.wait(lambda: agent.uplink.connected)
+        assert collector.wait(lambda: agent.uplink.listening)
         v2 = CONFIG.replace('config_version: "1"', 'config_version: "2"').replace("interval: 1min", "interval: 5min")
         pub.publish(topic, v2.encode(), qos=1, retain=True).wait_for_publish(5)
         assert collector.wait(lambda: (agent.process_control(), agent.config.config_version == "2")[1])
@@ -216,7 +216,7 @@ def test_commands_are_acknowledged_on_events(tmp_path, mosquitto_broker):
     agent = make_agent(tmp_path, mosquitto_broker.url, clock=lambda: T0 + 90 * MIN)
     topic = str(agent.topic(Channel.CMD))
     try:
-        assert collector.wait(lambda: agent.uplink.connected)
+        assert collector.wait(lambda: agent.uplink.listening)
         for payload in (b'{"id": "1", "command": "read_now"}', b'{"id": "2", "command": "sample_now"}',
                         b'{"id": "3", "command": "self_destruct"}', b"garbage",
                         b'{"id": "5", "command": "reboot_agent"}'):
@@ -317,7 +317,7 @@ def test_the_loop_sleeps_until_due_and_wakes_for_a_command_and_for_stop(tmp_path
     stop = threading.Event()
     loop = threading.Thread(target=agent.run, args=(stop,), daemon=True)
     try:
-        assert collector.wait(lambda: agent.uplink.connected)
+        assert collector.wait(lambda: agent.uplink.listening)
         loop.start()
         assert wait_for(lambda: agent.next_due_ns() is not None, 10)   # first pass made; now asleep
         collector.client.publish(str(agent.topic(Channel.CMD)), b'{"id": "7", "command": "status"}', qos=1)

@@ -1,0 +1,45 @@
+"""The uplink's readiness for commands: ``listening`` only once the broker confirmed the
+config/cmd subscription (the session is clean, so a command sent before that is lost)."""
+
+from __future__ import annotations
+
+import paho.mqtt.client as mqtt
+
+from ms4watch.contract.ids import Channel, Topic
+from ms4watch.edge.spool import Spool
+from ms4watch.edge.uplink import Uplink
+from tests.support.waiting import wait_for
+
+
+def _uplink(tmp_path, url: str, device: str, on_control=None) -> Uplink:
+    spool = Spool(tmp_path / f"{device}.spool.db", device)
+    return Uplink(spool, lambda ch: Topic("town", "OF-1", device, ch), url, client_id=f"test-{device}",
+                  status_payload=lambda state: b'{"state": "%s"}' % state.encode(), on_control=on_control)
+
+
+def test_listening_once_subscribed_and_a_command_sent_then_arrives(tmp_path, mosquitto_broker):
+    got: list[tuple[Channel, bytes]] = []
+    with_control = _uplink(tmp_path, mosquitto_broker.url, "LOG-C", on_control=lambda ch, b: got.append((ch, b)))
+    without = _uplink(tmp_path, mosquitto_broker.url, "LOG-N")
+    assert not with_control.listening       # not even connected yet
+    with_control.start()
+    without.start()
+    pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-cmd-pub")
+    pub.connect("127.0.0.1", mosquitto_broker.port)
+    pub.loop_start()
+    try:
+        assert wait_for(lambda: with_control.listening, 10), "no SUBACK for config/cmd in 10 s"
+        # a command sent as soon as it listens is not lost
+        pub.publish(str(Topic("town", "OF-1", "LOG-C", Channel.CMD)), b'{"id": "1", "command": "status"}',
+                    qos=1).wait_for_publish(5)
+        assert wait_for(lambda: got, 10), "the command sent once listening never arrived"
+        assert got[0][0] is Channel.CMD
+        # connected, but with nothing to hear it subscribes to nothing: never listening
+        assert wait_for(lambda: without.connected, 10)
+        assert not without.listening
+    finally:
+        pub.loop_stop()
+        pub.disconnect()
+        with_control.stop(drain_timeout_s=0)
+        without.stop(drain_timeout_s=0)
+    assert not with_control.listening       # stopped: disconnected

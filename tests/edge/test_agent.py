@@ -167,7 +167,7 @@ def test_agent_killed_in_a_loop_loses_nothing_it_took(tmp_path, mosquitto_broker
         spool = Spool(data / "LOG-T1.spool.db", "LOG-T1")
         taken, depth = spool.taken, spool.depth()
         spool.close()
-        assert depth == 0, "a clean stop drains the spool"
+        assert depth == 0, "a clean stop drains the spool"   # usually empty anyway here; the drain: test_uplink.py
         assert collector.wait(lambda: sum(len(m["readings"]) for m in
                                           {m["seq"]: m for m in collector.of("readings")}.values()) >= taken)
     finally:

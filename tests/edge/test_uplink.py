@@ -43,3 +43,21 @@ def test_listening_once_subscribed_and_a_command_sent_then_arrives(tmp_path, mos
         with_control.stop(drain_timeout_s=0)
         without.stop(drain_timeout_s=0)
     assert not with_control.listening       # stopped: disconnected
+
+
+def test_a_clean_stop_first_drains_the_spool(tmp_path, mosquitto_broker):
+    """What a logger took before a maintenance shutdown leaves before it goes quiet: a backlog
+    that needs about a second at the drain rate is gone from the spool when ``stop`` returns."""
+    from ms4watch.edge.drivers.base import RawReading
+    up = _uplink(tmp_path, mosquitto_broker.url, "LOG-D")
+    up.drain_rate = 5000.0
+    up.start()
+    try:
+        assert wait_for(lambda: up.connected, 10)
+        t0 = 1_780_000_000_000_000_000
+        up.spool.append([RawReading(t0 + i * 60_000_000_000, "rain", "rain", 0.01, "in", ()) for i in range(6000)])
+        up.wake()
+    finally:
+        up.stop(drain_timeout_s=30)
+    assert up.spool.depth() == 0, f"{up.spool.depth()} readings left in the spool by a clean stop"
+    assert up.published_readings == 6000

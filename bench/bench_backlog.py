@@ -83,6 +83,22 @@ def make_session(port: int, client_id: str, topic: str) -> None:
     c.loop_stop()
 
 
+def backlog_payloads(n_readings: int, per_message: int):
+    """(topic, payload) of every backlog message: 10 loggers, one message a minute each, the
+    readings of a message at one time (also used by bench_influx_floor.py)."""
+    quantities = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
+                  ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
+    for i in range(n_readings // per_message):
+        dev = i % 10
+        seq = i // 10
+        t = T0_NS + seq * 60 * 10**9
+        rows = []
+        for k in range(per_message):
+            s, q, u = quantities[k % len(quantities)]
+            rows.append((t, f"{s}{k // len(quantities) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None))
+        yield f"ms4/{MUNI}/ST-{dev:02d}/LOG-{dev:02d}/readings", encode_readings(f"LOG-{dev:02d}", seq, rows)
+
+
 def publish_backlog(port: int, n_readings: int, per_message: int) -> int:
     """Publish QoS 1 readings messages from 10 loggers; returns the number of messages."""
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-pub", protocol=mqtt.MQTTv311)
@@ -90,24 +106,15 @@ def publish_backlog(port: int, n_readings: int, per_message: int) -> int:
     c.max_queued_messages_set(0)
     c.connect("127.0.0.1", port)
     c.loop_start()
-    t0 = T0_NS
-    quantities = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
-                  ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
-    n_msgs = n_readings // per_message
+    n_msgs = 0
     last = None
-    for i in range(n_msgs):
-        dev = i % 10
-        seq = i // 10
-        t = t0 + seq * 60 * 10**9
-        rows = []
-        for k in range(per_message):
-            s, q, u = quantities[k % len(quantities)]
-            rows.append((t, f"{s}{k // len(quantities) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None))
-        payload = encode_readings(f"LOG-{dev:02d}", seq, rows)
-        last = c.publish(f"ms4/{MUNI}/ST-{dev:02d}/LOG-{dev:02d}/readings", payload, qos=1)
-        if i % 1000 == 999:
+    for topic, payload in backlog_payloads(n_readings, per_message):
+        last = c.publish(topic, payload, qos=1)
+        n_msgs += 1
+        if n_msgs % 1000 == 0:
             last.wait_for_publish(60)
-    last.wait_for_publish(60)
+    if last is not None:
+        last.wait_for_publish(60)
     c.disconnect()
     c.loop_stop()
     return n_msgs
@@ -128,15 +135,8 @@ contacts: [{name: Bench SMO, role: smo, email: smo@bench.test}]
 def backlog_readings(n_readings: int, per_message: int):
     """The backlog as canonical readings (what publish_backlog sends, in canonical units)."""
     from ms4watch.contract.wire import decode_canonical
-    n_msgs = n_readings // per_message
-    quantities = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
-                  ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
-    for i in range(n_msgs):
-        dev, seq = i % 10, i // 10
-        t = T0_NS + seq * 60 * 10**9
-        rows = [(t, f"{s}{k // len(quantities) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None)
-                for k, (s, q, u) in ((k, quantities[k % len(quantities)]) for k in range(per_message))]
-        yield from decode_canonical("bench", f"ST-{dev:02d}", encode_readings(f"LOG-{dev:02d}", seq, rows))[2]
+    for topic, payload in backlog_payloads(n_readings, per_message):
+        yield from decode_canonical(topic, topic.split("/")[2], payload)[2]
 
 
 def check_serve_alerts(serve_dir: Path, n_readings: int, per_message: int) -> bool:

@@ -34,31 +34,20 @@ import requests
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-from ms4watch.contract.wire import decode_canonical, encode_readings  # noqa: E402
+from bench_backlog import backlog_payloads  # noqa: E402
+from ms4watch.contract.wire import decode_canonical  # noqa: E402
 from ms4watch.ingest.sinks.base import StoredMessage  # noqa: E402
 from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder  # noqa: E402
 from tests.support.servers import InfluxDB1  # noqa: E402
 
-T0_NS = 1_780_000_000 * 10**9          # as bench_backlog.py
-QUANTITIES = [("flow", "flow", "gpm"), ("level", "level", "ft"), ("turb", "turbidity", "NTU"),
-              ("rain", "rain", "in"), ("batt", "battery", "V"), ("temp", "temperature", "degC")]
-
-
 def backlog_lines(n_readings: int, per_message: int = 40) -> list[str]:
-    """bench_backlog.py's backlog (10 loggers, one message a minute each), decoded and encoded
-    as ingest does."""
+    """bench_backlog.py's backlog, decoded and encoded as ingest does."""
     messages = []
-    for i in range(n_readings // per_message):
-        dev, seq = i % 10, i // 10
-        t = T0_NS + seq * 60 * 10**9
-        rows = []
-        for k in range(per_message):
-            s, q, u = QUANTITIES[k % len(QUANTITIES)]
-            rows.append((t, f"{s}{k // len(QUANTITIES) or ''}", q, round(1.0 + (seq % 50) * 0.1 + k, 2), u, [], None))
-        payload = encode_readings(f"LOG-{dev:02d}", seq, rows)
-        device, seq_, readings, epoch = decode_canonical("bench", f"ST-{dev:02d}", payload, None)
-        messages.append(StoredMessage(device, seq_, tuple(readings), epoch, None))
+    for topic, payload in backlog_payloads(n_readings, per_message):
+        device, seq, readings, epoch = decode_canonical(topic, topic.split("/")[2], payload, None)
+        messages.append(StoredMessage(device, seq, tuple(readings), epoch, None))
     return [line for lines in LineEncoder().messages(messages) for line in lines]
 
 

@@ -665,7 +665,7 @@ class StreamingEngine:
         # built again unless the buffer still holds the index's latest row (else rows the
         # buffer dropped before the index saw them would leave a hole in it)
         if last is None or kept[1] != s.edits or last < t[0] or kept[0].n > 2 * t.size + 4096:
-            index = RainIndex(t, v, self._rain_gap)
+            index = RainIndex(t, v, self._rain_gap, td_ns(self.rules.double_tip))
             self._indexes[gid] = (index, s.edits)
             return index
         index = kept[0]

@@ -137,7 +137,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     dry, states, depths = dw.outfall_dry_codes(
         {g: index.get(g) or rain.get(g, EMPTY)[:2] for g in gauges}, t, lookback_ns=td_ns(r.dry_lookback),
         max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in), max_gap_ns=td_ns(r.dry_rain_max_gap),
-        after_rain_ns=td_ns(r.dry_after_rain))
+        after_rain_ns=td_ns(r.dry_after_rain), double_tip_ns=td_ns(r.double_tip))
     params = {"floor_gpm": of.flow_floor_gpm, "min_duration_min": r.dwf_min_duration.total_seconds() / 60,
               "dry_lookback_h": r.dry_lookback.total_seconds() / 3600, "dry_max_rain_in": float(r.dry_max_rain_in),
               "rain_max_gap_min": r.dry_rain_max_gap.total_seconds() / 60,
@@ -204,7 +204,8 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     args = dict(lookback_ns=lb, max_rain_uin=storms.decimal_to_micro(r.dry_max_rain_in),
                 after_rain_ns=td_ns(r.dry_after_rain))
     # each gauge judged at the new readings (RainIndex.states_at: what outfall_dry_codes gives)
-    per_gauge = [(rain_index.get(g) or dw.RainIndex(*rain.get(g, EMPTY)[:2], gap)).states_at(nt, **args)
+    per_gauge = [(rain_index.get(g) or dw.RainIndex(*rain.get(g, EMPTY)[:2], gap, td_ns(r.double_tip)))
+                 .states_at(nt, **args)
                  for g in gauges]
     for i in range(len(nt)):   # dw.combine_dry_codes: WET if any, else DRY if any, else UNKNOWN
         codes = [c[i] for c, _ in per_gauge]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import ns_index, td_ns
-from .storms import EXACT, PER_MICRO, decimal_to_micro, to_exact
+from .storms import EXACT, PER_MICRO, decimal_to_micro, filter_double_tips, to_exact
 
 PROVISION = "Ramapo ch. 218 / Schenectady ch. 148 Art. II (illicit discharges); IDDE dry-weather screening"
 
@@ -56,7 +56,8 @@ def rain_coverage(rain_t_ns: np.ndarray, max_gap_ns: int) -> tuple[np.ndarray, n
 
 def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
                    lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                   max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0)) -> pd.Series:
+                   max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0),
+                   double_tip=pd.Timedelta(seconds=1)) -> pd.Series:
     """Dry-weather state at each time of ``at``, judged on one rain gauge.
 
     Parameters
@@ -79,6 +80,10 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
         make its runoff look like an illicit discharge). The registry default is the
         storm's minimum inter-event time, 6 h (EPA SYNOP; REGULATIONS.md *Storm end*);
         0 turns it off.
+    double_tip : timedelta [s]
+        A tip within this of the previous kept tip counts no rain (REGULATIONS.md *Double
+        tip*: 1 s; as for storms). A missing depth (NaN) is no row at all (no coverage) and a
+        negative depth is no rain.
 
     Returns
     -------
@@ -91,27 +96,57 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
     REGULATIONS.md row *Dry weather*; Ramapo ch. 218, Schenectady ch. 148 Art. II.
     """
     state, _ = _gauge_state(rain_in, at, lookback=lookback, max_rain_in=max_rain_in, max_gap=max_gap,
-                            after_rain=after_rain)
+                            after_rain=after_rain, double_tip=double_tip)
     return state
 
 
-def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain) -> tuple[pd.Series, np.ndarray]:
+def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain,
+                 double_tip) -> tuple[pd.Series, np.ndarray]:
     """:func:`is_dry_weather` and the depth in each window [1/EXACT in] (int64)."""
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     state, total = gauge_dry_state(ns_index(rain_in), rain_in.to_numpy(), ns_index(at_idx), lookback_ns=td_ns(lookback),
                                    max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
-                                   after_rain_ns=td_ns(after_rain))
+                                   after_rain_ns=td_ns(after_rain), double_tip_ns=td_ns(double_tip))
     return pd.Series(state, index=at_idx, name="dry_state"), total
 
 
 def gauge_dry_state(rain_t_ns: np.ndarray, rain_in: np.ndarray, at_ns: np.ndarray, *, lookback_ns: int,
-                    max_rain_uin: int, max_gap_ns: int, after_rain_ns: int) -> tuple[np.ndarray, np.ndarray]:
+                    max_rain_uin: int, max_gap_ns: int, after_rain_ns: int,
+                    double_tip_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`is_dry_weather` on arrays (the form the alert engine calls): one gauge's rows
     (times [UTC ns], depths [in]) judged at the times ``at_ns`` [UTC ns]; durations in ns,
     ``max_rain_uin`` in micro-inches. Returns the :class:`DryState` codes (int8) and the depth
-    in each trailing window [1/:data:`~.storms.EXACT` in] (int64: exact for inch and mm records)."""
-    return RainIndex(rain_t_ns, rain_in, max_gap_ns).states(at_ns, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
+    in each trailing window [1/:data:`~.storms.EXACT` in] (int64: exact for inch and mm records).
+    ``double_tip_ns``: a tip this close after the previous kept one counts no rain (0: off)."""
+    return RainIndex(rain_t_ns, rain_in, max_gap_ns, double_tip_ns).states(at_ns, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
                                                             after_rain_ns=after_rain_ns)
+
+
+def _clean(t: np.ndarray, rain_in: np.ndarray, double_tip_ns: int, last_tip: int | None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """A gauge's sorted rows as :class:`RainIndex` counts them: times and depths [1/EXACT in].
+
+    * A missing depth (NaN) is not a row: it neither adds rain nor shows the gauge covered
+      the time (a data gap is never assumed dry; replay drops such rows too).
+    * A negative depth is no rain (0 in): rain cannot be negative, and a negative row must
+      not cancel rain that fell (0.12 in then -0.05 in is not "less than 0.10 in").
+    * A tip within ``double_tip_ns`` of the previous kept tip (``last_tip`` the one before
+      these rows) is a double tip and counts 0 in (REGULATIONS.md *Double tip*, as
+      :func:`~.storms.storm_rows` drops it); a row at the same time twice is one.
+    """
+    ok = ~np.isnan(rain_in)
+    if not ok.all():
+        t, rain_in = t[ok], rain_in[ok]
+    v = np.maximum(to_exact(rain_in), 0)
+    if double_tip_ns > 0:
+        pos = np.flatnonzero(v > 0)
+        if pos.size:
+            times = t[pos] if last_tip is None else np.concatenate(([last_tip], t[pos]))
+            keep = filter_double_tips(times, double_tip_ns)
+            if last_tip is not None:
+                keep = keep[1:]
+            v[pos[~keep]] = 0
+    return t, v
 
 
 class RainIndex:
@@ -122,18 +157,20 @@ class RainIndex:
     judging an outfall's flow readings costs a few searches instead of a pass over the
     gauge's 72 h of rows. Built or extended, the arrays are the same."""
 
-    __slots__ = ("t", "cum", "tpos", "ca", "cb", "n", "npos", "ns", "gap")
+    __slots__ = ("t", "cum", "tpos", "ca", "cb", "n", "npos", "ns", "gap", "double_tip")
 
-    def __init__(self, rain_t_ns: np.ndarray, rain_in: np.ndarray, max_gap_ns: int) -> None:
+    def __init__(self, rain_t_ns: np.ndarray, rain_in: np.ndarray, max_gap_ns: int, double_tip_ns: int = 0) -> None:
         t = np.asarray(rain_t_ns, dtype=np.int64)
-        v = to_exact(rain_in)
+        raw = np.asarray(rain_in, dtype=np.float64)
         if t.size and np.any(np.diff(t) < 0):
             o = np.argsort(t, kind="stable")
-            t, v = t[o], v[o]
+            t, raw = t[o], raw[o]
+        t, v = _clean(t, raw, double_tip_ns, None)
         ca, cb = rain_coverage(t, max_gap_ns)
         tpos = t[v > 0]
         n = t.size
         self.gap, self.n, self.npos, self.ns = max_gap_ns, n, tpos.size, ca.size
+        self.double_tip = double_tip_ns
         self._store(t, np.concatenate(([0], np.cumsum(v))), tpos, ca, cb, 0)
 
     def _store(self, t, cum, tpos, ca, cb, more: int) -> None:
@@ -155,9 +192,12 @@ class RainIndex:
         k = len(rain_t_ns)
         if not k:
             return
-        t_new = np.asarray(rain_t_ns, dtype=np.int64)
-        v_new = to_exact(rain_in)
         n, npos, ns = self.n, self.npos, self.ns
+        t_new, v_new = _clean(np.asarray(rain_t_ns, dtype=np.int64), np.asarray(rain_in, dtype=np.float64),
+                              self.double_tip, int(self.tpos[npos - 1]) if npos else None)
+        k = t_new.size
+        if not k:
+            return
         if n + k > self.t.size:
             self._store(self.t[:n], self.cum[:n + 1], self.tpos[:npos], self.ca[:ns], self.cb[:ns], k)
         self.t[n:n + k] = t_new
@@ -254,15 +294,15 @@ def combine_dry_codes(states: np.ndarray) -> np.ndarray:
 
 def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeIndex | pd.Series, *,
                         lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                        max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0)
-                        ) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
+                        max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0),
+                        double_tip=pd.Timedelta(seconds=1)) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
     """Dry-weather state of an outfall served by one or more rain gauges.
 
     Parameters
     ----------
     rain_by_gauge : mapping gauge id -> Series [in], indexed by UTC time
         Each gauge's rows (zeros included), as for :func:`is_dry_weather`.
-    at, lookback, max_rain_in, max_gap, after_rain
+    at, lookback, max_rain_in, max_gap, after_rain, double_tip
         As for :func:`is_dry_weather`, applied to each gauge on its own.
 
     Returns
@@ -287,19 +327,19 @@ def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeI
     state, per_gauge, depth = outfall_dry_codes(
         {g: (ns_index(r), r.to_numpy()) for g, r in rain_by_gauge.items()}, ns_index(at_idx),
         lookback_ns=td_ns(lookback), max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
-        after_rain_ns=td_ns(after_rain))
+        after_rain_ns=td_ns(after_rain), double_tip_ns=td_ns(double_tip))
     return (pd.Series(state, index=at_idx, name="dry_state"),
             pd.DataFrame(per_gauge, index=at_idx, columns=gauges),
             pd.DataFrame(depth, index=at_idx, columns=gauges, dtype=np.float64))
 
 
 def outfall_dry_codes(rain_by_gauge: Mapping[str, tuple[np.ndarray, np.ndarray]], at_ns: np.ndarray, *,
-                      lookback_ns: int, max_rain_uin: int, max_gap_ns: int, after_rain_ns: int
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      lookback_ns: int, max_rain_uin: int, max_gap_ns: int, after_rain_ns: int,
+                      double_tip_ns: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`outfall_dry_weather` on arrays (the form the alert engine calls).
 
     ``rain_by_gauge``: gauge id -> (times [UTC ns], depths [in]), or its :class:`RainIndex`
-    (built with ``max_gap_ns``: the streaming engine keeps them); durations in ns,
+    (built with ``max_gap_ns`` and ``double_tip_ns``: the streaming engine keeps them); durations in ns,
     ``max_rain_uin`` in micro-inches (:func:`gauge_dry_state`). Returns the outfall's
     :class:`DryState` codes (n,), each gauge's codes (n, gauges) and each gauge's depth in
     the trailing window [in] (n, gauges), gauges in the mapping's order.
@@ -309,7 +349,7 @@ def outfall_dry_codes(rain_by_gauge: Mapping[str, tuple[np.ndarray, np.ndarray]]
     per_gauge = np.empty((n, k), dtype=np.int8)
     depth = np.empty((n, k), dtype=np.float64)
     for j, rain in enumerate(rain_by_gauge.values()):
-        index = rain if isinstance(rain, RainIndex) else RainIndex(rain[0], rain[1], max_gap_ns)
+        index = rain if isinstance(rain, RainIndex) else RainIndex(rain[0], rain[1], max_gap_ns, double_tip_ns)
         per_gauge[:, j], total = index.states(t_at, lookback_ns=lookback_ns, max_rain_uin=max_rain_uin,
                                               after_rain_ns=after_rain_ns)
         depth[:, j] = total / EXACT

@@ -36,6 +36,16 @@ def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray,
             for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns)]
 
 
+def _in_order(s: pd.Series) -> pd.Series:
+    """``s`` sorted by time (stable), each time once (its first reading): the flow readings
+    and their dry-weather states, indexed alike, stay aligned."""
+    if not s.index.is_monotonic_increasing:
+        s = s.sort_index(kind="stable")
+    if s.index.has_duplicates:
+        s = s[~s.index.duplicated(keep="first")]
+    return s
+
+
 def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str) -> pd.DataFrame:
     return pd.DataFrame({
         "start": to_index(np.array([e[0] for e in eps], dtype=np.int64)),
@@ -53,7 +63,8 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     Parameters
     ----------
     flow_gpm : Series [gpm], indexed by UTC time
-        Outfall flow readings (canonical gpm), sorted, one per time.
+        Outfall flow readings (canonical gpm). Readings out of order are sorted; a time
+        given twice keeps its first reading (as the streaming engine's buffers do).
     dry : Series of :class:`DryState`, indexed like ``flow_gpm``
         From :func:`~.dry_weather.is_dry_weather` at the flow times.
     floor_gpm : float [gpm]
@@ -73,6 +84,7 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     REGULATIONS.md *Dry-weather flow present*; Ramapo ch. 218; Schenectady ch. 148 Art. II.
     """
     md = td_ns(min_duration)
+    flow_gpm, dry = _in_order(flow_gpm), _in_order(dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.DRY, floor_gpm=floor_gpm, min_duration_ns=md,
                                         rearm_ns=td_ns(rearm) if rearm is not None else md), "peak_gpm")
@@ -86,6 +98,7 @@ def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     law's question (is this dry-weather flow?) cannot be answered.
     """
     md = td_ns(min_duration)
+    flow_gpm, dry = _in_order(flow_gpm), _in_order(dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.UNKNOWN, floor_gpm=floor_gpm, min_duration_ns=md, rearm_ns=md),
                           "peak_gpm")

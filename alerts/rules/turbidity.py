@@ -105,9 +105,12 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
 
     Parameters
     ----------
-    upstream_ntu, downstream_ntu : Series [NTU], indexed by UTC time, sorted
+    upstream_ntu, downstream_ntu : Series [NTU], indexed by UTC time
         The upstream (background, "natural conditions") and downstream probes. Either may
-        be empty: a missing upstream probe does not silence the downstream one.
+        be empty: a missing upstream probe does not silence the downstream one. Readings
+        out of order are sorted; a time given twice keeps its first reading (as the
+        streaming engine's buffers do). A reading without a value (NaN, or infinite) fails
+        QC: it is no measurement.
     upstream_bad, downstream_bad : Series of bool, indexed like the readings
         QC failures (:func:`~.qc.qartod_fail`, logger flags, calibration overdue).
     params : ContrastParams
@@ -145,6 +148,9 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
     (both sensors passing QC; absolute backstop 250 NTU).
     """
+    upstream_ntu, downstream_ntu = _in_order(upstream_ntu), _in_order(downstream_ntu)
+    upstream_bad = None if upstream_bad is None else _in_order(upstream_bad)
+    downstream_bad = None if downstream_bad is None else _in_order(downstream_bad)
     td = ns_index(downstream_ntu)
     dbad = None if downstream_bad is None or td.size == 0 else \
         downstream_bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(downstream_bad), td)]
@@ -167,25 +173,37 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     return ep, nev
 
 
+def _in_order(s: pd.Series) -> pd.Series:
+    """``s`` sorted by time (stable), each time once (its first reading)."""
+    if not s.index.is_monotonic_increasing:
+        s = s.sort_index(kind="stable")
+    if s.index.has_duplicates:
+        s = s[~s.index.duplicated(keep="first")]
+    return s
+
+
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,
                   up_bad: np.ndarray | None = None, down_bad: np.ndarray | None = None,
                   params: ContrastParams = ContrastParams()) -> tuple[list[tuple], list[tuple]]:
     """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
     times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
-    them. Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,
+    them (a reading that is NaN or infinite fails QC too). Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,
     basis, n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
     causes)``."""
     td = np.asarray(down_t_ns, dtype=np.int64)
     down = np.asarray(down_ntu, dtype=np.float64)
     n = td.size
     dbad = np.zeros(n, dtype=bool) if down_bad is None or n == 0 else np.asarray(down_bad, dtype=bool)
+    dbad = dbad | ~np.isfinite(down)   # no value, no measurement: never "within the allowance"
     pos = nearest_upstream(up_t_ns, td, td_ns(params.align_tolerance))
     has_up = pos >= 0
     safe = np.clip(pos, 0, None)
     up = np.where(has_up, np.asarray(up_ntu, dtype=np.float64)[safe] if has_up.any() else np.nan, np.nan)
     ubad = np.zeros(n, dtype=bool)
-    if up_bad is not None and has_up.any():
-        ubad = has_up & np.asarray(up_bad, dtype=bool)[safe]
+    if has_up.any():
+        ubad = has_up & ~np.isfinite(up)
+        if up_bad is not None:
+            ubad |= has_up & np.asarray(up_bad, dtype=bool)[safe]
     evaluable = has_up & ~ubad & ~dbad
     delta = down - up
     contrast = np.zeros(n, dtype=bool)

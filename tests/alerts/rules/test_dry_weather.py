@@ -193,3 +193,72 @@ def test_a_metric_gauge_is_wet_at_exactly_2_54_mm(tip_mm, tips, state):
     assert is_dry_weather(r, at).iat[0] == state
     state_of, _per_gauge, depth = outfall_dry_weather({"RG-1": r, "RG-2": heartbeat(100)}, at)
     assert state_of.iat[0] == state and depth["RG-1"].iat[0] == pytest.approx(tip_mm * tips / 25.4, abs=1e-6)
+
+
+# -- awkward rain records (REGULATIONS.md *Dry weather*: less than 0.10 in of rain in the
+#    previous 72 h; a gap in rain data is never assumed dry; *Double tip*) --------------------
+AT100 = pd.DatetimeIndex([T0 + pd.Timedelta(hours=100)])
+
+
+@pytest.mark.parametrize("bad", [-0.05, -np.inf])
+def test_a_negative_depth_never_cancels_rain_that_fell(bad):
+    """0.12 in fell, then a broken row of -0.05 in: 0.12 in is not "less than 0.10 in"
+    (the sum 0.07 in called it dry, and a real discharge an hour later unseen)."""
+    r = heartbeat(100)
+    r.iloc[600], r.iloc[601] = 0.12, bad
+    assert is_dry_weather(r, AT100).iat[0] == DryState.WET
+    st_, _, depth = outfall_dry_weather({"RG-1": r}, AT100)
+    assert st_.iat[0] == DryState.WET and depth["RG-1"].iat[0] == 0.12
+
+
+def test_missing_depths_are_a_gap_not_dry_weather():
+    """A gauge that sent rows without a depth (NaN, None) for the whole window measured
+    nothing: unknown (replay drops such rows; the rule called them 72 h of zero rain)."""
+    r = heartbeat(100)
+    r[:] = np.nan
+    assert is_dry_weather(r, AT100).iat[0] == DryState.UNKNOWN
+    nones = pd.Series([None] * len(r), index=r.index, dtype=object)
+    assert is_dry_weather(nones, AT100).iat[0] == DryState.UNKNOWN
+    # 3 h of NaN inside the window: a gap like any other
+    r = heartbeat(100)
+    r.iloc[600:636] = np.nan
+    assert is_dry_weather(r, AT100).iat[0] == DryState.UNKNOWN
+    # with a dry second gauge the outfall is judged on that one
+    st_, per_gauge, _ = outfall_dry_weather({"RG-1": r, "RG-2": heartbeat(100)}, AT100)
+    assert st_.iat[0] == DryState.DRY and list(per_gauge.iloc[0]) == [U, D]
+
+
+@pytest.mark.parametrize("second_after,state", [
+    (pd.Timedelta(0), DryState.DRY),                     # the same row sent twice: 0.05 in, not 0.10 in
+    (pd.Timedelta(milliseconds=400), DryState.DRY),      # a double tip (within 1 s): discarded
+    (pd.Timedelta(seconds=1), DryState.WET),             # 1 s after: a second tip (as storms count it)
+])
+def test_duplicated_rows_and_double_tips_are_counted_once(second_after, state):
+    from ms4watch.alerts.rules.storms import storm_events
+    r = heartbeat(100)
+    t = T0 + pd.Timedelta(hours=50, seconds=7)
+    r = pd.concat([r, pd.Series([0.05, 0.05], index=[t, t + second_after])]).sort_index(kind="stable")
+    assert is_dry_weather(r, AT100).iat[0] == state
+    assert is_dry_weather(r.iloc[::-1], AT100).iat[0] == state                 # unsorted rows: the same
+    assert storm_events(r)["depth_in"].iat[0] == (0.05 if state == DryState.DRY else 0.10)
+    # off (0): every row counts, as before
+    assert is_dry_weather(r, AT100, double_tip=pd.Timedelta(0)).iat[0] == DryState.WET
+
+
+@settings(max_examples=200, deadline=None)
+@given(rain_rows(), st.lists(st.integers(0, 120), max_size=4), st.data())
+def test_a_rain_index_with_double_tips_and_missing_depths_extended_equals_one_built(rows, cuts, data):
+    t, v = rows
+    if t.size:   # tips 0.3-0.9 s apart, NaN and negative rows among them
+        t = t + np.asarray(data.draw(st.lists(st.sampled_from([0, 0, 300, 900]) , min_size=t.size, max_size=t.size)),
+                           dtype=np.int64) * 10**6
+        t = np.maximum.accumulate(t)
+        odd = data.draw(st.lists(st.sampled_from([None, None, None, np.nan, -0.02]), min_size=t.size, max_size=t.size))
+        v = np.array([x if x is not None else y for x, y in zip(odd, v)], dtype=float)
+    built = RainIndex(t, v, H_NS, 10**9)
+    grown = RainIndex(t[:0], v[:0], H_NS, 10**9)
+    for a, b in zip([0] + sorted(cuts), sorted(cuts) + [t.size]):
+        grown.extend(t[a:b], v[a:b])
+    at = np.arange(-H_NS, int(t[-1]) + 2 * H_NS if t.size else H_NS, 600 * 10**9, dtype=np.int64)
+    for a, b in zip(grown.states(at, **KW), built.states(at, **KW)):
+        assert a.tolist() == b.tolist()

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from ms4watch.alerts.rules.dry_weather import DryState
-from ms4watch.alerts.rules.dry_weather_flow import dry_weather_flow
+from ms4watch.alerts.rules.dry_weather_flow import dry_weather_flow, unknown_dry_flow
 
 T0 = pd.Timestamp("2026-06-01 00:00", tz="UTC")
 
@@ -47,3 +47,25 @@ def test_wet_or_unknown_weather_is_not_dry_weather_flow():
     s = flow([3.0] * 60)
     assert dry_weather_flow(s, dry_like(s, DryState.WET)).empty
     assert dry_weather_flow(s, dry_like(s, DryState.UNKNOWN)).empty
+
+
+def test_flow_readings_out_of_order_or_sent_twice_are_judged_as_in_order():
+    """40 min above the floor while dry is dry-weather flow however the readings come: newest
+    first they gave no episode, sent twice one of 80 readings."""
+    s = flow([2.0] * 41)
+    ref = dry_weather_flow(s, dry_like(s))
+    assert len(ref) == 1 and ref["n_readings"].iat[0] == 41
+    for got in (dry_weather_flow(s.iloc[::-1], dry_like(s).iloc[::-1]),
+                dry_weather_flow(pd.concat([s, s]), pd.concat([dry_like(s), dry_like(s)]))):
+        pd.testing.assert_frame_equal(got, ref)
+    # the states travel with their readings: wet for the last 15 min (given newest first) is 25 min dry
+    d = dry_like(s)
+    d.iloc[26:] = int(DryState.WET)
+    assert dry_weather_flow(s.iloc[::-1], d.iloc[::-1]).empty and dry_weather_flow(s, d).empty
+    unknown = dry_like(s, DryState.UNKNOWN)
+    assert len(unknown_dry_flow(s.iloc[::-1], unknown.iloc[::-1])) == 1
+
+
+def test_empty_input_is_no_episode():
+    s = pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float)
+    assert dry_weather_flow(s, dry_like(s)).empty and unknown_dry_flow(s, dry_like(s)).empty

@@ -90,3 +90,49 @@ def test_an_inspection_exactly_24_hours_after_the_storm_is_within_them(late_ns, 
     storm = [e for e in evs if e.fields["reason"] == "storm"]
     assert [e.fields["due"] for e in storm if e.kind.value == "inspection_due"] == [end + 24 * H]
     assert any(e.kind.value == "inspection_overdue" for e in storm) is overdue
+
+
+def test_every_active_site_on_that_gauge_and_no_other():
+    """A qualifying storm at RG-1 owes an inspection at each site served by RG-1 and active on
+    the storm's local end date: not at a site on RG-2, nor at one closed or not yet open."""
+    def on(sid, gauges, a, b=None):
+        s = site(a, b)
+        s.id, s.rain_gauges = sid, gauges
+        return s
+    sites = [on("A", ["RG-1"], date(2026, 6, 1)), on("B", ["RG-2"], date(2026, 6, 1)),
+             on("C", ["RG-2", "RG-1"], date(2026, 6, 1), date(2026, 6, 30)),
+             on("D", ["RG-1"], date(2026, 5, 1), date(2026, 6, 9)), on("E", ["RG-1"], date(2026, 6, 11))]
+    end = local(2026, 6, 10, 8)
+    rows = inspection_due(storm_frame(end), sites, "RG-1", NY)
+    assert rows["site"].tolist() == ["A", "C"] and set(rows["due"]) == {end + 24 * H}
+    frame = storm_frame(end)
+    frame["qualifying"] = False                     # 0.49 in: nothing owed
+    assert inspection_due(frame, sites, "RG-1", NY).empty
+    assert inspection_due(storm_frame(), sites, "RG-1", NY).empty
+
+
+@pytest.mark.parametrize("end,due_local", [
+    # the spring-forward night: 24 real hours after 02:30 EST falls on the skipped 02:30: 03:30 EDT;
+    # after 01:30 EST on the night itself, 02:30 EDT the next day (23 h of wall clock)
+    (local(2026, 3, 7, 2, 30), local(2026, 3, 8, 3, 30)),
+    (local(2026, 3, 8, 1, 30), local(2026, 3, 9, 2, 30)),
+    # the deadline in the repeated hour: 24 h after 01:30 EDT Oct 31 is the first 01:30 of Nov 1 (EDT)
+    (local(2026, 10, 31, 1, 30), to_ns(datetime(2026, 11, 1, 5, 30, tzinfo=timezone.utc))),
+])
+def test_within_24_hours_across_dst_is_24_real_hours(end, due_local):
+    rows = inspection_due(storm_frame(end), [site(date(2026, 1, 1))], "RG-1", NY)
+    assert rows["due"].iat[0] == end + 24 * H == due_local
+
+
+def test_an_inspection_in_the_second_repeated_hour_is_late_for_a_deadline_in_the_first():
+    """Due at 01:30 EDT on Nov 1 (24 h after 01:30 EDT Oct 31): an inspection at 01:40 EST,
+    the clock's second 01:40, is 70 min late although the wall clock reads 01:40."""
+    from ms4watch.alerts.evaluate import site_inspections
+    from tests.alerts.support import registry
+
+    end = local(2026, 10, 31, 1, 30)
+    insp = to_ns(datetime(2026, 11, 1, 6, 40, tzinfo=timezone.utc))   # 01:40 EST
+    evs = site_inspections(registry(), "CS-1", {"RG-1": [end]}, [insp], insp + H)
+    storm = [e for e in evs if e.fields["reason"] == "storm"]
+    assert [e.kind.value for e in storm] == ["inspection_due", "inspection_overdue"]
+    assert storm[0].fields["due"] == end + 24 * H and storm[0].fields["closed_at"] == insp

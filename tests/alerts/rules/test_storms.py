@@ -100,3 +100,28 @@ def test_exact_depths_of_missing_absurd_and_infinite_values_never_wrap_around():
     t = np.array([0, 60, 120], dtype=np.int64) * 10**9
     [storm] = storm_rows(t, np.array([0.01, 1e20, 0.01]))
     assert storm[-1]   # qualifying
+
+
+def test_rows_out_of_order_or_sent_twice_make_the_same_storm():
+    """5 rows of 0.1 in: a storm of 0.5 in whatever order they come; a row sent twice (an
+    interval total retransmitted) is one row, not 0.25 + 0.25 = 0.5 in."""
+    r = rain([(5 * m, 0.1) for m in range(5)])
+    ref = storm_events(r)
+    assert ref["depth_in"].iat[0] == 0.5 and bool(ref["qualifying"].iat[0])
+    pd.testing.assert_frame_equal(storm_events(r.iloc[::-1]), ref)
+    pd.testing.assert_frame_equal(storm_events(pd.concat([r, r.iloc[:2]])), ref)
+    twice = pd.Series([0.25, 0.25], index=pd.DatetimeIndex([T0, T0]))
+    assert storm_events(twice)["depth_in"].tolist() == [0.25] and not storm_events(twice)["qualifying"].any()
+
+
+def test_dst_spring_forward_storm_duration_in_real_hours():
+    # 2026-03-08 01:30 EST -> 03:30 EDT is one hour of real time (America/New_York spring forward)
+    a = pd.Timestamp("2026-03-08 01:30", tz="America/New_York").tz_convert("UTC")
+    b = pd.Timestamp("2026-03-08 03:30", tz="America/New_York").tz_convert("UTC")
+    s = storm_events(pd.Series([0.25, 0.25], index=pd.DatetimeIndex([a, b])))
+    assert len(s) == 1 and s["duration_h"].iat[0] == pytest.approx(1.0) and bool(s["qualifying"].iat[0])
+
+
+def test_empty_record_is_no_storm():
+    s = storm_events(pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float))
+    assert s.empty and list(s.columns)[:3] == ["start", "end", "first_rain"]

@@ -140,3 +140,43 @@ def test_exactly_at_a_registry_allowance_is_not_an_exceedance():
     p = ContrastParams(delta_ntu=7.3, fraction=0.15)
     assert not exceeds(np.array([1.1, 60.7]), np.array([8.4, 69.805]), p).any()   # 7.3 NTU; 15 % of 60.7
     assert exceeds(np.array([1.1, 60.7]), np.array([8.41, 69.815]), p).all()
+
+
+# -- readings without a value and readings out of order (REGULATIONS.md *Turbidity contrast*:
+#    "both sensors passing QC"; a pair that cannot be judged says so, never stays silent) ------
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_an_upstream_probe_sending_no_value_is_not_evaluable_not_silence(bad):
+    """100 NTU downstream against an upstream probe reading NaN: the contrast cannot be
+    judged (it met no test and raised no notice: silence), the backstop still can."""
+    up, down = ser([bad] * 10), ser([100.0] * 10, offset_s=30)
+    eps, nev = turbidity_contrast(up, down)
+    assert eps.empty and list(nev["causes"]) == [("upstream_qc",)] and nev["n_readings"].iat[0] == 10
+    eps, nev = turbidity_contrast(up, ser([300.0] * 10, offset_s=30))
+    assert list(eps["basis"]) == ["backstop"] and len(nev) == 1
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_downstream_reading_without_a_value_breaks_the_run_and_is_not_evaluable(bad):
+    up = ser([10.0] * 12)
+    down = ser([40.0] * 4 + [bad] * 4 + [40.0] * 4, offset_s=30)
+    eps, nev = turbidity_contrast(up, down)
+    assert list(eps["n_readings"]) == [4, 4]
+    assert list(nev["causes"]) == [("downstream_qc",)] and nev["start"].iat[0] == down.index[4]
+
+
+def test_readings_out_of_order_or_sent_twice_are_judged_as_in_order():
+    up, down = ser([10.0] * 10), ser([40.0] * 10, offset_s=30)
+    ref, _ = turbidity_contrast(up, down)
+    assert len(ref) == 1 and ref["n_readings"].iat[0] == 10
+    for u, d in ((up.iloc[::-1], down.iloc[::-1]), (pd.concat([up, up]), pd.concat([down, down]))):
+        bad_u, bad_d = pd.Series(False, index=u.index), pd.Series(False, index=d.index)
+        eps, nev = turbidity_contrast(u, d, upstream_bad=bad_u, downstream_bad=bad_d)
+        pd.testing.assert_frame_equal(eps, ref)
+        assert nev.empty
+    # a QC failure travels with its reading when both are given out of order
+    bad = pd.Series([False] * 10, index=down.index)
+    bad.iloc[5] = True
+    ref = turbidity_contrast(up, down, downstream_bad=bad)
+    got = turbidity_contrast(up.iloc[::-1], down.iloc[::-1], downstream_bad=bad.iloc[::-1])
+    for a, b in zip(got, ref):
+        pd.testing.assert_frame_equal(a, b)

@@ -14,7 +14,7 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from ._common import episodes, ns_index, td_ns, to_index
+from ._common import episodes, in_order, ns_index, td_ns, to_index
 from .dry_weather import DryState
 
 PROVISION = ("Ramapo ch. 218 / Schenectady ch. 148 Art. II: prohibition of illicit discharges; "
@@ -34,16 +34,6 @@ def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray,
     cond = (v > floor_gpm) & (np.asarray(dry_state, dtype=np.int8) == state)
     return [(int(t[a]), int(t[b]), is_open, float(np.nanmax(v[a:b + 1])), b - a + 1)
             for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns)]
-
-
-def _in_order(s: pd.Series) -> pd.Series:
-    """``s`` sorted by time (stable), each time once (its first reading): the flow readings
-    and their dry-weather states, indexed alike, stay aligned."""
-    if not s.index.is_monotonic_increasing:
-        s = s.sort_index(kind="stable")
-    if s.index.has_duplicates:
-        s = s[~s.index.duplicated(keep="first")]
-    return s
 
 
 def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str) -> pd.DataFrame:
@@ -84,7 +74,7 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     REGULATIONS.md *Dry-weather flow present*; Ramapo ch. 218; Schenectady ch. 148 Art. II.
     """
     md = td_ns(min_duration)
-    flow_gpm, dry = _in_order(flow_gpm), _in_order(dry)
+    flow_gpm, dry = in_order(flow_gpm), in_order(dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.DRY, floor_gpm=floor_gpm, min_duration_ns=md,
                                         rearm_ns=td_ns(rearm) if rearm is not None else md), "peak_gpm")
@@ -98,7 +88,7 @@ def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     law's question (is this dry-weather flow?) cannot be answered.
     """
     md = td_ns(min_duration)
-    flow_gpm, dry = _in_order(flow_gpm), _in_order(dry)
+    flow_gpm, dry = in_order(flow_gpm), in_order(dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.UNKNOWN, floor_gpm=floor_gpm, min_duration_ns=md, rearm_ns=md),
                           "peak_gpm")

@@ -17,7 +17,7 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from ._common import episodes, ns_index, td_ns, to_index
+from ._common import episodes, in_order, ns_index, td_ns, to_index
 
 PROVISION = ("Schenectady ch. 148 Art. I: no increase in turbidity causing a substantial visible contrast "
              "to natural conditions (6 NYCRR 703.2)")
@@ -148,9 +148,9 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
     (both sensors passing QC; absolute backstop 250 NTU).
     """
-    upstream_ntu, downstream_ntu = _in_order(upstream_ntu), _in_order(downstream_ntu)
-    upstream_bad = None if upstream_bad is None else _in_order(upstream_bad)
-    downstream_bad = None if downstream_bad is None else _in_order(downstream_bad)
+    upstream_ntu, downstream_ntu = in_order(upstream_ntu), in_order(downstream_ntu)
+    upstream_bad = None if upstream_bad is None else in_order(upstream_bad)
+    downstream_bad = None if downstream_bad is None else in_order(downstream_bad)
     td = ns_index(downstream_ntu)
     dbad = None if downstream_bad is None or td.size == 0 else \
         downstream_bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(downstream_bad), td)]
@@ -171,15 +171,6 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
         "open": [r[2] for r in ne], "n_readings": [r[3] for r in ne], "causes": [r[4] for r in ne],
     })
     return ep, nev
-
-
-def _in_order(s: pd.Series) -> pd.Series:
-    """``s`` sorted by time (stable), each time once (its first reading)."""
-    if not s.index.is_monotonic_increasing:
-        s = s.sort_index(kind="stable")
-    if s.index.has_duplicates:
-        s = s[~s.index.duplicated(keep="first")]
-    return s
 
 
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,

@@ -186,16 +186,22 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
     n = td.size
     dbad = np.zeros(n, dtype=bool) if down_bad is None or n == 0 else np.asarray(down_bad, dtype=bool)
     dbad = dbad | ~np.isfinite(down)   # no value, no measurement: never "within the allowance"
-    pos = nearest_upstream(up_t_ns, td, td_ns(params.align_tolerance))
+    # The partner: the QC-passing upstream reading nearest in time within the tolerance (a
+    # failing one nearer does not make the reading unjudgeable while a passing one is in reach).
+    tu = np.asarray(up_t_ns, dtype=np.int64)
+    vu = np.asarray(up_ntu, dtype=np.float64)
+    tol = td_ns(params.align_tolerance)
+    passing = np.isfinite(vu)
+    if up_bad is not None and tu.size:
+        passing &= ~np.asarray(up_bad, dtype=bool)
+    good = np.flatnonzero(passing)
+    pos = nearest_upstream(tu[good], td, tol)
     has_up = pos >= 0
-    safe = np.clip(pos, 0, None)
-    up = np.where(has_up, np.asarray(up_ntu, dtype=np.float64)[safe] if has_up.any() else np.nan, np.nan)
-    ubad = np.zeros(n, dtype=bool)
-    if has_up.any():
-        ubad = has_up & ~np.isfinite(up)
-        if up_bad is not None:
-            ubad |= has_up & np.asarray(up_bad, dtype=bool)[safe]
-    evaluable = has_up & ~ubad & ~dbad
+    up = np.full(n, np.nan)
+    up[has_up] = vu[good[pos[has_up]]]
+    near_any = has_up | (nearest_upstream(tu, td, tol) >= 0)
+    ubad = near_any & ~has_up                  # upstream readings in reach, none passing QC
+    evaluable = has_up & ~dbad
     delta = down - up
     contrast = np.zeros(n, dtype=bool)
     contrast[evaluable] = contrast_exceeds(up[evaluable], down[evaluable], params)
@@ -211,7 +217,7 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
         rows.append((int(td[a]), int(td[b]), is_open,
                      float(np.max(delta[a:b + 1][with_up])) if with_up.any() else np.nan,
                      float(np.max(down[a:b + 1][c])), basis, b - a + 1))
-    why = {UPSTREAM_MISSING: ~has_up, UPSTREAM_QC: ubad, DOWNSTREAM_QC: dbad}
+    why = {UPSTREAM_MISSING: ~near_any, UPSTREAM_QC: ubad, DOWNSTREAM_QC: dbad}
     spans = [(int(td[a]), int(td[b]), is_open, b - a + 1, tuple(c for c in CAUSES if why[c][a:b + 1].any()))
              for a, b, is_open in episodes(td, ~evaluable, md, md)]
     return rows, spans

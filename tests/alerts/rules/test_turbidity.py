@@ -180,3 +180,21 @@ def test_readings_out_of_order_or_sent_twice_are_judged_as_in_order():
     got = turbidity_contrast(up.iloc[::-1], down.iloc[::-1], downstream_bad=bad.iloc[::-1])
     for a, b in zip(got, ref):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_the_partner_is_the_nearest_upstream_reading_passing_qc():
+    """An upstream reading failing QC 1 min away does not leave the downstream reading
+    unjudged while one passing QC lies within the ±5 min tolerance (2.5 min away): the
+    contrast is judged against that one (docs/rules.md: "a QC-passing upstream reading
+    within ±5 min")."""
+    down = ser([40.0] * 8, offset_s=0)                 # 00:00, 00:05, …
+    near_bad = ser([10.0] * 8, offset_s=60)            # 1 min after each: flagged
+    far_good = ser([10.0] * 8, offset_s=-150)          # 2.5 min before each: passing
+    up = pd.concat([near_bad, far_good]).sort_index()
+    up_bad = pd.Series(up.index.isin(near_bad.index), index=up.index)
+    eps, nev = turbidity_contrast(up, down, upstream_bad=up_bad)
+    assert nev.empty, nev
+    assert len(eps) == 1 and eps["basis"].iat[0] == "contrast" and eps["max_delta_ntu"].iat[0] == 30.0
+    # with only failing readings in reach, not evaluable for the upstream's QC (not "missing")
+    eps, nev = turbidity_contrast(near_bad, down, upstream_bad=pd.Series(True, index=near_bad.index))
+    assert eps.empty and list(nev["causes"]) == [("upstream_qc",)]

@@ -36,6 +36,18 @@ def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray,
             for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns)]
 
 
+def _readings(flow_gpm: pd.Series, dry: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The flow readings in order, each time once, without those that have no value (a
+    ``sensor_error`` reading is no reading, as the engine and replay skip it: a run of flow
+    goes on across it as across a minute the logger missed), and their dry-weather states."""
+    flow_gpm, dry = in_order(flow_gpm), in_order(dry)
+    has_value = flow_gpm.notna()
+    if not has_value.all():
+        flow_gpm = flow_gpm[has_value]
+        dry = dry[dry.index.isin(flow_gpm.index)]
+    return flow_gpm, dry
+
+
 def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str) -> pd.DataFrame:
     return pd.DataFrame({
         "start": to_index(np.array([e[0] for e in eps], dtype=np.int64)),
@@ -54,7 +66,8 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     ----------
     flow_gpm : Series [gpm], indexed by UTC time
         Outfall flow readings (canonical gpm). Readings out of order are sorted; a time
-        given twice keeps its first reading (as the streaming engine's buffers do).
+        given twice keeps its first reading (as the streaming engine's buffers do); a
+        reading without a value (NaN: ``sensor_error``) is no reading, as for the engine.
     dry : Series of :class:`DryState`, indexed like ``flow_gpm``
         From :func:`~.dry_weather.is_dry_weather` at the flow times.
     floor_gpm : float [gpm]
@@ -74,7 +87,7 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     REGULATIONS.md *Dry-weather flow present*; Ramapo ch. 218; Schenectady ch. 148 Art. II.
     """
     md = td_ns(min_duration)
-    flow_gpm, dry = in_order(flow_gpm), in_order(dry)
+    flow_gpm, dry = _readings(flow_gpm, dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.DRY, floor_gpm=floor_gpm, min_duration_ns=md,
                                         rearm_ns=td_ns(rearm) if rearm is not None else md), "peak_gpm")
@@ -88,7 +101,7 @@ def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
     law's question (is this dry-weather flow?) cannot be answered.
     """
     md = td_ns(min_duration)
-    flow_gpm, dry = in_order(flow_gpm), in_order(dry)
+    flow_gpm, dry = _readings(flow_gpm, dry)
     return _episode_frame(flow_episodes(ns_index(flow_gpm), flow_gpm.to_numpy(dtype="float64"), dry.to_numpy(),
                                         DryState.UNKNOWN, floor_gpm=floor_gpm, min_duration_ns=md, rearm_ns=md),
                           "peak_gpm")

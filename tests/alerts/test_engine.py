@@ -549,3 +549,44 @@ def test_shortcut_upstream_readings_out_of_order_are_judged():
     for m in range(10, 35, 5):      # from the logger's spool: readings nearer the downstream ones, 3 NTU
         out += pair_of(feed_both(engines, [reading(at(m + 2), "TU-1", "turbidity", 3.0 + m / 100)]))
     assert [(e["start"], e["end"], e["basis"]) for e in out][-1] == (at(12), at(32), "contrast")
+
+
+def test_a_flow_reading_without_a_value_is_no_reading_in_streaming_replay_and_the_rule_alike():
+    """A sensor_error flow reading (no value) 20 min into 41 min of flow above the floor in dry
+    weather is no reading at all, like a minute the logger missed: the engine (which skips
+    it), replay (which drops it) and the rule give the same one episode over the 41 min."""
+    import pandas as pd
+
+    from ms4watch.alerts.replay import final_state, replay
+    from ms4watch.alerts.rules.dry_weather import DryState
+    from ms4watch.alerts.rules.dry_weather_flow import dry_weather_flow
+
+    from .support import table
+
+    reg = registry()
+    rain = [reading(at(k * 15), "RG-1", "rain", 0.0) for k in range(4 * 24 * 4)]       # 4 dry days
+    t0 = 80 * H
+    flow = [reading(at(t0 + k), "OF-1", "flow", 3.0) for k in range(20)]
+    flow.append(reading(at(t0 + 20), "OF-1", "flow", None, "sensor_error"))
+    flow += [reading(at(t0 + 21 + k), "OF-1", "flow", 3.0) for k in range(20)]
+    flow += [reading(at(t0 + 41 + k), "OF-1", "flow", 0.0) for k in range(30)]
+    rs = sorted(rain + flow, key=lambda r: r.time_ns)
+    eng = StreamingEngine(reg, None, eval_interval=timedelta(0))
+    out = []
+    for k in range(0, len(rs), 10):
+        out += eng.feed(rs[k:k + 10])
+    out += eng.advance(rs[-1].time_ns)
+
+    def dwf(events):
+        return {k: e.fields for k, e in events.items() if e.kind is EventKind.DRY_WEATHER_FLOW}
+
+    got = dwf({k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE})
+    want = dwf(final_state(replay(reg, table(rs))))
+    assert got == want
+    [ep] = want.values()
+    assert (ep["start"], ep["end"]) == (at(t0), at(t0 + 40))
+    # the rule on its own, given the reading as NaN: the same episode, not two 20-min halves
+    idx = pd.DatetimeIndex(pd.to_datetime([r.time_ns for r in flow], utc=True))
+    values = pd.Series([float("nan") if r.value is None else r.value for r in flow], index=idx)
+    eps = dry_weather_flow(values, pd.Series(DryState.DRY, index=idx), floor_gpm=0.5)
+    assert [(e.start.value, e.end.value) for e in eps.itertuples()] == [(at(t0), at(t0 + 40))]

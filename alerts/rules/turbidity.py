@@ -109,8 +109,8 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
         The upstream (background, "natural conditions") and downstream probes. Either may
         be empty: a missing upstream probe does not silence the downstream one. Readings
         out of order are sorted; a time given twice keeps its first reading (as the
-        streaming engine's buffers do). A reading without a value (NaN, or infinite) fails
-        QC: it is no measurement.
+        streaming engine's buffers do). A reading without a value (NaN) is no reading, as
+        the engine and replay skip it; an infinite one fails QC.
     upstream_bad, downstream_bad : Series of bool, indexed like the readings
         QC failures (:func:`~.qc.qartod_fail`, logger flags, calibration overdue).
     params : ContrastParams
@@ -148,16 +148,11 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
     (both sensors passing QC; absolute backstop 250 NTU).
     """
-    upstream_ntu, downstream_ntu = in_order(upstream_ntu), in_order(downstream_ntu)
-    upstream_bad = None if upstream_bad is None else in_order(upstream_bad)
-    downstream_bad = None if downstream_bad is None else in_order(downstream_bad)
-    td = ns_index(downstream_ntu)
-    dbad = None if downstream_bad is None or td.size == 0 else \
-        downstream_bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(downstream_bad), td)]
-    eps, ne = contrast_runs(ns_index(upstream_ntu), upstream_ntu.to_numpy(dtype="float64"), td,
-                            downstream_ntu.to_numpy(dtype="float64"),
-                            up_bad=None if upstream_bad is None else upstream_bad.to_numpy(dtype=bool),
-                            down_bad=dbad, params=params)
+    # a reading without a value (NaN) is no reading, as the engine and replay skip it
+    upstream_ntu, downstream_ntu = in_order(upstream_ntu).dropna(), in_order(downstream_ntu).dropna()
+    tu, td = ns_index(upstream_ntu), ns_index(downstream_ntu)
+    eps, ne = contrast_runs(tu, upstream_ntu.to_numpy(dtype="float64"), td, downstream_ntu.to_numpy(dtype="float64"),
+                            up_bad=_at(upstream_bad, tu), down_bad=_at(downstream_bad, td), params=params)
     ep = pd.DataFrame({
         "start": to_index(np.array([r[0] for r in eps], dtype=np.int64)),
         "end": to_index(np.array([r[1] for r in eps], dtype=np.int64)),
@@ -171,6 +166,14 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
         "open": [r[2] for r in ne], "n_readings": [r[3] for r in ne], "causes": [r[4] for r in ne],
     })
     return ep, nev
+
+
+def _at(bad: pd.Series | None, t_ns: np.ndarray) -> np.ndarray | None:
+    """QC failures (indexed by time, any order) at the readings' times ``t_ns``."""
+    if bad is None or t_ns.size == 0:
+        return None
+    bad = in_order(bad)
+    return bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(bad), t_ns)]
 
 
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,

@@ -144,24 +144,35 @@ def test_exactly_at_a_registry_allowance_is_not_an_exceedance():
 
 # -- readings without a value and readings out of order (REGULATIONS.md *Turbidity contrast*:
 #    "both sensors passing QC"; a pair that cannot be judged says so, never stays silent) ------
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_an_upstream_probe_sending_no_value_is_not_evaluable_not_silence(bad):
-    """100 NTU downstream against an upstream probe reading NaN: the contrast cannot be
-    judged (it met no test and raised no notice: silence), the backstop still can."""
+@pytest.mark.parametrize("bad,cause", [(np.nan, "upstream_missing"), (np.inf, "upstream_qc")])
+def test_an_upstream_probe_sending_no_value_is_not_evaluable_not_silence(bad, cause):
+    """100 NTU downstream against an upstream probe reading NaN (no reading, as the engine
+    and replay skip it) or infinity (failing QC): the contrast cannot be judged, and says so
+    (before, it met no test and raised no notice: silence); the backstop still can."""
     up, down = ser([bad] * 10), ser([100.0] * 10, offset_s=30)
     eps, nev = turbidity_contrast(up, down)
-    assert eps.empty and list(nev["causes"]) == [("upstream_qc",)] and nev["n_readings"].iat[0] == 10
+    assert eps.empty and list(nev["causes"]) == [(cause,)] and nev["n_readings"].iat[0] == 10
     eps, nev = turbidity_contrast(up, ser([300.0] * 10, offset_s=30))
     assert list(eps["basis"]) == ["backstop"] and len(nev) == 1
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_a_downstream_reading_without_a_value_breaks_the_run_and_is_not_evaluable(bad):
+def test_an_infinite_downstream_reading_breaks_the_run_and_is_not_evaluable():
     up = ser([10.0] * 12)
-    down = ser([40.0] * 4 + [bad] * 4 + [40.0] * 4, offset_s=30)
+    down = ser([40.0] * 4 + [np.inf] * 4 + [40.0] * 4, offset_s=30)
     eps, nev = turbidity_contrast(up, down)
     assert list(eps["n_readings"]) == [4, 4]
     assert list(nev["causes"]) == [("downstream_qc",)] and nev["start"].iat[0] == down.index[4]
+
+
+def test_a_downstream_reading_without_a_value_is_no_reading():
+    """NaN downstream readings are left out, as the engine and replay skip them: the run of
+    the readings around them goes on, as across readings the logger never sent."""
+    up = ser([10.0] * 12)
+    down = ser([40.0] * 4 + [np.nan] * 4 + [40.0] * 4, offset_s=30)
+    eps, nev = turbidity_contrast(up, down)
+    assert list(eps["n_readings"]) == [8] and nev.empty
+    gone = down.dropna()
+    pd.testing.assert_frame_equal(eps, turbidity_contrast(up, gone)[0])
 
 
 def test_readings_out_of_order_or_sent_twice_are_judged_as_in_order():

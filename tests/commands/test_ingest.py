@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from ms4watch.contract.wire import encode_readings
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
 
 SECRET = "s3cret-Pw"
@@ -34,14 +34,7 @@ def locked_broker(tmp_path: Path, broker) -> None:
 
 
 def stored(store: Path) -> int:
-    s = SqliteSink(store)
-    try:
-        s.open()
-        return s.count_readings()
-    except Exception:
-        return 0
-    finally:
-        s.close()
+    return readings_stored(store)
 
 
 @pytest.mark.mosquitto

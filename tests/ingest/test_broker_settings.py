@@ -9,6 +9,7 @@ from ms4watch.contract.broker import MESSAGE_SIZE_LIMIT_BYTES, mosquitto_setting
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.sqlite_store import query_one
 from ms4watch.ingest.subscriber import MAX_PACKET_BYTES
 from tests.support.servers import Mosquitto, have
 from tests.support.waiting import wait_for
@@ -55,12 +56,7 @@ def broker(request, tmp_path):
 
 
 def stored_messages(store, device: str) -> int:
-    sink = SqliteSink(store)
-    sink.open()
-    try:
-        return sink.query("SELECT count(*) FROM messages WHERE device = ?", (device,))[0][0]
-    finally:
-        sink.close()
+    return query_one(store, "SELECT count(*) FROM messages WHERE device = ?", (device,))
 
 
 @pytest.mark.parametrize("broker", [PIPELINE], indirect=True, ids=["pipeline settings"])

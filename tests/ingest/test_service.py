@@ -15,6 +15,7 @@ import pytest
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.sinks.sqlite import SqliteSink
+from tests.support.sqlite_store import query_one, readings_stored
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.mosquitto
@@ -33,16 +34,6 @@ def publish_all(c, payloads, topic=TOPIC):
     infos = [c.publish(topic, p, qos=1) for p in payloads]
     for i in infos:
         i.wait_for_publish(10)
-
-
-def stored_seqs(store, seq):
-    """How many messages with this seq the store holds (read while ingest writes it)."""
-    s = SqliteSink(store)
-    s.open()
-    try:
-        return s.query("SELECT count(*) FROM messages WHERE seq = ?", (seq,))[0][0]
-    finally:
-        s.close()
 
 
 def good(seq, n=10):
@@ -93,12 +84,7 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
     def stored():
-        s = SqliteSink(store)
-        s.open()
-        try:
-            return s.count_readings()
-        finally:
-            s.close()
+        return readings_stored(store)
 
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     assert b"ingest:" in proc.stdout.readline()
@@ -161,7 +147,7 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(201)])
     pub.loop_stop()
-    assert wait_for(lambda: stored_seqs(tmp_path / "store.db", 201) >= 1, 30), "the marker was not stored"
+    assert wait_for(lambda: query_one(tmp_path / "store.db", "SELECT count(*) FROM messages WHERE seq = ?", (201,)) >= 1, 30), "the marker was not stored"
     svc.stop()
     assert svc._client.stats.connections == 2
     # the first 100's acknowledgements belonged to the dead connection and were not sent; the
@@ -198,14 +184,7 @@ def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_brok
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stored():
-        s = SqliteSink(store)
-        try:
-            s.open()
-            return s.count_readings()
-        except Exception:
-            return 0
-        finally:
-            s.close()
+        return readings_stored(store)
     try:
         assert wait_for(lambda: stored() >= 1600, 60)
     finally:

@@ -6,9 +6,10 @@ Three forms:
 
 * ``END_OF_DAY`` — a period of days (N.Y. General Construction Law § 20: the day of the
   event is excluded, the last day included): due by the end of ``last_day`` in the town's
-  zone. ``ends_at`` is the last instant of that day (23:59:59.999999 local), so every
-  rendering of it, ISO included, names the same day; met when done at or before it,
-  missed once the clock is past it.
+  zone. ``ends_at`` is the instant that day ends, the local midnight after it (ISO
+  ``2026-06-18T00:00:00-04:00`` ends Wednesday 17 June): done before it is on time; from it
+  on the clock has run out. People are always shown the *day* (:mod:`.duetext`), never the
+  midnight's date.
 * ``INSTANT`` — a time of day the law sets (inspection within 24 h of a storm's end; a
   hazardous release notified "immediately", due the instant it was known).
 * ``PENDING`` — a period running from an event not yet recorded (§ 148-18B: "within 15
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from typing import Any, Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -87,9 +88,10 @@ class Due:
             raise ValueError(f"due date: {self.form.value} needs an aware ends_at, got {self.ends_at!r}")
         local = self.ends_at.astimezone(zone)
         if self.form is DueForm.END_OF_DAY:
-            if self.last_day is None or local.date() != self.last_day or local.time() != time.max:
-                raise ValueError(f"due date: end of day {self.last_day} must end at its last instant in {self.tz}, "
-                                 f"got {self.ends_at.isoformat()}")
+            if self.last_day is None or local.replace(tzinfo=None) != datetime.combine(self.last_day + timedelta(days=1),
+                                                                                        time(0)):
+                raise ValueError(f"due date: end of day {self.last_day} must end at the local midnight after it in "
+                                 f"{self.tz}, got {self.ends_at.isoformat()}")
         elif self.last_day is not None and self.last_day != local.date():
             raise ValueError(f"due date: instant {self.ends_at.isoformat()} is not on {self.last_day}")
 
@@ -124,11 +126,16 @@ class Due:
         return self.form is DueForm.PENDING
 
     def met_by(self, at: datetime) -> bool:
-        """Done at ``at`` in time (on or before the last day / the instant)? Never for a pending clock."""
-        return self.ends_at is not None and at <= self.ends_at
+        """Done at ``at`` in time (on the last day at the latest / by the instant)? Never for a pending clock."""
+        if self.ends_at is None:
+            return False
+        return at < self.ends_at if self.form is DueForm.END_OF_DAY else at <= self.ends_at
 
     def passed(self, now: datetime) -> bool:
-        return self.ends_at is not None and now > self.ends_at
+        """Has the clock run out at ``now``?"""
+        if self.ends_at is None:
+            return False
+        return now >= self.ends_at if self.form is DueForm.END_OF_DAY else now > self.ends_at
 
     # -- the wire ------------------------------------------------------------------------------
     def to_fields(self) -> dict[str, Any]:
@@ -172,8 +179,8 @@ def _zone(tz: str) -> ZoneInfo:
 
 
 def end_of(day: date, tz: str) -> datetime:
-    """The last instant of ``day`` in zone ``tz`` (23:59:59.999999 local, whatever DST does)."""
-    return datetime.combine(day, time.max, tzinfo=_zone(tz))
+    """The instant ``day`` ends in zone ``tz``: the local midnight after it (whatever DST does)."""
+    return datetime.combine(day + timedelta(days=1), time(0), tzinfo=_zone(tz))
 
 
 __all__ = ["Due", "DueForm", "NonBusinessDay", "end_of"]

@@ -5,8 +5,9 @@ the evidence packet name the same day and the same end instant.
 * :func:`long` — letters and email: "the end of Wednesday, June 17, 2026";
 * :func:`short` — the board, incident pages, tables: "Wed 2026-06-17 (end of day)";
 * :func:`sms` — one GSM-7 segment: "Wed Jun 17 end of day";
-* :func:`iso` / :func:`as_json` — the API and JSON: the last day as ``YYYY-MM-DD`` and the
-  end instant as ISO 8601 with the town's offset (``2026-06-17T23:59:59.999999-04:00``).
+* :func:`iso` / :func:`as_json` — the API and JSON: the last day as ``YYYY-MM-DD``
+  (``last_day``) beside the instant it ends, ISO 8601 with the town's offset (``ends_at``:
+  ``2026-06-18T00:00:00-04:00``, the midnight ending 17 June — the day is ``last_day``).
 
 A pending clock (its event not yet recorded) renders as its period and event in every
 form: "within 15 days of receipt of this notice".

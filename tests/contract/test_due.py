@@ -22,11 +22,11 @@ def test_every_form_names_the_last_day():
     assert duetext.long(d) == "the end of Wednesday, June 17, 2026"
     assert duetext.short(d) == "Wed 2026-06-17 (end of day)"
     assert duetext.sms(d) == "Wed Jun 17 end of day"
-    assert duetext.iso(d) == "2026-06-17T23:59:59.999999-04:00"
+    assert duetext.iso(d) == "2026-06-18T00:00:00-04:00"                          # the midnight ending the 17th
     assert duetext.as_json(d)["last_day"] == "2026-06-17"
 
 
-def test_the_end_instant_is_the_last_instant_of_the_day_and_round_trips():
+def test_the_end_instant_is_the_midnight_ending_the_last_day_and_round_trips():
     d = nov_001()
     assert d.met_by(datetime(2026, 6, 18, 3, 59, 59, tzinfo=timezone.utc))       # 23:59:59 EDT on the 17th
     assert not d.met_by(datetime(2026, 6, 18, 4, 0, tzinfo=timezone.utc))         # 00:00 EDT on the 18th
@@ -56,8 +56,8 @@ def test_office_closures_are_named_as_such():
 def test_bad_values_refused():
     with pytest.raises(ValueError, match="not a time zone"):
         Due.end_of_day(date(2026, 6, 17), "Mars/Olympus", provision="x", runs_from="y")
-    with pytest.raises(ValueError, match="last instant"):
+    with pytest.raises(ValueError, match="local midnight after it"):
         Due(DueForm.END_OF_DAY, "x", "y", NY, last_day=date(2026, 6, 17),
-            ends_at=datetime(2026, 6, 18, 4, tzinfo=timezone.utc))
+            ends_at=datetime(2026, 6, 18, 3, 59, 59, tzinfo=timezone.utc))
     with pytest.raises(ValueError, match="needs its period"):
         Due.pending("", "receipt", NY, provision="x")

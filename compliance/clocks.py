@@ -6,10 +6,10 @@ midnight), or, for what must be done *immediately*, the instant the clock starte
 * Days are counted as N.Y. General Construction Law § 20 counts them: "exclusive of the
   calendar day from which the reckoning is made" — a notice issued on 1 June gives an
   appeal period whose 15th day is 16 June.
-* Business days are Monday to Friday less New York State's public holidays, from the
-  maintained ``holidays`` package (``country_holidays("US", subdiv="NY")``: the federal
-  holidays, Lincoln's Birthday, Election Day, and the observed day when one falls on a
-  weekend) — never a list of our own.
+* Business days are Monday to Friday less the public holidays of General Construction Law
+  § 24 (only a Sunday holiday moves, to the Monday; Lincoln's Birthday, Election Day) and
+  the town's own office closures: :mod:`.calendar`, the ``holidays`` package configured to
+  the statute — never a list of our own.
 * A calendar-day period that ends on a Saturday, Sunday or public holiday runs to the next
   business day (General Construction Law § 25-a) where the clock is a person's
   (:attr:`~.laws.ClockRule.rollover`); the municipality's own clocks are not extended.
@@ -28,54 +28,14 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Iterable
 
-import holidays as _holidays
-
+from ..contract.due import Due
+from .calendar import BusinessCalendar
 from .laws import LAWS, ClockRule, Counting, Law, PenaltyTier
 
 GCL_25A = "N.Y. General Construction Law § 25-a"
 
 
-class BusinessCalendar:
-    """Business days of a New York town, in its zone."""
-
-    def __init__(self, tz: tzinfo):
-        self.tz = tz
-        self._holidays = _holidays.country_holidays("US", subdiv="NY")
-
-    def is_business_day(self, d: date) -> bool:
-        return d.weekday() < 5 and d not in self._holidays
-
-    def holiday_name(self, d: date) -> str | None:
-        return self._holidays.get(d)
-
-    def add_business_days(self, d: date, n: int) -> date:
-        """The ``n``-th business day after ``d`` (``d`` itself not counted)."""
-        if n < 0:
-            raise ValueError(f"a number of business days must not be negative, got {n}")
-        while n > 0:
-            d += timedelta(days=1)
-            if self.is_business_day(d):
-                n -= 1
-        return d
-
-    def next_business_day_from(self, d: date) -> date:
-        """``d`` if it is a business day, else the next one."""
-        while not self.is_business_day(d):
-            d += timedelta(days=1)
-        return d
-
-    def local_date(self, at: datetime) -> date:
-        if at.tzinfo is None:
-            raise ValueError(f"a time without a UTC offset: {at.isoformat()}")
-        return at.astimezone(self.tz).date()
-
-    def end_of(self, d: date) -> datetime:
-        """The end of day ``d`` in the town's zone: the next local midnight (aware)."""
-        return datetime.combine(d + timedelta(days=1), time(0), tzinfo=self.tz)
-
-
-def due_day(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> date:
-    """The last day of ``rule`` started at ``start``; ``days`` for a rule whose number the notice sets."""
+def _number(rule: ClockRule, days: int | None) -> int:
     n = rule.n if rule.n is not None else days
     if days is not None and rule.n is not None and days != rule.n:
         n = days   # "or as otherwise provided": the notice's own number
@@ -83,18 +43,58 @@ def due_day(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: in
         raise ValueError(f"{rule.provision}: the notice sets its own remediation deadline; give it (days)")
     if n < 0:
         raise ValueError(f"{rule.provision}: a period must not be negative, got {n}")
+    return n
+
+
+def period_text(rule: ClockRule, days: int | None = None) -> str:
+    """The period in words, as a letter states it: "15 days", "3 business days", "immediately"."""
+    if rule.counting is Counting.IMMEDIATELY:
+        return "immediately"
+    n = _number(rule, days)
+    return f"{n} {'business day' if rule.counting is Counting.BUSINESS_DAYS else 'day'}{'' if n == 1 else 's'}"
+
+
+def deadline(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> Due:
+    """``rule`` started at ``start`` as a :class:`~ms4watch.contract.due.Due` (see the module's notes):
+    the last day, the instant it ends, the provision and the event it runs from, the
+    non-business days a § 25-a extension ran over and the town's office closures skipped."""
+    tz = cal.tz_name
+    if rule.counting is Counting.IMMEDIATELY:
+        return Due.at(start, tz, provision=rule.provision, runs_from=rule.start, start=start, period="immediately")
+    n = _number(rule, days)
     d = cal.local_date(start)
+    common = dict(provision=rule.provision, runs_from=rule.start, start=start, period=period_text(rule, days))
     if rule.counting is Counting.BUSINESS_DAYS:
-        return cal.add_business_days(d, n)
-    d = d + timedelta(days=n)
-    return cal.next_business_day_from(d) if rule.rollover else d
+        last = cal.add_business_days(d, n)
+        return Due.end_of_day(last, tz, closures=cal.closures_between(d + timedelta(days=1), last), **common)
+    end = d + timedelta(days=n)
+    last = cal.next_business_day_from(end) if rule.rollover else end
+    if last == end:
+        return Due.end_of_day(last, tz, **common)
+    because = tuple(x for x in (cal.non_business_day(end + timedelta(days=i)) for i in range((last - end).days))
+                    if x is not None)
+    return Due.end_of_day(last, tz, moved_from=end, moved_because=because,
+                          closures=tuple(x for x in because if x.closure), **common)
+
+
+def due_day(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> date:
+    """The last day of ``rule`` started at ``start``; ``days`` for a rule whose number the notice sets."""
+    last = deadline(rule, start, cal, days=days).last_day
+    assert last is not None
+    return last
 
 
 def due(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> datetime:
     """The instant ``rule`` started at ``start`` runs out (see the module's notes)."""
-    if rule.counting is Counting.IMMEDIATELY:
-        return start
-    return cal.end_of(due_day(rule, start, cal, days=days))
+    ends = deadline(rule, start, cal, days=days).ends_at
+    assert ends is not None
+    return ends
+
+
+def pending(rule: ClockRule, cal: BusinessCalendar, *, days: int | None = None, runs_from: str | None = None) -> Due:
+    """``rule`` before the event it runs from is recorded (§ 148-18B before delivery: "within
+    15 days of receipt of this notice"); ``runs_from`` words the event for the reader."""
+    return Due.pending(period_text(rule, days), runs_from or rule.start, cal.tz_name, provision=rule.provision)
 
 
 def _maybe(rule: ClockRule | None, start: datetime, cal: BusinessCalendar) -> datetime | None:
@@ -233,7 +233,7 @@ def all_rules() -> list[ClockRule]:
     return out + [SWPPP_COMPLETENESS, SWPPP_COMPLETENESS_DEVIATING, SWPPP_DECISION, SWPPP_DEFAULT]
 
 
-__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "due", "due_day", "remediation_due", "appeal_due",
+__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "deadline", "pending", "period_text", "due", "due_day", "remediation_due", "appeal_due",
            "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

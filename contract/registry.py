@@ -208,6 +208,14 @@ class Contact(_Model):
         return v
 
 
+class OfficeClosure(_Model):
+    """A day the town's offices are closed (a snow emergency, a flood): no business day for
+    the laws' clocks, and named as an office closure on the deadline board and in letters."""
+
+    day: date
+    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
+
+
 class Registry(_Model):
     municipality: str
     timezone: str = "America/New_York"
@@ -222,6 +230,8 @@ class Registry(_Model):
     # SWPPP reviews under (keys of ``compliance.laws.LAWS``: ramapo-218, schenectady-148-II,
     # schenectady-148-I). None: not stated; every law is offered, the town's own first.
     local_laws: list[str] | None = None
+    # Days the town's offices are closed besides New York's public holidays: not business days.
+    office_closures: list[OfficeClosure] = Field(default_factory=list)
 
     @field_validator("local_laws")
     @classmethod
@@ -312,6 +322,11 @@ class Registry(_Model):
         for i, d in enumerate(self.approved_discharges):
             if d.outfall not in outfalls:
                 out.append((("approved_discharges", i, "outfall"), _unknown("outfall", d.outfall, outfalls)))
+        closed: set[date] = set()
+        for i, oc in enumerate(self.office_closures):
+            if oc.day in closed:
+                out.append((("office_closures", i, "day"), f"office closure on {oc.day} is given twice"))
+            closed.add(oc.day)
         for i, c in enumerate(self.contacts):
             if not c.email and not c.sms:
                 out.append((("contacts", i), "a contact needs an email or an sms number"))

@@ -257,7 +257,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
     compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
-    calendar = BusinessCalendar(registry.tz)
+    calendar = BusinessCalendar(registry.tz, registry.office_closures)
     pipeline = AlertPipeline(
         judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,

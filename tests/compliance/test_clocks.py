@@ -35,7 +35,7 @@ def test_weekends_and_new_york_holidays_are_not_business_days():
     assert not CAL.is_business_day(date(2026, 10, 12))      # Columbus Day (a NY public holiday)
     assert not CAL.is_business_day(date(2026, 2, 12))       # Lincoln's Birthday: New York's, not federal
     assert not CAL.is_business_day(date(2026, 11, 3))       # Election Day, New York
-    assert not CAL.is_business_day(date(2026, 7, 3))        # Independence Day observed (the 4th is a Saturday)
+    assert CAL.is_business_day(date(2026, 7, 3))            # GCL § 24: a Saturday holiday (4 July) is not moved
     assert CAL.is_business_day(date(2026, 10, 13))
     assert CAL.holiday_name(date(2026, 10, 12)) == "Columbus Day"
 
@@ -120,8 +120,8 @@ def test_ramapo_hearing_within_30_days_and_decision_filed_within_5():
 
 
 def test_ramapo_corrective_work_within_5_business_days_of_a_decision_upholding():
-    decided = local(2026, 7, 1, 19)                                      # Wednesday; Friday the 3rd is a holiday
-    assert clocks.corrective_work_due(LAWS["ramapo-218"], decided, CAL) == end_of(date(2026, 7, 9))
+    decided = local(2026, 7, 1, 19)                  # Wednesday; Friday the 3rd is a business day (4 July a Saturday)
+    assert clocks.corrective_work_due(LAWS["ramapo-218"], decided, CAL) == end_of(date(2026, 7, 8))
     assert clocks.corrective_work_due(LAWS["ramapo-218"], local(2026, 10, 8, 9), CAL) == end_of(date(2026, 10, 16))
 
 

@@ -157,7 +157,7 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     reg = reg or registry(WORKBENCH_YAML)
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
     compliance = ComplianceStore(tmp_path / "data" / "compliance.db", clock, tz=reg.tz)
-    calendar = BusinessCalendar(reg.tz)
+    calendar = BusinessCalendar(reg.tz, reg.office_closures)
     pipeline = AlertPipeline(reg, tmp_path / "data", notify_urls=urls or [], readings=readings,
                              now_ns=lambda: to_ns(clock()), ack_link=links.url, eval_interval=timedelta(0),
                              compliance=lambda now: all_deadlines(compliance, calendar))

@@ -132,7 +132,7 @@ class ComplianceDesk:
         self.corrections = corrections     # drift corrections (corrections.db): packets of corrected values
         self.thresholds = thresholds
         self.on_change = on_change
-        self.cal = BusinessCalendar(registry.tz)
+        self.cal = BusinessCalendar(registry.tz, registry.office_closures)
 
     @classmethod
     def thresholds_for(cls, data_dir: Path) -> tuple[Threshold, ...]:

@@ -6,17 +6,23 @@ from the existing delivery machinery.
 A deadline is *actionable* when someone must do something by it (remediate, hear the
 appeal, file the decision, call, confirm in writing, decide on a plan); the end of the
 appeal window is shown but is nobody's duty, so it raises no incident.
+
+Each deadline's due date is one :class:`~ms4watch.contract.due.Due` (``when``), rendered by
+:mod:`ms4watch.contract.duetext` wherever it is shown. A clock whose starting event is not
+yet recorded is ``pending``: running, with no day yet, never overdue.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from ..contract.due import Due
 from . import clocks
 from .clocks import BusinessCalendar, ReleaseKind
 from .laws import ClockRule, Counting, law
-from .store import ComplianceStore, Notice, Release, Swppp
+from .store import ComplianceStore, Event, Notice, Release, Swppp
 
 
 @dataclass(frozen=True)
@@ -26,14 +32,19 @@ class Deadline:
     number: str                 # "NOV-2026-001"
     label: str
     who: str
-    start: datetime
-    due: datetime
+    start: datetime | None      # None: the event it runs from is not yet recorded (``when`` is pending)
+    when: Due                   # the due date: the one value every channel renders
     rule: ClockRule
     met_at: datetime | None = None
     closed: str | None = None   # why it stopped running without being met (appeal filed, withdrawn…)
     place: str | None = None    # outfall or site id
     href: str = ""
     actionable: bool = True
+
+    @property
+    def due(self) -> datetime | None:
+        """The instant the clock runs out (the end of the last day); None while pending."""
+        return self.when.ends_at
 
     @property
     def immediate(self) -> bool:
@@ -44,7 +55,9 @@ class Deadline:
     @property
     def elapsed(self) -> timedelta | None:
         """How long an "immediately" clock took to be met (shown instead of a verdict)."""
-        return self.met_at - self.start if self.immediate and self.met_at is not None else None
+        if not self.immediate or self.met_at is None or self.start is None:
+            return None
+        return self.met_at - self.start
 
     @property
     def elapsed_text(self) -> str | None:
@@ -58,10 +71,12 @@ class Deadline:
 
     def state(self, now: datetime) -> str:
         if self.met_at is not None:
-            return "met" if self.immediate or self.met_at <= self.due else "met late"
+            return "met" if self.immediate or self.when.met_by(self.met_at) else "met late"
         if self.closed is not None:
             return "closed"
-        if now >= self.due:
+        if self.immediate and self.start is not None and now >= self.start:
+            return "overdue"
+        if self.when.passed(now):
             return "passed" if not self.actionable else "overdue"
         return "running"
 
@@ -84,30 +99,30 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
     start = delivered.at if (lw.remediation.n is not None and delivered is not None) else n.issued_at
     closed = "withdrawn" if withdrawn else ("appeal filed: corrective work runs from the decision" if appeal else None)
     out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})", who="the violator",
-                        start=start, due=clocks.remediation_due(lw, start, cal, days=n.remediation_days),
+                        start=start, when=clocks.deadline(lw.remediation, start, cal, days=n.remediation_days),
                         rule=lw.remediation, met_at=complied.at if complied and not appeal else None,
                         closed=None if complied and not appeal else closed, **base))
     if lw.appeal is not None:
         out.append(Deadline(f"notice/{n.id}/appeal", label=f"appeal window closes ({n.number})", who=lw.appeal.who,
-                            start=n.issued_at, due=clocks.due(lw.appeal, n.issued_at, cal), rule=lw.appeal,
+                            start=n.issued_at, when=clocks.deadline(lw.appeal, n.issued_at, cal), rule=lw.appeal,
                             met_at=appeal.at if appeal else None, closed="withdrawn" if withdrawn else None,
                             actionable=False, **base))
     if appeal is not None and lw.hearing is not None:
         heard = n.first("hearing_held")
         out.append(Deadline(f"notice/{n.id}/hearing", label=f"{lw.hearing.what} ({n.number})", who=lw.hearing.who,
-                            start=appeal.at, due=clocks.due(lw.hearing, appeal.at, cal), rule=lw.hearing,
+                            start=appeal.at, when=clocks.deadline(lw.hearing, appeal.at, cal), rule=lw.hearing,
                             met_at=heard.at if heard else None, closed="withdrawn" if withdrawn else None, **base))
     if decided is not None and lw.decision_filing is not None:
         filed = n.first("decision_filed")
         out.append(Deadline(f"notice/{n.id}/decision_filing", label=f"{lw.decision_filing.what} ({n.number})",
                             who=lw.decision_filing.who, start=decided.at,
-                            due=clocks.due(lw.decision_filing, decided.at, cal), rule=lw.decision_filing,
+                            when=clocks.deadline(lw.decision_filing, decided.at, cal), rule=lw.decision_filing,
                             met_at=filed.at if filed else None, **base))
     if decided is not None and decided.outcome in ("upheld", "modified") and lw.corrective_work is not None:
         done = n.last("complied")
         out.append(Deadline(f"notice/{n.id}/corrective_work", label=f"{lw.corrective_work.what} ({n.number})",
                             who=lw.corrective_work.who, start=decided.at,
-                            due=clocks.due(lw.corrective_work, decided.at, cal), rule=lw.corrective_work,
+                            when=clocks.deadline(lw.corrective_work, decided.at, cal), rule=lw.corrective_work,
                             met_at=done.at if done and done.at >= decided.at else None,
                             closed="withdrawn" if withdrawn else None, **base))
     return out
@@ -123,34 +138,64 @@ def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     notified = min((e.at for e in (called, dispatched) if e is not None), default=None)
     # "Notifications in person or by telephone shall be confirmed by written notice ... within
     # three business days of the telephone notice": only a call starts that clock.
-    due = clocks.release_deadlines(lw, kind, known_at=r.known_at, called_at=called.at if called else None, cal=cal)
+    notice_rule = lw.release_hazardous if kind is ReleaseKind.HAZARDOUS else lw.release_notice
+    if notice_rule is None or lw.release_written is None:
+        raise ValueError(f"{lw.short} ({lw.key}) has no release notification section")
     base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
-    out = [Deadline(f"release/{r.id}/notice", label=f"{due.notice_rule.what} ({r.number})", who=due.notice_rule.who,
-                    start=r.known_at, due=due.notice, rule=due.notice_rule, met_at=notified, **base)]
-    if due.written is not None and called is not None:
+    out = [Deadline(f"release/{r.id}/notice", label=f"{notice_rule.what} ({r.number})", who=notice_rule.who,
+                    start=r.known_at, when=clocks.deadline(notice_rule, r.known_at, cal), rule=notice_rule,
+                    met_at=notified, **base)]
+    if called is not None:
         written = r.first("written")
-        out.append(Deadline(f"release/{r.id}/written", label=f"{due.written_rule.what} ({r.number})",
-                            who=due.written_rule.who, start=called.at, due=due.written, rule=due.written_rule,
+        rule = lw.release_written
+        out.append(Deadline(f"release/{r.id}/written", label=f"{rule.what} ({r.number})", who=rule.who,
+                            start=called.at, when=clocks.deadline(rule, called.at, cal), rule=rule,
                             met_at=written.at if written else None, **base))
     return out
 
 
+def _submissions(s: Swppp) -> list[Event | None]:
+    """The plan as received (None) and each revised plan (its ``revised`` event), in order."""
+    return [None] + [e for e in s.events if e.kind == "revised"]
+
+
 def swppp_deadlines(s: Swppp, cal: BusinessCalendar) -> list[Deadline]:
+    """§ 148-6B: a completeness determination within 30 days (60 business days when the plan
+    deviates) of receipt of *a* SWPPP — the original and every revised plan, each its own
+    clock, met by the first ``complete``/``incomplete`` recorded after it and before the
+    next revision (a revision before any determination supersedes the earlier clock);
+    § 148-6B, C: a decision within 30 days of receiving the complete (original or revised) plan."""
     base = dict(record=f"swppp:{s.id}", number=s.number, place=s.site, href=f"/swppp/{s.id}")
-    determined = next((e for e in s.events if e.kind in ("complete", "incomplete")), None)
     rule = clocks.SWPPP_COMPLETENESS_DEVIATING if s.deviates else clocks.SWPPP_COMPLETENESS
-    out = [Deadline(f"swppp/{s.id}/completeness", label=f"{rule.what} ({s.number})", who=rule.who,
-                    start=s.received_at, due=clocks.swppp_completeness_due(s.received_at, deviates=s.deviates, cal=cal),
-                    rule=rule, met_at=determined.at if determined else None, **base)]
+    subs = _submissions(s)
+    out = []
+    for i, sub in enumerate(subs):
+        received = s.received_at if sub is None else sub.at
+        nxt = subs[i + 1] if i + 1 < len(subs) else None
+        determined = next((e for e in s.events if e.kind in ("complete", "incomplete") and e.at >= received
+                           and (sub is None or e.id != sub.id) and (nxt is None or e.at < nxt.at)), None)
+        when = clocks.deadline(rule, received, cal)
+        if sub is None:
+            key, label = f"swppp/{s.id}/completeness", f"{rule.what} ({s.number})"
+        else:
+            key, label = f"swppp/{s.id}/completeness/revised-{sub.id}", f"{rule.what}, revised plan of {cal.local_date(received):%Y-%m-%d} ({s.number})"
+            when = replace(when, runs_from="receipt of the revised plan")
+        out.append(Deadline(key, label=label, who=rule.who, start=received, when=when, rule=rule,
+                            met_at=determined.at if determined else None,
+                            closed=f"superseded by the plan revised {nxt.at:%Y-%m-%d}" if nxt and not determined else None,
+                            **base))
     complete = s.last("complete")
     if complete is not None:
         revised = [e for e in s.events if e.kind == "revised" and e.at <= complete.at]
         plan_in = revised[-1].at if revised else s.received_at
-        extended = sum(e.days or 0 for e in s.events if e.kind == "extended")
-        decided = s.last("decided")
+        extended = sum(e.days or 0 for e in s.events if e.kind == "extended" and e.at >= plan_in)
+        decided = next((e for e in reversed(s.events) if e.kind == "decided" and e.at >= complete.at), None)
+        last = clocks.due_day(clocks.SWPPP_DECISION, plan_in, cal) + timedelta(days=extended)
+        when = Due.end_of_day(last, cal.tz_name, provision=clocks.SWPPP_DEFAULT.provision,
+                              runs_from=clocks.SWPPP_DEFAULT.start, start=plan_in,
+                              period="30 days" + (f" and {extended} days extended by agreement" if extended else ""))
         out.append(Deadline(f"swppp/{s.id}/decision", label=f"SWPPP decision, else the applicant may proceed as filed "
-                            f"({s.number})", who="the SMO", start=plan_in,
-                            due=clocks.swppp_decision_due(plan_in, cal, extended_days=extended),
+                            f"({s.number})", who="the SMO", start=plan_in, when=when,
                             rule=clocks.SWPPP_DEFAULT, met_at=decided.at if decided else None, **base))
     return out
 
@@ -163,7 +208,12 @@ def all_deadlines(store: ComplianceStore, cal: BusinessCalendar) -> list[Deadlin
         out += release_deadlines(r, cal)
     for s in store.swppps():
         out += swppp_deadlines(s, cal)
-    return sorted(out, key=lambda d: (d.due, d.key))
+    return sorted(out, key=sort_key)
 
 
-__all__ = ["Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines"]
+def sort_key(d: Deadline) -> tuple:
+    """Nearest due first; a pending clock (no day yet) after every dated one."""
+    return (d.due is None, d.due or datetime.max.replace(tzinfo=d.when.zone), d.key)
+
+
+__all__ = ["Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines", "sort_key"]

@@ -1,7 +1,10 @@
 """Compliance deadlines as events on the alert pipeline's clock: a running, actionable
 deadline is an open ``compliance_deadline`` event with its ``due`` (the incident's
-deadline, so the Dispatcher reminds before it and tells the deputies once it passes); a
-deadline met or closed is the same event with ``end`` set (its incident resolves).
+deadline, so the Dispatcher reminds before it and tells the deputies once it passes) and
+its whole due date (``due_form``, ``due_day``…: the incident renders the same day as the
+board); a deadline met or closed is the same event with ``end`` set (its incident
+resolves). A pending clock (its starting event not yet recorded) has no day and raises no
+event until it has one.
 
 Like :class:`~ms4watch.alerts.calibration_watch.CalibrationWatch`, ``advance`` returns only
 what is new or changed, and what was emitted is kept in ``state_path`` so a restart
@@ -20,8 +23,11 @@ from .deadlines import Deadline
 
 
 def deadline_event(d: Deadline) -> Event:
+    """The deadline as an open event; its due date travels as :meth:`~ms4watch.contract.due.Due.to_fields`."""
+    if d.start is None or d.due is None:
+        raise ValueError(f"{d.key}: a pending clock (no day yet) is no deadline event")
     fields = {"record": d.record, "number": d.number, "what_due": d.label, "who": d.who,
-              "start": to_ns(d.start), "due": to_ns(d.due), "end": None, "href": d.href}
+              "start": to_ns(d.start), **d.when.to_fields(), "end": None, "href": d.href}
     if d.place:
         fields = {"site" if d.record.startswith("swppp") else "outfall": d.place, **fields}
     params = {"clock": d.rule.describe()}
@@ -36,7 +42,7 @@ class ComplianceWatch:
         changes: list[Event] = []
         current: dict[str, tuple[Deadline, Event]] = {}
         for d in deadlines:
-            if d.actionable:
+            if d.actionable and d.due is not None:   # a pending clock has no day to remind of yet
                 current[f"compliance/{d.key}"] = (d, deadline_event(d))
         for eid, (d, e) in current.items():
             if not d.running:

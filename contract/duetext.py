@@ -4,7 +4,7 @@ the evidence packet name the same day and the same end instant.
 
 * :func:`long` — letters and email: "the end of Wednesday, June 17, 2026";
 * :func:`short` — the board, incident pages, tables: "Wed 2026-06-17 (end of day)";
-* :func:`sms` — one GSM-7 segment: "Wed Jun 17 end of day";
+* :func:`sms` — one GSM-7 segment: "Jun 17 end of day";
 * :func:`iso` / :func:`as_json` — the API and JSON: the last day as ``YYYY-MM-DD``
   (``last_day``) beside the instant it ends, ISO 8601 with the town's offset (``ends_at``:
   ``2026-06-18T00:00:00-04:00``, the midnight ending 17 June — the day is ``last_day``).
@@ -58,15 +58,14 @@ def short(due: Due) -> str:
 
 
 def sms(due: Due) -> str:
-    """For an SMS (short, GSM-7): "Wed Jun 17 end of day", "Wed Jun 17 14:00 EDT",
-    "15 days from receipt of this notice"."""
+    """For an SMS (short, GSM-7): "Jun 17 end of day", "Jun 02 14:00 EDT", "15 days from
+    receipt of this notice"."""
     if due.form is DueForm.PENDING:
         return f"{due.period} from {due.runs_from}"
     assert due.ends_at is not None and due.last_day is not None
     if due.form is DueForm.END_OF_DAY:
-        return f"{due.last_day:%a %b} {due.last_day.day} end of day"
-    local = due.ends_at.astimezone(due.zone)
-    return f"{local:%a %b} {local.day} {local:%H:%M %Z}"
+        return f"{due.last_day:%b %d} end of day"
+    return f"{due.ends_at.astimezone(due.zone):%b %d %H:%M %Z}"
 
 
 def iso(due: Due) -> str | None:

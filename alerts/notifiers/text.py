@@ -6,6 +6,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ...contract import duetext
+from ..incidents.due import snapshot_due
 from .base import Notification
 
 STAGE_PREFIX = {
@@ -47,11 +49,14 @@ def headline(n: Notification) -> str:
         return f"Digest: {len(n.items)} held notice(s) for {n.recipient.name}"
     inc = n.incident or {}
     what = inc.get("what", inc.get("kind", "alert"))
+    due = snapshot_due(inc, n.timezone)
     if inc.get("kind") == "inspection_due":
-        return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} by {local(inc.get('deadline'), n.timezone)}"
+        when = duetext.short(due) if due else local(inc.get('deadline'), n.timezone)
+        return f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)} by {when}"
     if inc.get("kind") == "compliance_deadline":
         ev = inc.get("event", {})
-        return f"{STAGE_PREFIX.get(n.stage, '')}{ev.get('what_due', what)} by {local(inc.get('deadline'), n.timezone)}"
+        when = duetext.short(due) if due else local(inc.get('deadline'), n.timezone)
+        return f"{STAGE_PREFIX.get(n.stage, '')}{ev.get('what_due', what)} by {when}"
     if inc.get("kind") in CALIBRATION_KINDS and n.stage != "recovery":
         ev = inc.get("event", {})
         return (f"{STAGE_PREFIX.get(n.stage, '')}{what} at {where(n)}: sensor {ev.get('sensor')} of "
@@ -72,7 +77,14 @@ def facts(n: Notification) -> list[tuple[str, str]]:
         rows.append(("Ended", local(inc.get("end"), tz)))
     elif inc.get("kind") != "inspection_due":
         rows.append(("Ended", "still going"))
-    if inc.get("deadline"):
+    due = snapshot_due(inc, tz)
+    if due is not None and due.ends_at is not None:
+        rows.append(("Deadline", f"{duetext.by_long(due)} ({due.provision})" if due.provision else
+                     duetext.by_long(due)))
+        for note in (duetext.moved_note(due), duetext.closures_note(due)):
+            if note:
+                rows.append(("Note", note))
+    elif inc.get("deadline"):
         rows.append(("Deadline", local(inc.get("deadline"), tz)))
     if inc.get("kind") in CALIBRATION_KINDS:
         rows += [("Sensor", f"{ev.get('sensor')} of logger {ev.get('device')}"),

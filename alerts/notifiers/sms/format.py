@@ -3,6 +3,8 @@ when, and the acknowledge code. The station name is shortened first when space r
 
 from __future__ import annotations
 
+from ....contract import duetext
+from ...incidents.due import snapshot_due
 from ..base import Notification
 from ..text import local
 from .gsm7 import SEGMENT, fit, septets, to_gsm7
@@ -21,7 +23,11 @@ def sms_text(n: Notification) -> str:
     tz = n.timezone
     what = str(inc.get("what") or inc.get("kind"))
     code = str(inc.get("code"))
-    if inc.get("kind") == "inspection_due":
+    due = snapshot_due(inc, tz)
+    if inc.get("kind") in ("inspection_due", "compliance_deadline") and due is not None and n.stage != "recovery":
+        number = (inc.get("event") or {}).get("number")
+        body = f"{what}{' ' + str(number) if number else ''} by {duetext.sms(due)}"
+    elif inc.get("kind") == "inspection_due":
         body = f"{what} by {local(inc.get('deadline'), tz, TIME_FMT)}"
     elif n.stage == "recovery":
         body = f"{what} ended {local(inc.get('end'), tz, TIME_FMT)}"

@@ -8,8 +8,10 @@ it); ``notice_pdf`` prints it with reportlab.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, datetime, tzinfo
 
+from ..contract import duetext
+from ..contract.due import Due
 from . import clocks, pdf
 from .clocks import BusinessCalendar
 from .laws import PROHIBITION, law as law_of
@@ -29,10 +31,11 @@ def day(dt: datetime | date, tz: tzinfo | None = None) -> str:
     return f"{dt:%B} {dt.day}, {dt.year}"
 
 
-def due_text(due: datetime, tz: tzinfo) -> str:
-    """A deadline instant (the end of its day) as the day it falls on."""
-    last = (due.astimezone(tz) - timedelta(microseconds=1)).date()
-    return f"{last:%A}, {day(last)}"
+def due_text(due: Due) -> str:
+    """A due date as the letter states it (``contract/duetext.py``: the one formatter), with
+    a § 25-a extension and the town's office closures said as such."""
+    notes = [x for x in (duetext.moved_note(due), duetext.closures_note(due)) if x]
+    return duetext.long(due) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinfo, town: str,
@@ -68,7 +71,7 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
         delivered = n.first("delivered")
         if lw.remediation.n is not None and delivered is not None:
             start = delivered.at
-        due = clocks.remediation_due(lw, start, cal, days=n.remediation_days)
+        due = clocks.deadline(lw.remediation, start, cal, days=n.remediation_days)
         if lw.key == "schenectady-148-I":
             out.append(Section("remedy", f"Remedial measures and time schedule ({_cite(lw, 'remedy')})",
                                (n.remedy,)))
@@ -76,11 +79,11 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
             counted = f"notification ({day(delivered.at, tz)})" if delivered else f"issuance ({issued})"
             out.append(Section("deadline", f"Deadline ({lw.remediation.provision})",
                                (f"Take the remedial measures within {days} days of notification of this violation: by "
-                                f"{due_text(due, tz)} (counted from {counted}).",
+                                f"{due_text(due)} (counted from {counted}).",
                                 f"\u201c{lw.remediation.text}\u201d")))
         else:
             out.append(Section("deadline", f"Deadline for remediation or restoration ({lw.remediation.provision})",
-                               (f"Complete the remediation or restoration by {due_text(due, tz)} "
+                               (f"Complete the remediation or restoration by {due_text(due)} "
                                 f"({n.remediation_days} days from issuance).",)))
         if lw.expense_warning:
             out.append(Section("expense", f"If the deadline is missed ({_cite(lw, 'expense')})",
@@ -111,11 +114,11 @@ def notice_sections(n: Notice, party: Party, *, cal: BusinessCalendar, tz: tzinf
                        f"{_ordinal(tier.ordinal)} offense: a fine of ${tier.fine_min_usd:,} to ${tier.fine_max_usd:,}.")
     out.append(Section("penalties", f"Penalties ({lw.penalty.provision})", tuple(pen)))
     if lw.appeal is not None and n.kind == "nov":
-        appeal = clocks.appeal_due(lw, n.issued_at, cal)
-        assert appeal is not None and lw.hearing and lw.decision_filing and lw.corrective_work
+        assert lw.hearing and lw.decision_filing and lw.corrective_work
+        appeal = clocks.deadline(lw.appeal, n.issued_at, cal)
         out.append(Section("appeal", f"Your right to appeal ({lw.appeal.provision}, § 218-46A)", (
             f"You may appeal this determination to the Town Board within 15 days of its issuance on {issued}: "
-            f"file your appeal by {due_text(appeal, tz)}.",
+            f"file your appeal by {due_text(appeal)}.",
             "The Town Board shall hear the appeal within 30 days after it is filed and, within five days of making "
             "its decision, file the decision with the Municipal Clerk and mail it to you by certified mail.",
             "If the Town Board upholds this notice, the violation must be corrected within five business days of "

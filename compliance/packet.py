@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable
 
+from ..alerts.incidents.due import incident_due
+from ..contract import duetext
 from . import pdf
 from .letters import day
 from .store import Case, Notice, Party, Sample
@@ -85,10 +87,12 @@ def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def _incident_json(ev: IncidentEvidence) -> dict[str, Any]:
+def _incident_json(ev: IncidentEvidence, tz_name: str) -> dict[str, Any]:
     i = ev.incident
+    due = incident_due(i.kind, i.deadline, i.event, tz_name)
     return {"id": i.id, "kind": i.kind, "subject": i.subject, "station_name": ev.station_name, "code": i.code,
             "state": i.state.value, "start": _u(i.start), "end": _u(i.end), "deadline": _u(i.deadline),
+            "due": duetext.as_json(due) if due is not None else None,
             "opened_at": _u(i.opened_at), "acknowledged_at": _u(i.acknowledged_at),
             "acknowledged_by": i.acknowledged_by, "resolved_at": _u(i.resolved_at), "resolved_by": i.resolved_by,
             "resolution": i.resolution, "suppressed": i.suppressed, "provision": i.provision,
@@ -170,7 +174,7 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                         [[r.id, r.site, r.at, r.inspector, r.credential.value, r.license_no,
                                           r.deficiencies] for r in p.inspections])
     record = {"packet": p.subject, "title": p.title, "timezone": p.timezone_name,
-              "incidents": [_incident_json(ev) for ev in p.incidents],
+              "incidents": [_incident_json(ev, p.timezone_name) for ev in p.incidents],
               "case": None if p.case is None else {
                   "number": p.case.number, "origin": p.case.origin, "incident_id": p.case.incident_id,
                   "outfall": p.case.outfall, "location": p.case.location, "description": p.case.description,
@@ -210,8 +214,10 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
                                     for e in c.entries], widths=[75, 55, 70, 200, 110]))
     for ev in p.incidents:
         i = ev.incident
+        due = incident_due(i.kind, i.deadline, i.event, p.timezone_name)
         story += [pdf.para(f"Incident {i.id}: {i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})", st["h"]),
                   pdf.para(f"From {t(i.start)}" + (f" to {t(i.end)}" if i.end else " (open)") + f"; state {i.state.value}"
+                           + (f"; due {duetext.short(due)}" if due is not None else "")
                            + (f", resolved by {i.resolved_by} ({i.resolution})" if i.resolved_by else "") + ".",
                            st["p"])]
         rule = i.event.get("params") or {}

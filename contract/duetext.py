@@ -2,7 +2,8 @@
 letter, the deadline board, the incident, the SMS, the email, the API, the annual report and
 the evidence packet name the same day and the same end instant.
 
-* :func:`long` — letters and email: "the end of Wednesday, June 17, 2026";
+* :func:`long` — letters and email: "Wednesday, June 17, 2026" (a period of days includes
+  its whole last day, GCL § 20: "by" that day is by its end);
 * :func:`short` — the board, incident pages, tables: "Wed 2026-06-17 (end of day)";
 * :func:`sms` — one GSM-7 segment: "Jun 17 end of day";
 * :func:`iso` / :func:`as_json` — the API and JSON: the last day as ``YYYY-MM-DD``
@@ -30,19 +31,19 @@ def _pending(due: Due) -> str:
 
 
 def long(due: Due) -> str:
-    """For letters and email: "the end of Wednesday, June 17, 2026", "Wednesday, June 17,
-    2026 at 2:00 PM EDT", "within 15 days of receipt of this notice"."""
+    """For letters and email: "Wednesday, June 17, 2026", "Wednesday, June 17, 2026 at 2:00
+    PM EDT", "within 15 days of receipt of this notice"."""
     if due.form is DueForm.PENDING:
         return _pending(due)
     assert due.ends_at is not None and due.last_day is not None
     if due.form is DueForm.END_OF_DAY:
-        return f"the end of {_long_day(due.last_day)}"
+        return _long_day(due.last_day)
     local = due.ends_at.astimezone(due.zone)
     return f"{_long_day(local.date())} at {local:%I:%M %p %Z}".replace(" at 0", " at ")
 
 
 def by_long(due: Due) -> str:
-    """"by the end of Wednesday, June 17, 2026" (or "within 15 days of receipt of this notice")."""
+    """"by Wednesday, June 17, 2026" (or "within 15 days of receipt of this notice")."""
     return long(due) if due.form is DueForm.PENDING else f"by {long(due)}"
 
 

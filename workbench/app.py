@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 from importlib.resources import files
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import request_validation_exception_handler
@@ -27,6 +28,8 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from ..alerts.incidents.due import incident_due
+from ..contract import duetext
 from ..contract.timeutil import from_ns
 from ..settings import Settings
 from .deps import csrf_token, render
@@ -120,6 +123,17 @@ def templates(tz: tzinfo, settings: Settings) -> Jinja2Templates:
     env.filters["local"] = local
     env.filters["ns_local"] = lambda ns, fmt="%Y-%m-%d %H:%M %Z": local(from_ns(ns), fmt) if ns is not None else ""
     env.filters["label"] = lambda s: str(s or "").replace("_", " ")
+    # a due date (contract/due.py) is rendered by its one formatter, as in letters and messages
+    env.filters["due_short"] = lambda due: duetext.short(due) if due is not None else ""
+    env.filters["due_notes"] = lambda due: [x for x in (duetext.moved_note(due), duetext.closures_note(due)) if x] \
+        if due is not None else []
+
+    def deadline_text(inc: Any) -> str:
+        """An incident's deadline: its due date's day (compliance, calibration) or instant (inspections)."""
+        due = incident_due(inc.kind, inc.deadline, inc.event, getattr(tz, "key", "UTC"))
+        return duetext.short(due) if due is not None else local(inc.deadline)
+
+    env.filters["deadline_text"] = deadline_text
     env.filters["num"] = lambda v, digits=2: "" if v is None else f"{v:.{digits}f}".rstrip("0").rstrip(".")
     return templates
 

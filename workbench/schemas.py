@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, Field
 
 from ..alerts.incidents import AuditEntry, Priority, State
+from ..contract import duetext
 from ..contract.registry import Outfall, PipeMaterial
 from ..contract.timeutil import from_ns
 from ..ingest.corrections import Correction
@@ -24,6 +25,34 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class OfficeClosureOut(BaseModel):
+    day: date
+    name: str
+
+
+class DueOut(BaseModel):
+    """A due date (``contract/due.py``), as every channel shows it (``contract/duetext.py``)."""
+
+    form: Literal["end_of_day", "instant", "pending"] = Field(
+        description="end_of_day: due by the end of last_day in the town's zone; instant: at ends_at; pending: "
+                    "runs from an event not yet recorded (no day yet)")
+    last_day: date | None = Field(description="the last day of the period (the day to name)")
+    ends_at: datetime | None = Field(description="the instant it runs out: for end_of_day the local midnight ending "
+                                                 "last_day (done before it is on time)")
+    text: str = Field(description="as the board shows it: 'Wed 2026-06-17 (end of day)'")
+    provision: str
+    runs_from: str = Field(description="the event it runs from: 'issuance of the notice'")
+    start: datetime | None
+    period: str = Field(description="'15 days', '3 business days', '24 h', 'immediately'")
+    moved_from: date | None = Field(description="the day the period ended on before General Construction Law "
+                                                "§ 25-a extended it to the next business day")
+    office_closures: list[OfficeClosureOut] = Field(description="the town's office closures the period skipped")
+
+    @classmethod
+    def of(cls, due: Any) -> "DueOut":
+        return cls.model_validate(duetext.as_json(due))
+
+
 class IncidentOut(BaseModel):
     id: int
     code: str = Field(description="the acknowledge code an SMS reply carries")
@@ -37,6 +66,7 @@ class IncidentOut(BaseModel):
     start: datetime
     end: datetime | None
     deadline: datetime | None
+    due: DueOut | None = Field(None, description="the deadline as a due date: its day, end instant and provision")
     acknowledged_at: datetime | None
     acknowledged_by: str | None
     resolved_at: datetime | None
@@ -53,7 +83,8 @@ class IncidentOut(BaseModel):
         i = view.incident
         return cls(id=i.id, code=i.code, kind=i.kind, what=i.policy.what, subject=i.subject,
                    station_name=view.station_name, state=i.state, priority=i.priority, opened_at=i.opened_at,
-                   start=i.start, end=i.end, deadline=i.deadline, acknowledged_at=i.acknowledged_at,
+                   start=i.start, end=i.end, deadline=i.deadline,
+                   due=DueOut.of(view.due) if view.due is not None else None, acknowledged_at=i.acknowledged_at,
                    acknowledged_by=i.acknowledged_by, resolved_at=i.resolved_at, resolved_by=i.resolved_by,
                    resolution=i.resolution, suppressed=i.suppressed, episodes=i.episodes, provision=i.provision,
                    params=view.params, threshold=view.threshold)

@@ -19,7 +19,8 @@ def nov_001() -> Due:
 
 def test_every_form_names_the_last_day():
     d = nov_001()
-    assert duetext.long(d) == "the end of Wednesday, June 17, 2026"
+    assert duetext.long(d) == "Wednesday, June 17, 2026"
+    assert duetext.by_long(d) == "by Wednesday, June 17, 2026"
     assert duetext.short(d) == "Wed 2026-06-17 (end of day)"
     assert duetext.sms(d) == "Jun 17 end of day"
     assert duetext.iso(d) == "2026-06-18T00:00:00-04:00"                          # the midnight ending the 17th

@@ -109,7 +109,7 @@ class Board:
 
     @property
     def done(self) -> list[dl.Deadline]:
-        return sorted([d for d in self.deadlines if not d.running], key=lambda d: d.due, reverse=True)
+        return sorted([d for d in self.deadlines if not d.running], key=dl.sort_key, reverse=True)
 
 
 class ComplianceDesk:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...alerts.delivery.dispatch import station_name, threshold_for
 from ...alerts.incidents import AuditEntry, Incident, IncidentError, State
+from ...alerts.incidents.due import incident_due
+from ...contract.due import Due
 from ...contract.registry import Registry
 from ..audit import AuditLog
 from ..errors import Conflict, NotFound
@@ -36,6 +38,7 @@ class IncidentView:
     incident: Incident
     station_name: str
     threshold: dict[str, Any] | None
+    due: Due | None = None     # the deadline as the one due-date value (alerts/incidents/due.py)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -59,7 +62,8 @@ class IncidentDesk:
 
     # -- reading ------------------------------------------------------------------------------
     def view(self, inc: Incident) -> IncidentView:
-        return IncidentView(inc, station_name(self.registry, inc), threshold_for(self.registry, inc))
+        return IncidentView(inc, station_name(self.registry, inc), threshold_for(self.registry, inc),
+                            incident_due(inc.kind, inc.deadline, inc.event, self.registry.timezone))
 
     def list(self, actor: Actor, *, states: tuple[State, ...] = ACTIVE, kind: str | None = None,
              subject: str | None = None, limit: int = 100, offset: int = 0) -> list[IncidentView]:

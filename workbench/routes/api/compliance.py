@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn
 from ...csvout import csv_response
 from ...deps import MAX_ID, CurrentActor, Services
-from ...schemas import BAD, CONFLICT, ERRORS, TOO_LARGE, ErrorOut
+from ...schemas import BAD, CONFLICT, ERRORS, TOO_LARGE, DueOut, ErrorOut
 from ..compliance import desk
 
 router = APIRouter(prefix="/api/v1", tags=["compliance"], responses=ERRORS)
@@ -103,8 +103,11 @@ class DeadlineOut(BaseModel):
     number: str
     label: str
     who: str
-    start: datetime
-    due: datetime
+    start: datetime | None = Field(description="when the event it runs from happened; null while pending")
+    due: datetime | None = Field(description="the instant it runs out (for a period of days the local midnight "
+                                             "ending due_day); null while pending")
+    due_day: date | None = Field(description="the last day (the day every channel names)")
+    when: DueOut
     state: str
     met_at: datetime | None
     closed: str | None
@@ -118,7 +121,7 @@ class DeadlineOut(BaseModel):
     @classmethod
     def of(cls, d: Any, now: datetime) -> "DeadlineOut":
         return cls(key=d.key, record=d.record, number=d.number, label=d.label, who=d.who, start=d.start, due=d.due,
-                   state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
+                   due_day=d.when.last_day, when=DueOut.of(d.when), state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
                    actionable=d.actionable, immediately=d.immediate,
                    met_after_seconds=int(d.elapsed.total_seconds()) if d.elapsed is not None else None)
 
@@ -261,7 +264,7 @@ def deadlines(actor: CurrentActor, services: Services,
     return [DeadlineOut.of(x, b.now) for x in (b.running if running else b.deadlines)]
 
 
-COLUMNS = ["number", "label", "who", "start", "due", "state", "met_at", "met_after_seconds", "closed", "provision",
+COLUMNS = ["number", "label", "who", "start", "due", "due_day", "state", "met_at", "met_after_seconds", "closed", "provision",
            "record"]
 
 

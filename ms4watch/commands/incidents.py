@@ -73,6 +73,14 @@ def _open(where: _Where) -> tuple[IncidentStore, DeliveryQueue]:
     return IncidentStore(conn), DeliveryQueue(conn)
 
 
+def _deadline(inc, tz: tzinfo) -> str:
+    """An incident's deadline as every channel names it (contract/duetext.py): a day for a period of days."""
+    from ms4watch.alerts.incidents.due import incident_due
+    from ms4watch.contract import duetext
+    due = incident_due(inc.kind, inc.deadline, inc.event, getattr(tz, "key", "UTC"))
+    return duetext.short(due) if due is not None else _t(inc.deadline, tz)
+
+
 def _t(dt: datetime | None, tz: tzinfo = timezone.utc) -> str:
     if not dt:
         return ""
@@ -106,7 +114,7 @@ def register(app: typer.Typer) -> None:
                 counts[r.status] = counts.get(r.status, 0) + 1
             who = inc.acknowledged_by or inc.resolved_by or ""
             table.add_row(str(inc.id), inc.code, inc.state.value + (" (suppressed)" if inc.suppressed else ""),
-                          inc.kind, inc.subject, _t(inc.start, tz), _t(inc.end, tz), _t(inc.deadline, tz), who,
+                          inc.kind, inc.subject, _t(inc.start, tz), _t(inc.end, tz), _deadline(inc, tz), who,
                           " ".join(f"{k}:{v}" for k, v in sorted(counts.items())))
         Console(width=None if Console().is_terminal else 200).print(table)
 
@@ -124,7 +132,7 @@ def register(app: typer.Typer) -> None:
             return
         typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start, tz)}"
                    + (f" ended {_t(inc.end, tz)}" if inc.end else "")
-                   + (f" deadline {_t(inc.deadline, tz)}" if inc.deadline else ""))
+                   + (f" deadline {_deadline(inc, tz)}" if inc.deadline else ""))
         if inc.suppressed:
             typer.echo(f"suppressed: {inc.suppressed}")
         typer.echo("audit:")

@@ -90,3 +90,25 @@ def test_the_database_and_time_zone_come_from_the_servers_settings(tmp_path, mon
     r = CliRunner().invoke(build_app(), ["incidents", "show", a.code])
     assert r.exit_code == 0, r.output
     assert "since 2026-06-01 11:30 EDT" in r.output
+
+
+def test_a_compliance_deadline_is_shown_by_its_last_day(tmp_path):
+    """A release known Thursday 2 July 2026 is to be notified by the end of Friday 3 July
+    (the next business day): the CLI names that day, as the board and the letter do, not the
+    midnight ending it (Saturday 4 July 00:00)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from ms4watch.compliance.calendar import BusinessCalendar
+    from ms4watch.compliance.deadlines import release_deadlines
+    from ms4watch.compliance.store import Release
+    from ms4watch.compliance.watch import deadline_event
+
+    ny = ZoneInfo("America/New_York")
+    r = Release(1, "REL-2026-001", "ramapo-218", "non_hazardous", "diesel", "Elm St", "OF-12", None, None,
+                datetime(2026, 7, 2, 16, tzinfo=ny), "caller", False, None, "insp")
+    db = tmp_path / "inc.db"
+    store = IncidentStore(connect(db), tz=ny)
+    inc = store.apply_event(deadline_event(release_deadlines(r, BusinessCalendar(ny))[0]), utc(2026, 7, 2, 21)).incident
+    out = CliRunner().invoke(build_app(), ["incidents", "show", str(inc.id), "--db", str(db)]).output
+    assert "deadline Fri 2026-07-03 (end of day)" in out and "2026-07-04" not in out, out

@@ -50,7 +50,13 @@ class DueOut(BaseModel):
 
     @classmethod
     def of(cls, due: Any) -> "DueOut":
-        return cls.model_validate(duetext.as_json(due))
+        zone = due.zone
+        return cls(form=due.form.value, last_day=due.last_day,
+                   ends_at=due.ends_at.astimezone(zone) if due.ends_at else None, text=duetext.short(due),
+                   provision=due.provision, runs_from=due.runs_from,
+                   start=due.start.astimezone(zone) if due.start else None, period=due.period,
+                   moved_from=due.moved_from,
+                   office_closures=[OfficeClosureOut(day=c.day, name=c.name) for c in due.closures])
 
 
 class IncidentOut(BaseModel):

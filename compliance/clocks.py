@@ -109,6 +109,12 @@ def remediation_due(law: Law, start: datetime, cal: BusinessCalendar, *, days: i
     return due(law.remediation, start, cal, days=days)
 
 
+def receipt_period(days: int) -> str:
+    """A period that runs from the notice's receipt (§ 148-18B) while no delivery is recorded:
+    the words the letter and the deadline board both use instead of a day."""
+    return f"within {days} days of receipt of this notice"
+
+
 def appeal_due(law: Law, issued: datetime, cal: BusinessCalendar) -> datetime | None:
     """Ramapo § 218-45: appeal to the Town Board within 15 days of issuance. None: no appeal in the law's text."""
     return _maybe(law.appeal, issued, cal)
@@ -234,6 +240,6 @@ def all_rules() -> list[ClockRule]:
 
 
 __all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "due", "due_day", "remediation_due", "appeal_due",
-           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
+           "hearing_due", "decision_filing_due", "receipt_period", "corrective_work_due", "release_deadlines", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

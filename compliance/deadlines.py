@@ -27,13 +27,14 @@ class Deadline:
     label: str
     who: str
     start: datetime
-    due: datetime
+    due: datetime | None        # None: the clock runs from a delivery not yet recorded (``awaiting``)
     rule: ClockRule
     met_at: datetime | None = None
     closed: str | None = None   # why it stopped running without being met (appeal filed, withdrawn…)
     place: str | None = None    # outfall or site id
     href: str = ""
     actionable: bool = True
+    awaiting: str | None = None  # "within 15 days of receipt of this notice": no day until delivery is recorded
 
     @property
     def immediate(self) -> bool:
@@ -61,6 +62,8 @@ class Deadline:
             return "met" if self.immediate or self.met_at <= self.due else "met late"
         if self.closed is not None:
             return "closed"
+        if self.due is None:
+            return "awaiting delivery"
         if now >= self.due:
             return "passed" if not self.actionable else "overdue"
         return "running"
@@ -80,23 +83,41 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
     appeal = n.first("appeal_filed")
     decided = n.last("decided")
     out = []
-    delivered = n.first("delivered")
-    start = delivered.at if (lw.remediation.n is not None and delivered is not None) else n.issued_at
+    gone = "withdrawn" if withdrawn else (f"corrected by {n.corrected_by[1]}" if n.corrected_by else None)
     closed = "withdrawn" if withdrawn else ("appeal filed: corrective work runs from the decision" if appeal else None)
-    out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})", who="the violator",
-                        start=start, due=clocks.remediation_due(lw, start, cal, days=n.remediation_days),
-                        rule=lw.remediation, met_at=complied.at if complied and not appeal else None,
-                        closed=None if complied and not appeal else closed, **base))
+    if closed is None and n.corrected_by is not None:
+        closed = f"corrected by {n.corrected_by[1]}"
+    met = complied.at if complied and not appeal else None
+    if lw.remedy_from_notification:
+        # § 148-18B: "within 15 days of notification of violation": each recipient's own period,
+        # from their own receipt; none is a day until that delivery is recorded.
+        days = n.remediation_days if n.remediation_days is not None else lw.remediation.n
+        several = len(n.recipients) > 1
+        for i, r in enumerate(n.recipients):
+            delivered = n.delivered_to(r)
+            key = f"notice/{n.id}/remediation" + (f"/{r.id}" if i else "")
+            label = f"{lw.remediation.what} ({n.number}" + (f", {r.role})" if several else ")")
+            out.append(Deadline(key, label=label, who=f"the {r.role}" if several else "the violator",
+                                start=delivered.at if delivered else n.issued_at,
+                                due=clocks.remediation_due(lw, delivered.at, cal, days=n.remediation_days)
+                                if delivered else None,
+                                awaiting=None if delivered else clocks.receipt_period(days), rule=lw.remediation,
+                                met_at=met, closed=None if met else closed, **base))
+    else:
+        out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})",
+                            who="the violator", start=n.issued_at,
+                            due=clocks.remediation_due(lw, n.issued_at, cal, days=n.remediation_days),
+                            rule=lw.remediation, met_at=met, closed=None if met else closed, **base))
     if lw.appeal is not None:
         out.append(Deadline(f"notice/{n.id}/appeal", label=f"appeal window closes ({n.number})", who=lw.appeal.who,
                             start=n.issued_at, due=clocks.due(lw.appeal, n.issued_at, cal), rule=lw.appeal,
-                            met_at=appeal.at if appeal else None, closed="withdrawn" if withdrawn else None,
+                            met_at=appeal.at if appeal else None, closed=gone,
                             actionable=False, **base))
     if appeal is not None and lw.hearing is not None:
         heard = n.first("hearing_held")
         out.append(Deadline(f"notice/{n.id}/hearing", label=f"{lw.hearing.what} ({n.number})", who=lw.hearing.who,
                             start=appeal.at, due=clocks.due(lw.hearing, appeal.at, cal), rule=lw.hearing,
-                            met_at=heard.at if heard else None, closed="withdrawn" if withdrawn else None, **base))
+                            met_at=heard.at if heard else None, closed=gone, **base))
     if decided is not None and lw.decision_filing is not None:
         filed = n.first("decision_filed")
         out.append(Deadline(f"notice/{n.id}/decision_filing", label=f"{lw.decision_filing.what} ({n.number})",
@@ -109,7 +130,7 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
                             who=lw.corrective_work.who, start=decided.at,
                             due=clocks.due(lw.corrective_work, decided.at, cal), rule=lw.corrective_work,
                             met_at=done.at if done and done.at >= decided.at else None,
-                            closed="withdrawn" if withdrawn else None, **base))
+                            closed=gone, **base))
     return out
 
 
@@ -163,7 +184,7 @@ def all_deadlines(store: ComplianceStore, cal: BusinessCalendar) -> list[Deadlin
         out += release_deadlines(r, cal)
     for s in store.swppps():
         out += swppp_deadlines(s, cal)
-    return sorted(out, key=lambda d: (d.due, d.key))
+    return sorted(out, key=lambda d: (d.due is None, d.due or d.start, d.key))
 
 
 __all__ = ["Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines"]

@@ -23,7 +23,8 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable
 
 from . import pdf
-from .letters import day
+from .laws import LAWS
+from .letters import cited, day
 from .store import Case, Notice, Party, Sample
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -111,14 +112,19 @@ def _sample_json(s: Sample) -> dict[str, Any]:
                          "analysed_at": _u(r.analysed_at)} for r in s.results]}
 
 
-def _notice_json(n: Notice, p: Party) -> dict[str, Any]:
+def _notice_json(n: Notice, p: Party, letter: bytes) -> dict[str, Any]:
+    lw = LAWS[n.law]
     return {"number": n.number, "kind": n.kind, "law": n.law, "party": {"name": p.name, "address": p.address},
+            "status": n.status, "provisions": [lw.cite(x) for x in cited(n)],
+            "recipients": [{"party_id": r.party_id, "role": r.role, "method": r.method, "reference": r.reference}
+                           for r in n.recipients],
+            "corrects": n.corrects, "letter_sha256": hashlib.sha256(letter).hexdigest(),
             "place": n.place, "violation": n.violation, "requirements": list(n.requirements), "remedy": n.remedy,
             "remediation_days": n.remediation_days, "violation_since": n.violation_since.isoformat(),
             "prior_violations": [d.isoformat() for d in n.prior], "issued_at": _u(n.issued_at),
             "issued_by": n.issued_by,
             "events": [{"kind": e.kind, "at": _u(e.at), "reference": e.reference, "outcome": e.outcome,
-                        "note": e.note} for e in n.events]}
+                        "note": e.note, "recipient_id": e.recipient_id} for e in n.events]}
 
 
 def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
@@ -180,7 +186,7 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                "attachments": [{"name": a.name, "sha256": a.sha256, "media_type": a.media_type}
                                                for a in e.attachments]} for e in p.case.entries]},
               "samples": [_sample_json(s) for s in samples],
-              "notices": [_notice_json(n, party) for n, party, _ in p.notices],
+              "notices": [_notice_json(n, party, letter) for n, party, letter in p.notices],
               "inspections": [{"id": r.id, "site": r.site, "at": _u(r.at), "inspector": r.inspector,
                                "deficiencies": r.deficiencies} for r in p.inspections],
               "provisions": [{"provision": a, "text": b} for a, b in p.provisions]}

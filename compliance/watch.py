@@ -36,7 +36,7 @@ class ComplianceWatch:
         changes: list[Event] = []
         current: dict[str, tuple[Deadline, Event]] = {}
         for d in deadlines:
-            if d.actionable:
+            if d.actionable and d.due is not None:   # a clock awaiting its start (a delivery) has no due time yet
                 current[f"compliance/{d.key}"] = (d, deadline_event(d))
         for eid, (d, e) in current.items():
             if not d.running:

@@ -8,6 +8,7 @@ Columbus Day, and the evidence packet rebuilt byte-identical with its SHA-256 ma
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from datetime import datetime, timezone
@@ -391,3 +392,124 @@ def test_an_evidence_packet_of_corrected_values_says_so_and_the_raw_one_stays_ra
 def _zip_text(data: bytes, name: str) -> str:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         return z.read(next(n for n in z.namelist() if n.endswith("/" + name))).decode()
+
+
+def _idde_notice(bench, case_id: int | None = None, **over) -> dict:
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Main St Laundromat", "address": "4 Main St\nSchenectady, NY",
+                                                "place": "outfall", "place_id": "OF-12", "role": "operator"}).json()
+        body = {"law": "schenectady-148-II", "case_id": case_id, "outfall": "OF-12", "party_id": party["id"],
+                "place": "4 Main St", "violation": "washer discharge to the storm drain",
+                "provisions": ["illicit_discharge", "illicit_connection"], "requirements": ["eliminate", "cease"],
+                "remedy": "", "remediation_days": 10, "violation_since": "2026-05-20",
+                "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz", **over}
+        r = c.post("/api/v1/notices", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_reprint_is_the_notice_served_and_a_correction_is_a_new_notice(bench, clock):
+    """At issue the letter is frozen: months later, with more offences to count, a reprint and
+    the evidence packet give the same bytes, whose SHA-256 was stored at issue."""
+    import hashlib
+    case = _case_from_incident(bench)
+    n = _idde_notice(bench, case_id=case["id"])
+    served = n["served"]
+    assert served["facts"]["offences"] == {"count": 2, "per": "week", "to": "2026-06-01"}
+    assert [p["citation"] for p in served["facts"]["provisions"]] == ["Schenectady ch. 148 § 148-24A",
+                                                                       "Schenectady ch. 148 § 148-24B(1)"]
+    assert served["facts"]["deadline"]["last_day"] == "2026-06-11"
+    s = bench.login("viewer")
+    first = s.get(f"/notices/{n['id']}/letter.pdf").content
+    assert hashlib.sha256(first).hexdigest() == served["pdf_sha256"]
+    clock.set(utc(2026, 10, 20, 14))          # 22 weeks on: the violation continues, the records grow
+    with bench.api("smo") as c:
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "mailed", "at": "2026-06-01T17:00:00Z",
+                                                                 "reference": "9407 55"}).status_code == 201
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered",
+                                                                 "at": "2026-06-03T15:00:00Z"}).status_code == 201
+        again = c.get(f"/api/v1/notices/{n['id']}").json()["served"]
+    reprint = s.get(f"/notices/{n['id']}/letter.pdf").content
+    assert reprint == first and again["pdf_sha256"] == served["pdf_sha256"]
+    assert again["facts"] == served["facts"] and again["facts_sha256"] == served["facts_sha256"]
+    with zipfile.ZipFile(io.BytesIO(s.get(f"/cases/{case['id']}/packet.zip").content)) as z:
+        assert z.read(f"case-IDDE-2026-001/letters/{n['number']}.pdf") == first
+        record = json.loads(z.read("case-IDDE-2026-001/records.json"))
+    assert record["notices"][0]["letter_sha256"] == served["pdf_sha256"]
+    # a correction: a new notice that references the old one, which stays as served
+    fixed = _idde_notice(bench, case_id=case["id"], corrects=n["id"], issued_at="2026-10-20T13:00:00Z",
+                         violation="washer discharge from the floor drain at 4 Main St (corrected address)")
+    assert fixed["corrects"] == n["id"] and fixed["number"] == "NOV-2026-002"
+    assert fixed["served"]["facts"]["corrects"] == n["number"]
+    assert fixed["prior_violations"] == []                    # the notice it corrects is not an earlier violation
+    with bench.api("viewer") as c:
+        old = c.get(f"/api/v1/notices/{n['id']}").json()
+    assert old["corrected_by"] == fixed["id"] and old["status"] == "corrected by NOV-2026-002"
+    assert next(d for d in old["deadlines"] if d["key"].endswith("/remediation"))["closed"] == \
+        "corrected by NOV-2026-002"
+    assert s.get(f"/notices/{n['id']}/letter.pdf").content == first
+    assert "This notice corrects and replaces notice NOV-2026-001" in s.get(f"/notices/{fixed['id']}").text
+    with bench.api("smo") as c:
+        r = c.post("/api/v1/notices", json={**{k: fixed[k] for k in ("law", "place", "violation", "remedy",
+                                                                     "remediation_days", "requirements")},
+                                            "party_id": fixed["party"]["id"], "provisions": ["illicit_discharge"],
+                                            "violation_since": "2026-05-20", "issued_at": "2026-10-20T13:30:00Z",
+                                            "signatory": "Dana Ortiz", "corrects": n["id"]})
+        assert r.status_code == 409 and "corrected already by NOV-2026-002" in r.json()["detail"]
+
+
+def test_withdrawing_takes_a_reason_and_a_confirmation_and_is_audited(bench, clock):
+    n = _idde_notice(bench)
+    s = bench.login("smo")
+    page = s.get(f"/notices/{n['id']}").text
+    assert 'class="stack withdraw-form"' in page and 'value="withdrawn"' not in page   # not one click among events
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "  "})
+    assert r.status_code == 400 and "reason: why the notice is withdrawn" in r.text
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "wrong property: the drain is at 6 Main St"})
+    assert r.status_code == 200 and f"Withdraw {n['number']}?" in r.text and "cannot be undone" in r.text
+    assert 'name="confirm" value="yes"' in r.text and "wrong property: the drain is at 6 Main St" in r.text
+    assert bench.workbench.compliance.store.notice(n["id"]).first("withdrawn") is None      # asked, not done
+    r = s.post_form(f"/notices/{n['id']}/events", {"kind": "withdrawn", "at": "2026-06-01T12:00",
+                                                   "note": "one click"})
+    assert r.status_code == 409 and "withdraw a notice with its own form" in r.text
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "wrong property: the drain is at 6 Main St",
+                                                     "confirm": "yes"})
+    assert r.status_code == 303, r.text
+    got = bench.workbench.compliance.store.notice(n["id"])
+    assert got.status == "withdrawn" and got.first("withdrawn").note == "wrong property: the drain is at 6 Main St"
+    audit = [a for a in bench.workbench.audit.entries(limit=50) if a.action == "notice.withdrawn"]
+    assert len(audit) == 1 and "reason: wrong property" in audit[0].detail and audit[0].who == "smo"
+    page = s.get(f"/notices/{n['id']}").text
+    assert "Withdrawn" in page and "withdraw-form" not in page
+    with bench.api("smo") as c:
+        other = _idde_notice(bench, issued_at="2026-06-01T16:00:00Z")
+        r = c.post(f"/api/v1/notices/{other['id']}/events", json={"kind": "withdrawn", "at": "2026-06-01T16:10:00Z"})
+        assert r.status_code == 409 and "note: the reason the notice is withdrawn" in r.json()["detail"]
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "complied", "at": "2026-06-01T16:10:00Z"})
+        assert r.status_code == 409 and "was withdrawn" in r.json()["detail"]
+
+
+def test_the_issue_form_takes_provisions_recipients_and_remedies(bench, clock):
+    with bench.api("smo") as c:
+        dev = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St"}).json()
+        sub = c.post("/api/v1/parties", json={"name": "Dig-It Excavating", "address": "1 Yard Rd"}).json()
+    s = bench.login("smo")
+    page = s.get("/notices").text
+    assert 'value="schenectady-148-I:site_inspections"' in page and "number inferred" in page
+    form = {"law": "schenectady-148-I", "kind": "nov", "party_id": str(dev["id"]), "role": "operator",
+            "method": "certified_mail", "reference": "9407 77", f"also_role:{sub['id']}": "contractor",
+            "site": "CS-7", "place": "Elm St site", "violation": "no inspections since 5 May",
+            "violation_since": "2026-05-12", "issued_at": "2026-06-01T10:00", "signatory": "Dana Ortiz",
+            "remedy:schenectady-148-I:site_inspections": "Inspect weekly and after every storm; send the reports."}
+    r = s.client.post("/notices", data={**form, "csrf": s.csrf(), "provisions": ["schenectady-148-I:site_inspections",
+                                                                                 "schenectady-148-I:stockpiles"]})
+    assert r.status_code == 303, r.text
+    n = bench.workbench.compliance.store.notices()[0]
+    assert n.provisions == ("site_inspections", "stockpiles")
+    assert dict(n.remedies) == {"site_inspections": "Inspect weekly and after every storm; send the reports."}
+    assert [(r.party_id, r.role, r.reference) for r in n.recipients] == [(dev["id"], "operator", "9407 77"),
+                                                                        (sub["id"], "contractor", None)]
+    text = s.get(f"/notices/{n.id}").text
+    assert "Schenectady ch. 148 § 148-13B: Inspect weekly and after every storm" in text
+    r = s.client.post("/notices", data={**form, "csrf": s.csrf(), "provisions": ["ramapo-218:access"]})
+    assert r.status_code == 409 and "ramapo-218:access is a provision of ramapo-218" in r.text

@@ -109,8 +109,9 @@ class NoticeIn(_In):
                            description="the statement of the violation (§ 148-18A(3), § 218-44A)")
     requirements: list[Literal["eliminate", "cease", "abate", "monitor", "fine", "bmps"]] = Field(default_factory=list,
                                                                                                 max_length=6)
-    remedies: dict[ProvisionRef, str] = Field(default_factory=dict, max_length=20,
-                                              description="remedial measures per provision (default: the catalogue's)")
+    remedies: dict[ProvisionRef, Annotated[str, Field(max_length=4000)]] = Field(
+        default_factory=dict, max_length=20, json_schema_extra={"additionalProperties": False},
+        description="remedial measures per provision, by the provision's key (default: the catalogue's)")
     remedy: str = Field(default="", max_length=4000, description="further remedial measures")
     remediation_days: int | None = Field(default=None, ge=1, le=365, description="days from issuance (the IDDE "
                                          "laws), or from notification (ch. 148 Art. I: 15 unless set)")
@@ -122,9 +123,6 @@ class NoticeIn(_In):
     @field_validator("remedies")
     @classmethod
     def _remedy_words(cls, v: dict[str, str]) -> dict[str, str]:
-        for k, text in v.items():
-            if len(text) > 4000:
-                raise ValueError(f"remedies.{k}: at most 4000 characters")
         return {k: t.strip() for k, t in v.items() if t.strip()}
 
 

@@ -234,6 +234,9 @@ def test_before_delivery_the_art_i_remedy_clock_runs_from_receipt_not_from_a_day
     assert bench.alerting.incidents.list(kind="compliance_deadline") == []
     board = bench.login("viewer").get("/deadlines").text
     assert "within 15 days of receipt of this notice" in board and "2026-06-16" not in board
+    with bench.api("viewer") as c:
+        csv_text = c.get("/api/v1/deadlines.csv").text
+    assert "within 15 days of receipt of this notice,awaiting delivery" in csv_text, csv_text
     assert "within 15 days of receipt of this notice" in n["served"]["facts"]["deadline"]["text"]
     clock.set(utc(2026, 6, 5, 14))
     with bench.api("smo") as c:           # it reached the violator on 5 June

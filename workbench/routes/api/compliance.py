@@ -340,7 +340,7 @@ def deadlines(actor: CurrentActor, services: Services,
     return [DeadlineOut.of(x, b.now) for x in (b.running if running else b.deadlines)]
 
 
-COLUMNS = ["number", "label", "who", "start", "due", "state", "met_at", "met_after_seconds", "closed", "provision",
+COLUMNS = ["number", "label", "who", "start", "due", "awaiting", "state", "met_at", "met_after_seconds", "closed", "provision",
            "record"]
 
 

@@ -221,10 +221,20 @@ def notice_pdf(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar
 
 def notice_letter(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar, tz: tzinfo, town: str,
                   replaces: Notice | None = None) -> tuple[bytes, dict]:
-    """The letter to freeze at issue: its PDF and the facts it states."""
-    return (notice_pdf(n, parties, cal=cal, tz=tz, town=town, replaces=replaces),
-            notice_facts(n, parties, cal=cal, tz=tz, replaces=replaces))
+    """The letter to freeze at issue: its PDF and the facts it states (with its text, section
+    by section, so the notice page shows the words served whatever later versions print)."""
+    facts = notice_facts(n, parties, cal=cal, tz=tz, replaces=replaces)
+    facts["letter"] = [{"key": x.key, "heading": x.heading, "paragraphs": list(x.paragraphs)}
+                       for x in notice_sections(n, parties, cal=cal, tz=tz, town=town, replaces=replaces)]
+    return notice_pdf(n, parties, cal=cal, tz=tz, town=town, replaces=replaces), facts
 
 
-__all__ = ["Section", "notice_sections", "notice_pdf", "notice_facts", "notice_letter", "cited", "remedies_for",
+def frozen_sections(facts: dict) -> list[Section] | None:
+    """The letter's text as frozen at issue (None: facts frozen without it)."""
+    if "letter" not in facts:
+        return None
+    return [Section(x["key"], x["heading"], tuple(x["paragraphs"])) for x in facts["letter"]]
+
+
+__all__ = ["Section", "notice_sections", "notice_pdf", "notice_facts", "notice_letter", "frozen_sections", "cited", "remedies_for",
            "deadline_fact", "day", "due_text"]

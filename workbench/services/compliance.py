@@ -27,7 +27,7 @@ from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, Not
                                   ReleaseEventIn, ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
 from ...compliance.labs import DEFAULT_THRESHOLDS, Threshold, load_thresholds, parse_file
 from ...compliance.laws import LAWS, PROHIBITION, RULE_TEXT, Law, law as law_of
-from ...compliance.letters import cited, notice_letter, notice_pdf, notice_sections
+from ...compliance.letters import cited, frozen_sections, notice_letter, notice_pdf, notice_sections
 from ...compliance.store import (Case, ComplianceStore, FrozenLetter, Notice, Party, Recipient, Release, Sample,
                                  Swppp)
 from ...contract.registry import Registry
@@ -640,6 +640,11 @@ class ComplianceDesk:
         return self.store.notice(n.corrects) if n.corrects else None
 
     def sections(self, n: Notice) -> list:
+        """The letter's text: as frozen at issue, else rebuilt from the records as of issue."""
+        frozen = self.store.notice_letter(n.id)
+        words = frozen_sections(frozen.facts) if frozen is not None else None
+        if words is not None:
+            return words
         return notice_sections(n, self.parties_of(n), cal=self.cal, tz=self.tz, town=self.town_name(n.law),
                                replaces=self._replaces(n))
 

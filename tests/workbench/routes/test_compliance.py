@@ -434,6 +434,9 @@ def test_a_reprint_is_the_notice_served_and_a_correction_is_a_new_notice(bench, 
         again = c.get(f"/api/v1/notices/{n['id']}").json()["served"]
     reprint = s.get(f"/notices/{n['id']}/letter.pdf").content
     assert reprint == first and again["pdf_sha256"] == served["pdf_sha256"]
+    penalties = next(x for x in served["facts"]["letter"] if x["key"] == "penalties")
+    assert "to June 1, 2026 that makes 2 offense(s)" in " ".join(penalties["paragraphs"])
+    assert "to June 1, 2026 that makes 2 offense(s)" in s.get(f"/notices/{n['id']}").text   # the page: as served
     assert again["facts"] == served["facts"] and again["facts_sha256"] == served["facts_sha256"]
     with zipfile.ZipFile(io.BytesIO(s.get(f"/cases/{case['id']}/packet.zip").content)) as z:
         assert z.read(f"case-IDDE-2026-001/letters/{n['number']}.pdf") == first

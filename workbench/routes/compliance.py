@@ -232,10 +232,17 @@ def _notices_page(request: Request, actor: Actor, services: Any, status: int = 2
     now = d.clock().astimezone(services.tz)
     case_id = request.query_params.get("case")
     correct = request.query_params.get("correct")
+    correcting = None
+    if correct and correct.isdigit() and actor.may(Permission.ENFORCE):
+        try:
+            correcting = d.notice(actor, int(correct))
+        except WorkbenchError:
+            correcting = None
     return render(request, "notices.html", status, title="Enforcement", actor=actor, notices=d.notices(actor),
                   parties={p.id: p for p in d.parties(actor)}, laws=[LAWS[k] for k in d.laws], error=error, now=now,
                   cases=d.store.cases(), case_id=int(case_id) if case_id and case_id.isdigit() else None,
-                  correct_id=int(correct) if correct and correct.isdigit() else None, roles=ROLES, methods=METHODS,
+                  correct_id=correcting.id if correcting else None, correcting=correcting, roles=ROLES,
+                  methods=METHODS,
                   sites=services.registry.construction_sites, outfalls=services.registry.outfalls,
                   may_enforce=actor.may(Permission.ENFORCE))
 

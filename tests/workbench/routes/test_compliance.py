@@ -455,6 +455,12 @@ def test_a_reprint_is_the_notice_served_and_a_correction_is_a_new_notice(bench, 
         "corrected by NOV-2026-002"
     assert s.get(f"/notices/{n['id']}/letter.pdf").content == first
     assert "This notice corrects and replaces notice NOV-2026-001" in s.get(f"/notices/{fixed['id']}").text
+    form = bench.login("smo").get(f"/notices?correct={fixed['id']}").text      # the form, filled in from it
+    assert "Correcting NOV-2026-002" in form and "(corrected address)</textarea>" in form
+    assert 'value="schenectady-148-II:illicit_connection" checked' in form
+    assert 'value="schenectady-148-II:illicit_discharge" checked' in form
+    assert 'value="schenectady-148-II:sewage_connection" checked' not in form
+    assert f'<option value="{fixed["id"]}" selected>NOV-2026-002</option>' in form
     with bench.api("smo") as c:
         r = c.post("/api/v1/notices", json={**{k: fixed[k] for k in ("law", "place", "violation", "remedy",
                                                                      "remediation_days", "requirements")},

@@ -164,8 +164,8 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                      " ".join(f"{a.name or a.kind}:{a.sha256}" for a in e.attachments)]
                                     for e in p.case.entries])
     if p.notices:
-        files["notices.csv"] = _csv(["number", "kind", "law", "party", "issued_at", "events"],
-                                    [[n.number, n.kind, n.law, party.name, n.issued_at,
+        files["notices.csv"] = _csv(["number", "kind", "law", "party", "issued_at", "status", "events"],
+                                    [[n.number, n.kind, n.law, party.name, n.issued_at, n.status,
                                       "; ".join(f"{e.kind} {_u(e.at)}" for e in n.events)]
                                      for n, party, _ in p.notices])
         for n, _, letter in p.notices:
@@ -260,11 +260,11 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
                                         for r in s.results], widths=[85, 80, 70, 40, 35, 110, 90]))
     if p.notices:
         story.append(pdf.para("Notices", st["h"]))
-        story.append(pdf.table([["Notice", "Law", "To", "Issued", "Record"]] +
-                               [[n.number, n.law, party.name, day(n.issued_at, tz),
+        story.append(pdf.table([["Notice", "Law", "To", "Issued", "Status", "Record"]] +
+                               [[n.number, n.law, party.name, day(n.issued_at, tz), n.status,
                                  "; ".join(f"{e.kind.replace('_', ' ')} {e.at.astimezone(tz):%Y-%m-%d}"
                                            + (f" ({e.reference})" if e.reference else "") for e in n.events)]
-                                for n, party, _ in p.notices], widths=[70, 80, 110, 70, 180]))
+                                for n, party, _ in p.notices], widths=[65, 75, 95, 65, 60, 150]))
     if p.provisions:
         story.append(pdf.para("The provisions", st["h"]))
         for prov, text in p.provisions:

@@ -678,6 +678,7 @@ class ComplianceStore:
         """A notice, its recipients (``party_id`` first, as the addressee) and — ``letter`` given —
         the letter as served, frozen in the same transaction: all or nothing."""
         self.party(party_id)
+        recipients = list(recipients)
         extra = [r for r in recipients if r.party_id != party_id]
         addressee = next((r for r in recipients if r.party_id == party_id), None)
         for r in extra:

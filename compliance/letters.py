@@ -91,7 +91,7 @@ def notice_sections(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCal
     who = [(r, parties[r.party_id]) for r in n.recipients]
     delivery = [f"{p.name} ({r.role}): by {METHODS.get(r.method, r.method)}"
                 + (f", article number {r.reference}." if r.reference else ".") for r, p in who]
-    delivery.append(f"Delivered by {lw.delivery}; the delivery record is kept with notice {n.number}.")
+    delivery.append(f"Served by {lw.delivery}; the record of each delivery is kept with notice {n.number}.")
     out.append(Section("delivery", f"Delivery ({_cite(lw, 'delivery')})", tuple(delivery)))
     heading = "To the responsible person" if len(who) == 1 else "To the responsible persons"
     out.append(Section("recipient", f"{heading} ({_cite(lw, 'recipient')})",
@@ -212,8 +212,9 @@ def notice_pdf(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar
              pdf.para(f"{what} {n.number}", st["title"]),
              pdf.para(f"Issued {day(n.issued_at, tz)} under the {lw.title}.", st["p"])]
     for s in notice_sections(n, parties, cal=cal, tz=tz, town=town, replaces=replaces):
-        story.append(pdf.para(s.heading, st["h"]))
-        story += [pdf.para(p, st["p"]) for p in s.paragraphs]
+        paras = [pdf.para(p, st["p"]) for p in s.paragraphs]
+        story.append(pdf.KeepTogether([pdf.para(s.heading, st["h"]), *paras[:1]]))   # no heading alone at a page foot
+        story += paras[1:]
     story += [pdf.Spacer(1, 18), pdf.para(n.signatory, st["p"]),
               pdf.para(f"Stormwater Management Officer, {town}", st["p"])]
     return pdf.build(story, title=f"{what} {n.number}", footer=f"{n.number} \u2014 {lw.short}")

@@ -137,12 +137,12 @@ def notice_sections(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCal
     counted = clocks.within_repeat_window(lw, issued_day, n.prior)   # the five years of § 218-44B, § 148-32B
     tier = clocks.penalty_tier(lw, issued_day, counted)
     offences = clocks.offences(lw, n.violation_since, issued_day)
-    names = " and ".join(p.name for _, p in who)
+    addressee = parties[n.party_id].name   # the earlier violations recorded are the addressee's
     pen = [lw.penalty.statement,
            f"Each {lw.penalty.per} of continued violation is a separate offense; to {issued} "
            f"that makes {offences} offense(s)."]
     if lw.penalty.repeat_window_years:
-        pen.append(f"Earlier notices of violation of {_article(lw)} recorded against {names} within five "
+        pen.append(f"Earlier notices of violation of {_article(lw)} recorded against {addressee} within five "
                    f"years: {len(counted)} ({', '.join(day(d) for d in counted) or 'none'}).")
         if tier.ordinal == 1:
             pen.append(f"This would be a first offense: a fine of up to ${tier.fine_max_usd:,}.")

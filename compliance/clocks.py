@@ -109,6 +109,15 @@ def remediation_due(law: Law, start: datetime, cal: BusinessCalendar, *, days: i
     return due(law.remediation, start, cal, days=days)
 
 
+RECEIPT = "receipt of this notice"   # § 148-18B's "notification", in the letter's words
+
+
+def receipt_period(days: int) -> str:
+    """A period that runs from the notice's receipt (§ 148-18B) while no delivery is recorded:
+    the words the letter and the deadline board both use instead of a day."""
+    return f"within {days} days of receipt of this notice"
+
+
 def appeal_due(law: Law, issued: datetime, cal: BusinessCalendar) -> datetime | None:
     """Ramapo § 218-45: appeal to the Town Board within 15 days of issuance. None: no appeal in the law's text."""
     return _maybe(law.appeal, issued, cal)
@@ -233,7 +242,8 @@ def all_rules() -> list[ClockRule]:
     return out + [SWPPP_COMPLETENESS, SWPPP_COMPLETENESS_DEVIATING, SWPPP_DECISION, SWPPP_DEFAULT]
 
 
-__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "deadline", "pending", "period_text", "due", "due_day", "remediation_due", "appeal_due",
-           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
+__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "RECEIPT", "deadline", "pending", "period_text", "due", "due_day",
+           "remediation_due", "appeal_due", "hearing_due", "decision_filing_due", "receipt_period", "corrective_work_due",
+           "release_deadlines", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from ..contract import duetext
 from ..contract.due import Due
 from . import clocks
-from .clocks import BusinessCalendar, ReleaseKind
+from .clocks import RECEIPT, BusinessCalendar, ReleaseKind
 from .laws import ClockRule, Counting, law
 from .store import ComplianceStore, Event, Notice, Release, Swppp
 
@@ -45,6 +46,11 @@ class Deadline:
     def due(self) -> datetime | None:
         """The instant the clock runs out (the end of the last day); None while pending."""
         return self.when.ends_at
+
+    @property
+    def awaiting(self) -> str | None:
+        """A pending clock's period in words ("within 15 days of receipt of this notice"), else None."""
+        return duetext.long(self.when) if self.when.pending_event else None
 
     @property
     def immediate(self) -> bool:
@@ -76,6 +82,8 @@ class Deadline:
             return "closed"
         if self.immediate and self.start is not None and now >= self.start:
             return "overdue"
+        if self.when.pending_event:
+            return "awaiting delivery" if self.when.runs_from == RECEIPT else "running"
         if self.when.passed(now):
             return "passed" if not self.actionable else "overdue"
         return "running"
@@ -95,23 +103,38 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
     appeal = n.first("appeal_filed")
     decided = n.last("decided")
     out = []
-    delivered = n.first("delivered")
-    start = delivered.at if (lw.remediation.n is not None and delivered is not None) else n.issued_at
+    gone = "withdrawn" if withdrawn else (f"corrected by {n.corrected_by[1]}" if n.corrected_by else None)
     closed = "withdrawn" if withdrawn else ("appeal filed: corrective work runs from the decision" if appeal else None)
-    out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})", who="the violator",
-                        start=start, when=clocks.deadline(lw.remediation, start, cal, days=n.remediation_days),
-                        rule=lw.remediation, met_at=complied.at if complied and not appeal else None,
-                        closed=None if complied and not appeal else closed, **base))
+    if closed is None and n.corrected_by is not None:
+        closed = f"corrected by {n.corrected_by[1]}"
+    met = complied.at if complied and not appeal else None
+    if lw.remedy_from_notification:
+        # § 148-18B: "within 15 days of notification of violation": each recipient's own period,
+        # from their own receipt; pending (no day) until that delivery is recorded.
+        several = len(n.recipients) > 1
+        for i, r in enumerate(n.recipients):
+            delivered = n.delivered_to(r)
+            key = f"notice/{n.id}/remediation" + (f"/{r.id}" if i else "")
+            label = f"{lw.remediation.what} ({n.number}" + (f", {r.role})" if several else ")")
+            when = (clocks.deadline(lw.remediation, delivered.at, cal, days=n.remediation_days) if delivered
+                    else clocks.pending(lw.remediation, cal, days=n.remediation_days, runs_from=RECEIPT))
+            out.append(Deadline(key, label=label, who=f"the {r.role}" if several else "the violator",
+                                start=delivered.at if delivered else None, when=when, rule=lw.remediation,
+                                met_at=met, closed=None if met else closed, **base))
+    else:
+        out.append(Deadline(f"notice/{n.id}/remediation", label=f"{lw.remediation.what} ({n.number})",
+                            who="the violator", start=n.issued_at,
+                            when=clocks.deadline(lw.remediation, n.issued_at, cal, days=n.remediation_days),
+                            rule=lw.remediation, met_at=met, closed=None if met else closed, **base))
     if lw.appeal is not None:
         out.append(Deadline(f"notice/{n.id}/appeal", label=f"appeal window closes ({n.number})", who=lw.appeal.who,
                             start=n.issued_at, when=clocks.deadline(lw.appeal, n.issued_at, cal), rule=lw.appeal,
-                            met_at=appeal.at if appeal else None, closed="withdrawn" if withdrawn else None,
-                            actionable=False, **base))
+                            met_at=appeal.at if appeal else None, closed=gone, actionable=False, **base))
     if appeal is not None and lw.hearing is not None:
         heard = n.first("hearing_held")
         out.append(Deadline(f"notice/{n.id}/hearing", label=f"{lw.hearing.what} ({n.number})", who=lw.hearing.who,
                             start=appeal.at, when=clocks.deadline(lw.hearing, appeal.at, cal), rule=lw.hearing,
-                            met_at=heard.at if heard else None, closed="withdrawn" if withdrawn else None, **base))
+                            met_at=heard.at if heard else None, closed=gone, **base))
     if decided is not None and lw.decision_filing is not None:
         filed = n.first("decision_filed")
         out.append(Deadline(f"notice/{n.id}/decision_filing", label=f"{lw.decision_filing.what} ({n.number})",
@@ -124,7 +147,7 @@ def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
                             who=lw.corrective_work.who, start=decided.at,
                             when=clocks.deadline(lw.corrective_work, decided.at, cal), rule=lw.corrective_work,
                             met_at=done.at if done and done.at >= decided.at else None,
-                            closed="withdrawn" if withdrawn else None, **base))
+                            closed=gone, **base))
     return out
 
 
@@ -216,4 +239,4 @@ def sort_key(d: Deadline) -> tuple:
     return (d.due is None, d.due or datetime.max.replace(tzinfo=d.when.zone), d.key)
 
 
-__all__ = ["Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines", "sort_key"]
+__all__ = ["RECEIPT", "Deadline", "all_deadlines", "notice_deadlines", "release_deadlines", "swppp_deadlines", "sort_key"]

@@ -5,9 +5,9 @@ records (an outfall, a party, a notice's state)."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 Text = Field(min_length=1, max_length=4000, pattern=r"\S")
 Name = Field(min_length=1, max_length=200, pattern=r"\S")
@@ -78,23 +78,52 @@ class PartyIn(_In):
     since: date | None = None
 
 
+ProvisionRef = Annotated[str, Field(max_length=80, pattern=r"^([a-z0-9-]+(-I|-II)?:)?[a-z0-9_]+$")]
+
+
+class RecipientIn(_In):
+    """Someone the notice is sent to (§ 148-18A: the operator/landowner, the applicant and all
+    contractors), how it is served, and the certified mail article number if known."""
+
+    party_id: int = Field(ge=1, le=2**53 - 1)
+    role: Literal["operator", "landowner", "owner", "applicant", "developer", "contractor", "subcontractor",
+                  "responsible person"] = "responsible person"
+    method: Literal["certified_mail", "posting", "personal_service", "first_class_mail"] = "certified_mail"
+    reference: str | None = Field(default=None, max_length=200, description="certified mail article number")
+
+
 class NoticeIn(_In):
     kind: Literal["nov", "stop_work"] = "nov"
     law: Literal["ramapo-218", "schenectady-148-I", "schenectady-148-II"]
     case_id: int | None = Id
     site: str | None = StationId
     outfall: str | None = StationId
-    party_id: int = Field(ge=1, le=2**53 - 1)
+    party_id: int = Field(ge=1, le=2**53 - 1, description="the addressee (the first recipient)")
+    recipients: list[RecipientIn] = Field(default_factory=list, max_length=20,
+                                          description="everyone the notice goes to; the addressee if left out")
     place: str = Field(min_length=1, max_length=1000, pattern=r"\S")
-    violation: str = Text
+    provisions: list[ProvisionRef] = Field(default_factory=list, max_length=20,
+                                           description="the provisions violated: keys of the law's catalogue "
+                                                       "(GET /api/v1/laws), optionally as law:key")
+    violation: str = Field(min_length=1, max_length=4000, pattern=r"\S",
+                           description="the statement of the violation (§ 148-18A(3), § 218-44A)")
     requirements: list[Literal["eliminate", "cease", "abate", "monitor", "fine", "bmps"]] = Field(default_factory=list,
                                                                                                 max_length=6)
-    remedy: str = Text
+    remedies: dict[ProvisionRef, Annotated[str, Field(max_length=4000)]] = Field(
+        default_factory=dict, max_length=20, json_schema_extra={"additionalProperties": False},
+        description="remedial measures per provision, by the provision's key (default: the catalogue's)")
+    remedy: str = Field(default="", max_length=4000, description="further remedial measures")
     remediation_days: int | None = Field(default=None, ge=1, le=365, description="days from issuance (the IDDE "
                                          "laws), or from notification (ch. 148 Art. I: 15 unless set)")
     violation_since: date
     issued_at: AwareDatetime
     signatory: str = Name
+    corrects: int | None = Field(default=None, ge=1, le=2**53 - 1, description="the notice this one corrects")
+
+    @field_validator("remedies")
+    @classmethod
+    def _remedy_words(cls, v: dict[str, str]) -> dict[str, str]:
+        return {k: t.strip() for k, t in v.items() if t.strip()}
 
 
 class NoticeEventIn(_In):
@@ -103,7 +132,11 @@ class NoticeEventIn(_In):
     at: AwareDatetime
     reference: str | None = Field(default=None, max_length=200, description="certified mail number, where posted")
     outcome: Literal["upheld", "overturned", "modified"] | None = None
-    note: str | None = Opt
+    note: str | None = Field(default=None, max_length=4000, description="a note; for a withdrawal, its reason "
+                                                                       "(required)")
+    recipient_id: int | None = Field(default=None, ge=1, le=2**53 - 1,
+                                     description="mailed, posted, delivered: to which recipient (default: the "
+                                                 "addressee)")
 
 
 class ReleaseIn(_In):
@@ -143,5 +176,5 @@ class SwpppEventIn(_In):
     note: str | None = Opt
 
 
-__all__ = ["CaseIn", "EntryIn", "SampleIn", "CustodyIn", "PartyIn", "NoticeIn", "NoticeEventIn", "ReleaseIn",
+__all__ = ["CaseIn", "EntryIn", "SampleIn", "CustodyIn", "PartyIn", "NoticeIn", "RecipientIn", "NoticeEventIn", "ReleaseIn",
            "ReleaseEventIn", "SwpppIn", "SwpppEventIn"]

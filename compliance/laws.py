@@ -26,6 +26,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from . import provisions as _provisions
+from .provisions import Provision
+
 
 class Counting(str, enum.Enum):
     CALENDAR_DAYS = "calendar days"
@@ -119,6 +122,23 @@ class Law:
     release_written: ClockRule | None = None
     stop_work: str | None = None                # the stop-work provision's words (§ 148-18C)
     excerpts: dict[str, str] = field(default_factory=dict)   # provision -> its words, for evidence packets
+    provisions: tuple[Provision, ...] = ()       # what a notice can cite (``provisions.py``)
+
+    def provision(self, key: str) -> Provision:
+        found = next((p for p in self.provisions if p.key == key), None)
+        if found is None:
+            raise ValueError(f"{self.key} has no provision {key!r} (known: {', '.join(p.key for p in self.provisions)})")
+        return found
+
+    def cite(self, p: Provision) -> str:
+        """The citation, as "Schenectady ch. 148 § 148-13B"."""
+        return f"{self.short} § {p.section}"
+
+    @property
+    def remedy_from_notification(self) -> bool:
+        """The remediation clock runs from the violator's notification (§ 148-18B), not from
+        the notice's issuance with a deadline the notice sets (§ 218-44A(2), § 148-32A(2))."""
+        return self.remediation.n is not None
 
     def rules(self) -> list[ClockRule]:
         return [r for r in (self.remediation, self.appeal, self.hearing, self.decision_filing, self.corrective_work,
@@ -213,6 +233,7 @@ RAMAPO = Law(
     requirements=_requirements("Payment of a fine and reimbursement of any costs and/or expenses incurred by the "
                                "municipality relating to the violation; and"),
     delivery="certified mail and/or posting of the property", expense_warning=_EXPENSE,
+    provisions=_provisions.RAMAPO,
 )
 
 SCHENECTADY_II = Law(
@@ -248,6 +269,7 @@ SCHENECTADY_II = Law(
         "constitute a separate additional violation (section 148-32B)."),
     elements=_idde_elements("148-32", "Schenectady ch. 148"),
     requirements=_requirements("Payment of a fine; and"), expense_warning=_EXPENSE,
+    provisions=_provisions.SCHENECTADY_II,
 )
 
 SCHENECTADY_I = Law(
@@ -288,22 +310,16 @@ SCHENECTADY_I = Law(
                "those activities that address the violation(s) identified in the stop-work order. The stop-work order "
                "shall be in effect until the City of Schenectady confirms that the land development activity is in "
                "compliance and the violation has been satisfactorily addressed."),
+    provisions=_provisions.SCHENECTADY_I,
 )
 
 LAWS: dict[str, Law] = {law.key: law for law in (RAMAPO, SCHENECTADY_I, SCHENECTADY_II)}
 
-# The provision each kind of record cites in an evidence packet (the words are in ``excerpts``).
-PROHIBITION = {
-    "ramapo-218": ("Ramapo ch. 218 § 218-36A",
-                   "No person shall discharge or cause to be discharged into the MS4 any materials other than "
-                   "stormwater except as provided in Subsection A(1)."),
-    "schenectady-148-II": ("Schenectady ch. 148 § 148-24A",
-                           "No person shall discharge or cause to be discharged into the MS4 any materials other than "
-                           "stormwater except as provided in Subsection A(1)."),
-    "schenectady-148-I": ("Schenectady ch. 148 § 148-12A",
-                          "An increase in turbidity that will cause a substantial visible contrast to natural "
-                          "conditions;"),
-}
+# The provision an evidence packet cites for a record that names none (an incident of the
+# town's first law; a notice issued before notices named their provisions): the catalogue's
+# default for the law.
+PROHIBITION = {k: (lw.cite(lw.provision(_provisions.DEFAULT[k])), lw.provision(_provisions.DEFAULT[k]).text)
+               for k, lw in LAWS.items()}
 
 
 # What an alert's rule implements, word for word, for the evidence packet.

@@ -25,7 +25,8 @@ from typing import Any, Callable
 from ..alerts.incidents.due import incident_due
 from ..contract import duetext
 from . import pdf
-from .letters import day
+from .laws import LAWS
+from .letters import cited, day
 from .store import Case, Notice, Party, Sample
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -115,14 +116,19 @@ def _sample_json(s: Sample) -> dict[str, Any]:
                          "analysed_at": _u(r.analysed_at)} for r in s.results]}
 
 
-def _notice_json(n: Notice, p: Party) -> dict[str, Any]:
+def _notice_json(n: Notice, p: Party, letter: bytes) -> dict[str, Any]:
+    lw = LAWS[n.law]
     return {"number": n.number, "kind": n.kind, "law": n.law, "party": {"name": p.name, "address": p.address},
+            "status": n.status, "provisions": [lw.cite(x) for x in cited(n)],
+            "recipients": [{"party_id": r.party_id, "role": r.role, "method": r.method, "reference": r.reference}
+                           for r in n.recipients],
+            "corrects": n.corrects, "letter_sha256": hashlib.sha256(letter).hexdigest(),
             "place": n.place, "violation": n.violation, "requirements": list(n.requirements), "remedy": n.remedy,
             "remediation_days": n.remediation_days, "violation_since": n.violation_since.isoformat(),
             "prior_violations": [d.isoformat() for d in n.prior], "issued_at": _u(n.issued_at),
             "issued_by": n.issued_by,
             "events": [{"kind": e.kind, "at": _u(e.at), "reference": e.reference, "outcome": e.outcome,
-                        "note": e.note} for e in n.events]}
+                        "note": e.note, "recipient_id": e.recipient_id} for e in n.events]}
 
 
 def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
@@ -162,8 +168,8 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                      " ".join(f"{a.name or a.kind}:{a.sha256}" for a in e.attachments)]
                                     for e in p.case.entries])
     if p.notices:
-        files["notices.csv"] = _csv(["number", "kind", "law", "party", "issued_at", "events"],
-                                    [[n.number, n.kind, n.law, party.name, n.issued_at,
+        files["notices.csv"] = _csv(["number", "kind", "law", "party", "issued_at", "status", "events"],
+                                    [[n.number, n.kind, n.law, party.name, n.issued_at, n.status,
                                       "; ".join(f"{e.kind} {_u(e.at)}" for e in n.events)]
                                      for n, party, _ in p.notices])
         for n, _, letter in p.notices:
@@ -184,7 +190,7 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                "attachments": [{"name": a.name, "sha256": a.sha256, "media_type": a.media_type}
                                                for a in e.attachments]} for e in p.case.entries]},
               "samples": [_sample_json(s) for s in samples],
-              "notices": [_notice_json(n, party) for n, party, _ in p.notices],
+              "notices": [_notice_json(n, party, letter) for n, party, letter in p.notices],
               "inspections": [{"id": r.id, "site": r.site, "at": _u(r.at), "inspector": r.inspector,
                                "deficiencies": r.deficiencies} for r in p.inspections],
               "provisions": [{"provision": a, "text": b} for a, b in p.provisions]}
@@ -260,11 +266,11 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
                                         for r in s.results], widths=[85, 80, 70, 40, 35, 110, 90]))
     if p.notices:
         story.append(pdf.para("Notices", st["h"]))
-        story.append(pdf.table([["Notice", "Law", "To", "Issued", "Record"]] +
-                               [[n.number, n.law, party.name, day(n.issued_at, tz),
+        story.append(pdf.table([["Notice", "Law", "To", "Issued", "Status", "Record"]] +
+                               [[n.number, n.law, party.name, day(n.issued_at, tz), n.status,
                                  "; ".join(f"{e.kind.replace('_', ' ')} {e.at.astimezone(tz):%Y-%m-%d}"
                                            + (f" ({e.reference})" if e.reference else "") for e in n.events)]
-                                for n, party, _ in p.notices], widths=[70, 80, 110, 70, 180]))
+                                for n, party, _ in p.notices], widths=[65, 75, 95, 65, 60, 150]))
     if p.provisions:
         story.append(pdf.para("The provisions", st["h"]))
         for prov, text in p.provisions:

@@ -17,7 +17,9 @@ Sections (each a CSV, the HTML and PDF summary link or list them):
 * ``construction_sites`` — sites active in the year; ``storms`` — qualifying storms;
 * ``inspections`` — each required inspection (after a storm, routine) due in the year, on
   time, late, missed or not yet due, judged by the inspections recorded;
-* ``enforcement`` — notices of violation and stop-work orders issued, by kind and law;
+* ``enforcement`` — notices of violation and stop-work orders issued, by kind and law, with
+  their status; ``notices_withdrawn`` — those withdrawn (with the reason) or replaced by a
+  correction: listed, not counted as enforcement actions (the correction counts);
 * ``calibrations_done`` / ``calibrations_overdue`` — calibration records of the year;
   sensors past their due day at the year's end (or now);
 * ``uptime`` — per station, the share of the year's hours with a reading.
@@ -44,6 +46,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("storms", "Qualifying storms (>= 0.5 in)"),
     ("inspections", "Required inspections"),
     ("enforcement", "Enforcement actions"),
+    ("notices_withdrawn", "Notices withdrawn or replaced by a correction (not counted)"),
     ("calibrations_done", "Calibrations done"),
     ("calibrations_overdue", "Calibrations overdue"),
     ("uptime", "Monitoring uptime per station"),
@@ -214,13 +217,25 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     S["inspections"] = Section("inspections", TITLES["inspections"], ["incident", "site", "reason", "due",
                                                                       "inspected_at", "status"], rows,
                                [f"/incidents/{r['incident']}" for r in rows])
-    acts = sorted([n for n in store.notices() if _in(n.issued_at, start, upto)], key=lambda n: (n.issued_at, n.id))
+    issued = sorted([n for n in store.notices() if _in(n.issued_at, start, upto)], key=lambda n: (n.issued_at, n.id))
+    acts = [n for n in issued if n.first("withdrawn") is None and n.corrected_by is None]
+    gone = [n for n in issued if n not in acts]
     S["enforcement"] = Section("enforcement", TITLES["enforcement"], ["notice", "kind", "law", "issued_at", "place",
-                                                                      "party"],
+                                                                      "party", "status"],
                                [{"notice": n.number, "kind": "notice of violation" if n.kind == "nov"
                                  else "stop-work order", "law": n.law, "issued_at": n.issued_at.astimezone(tz),
-                                 "place": n.place, "party": store.party(n.party_id).name} for n in acts],
+                                 "place": n.place, "party": store.party(n.party_id).name, "status": n.status}
+                                for n in acts],
                                [f"/notices/{n.id}" for n in acts])
+    S["notices_withdrawn"] = Section("notices_withdrawn", TITLES["notices_withdrawn"],
+                                     ["notice", "kind", "law", "issued_at", "party", "status", "at", "reason"],
+                                     [{"notice": n.number, "kind": "notice of violation" if n.kind == "nov"
+                                       else "stop-work order", "law": n.law, "issued_at": n.issued_at.astimezone(tz),
+                                       "party": store.party(n.party_id).name, "status": n.status,
+                                       "at": n.first("withdrawn").at.astimezone(tz) if n.first("withdrawn") else None,
+                                       "reason": n.first("withdrawn").note if n.first("withdrawn") else None}
+                                      for n in gone],
+                                     [f"/notices/{n.id}" for n in gone])
     done_rows, overdue_rows = [], []
     if calibrations is not None and hasattr(calibrations, "calibration_history"):
         recs = sorted(calibrations.calibration_history(start=start, end=upto), key=lambda r: (r.performed, r.id))

@@ -12,6 +12,7 @@ audit log (the services write both). Times are stored as UTC ISO text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -24,8 +25,8 @@ from ..alerts.incidents.db import connect, transaction
 from .errors import ComplianceError
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
-          "lab_imports", "lab_results", "notices", "notice_events", "releases", "release_events", "swppp",
-          "swppp_events")
+          "lab_imports", "lab_results", "notices", "notice_events", "notice_recipients", "notice_letters",
+          "releases", "release_events", "swppp", "swppp_events")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS parties (
@@ -86,12 +87,23 @@ CREATE TABLE IF NOT EXISTS notices (
     party_id INTEGER NOT NULL REFERENCES parties (id), place TEXT NOT NULL, violation TEXT NOT NULL,
     requirements TEXT NOT NULL, remedy TEXT NOT NULL, remediation_days INTEGER,
     violation_since TEXT NOT NULL, prior TEXT NOT NULL, issued_at TEXT NOT NULL, issued_by TEXT NOT NULL,
-    signatory TEXT NOT NULL, recorded_at TEXT NOT NULL);
+    signatory TEXT NOT NULL, recorded_at TEXT NOT NULL,
+    provisions TEXT NOT NULL DEFAULT '[]',     -- the catalogue's keys (provisions.py) the notice cites
+    remedies TEXT NOT NULL DEFAULT '{}',       -- provision key -> the remedial measures the notice sets for it
+    corrects INTEGER REFERENCES notices (id)); -- a correction names the notice it corrects
 CREATE TABLE IF NOT EXISTS notice_events (
     id INTEGER PRIMARY KEY, notice_id INTEGER NOT NULL REFERENCES notices (id),
     kind TEXT NOT NULL CHECK (kind IN ('mailed', 'posted', 'delivered', 'appeal_filed', 'hearing_held', 'decided',
                                        'decision_filed', 'complied', 'lifted', 'withdrawn')),
-    at TEXT NOT NULL, reference TEXT, outcome TEXT, note TEXT, recorded_by TEXT NOT NULL, recorded_at TEXT NOT NULL);
+    at TEXT NOT NULL, reference TEXT, outcome TEXT, note TEXT, recorded_by TEXT NOT NULL, recorded_at TEXT NOT NULL,
+    recipient_id INTEGER REFERENCES notice_recipients (id));  -- delivery to one recipient (NULL: the addressee)
+CREATE TABLE IF NOT EXISTS notice_recipients (   -- § 148-18A: operator/landowner, applicant, all contractors
+    id INTEGER PRIMARY KEY, notice_id INTEGER NOT NULL REFERENCES notices (id),
+    party_id INTEGER NOT NULL REFERENCES parties (id), role TEXT NOT NULL, method TEXT NOT NULL, reference TEXT,
+    recorded_by TEXT NOT NULL, recorded_at TEXT NOT NULL, UNIQUE (notice_id, party_id));
+CREATE TABLE IF NOT EXISTS notice_letters (      -- the letter as served: frozen at issue
+    notice_id INTEGER PRIMARY KEY REFERENCES notices (id), pdf BLOB NOT NULL, pdf_sha256 TEXT NOT NULL,
+    facts TEXT NOT NULL, facts_sha256 TEXT NOT NULL, made_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS releases (
     id INTEGER PRIMARY KEY, number TEXT NOT NULL UNIQUE, law TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('hazardous', 'non_hazardous')), material TEXT NOT NULL,
@@ -282,6 +294,37 @@ class Event:
     note: str | None = None
     days: int | None = None
     recorded_by: str = ""
+    recipient_id: int | None = None   # a notice's delivery: to which recipient (None: the addressee)
+
+
+ROLES = ("operator", "landowner", "owner", "applicant", "developer", "contractor", "subcontractor",
+         "responsible person")
+METHODS = ("certified_mail", "posting", "personal_service", "first_class_mail")
+
+
+@dataclass(frozen=True)
+class Recipient:
+    """One person a notice is sent to (§ 148-18A: the operator/landowner, the applicant and all
+    contractors; § 218-44A, § 148-32A: the responsible person), how, and the article number."""
+
+    id: int                   # 0: the addressee of a notice recorded before notices had recipients
+    party_id: int
+    role: str
+    method: str
+    reference: str | None = None
+
+
+@dataclass(frozen=True)
+class FrozenLetter:
+    """The letter as served: its PDF and the facts it states, each with its SHA-256, made once
+    at issue. Reprints and evidence packets use these bytes."""
+
+    notice_id: int
+    pdf: bytes
+    pdf_sha256: str
+    facts: dict
+    facts_sha256: str
+    made_at: datetime
 
 
 @dataclass(frozen=True)
@@ -305,6 +348,11 @@ class Notice:
     issued_by: str
     signatory: str
     events: tuple[Event, ...] = ()
+    provisions: tuple[str, ...] = ()            # the catalogue's keys; () before notices named them
+    remedies: tuple[tuple[str, str], ...] = ()  # (provision key, remedial measures) the notice sets
+    corrects: int | None = None                 # the notice this one corrects
+    recipients: tuple[Recipient, ...] = ()      # the addressee first
+    corrected_by: tuple[int, str] | None = None  # (id, number) of the notice that corrects this one
 
     def first(self, kind: str) -> Event | None:
         return next((e for e in self.events if e.kind == kind), None)
@@ -312,6 +360,38 @@ class Notice:
     def last(self, kind: str) -> Event | None:
         found = [e for e in self.events if e.kind == kind]
         return found[-1] if found else None
+
+    def delivered_to(self, r: Recipient) -> Event | None:
+        """When ``r`` received the notice (the first delivery recorded for them; a delivery
+        recorded without a recipient is the addressee's)."""
+        primary = bool(self.recipients) and r == self.recipients[0]
+        return next((e for e in self.events if e.kind == "delivered"
+                     and (e.recipient_id == r.id or (primary and e.recipient_id is None))), None)
+
+    def events_of(self, r: Recipient) -> tuple[Event, ...]:
+        primary = bool(self.recipients) and r == self.recipients[0]
+        return tuple(e for e in self.events if e.recipient_id == r.id or (primary and e.recipient_id is None
+                                                                            and e.kind in ("mailed", "posted",
+                                                                                           "delivered")))
+
+    @property
+    def withdrawn(self) -> Event | None:
+        return self.first("withdrawn")
+
+    @property
+    def status(self) -> str:
+        """withdrawn, corrected, complied, lifted (a stop-work order), appealed, or in force."""
+        if self.first("withdrawn"):
+            return "withdrawn"
+        if self.corrected_by is not None:
+            return f"corrected by {self.corrected_by[1]}"
+        for kind, word in (("withdrawn", "withdrawn"), ("lifted", "lifted"), ("complied", "complied")):
+            if self.first(kind):
+                return word
+        decided = self.last("decided")
+        if decided is not None:
+            return f"decided: {decided.outcome}"
+        return "appealed" if self.first("appeal_filed") else "in force"
 
 
 @dataclass(frozen=True)
@@ -364,7 +444,24 @@ class ComplianceStore:
         self._lock = threading.RLock()
         self.clock = clock
         with self._lock:
+            self._migrate()
             self.conn.executescript(SCHEMA)
+
+    # Columns added since a table was first created: a compliance.db made by an older version
+    # gains them (with their defaults) when it is opened; no row is changed.
+    ADDED = {"notices": (("provisions", "TEXT NOT NULL DEFAULT '[]'"), ("remedies", "TEXT NOT NULL DEFAULT '{}'"),
+                         ("corrects", "INTEGER REFERENCES notices (id)")),
+             "notice_events": (("recipient_id", "INTEGER REFERENCES notice_recipients (id)"),)}
+
+    def _migrate(self) -> None:
+        with transaction(self.conn):
+            for table, columns in self.ADDED.items():
+                have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+                if not have:
+                    continue   # a new database: SCHEMA creates the table whole
+                for name, decl in columns:
+                    if name not in have:
+                        self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         with self._lock:
@@ -574,24 +671,59 @@ class ComplianceStore:
     def issue_notice(self, *, kind: str, law: str, case_id: int | None, site: str | None, outfall: str | None,
                      party_id: int, place: str, violation: str, requirements: list[str], remedy: str,
                      remediation_days: int | None, violation_since: date, prior: list[date], issued_at: datetime,
-                     by: str, signatory: str) -> Notice:
+                     by: str, signatory: str, provisions: Iterable[str] = (),
+                     remedies: dict[str, str] | None = None, recipients: Iterable[Recipient] = (),
+                     corrects: int | None = None,
+                     letter: Callable[[Notice], tuple[bytes, dict]] | None = None) -> Notice:
+        """A notice, its recipients (``party_id`` first, as the addressee) and — ``letter`` given —
+        the letter as served, frozen in the same transaction: all or nothing."""
         self.party(party_id)
+        recipients = list(recipients)
+        extra = [r for r in recipients if r.party_id != party_id]
+        addressee = next((r for r in recipients if r.party_id == party_id), None)
+        for r in extra:
+            self.party(r.party_id)
+        if corrects is not None:
+            self.notice(corrects)
         with self._lock, transaction(self.conn):
+            now = self._now()
             nid = self._insert("notices", {
                 "number": self._number("notices", "NOV" if kind == "nov" else "SWO", issued_at), "kind": kind,
                 "law": law, "case_id": case_id, "site": site, "outfall": outfall, "party_id": party_id,
                 "place": place, "violation": violation, "requirements": json.dumps(requirements), "remedy": remedy,
                 "remediation_days": remediation_days, "violation_since": violation_since.isoformat(),
                 "prior": json.dumps([d.isoformat() for d in prior]), "issued_at": iso(issued_at), "issued_by": by,
-                "signatory": signatory, "recorded_at": self._now()})
+                "signatory": signatory, "recorded_at": now, "provisions": json.dumps(list(provisions)),
+                "remedies": json.dumps(remedies or {}), "corrects": corrects})
+            first = addressee or Recipient(0, party_id, "responsible person", "certified_mail")
+            for r in [first, *extra]:
+                self._insert("notice_recipients", {"notice_id": nid, "party_id": r.party_id, "role": r.role,
+                                                   "method": r.method, "reference": r.reference,
+                                                   "recorded_by": by, "recorded_at": now})
+            if letter is not None:
+                pdf, facts = letter(self.notice(nid))
+                text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=str)
+                self._insert("notice_letters", {"notice_id": nid, "pdf": pdf,
+                                                "pdf_sha256": hashlib.sha256(pdf).hexdigest(), "facts": text,
+                                                "facts_sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                                "made_at": now})
         return self.notice(nid)
 
+    def notice_letter(self, nid: int) -> FrozenLetter | None:
+        """The letter frozen at issue; None for a notice issued before letters were kept."""
+        with self._lock:
+            r = self.conn.execute("SELECT * FROM notice_letters WHERE notice_id = ?", (nid,)).fetchone()
+        if r is None:
+            return None
+        return FrozenLetter(r["notice_id"], bytes(r["pdf"]), r["pdf_sha256"], json.loads(r["facts"]),
+                            r["facts_sha256"], t(r["made_at"]))
+
     def notice_event(self, notice_id: int, *, kind: str, at: datetime, by: str, reference: str | None = None,
-                     outcome: str | None = None, note: str | None = None) -> Notice:
+                     outcome: str | None = None, note: str | None = None, recipient_id: int | None = None) -> Notice:
         with self._lock, transaction(self.conn):
             self._insert("notice_events", {"notice_id": notice_id, "kind": kind, "at": iso(at), "reference": reference,
                                            "outcome": outcome, "note": note, "recorded_by": by,
-                                           "recorded_at": self._now()})
+                                           "recorded_at": self._now(), "recipient_id": recipient_id})
         return self.notice(notice_id)
 
     def notice(self, nid: int) -> Notice:
@@ -600,21 +732,38 @@ class ComplianceStore:
             if r is None:
                 raise ComplianceError(f"no notice {nid}")
             events = tuple(Event(e["id"], e["kind"], t(e["at"]), e["reference"], e["outcome"], e["note"], None,
-                                 e["recorded_by"])
+                                 e["recorded_by"], e["recipient_id"])
                            for e in self.conn.execute("SELECT * FROM notice_events WHERE notice_id = ? ORDER BY at, id",
                                                       (nid,)))
+            recipients = tuple(Recipient(x["id"], x["party_id"], x["role"], x["method"], x["reference"])
+                               for x in self.conn.execute("SELECT * FROM notice_recipients WHERE notice_id = ? "
+                                                          "ORDER BY id", (nid,)))
+            by = self.conn.execute("SELECT id, number FROM notices WHERE corrects = ? ORDER BY id LIMIT 1",
+                                   (nid,)).fetchone()
+        if not recipients:   # recorded before notices had recipients: the party it was issued to
+            recipients = (Recipient(0, r["party_id"], "responsible person", "certified_mail"),)
         return Notice(r["id"], r["number"], r["kind"], r["law"], r["case_id"], r["site"], r["outfall"], r["party_id"],
                       r["place"], r["violation"], tuple(json.loads(r["requirements"])), r["remedy"],
                       r["remediation_days"], date.fromisoformat(r["violation_since"]),
                       tuple(date.fromisoformat(d) for d in json.loads(r["prior"])), t(r["issued_at"]), r["issued_by"],
-                      r["signatory"], events)
+                      r["signatory"], events, tuple(json.loads(r["provisions"])),
+                      tuple(json.loads(r["remedies"]).items()), r["corrects"], recipients,
+                      (by[0], by[1]) if by else None)
+
+    def corrections_of(self, nid: int) -> list[Notice]:
+        with self._lock:
+            ids = [x[0] for x in self.conn.execute("SELECT id FROM notices WHERE corrects = ? ORDER BY id", (nid,))]
+        return [self.notice(i) for i in ids]
 
     def notices(self, *, case_id: int | None = None, party_id: int | None = None) -> list[Notice]:
+        """Newest first. ``party_id``: the notices it is the addressee or a recipient of."""
         where, args = [], []
-        for col, v in (("case_id", case_id), ("party_id", party_id)):
-            if v is not None:
-                where.append(f"{col} = ?")
-                args.append(v)
+        if case_id is not None:
+            where.append("case_id = ?")
+            args.append(case_id)
+        if party_id is not None:
+            where.append("(party_id = ? OR id IN (SELECT notice_id FROM notice_recipients WHERE party_id = ?))")
+            args += [party_id, party_id]
         with self._lock:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM notices" + (" WHERE " + " AND ".join(where)
                                                                                 if where else "") + " ORDER BY id DESC",
@@ -705,4 +854,4 @@ def _result(x: sqlite3.Row) -> LabResult:
 
 
 __all__ = ["ComplianceStore", "Party", "PartyLink", "Case", "Entry", "Attachment", "Sample", "Custody", "LabResult",
-           "Notice", "Release", "Swppp", "Event", "iso"]
+           "Notice", "Recipient", "FrozenLetter", "Release", "Swppp", "Event", "iso", "ROLES", "METHODS"]

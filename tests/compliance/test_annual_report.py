@@ -53,6 +53,12 @@ def seeded(tmp_path_factory):
                            violation="floor drain to the storm sewer", requirements=["eliminate"], remedy="disconnect",
                            remediation_days=10, violation_since=t.date(), prior=[], issued_at=t + timedelta(days=1),
                            by="smo", signatory="Dana Ortiz")
+    gone = store.issue_notice(kind="nov", law="schenectady-148-II", case_id=a.id, site=None, outfall="OF-1",
+                              party_id=p.id, place="3 Mill St", violation="wrong address", requirements=["eliminate"],
+                              remedy="disconnect", remediation_days=10, violation_since=t.date(), prior=[],
+                              issued_at=t + timedelta(days=2), by="smo", signatory="Dana Ortiz")
+    store.notice_event(gone.id, kind="withdrawn", at=t + timedelta(days=3), by="smo",
+                       note="issued to the wrong property")
     store.close()
     (tmp / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
     out = tmp / "report"
@@ -100,8 +106,10 @@ def test_every_count_is_its_records(seeded):
         assert report[iid]["status"] in (expected, "not_yet_due"), (iid, site, times, deadline)
     statuses = {r["status"] for r in report.values()}
     assert "on_time" in statuses                                         # the demo's inspector visits CS-1 in time
-    assert [(r["notice"], r["kind"]) for r in rows(out, "enforcement")] == [
-        ("NOV-2026-001", "notice of violation"), ("SWO-2026-001", "stop-work order")]
+    assert [(r["notice"], r["kind"], r["status"]) for r in rows(out, "enforcement")] == [
+        ("NOV-2026-001", "notice of violation", "in force"), ("SWO-2026-001", "stop-work order", "in force")]
+    assert [(r["notice"], r["status"], r["reason"]) for r in rows(out, "notices_withdrawn")] == [
+        ("NOV-2026-002", "withdrawn", "issued to the wrong property")]     # listed, not an enforcement action
     sink = SqliteSink(wd / "store.db")
     try:
         recs = sink.calibration_history(start=datetime(2026, 3, 10, 5, tzinfo=timezone.utc))

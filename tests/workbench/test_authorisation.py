@@ -45,6 +45,7 @@ LEAST_ROLE = {
     "/parties": NEEDS[Permission.ENFORCE],
     "/notices": NEEDS[Permission.ENFORCE],
     "/notices/{nid}/events": NEEDS[Permission.ENFORCE],
+    "/notices/{nid}/withdraw": NEEDS[Permission.ENFORCE],
     "/swppp": NEEDS[Permission.ENFORCE],
     "/swppp/{sw}/events": NEEDS[Permission.ENFORCE],
     "/api/v1/cases": NEEDS[Permission.RECORD_CASE],
@@ -71,6 +72,7 @@ COMPLIANCE_BODIES = {
                  "requirements": ["eliminate"], "remedy": "plug the drain", "remediation_days": 10,
                  "violation_since": "2026-06-01", "issued_at": AT, "signatory": "Dana Ortiz"},
     "/notices/{nid}/events": {"kind": "mailed", "at": AT, "reference": "9407"},
+    "/notices/{nid}/withdraw": {"reason": "issued to the wrong property", "confirm": "yes"},
     "/swppp": {"site": "CS-7", "title": "Phase 2", "received_at": AT},
     "/swppp/{sw}/events": {"kind": "complete", "at": AT},
     "/cases/{cid}/labs": {},
@@ -78,7 +80,7 @@ COMPLIANCE_BODIES = {
 COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/samples": "case:1",
                       "/cases/{cid}/labs": "case:1", "/samples/{smp}/custody": "sample:1", "/releases": "releases",
                       "/releases/{rel}/events": "release:1", "/parties": "parties", "/notices": "notices",
-                      "/notices/{nid}/events": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1"}
+                      "/notices/{nid}/events": "notice:1", "/notices/{nid}/withdraw": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1"}
 
 
 def _compliance_key(path: str) -> str | None:

@@ -104,15 +104,21 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         browser.js(f"document.querySelector('form.notice-form [name=case_id]').value = {case_id!r};"
                    "document.querySelector('form.notice-form [name=outfall]').value = 'OF-1';"
                    "document.querySelector('form.notice-form [name=requirements][value=eliminate]').checked = true;"
-                   "document.querySelector('form.notice-form [name=requirements][value=cease]').checked = true")
+                   "document.querySelector('form.notice-form [name=requirements][value=cease]').checked = true;"
+                   # the provision violated, from the catalogue of the law the form has chosen
+                   "const law = document.querySelector('form.notice-form [name=law]').value;"
+                   "document.querySelector(`form.notice-form [name=provisions][value='${law}:illicit_discharge']`)"
+                   ".checked = true")
         browser.screenshot(ARTEFACTS / "phone-notice-form.png")
         _submit(browser, "form.notice-form")
         _wait_page(browser, "/notices/")
         text = browser.js("document.body.innerText")
         assert "Notice of violation NOV-" in text and "Mill Street Laundromat LLC" in text
+        assert "(Prohibition of illegal discharges)" in text                  # the provision ticked, quoted
         assert "remediation or restoration" in browser.js("document.querySelector('#notice-deadlines').innerText")
         browser.screenshot(ARTEFACTS / "phone-notice.png")
         number = text.split("Notice of violation ", 1)[1].split()[0]
+        notice_path = browser.js("location.pathname")
 
         # its deadlines on the board, and as a deadline incident
         browser.goto(f"{url}/deadlines")
@@ -124,7 +130,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         assert [d["subject"] for d in deadline] == ["OF-1"]
 
         for name, path in (("cases", "/cases"), ("case", case_path), ("deadlines", "/deadlines"),
-                           ("notices", "/notices"), ("releases", "/releases"), ("swppp", "/swppp"),
+                           ("notices", "/notices"), ("notice", notice_path), ("releases", "/releases"), ("swppp", "/swppp"),
                            ("annual-report", "/reports/annual/2026")):
             browser.goto(url + path)
             browser.wait_for(ALL_LOADED)

@@ -191,9 +191,12 @@ def test_the_board_names_the_last_day(bench):
 
 
 def test_the_letter_names_the_same_day_as_the_board(bench):
+    # An Art. I letter is made before it is delivered: it states the § 148-18B period from its
+    # receipt, and the board names the day once the delivery is recorded (the letter is frozen
+    # at issue, so it never gains a day that a later delivery would set).
     for nid, lines in ((1, ["Complete the remediation or restoration by Wednesday, June 17, 2026",
                             "file your appeal by Monday, June 22, 2026"]),
-                       (3, ["within 15 days of notification of this violation: by Thursday, June 25, 2026"])):
+                       (3, ["Take the remedial measures within 15 days of receipt of this notice."])):
         text = html.unescape(page_of(bench, f"/notices/{nid}"))
         for line in lines:
             assert line in text, line

@@ -20,8 +20,10 @@ from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, Not
                                   ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
 from ...compliance.labs import QUALIFIERS
 from ...compliance.laws import LAWS
+from ...compliance.store import METHODS, ROLES
 from ..deps import MAX_ID, CurrentActor, IncidentId, Services, Sha256, base_path, parse_when, render
 from ..errors import NotFound, WorkbenchError
+from ..services.compliance import Refused
 from ..roles import Actor, Permission
 from .stations import Values
 
@@ -34,7 +36,7 @@ SwpppId = Annotated[int, Path(ge=1, le=MAX_ID, description="the SWPPP review's i
 
 TIMES = {"observed_at", "at", "taken_at", "issued_at", "known_at", "called_at", "received_at"}
 BOOLS = {"dry_weather", "flow_observed", "commercial", "deviates"}
-LISTS = {"requirements"}
+LISTS = {"requirements", "provisions"}
 
 
 def desk(services: Services):
@@ -43,10 +45,13 @@ def desk(services: Services):
     return services.compliance
 
 
-def from_form(model: type[BaseModel], form: Any, tz: Any) -> BaseModel:
-    """A form's fields into the model: local times, ticked boxes, empty fields left out."""
-    data: dict[str, Any] = {}
+def from_form(model: type[BaseModel], form: Any, tz: Any, extra: dict[str, Any] | None = None) -> BaseModel:
+    """A form's fields into the model: local times, ticked boxes, empty fields left out;
+    ``extra``: fields the caller assembled from several inputs (a notice's recipients)."""
+    data: dict[str, Any] = dict(extra or {})
     for name in model.model_fields:
+        if name in data:
+            continue
         if name in LISTS:
             data[name] = [str(v) for v in form.getlist(name) if str(v).strip()]
             continue
@@ -226,11 +231,42 @@ def _notices_page(request: Request, actor: Actor, services: Any, status: int = 2
     d = desk(services)
     now = d.clock().astimezone(services.tz)
     case_id = request.query_params.get("case")
+    correct = request.query_params.get("correct")
+    correcting = None
+    if correct and correct.isdigit() and actor.may(Permission.ENFORCE):
+        try:
+            correcting = d.notice(actor, int(correct))
+        except WorkbenchError:
+            correcting = None
     return render(request, "notices.html", status, title="Enforcement", actor=actor, notices=d.notices(actor),
                   parties={p.id: p for p in d.parties(actor)}, laws=[LAWS[k] for k in d.laws], error=error, now=now,
                   cases=d.store.cases(), case_id=int(case_id) if case_id and case_id.isdigit() else None,
+                  correct_id=correcting.id if correcting else None, correcting=correcting, roles=ROLES,
+                  methods=METHODS,
                   sites=services.registry.construction_sites, outfalls=services.registry.outfalls,
                   may_enforce=actor.may(Permission.ENFORCE))
+
+
+def notice_form(form: Any, tz: Any) -> NoticeIn:
+    """The issue form: the addressee and whoever else it goes to (``also_role:<party>``), the
+    provisions ticked (``law:key``) and the remedial measures written for each of them."""
+    addressee = str(form.get("party_id") or "").strip()
+    recipients: list[dict[str, Any]] = []
+    if addressee:
+        recipients.append({"party_id": addressee, "role": str(form.get("role") or "responsible person"),
+                           "method": str(form.get("method") or "certified_mail"),
+                           "reference": str(form.get("reference") or "").strip() or None})
+    for name in form.keys():
+        if name.startswith("also_role:") and str(form.get(name) or "").strip():
+            pid = name.split(":", 1)[1]
+            if pid != addressee:
+                recipients.append({"party_id": pid, "role": str(form.get(name)), "method": "certified_mail",
+                                   "reference": str(form.get(f"also_ref:{pid}") or "").strip() or None})
+    ticked = [str(v) for v in form.getlist("provisions") if str(v).strip()]
+    remedies = {ref: str(form.get(f"remedy:{ref}") or "").strip() for ref in ticked}
+    # a box ticked under another law than the one chosen is refused by the service, by name
+    return from_form(NoticeIn, form, tz, extra={"recipients": recipients, "provisions": ticked,   # type: ignore
+                                                "remedies": {k: v for k, v in remedies.items() if v}})
 
 
 @router.get("/notices")
@@ -249,9 +285,19 @@ async def add_party(request: Request, actor: CurrentActor, services: Services) -
 @router.post("/notices")
 async def issue_notice(request: Request, actor: CurrentActor, services: Services) -> Response:
     d = desk(services)
-    return await _write(request, actor, services, Permission.ENFORCE, "notice.issue", "notices", NoticeIn,
-                        lambda body: d.issue_notice(actor, body), lambda n: f"/notices/{n.id}",
-                        lambda st, err: _notices_page(request, actor, services, st, error=err))
+    await run_in_threadpool(d.check, actor, Permission.ENFORCE, "notice.issue", "notices")
+    form = await request.form()
+    try:
+        body = notice_form(form, services.tz)
+    except ValidationError as e:
+        return _notices_page(request, actor, services, 400, error=problems(e))
+    try:
+        n = await run_in_threadpool(d.issue_notice, actor, body)
+    except WorkbenchError as e:
+        if e.status in (401, 403, 404):
+            raise
+        return _notices_page(request, actor, services, e.status, error=str(e))
+    return RedirectResponse(base_path(request) + f"/notices/{n.id}", status_code=303)
 
 
 def _notice_page(request: Request, actor: Actor, services: Any, nid: int, status: int = 200, *,
@@ -260,7 +306,9 @@ def _notice_page(request: Request, actor: Actor, services: Any, nid: int, status
     n = d.notice(actor, nid)
     now = d.clock().astimezone(services.tz)
     return render(request, "notice.html", status, title=f"Notice {n.number}", actor=actor, n=n, law=LAWS[n.law],
-                  party=d.store.party(n.party_id), sections=d.sections(n), deadlines=d.deadlines_of(f"notice:{nid}"),
+                  party=d.store.party(n.party_id), parties=d.parties_of(n), sections=d.sections(n),
+                  deadlines=d.deadlines_of(f"notice:{nid}"), frozen=d.frozen(n), withdrawn=n.first("withdrawn"),
+                  replaces=d.store.notice(n.corrects) if n.corrects else None,
                   history=d.store.notices(party_id=n.party_id), error=error, now=now,
                   may_enforce=actor.may(Permission.ENFORCE))
 
@@ -280,9 +328,38 @@ async def letter(nid: NoticeId, actor: CurrentActor, services: Services) -> Resp
 @router.post("/notices/{nid}/events")
 async def notice_event(request: Request, nid: NoticeId, actor: CurrentActor, services: Services) -> Response:
     d = desk(services)
+
+    def call(body: NoticeEventIn):
+        if body.kind == "withdrawn":   # the page withdraws through its confirmation step only
+            raise Refused("kind: withdraw a notice with its own form (a reason, then a confirmation)")
+        return d.notice_event(actor, nid, body)
     return await _write(request, actor, services, Permission.ENFORCE, "notice.event", f"notice:{nid}", NoticeEventIn,
-                        lambda body: d.notice_event(actor, nid, body), lambda n: f"/notices/{nid}",
+                        call, lambda n: f"/notices/{nid}",
                         lambda st, err: _notice_page(request, actor, services, nid, st, error=err))
+
+
+@router.post("/notices/{nid}/withdraw")
+async def withdraw_notice(request: Request, nid: NoticeId, actor: CurrentActor, services: Services) -> Response:
+    """Two steps: the reason, then a page that shows what withdrawing means and asks to confirm."""
+    d = desk(services)
+    await run_in_threadpool(d.check, actor, Permission.ENFORCE, "notice.withdrawn", f"notice:{nid}")
+    form = await request.form()
+    reason = str(form.get("reason") or "").strip()
+    n = d.notice(actor, nid)
+    if not reason:
+        return _notice_page(request, actor, services, nid, 400, error="reason: why the notice is withdrawn")
+    if len(reason) > 4000:
+        return _notice_page(request, actor, services, nid, 400, error="reason: at most 4000 characters")
+    if str(form.get("confirm") or "") != "yes":
+        return render(request, "notice_withdraw.html", title=f"Withdraw {n.number}?", actor=actor, n=n,
+                      party=d.store.party(n.party_id), reason=reason)
+    try:
+        await run_in_threadpool(d.withdraw, actor, nid, reason)
+    except WorkbenchError as e:
+        if e.status in (401, 403, 404):
+            raise
+        return _notice_page(request, actor, services, nid, e.status, error=str(e))
+    return RedirectResponse(base_path(request) + f"/notices/{nid}", status_code=303)
 
 
 # -- releases -------------------------------------------------------------------------------------

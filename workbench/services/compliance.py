@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from ...compliance import deadlines as dl
 from ...compliance.clocks import BusinessCalendar
 from ...compliance.errors import ComplianceError, ImportRefused
-from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseEventIn,
-                                  ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
+from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, RecipientIn,
+                                  ReleaseEventIn, ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
 from ...compliance.labs import DEFAULT_THRESHOLDS, Threshold, load_thresholds, parse_file
-from ...compliance.laws import LAWS, PROHIBITION, RULE_TEXT, law as law_of
-from ...compliance.letters import notice_pdf, notice_sections
-from ...compliance.store import Case, ComplianceStore, Notice, Party, Release, Sample, Swppp
+from ...compliance.laws import LAWS, PROHIBITION, RULE_TEXT, Law, law as law_of
+from ...compliance.letters import cited, frozen_sections, notice_letter, notice_pdf, notice_sections
+from ...compliance.store import (Case, ComplianceStore, FrozenLetter, Notice, Party, Recipient, Release, Sample,
+                                 Swppp)
 from ...contract.registry import Registry
 from ..audit import AuditLog
 from ..errors import Conflict, NotFound, WorkbenchError
@@ -199,6 +200,9 @@ class ComplianceDesk:
     def _site(self, sid: str | None) -> None:
         if sid and sid not in {s.id for s in self.registry.construction_sites}:
             raise Refused(f"site: no construction site {sid!r} in {self.municipality}")
+
+    def check_read(self, actor: Actor) -> None:
+        actor.require(Permission.READ)
 
     def _get(self, fn: Callable[[], T]) -> T:
         try:
@@ -441,18 +445,23 @@ class ComplianceDesk:
                            lambda p: f"party {p.id}: {p.name}" + (f", {body.role} of {body.place} {body.place_id}"
                                                                     if body.place else ""))
 
-    def prior_violations(self, party_id: int, before: date, law: str) -> list[date]:
+    def prior_violations(self, party_id: int, before: date, law: str, *, replacing: int | None = None) -> list[date]:
         """The party's earlier violations of the same law: the days its earlier notices of
         violation under ``law`` were issued. Ramapo § 218-44B and Schenectady § 148-32B count
         offences against "this article": a notice under another chapter or article is not one.
-        These are notices, not convictions (the law's tiers are by conviction): the letter says so."""
+        These are notices, not convictions (the law's tiers are by conviction): the letter says so.
+        A withdrawn notice, an overturned one, and one corrected by another (``replacing``: the
+        notice being corrected) do not count: a correction counts once, as itself."""
         out = []
         for n in self.store.notices(party_id=party_id):
             d = n.issued_at.astimezone(self.tz).date()
-            if n.kind == "nov" and n.law == law and d < before and not n.first("withdrawn"):
-                last = n.last("decided")
-                if last is None or last.outcome != "overturned":
-                    out.append(d)
+            if n.kind != "nov" or n.law != law or d >= before or n.first("withdrawn"):
+                continue
+            if n.id == replacing or n.corrected_by is not None:
+                continue
+            last = n.last("decided")
+            if last is None or last.outcome != "overturned":
+                out.append(d)
         return sorted(out)
 
     # -- notices ------------------------------------------------------------------------------
@@ -463,6 +472,19 @@ class ComplianceDesk:
     def notice(self, actor: Actor, nid: int) -> Notice:
         actor.require(Permission.READ)
         return self._get(lambda: self.store.notice(nid))
+
+    @staticmethod
+    def _provision_key(lw: Law, ref: str, field: str) -> str:
+        """A provision named as ``key`` or ``law:key``, checked against ``lw``'s catalogue."""
+        law_key, _, key = ref.rpartition(":")
+        if law_key and law_key != lw.key:
+            raise Refused(f"{field}: {ref} is a provision of {law_key}, not of {lw.key} (the law the notice is issued "
+                          "under)")
+        try:
+            lw.provision(key)
+        except ValueError as e:
+            raise Refused(f"{field}: {e}") from None
+        return key
 
     def issue_notice(self, actor: Actor, body: NoticeIn) -> Notice:
         def work() -> Notice:
@@ -484,18 +506,67 @@ class ComplianceDesk:
                 raise Refused(f"requirements: what the notice requires ({lw.short} items (a)-(f))")
             if body.violation_since > body.issued_at.astimezone(self.tz).date():
                 raise Refused("violation_since: after the notice's issuance")
-            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date(), body.law)
-            return self.store.issue_notice(kind=body.kind, law=body.law, case_id=body.case_id, site=body.site,
-                                           outfall=body.outfall, party_id=party.id, place=body.place,
-                                           violation=body.violation, requirements=list(body.requirements),
-                                           remedy=body.remedy, remediation_days=body.remediation_days,
-                                           violation_since=body.violation_since, prior=prior,
-                                           issued_at=body.issued_at, by=actor.username, signatory=body.signatory)
+            keys: list[str] = []
+            for ref in body.provisions:
+                k = self._provision_key(lw, ref, "provisions")
+                if k not in keys:
+                    keys.append(k)
+            if not keys:
+                raise Refused(f"provisions: name the provision(s) violated, from {lw.short}'s catalogue "
+                              f"({', '.join(p.key for p in lw.provisions)})")
+            remedies = {}
+            for ref, text in body.remedies.items():
+                k = self._provision_key(lw, ref, "remedies")
+                if k not in keys:
+                    raise Refused(f"remedies: {ref} is not among the provisions this notice cites")
+                remedies[k] = text
+            recipients = list(body.recipients)
+            if body.party_id not in {r.party_id for r in recipients}:
+                recipients.insert(0, RecipientIn(party_id=body.party_id))
+            else:   # the addressee first
+                recipients.sort(key=lambda r: r.party_id != body.party_id)
+            seen: set[int] = set()
+            parties = {}
+            for r in recipients:
+                if r.party_id in seen:
+                    raise Refused(f"recipients: party {r.party_id} is named twice")
+                seen.add(r.party_id)
+                parties[r.party_id] = self._get(lambda: self.store.party(r.party_id))
+            old = None
+            if body.corrects is not None:
+                old = self._get(lambda: self.store.notice(body.corrects))
+                if (old.law, old.kind) != (body.law, body.kind):
+                    raise Refused(f"corrects: {old.number} is a {old.kind} under {old.law}; a correction is of the "
+                                  "same kind under the same law")
+                if old.first("withdrawn"):
+                    raise Conflict(f"corrects: {old.number} was withdrawn")
+                if old.corrected_by is not None:
+                    raise Conflict(f"corrects: {old.number} was corrected already by {old.corrected_by[1]}; correct "
+                                   "that one")
+            prior = self.prior_violations(party.id, body.issued_at.astimezone(self.tz).date(), body.law,
+                                          replacing=body.corrects)
+            town = self.town_name(body.law)
+            return self.store.issue_notice(
+                kind=body.kind, law=body.law, case_id=body.case_id, site=body.site, outfall=body.outfall,
+                party_id=party.id, place=body.place, violation=body.violation, requirements=list(body.requirements),
+                remedy=body.remedy, remediation_days=body.remediation_days, violation_since=body.violation_since,
+                prior=prior, issued_at=body.issued_at, by=actor.username, signatory=body.signatory, provisions=keys,
+                remedies=remedies, corrects=body.corrects,
+                recipients=[Recipient(0, r.party_id, r.role, r.method, r.reference) for r in recipients],
+                letter=lambda n: notice_letter(n, parties, cal=self.cal, tz=self.tz, town=town, replaces=old))
         return self._write(actor, Permission.ENFORCE, "notice.issue", "notices", work,
-                           lambda n: f"{n.number} ({n.kind}, {n.law}) to party {n.party_id}; prior violations "
-                                     f"within the record: {len(n.prior)}")
+                           lambda n: f"{n.number} ({n.kind}, {n.law}) to "
+                                     + ", ".join(f"party {r.party_id} ({r.role})" for r in n.recipients)
+                                     + f"; citing {', '.join(n.provisions)}; prior violations within the record: "
+                                       f"{len(n.prior)}" + (f"; corrects notice {n.corrects}" if n.corrects else "")
+                                     + self._sha_note(n.id))
+
+    def _sha_note(self, nid: int) -> str:
+        frozen = self.store.notice_letter(nid)
+        return f"; letter sha256 {frozen.pdf_sha256}" if frozen else ""
 
     _ORDER = {"hearing_held": ("appeal_filed",), "decided": ("appeal_filed",), "decision_filed": ("decided",)}
+    DELIVERY = ("mailed", "posted", "delivered")
 
     def notice_event(self, actor: Actor, nid: int, body: NoticeEventIn) -> Notice:
         def work() -> Notice:
@@ -506,6 +577,8 @@ class ComplianceDesk:
                 raise Refused("at: before the notice was issued")
             if n.first("withdrawn"):
                 raise Conflict(f"{n.number} was withdrawn")
+            if body.kind == "withdrawn" and not (body.note or "").strip():
+                raise Refused("note: the reason the notice is withdrawn")
             if body.kind in ("appeal_filed", "hearing_held", "decided", "decision_filed") and lw.appeal is None:
                 raise Refused(f"kind: {lw.short} ({n.law}) has no appeal in its text")
             for need in self._ORDER.get(body.kind, ()):
@@ -517,22 +590,63 @@ class ComplianceDesk:
                 raise Refused("reference: the certified mail article number")
             if body.kind == "lifted" and n.kind != "stop_work":
                 raise Refused("kind: only a stop-work order is lifted")
+            recipient = None
+            if body.recipient_id is not None and body.kind not in self.DELIVERY:
+                raise Refused("recipient_id: only a delivery (mailed, posted, delivered) is to one recipient")
+            if body.kind in self.DELIVERY:
+                if body.recipient_id is None:
+                    r = n.recipients[0]
+                else:
+                    r = next((x for x in n.recipients if x.id == body.recipient_id and x.id), None)
+                    if r is None:
+                        raise Refused(f"recipient_id: {body.recipient_id} is not a recipient of {n.number}")
+                if body.kind == "delivered" and n.delivered_to(r) is not None:
+                    raise Conflict(f"{n.number} was delivered to that recipient already "
+                                   f"({n.delivered_to(r).at.isoformat()})")
+                recipient = r.id or None
             return self.store.notice_event(nid, kind=body.kind, at=body.at, by=actor.username,
-                                           reference=body.reference, outcome=body.outcome, note=body.note)
+                                           reference=body.reference, outcome=body.outcome, note=body.note,
+                                           recipient_id=recipient)
         return self._write(actor, Permission.ENFORCE, f"notice.{body.kind}", f"notice:{nid}", work,
                            lambda n: f"{n.number}: {body.kind} at {body.at.isoformat()}"
+                                     + (f" to recipient {body.recipient_id}" if body.recipient_id else "")
                                      + (f" ({body.reference})" if body.reference else "")
-                                     + (f": {body.outcome}" if body.outcome else ""))
+                                     + (f": {body.outcome}" if body.outcome else "")
+                                     + (f"; reason: {body.note}" if body.kind == "withdrawn" else ""))
+
+    def withdraw(self, actor: Actor, nid: int, reason: str, at: datetime | None = None) -> Notice:
+        """Withdraw a notice, for a reason (required; audited). It cannot be undone: a notice
+        withdrawn in error is issued again, as a new notice."""
+        return self.notice_event(actor, nid, NoticeEventIn(kind="withdrawn", at=at or self.clock(),
+                                                           note=reason.strip() or None))
+
+    def parties_of(self, n: Notice) -> dict[int, Party]:
+        return {r.party_id: self.store.party(r.party_id) for r in n.recipients}
+
+    def frozen(self, n: Notice) -> FrozenLetter | None:
+        return self.store.notice_letter(n.id)
 
     def letter(self, actor: Actor, nid: int) -> tuple[Notice, bytes]:
+        """The letter as served: the PDF frozen at issue (a notice issued before letters were
+        kept: rebuilt from its records as of its issue, which gives the same bytes each time)."""
         n = self.notice(actor, nid)
-        party = self.store.party(n.party_id)
-        return n, notice_pdf(n, party, cal=self.cal, tz=self.tz, town=self.town_name(n.law),
-                             today=self.clock().astimezone(self.tz).date())
+        frozen = self.store.notice_letter(nid)
+        if frozen is not None:
+            return n, frozen.pdf
+        return n, notice_pdf(n, self.parties_of(n), cal=self.cal, tz=self.tz, town=self.town_name(n.law),
+                             replaces=self._replaces(n))
+
+    def _replaces(self, n: Notice) -> Notice | None:
+        return self.store.notice(n.corrects) if n.corrects else None
 
     def sections(self, n: Notice) -> list:
-        return notice_sections(n, self.store.party(n.party_id), cal=self.cal, tz=self.tz,
-                               town=self.town_name(n.law), today=self.clock().astimezone(self.tz).date())
+        """The letter's text: as frozen at issue, else rebuilt from the records as of issue."""
+        frozen = self.store.notice_letter(n.id)
+        words = frozen_sections(frozen.facts) if frozen is not None else None
+        if words is not None:
+            return words
+        return notice_sections(n, self.parties_of(n), cal=self.cal, tz=self.tz, town=self.town_name(n.law),
+                               replaces=self._replaces(n))
 
     def town_name(self, law_key: str) -> str:
         lw = LAWS[law_key]
@@ -687,15 +801,17 @@ class ComplianceDesk:
             for site in sorted(sites):
                 inspections += self.reports.list(self.municipality, site=site, limit=1000)
         law_key = self.laws[0]
-        provisions = [PROHIBITION[law_key]] if law_key in PROHIBITION else []
-        for n in notices:
-            for r in (LAWS[n.law].remediation, LAWS[n.law].appeal):
-                if r is not None and (r.provision, r.text) not in provisions:
-                    provisions.append((r.provision, r.text))
-        letters = [(n, self.store.party(n.party_id), notice_pdf(n, self.store.party(n.party_id), cal=self.cal,
-                                                                tz=self.tz, town=self.town_name(n.law),
-                                                                today=n.issued_at.astimezone(self.tz).date()))
-                   for n in sorted(notices, key=lambda n: n.id)]
+        provisions = [PROHIBITION[law_key]] if law_key in PROHIBITION and not notices else []
+        for n in notices:   # what each notice cites, then its clocks
+            lw = LAWS[n.law]
+            for pair in [(lw.cite(p), p.text) for p in cited(n)] + [(r.provision, r.text) for r in
+                                                                    (lw.remediation, lw.appeal) if r is not None]:
+                if pair not in provisions:
+                    provisions.append(pair)
+        letters = []
+        for n in sorted(notices, key=lambda n: n.id):   # the letters as served (frozen at issue)
+            _, pdf_bytes = self.letter(actor, n.id)
+            letters.append((n, self.store.party(n.party_id), pdf_bytes))
         p = pk.Packet(title=title, subject=subject, tz=self.tz, timezone_name=self.registry.timezone,
                       incidents=evidence, case=case, samples=samples, notices=letters, inspections=inspections,
                       provisions=provisions)

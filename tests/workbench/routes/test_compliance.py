@@ -8,6 +8,7 @@ Columbus Day, and the evidence packet rebuilt byte-identical with its SHA-256 ma
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from datetime import datetime, timezone
@@ -88,7 +89,7 @@ def test_a_notice_of_violation_runs_its_clocks_through_the_dispatcher(bench, clo
                                                 "place": "outfall", "place_id": "OF-12", "role": "operator"}).json()
         body = {"law": "schenectady-148-II", "case_id": case["id"], "outfall": "OF-12", "party_id": party["id"],
                 "place": "4 Main St", "violation": "washer discharge to the storm drain",
-                "requirements": ["eliminate", "cease"], "remedy": "plug the floor drain", "remediation_days": 10,
+                "provisions": ["illicit_discharge"], "requirements": ["eliminate", "cease"], "remedy": "plug the floor drain", "remediation_days": 10,
                 "violation_since": "2026-06-01", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"}
         r = c.post("/api/v1/notices", json=body)
         assert r.status_code == 201, r.text
@@ -168,16 +169,21 @@ def test_the_evidence_packet_is_byte_identical_when_rebuilt_and_verifies(bench, 
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
 
 
-def _art_i_notice(bench) -> dict:
-    """A Schenectady Art. I notice issued Monday 1 June 2026: remedial measures within 15 days of
-    notification (§ 148-18B), counted from issuance until the delivery is recorded."""
+def _art_i_notice(bench, contractors: int = 0) -> dict:
+    """A Schenectady Art. I notice issued Monday 1 June 2026 for missed inspections: remedial
+    measures within 15 days of notification (§ 148-18B), to the developer and ``contractors``."""
     with bench.api("smo") as c:
         party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St\nSchenectady, NY",
                                                 "place": "site", "place_id": "CS-7", "role": "developer"}).json()
+        others = [c.post("/api/v1/parties", json={"name": f"Contractor {i}", "address": f"{i} Yard Rd"}).json()
+                  for i in range(1, contractors + 1)]
         r = c.post("/api/v1/notices", json={
             "law": "schenectady-148-I", "site": "CS-7", "party_id": party["id"], "place": "Elm St site",
-            "violation": "silt fence down, sediment in the street", "remedy": "reinstall the silt fence",
-            "violation_since": "2026-06-01", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"})
+            "provisions": ["site_inspections", "schenectady-148-I:stabilization"],
+            "recipients": [{"party_id": party["id"], "role": "operator", "reference": "9407 0001"}]
+            + [{"party_id": o["id"], "role": "contractor"} for o in others],
+            "violation": "no site inspection since 5 May; slopes left bare", "remedy": "reinstall the silt fence",
+            "violation_since": "2026-05-13", "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz"})
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -194,39 +200,81 @@ def _deadline_rows(bench, iid: int) -> set[tuple[str, str]]:
             if r.status != "cancelled"}
 
 
-def test_a_delivery_moves_the_deadline_incident_and_no_overdue_goes_out_before_the_new_deadline(bench, clock):
+def test_an_art_i_notice_cites_what_was_violated_from_the_catalogue(bench, clock):
     n = _art_i_notice(bench)
-    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
-    assert inc.deadline == utc(2026, 6, 17, 4)              # the end of Tuesday 16 June (15 days of issuance)
+    assert [(p["citation"], p["section_inferred"]) for p in n["provisions"]] == [
+        ("Schenectady ch. 148 § 148-13B", True), ("Schenectady ch. 148 § 148-11B(5)", False)]
+    assert n["provisions"][0]["text"].startswith("Following the commencement of construction, site inspections")
+    page = bench.login("viewer").get(f"/notices/{n['id']}").text
+    assert "This violates Schenectady ch. 148 § 148-13B (Site inspections every seven days and after storms)" in page
+    assert "148-12A" not in page
+    with bench.api("smo") as c:
+        body = {"law": "schenectady-148-I", "site": "CS-7", "party_id": n["party"]["id"], "place": "Elm St site",
+                "violation": "x", "violation_since": "2026-05-13", "issued_at": "2026-06-01T15:50:00Z",
+                "signatory": "Dana Ortiz"}
+        r = c.post("/api/v1/notices", json=body)
+        assert r.status_code == 409 and "provisions: name the provision(s) violated" in r.json()["detail"]
+        r = c.post("/api/v1/notices", json={**body, "provisions": ["failing_septic"]})
+        assert r.status_code == 409 and "schenectady-148-I has no provision 'failing_septic'" in r.json()["detail"]
+        r = c.post("/api/v1/notices", json={**body, "provisions": ["ramapo-218:access"]})
+        assert r.status_code == 409 and "ramapo-218:access is a provision of ramapo-218" in r.json()["detail"]
+        laws = c.get("/api/v1/laws").json()
+        art_i = next(x for x in laws if x["key"] == "schenectady-148-I")
+        assert {"site_inspections", "stop_work", "turbidity"} <= {p["key"] for p in art_i["provisions"]}
+
+
+def test_before_delivery_the_art_i_remedy_clock_runs_from_receipt_not_from_a_day(bench, clock):
+    """§ 148-18B: "Within 15 days of notification of violation": no day until the delivery is
+    recorded — the letter and the board say "within 15 days of receipt of this notice"; then
+    the day is counted from that delivery, and only then is it a deadline incident."""
+    n = _art_i_notice(bench)
+    remedy = next(d for d in n["deadlines"] if d["key"].endswith("/remediation"))
+    assert (remedy["due"], remedy["awaiting"], remedy["state"]) == (None, "within 15 days of receipt of this notice",
+                                                                    "awaiting delivery")
+    assert bench.alerting.incidents.list(kind="compliance_deadline") == []
+    board = bench.login("viewer").get("/deadlines").text
+    assert "within 15 days of receipt of this notice" in board and "2026-06-16" not in board
+    with bench.api("viewer") as c:
+        csv_text = c.get("/api/v1/deadlines.csv").text
+    assert "within 15 days of receipt of this notice,awaiting delivery" in csv_text, csv_text
+    assert "within 15 days of receipt of this notice" in n["served"]["facts"]["deadline"]["text"]
     clock.set(utc(2026, 6, 5, 14))
-    with bench.api("smo") as c:           # "within 15 days of notification": it reached the violator on 5 June
+    with bench.api("smo") as c:           # it reached the violator on 5 June
         r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
         assert r.status_code == 201, r.text
-    moved = utc(2026, 6, 23, 4)                              # 20 June is a Saturday: Monday 22 June (GCL § 25-a)
-    assert bench.alerting.store.get(inc.id).deadline == moved
-    assert any(a.action == "deadline moved" for a in bench.alerting.store.audit(inc.id))
-    _tick(bench, clock, utc(2026, 6, 16, 23))                # 6 h before the old deadline
-    _tick(bench, clock, utc(2026, 6, 17, 5))                 # after the old deadline
-    stages = {s for s, _ in _deadline_rows(bench, inc.id)}
-    assert "reminder" not in stages and "overdue" not in stages, stages
+        remedy = next(d for d in r.json()["deadlines"] if d["key"].endswith("/remediation"))
+        assert _t(remedy["due"]) == utc(2026, 6, 23, 4)       # 20 June is a Saturday: Monday 22 (GCL § 25-a)
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T14:00:00Z"})
+        assert r.status_code == 409 and "delivered to that recipient already" in r.json()["detail"]
+    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
+    assert inc.deadline == utc(2026, 6, 23, 4)
     _tick(bench, clock, utc(2026, 6, 22, 23))
     _tick(bench, clock, utc(2026, 6, 23, 5))
-    assert {("reminder", "2026-06-23T04:00:00.000+00:00"), ("overdue", "2026-06-23T04:00:00.000+00:00")} <= _deadline_rows(bench, inc.id)
+    assert {("reminder", "2026-06-23T04:00:00.000+00:00"), ("overdue", "2026-06-23T04:00:00.000+00:00")} <= \
+        _deadline_rows(bench, inc.id)
 
 
-def test_an_overdue_sent_for_the_old_deadline_does_not_stop_the_one_for_the_new_deadline(bench, clock):
-    n = _art_i_notice(bench)
-    inc = bench.alerting.incidents.list(kind="compliance_deadline")[0]
-    _tick(bench, clock, utc(2026, 6, 17, 5))
-    assert ("overdue", "2026-06-17T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
-    with bench.api("smo") as c:           # the delivery is recorded late: the clock ran from 5 June, not 1 June
-        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z"})
-        assert r.status_code == 201, r.text
-    assert bench.alerting.store.get(inc.id).deadline == utc(2026, 6, 23, 4)
-    _tick(bench, clock, utc(2026, 6, 17, 6))
-    assert {s for s, d in _deadline_rows(bench, inc.id) if d == "2026-06-23T04:00:00.000+00:00"} == set()
-    _tick(bench, clock, utc(2026, 6, 23, 5))
-    assert ("overdue", "2026-06-23T04:00:00.000+00:00") in _deadline_rows(bench, inc.id)
+def test_each_recipient_s_period_runs_from_their_own_delivery(bench, clock):
+    """§ 148-18A: the notice goes to the operator/landowner, the applicant and all contractors;
+    each one's 15 days (§ 148-18B) run from their own notification."""
+    n = _art_i_notice(bench, contractors=2)
+    assert [r["role"] for r in n["recipients"]] == ["operator", "contractor", "contractor"]
+    first, second = n["recipients"][1]["id"], n["recipients"][2]["id"]
+    clock.set(utc(2026, 6, 8, 14))
+    with bench.api("smo") as c:
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={
+            "kind": "delivered", "at": "2026-06-03T13:00:00Z", "recipient_id": first}).status_code == 201
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered", "at": "2026-06-05T13:00:00Z",
+                                                               "recipient_id": 999999})
+        assert r.status_code == 409 and "not a recipient of NOV-2026-001" in r.json()["detail"]
+        got = c.get(f"/api/v1/notices/{n['id']}").json()
+    clocks = {d["key"]: d for d in got["deadlines"] if "/remediation" in d["key"]}
+    assert clocks[f"notice/{n['id']}/remediation"]["due"] is None                      # the operator: not yet
+    assert _t(clocks[f"notice/{n['id']}/remediation/{first}"]["due"]) == utc(2026, 6, 19, 4)   # 3 June + 15
+    assert clocks[f"notice/{n['id']}/remediation/{second}"]["awaiting"] == "within 15 days of receipt of this notice"
+    assert [r["delivered_at"] is not None for r in got["recipients"]] == [False, True, False]
+    text = bench.login("viewer").get(f"/notices/{n['id']}").text
+    assert "Contractor 1 (contractor): by certified mail" in text and "Elm St Builders (operator)" in text
 
 
 def test_a_hazardous_release_is_notified_immediately_met_by_the_call_not_late(bench, clock):
@@ -260,10 +308,11 @@ def test_repeat_offences_count_only_earlier_notices_under_the_same_article_and_a
                   "signatory": "Dana Ortiz"}
         art_i = c.post("/api/v1/notices", json={**common, "law": "schenectady-148-I", "site": "CS-7",
                                                 "violation": "silt fence down", "remedy": "reinstall it",
+                                                "provisions": ["swppp_compliance"],
                                                 "issued_at": "2026-05-20T14:00:00Z"})
         assert art_i.status_code == 201, art_i.text
         idde = {**common, "law": "schenectady-148-II", "outfall": "OF-12", "violation": "wash water to the drain",
-                "requirements": ["cease"], "remedy": "stop it", "remediation_days": 10}
+                "provisions": ["illicit_discharge"], "requirements": ["cease"], "remedy": "stop it", "remediation_days": 10}
         first = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-05-25T14:00:00Z"}).json()
         assert first["prior_violations"] == []                      # the Art. I notice is another article's
         second = c.post("/api/v1/notices", json={**idde, "issued_at": "2026-06-01T14:00:00Z"}).json()
@@ -283,6 +332,7 @@ def test_a_town_issues_only_under_the_local_laws_its_registry_says_it_adopted(tm
             party = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St"}).json()
             body = {"party_id": party["id"], "place": "9 Elm St", "violation_since": "2026-05-01",
                     "signatory": "Dana Ortiz", "outfall": "OF-12", "violation": "wash water", "requirements": ["cease"],
+                    "provisions": ["illicit_discharge"],
                     "remedy": "stop", "remediation_days": 10, "issued_at": "2026-06-01T14:00:00Z"}
             r = c.post("/api/v1/notices", json={**body, "law": "schenectady-148-II"})
             assert r.status_code == 409 and "not a local law brookhollow has adopted" in r.json()["detail"]
@@ -345,3 +395,133 @@ def test_an_evidence_packet_of_corrected_values_says_so_and_the_raw_one_stays_ra
 def _zip_text(data: bytes, name: str) -> str:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         return z.read(next(n for n in z.namelist() if n.endswith("/" + name))).decode()
+
+
+def _idde_notice(bench, case_id: int | None = None, **over) -> dict:
+    with bench.api("smo") as c:
+        party = c.post("/api/v1/parties", json={"name": "Main St Laundromat", "address": "4 Main St\nSchenectady, NY",
+                                                "place": "outfall", "place_id": "OF-12", "role": "operator"}).json()
+        body = {"law": "schenectady-148-II", "case_id": case_id, "outfall": "OF-12", "party_id": party["id"],
+                "place": "4 Main St", "violation": "washer discharge to the storm drain",
+                "provisions": ["illicit_discharge", "illicit_connection"], "requirements": ["eliminate", "cease"],
+                "remedy": "", "remediation_days": 10, "violation_since": "2026-05-20",
+                "issued_at": "2026-06-01T15:50:00Z", "signatory": "Dana Ortiz", **over}
+        r = c.post("/api/v1/notices", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_reprint_is_the_notice_served_and_a_correction_is_a_new_notice(bench, clock):
+    """At issue the letter is frozen: months later, with more offences to count, a reprint and
+    the evidence packet give the same bytes, whose SHA-256 was stored at issue."""
+    import hashlib
+    case = _case_from_incident(bench)
+    n = _idde_notice(bench, case_id=case["id"])
+    served = n["served"]
+    assert served["facts"]["offences"] == {"count": 2, "per": "week", "to": "2026-06-01"}
+    assert [p["citation"] for p in served["facts"]["provisions"]] == ["Schenectady ch. 148 § 148-24A",
+                                                                       "Schenectady ch. 148 § 148-24B(1)"]
+    assert served["facts"]["deadline"]["last_day"] == "2026-06-11"
+    s = bench.login("viewer")
+    first = s.get(f"/notices/{n['id']}/letter.pdf").content
+    assert hashlib.sha256(first).hexdigest() == served["pdf_sha256"]
+    clock.set(utc(2026, 10, 20, 14))          # 22 weeks on: the violation continues, the records grow
+    with bench.api("smo") as c:
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "mailed", "at": "2026-06-01T17:00:00Z",
+                                                                 "reference": "9407 55"}).status_code == 201
+        assert c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "delivered",
+                                                                 "at": "2026-06-03T15:00:00Z"}).status_code == 201
+        again = c.get(f"/api/v1/notices/{n['id']}").json()["served"]
+    reprint = s.get(f"/notices/{n['id']}/letter.pdf").content
+    assert reprint == first and again["pdf_sha256"] == served["pdf_sha256"]
+    penalties = next(x for x in served["facts"]["letter"] if x["key"] == "penalties")
+    assert "to June 1, 2026 that makes 2 offense(s)" in " ".join(penalties["paragraphs"])
+    assert "to June 1, 2026 that makes 2 offense(s)" in s.get(f"/notices/{n['id']}").text   # the page: as served
+    assert again["facts"] == served["facts"] and again["facts_sha256"] == served["facts_sha256"]
+    with zipfile.ZipFile(io.BytesIO(s.get(f"/cases/{case['id']}/packet.zip").content)) as z:
+        assert z.read(f"case-IDDE-2026-001/letters/{n['number']}.pdf") == first
+        record = json.loads(z.read("case-IDDE-2026-001/records.json"))
+    assert record["notices"][0]["letter_sha256"] == served["pdf_sha256"]
+    # a correction: a new notice that references the old one, which stays as served
+    fixed = _idde_notice(bench, case_id=case["id"], corrects=n["id"], issued_at="2026-10-20T13:00:00Z",
+                         violation="washer discharge from the floor drain at 4 Main St (corrected address)")
+    assert fixed["corrects"] == n["id"] and fixed["number"] == "NOV-2026-002"
+    assert fixed["served"]["facts"]["corrects"] == n["number"]
+    assert fixed["prior_violations"] == []                    # the notice it corrects is not an earlier violation
+    with bench.api("viewer") as c:
+        old = c.get(f"/api/v1/notices/{n['id']}").json()
+    assert old["corrected_by"] == fixed["id"] and old["status"] == "corrected by NOV-2026-002"
+    assert next(d for d in old["deadlines"] if d["key"].endswith("/remediation"))["closed"] == \
+        "corrected by NOV-2026-002"
+    assert s.get(f"/notices/{n['id']}/letter.pdf").content == first
+    assert "This notice corrects and replaces notice NOV-2026-001" in s.get(f"/notices/{fixed['id']}").text
+    form = bench.login("smo").get(f"/notices?correct={fixed['id']}").text      # the form, filled in from it
+    assert "Correcting NOV-2026-002" in form and "(corrected address)</textarea>" in form
+    assert 'value="schenectady-148-II:illicit_connection" checked' in form
+    assert 'value="schenectady-148-II:illicit_discharge" checked' in form
+    assert 'value="schenectady-148-II:sewage_connection" checked' not in form
+    assert f'<option value="{fixed["id"]}" selected>NOV-2026-002</option>' in form
+    with bench.api("smo") as c:
+        r = c.post("/api/v1/notices", json={**{k: fixed[k] for k in ("law", "place", "violation", "remedy",
+                                                                     "remediation_days", "requirements")},
+                                            "party_id": fixed["party"]["id"], "provisions": ["illicit_discharge"],
+                                            "violation_since": "2026-05-20", "issued_at": "2026-10-20T13:30:00Z",
+                                            "signatory": "Dana Ortiz", "corrects": n["id"]})
+        assert r.status_code == 409 and "corrected already by NOV-2026-002" in r.json()["detail"]
+
+
+def test_withdrawing_takes_a_reason_and_a_confirmation_and_is_audited(bench, clock):
+    n = _idde_notice(bench)
+    s = bench.login("smo")
+    page = s.get(f"/notices/{n['id']}").text
+    assert 'class="stack withdraw-form"' in page and 'value="withdrawn"' not in page   # not one click among events
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "  "})
+    assert r.status_code == 400 and "reason: why the notice is withdrawn" in r.text
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "wrong property: the drain is at 6 Main St"})
+    assert r.status_code == 200 and f"Withdraw {n['number']}?" in r.text and "cannot be undone" in r.text
+    assert 'name="confirm" value="yes"' in r.text and "wrong property: the drain is at 6 Main St" in r.text
+    assert bench.workbench.compliance.store.notice(n["id"]).first("withdrawn") is None      # asked, not done
+    r = s.post_form(f"/notices/{n['id']}/events", {"kind": "withdrawn", "at": "2026-06-01T12:00",
+                                                   "note": "one click"})
+    assert r.status_code == 409 and "withdraw a notice with its own form" in r.text
+    r = s.post_form(f"/notices/{n['id']}/withdraw", {"reason": "wrong property: the drain is at 6 Main St",
+                                                     "confirm": "yes"})
+    assert r.status_code == 303, r.text
+    got = bench.workbench.compliance.store.notice(n["id"])
+    assert got.status == "withdrawn" and got.first("withdrawn").note == "wrong property: the drain is at 6 Main St"
+    audit = [a for a in bench.workbench.audit.entries(limit=50) if a.action == "notice.withdrawn"]
+    assert len(audit) == 1 and "reason: wrong property" in audit[0].detail and audit[0].who == "smo"
+    page = s.get(f"/notices/{n['id']}").text
+    assert "Withdrawn" in page and "withdraw-form" not in page
+    with bench.api("smo") as c:
+        other = _idde_notice(bench, issued_at="2026-06-01T16:00:00Z")
+        r = c.post(f"/api/v1/notices/{other['id']}/events", json={"kind": "withdrawn", "at": "2026-06-01T16:10:00Z"})
+        assert r.status_code == 409 and "note: the reason the notice is withdrawn" in r.json()["detail"]
+        r = c.post(f"/api/v1/notices/{n['id']}/events", json={"kind": "complied", "at": "2026-06-01T16:10:00Z"})
+        assert r.status_code == 409 and "was withdrawn" in r.json()["detail"]
+
+
+def test_the_issue_form_takes_provisions_recipients_and_remedies(bench, clock):
+    with bench.api("smo") as c:
+        dev = c.post("/api/v1/parties", json={"name": "Elm St Builders", "address": "9 Elm St"}).json()
+        sub = c.post("/api/v1/parties", json={"name": "Dig-It Excavating", "address": "1 Yard Rd"}).json()
+    s = bench.login("smo")
+    page = s.get("/notices").text
+    assert 'value="schenectady-148-I:site_inspections"' in page and "number inferred" in page
+    form = {"law": "schenectady-148-I", "kind": "nov", "party_id": str(dev["id"]), "role": "operator",
+            "method": "certified_mail", "reference": "9407 77", f"also_role:{sub['id']}": "contractor",
+            "site": "CS-7", "place": "Elm St site", "violation": "no inspections since 5 May",
+            "violation_since": "2026-05-12", "issued_at": "2026-06-01T10:00", "signatory": "Dana Ortiz",
+            "remedy:schenectady-148-I:site_inspections": "Inspect weekly and after every storm; send the reports."}
+    r = s.client.post("/notices", data={**form, "csrf": s.csrf(), "provisions": ["schenectady-148-I:site_inspections",
+                                                                                 "schenectady-148-I:stockpiles"]})
+    assert r.status_code == 303, r.text
+    n = bench.workbench.compliance.store.notices()[0]
+    assert n.provisions == ("site_inspections", "stockpiles")
+    assert dict(n.remedies) == {"site_inspections": "Inspect weekly and after every storm; send the reports."}
+    assert [(r.party_id, r.role, r.reference) for r in n.recipients] == [(dev["id"], "operator", "9407 77"),
+                                                                        (sub["id"], "contractor", None)]
+    text = s.get(f"/notices/{n.id}").text
+    assert "Schenectady ch. 148 § 148-13B: Inspect weekly and after every storm" in text
+    r = s.client.post("/notices", data={**form, "csrf": s.csrf(), "provisions": ["ramapo-218:access"]})
+    assert r.status_code == 409 and "ramapo-218:access is a provision of ramapo-218" in r.text

@@ -95,6 +95,48 @@ class EventOut(BaseModel):
     reference: str | None
     outcome: str | None
     note: str | None
+    recipient_id: int | None = Field(None, description="a delivery: to which recipient")
+
+
+class RecipientOut(BaseModel):
+    id: int = Field(description="0: the addressee of a notice recorded before notices had recipients")
+    party: PartyOut
+    role: str
+    method: str
+    reference: str | None
+    delivered_at: datetime | None
+
+
+class CitedOut(BaseModel):
+    key: str
+    citation: str
+    title: str
+    text: str
+    section_inferred: bool
+    remedies: str
+
+
+class LetterOut(BaseModel):
+    href: str
+    pdf_sha256: str | None = Field(description="the letter as served, frozen at issue (None: issued before letters "
+                                               "were kept)")
+    facts_sha256: str | None
+    facts: dict[str, Any] | None
+
+
+class ProvisionOut(BaseModel):
+    key: str
+    citation: str
+    title: str
+    text: str
+    section_inferred: bool
+    remedies: list[str]
+
+
+class LawOut(BaseModel):
+    key: str
+    title: str
+    provisions: list[ProvisionOut]
 
 
 class DeadlineOut(BaseModel):
@@ -108,6 +150,8 @@ class DeadlineOut(BaseModel):
                                              "ending due_day); null while pending")
     due_day: date | None = Field(description="the last day (the day every channel names)")
     when: DueOut
+    awaiting: str | None = Field(None, description="the period while no delivery is recorded: \"within 15 days of "
+                                                   "receipt of this notice\"")
     state: str
     met_at: datetime | None
     closed: str | None
@@ -121,7 +165,8 @@ class DeadlineOut(BaseModel):
     @classmethod
     def of(cls, d: Any, now: datetime) -> "DeadlineOut":
         return cls(key=d.key, record=d.record, number=d.number, label=d.label, who=d.who, start=d.start, due=d.due,
-                   due_day=d.when.last_day, when=DueOut.of(d.when), state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
+                   due_day=d.when.last_day, when=DueOut.of(d.when), awaiting=d.awaiting, state=d.state(now), met_at=d.met_at,
+                   closed=d.closed, provision=d.rule.provision,
                    actionable=d.actionable, immediately=d.immediate,
                    met_after_seconds=int(d.elapsed.total_seconds()) if d.elapsed is not None else None)
 
@@ -133,17 +178,23 @@ class NoticeOut(BaseModel):
     law: str
     case_id: int | None
     party: PartyOut
+    recipients: list[RecipientOut]
+    status: str
     place: str
     violation: str
+    provisions: list[CitedOut]
     requirements: list[str]
     remedy: str
     remediation_days: int | None
     violation_since: date
     prior_violations: list[date]
     issued_at: datetime
+    corrects: int | None
+    corrected_by: int | None
     events: list[EventOut]
     deadlines: list[DeadlineOut]
     letter: str
+    served: LetterOut
 
 
 class ReleaseOut(BaseModel):
@@ -159,16 +210,34 @@ class ReleaseOut(BaseModel):
 
 
 def _notice(d, n) -> NoticeOut:
+    from ....compliance.laws import LAWS
+    from ....compliance.letters import cited, remedies_for
     p = d.store.party(n.party_id)
     now = d.clock()
+    lw = LAWS[n.law]
+    parties = d.parties_of(n)
+    frozen = d.frozen(n)
     return NoticeOut(id=n.id, number=n.number, kind=n.kind, law=n.law, case_id=n.case_id,
-                     party=PartyOut(id=p.id, name=p.name, address=p.address), place=n.place, violation=n.violation,
+                     party=PartyOut(id=p.id, name=p.name, address=p.address), status=n.status,
+                     recipients=[RecipientOut(id=r.id, party=PartyOut(id=r.party_id, name=parties[r.party_id].name,
+                                                                      address=parties[r.party_id].address),
+                                              role=r.role, method=r.method, reference=r.reference,
+                                              delivered_at=(n.delivered_to(r).at if n.delivered_to(r) else None))
+                                 for r in n.recipients],
+                     place=n.place, violation=n.violation,
+                     provisions=[CitedOut(key=x.key, citation=lw.cite(x), title=x.title, text=x.text,
+                                          section_inferred=x.inferred, remedies=remedies_for(n, x)) for x in cited(n)],
                      requirements=list(n.requirements), remedy=n.remedy, remediation_days=n.remediation_days,
                      violation_since=n.violation_since, prior_violations=list(n.prior), issued_at=n.issued_at,
-                     events=[EventOut(kind=e.kind, at=e.at, reference=e.reference, outcome=e.outcome, note=e.note)
-                             for e in n.events],
+                     corrects=n.corrects, corrected_by=n.corrected_by[0] if n.corrected_by else None,
+                     events=[EventOut(kind=e.kind, at=e.at, reference=e.reference, outcome=e.outcome, note=e.note,
+                                      recipient_id=e.recipient_id) for e in n.events],
                      deadlines=[DeadlineOut.of(x, now) for x in d.deadlines_of(f"notice:{n.id}")],
-                     letter=f"/notices/{n.id}/letter.pdf")
+                     letter=f"/notices/{n.id}/letter.pdf",
+                     served=LetterOut(href=f"/notices/{n.id}/letter.pdf",
+                                      pdf_sha256=frozen.pdf_sha256 if frozen else None,
+                                      facts_sha256=frozen.facts_sha256 if frozen else None,
+                                      facts=frozen.facts if frozen else None))
 
 
 def _release(d, r) -> ReleaseOut:
@@ -218,6 +287,17 @@ async def add_party(actor: CurrentActor, services: Services, body: PartyIn) -> P
     return PartyOut(id=p.id, name=p.name, address=p.address)
 
 
+@router.get("/laws", summary="The local laws the town issues notices under, each with the provisions a notice can cite")
+def laws(actor: CurrentActor, services: Services) -> list[LawOut]:
+    from ....compliance.laws import LAWS
+    d = desk(services)
+    d.check_read(actor)
+    return [LawOut(key=k, title=LAWS[k].title,
+                   provisions=[ProvisionOut(key=p.key, citation=LAWS[k].cite(p), title=p.title, text=p.text,
+                                            section_inferred=p.inferred, remedies=list(p.remedies))
+                               for p in LAWS[k].provisions]) for k in d.laws]
+
+
 @router.get("/notices", summary="Notices of violation and stop-work orders, newest first")
 def notices(actor: CurrentActor, services: Services) -> list[NoticeOut]:
     d = desk(services)
@@ -264,8 +344,8 @@ def deadlines(actor: CurrentActor, services: Services,
     return [DeadlineOut.of(x, b.now) for x in (b.running if running else b.deadlines)]
 
 
-COLUMNS = ["number", "label", "who", "start", "due", "due_day", "state", "met_at", "met_after_seconds", "closed", "provision",
-           "record"]
+COLUMNS = ["number", "label", "who", "start", "due", "due_day", "awaiting", "state", "met_at", "met_after_seconds", "closed",
+           "provision", "record"]
 
 
 @router.get("/deadlines.csv", summary="The deadline board as CSV", response_class=Response, responses=CSV)

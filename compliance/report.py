@@ -16,7 +16,8 @@ Sections (each a CSV, the HTML and PDF summary link or list them):
   connection found; cases closed with it eliminated (verified);
 * ``construction_sites`` — sites active in the year; ``storms`` — qualifying storms;
 * ``inspections`` — each required inspection (after a storm, routine) due in the year, on
-  time, late, missed or not yet due, judged by the inspections recorded;
+  time, late, missed or not yet due, judged by the inspections recorded with the engine's
+  own rule (:mod:`.required_inspections`: only an inspection after the item opened closes it);
 * ``enforcement`` — notices of violation and stop-work orders issued, by kind and law;
 * ``calibrations_done`` / ``calibrations_overdue`` — calibration records of the year;
   sensors past their due day at the year's end (or now);
@@ -33,6 +34,7 @@ from html import escape
 from typing import Any, Callable
 
 from . import pdf
+from .required_inspections import judge_all
 
 SECTIONS: list[tuple[str, str]] = [
     ("outfalls", "Outfalls in the inventory"),
@@ -201,17 +203,11 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                     if i.deadline is not None and _in(i.deadline, start, end) and i.resolution != "retracted"],
                    key=lambda i: (i.deadline, i.id))
     rows = []
-    for i in items:
-        done = sorted(t for t in inspected.get(i.subject, []) if t >= i.start)
-        at = done[0] if done else None
-        if at is not None:
-            status = "on_time" if at <= i.deadline else "late"
-        else:
-            status = "missed" if i.deadline <= now else "not_yet_due"
+    for i, j in zip(items, judge_all(registry, items, inspected, now)):
         rows.append({"incident": i.id, "site": i.subject, "reason": i.event.get("reason") or "storm",
-                     "due": i.deadline.astimezone(tz), "inspected_at": at.astimezone(tz) if at else None,
-                     "status": status})
-    S["inspections"] = Section("inspections", TITLES["inspections"], ["incident", "site", "reason", "due",
+                     "opened": j.opened.astimezone(tz), "due": j.due.astimezone(tz),
+                     "inspected_at": j.closed.astimezone(tz) if j.closed else None, "status": j.status.value})
+    S["inspections"] = Section("inspections", TITLES["inspections"], ["incident", "site", "reason", "opened", "due",
                                                                       "inspected_at", "status"], rows,
                                [f"/incidents/{r['incident']}" for r in rows])
     acts = sorted([n for n in store.notices() if _in(n.issued_at, start, upto)], key=lambda n: (n.issued_at, n.id))

@@ -156,3 +156,30 @@ def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_demos_records_and_its_report_take_the_simulated_clock(tmp_path):
+    """The demo writes its simulated present beside its records; ``ms4watch report annual``
+    on them counts to it (as the demo's workbench does), not to today."""
+    from datetime import datetime, timedelta, timezone
+
+    from zoneinfo import ZoneInfo
+
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    from ms4watch.demo import demo_configs, simulated_now
+    summary, _, _ = _run(tmp_path, days=0.05, http="off")
+    wd = tmp_path / "demo"
+    now = simulated_now(wd)
+    start = DemoOptions().start
+    assert now is not None and start < now <= start + timedelta(days=summary.simulated_days)
+    inspected = sqlite3.connect(wd / "incidents.db").execute("SELECT max(recorded_at) FROM inspections").fetchone()[0]
+    assert inspected is None or datetime.fromisoformat(inspected) <= now
+    (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
+    r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                                         "--config", str(tmp_path / "ms4watch.toml")])
+    assert r.exit_code == 0, r.output
+    assert f"counted to {now.astimezone(ZoneInfo('America/New_York')):%Y-%m-%d %H:%M}" in r.output, r.output
+    assert datetime.now(timezone.utc).strftime("%Y-%m-%d") not in r.output.splitlines()[0]
+    assert simulated_now(tmp_path) is None                          # not a demo's directory

@@ -35,6 +35,10 @@ def register(app: typer.Typer) -> None:
                town: Optional[str] = typer.Option(None, "--town", help="a coalition's municipality"),
                out: Optional[Path] = typer.Option(None, "--out", help="where to write the files"),
                calendar_year: bool = typer.Option(False, "--calendar-year", help="1 January to 31 December instead"),
+               as_of: Optional[datetime] = typer.Option(
+                   None, "--as-of", formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M%z"],
+                   help="count to this instant, with its UTC offset (default: now; on a demo's records, the "
+                        "demo's simulated present, as its workbench counts)"),
                config: Optional[Path] = config_option()) -> None:
         """Write the annual report: <section>.csv for each section, report.html, report.pdf."""
         from ms4watch.alerts.incidents import IncidentStore, connect
@@ -60,12 +64,14 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: no incidents.db or compliance.db in {data_dir}: not {reg.municipality}'s data "
                        "directory (check data_dir in the settings)", err=True)
             raise typer.Exit(2)
+        from ms4watch.demo import simulated_now
+        now = as_of or simulated_now(data_dir) or datetime.now(timezone.utc)
         compliance = ComplianceStore(data_dir / "compliance.db", tz=reg.tz)
         conn = connect(data_dir / "incidents.db")
         sink = open_store(settings.town_store_url(reg.municipality), data_dir)
         try:
             r = rp.build(registry=reg, store=compliance, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)),
-                         year=year, now=datetime.now(timezone.utc), calibrations=sink, readings=sink,
+                         year=year, now=now, calibrations=sink, readings=sink,
                          start_md=(1, 1) if calendar_year else (3, 10), stations=lambda: stations_of(reg))
             target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
             written = rp.write(r, target)
@@ -73,7 +79,8 @@ def register(app: typer.Typer) -> None:
             sink.close()
             conn.close()
             compliance.close()
-        typer.echo(f"{reg.municipality}, permit year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive):")
+        typer.echo(f"{reg.municipality}, permit year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive)"
+                   + (f", counted to {r.as_of:%Y-%m-%d %H:%M %Z}" if r.as_of < r.end else "") + ":")
         for _, label, n, _, _ in r.counts():
             typer.echo(f"  {label}: {n}")
         typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")

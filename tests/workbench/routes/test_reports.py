@@ -67,3 +67,16 @@ def test_a_count_needs_a_reason_and_a_known_line(bench):
                                                             "reason": " "}).status_code == 400
     r = web.post_form("/reports/annual/2026/overrides", {"line": "no_such_line", "value": "1", "reason": "x"})
     assert r.status_code == 409 and "no line" in r.text
+
+
+def test_the_api_gives_each_line_with_the_records_count_beside_the_one_reported(bench):
+    web = bench.login("smo")
+    web.post_form("/reports/annual/2026/overrides", {"line": "oversight_inspections", "value": "5",
+                                                      "reason": "the town engineer's site visit log, 2026"})
+    with bench.api("viewer") as c:
+        body = c.get("/api/v1/reports/annual/2026").json()
+    assert body["permit"] == "GP-0-24-001" and body["start"].startswith("2026-01-03T00:00:00")
+    lines = {x["line"]: x for x in body["counts"]}
+    assert (lines["oversight_inspections"]["count"], lines["oversight_inspections"]["records"]) == (5, None)
+    assert (lines["fines_construction"]["count"], lines["fines_construction"]["mcm"]) == (None, 4)
+    assert lines["outfalls"]["count"] == lines["outfalls"]["records"] == len(bench.workbench.registry.outfalls)

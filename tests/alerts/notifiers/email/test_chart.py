@@ -63,3 +63,36 @@ def test_the_png_shows_the_line():
     px = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
     blue = (np.abs(px - np.array([0x1F, 0x77, 0xB4])).sum(axis=2) < 40).sum()
     assert blue > 300, blue
+
+
+def test_a_dry_weather_flow_chart_from_the_store_has_its_flow_line(tmp_path):
+    """The frame the page, the email and the packet draw: ``evidence.StoreReadings`` over a
+    SQLite store holding an outfall's 5-minute flow and its gauge's 1-minute rain."""
+    from ms4watch.contract.registry import load_registry
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.demo import demo_configs
+    from ms4watch.evidence import StoreReadings
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    reg = load_registry(demo_configs() / "sites.yaml")
+    outfall = reg.outfalls[0]
+    gauge = outfall.rain_gauges[0]
+    t0 = to_ns(START)
+    msgs = [StoredMessage("LOG-OF", i, (CanonicalReading(t0 + i * 300 * 10**9, outfall.id, "LOG-OF", "flow", "flow",
+                                                         2.0 + i / 10, "gpm", "", i),)) for i in range(37)]
+    msgs += [StoredMessage("LOG-RG", i, (CanonicalReading(t0 + i * 60 * 10**9, gauge, "LOG-RG", "rain", "rain", 0.0,
+                                                          "in", "", i),)) for i in range(181)]
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    try:
+        sink.write(msgs)
+        incident = {"kind": "dry_weather_flow", "subject": outfall.id, "event": {"outfall": outfall.id}}
+        frame = StoreReadings(sink, reg)(incident, START, START + pd.Timedelta(hours=3))
+    finally:
+        sink.close()
+    assert {"flow_gpm", "rain_in", "threshold_gpm"} <= set(frame.columns) and frame["flow_gpm"].isna().any()
+    fig = chart_figure(frame, title="t", start=START, end=None, tz=reg.timezone,
+                       threshold={"label": "flow floor", "value": outfall.flow_floor_gpm, "unit": "gpm"})
+    [line] = lines(fig, "flow_gpm")
+    assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum() == 37 == len(line.get_ydata())

@@ -214,8 +214,7 @@ class Permittee(_Model):
 
     name: str | None = Field(default=None, min_length=1, max_length=200,
                              description="the MS4 operator's legal name, e.g. Town of Brook Hollow")
-    spdes_id: str | None = Field(default=None, pattern=r"^NY[A-Z0-9]{7}$",
-                                 description="the SPDES permit identification number, e.g. NYR20A123")
+    spdes_id: str | None = Field(default=None, description="the SPDES permit identification number, e.g. NYR20A123")
     contact_name: str | None = Field(default=None, min_length=1, max_length=200)
     contact_title: str | None = Field(default=None, min_length=1, max_length=200)
     phone: str | None = Field(default=None, min_length=1, max_length=40)
@@ -224,6 +223,13 @@ class Permittee(_Model):
     certifying_official: str | None = Field(default=None, min_length=1, max_length=200,
                                             description="who signs the certification (40 CFR 122.22)")
     certifying_title: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @field_validator("spdes_id")
+    @classmethod
+    def _spdes(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"NY[A-Z0-9]{7}", v):
+            raise ValueError(f"{v!r} is not a SPDES permit ID: NY and seven letters or digits, e.g. NYR20A123")
+        return v
 
 
 class AnnualReportSettings(_Model):

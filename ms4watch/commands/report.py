@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
                 bench.close()
             overrides.close()
             compliance.close()
-        typer.echo(f"{reg.municipality}, permit year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive)"
+        typer.echo(f"{reg.municipality}, reporting year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive)"
                    + (f", counted to {r.as_of:%Y-%m-%d %H:%M %Z}" if r.as_of < r.end else "") + ":")
         typer.echo(f"  {r.permit.id}; permittee {reg.permittee.name or reg.municipality}, SPDES ID "
                    f"{reg.permittee.spdes_id or rp.BLANK}")

@@ -124,7 +124,7 @@ def test_every_count_is_its_records(seeded):
     assert {r["outfall"]: r["monitored"] for r in rows(out, "outfalls")} == {o.id: "True" for o in reg.outfalls}
     assert [(r["swppp"], r["status"], r["outcome"]) for r in rows(out, "swppp_reviews")] == [
         ("SWPPP-2026-001", "decided", "approved_with_conditions")]
-    assert printed.splitlines()[0].startswith("brookhollow, permit year 2026 (2026-01-03 to 2027-01-03, exclusive)")
+    assert printed.splitlines()[0].startswith("brookhollow, reporting year 2026 (2026-01-03 to 2027-01-03, exclusive)")
     for label, n in (("Enforcement under the illicit-discharge law", 1), ("Enforcement under the construction law", 1),
                      ("Complaints received", 1), ("SWPPP reviews", 1), ("Fines and penalties assessed (construction)",
                                                                          "—"),

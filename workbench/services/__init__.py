@@ -126,6 +126,7 @@ class Workbench:
     def close(self) -> None:
         self.stations.close()
         if self.compliance is not None:
+            self.compliance.close_overrides()
             self.compliance.store.close()
         if self.corrections is not None:
             self.corrections.close()

@@ -658,6 +658,11 @@ class ComplianceDesk:
             self._overrides = ReportOverrides(self.store.path, self.clock)
         return self._overrides
 
+    def close_overrides(self) -> None:
+        if getattr(self, "_overrides", None) is not None:
+            self._overrides.close()
+            self._overrides = None
+
     def override_count(self, actor: Actor, year: int, body: Any):
         """A count of the annual report stated by hand (``body``: line, value, reason): kept as
         a record of its own and audited; the report prints it beside the records' count."""

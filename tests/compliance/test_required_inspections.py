@@ -132,3 +132,13 @@ def test_after_a_storm_an_inspection_from_its_end_on_counts():
 def test_an_open_item_is_not_yet_due_until_its_due_time_has_passed(now, status):
     reg = registry(date(2026, 5, 30))
     assert routine(judged(reg, [local(2026, 6, 2, 10)], now=now))[1][1].status is status
+
+
+@pytest.mark.parametrize("inspected, status", [(local(2026, 11, 5, 10), Kept.ON_TIME),
+                                               (local(2026, 11, 5, 10) + SECOND, Kept.LATE)])
+def test_across_the_autumn_dst_change(inspected, status):
+    """Opened at 10:00 EDT on 29 October, due 10:00 EST on 5 November (169 hours later)."""
+    reg = registry(date(2026, 10, 26))
+    opened = local(2026, 10, 29, 10)
+    _, j = routine(judged(reg, [opened, inspected], now=local(2026, 11, 9)))[1]
+    assert (j.opened, j.due, j.status, j.closed) == (opened, local(2026, 11, 5, 10), status, inspected)

@@ -216,6 +216,53 @@ class OfficeClosure(_Model):
     name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
 
 
+class Permittee(_Model):
+    """Who files the MS4 annual report: printed on its first page; what is not given is a blank
+    the town fills in by hand."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200,
+                             description="the MS4 operator's legal name, e.g. Town of Brook Hollow")
+    spdes_id: str | None = Field(default=None, description="the SPDES permit identification number, e.g. NYR20A123")
+    contact_name: str | None = Field(default=None, min_length=1, max_length=200)
+    contact_title: str | None = Field(default=None, min_length=1, max_length=200)
+    phone: str | None = Field(default=None, min_length=1, max_length=40)
+    email: str | None = Field(default=None, min_length=3, max_length=200)
+    address: str | None = Field(default=None, min_length=1, max_length=400)
+    certifying_official: str | None = Field(default=None, min_length=1, max_length=200,
+                                            description="who signs the certification (40 CFR 122.22)")
+    certifying_title: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @field_validator("spdes_id")
+    @classmethod
+    def _spdes(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"NY[A-Z0-9]{7}", v):
+            raise ValueError(f"{v!r} is not a SPDES permit ID: NY and seven letters or digits, e.g. NYR20A123")
+        return v
+
+
+class AnnualReportSettings(_Model):
+    """The annual report's period and counting choices."""
+
+    permit: str = Field(default="GP-0-24-001", description="the MS4 general permit the report answers to")
+    year_starts: str = Field(default="01-03", description="the reporting year's first day, MM-DD (GP-0-24-001: "
+                                                          "3 January; GP-0-15-003 was 03-10)")
+    continuous_monitoring_screens: bool = Field(
+        default=False, description="an outfall whose flow was monitored continuously in the year counts as "
+                                   "screened (MCM 3), beside the field screenings")
+
+    @field_validator("year_starts")
+    @classmethod
+    def _starts(cls, v: str) -> str:
+        from ..compliance.permit import parse_month_day
+        m, d = parse_month_day(v)
+        return f"{m:02d}-{d:02d}"
+
+    @property
+    def starts(self) -> tuple[int, int]:
+        m, d = self.year_starts.split("-")
+        return int(m), int(d)
+
+
 class Registry(_Model):
     municipality: str
     timezone: str = "America/New_York"
@@ -232,6 +279,8 @@ class Registry(_Model):
     local_laws: list[str] | None = None
     # Days the town's offices are closed besides New York's public holidays: not business days.
     office_closures: list[OfficeClosure] = Field(default_factory=list)
+    permittee: Permittee = Field(default_factory=Permittee)
+    annual_report: AnnualReportSettings = Field(default_factory=AnnualReportSettings)
 
     @field_validator("local_laws")
     @classmethod

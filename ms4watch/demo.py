@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 DEMO_USER = "ms4watch-demo"   # amqtt needs username auth to keep queued QoS 1 messages
 MARKER = ".ms4watch-demo"
+CLOCK = ".ms4watch-demo-clock"  # the simulated present (ISO 8601), for commands run on the demo's records
 ADVANCE_NS = 3_600_000_000_000  # the alert clock (storm ends, deadlines, stale stations) ticks hourly
 STEP_NS = 900_000_000_000     # the simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain, 5-min flow) and sends them as one sample cycle
 
@@ -240,6 +241,7 @@ class Demo:
                 time.sleep(0.002)
             if (t - start_ns) % ADVANCE_NS == 0 or t + STEP_NS > end_ns:
                 pipeline.advance(t)
+                self._tell_clock(t)
                 inspector.step(pipeline, t)
                 for a in agents:           # the loggers' hourly status (battery, signal, spool)
                     a.uplink.publish_status()
@@ -251,6 +253,12 @@ class Demo:
                 if ahead > 0:
                     time.sleep(ahead)
             t += STEP_NS
+
+    def _tell_clock(self, now_ns: int) -> None:
+        """The simulated present, for commands run on the demo's records (``ms4watch report
+        annual`` counts to it, as the workbench does)."""
+        from .contract.timeutil import from_ns
+        (Path(self.o.workdir) / CLOCK).write_text(from_ns(now_ns).isoformat() + "\n", encoding="utf-8")
 
     def _drain(self, agents: list[Agent], ingest: IngestService) -> None:
         deadline = time.monotonic() + self.o.drain_timeout_s
@@ -353,6 +361,17 @@ def _redact(url: str) -> str:
     return url.split("?")[0]
 
 
+def simulated_now(data_dir: Path) -> datetime | None:
+    """The demo's simulated present if ``data_dir`` is a demo's working directory, else None."""
+    p = Path(data_dir) / CLOCK
+    if not (Path(data_dir) / MARKER).is_file() or not p.is_file():
+        return None
+    try:
+        return datetime.fromisoformat(p.read_text(encoding="utf-8").strip())
+    except ValueError:
+        raise DemoError(f"{p}: not an ISO 8601 time") from None
+
+
 def write_summary(summary: DemoSummary, path: Path) -> None:
     path.write_text(json.dumps(summary.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
 
@@ -364,4 +383,4 @@ def parse_start(text: str) -> datetime:
     return dt
 
 
-__all__ = ["Demo", "DemoOptions", "DemoSummary", "write_summary", "parse_start"]
+__all__ = ["Demo", "DemoOptions", "DemoSummary", "write_summary", "parse_start", "simulated_now"]

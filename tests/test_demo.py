@@ -156,3 +156,69 @@ def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_demos_records_and_its_report_take_the_simulated_clock(tmp_path):
+    """The demo writes its simulated present beside its records; ``ms4watch report annual``
+    on them counts to it (as the demo's workbench does), not to today."""
+    from datetime import datetime, timedelta, timezone
+
+    from zoneinfo import ZoneInfo
+
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    from ms4watch.demo import demo_configs, simulated_now
+    summary, _, _ = _run(tmp_path, days=0.05, http="off")
+    wd = tmp_path / "demo"
+    now = simulated_now(wd)
+    start = DemoOptions().start
+    assert now is not None and start < now <= start + timedelta(days=summary.simulated_days)
+    inspected = sqlite3.connect(wd / "incidents.db").execute("SELECT max(recorded_at) FROM inspections").fetchone()[0]
+    assert inspected is None or datetime.fromisoformat(inspected) <= now
+    (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
+    r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                                         "--config", str(tmp_path / "ms4watch.toml")])
+    assert r.exit_code == 0, r.output
+    assert f"counted to {now.astimezone(ZoneInfo('America/New_York')):%Y-%m-%d %H:%M}" in r.output, r.output
+    assert datetime.now(timezone.utc).strftime("%Y-%m-%d") not in r.output.splitlines()[0]
+    assert simulated_now(tmp_path) is None                          # not a demo's directory
+
+
+def test_the_report_on_the_page_and_from_the_command_agree(tmp_path):
+    """The demo serving its workbench: the annual report's inspection items (and every other
+    section) read the same on the page as from ``ms4watch report annual`` on the same records."""
+    import re
+    import threading
+
+    import httpx
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    from ms4watch.demo import demo_configs
+    from tests.support.waiting import wait_for
+    wd = tmp_path / "demo"
+    demo = Demo(DemoOptions(days=0.05, speed=0, workdir=wd, serve=True), report=lambda line: None)
+    runner = threading.Thread(target=demo.run, daemon=True)
+    runner.start()
+    try:
+        assert wait_for(demo.serving.is_set, 120, poll_s=0.1), "the demo's workbench did not come up"
+        (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
+        r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                                             "--config", str(tmp_path / "ms4watch.toml")])
+        assert r.exit_code == 0, r.output
+        with httpx.Client(base_url=demo.web_url, timeout=30) as c:
+            page = c.get("/login")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+            user, password = demo.web_login
+            assert c.post("/login", data={"username": user, "password": password, "csrf": csrf}).status_code == 303
+            for section in ("inspections", "outfalls", "screened", "enforcement", "swppp_reviews"):
+                web = c.get(f"/reports/annual/2026/{section}.csv")
+                assert web.status_code == 200, section
+                assert web.content == (tmp_path / "out" / f"{section}.csv").read_bytes(), section
+            items = (tmp_path / "out" / "inspections.csv").read_text().splitlines()[1:]
+            assert items and all(line.endswith(",not_yet_due") for line in items), items
+    finally:
+        demo.stop_serving()
+        runner.join(120)
+    assert not runner.is_alive()

@@ -5,6 +5,7 @@ a PDF, written into ``--out`` (default ``ms4-annual-report-<town>-<year>/``)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -30,16 +31,22 @@ def register(app: typer.Typer) -> None:
 
     @report.command("annual")
     def annual(year: int = typer.Option(..., "--year", min=2000, max=2100,
-                                         help="the permit year: 10 March YEAR to 9 March YEAR+1 (NYSDEC's MS4 "
-                                              "reporting period)"),
+                                         help="the reporting year: GP-0-24-001's runs 3 January YEAR to 2 January "
+                                              "YEAR+1 (the registry's annual_report.year_starts sets another)"),
                town: Optional[str] = typer.Option(None, "--town", help="a coalition's municipality"),
                out: Optional[Path] = typer.Option(None, "--out", help="where to write the files"),
                calendar_year: bool = typer.Option(False, "--calendar-year", help="1 January to 31 December instead"),
+               as_of: Optional[datetime] = typer.Option(
+                   None, "--as-of", formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M%z"],
+                   help="count to this instant, with its UTC offset (default: now; on a demo's records, the "
+                        "demo's simulated present, as its workbench counts)"),
                config: Optional[Path] = config_option()) -> None:
         """Write the annual report: <section>.csv for each section, report.html, report.pdf."""
         from ms4watch.alerts.incidents import IncidentStore, connect
         from ms4watch.compliance import report as rp
+        from ms4watch.compliance.report_overrides import ReportOverrides
         from ms4watch.compliance.store import ComplianceStore
+        from ms4watch.workbench.records.inspections import InspectionReports
         from ms4watch.contract.errors import Ms4Error
         from ms4watch.contract.registry import load_registry
         from ms4watch.ingest.sinks import open_store
@@ -60,20 +67,32 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: no incidents.db or compliance.db in {data_dir}: not {reg.municipality}'s data "
                        "directory (check data_dir in the settings)", err=True)
             raise typer.Exit(2)
+        from ms4watch.demo import simulated_now
+        now = as_of or simulated_now(data_dir) or datetime.now(timezone.utc)
         compliance = ComplianceStore(data_dir / "compliance.db", tz=reg.tz)
+        overrides = ReportOverrides(data_dir / "compliance.db")
         conn = connect(data_dir / "incidents.db")
         sink = open_store(settings.town_store_url(reg.municipality), data_dir)
+        bench = connect(settings.workbench_db) if settings.workbench_db.is_file() else None
         try:
             r = rp.build(registry=reg, store=compliance, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)),
-                         year=year, now=datetime.now(timezone.utc), calibrations=sink, readings=sink,
-                         start_md=(1, 1) if calendar_year else (3, 10), stations=lambda: stations_of(reg))
+                         year=year, now=now, calibrations=sink, readings=sink,
+                         start_md=(1, 1) if calendar_year else None, stations=lambda: stations_of(reg),
+                         reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
+                         overrides=overrides)
             target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
             written = rp.write(r, target)
         finally:
             sink.close()
             conn.close()
+            if bench is not None:
+                bench.close()
+            overrides.close()
             compliance.close()
-        typer.echo(f"{reg.municipality}, permit year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive):")
+        typer.echo(f"{reg.municipality}, reporting year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive)"
+                   + (f", counted to {r.as_of:%Y-%m-%d %H:%M %Z}" if r.as_of < r.end else "") + ":")
+        typer.echo(f"  {r.permit.id}; permittee {reg.permittee.name or reg.municipality}, SPDES ID "
+                   f"{reg.permittee.spdes_id or rp.BLANK}")
         for _, label, n, _, _ in r.counts():
-            typer.echo(f"  {label}: {n}")
+            typer.echo(f"  {label}: {'—' if n is None else n}")
         typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")

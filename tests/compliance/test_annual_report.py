@@ -8,6 +8,7 @@ inspections recorded, the notices, the store's calibration records and readings.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -59,6 +60,16 @@ def seeded(tmp_path_factory):
                               issued_at=t + timedelta(days=2), by="smo", signatory="Dana Ortiz")
     store.notice_event(gone.id, kind="withdrawn", at=t + timedelta(days=3), by="smo",
                        note="issued to the wrong property")
+    # a notice withdrawn: listed with its status, not counted
+    w = store.issue_notice(kind="nov", law="schenectady-148-I", case_id=None, site="CS-2", outfall=None,
+                           party_id=p.id, place="Quarry Road", violation="no silt fence", requirements=["install"],
+                           remedy="install silt fence", remediation_days=5, violation_since=t.date(), prior=[],
+                           issued_at=t + timedelta(days=2), by="smo", signatory="Dana Ortiz")
+    store.notice_event(w.id, kind="withdrawn", at=t + timedelta(days=3), by="smo", note="wrong site")
+    plan = store.add_swppp(site="CS-2", title="Quarry Road Plaza SWPPP rev 2", party_id=p.id, received_at=t,
+                           deviates=False, by="smo")
+    store.swppp_event(plan.id, kind="complete", at=t + timedelta(days=2), by="smo")
+    store.swppp_event(plan.id, kind="decided", at=t + timedelta(days=9), by="smo", outcome="approved_with_conditions")
     store.close()
     (tmp / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
     out = tmp / "report"
@@ -77,7 +88,7 @@ def test_every_count_is_its_records(seeded):
     wd, out, printed = seeded
     reg = load_registry(demo_configs() / "sites.yaml")
     db = sqlite3.connect(wd / "incidents.db")
-    start = "2026-03-10T04:00:00"        # 10 March 2026, 00:00 EST, in UTC
+    start = "2026-01-03T05:00:00"        # 3 January 2026, 00:00 EST, in UTC (GP-0-24-001's year)
 
     assert [r["outfall"] for r in rows(out, "outfalls")] == sorted(o.id for o in reg.outfalls)
     assert [(r["outfall"], r["screenings"], r["flow_observed"]) for r in rows(out, "screened")] == \
@@ -95,28 +106,46 @@ def test_every_count_is_its_records(seeded):
     storms = [i for (i,) in db.execute("SELECT id FROM incidents WHERE kind = 'storm' AND start >= ? ORDER BY start, id",
                                        (start,))]
     assert storms and [int(r["incident"]) for r in rows(out, "storms")] == storms
-    items = db.execute("SELECT id, subject, start, deadline FROM incidents WHERE kind = 'inspection_due' AND "
+    items = db.execute("SELECT id, subject, deadline, event FROM incidents WHERE kind = 'inspection_due' AND "
                        "(resolution IS NULL OR resolution != 'retracted') ORDER BY deadline, id").fetchall()
-    inspected = db.execute("SELECT site, at FROM inspections").fetchall()
     report = {int(r["incident"]): r for r in rows(out, "inspections")}
     assert sorted(report) == sorted(i for i, *_ in items) and items
-    for iid, site, item_start, deadline in items:
-        times = sorted(at for s, at in inspected if s == site and at >= item_start)
-        expected = ("on_time" if times[0] <= deadline else "late") if times else "missed"
-        assert report[iid]["status"] in (expected, "not_yet_due"), (iid, site, times, deadline)
+    end = datetime.fromisoformat(max(at for (at,) in db.execute("SELECT updated_at FROM incidents")))
+    for iid, site, deadline, event in items:
+        # the engine's own record of the inspection that closed the item (after it opened)
+        closed = json.loads(event)["closed_at"]
+        closed = datetime.fromisoformat(closed) if closed else None
+        due = datetime.fromisoformat(deadline)
+        expected = ("on_time" if closed <= due else "late") if closed else ("missed" if end > due else "not_yet_due")
+        assert report[iid]["status"] == expected, (iid, site, closed, deadline)
+        assert (datetime.fromisoformat(report[iid]["inspected_at"]) if report[iid]["inspected_at"] else None) == closed
     statuses = {r["status"] for r in report.values()}
-    assert "on_time" in statuses                                         # the demo's inspector visits CS-1 in time
-    assert [(r["notice"], r["kind"], r["status"]) for r in rows(out, "enforcement")] == [
-        ("NOV-2026-001", "notice of violation", "in force"), ("SWO-2026-001", "stop-work order", "in force")]
-    assert [(r["notice"], r["status"], r["reason"]) for r in rows(out, "notices_withdrawn")] == [
-        ("NOV-2026-002", "withdrawn", "issued to the wrong property")]     # listed, not an enforcement action
+    assert {"on_time", "not_yet_due"} <= statuses          # the demo's inspector visits CS-1 in time; a cycle runs
+    assert [(r["notice"], r["kind"], r["status"], r["counted"]) for r in rows(out, "enforcement")] == [
+        ("NOV-2026-001", "notice of violation", "in force", "True"),
+        ("SWO-2026-001", "stop-work order", "in force", "True")]
+    assert [(r["notice"], r["status"], r["reason"], r["counted"]) for r in rows(out, "notices_withdrawn")] == [
+        ("NOV-2026-002", "withdrawn", "issued to the wrong property", "False"),
+        ("NOV-2026-003", "withdrawn", "wrong site", "False")]              # listed, not enforcement actions
+    assert [r["notice"] for r in rows(out, "idde_enforcement")] == ["NOV-2026-001"]           # § 148 Art. II: MCM 3
+    assert [r["notice"] for r in rows(out, "construction_enforcement")] == ["SWO-2026-001"]   # Art. I
+    assert [(r["case"], r["status"]) for r in rows(out, "complaints")] == [("IDDE-2026-001", "closed")]
+    assert {r["outfall"]: r["monitored"] for r in rows(out, "outfalls")} == {o.id: "True" for o in reg.outfalls}
+    assert [(r["swppp"], r["status"], r["outcome"]) for r in rows(out, "swppp_reviews")] == [
+        ("SWPPP-2026-001", "decided", "approved_with_conditions")]
+    assert printed.splitlines()[0].startswith("brookhollow, reporting year 2026 (2026-01-03 to 2027-01-03, exclusive)")
+    for label, n in (("Enforcement under the illicit-discharge law", 1), ("Enforcement under the construction law", 1),
+                     ("Complaints received", 1), ("SWPPP reviews", 1), ("Fines and penalties assessed (construction)",
+                                                                         "—"),
+                     ("Town oversight inspections of construction sites", "—")):
+        assert f"  {label}: {n}\n" in printed, label
     sink = SqliteSink(wd / "store.db")
     try:
-        recs = sink.calibration_history(start=datetime(2026, 3, 10, 5, tzinfo=timezone.utc))
+        recs = sink.calibration_history(start=datetime(2026, 1, 3, 5, tzinfo=timezone.utc))
         assert [r["record"] for r in rows(out, "calibrations_done")] == [x.id for x in sorted(recs, key=lambda x: (x.performed, x.id))]
         up = {r["station"]: r for r in rows(out, "uptime")}
         assert set(up) >= {o.id for o in reg.outfalls} | {g.id for g in reg.rain_gauges}
-        of1 = sink.readings("OF-1", "flow", datetime(2026, 3, 10, 4, tzinfo=timezone.utc), datetime.now(timezone.utc))
+        of1 = sink.readings("OF-1", "flow", datetime(2026, 1, 3, 5, tzinfo=timezone.utc), datetime.now(timezone.utc))
         assert int(up["OF-1"]["hours_with_readings"]) == len({r.time_ns // 3_600_000_000_000 for r in of1
                                                               if r.value is not None}) > 0
     finally:
@@ -136,7 +165,39 @@ def test_the_html_links_every_count_and_the_pdf_reads_back(seeded):
         pytest.fail("pdftotext is missing: apt-get install poppler-utils")
     text = subprocess.run(["pdftotext", str(out / "report.pdf"), "-"], capture_output=True, text=True,
                           check=True).stdout
-    assert "Permit year 2026" in text and "Illicit discharges eliminated" in text and "IDDE-2026-001" in text
+    assert "GP-0-24-001 annual report, reporting year 2026" in text and "Illicit discharges eliminated" in text
+    assert "IDDE-2026-001" in text and "January 3, 2026 to January 2, 2027" in text
+    for words in ("NYR20A999", "Town of Brookhollow", "Pat Doe", "I certify under penalty of law", "40 CFR 122.22(d)",
+                  "Signature", "MCM 3", "MCM 4", "Fines and penalties assessed"):
+        assert words in text, words
+
+
+def test_the_period_and_continuous_monitoring_are_the_towns_choice(seeded):
+    """The registry's annual_report: another first day (GP-0-15-003's 10 March) moves the year;
+    continuous monitoring counts an outfall as screened when the town says so."""
+    from ms4watch.alerts.incidents import IncidentStore, connect
+    from ms4watch.commands.report import _Incidents
+    from ms4watch.compliance import report as rp
+    from ms4watch.workbench.services.stations import stations_of
+    wd, _, _ = seeded
+    base = load_registry(demo_configs() / "sites.yaml")
+    reg = base.model_copy(update={"annual_report": base.annual_report.model_copy(
+        update={"year_starts": "03-10", "continuous_monitoring_screens": True})})
+    store, conn, sink = ComplianceStore(wd / "compliance.db", tz=reg.tz), connect(wd / "incidents.db"), \
+        SqliteSink(wd / "store.db")
+    try:
+        r = rp.build(registry=reg, store=store, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)), year=2026,
+                     now=datetime(2026, 6, 8, tzinfo=timezone.utc), calibrations=sink, readings=sink,
+                     stations=lambda: stations_of(reg))
+    finally:
+        sink.close()
+        conn.close()
+        store.close()
+    assert (r.start.isoformat(), r.end.isoformat()) == ("2026-03-10T00:00:00-04:00", "2027-03-10T00:00:00-05:00")
+    screened = {x["outfall"]: x["method"] for x in r.sections["screened"].rows}
+    assert screened == {"OF-1": "field screening + continuous monitoring", "OF-2": "field screening + continuous monitoring",
+                        "OF-3": "continuous monitoring"}
+    assert r.permit.id == "GP-0-24-001" and r.permittee.spdes_id == "NYR20A999"
 
 
 @pytest.mark.parametrize("make", [False, True], ids=["missing", "empty"])

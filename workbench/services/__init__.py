@@ -96,12 +96,12 @@ class Workbench:
         conn = connect(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
-        audit = AuditLog(conn, lock)
         clock = clock or (lambda: datetime.now(timezone.utc))
+        audit = AuditLog(conn, lock, clock)           # one clock for every record (the demo's: simulated)
         charts = Charts(readings, registry, clock) if readings else None
         photos = PhotoStore(settings.data_dir / "photos", settings.web.photo_max_bytes)
-        reports = InspectionReports(conn, lock)
-        suppressions = SuppressionStore(conn, lock)
+        reports = InspectionReports(conn, lock, clock)
+        suppressions = SuppressionStore(conn, lock, clock)
         town_dir = settings.town_data_dir(registry.municipality)
         corrections = CorrectionStore(settings.data_dir / "corrections.db")   # what `ms4watch corrections` writes
         if compliance is None:
@@ -126,6 +126,7 @@ class Workbench:
     def close(self) -> None:
         self.stations.close()
         if self.compliance is not None:
+            self.compliance.close_overrides()
             self.compliance.store.close()
         if self.corrections is not None:
             self.corrections.close()

@@ -761,7 +761,38 @@ class ComplianceDesk:
         self.sync_samples()
         return rp.build(registry=self.registry, store=self.store, incidents=self.incidents, year=year,
                         now=self.clock(), calibrations=self.calibrations, readings=self.readings,
-                        stations=lambda: stations_of(self.registry))
+                        stations=lambda: stations_of(self.registry), reports=self.reports,
+                        overrides=self.overrides)
+
+    @property
+    def overrides(self):
+        """The annual report's counts stated by hand (in compliance.db)."""
+        from ...compliance.report_overrides import ReportOverrides
+        if getattr(self, "_overrides", None) is None:
+            self._overrides = ReportOverrides(self.store.path, self.clock)
+        return self._overrides
+
+    def close_overrides(self) -> None:
+        if getattr(self, "_overrides", None) is not None:
+            self._overrides.close()
+            self._overrides = None
+
+    def override_count(self, actor: Actor, year: int, body: Any):
+        """A count of the annual report stated by hand (``body``: line, value, reason): kept as
+        a record of its own and audited; the report prints it beside the records' count."""
+        from ...compliance import report as rp
+        lines = {ln.id for ln in rp.AnnualReport(self.municipality, year, *rp.permit_year(year, self.tz),
+                                                  self.clock(), {k: rp.Section(k, t, [], []) for k, t in rp.SECTIONS}
+                                                  ).lines()}
+        target = f"report:{year}:{body.line}"
+
+        def work():
+            if body.line not in lines and body.line.split(":", 1)[0] not in dict(rp.SECTIONS):
+                raise Refused(f"line: no line {body.line!r} in the annual report")
+            return self.overrides.add(year=year, line=body.line, value=body.value, reason=body.reason,
+                                      by=actor.username)
+        return self._write(actor, Permission.ENFORCE, "report.override", target, work,
+                           lambda o: f"{o.line} = {o.value}: {o.reason}")
 
     # -- evidence packets -------------------------------------------------------------------------
     def packet(self, actor: Actor, fmt: str, *, case_id: int | None = None,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 ReadingsLookup = Callable[[dict, datetime, datetime], "pd.DataFrame"]
 MAX_CSV_ROWS = 5000
@@ -58,7 +59,15 @@ def csv_excerpt(df: "pd.DataFrame") -> bytes:
 
 def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,
               threshold: dict[str, Any] | None, tz: str) -> bytes:
-    """Lines for readings, bars for rain, the threshold dashed, the episode shaded."""
+    """Lines for readings, bars for rain, the threshold dashed, the episode shaded (PNG)."""
+    buf = io.BytesIO()
+    chart_figure(df, title=title, start=start, end=end, threshold=threshold, tz=tz).savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def chart_figure(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,
+                 threshold: dict[str, Any] | None, tz: str) -> "Figure":
+    """The chart as a matplotlib Figure, not yet rendered (what :func:`chart_png` draws)."""
     import pandas as pd
     from matplotlib.figure import Figure  # imported when a chart is drawn: keeps start-up light
 
@@ -70,16 +79,20 @@ def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime 
     thresholds = [c for c in local.columns if str(c).lower().startswith("threshold")]
     series = [c for c in local.columns if c not in rain and c not in thresholds
               and pd.api.types.is_numeric_dtype(local[c])]
+    # Each series from its own readings: the frame's columns have different cadences (5-minute
+    # flow beside 1-minute rain), so on the union of their times a column is mostly gaps, and
+    # a line through the gaps is no line.
+    own = {c: pd.to_numeric(local[c], errors="coerce").dropna() for c in series + thresholds + rain}
     for c in series:
-        ax.plot(local.index, local[c], label=str(c), linewidth=1.2)
+        ax.plot(own[c].index, own[c].to_numpy(), label=str(c), linewidth=1.2)
     for c in thresholds:
-        ax.plot(local.index, local[c], label=str(c), linestyle="--", color="tab:red")
+        ax.plot(own[c].index, own[c].to_numpy(), label=str(c), linestyle="--", color="tab:red")
     up = next((c for c in series if "up" in str(c).lower()), None)
     down = next((c for c in series if "down" in str(c).lower()), None)
     if threshold and threshold.get("kind") == "turbidity_contrast" and up is not None and down is not None:
         # The contrast rule's line: downstream above it is a contrast (per reading).
-        limit = local[up] + (local[up] * float(threshold["fraction"])).clip(lower=float(threshold["delta"]))
-        ax.plot(local.index, limit, linestyle="--", color="tab:red", label=f"threshold: {threshold['label']}")
+        limit = own[up] + (own[up] * float(threshold["fraction"])).clip(lower=float(threshold["delta"]))
+        ax.plot(limit.index, limit.to_numpy(), linestyle="--", color="tab:red", label=f"threshold: {threshold['label']}")
     if threshold and threshold.get("value") is not None:
         ax.axhline(float(threshold["value"]), linestyle="--", color="tab:red",
                    label=f"{threshold.get('label', 'threshold')} {threshold['value']} {threshold.get('unit', '')}".strip())
@@ -88,9 +101,10 @@ def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime 
     if rain:
         ax2 = ax.twinx()
         for c in rain:  # a filled step, not bars: cheap for thousands of readings
-            ax2.fill_between(local.index, 0, local[c].fillna(0), step="mid", alpha=0.4, color="tab:blue",
+            ax2.fill_between(own[c].index, 0, own[c].to_numpy(), step="mid", alpha=0.4, color="tab:blue",
                              linewidth=0, label=str(c))
-        top = float(pd.concat([local[c] for c in rain]).max() or 0)
+        top = float(pd.concat([own[c] for c in rain]).max())
+        top = top if top == top else 0.0           # no rain reading in the window (NaN)
         ax2.set_ylim(max(top * 3, 0.01), 0)  # hanging from the top, a third of the height
         ax2.set_ylabel("rain [in]")
         h2, l2 = ax2.get_legend_handles_labels()
@@ -102,6 +116,4 @@ def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime 
     ax.set_xlabel(f"time ({tz})")
     ax.grid(alpha=0.3)
     fig.autofmt_xdate()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return fig

@@ -357,14 +357,19 @@ def deadlines_csv(actor: CurrentActor, services: Services) -> Response:
 
 
 class CountOut(BaseModel):
+    line: str = Field(description="the line's id (what a count stated by hand names)")
+    mcm: int | None = Field(description="the minimum control measure (3, 4), or none")
     section: str
     label: str
-    count: int
+    count: int | None = Field(description="the count reported: stated by hand if it was, else the records'; "
+                                          "null for a line stated by hand only and not yet stated")
+    records: int | None = Field(description="the count of the records behind the line (null: none are kept)")
     column: str | None
     value: str | None
 
 
 class AnnualOut(BaseModel):
+    permit: str
     year: int
     start: datetime
     end: datetime
@@ -372,9 +377,11 @@ class AnnualOut(BaseModel):
     counts: list[CountOut]
 
 
-@router.get("/reports/annual/{year}", summary="The annual report's counts for a permit year (from 10 March)")
+@router.get("/reports/annual/{year}", summary="The annual report's counts for a reporting year (GP-0-24-001: from "
+                                           "3 January)")
 def annual(year: Annotated[int, Path(ge=2000, le=2100)], actor: CurrentActor, services: Services) -> AnnualOut:
     r = desk(services).annual_report(actor, year)
-    return AnnualOut(year=year, start=r.start, end=r.end, as_of=r.as_of,
-                     counts=[CountOut(section=s, label=label, count=n, column=c, value=v)
-                             for s, label, n, c, v in r.counts()])
+    return AnnualOut(permit=r.permit.id, year=year, start=r.start, end=r.end, as_of=r.as_of,
+                     counts=[CountOut(line=ln.id, mcm=ln.mcm, section=ln.section or ln.id, label=ln.label,
+                                      count=ln.reported, records=ln.computed, column=ln.column, value=ln.value)
+                             for ln in r.lines()])

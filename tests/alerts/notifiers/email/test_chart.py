@@ -1,0 +1,98 @@
+"""The evidence chart draws a line for each quantity from that quantity's own readings.
+
+The readings behind an incident come as one frame whose columns have different cadences
+(5-minute flow or turbidity beside 1-minute rain, as ``evidence.StoreReadings`` builds it):
+on the union of their times each column is mostly gaps, and a line drawn through the gaps
+is no line at all. The figure is inspected before it is rendered (the Line2D data), and the
+PNG itself is compared with the same chart without the readings line."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ms4watch.alerts.notifiers.email.chart import chart_figure, chart_png
+
+START = datetime(2026, 6, 8, 14, tzinfo=timezone.utc)
+
+
+def interleaved(quantity: str, threshold: str | None) -> pd.DataFrame:
+    """``quantity`` every 5 minutes, rain every minute: the frame the packet and the page get."""
+    five = pd.date_range(START, periods=37, freq="5min")
+    one = pd.date_range(START, periods=181, freq="1min")
+    cols = {quantity: pd.Series(np.linspace(0.2, 6.0, len(five)), index=five),
+            "rain_in": pd.Series(0.0, index=one)}
+    if threshold:
+        cols[threshold] = pd.Series(0.5, index=five)
+    frame = pd.DataFrame(cols)
+    frame.index.name = "time"
+    assert frame[quantity].isna().sum() > len(five)          # mostly gaps on the union of the times
+    return frame
+
+
+def lines(fig, label: str):
+    return [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label() == label]
+
+
+@pytest.mark.parametrize("quantity, threshold, rule", [
+    ("flow_gpm", "threshold_gpm", {"label": "flow floor", "value": 0.5, "unit": "gpm"}),
+    ("turbidity_down_ntu", None, None)])
+def test_the_alerting_quantity_is_drawn_as_a_line(quantity, threshold, rule):
+    frame = interleaved(quantity, threshold)
+    fig = chart_figure(frame, title="t", start=START, end=None, threshold=rule, tz="America/New_York")
+    [line] = lines(fig, quantity)
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert len(y) == 37 and np.isfinite(y).all()             # every reading, joined: a line, not 37 dots
+    assert y[-1] == pytest.approx(6.0)
+    if threshold:
+        [t] = lines(fig, threshold)
+        assert np.isfinite(np.asarray(t.get_ydata(), dtype=float)).all()
+
+
+def test_the_png_shows_the_line():
+    """Rendered, the readings line is there: pixels of its colour (the first of the cycle,
+    tab:blue #1f77b4; the rain is all zero, so no rain is filled). Before the fix there were
+    none: axes, threshold and episode only."""
+    from PIL import Image
+    frame = interleaved("flow_gpm", "threshold_gpm")
+    png = chart_png(frame, title="t", start=START, end=None, threshold=None, tz="America/New_York")
+    px = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
+    blue = (np.abs(px - np.array([0x1F, 0x77, 0xB4])).sum(axis=2) < 40).sum()
+    assert blue > 300, blue
+
+
+def test_a_dry_weather_flow_chart_from_the_store_has_its_flow_line(tmp_path):
+    """The frame the page, the email and the packet draw: ``evidence.StoreReadings`` over a
+    SQLite store holding an outfall's 5-minute flow and its gauge's 1-minute rain."""
+    from ms4watch.contract.registry import load_registry
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.demo import demo_configs
+    from ms4watch.evidence import StoreReadings
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    reg = load_registry(demo_configs() / "sites.yaml")
+    outfall = reg.outfalls[0]
+    gauge = outfall.rain_gauges[0]
+    t0 = to_ns(START)
+    msgs = [StoredMessage("LOG-OF", i, (CanonicalReading(t0 + i * 300 * 10**9, outfall.id, "LOG-OF", "flow", "flow",
+                                                         2.0 + i / 10, "gpm", "", i),)) for i in range(37)]
+    msgs += [StoredMessage("LOG-RG", i, (CanonicalReading(t0 + i * 60 * 10**9, gauge, "LOG-RG", "rain", "rain", 0.0,
+                                                          "in", "", i),)) for i in range(181)]
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    try:
+        sink.write(msgs)
+        incident = {"kind": "dry_weather_flow", "subject": outfall.id, "event": {"outfall": outfall.id}}
+        frame = StoreReadings(sink, reg)(incident, START, START + pd.Timedelta(hours=3))
+    finally:
+        sink.close()
+    assert {"flow_gpm", "rain_in", "threshold_gpm"} <= set(frame.columns) and frame["flow_gpm"].isna().any()
+    fig = chart_figure(frame, title="t", start=START, end=None, tz=reg.timezone,
+                       threshold={"label": "flow floor", "value": outfall.flow_floor_gpm, "unit": "gpm"})
+    [line] = lines(fig, "flow_gpm")
+    assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum() == 37 == len(line.get_ydata())

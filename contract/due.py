@@ -144,6 +144,7 @@ class Due:
                 "due_day": self.last_day.isoformat() if self.last_day else None, "due_tz": self.tz,
                 "due_provision": self.provision, "due_runs_from": self.runs_from, "due_period": self.period,
                 "due_moved_from": self.moved_from.isoformat() if self.moved_from else None,
+                "due_moved_because": [[c.day.isoformat(), c.name, c.closure] for c in self.moved_because] or None,
                 "due_closures": [[c.day.isoformat(), c.name] for c in self.closures] or None}
 
     @classmethod
@@ -166,9 +167,11 @@ class Due:
             return cls.at(ends, tz, provision=provision, runs_from=runs_from, period=str(f.get("due_period", "")))
         closures = tuple(NonBusinessDay(date.fromisoformat(d), n, True) for d, n in (f.get("due_closures") or ()))
         moved = f.get("due_moved_from")
+        because = tuple(NonBusinessDay(date.fromisoformat(d), n, bool(c)) for d, n, c in (f.get("due_moved_because") or ()))
         return cls.end_of_day(date.fromisoformat(str(f["due_day"])), tz, provision=provision, runs_from=runs_from,
                               period=str(f.get("due_period", "")),
-                              moved_from=date.fromisoformat(moved) if moved else None, closures=closures)
+                              moved_from=date.fromisoformat(moved) if moved else None, moved_because=because,
+                              closures=closures)
 
 
 def _zone(tz: str) -> ZoneInfo:

@@ -342,3 +342,62 @@ def _packet_record(bench, iid: int) -> dict:
         name = next(n for n in z.namelist() if n.endswith("records.json"))
         record = json.loads(z.read(name))
     return next(i for i in record["incidents"] if i["id"] == iid)
+
+
+def test_the_board_names_the_towns_office_closure(tmp_path):
+    """A call on Friday 3 July is confirmed in writing within three business days; the town's
+    offices were closed on Monday 6 July (its registry): Tuesday 7, Wednesday 8, Thursday 9."""
+    from ms4watch.compliance.calendar import BusinessCalendar
+    from ms4watch.compliance.deadlines import release_deadlines
+    from ms4watch.compliance.store import Event, Release
+    from ms4watch.contract.registry import OfficeClosure
+    from ms4watch.settings import Settings
+    from ms4watch.workbench.app import templates
+    from tests.support.workbench import SECRET
+
+    cal = BusinessCalendar(NY, [OfficeClosure(day=date(2026, 7, 6), name="Town Hall closed (flood)")])
+    r = Release(1, "REL-2026-001", "ramapo-218", "non_hazardous", "diesel", "Elm St", None, None, None,
+                t(2026, 7, 2, 16), "caller", False, None, "insp", (Event(1, "called", t(2026, 7, 3, 9)),))
+    settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
+                                        "web": {"secret": SECRET}, "sms": {"inbound": "none"}})
+    env = templates(NY, settings).env
+    out = html.unescape(env.from_string('{% from "_deadlines.html" import deadline_list %}'
+                                        '{{ deadline_list(items, now, "") }}').render(items=release_deadlines(r, cal),
+                                                                                     now=NOW))
+    written = _item(out, "release/1/written")
+    assert _due_span(written) == "Thu 2026-07-09 (end of day)"
+    assert "not counted: Monday, July 6, 2026 (office closure: Town Hall closed (flood))" in written
+
+
+def test_a_clock_whose_event_is_not_yet_recorded_reads_the_same_everywhere(tmp_path):
+    """§ 148-18B: remedial measures within 15 days of notification. Before delivery is
+    recorded there is no day to name: the board, the API and the letter line say the period
+    and its event, and no deadline incident opens."""
+    from ms4watch.compliance import clocks
+    from ms4watch.compliance.calendar import BusinessCalendar
+    from ms4watch.compliance.deadlines import Deadline
+    from ms4watch.compliance.laws import LAWS
+    from ms4watch.compliance.letters import due_text
+    from ms4watch.compliance.watch import ComplianceWatch
+    from ms4watch.settings import Settings
+    from ms4watch.workbench.app import templates
+    from ms4watch.workbench.routes.api.compliance import DeadlineOut
+    from tests.support.workbench import SECRET
+
+    rule = LAWS["schenectady-148-I"].remediation
+    d = Deadline("notice/7/remediation", "notice:7", "NOV-2026-007", "remedial measures (NOV-2026-007)",
+                 "the violator", None, clocks.pending(rule, BusinessCalendar(NY), runs_from="receipt of this notice"),
+                 rule)
+    words = "within 15 days of receipt of this notice"
+    assert d.state(NOW + timedelta(days=400)) == "running" and d.due is None
+    assert due_text(d.when) == words
+    api = DeadlineOut.of(d, NOW).model_dump(mode="json")
+    assert (api["due"], api["due_day"], api["when"]["form"], api["when"]["ends_at"]) == (None, None, "pending", None)
+    assert api["when"]["text"].startswith(words)
+    settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
+                                        "web": {"secret": SECRET}, "sms": {"inbound": "none"}})
+    out = html.unescape(templates(NY, settings).env.from_string(
+        '{% from "_deadlines.html" import deadline_list %}{{ deadline_list(items, now, "") }}').render(items=[d],
+                                                                                                       now=NOW))
+    assert _due_span(_item(out, d.key)).startswith(words)
+    assert ComplianceWatch().advance(to_ns(NOW), [d]) == []

@@ -1,7 +1,10 @@
 """The laws' clocks as pure functions over :mod:`.laws`.
 
-A deadline is an instant: the end of the due day in the town's zone (the next local
-midnight), or, for what must be done *immediately*, the instant the clock started.
+:func:`deadline` gives a clock as one :class:`~ms4watch.contract.due.Due` — its last day,
+the instant that day ends in the town's zone (the next local midnight), the provision and
+the event it runs from — or, for what must be done *immediately*, the instant the clock
+started; :func:`pending` one whose event is not yet recorded. ``due`` and ``due_day`` are
+its end instant and last day. Every channel renders a ``Due`` with ``contract.duetext``.
 
 * Days are counted as N.Y. General Construction Law § 20 counts them: "exclusive of the
   calendar day from which the reckoning is made" — a notice issued on 1 June gives an
@@ -25,7 +28,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, timedelta
 from typing import Iterable
 
 from ..contract.due import Due

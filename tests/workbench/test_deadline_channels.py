@@ -122,7 +122,7 @@ def bench(tmp_path_factory):
                   violation="washer discharge to the storm drain", requirements=["eliminate"],
                   remedy="plug the floor drain", violation_since=date(2026, 6, 1), prior=[], by="smo",
                   signatory="Dana Ortiz")
-    n1 = store.issue_notice(law="ramapo-218", site=None, remediation_days=10, issued_at=t(2026, 6, 7, 11), **common)
+    store.issue_notice(law="ramapo-218", site=None, remediation_days=10, issued_at=t(2026, 6, 7, 11), **common)
     n2 = store.issue_notice(law="ramapo-218", site=None, remediation_days=30, issued_at=t(2026, 6, 1, 10), **common)
     store.notice_event(n2.id, kind="appeal_filed", at=t(2026, 6, 5, 10), by="smo")
     store.notice_event(n2.id, kind="decided", at=t(2026, 6, 25, 15), by="smo", outcome="upheld")

@@ -146,17 +146,23 @@ class ReleaseDue:
     written_rule: ClockRule
 
 
+def release_rules(law: Law, kind: ReleaseKind) -> tuple[ClockRule, ClockRule]:
+    """The notification clock of a release of ``kind`` and the written confirmation's."""
+    rule = law.release_hazardous if kind is ReleaseKind.HAZARDOUS else law.release_notice
+    if rule is None or law.release_written is None:
+        raise ValueError(f"{law.short} ({law.key}) has no release notification section")
+    return rule, law.release_written
+
+
 def release_deadlines(law: Law, kind: ReleaseKind, *, known_at: datetime, called_at: datetime | None,
                       cal: BusinessCalendar) -> ReleaseDue:
     """Ramapo § 218-43, Schenectady § 148-31: a hazardous release is notified immediately; a
     nonhazardous one in person, by telephone or facsimile by the next business day after it
     was known; a notice in person or by telephone is confirmed in writing within three
     business days of it."""
-    rule = law.release_hazardous if kind is ReleaseKind.HAZARDOUS else law.release_notice
-    if rule is None or law.release_written is None:
-        raise ValueError(f"{law.short} ({law.key}) has no release notification section")
-    written = due(law.release_written, called_at, cal) if called_at is not None else None
-    return ReleaseDue(due(rule, known_at, cal), rule, written, law.release_written)
+    rule, written_rule = release_rules(law, kind)
+    written = due(written_rule, called_at, cal) if called_at is not None else None
+    return ReleaseDue(due(rule, known_at, cal), rule, written, written_rule)
 
 
 # -- offences and penalties ---------------------------------------------------------------------
@@ -236,7 +242,8 @@ def all_rules() -> list[ClockRule]:
     return out + [SWPPP_COMPLETENESS, SWPPP_COMPLETENESS_DEVIATING, SWPPP_DECISION, SWPPP_DEFAULT]
 
 
-__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "deadline", "pending", "period_text", "due", "due_day", "remediation_due", "appeal_due",
-           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
+__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "deadline", "pending", "period_text", "due", "due_day",
+           "remediation_due", "appeal_due",
+           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "release_rules", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]

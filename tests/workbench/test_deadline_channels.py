@@ -34,6 +34,7 @@ from ms4watch.alerts.evaluate import site_inspections
 from ms4watch.alerts.notifiers.base import Notification, Recipient
 from ms4watch.alerts.notifiers.sms.format import sms_text
 from ms4watch.alerts.notifiers.text import plain_text
+from ms4watch.alerts.notifiers.webhook.notifier import WebhookNotifier
 from ms4watch.alerts.rules.calibration import calibration_events
 from ms4watch.contract.timeutil import to_ns
 from tests.support.notify_peers import Clock
@@ -237,6 +238,9 @@ def test_every_deadline_incident_names_the_same_day_in_every_channel(bench):
         page = html.unescape(page_of(bench, f"/incidents/{inc['id']}"))
         listing = html.unescape(page_of(bench, f"/incidents?kind={inc['kind']}"))
         records = _packet_record(bench, inc["id"])
+        hook = WebhookNotifier("http://127.0.0.1:9/hook").payload(_note(snap, "webhook"))["due"]
+        assert (hook["last_day"], hook["ends_at"] and when(hook["ends_at"])) == \
+            (inc["due"]["last_day"], when(inc["due"]["ends_at"]))
         due = inc["due"]
         if form == "day":
             last = expected

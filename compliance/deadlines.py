@@ -9,7 +9,8 @@ appeal window is shown but is nobody's duty, so it raises no incident.
 
 Each deadline's due date is one :class:`~ms4watch.contract.due.Due` (``when``), rendered by
 :mod:`ms4watch.contract.duetext` wherever it is shown. A clock whose starting event is not
-yet recorded is ``pending``: running, with no day yet, never overdue.
+yet recorded is ``pending``: running ("awaiting delivery"), with no day yet, never overdue;
+``awaiting`` gives its words ("within 15 days of receipt of this notice").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from ..contract import duetext
 from ..contract.due import Due
 from . import clocks
 from .clocks import BusinessCalendar, ReleaseKind
@@ -39,11 +41,17 @@ class Deadline:
     place: str | None = None    # outfall or site id
     href: str = ""
     actionable: bool = True
+    awaits: str = "delivery"    # what a pending clock waits for, in its state ("awaiting delivery")
 
     @property
     def due(self) -> datetime | None:
         """The instant the clock runs out (the end of the last day); None while pending."""
         return self.when.ends_at
+
+    @property
+    def awaiting(self) -> str | None:
+        """A pending clock's words instead of a day ("within 15 days of receipt of this notice"), else None."""
+        return duetext.by_long(self.when) if self.when.pending_event else None
 
     @property
     def immediate(self) -> bool:
@@ -73,6 +81,8 @@ class Deadline:
             return "met" if self.immediate or self.when.met_by(self.met_at) else "met late"
         if self.closed is not None:
             return "closed"
+        if self.when.pending_event:
+            return f"awaiting {self.awaits}"
         if self.immediate and self.start is not None and now >= self.start:
             return "overdue"
         if self.when.passed(now):

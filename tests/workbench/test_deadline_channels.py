@@ -393,10 +393,12 @@ def test_a_clock_whose_event_is_not_yet_recorded_reads_the_same_everywhere(tmp_p
                  "the violator", None, clocks.pending(rule, BusinessCalendar(NY), runs_from="receipt of this notice"),
                  rule)
     words = "within 15 days of receipt of this notice"
-    assert d.state(NOW + timedelta(days=400)) == "running" and d.due is None
+    assert d.state(NOW + timedelta(days=400)) == "awaiting delivery" and d.running and d.due is None
+    assert d.awaiting == "within 15 days of receipt of this notice"
     assert due_text(d.when) == words
     api = DeadlineOut.of(d, NOW).model_dump(mode="json")
     assert (api["due"], api["due_day"], api["when"]["form"], api["when"]["ends_at"]) == (None, None, "pending", None)
+    assert (api["awaiting"], api["state"]) == (words, "awaiting delivery")
     assert api["when"]["text"].startswith(words)
     settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
                                         "web": {"secret": SECRET}, "sms": {"inbound": "none"}})

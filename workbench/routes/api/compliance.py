@@ -107,6 +107,9 @@ class DeadlineOut(BaseModel):
     due: datetime | None = Field(description="the instant it runs out (for a period of days the local midnight "
                                              "ending due_day); null while pending")
     due_day: date | None = Field(description="the last day (the day every channel names)")
+    awaiting: str | None = Field(None, description="a clock whose starting event is not yet recorded: its period in "
+                                                   "words instead of a day (\"within 15 days of receipt of this "
+                                                   "notice\")")
     when: DueOut
     state: str
     met_at: datetime | None
@@ -121,7 +124,7 @@ class DeadlineOut(BaseModel):
     @classmethod
     def of(cls, d: Any, now: datetime) -> "DeadlineOut":
         return cls(key=d.key, record=d.record, number=d.number, label=d.label, who=d.who, start=d.start, due=d.due,
-                   due_day=d.when.last_day, when=DueOut.of(d.when), state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
+                   due_day=d.when.last_day, awaiting=d.awaiting, when=DueOut.of(d.when), state=d.state(now), met_at=d.met_at, closed=d.closed, provision=d.rule.provision,
                    actionable=d.actionable, immediately=d.immediate,
                    met_after_seconds=int(d.elapsed.total_seconds()) if d.elapsed is not None else None)
 

@@ -242,8 +242,10 @@ def all_rules() -> list[ClockRule]:
     return out + [SWPPP_COMPLETENESS, SWPPP_COMPLETENESS_DEVIATING, SWPPP_DECISION, SWPPP_DEFAULT]
 
 
-__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "deadline", "pending", "period_text", "due", "due_day",
-           "remediation_due", "appeal_due",
-           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "release_rules", "offences",
+__all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "due", "due_day", "remediation_due", "appeal_due",
+           "hearing_due", "decision_filing_due", "corrective_work_due", "release_deadlines", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]
+
+# the typed due date (contract/due.py) of a clock, and the rule choice of a release
+__all__ += ["deadline", "pending", "period_text", "release_rules"]

@@ -165,6 +165,14 @@ class ApprovedDischarge(_Model):
         return self
 
 
+class OfficeClosure(_Model):
+    """A day the town's offices are closed (a snow emergency, a flood): no business day for
+    the laws' clocks, and named as an office closure on the deadline board and in letters."""
+
+    day: date
+    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
+
+
 class Role(str, enum.Enum):
     SMO = "smo"
     DEPUTY = "deputy"
@@ -208,17 +216,11 @@ class Contact(_Model):
         return v
 
 
-class OfficeClosure(_Model):
-    """A day the town's offices are closed (a snow emergency, a flood): no business day for
-    the laws' clocks, and named as an office closure on the deadline board and in letters."""
-
-    day: date
-    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
-
-
 class Registry(_Model):
     municipality: str
     timezone: str = "America/New_York"
+    # Days the town's offices are closed besides New York's public holidays: not business days.
+    office_closures: list[OfficeClosure] = Field(default_factory=list)
     rain_gauges: list[RainGauge] = Field(default_factory=list)
     outfalls: list[Outfall] = Field(default_factory=list)
     turbidity_pairs: list[TurbidityPair] = Field(default_factory=list)
@@ -230,8 +232,6 @@ class Registry(_Model):
     # SWPPP reviews under (keys of ``compliance.laws.LAWS``: ramapo-218, schenectady-148-II,
     # schenectady-148-I). None: not stated; every law is offered, the town's own first.
     local_laws: list[str] | None = None
-    # Days the town's offices are closed besides New York's public holidays: not business days.
-    office_closures: list[OfficeClosure] = Field(default_factory=list)
 
     @field_validator("local_laws")
     @classmethod

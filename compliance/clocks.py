@@ -1,7 +1,10 @@
 """The laws' clocks as pure functions over :mod:`.laws`.
 
-A deadline is an instant: the end of the due day in the town's zone (the next local
-midnight), or, for what must be done *immediately*, the instant the clock started.
+:func:`deadline` gives a clock as one :class:`~ms4watch.contract.due.Due` — its last day,
+the instant that day ends in the town's zone (the next local midnight), the provision and
+the event it runs from — or, for what must be done *immediately*, the instant the clock
+started; :func:`pending` one whose event is not yet recorded. ``due`` and ``due_day`` are
+its end instant and last day. Every channel renders a ``Due`` with ``contract.duetext``.
 
 * Days are counted as N.Y. General Construction Law § 20 counts them: "exclusive of the
   calendar day from which the reckoning is made" — a notice issued on 1 June gives an
@@ -25,7 +28,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, timedelta
 from typing import Iterable
 
 from ..contract.due import Due
@@ -152,17 +155,23 @@ class ReleaseDue:
     written_rule: ClockRule
 
 
+def release_rules(law: Law, kind: ReleaseKind) -> tuple[ClockRule, ClockRule]:
+    """The notification clock of a release of ``kind`` and the written confirmation's."""
+    rule = law.release_hazardous if kind is ReleaseKind.HAZARDOUS else law.release_notice
+    if rule is None or law.release_written is None:
+        raise ValueError(f"{law.short} ({law.key}) has no release notification section")
+    return rule, law.release_written
+
+
 def release_deadlines(law: Law, kind: ReleaseKind, *, known_at: datetime, called_at: datetime | None,
                       cal: BusinessCalendar) -> ReleaseDue:
     """Ramapo § 218-43, Schenectady § 148-31: a hazardous release is notified immediately; a
     nonhazardous one in person, by telephone or facsimile by the next business day after it
     was known; a notice in person or by telephone is confirmed in writing within three
     business days of it."""
-    rule = law.release_hazardous if kind is ReleaseKind.HAZARDOUS else law.release_notice
-    if rule is None or law.release_written is None:
-        raise ValueError(f"{law.short} ({law.key}) has no release notification section")
-    written = due(law.release_written, called_at, cal) if called_at is not None else None
-    return ReleaseDue(due(rule, known_at, cal), rule, written, law.release_written)
+    rule, written_rule = release_rules(law, kind)
+    written = due(written_rule, called_at, cal) if called_at is not None else None
+    return ReleaseDue(due(rule, known_at, cal), rule, written, written_rule)
 
 
 # -- offences and penalties ---------------------------------------------------------------------
@@ -247,3 +256,6 @@ __all__ = ["BusinessCalendar", "ReleaseKind", "ReleaseDue", "RECEIPT", "deadline
            "release_deadlines", "offences",
            "penalty_tier", "within_repeat_window", "swppp_completeness_due", "swppp_decision_due", "SWPPP_COMPLETENESS",
            "SWPPP_COMPLETENESS_DEVIATING", "SWPPP_DECISION", "SWPPP_DEFAULT", "all_rules", "GCL_25A"]
+
+# the typed due date (contract/due.py) of a clock, and the rule choice of a release
+__all__ += ["release_rules"]

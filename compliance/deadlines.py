@@ -9,13 +9,13 @@ appeal window is shown but is nobody's duty, so it raises no incident.
 
 Each deadline's due date is one :class:`~ms4watch.contract.due.Due` (``when``), rendered by
 :mod:`ms4watch.contract.duetext` wherever it is shown. A clock whose starting event is not
-yet recorded is ``pending``: running, with no day yet, never overdue.
+yet recorded is ``pending``: running ("awaiting delivery"), with no day yet, never overdue;
+``awaiting`` gives its words ("within 15 days of receipt of this notice").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ..contract import duetext
@@ -41,6 +41,7 @@ class Deadline:
     place: str | None = None    # outfall or site id
     href: str = ""
     actionable: bool = True
+    awaits: str = "delivery"    # what a pending clock waits for, in its state ("awaiting delivery")
 
     @property
     def due(self) -> datetime | None:
@@ -49,8 +50,8 @@ class Deadline:
 
     @property
     def awaiting(self) -> str | None:
-        """A pending clock's period in words ("within 15 days of receipt of this notice"), else None."""
-        return duetext.long(self.when) if self.when.pending_event else None
+        """A pending clock's words instead of a day ("within 15 days of receipt of this notice"), else None."""
+        return duetext.by_long(self.when) if self.when.pending_event else None
 
     @property
     def immediate(self) -> bool:
@@ -80,10 +81,10 @@ class Deadline:
             return "met" if self.immediate or self.when.met_by(self.met_at) else "met late"
         if self.closed is not None:
             return "closed"
+        if self.when.pending_event:
+            return f"awaiting {self.awaits}"
         if self.immediate and self.start is not None and now >= self.start:
             return "overdue"
-        if self.when.pending_event:
-            return "awaiting delivery" if self.when.runs_from == RECEIPT else "running"
         if self.when.passed(now):
             return "passed" if not self.actionable else "overdue"
         return "running"
@@ -161,18 +162,15 @@ def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     notified = min((e.at for e in (called, dispatched) if e is not None), default=None)
     # "Notifications in person or by telephone shall be confirmed by written notice ... within
     # three business days of the telephone notice": only a call starts that clock.
-    notice_rule = lw.release_hazardous if kind is ReleaseKind.HAZARDOUS else lw.release_notice
-    if notice_rule is None or lw.release_written is None:
-        raise ValueError(f"{lw.short} ({lw.key}) has no release notification section")
+    notice_rule, written_rule = clocks.release_rules(lw, kind)
     base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
     out = [Deadline(f"release/{r.id}/notice", label=f"{notice_rule.what} ({r.number})", who=notice_rule.who,
                     start=r.known_at, when=clocks.deadline(notice_rule, r.known_at, cal), rule=notice_rule,
                     met_at=notified, **base)]
     if called is not None:
         written = r.first("written")
-        rule = lw.release_written
-        out.append(Deadline(f"release/{r.id}/written", label=f"{rule.what} ({r.number})", who=rule.who,
-                            start=called.at, when=clocks.deadline(rule, called.at, cal), rule=rule,
+        out.append(Deadline(f"release/{r.id}/written", label=f"{written_rule.what} ({r.number})", who=written_rule.who,
+                            start=called.at, when=clocks.deadline(written_rule, called.at, cal), rule=written_rule,
                             met_at=written.at if written else None, **base))
     return out
 
@@ -201,12 +199,13 @@ def swppp_deadlines(s: Swppp, cal: BusinessCalendar) -> list[Deadline]:
         if sub is None:
             key, label = f"swppp/{s.id}/completeness", f"{rule.what} ({s.number})"
         else:
-            key, label = f"swppp/{s.id}/completeness/revised-{sub.id}", f"{rule.what}, revised plan of {cal.local_date(received):%Y-%m-%d} ({s.number})"
+            key = f"swppp/{s.id}/completeness/revised-{sub.id}"
+            label = f"{rule.what}, revised plan of {cal.local_date(received):%Y-%m-%d} ({s.number})"
             when = replace(when, runs_from="receipt of the revised plan")
+        superseded = f"superseded by the plan revised {cal.local_date(nxt.at):%Y-%m-%d}" if nxt else None
         out.append(Deadline(key, label=label, who=rule.who, start=received, when=when, rule=rule,
                             met_at=determined.at if determined else None,
-                            closed=f"superseded by the plan revised {nxt.at:%Y-%m-%d}" if nxt and not determined else None,
-                            **base))
+                            closed=superseded if not determined else None, **base))
     complete = s.last("complete")
     if complete is not None:
         revised = [e for e in s.events if e.kind == "revised" and e.at <= complete.at]

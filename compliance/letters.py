@@ -13,7 +13,7 @@ counted to that day), never "today", so the same records always make the same by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Mapping
 
 from ..contract import duetext
@@ -38,9 +38,15 @@ def day(dt: datetime | date, tz: tzinfo | None = None) -> str:
     return f"{dt:%B} {dt.day}, {dt.year}"
 
 
-def due_text(due: Due) -> str:
+def due_text(due: Due | datetime, tz: tzinfo | None = None) -> str:
     """A due date as the letter states it (``contract/duetext.py``: the one formatter), with
-    a § 25-a extension and the town's office closures said as such."""
+    a § 25-a extension and the town's office closures said as such. Given an end instant
+    (``clocks.due``) and the town's zone instead, the day that instant ends."""
+    if isinstance(due, datetime):
+        if tz is None or not getattr(tz, "key", None):
+            raise ValueError("due_text: an end instant needs the town's zone (a ZoneInfo)")
+        last = (due.astimezone(tz) - timedelta(microseconds=1)).date()
+        due = Due.end_of_day(last, tz.key, provision="", runs_from="")
     notes = [x for x in (duetext.moved_note(due), duetext.closures_note(due)) if x]
     return duetext.long(due) + (f" ({'; '.join(notes)})" if notes else "")
 

@@ -42,7 +42,7 @@ class ComplianceWatch:
         changes: list[Event] = []
         current: dict[str, tuple[Deadline, Event]] = {}
         for d in deadlines:
-            if d.actionable and d.due is not None:   # a pending clock has no day to remind of yet
+            if d.actionable and d.due is not None:   # a clock awaiting its start (a delivery) has no due time yet
                 current[f"compliance/{d.key}"] = (d, deadline_event(d))
         for eid, (d, e) in current.items():
             if not d.running:

@@ -88,8 +88,8 @@ class Due:
             raise ValueError(f"due date: {self.form.value} needs an aware ends_at, got {self.ends_at!r}")
         local = self.ends_at.astimezone(zone)
         if self.form is DueForm.END_OF_DAY:
-            if self.last_day is None or local.replace(tzinfo=None) != datetime.combine(self.last_day + timedelta(days=1),
-                                                                                        time(0)):
+            midnight = None if self.last_day is None else datetime.combine(self.last_day + timedelta(days=1), time(0))
+            if local.replace(tzinfo=None) != midnight:
                 raise ValueError(f"due date: end of day {self.last_day} must end at the local midnight after it in "
                                  f"{self.tz}, got {self.ends_at.isoformat()}")
         elif self.last_day is not None and self.last_day != local.date():
@@ -144,6 +144,7 @@ class Due:
                 "due_day": self.last_day.isoformat() if self.last_day else None, "due_tz": self.tz,
                 "due_provision": self.provision, "due_runs_from": self.runs_from, "due_period": self.period,
                 "due_moved_from": self.moved_from.isoformat() if self.moved_from else None,
+                "due_moved_because": [[c.day.isoformat(), c.name, c.closure] for c in self.moved_because] or None,
                 "due_closures": [[c.day.isoformat(), c.name] for c in self.closures] or None}
 
     @classmethod
@@ -157,7 +158,8 @@ class Due:
             form = DueForm(form)
         except ValueError:
             raise ValueError(f"due_form: not one of {[x.value for x in DueForm]}: {form!r}") from None
-        tz, provision, runs_from = str(f.get("due_tz")), str(f.get("due_provision", "")), str(f.get("due_runs_from", ""))
+        tz, provision = str(f.get("due_tz")), str(f.get("due_provision", ""))
+        runs_from = str(f.get("due_runs_from", ""))
         if form is DueForm.PENDING:
             return cls.pending(str(f.get("due_period", "")), runs_from, tz, provision=provision)
         due = f.get("due")
@@ -166,9 +168,12 @@ class Due:
             return cls.at(ends, tz, provision=provision, runs_from=runs_from, period=str(f.get("due_period", "")))
         closures = tuple(NonBusinessDay(date.fromisoformat(d), n, True) for d, n in (f.get("due_closures") or ()))
         moved = f.get("due_moved_from")
+        because = tuple(NonBusinessDay(date.fromisoformat(d), n, bool(c))
+                        for d, n, c in (f.get("due_moved_because") or ()))
         return cls.end_of_day(date.fromisoformat(str(f["due_day"])), tz, provision=provision, runs_from=runs_from,
                               period=str(f.get("due_period", "")),
-                              moved_from=date.fromisoformat(moved) if moved else None, closures=closures)
+                              moved_from=date.fromisoformat(moved) if moved else None, moved_because=because,
+                              closures=closures)
 
 
 def _zone(tz: str) -> ZoneInfo:

@@ -86,9 +86,10 @@ def as_json(due: Due) -> dict[str, Any]:
 def closures_note(due: Due) -> str | None:
     """The town's own office closures a period skipped or ran over, for letters and the board:
     "not counted: Monday, July 6, 2026 (office closure: Town Hall closed, flood)"."""
-    if not due.closures:
+    skipped = [c for c in due.closures if c not in due.moved_because]    # an extension over one says so itself
+    if not skipped:
         return None
-    return "not counted: " + "; ".join(f"{_long_day(c.day)} (office closure: {c.name})" for c in due.closures)
+    return "not counted: " + "; ".join(f"{_long_day(c.day)} (office closure: {c.name})" for c in skipped)
 
 
 def moved_note(due: Due) -> str | None:

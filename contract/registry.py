@@ -165,6 +165,14 @@ class ApprovedDischarge(_Model):
         return self
 
 
+class OfficeClosure(_Model):
+    """A day the town's offices are closed (a snow emergency, a flood): no business day for
+    the laws' clocks, and named as an office closure on the deadline board and in letters."""
+
+    day: date
+    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
+
+
 class Role(str, enum.Enum):
     SMO = "smo"
     DEPUTY = "deputy"
@@ -266,6 +274,8 @@ class AnnualReportSettings(_Model):
 class Registry(_Model):
     municipality: str
     timezone: str = "America/New_York"
+    # Days the town's offices are closed besides New York's public holidays: not business days.
+    office_closures: list[OfficeClosure] = Field(default_factory=list)
     rain_gauges: list[RainGauge] = Field(default_factory=list)
     outfalls: list[Outfall] = Field(default_factory=list)
     turbidity_pairs: list[TurbidityPair] = Field(default_factory=list)

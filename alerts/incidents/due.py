@@ -16,6 +16,7 @@ from datetime import date, datetime
 from typing import Any, Mapping
 
 from ...contract.due import Due
+from ...contract.timeutil import from_ns
 
 _INSPECTION = ("inspection_due", "inspection_overdue")
 _CALIBRATION = ("calibration_due", "calibration_overdue")
@@ -27,7 +28,6 @@ def _instant(v: Any) -> datetime | None:
     if isinstance(v, datetime):
         return v
     if isinstance(v, int):
-        from ...contract.timeutil import from_ns
         return from_ns(v)
     return datetime.fromisoformat(str(v).replace("Z", "+00:00"))
 

@@ -200,3 +200,27 @@ def test_the_letter_lists_and_counts_only_the_earlier_violations_within_five_yea
     assert "within five years: 1 (April 2, 2023)" in text, text
     assert "2019" not in text and "May 31, 2021" not in text
     assert "this would be a second offense" in text
+
+
+def test_the_letter_names_an_office_closure_and_the_gcl_25a_extension(store, tmp_path):
+    """33 days from Monday 1 June end on Saturday 4 July (Independence Day); Sunday follows, and
+    the town closed its offices on Monday 6 July: the remediation runs to Tuesday 7 July, and
+    the letter says why."""
+    from ms4watch.contract.registry import OfficeClosure
+    cal = BusinessCalendar(NY, [OfficeClosure(day=date(2026, 7, 6), name="Town Hall closed (flood)")])
+    n, party = _notice(store, "ramapo-218", days=33)
+    text = pdftotext(notice_pdf(n, party, cal=cal, tz=NY, town="Town of Ramapo"), tmp_path)
+    assert ("Complete the remediation or restoration by Tuesday, July 7, 2026 (the period ended on Saturday, "
+            "July 4, 2026 (Saturday, Independence Day, Sunday, office closure: Town Hall closed (flood)); extended "
+            "to the next business day (N.Y. General Construction Law § 25-a)) (33 days from issuance)") in text, text
+
+
+def test_due_text_of_an_end_instant_names_the_day_it_ends():
+    """``due_text`` of ``clocks.due``'s instant (the midnight ending the last day) and of the
+    typed due date read the same."""
+    from ms4watch.compliance import clocks
+    from ms4watch.compliance.letters import due_text
+    issued = datetime(2026, 6, 7, 15, tzinfo=timezone.utc)      # Sunday 7 June, 10 days: Wednesday 17 June
+    law = LAWS["ramapo-218"]
+    assert due_text(clocks.remediation_due(law, issued, CAL, days=10), NY) == "Wednesday, June 17, 2026"
+    assert due_text(clocks.deadline(law.remediation, issued, CAL, days=10)) == "Wednesday, June 17, 2026"

@@ -62,3 +62,16 @@ def test_bad_values_refused():
             ends_at=datetime(2026, 6, 18, 3, 59, 59, tzinfo=timezone.utc))
     with pytest.raises(ValueError, match="needs its period"):
         Due.pending("", "receipt", NY, provision="x")
+
+
+def test_an_extension_over_a_closure_names_it_once_and_survives_the_wire():
+    closed = NonBusinessDay(date(2026, 7, 6), "Town Hall closed (flood)", True)
+    d = Due.end_of_day(date(2026, 7, 7), NY, provision="x", runs_from="y", moved_from=date(2026, 7, 4),
+                       moved_because=(NonBusinessDay(date(2026, 7, 4), "Saturday, Independence Day"),
+                                      NonBusinessDay(date(2026, 7, 5), "Sunday"), closed),
+                       closures=(closed,))
+    assert duetext.moved_note(d) == ("the period ended on Saturday, July 4, 2026 (Saturday, Independence Day, "
+                                     "Sunday, office closure: Town Hall closed (flood)); extended to the next "
+                                     "business day (N.Y. General Construction Law § 25-a)")
+    assert duetext.closures_note(d) is None
+    assert Due.from_fields(d.to_fields()) == d

@@ -34,6 +34,7 @@ from ms4watch.alerts.evaluate import site_inspections
 from ms4watch.alerts.notifiers.base import Notification, Recipient
 from ms4watch.alerts.notifiers.sms.format import sms_text
 from ms4watch.alerts.notifiers.text import plain_text
+from ms4watch.alerts.notifiers.webhook.notifier import WebhookNotifier
 from ms4watch.alerts.rules.calibration import calibration_events
 from ms4watch.contract.timeutil import to_ns
 from tests.support.notify_peers import Clock
@@ -122,7 +123,7 @@ def bench(tmp_path_factory):
                   violation="washer discharge to the storm drain", requirements=["eliminate"],
                   remedy="plug the floor drain", violation_since=date(2026, 6, 1), prior=[], by="smo",
                   signatory="Dana Ortiz")
-    n1 = store.issue_notice(law="ramapo-218", site=None, remediation_days=10, issued_at=t(2026, 6, 7, 11), **common)
+    store.issue_notice(law="ramapo-218", site=None, remediation_days=10, issued_at=t(2026, 6, 7, 11), **common)
     n2 = store.issue_notice(law="ramapo-218", site=None, remediation_days=30, issued_at=t(2026, 6, 1, 10), **common)
     store.notice_event(n2.id, kind="appeal_filed", at=t(2026, 6, 5, 10), by="smo")
     store.notice_event(n2.id, kind="decided", at=t(2026, 6, 25, 15), by="smo", outcome="upheld")
@@ -240,6 +241,9 @@ def test_every_deadline_incident_names_the_same_day_in_every_channel(bench):
         page = html.unescape(page_of(bench, f"/incidents/{inc['id']}"))
         listing = html.unescape(page_of(bench, f"/incidents?kind={inc['kind']}"))
         records = _packet_record(bench, inc["id"])
+        hook = WebhookNotifier("http://127.0.0.1:9/hook").payload(_note(snap, "webhook"))["due"]
+        assert (hook["last_day"], hook["ends_at"] and when(hook["ends_at"])) == \
+            (inc["due"]["last_day"], when(inc["due"]["ends_at"]))
         due = inc["due"]
         if form == "day":
             last = expected
@@ -345,3 +349,64 @@ def _packet_record(bench, iid: int) -> dict:
         name = next(n for n in z.namelist() if n.endswith("records.json"))
         record = json.loads(z.read(name))
     return next(i for i in record["incidents"] if i["id"] == iid)
+
+
+def test_the_board_names_the_towns_office_closure(tmp_path):
+    """A call on Friday 3 July is confirmed in writing within three business days; the town's
+    offices were closed on Monday 6 July (its registry): Tuesday 7, Wednesday 8, Thursday 9."""
+    from ms4watch.compliance.calendar import BusinessCalendar
+    from ms4watch.compliance.deadlines import release_deadlines
+    from ms4watch.compliance.store import Event, Release
+    from ms4watch.contract.registry import OfficeClosure
+    from ms4watch.settings import Settings
+    from ms4watch.workbench.app import templates
+    from tests.support.workbench import SECRET
+
+    cal = BusinessCalendar(NY, [OfficeClosure(day=date(2026, 7, 6), name="Town Hall closed (flood)")])
+    r = Release(1, "REL-2026-001", "ramapo-218", "non_hazardous", "diesel", "Elm St", None, None, None,
+                t(2026, 7, 2, 16), "caller", False, None, "insp", (Event(1, "called", t(2026, 7, 3, 9)),))
+    settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
+                                        "web": {"secret": SECRET}, "sms": {"inbound": "none"}})
+    env = templates(NY, settings).env
+    out = html.unescape(env.from_string('{% from "_deadlines.html" import deadline_list %}'
+                                        '{{ deadline_list(items, now, "") }}').render(items=release_deadlines(r, cal),
+                                                                                     now=NOW))
+    written = _item(out, "release/1/written")
+    assert _due_span(written) == "Thu 2026-07-09 (end of day)"
+    assert "not counted: Monday, July 6, 2026 (office closure: Town Hall closed (flood))" in written
+
+
+def test_a_clock_whose_event_is_not_yet_recorded_reads_the_same_everywhere(tmp_path):
+    """§ 148-18B: remedial measures within 15 days of notification. Before delivery is
+    recorded there is no day to name: the board, the API and the letter line say the period
+    and its event, and no deadline incident opens."""
+    from ms4watch.compliance import clocks
+    from ms4watch.compliance.calendar import BusinessCalendar
+    from ms4watch.compliance.deadlines import Deadline
+    from ms4watch.compliance.laws import LAWS
+    from ms4watch.compliance.letters import due_text
+    from ms4watch.compliance.watch import ComplianceWatch
+    from ms4watch.settings import Settings
+    from ms4watch.workbench.app import templates
+    from ms4watch.workbench.routes.api.compliance import DeadlineOut
+    from tests.support.workbench import SECRET
+
+    rule = LAWS["schenectady-148-I"].remediation
+    d = Deadline("notice/7/remediation", "notice:7", "NOV-2026-007", "remedial measures (NOV-2026-007)",
+                 "the violator", None, clocks.pending(rule, BusinessCalendar(NY), runs_from="receipt of this notice"),
+                 rule)
+    words = "within 15 days of receipt of this notice"
+    assert d.state(NOW + timedelta(days=400)) == "awaiting delivery" and d.running and d.due is None
+    assert d.awaiting == "within 15 days of receipt of this notice"
+    assert due_text(d.when) == words
+    api = DeadlineOut.of(d, NOW).model_dump(mode="json")
+    assert (api["due"], api["due_day"], api["when"]["form"], api["when"]["ends_at"]) == (None, None, "pending", None)
+    assert (api["awaiting"], api["state"]) == (words, "awaiting delivery")
+    assert api["when"]["text"].startswith(words)
+    settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
+                                        "web": {"secret": SECRET}, "sms": {"inbound": "none"}})
+    out = html.unescape(templates(NY, settings).env.from_string(
+        '{% from "_deadlines.html" import deadline_list %}{{ deadline_list(items, now, "") }}').render(items=[d],
+                                                                                                       now=NOW))
+    assert _due_span(_item(out, d.key)).startswith(words)
+    assert ComplianceWatch().advance(to_ns(NOW), [d]) == []

@@ -2,7 +2,9 @@
 chat bridge). ``http://`` or ``https://`` URLs.
 
 Body: ``{"schema": "ms4watch.notification/1", "key", "stage", "channel", "recipient",
-"incident": {...snapshot...}, "items": [...], "ack_url", "sent_at"}``. The header
+"incident": {...snapshot...}, "due": {...}, "items": [...], "ack_url", "sent_at"}``; ``due``
+is the incident's due date as the API gives it (``contract.duetext.as_json``: its last day,
+end instant, provision), or null. The header
 ``Idempotency-Key`` carries the queue key, so a receiver can drop a repeat.
 HTTP 2xx: delivered. 408, 425, 429, 5xx and connection errors: retried. Other 4xx: failed.
 """
@@ -15,6 +17,8 @@ import urllib.request
 from dataclasses import asdict
 from urllib.parse import urlsplit, urlunsplit
 
+from ....contract import duetext
+from ...incidents.due import snapshot_due
 from ..base import Notification, PermanentError, RetryableError
 
 SCHEMA = "ms4watch.notification/1"
@@ -41,8 +45,10 @@ class WebhookNotifier:
         self.timeout_s = timeout_s
 
     def payload(self, n: Notification) -> dict:
+        due = snapshot_due(n.incident, n.timezone) if n.incident else None
         return {"schema": SCHEMA, "key": n.key, "stage": n.stage, "channel": n.channel,
-                "recipient": asdict(n.recipient), "incident": n.incident, "items": n.items,
+                "recipient": asdict(n.recipient), "incident": n.incident,
+                "due": duetext.as_json(due) if due is not None else None, "items": n.items,
                 "station_name": n.station_name, "ack_url": n.ack_url, "routed_to": n.routed_to,
                 "queued_at": n.created_at}
 

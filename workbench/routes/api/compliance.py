@@ -149,9 +149,10 @@ class DeadlineOut(BaseModel):
     due: datetime | None = Field(description="the instant it runs out (for a period of days the local midnight "
                                              "ending due_day); null while pending")
     due_day: date | None = Field(description="the last day (the day every channel names)")
+    awaiting: str | None = Field(None, description="a clock whose starting event is not yet recorded: its period in "
+                                                   "words instead of a day (\"within 15 days of receipt of this "
+                                                   "notice\")")
     when: DueOut
-    awaiting: str | None = Field(None, description="the period while no delivery is recorded: \"within 15 days of "
-                                                   "receipt of this notice\"")
     state: str
     met_at: datetime | None
     closed: str | None

@@ -7,6 +7,7 @@ Columbus Day, and the evidence packet rebuilt byte-identical with its SHA-256 ma
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import zipfile
@@ -345,3 +346,37 @@ def test_an_evidence_packet_of_corrected_values_says_so_and_the_raw_one_stays_ra
 def _zip_text(data: bytes, name: str) -> str:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         return z.read(next(n for n in z.namelist() if n.endswith("/" + name))).decode()
+
+
+FORMULAS = ['=HYPERLINK("http://evil.test","x")', "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd",
+            "\t=1+1", "\r=1+1"]
+
+
+def test_formulas_typed_into_a_case_or_an_ack_link_are_not_live_in_any_csv(bench, clock):
+    """The ack link's ``by``, a case's location, an entry's people and notes: in the packet's
+    acknowledgements.csv and thread.csv and the annual report's illicit_found.csv every cell
+    starting with = + - @ TAB CR is written with a leading ' (OWASP), plain numbers stay numbers."""
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    link = bench.workbench.links.url(bench.alerting.store.get(1))
+    with bench.api() as c:
+        assert c.post(link, data={"by": FORMULAS[0], "note": FORMULAS[1]}).status_code == 200
+    with bench.api("inspector") as c:
+        case = c.post("/api/v1/cases", json={"origin": "incident", "incident_id": 1, "location": FORMULAS[2],
+                                             "description": "grey water", "observed_at": "2026-06-01T15:30:00Z"}).json()
+    s = bench.login("inspector")
+    for i, payload in enumerate(FORMULAS):
+        r = s.post_form(f"/cases/{case['id']}/entries", {"kind": "tracing", "at": f"2026-05-31T1{i}:45", "by": payload,
+                                                        "notes": payload, "finding": "illicit_discharge"})
+        assert r.status_code == 303, r.text
+    z = zipfile.ZipFile(io.BytesIO(s.get(f"/cases/{case['id']}/packet.zip").content))
+    acks = list(csv.DictReader(io.StringIO(z.read("case-IDDE-2026-001/incident-1/acknowledgements.csv").decode())))
+    assert (acks[-1]["who"], acks[-1]["note"]) == ("'" + FORMULAS[0], "'" + FORMULAS[1])
+    thread = list(csv.DictReader(io.StringIO(z.read("case-IDDE-2026-001/thread.csv").decode(), newline="")))
+    stored = [e.by for e in bench.workbench.compliance.store.case(case["id"]).entries]   # the form trims TAB, CR
+    assert len(stored) == len(FORMULAS) and all(b.startswith(("=", "+", "-", "@")) for b in stored)
+    assert sorted(e["by"] for e in thread) == sorted("'" + b for b in stored)
+    assert sorted(e["notes"] for e in thread) == sorted("'" + b for b in stored)
+    found = s.get("/reports/annual/2026/illicit_found.csv")
+    assert found.status_code == 200, found.text
+    [row] = csv.DictReader(io.StringIO(found.text, newline=""))
+    assert row["location"] == "'" + FORMULAS[2] and row["case"] == "IDDE-2026-001"

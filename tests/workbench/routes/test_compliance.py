@@ -13,6 +13,8 @@ import re
 import zipfile
 from datetime import datetime, timezone
 
+import pytest
+
 from ms4watch.alerts.incidents import State
 from ms4watch.compliance.packet import verify
 from tests.support.notify_peers import dwf, utc
@@ -380,3 +382,24 @@ def test_formulas_typed_into_a_case_or_an_ack_link_are_not_live_in_any_csv(bench
     assert found.status_code == 200, found.text
     [row] = csv.DictReader(io.StringIO(found.text, newline=""))
     assert row["location"] == "'" + FORMULAS[2] and row["case"] == "IDDE-2026-001"
+
+
+@pytest.mark.timeout(60)
+def test_a_lab_file_whose_unit_is_an_expression_is_refused_at_once(bench, clock):
+    """pint would compute 10**10**7 holding the GIL (10-25 s, every page and ingest stopped);
+    the upload is refused naming line and field, and the server answers meanwhile."""
+    case = _case_from_incident(bench)
+    s = bench.login("inspector")
+    r = s.post_form(f"/cases/{case['id']}/samples", {"station": "OF-12", "taken_at": "2026-06-01T11:50",
+                                                     "collected_by": "J. Rivera"})
+    assert r.status_code == 303, r.text
+    sample = bench.workbench.compliance.store.samples(case_id=case["id"])[0]
+    body = ("sample,parameter,value,unit,method\n"
+            f"{sample.number},Ammonia-N,0.9,10**10**7 mg/L,EPA 350.1\n"
+            f"{sample.number},Fluoride,0.1,(mg/L)**99,EPA 300.0\n")
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", body.encode(), "text/csv")})
+    assert r.status_code == 409
+    assert "batch.csv:2: unit: &#39;10**10**7 mg/L&#39; is not a unit the lab import knows" in r.text
+    assert "batch.csv:3: unit: &#39;(mg/L)**99&#39; is not a unit the lab import knows" in r.text
+    assert bench.workbench.compliance.store.sample(sample.id).results == ()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from typing import IO
 
 import numpy as np
 import pandas as pd
 
+from ..contract.csvfile import writer as csv_writer
 from .rainfiles import MM_PER_IN
 
 HEADER = ["start", "end", "depth_in", "depth_mm", "duration_h",
@@ -20,7 +20,7 @@ def _fmt_time(t: pd.Timestamp, naive: bool) -> str:
 
 def write_storm_table(table: pd.DataFrame, out: IO[str], *, naive: bool) -> int:
     """Write one CSV row per storm; times without offset when the record had none."""
-    w = csv.writer(out, lineterminator="\n")
+    w = csv_writer(out)
     w.writerow(HEADER)
     for r in table.itertuples(index=False):
         w.writerow([_fmt_time(r.start, naive), _fmt_time(r.end, naive),

@@ -9,6 +9,10 @@ class ComplianceError(Ms4Error):
     """A compliance record cannot be made as asked (the message says which field and why)."""
 
 
+class NoSuchRecord(ComplianceError):
+    """No case, sample, notice, party, release or SWPPP review of that id."""
+
+
 class ImportRefused(ComplianceError):
     """A lab-results file was refused whole; ``problems`` lists (line, field, message)."""
 
@@ -19,4 +23,4 @@ class ImportRefused(ComplianceError):
                                    for line, field, msg in problems))
 
 
-__all__ = ["ComplianceError", "ImportRefused"]
+__all__ = ["ComplianceError", "ImportRefused", "NoSuchRecord"]

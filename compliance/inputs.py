@@ -4,10 +4,11 @@ records (an outfall, a party, a notice's state)."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..contract.when import RecordDay, RecordTime
 
 Text = Field(min_length=1, max_length=4000, pattern=r"\S")
 Name = Field(min_length=1, max_length=200, pattern=r"\S")
@@ -31,14 +32,14 @@ class CaseIn(_In):
     description: str = Text
     reporter: str | None = Field(default=None, max_length=200)
     reporter_contact: str | None = Field(default=None, max_length=200)
-    observed_at: AwareDatetime
+    observed_at: RecordTime
 
 
 class EntryIn(_In):
     """A visit or note in a case's thread; a closure needs its verification."""
 
     kind: Literal["screening", "tracing", "sampling", "follow_up", "note", "closure"]
-    at: AwareDatetime
+    at: RecordTime
     by: str = Name
     notes: str = Text
     location: str | None = Field(default=None, max_length=400)
@@ -52,13 +53,13 @@ class EntryIn(_In):
 
 class SampleIn(_In):
     station: str = Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-    taken_at: AwareDatetime
+    taken_at: RecordTime
     collected_by: str = Name
     note: str | None = Opt
 
 
 class CustodyIn(_In):
-    at: AwareDatetime
+    at: RecordTime
     relinquished_by: str = Name
     received_by: str = Name
     lab: str | None = Field(default=None, max_length=200)
@@ -75,7 +76,7 @@ class PartyIn(_In):
     place: Literal["outfall", "site", "case", "property"] | None = None
     place_id: str | None = Field(default=None, max_length=200)
     role: Literal["owner", "operator", "developer", "applicant", "contractor"] = "owner"
-    since: date | None = None
+    since: RecordDay | None = None
 
 
 ProvisionRef = Annotated[str, Field(max_length=80, pattern=r"^([a-z0-9-]+(-I|-II)?:)?[a-z0-9_]+$")]
@@ -115,8 +116,8 @@ class NoticeIn(_In):
     remedy: str = Field(default="", max_length=4000, description="further remedial measures")
     remediation_days: int | None = Field(default=None, ge=1, le=365, description="days from issuance (the IDDE "
                                          "laws), or from notification (ch. 148 Art. I: 15 unless set)")
-    violation_since: date
-    issued_at: AwareDatetime
+    violation_since: RecordDay
+    issued_at: RecordTime
     signatory: str = Name
     corrects: int | None = Field(default=None, ge=1, le=2**53 - 1, description="the notice this one corrects")
 
@@ -129,7 +130,7 @@ class NoticeIn(_In):
 class NoticeEventIn(_In):
     kind: Literal["mailed", "posted", "delivered", "appeal_filed", "hearing_held", "decided", "decision_filed",
                   "complied", "lifted", "withdrawn"]
-    at: AwareDatetime
+    at: RecordTime
     reference: str | None = Field(default=None, max_length=200, description="certified mail number, where posted")
     outcome: Literal["upheld", "overturned", "modified"] | None = None
     note: str | None = Field(default=None, max_length=4000, description="a note; for a withdrawal, its reason "
@@ -147,16 +148,16 @@ class ReleaseIn(_In):
     outfall: str | None = StationId
     party_id: int | None = Id
     case_id: int | None = Id
-    known_at: AwareDatetime = Field(description="when the person responsible knew of the release")
+    known_at: RecordTime = Field(description="when the person responsible knew of the release")
     reported_by: str = Name
-    called_at: AwareDatetime | None = Field(default=None, description="the notice in person, by telephone or fax")
+    called_at: RecordTime | None = Field(default=None, description="the notice in person, by telephone or fax")
     commercial: bool = False
     note: str | None = Opt
 
 
 class ReleaseEventIn(_In):
     kind: Literal["called", "written", "emergency_dispatch"]
-    at: AwareDatetime
+    at: RecordTime
     note: str | None = Opt
 
 
@@ -164,13 +165,13 @@ class SwpppIn(_In):
     site: str = Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
     title: str = Name
     party_id: int | None = Id
-    received_at: AwareDatetime
+    received_at: RecordTime
     deviates: bool = False
 
 
 class SwpppEventIn(_In):
     kind: Literal["complete", "incomplete", "revised", "decided", "extended"]
-    at: AwareDatetime
+    at: RecordTime
     outcome: Literal["approved", "approved_with_conditions", "disapproved"] | None = None
     days: int | None = Field(default=None, ge=1, le=365)
     note: str | None = Opt

@@ -35,6 +35,8 @@ from typing import Any, Callable
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..contract.errors import UnitError
+from ..contract.units import UnitSpelling
 from .errors import ComplianceError, ImportRefused
 
 QUALIFIERS = {
@@ -62,23 +64,26 @@ def _ureg():   # pint's registry with the microbial count units (made on first u
     return u
 
 
-_PER_VOLUME = re.compile(r"/\s*(\d+(?:\.\d+)?)\s*(mL|ml|L|l)\b")
 _DIMENSIONLESS = {"", "s.u.", "su", "ph", "ph units", "standard units", "unitless"}
+KNOWN_HINT = "e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, s.u."
 
 
 def parse_unit(text: str):
-    """A pint quantity of one ``text`` (``CFU/100 mL`` → CFU per 100 millilitres). ValueError."""
+    """A pint quantity of one ``text`` (``CFU/100 mL`` → CFU per 100 millilitres). ValueError.
+
+    The text is matched, never evaluated (pint's parser would compute ``10**10**7 mg/L``):
+    one unit name, optionally ``/`` a count and one more name, each looked up in the registry."""
     raw = text.strip()
     if raw.lower() in _DIMENSIONLESS:
         return _ureg().Quantity(1, "dimensionless")
-    norm = _PER_VOLUME.sub(lambda m: f"/ ({m.group(1)} {m.group(2)})", raw).replace("µ", "u").replace("μ", "u")
+    refused = ValueError(f"{raw!r} is not a unit the lab import knows ({KNOWN_HINT})")
     try:
-        q = _ureg().parse_expression(norm)
-    except Exception:  # noqa: BLE001 — pint raises several kinds
-        raise ValueError(f"{raw!r} is not a unit pint knows") from None
-    if not hasattr(q, "to"):
-        raise ValueError(f"{raw!r} is a number, not a unit")
-    return q
+        spelt = UnitSpelling.parse(raw.replace("µ", "u").replace("μ", "u"), max_terms=2)
+        if [abs(p) for _, p in spelt.terms] not in ([1], [1, 1]) or spelt.terms[0][1] != 1:
+            raise refused
+        return _ureg().Quantity(1 / spelt.per, spelt.unit(_ureg()))
+    except UnitError:
+        raise refused from None
 
 
 def convert(value: float, unit: str, to: str) -> float:

@@ -13,7 +13,6 @@ packet says which records it holds; it does not say when it was built.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -24,6 +23,7 @@ from typing import Any, Callable
 
 from ..alerts.incidents.due import incident_due
 from ..contract import duetext
+from ..contract.csvfile import csv_text
 from . import pdf
 from .laws import LAWS
 from .letters import cited, day
@@ -80,12 +80,7 @@ def _u(dt: datetime | None) -> str | None:
 
 
 def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for r in rows:
-        w.writerow(["" if v is None else (_u(v) if isinstance(v, datetime) else v) for v in r])
-    return buf.getvalue().encode("utf-8")
+    return csv_text(header, ([_u(v) if isinstance(v, datetime) else v for v in r] for r in rows)).encode("utf-8")
 
 
 def _incident_json(ev: IncidentEvidence, tz_name: str) -> dict[str, Any]:

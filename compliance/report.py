@@ -51,13 +51,12 @@ replaced by a correction, is listed but not counted.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from html import escape
 from typing import Any, Callable
 
+from ..contract.csvfile import csv_text
 from . import pdf
 from .permit import CERTIFICATION, CERTIFICATION_SOURCE, DEFAULT, PERMITS, Permit, ReportingYear
 from .required_inspections import judge_all
@@ -119,13 +118,8 @@ class Section:
         return dict(sorted(out.items()))
 
     def csv(self) -> bytes:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(self.columns)
-        for r in self.rows:
-            w.writerow(["" if r.get(c) is None else (r[c].isoformat() if isinstance(r[c], (datetime, date))
-                                                     else r[c]) for c in self.columns])
-        return buf.getvalue().encode("utf-8")
+        return csv_text(self.columns, ([r[c].isoformat() if isinstance(r.get(c), (datetime, date)) else r.get(c)
+                                        for c in self.columns] for r in self.rows)).encode("utf-8")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..alerts.incidents.db import connect, transaction
-from .errors import ComplianceError
+from .errors import ComplianceError, NoSuchRecord
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
           "lab_imports", "lab_results", "notices", "notice_events", "notice_recipients", "notice_letters",
@@ -501,7 +501,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM parties WHERE id = ?", (pid,)).fetchone()
         if r is None:
-            raise ComplianceError(f"no responsible party {pid}")
+            raise NoSuchRecord(f"no responsible party {pid}")
         return Party(r["id"], r["name"], r["address"], r["phone"], r["email"], r["recorded_by"], t(r["recorded_at"]))
 
     def parties(self) -> list[Party]:
@@ -554,7 +554,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM cases WHERE id = ?", (cid,)).fetchone()
             if r is None:
-                raise ComplianceError(f"no case {cid}")
+                raise NoSuchRecord(f"no case {cid}")
             entries = []
             for e in self.conn.execute("SELECT * FROM case_entries WHERE case_id = ? ORDER BY at, id", (cid,)):
                 atts = tuple(Attachment(a["entry_id"], a["sha256"], a["media_type"], a["bytes"], a["name"], a["kind"])
@@ -628,7 +628,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM samples WHERE id = ?", (sid,)).fetchone()
             if r is None:
-                raise ComplianceError(f"no sample {sid}")
+                raise NoSuchRecord(f"no sample {sid}")
             cases = tuple(x[0] for x in self.conn.execute("SELECT case_id FROM sample_links WHERE sample_id = ? "
                                                           "ORDER BY case_id", (sid,)))
             custody = tuple(Custody(c["id"], c["sample_id"], t(c["at"]), c["relinquished_by"], c["received_by"],
@@ -730,7 +730,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM notices WHERE id = ?", (nid,)).fetchone()
             if r is None:
-                raise ComplianceError(f"no notice {nid}")
+                raise NoSuchRecord(f"no notice {nid}")
             events = tuple(Event(e["id"], e["kind"], t(e["at"]), e["reference"], e["outcome"], e["note"], None,
                                  e["recorded_by"], e["recipient_id"])
                            for e in self.conn.execute("SELECT * FROM notice_events WHERE notice_id = ? ORDER BY at, id",
@@ -792,7 +792,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM releases WHERE id = ?", (rid,)).fetchone()
             if r is None:
-                raise ComplianceError(f"no release {rid}")
+                raise NoSuchRecord(f"no release {rid}")
             events = tuple(Event(e["id"], e["kind"], t(e["at"]), note=e["note"], recorded_by=e["recorded_by"])
                            for e in self.conn.execute("SELECT * FROM release_events WHERE release_id = ? "
                                                       "ORDER BY at, id", (rid,)))
@@ -825,7 +825,7 @@ class ComplianceStore:
         with self._lock:
             r = self.conn.execute("SELECT * FROM swppp WHERE id = ?", (sid,)).fetchone()
             if r is None:
-                raise ComplianceError(f"no SWPPP review {sid}")
+                raise NoSuchRecord(f"no SWPPP review {sid}")
             events = tuple(Event(e["id"], e["kind"], t(e["at"]), outcome=e["outcome"], note=e["note"], days=e["days"],
                                  recorded_by=e["recorded_by"])
                            for e in self.conn.execute("SELECT * FROM swppp_events WHERE swppp_id = ? ORDER BY at, id",

@@ -117,9 +117,11 @@ def bounded_ns(t: pd.Series) -> pd.Series:
 
 def write_readings_csv(rows: Iterable[tuple[str, str, str, float, str]], out: IO[str]) -> int:
     """Write ``(time_iso, station, quantity, value, unit)`` rows; returns the row count."""
-    out.write(",".join(COLUMNS) + "\n")
+    from .csvfile import writer
+    w = writer(out)
+    w.writerow(COLUMNS)
     n = 0
-    for t, s, q, v, u in rows:
-        out.write(f"{t},{s},{q},{v!r},{u}\n")
+    for row in rows:
+        w.writerow(row)
         n += 1
     return n

@@ -5,7 +5,7 @@ of its quantity. Everything downstream — the store, the rules, the dashboards 
 canonical units, so a threshold never meets a number in the wrong unit.
 
 =============  ==========  =====================================================
-quantity       canonical   accepted on the wire (any pint-compatible spelling)
+quantity       canonical   accepted on the wire (a plain pint spelling: see ``UnitSpelling``)
 =============  ==========  =====================================================
 rain           in          in, mm, cm (depth fallen in the interval ending at t)
 flow           gpm         gpm, cfs (ft³/s), L/s, m³/s, MGD
@@ -26,8 +26,10 @@ conversion. We store both as "NTU-equivalent" numbers and keep the method in the
 from __future__ import annotations
 
 import enum
+import re
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 from .errors import UnitError
 
@@ -122,6 +124,65 @@ _FACTORS: dict[tuple[Quantity, str], tuple[float, float]] = {
 }
 
 
+# -- a unit as written, matched and never evaluated --------------------------------------------
+# pint's string parser is an expression evaluator: ``10**10**7 m`` computes a ten-million-digit
+# integer (seconds holding the GIL) before it is refused. Text from outside (the wire, logger
+# files, lab results) is matched against this grammar first and only its plain unit names
+# reach pint, one at a time: name (power)? ((* | / | space) count? name (power)?)*, where a
+# name is letters (``°C``, ``°F`` and ``%`` too), a power is ``**n``, ``^n``, ``²`` or ``³``
+# with n in 1..3, and a count (at most 6 digits, ``CFU/100 mL``) may follow a ``/`` only.
+_MAX_SPELLING = 64
+_NAME = r"°[CF]|%|[^\W\d_¹²³]+(?:_[^\W\d_¹²³]+)*"
+_TERM = re.compile(rf"""\s*(?P<op>[*/·])?\s*(?P<count>\d{{1,6}}(?:\.\d{{1,3}})?(?=\s*[^\W\d_]))?\s*(?P<name>{_NAME})
+                        (?:\s*(?:\*\*|\^)\s*(?P<power>[1-3])(?![\d.])|(?P<sup>[²³]))?""", re.X)
+_SPECIAL = {"°C": "degC", "°F": "degF", "%": "percent"}
+
+
+@dataclass(frozen=True)
+class UnitSpelling:
+    """A unit as written, parsed without evaluating anything: ``terms`` are (unit name,
+    power), a negative power in the denominator; ``per`` is a count in the denominator
+    (``CFU/100 mL``: 100)."""
+
+    text: str
+    terms: tuple[tuple[str, int], ...]
+    per: float = 1.0
+
+    @classmethod
+    def parse(cls, text: str, *, max_terms: int = 4) -> "UnitSpelling":
+        """UnitError when ``text`` is not a plain spelling (numbers, parentheses, operators…)."""
+        raw = text.strip()
+        refused = UnitError(f"{text!r} is not a plain unit (names with * or /, powers 1-3, no numbers or parentheses)")
+        if not raw or len(raw) > _MAX_SPELLING:
+            raise refused
+        terms: list[tuple[str, int]] = []
+        per, pos, spaced = 1.0, 0, False
+        while pos < len(raw):
+            m = _TERM.match(raw, pos)
+            if m is None or len(terms) >= max_terms:
+                raise refused
+            op = m["op"]
+            if (not terms and op) or (terms and not op and not spaced) or (m["count"] and op != "/"):
+                raise refused
+            power = int(m["power"] or {"²": 2, "³": 3}.get(m["sup"] or "", 1))
+            terms.append((_SPECIAL.get(m["name"], m["name"]), -power if op == "/" else power))
+            if m["count"]:
+                per *= float(m["count"])
+            pos = m.end()
+            spaced = pos < len(raw) and raw[pos].isspace()
+        return cls(raw, tuple(terms), per)
+
+    def unit(self, ureg: Any) -> Any:
+        """The pint unit, each name looked up in ``ureg`` on its own. UnitError names an unknown one."""
+        out = None
+        for name, power in self.terms:
+            if not ureg.parse_unit_name(name):
+                raise UnitError(f"{self.text!r}: {name!r} is not a unit pint knows")
+            u = ureg.Unit(name) ** power if power != 1 else ureg.Unit(name)
+            out = u if out is None else out * u
+        return out
+
+
 @lru_cache(maxsize=1)
 def _ureg():  # -> pint.UnitRegistry; imported on first use (it costs ~17 MB on a logger)
     import pint
@@ -165,7 +226,13 @@ def pint_factors(quantity: Quantity | str, unit: str) -> tuple[float, float]:
     key = u.lower()
     ureg = _ureg()
     try:
-        src = ureg.Unit(_ALIASES.get(key, u)) if key not in ("mgd",) else None
+        if key in _ALIASES:
+            src = ureg.Unit(_ALIASES[key]) if key != "mgd" else None      # our own table: safe to parse
+        else:
+            spelt = UnitSpelling.parse(u)                                  # text from outside: never evaluated
+            if spelt.per != 1.0:
+                raise UnitError(f"unit {unit!r} has a number in it")
+            src = spelt.unit(ureg)
         dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
         if key == "mgd":
             return ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude, 0.0
@@ -173,8 +240,10 @@ def pint_factors(quantity: Quantity | str, unit: str) -> tuple[float, float]:
         if src.dimensionality != dst.dimensionality:
             raise UnitError(f"unit {unit!r} does not measure {q.value} (canonical {CANONICAL[q]})")
         return ureg.Quantity(1.0, src).to(dst).magnitude, ureg.Quantity(0.0, src).to(dst).magnitude
-    except UnitError:
-        raise
+    except UnitError as e:
+        if "does not measure" in str(e):
+            raise
+        raise UnitError(f"unknown unit {unit!r} for {q.value}: {e}") from None
     except Exception as e:  # pint raises several types; translate at the boundary
         raise UnitError(f"unknown unit {unit!r} for {q.value}: {e}") from None
 

@@ -1,8 +1,9 @@
 """Drift corrections of stored readings: kept apart from the readings, audited, reversible.
 
 A correction (:class:`~ms4watch.contract.drift.DriftCorrection`: fouling and drift measured
-at a service visit, prorated over the interval since the previous one) is stored in
-``DATA_DIR/corrections.db`` with who entered it, when and why, and the calibration record it
+at a service visit, prorated over the interval since the previous one) is stored in the
+town's ``corrections.db`` (``DATA_DIR`` for one town, ``DATA_DIR/<municipality>/`` in a
+coalition: a station id two towns both use is two stations) with who entered it, when and why, and the calibration record it
 came from. The readings in the store are never changed: :class:`CorrectedReadings` applies the
 corrections in force when they are read back, so the same store answers raw or corrected,
 and says which (``basis``). A correction is never deleted: it is *reverted*, with who, when
@@ -15,13 +16,14 @@ revert the old one first.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -32,7 +34,11 @@ from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading
 from .sinks.base import ReadingsSource
 
-__all__ = ["Correction", "CorrectionError", "CorrectionStore", "CorrectedReadings", "correction_from_record"]
+log = logging.getLogger(__name__)
+
+__all__ = ["Correction", "CorrectionError", "CorrectionStore", "CorrectedReadings", "correction_from_record",
+           "split_shared", "town_corrections"]
+FILE = "corrections.db"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS corrections (
@@ -165,6 +171,27 @@ class CorrectionStore:
                 raise
         return self.get(cid)
 
+    def adopt(self, rec: dict[str, Any], audit: Sequence[tuple]) -> int:
+        """Take a correction row (and its audit rows) from another file as it is: its id when
+        free here. Returns its id here."""
+        cols = [c for c in rec if c != "id"]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                free = self._db.execute("SELECT 1 FROM corrections WHERE id = ?", (rec["id"],)).fetchone() is None
+                names = (["id"] if free else []) + cols
+                cur = self._db.execute(f"INSERT INTO corrections ({', '.join(names)}) VALUES "
+                                       f"({', '.join('?' * len(names))})",
+                                       ([rec["id"]] if free else []) + [rec[c] for c in cols])
+                cid = int(cur.lastrowid)
+                self._db.executemany("INSERT INTO correction_audit (correction_id, at_ns, who, action, why) "
+                                     "VALUES (?,?,?,?,?)", [(cid, *a[1:]) for a in audit])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return cid
+
     def get(self, cid: int) -> Correction:
         rows = self._select("WHERE id = ?", (cid,))
         if not rows:
@@ -201,6 +228,62 @@ class CorrectionStore:
         return [Correction(r[0], r[1], r[2], r[3], DriftCorrection(r[4], r[5], r[6], r[8], CorrectionKind(r[7]),
                                                                    CorrectionKind(r[9]), r[10]),
                            r[11], r[12], r[13], r[14], r[15], r[16], r[17]) for r in rows]
+
+
+def split_shared(shared: Path, towns: Mapping[str, tuple[Path, Collection[str]]]) -> list[str]:
+    """Move the corrections of a coalition's old shared ``DATA_DIR/corrections.db`` (one file,
+    no municipality) into each town's own file: a correction goes to the one town whose
+    registry has its station, with its audit log, its id kept where free. One whose station
+    several towns (or none) have cannot be placed: it stays in the old file, renamed
+    ``corrections.shared.db``, and a line says so (re-enter it with ``ms4watch corrections
+    add --town``). ``towns``: municipality -> (its data directory, its station ids).
+    Returns what was done, a line each."""
+    old = sqlite3.connect(shared, isolation_level=None)
+    try:
+        rows = old.execute("SELECT * FROM corrections ORDER BY id").fetchall()
+        cols = [d[0] for d in old.execute("SELECT * FROM corrections LIMIT 0").description]
+        audit = old.execute("SELECT correction_id, at_ns, who, action, why FROM correction_audit ORDER BY id").fetchall()
+    finally:
+        old.close()
+    report, placed = [], 0
+    stores: dict[str, CorrectionStore] = {}
+    try:
+        for row in rows:
+            rec = dict(zip(cols, row))
+            owners = sorted(m for m, (_, stations) in towns.items() if rec["station"] in stations)
+            if len(owners) != 1:
+                report.append(f"{shared}: correction {rec['id']} of {rec['station']} {rec['quantity']} left in "
+                              f"{shared.with_name('corrections.shared.db')}: its station is "
+                              f"{'in ' + ', '.join(owners) if owners else 'in no town'}; re-enter it with "
+                              "ms4watch corrections add --town")
+                continue
+            town = owners[0]
+            if town not in stores:
+                stores[town] = CorrectionStore(towns[town][0] / FILE)
+            stores[town].adopt(rec, [a for a in audit if a[0] == rec["id"]])
+            placed += 1
+    finally:
+        for s in stores.values():
+            s.close()
+    for suffix in ("", "-wal", "-shm"):
+        src = shared.with_name(shared.name + suffix)
+        if src.exists():
+            src.rename(shared.with_name("corrections.shared.db" + suffix))
+    report.insert(0, f"{shared}: {placed} of {len(rows)} corrections moved to their towns' folders")
+    return report
+
+
+def town_corrections(settings: Any, municipality: str, report: Callable[[str], None] = log.warning) -> CorrectionStore:
+    """The corrections of one town of ``settings`` (a ``ms4watch.settings.Settings``): its own
+    file; in a coalition, an old shared file is split among the towns first (:func:`split_shared`)."""
+    shared = settings.data_dir / FILE
+    if settings.coalition and shared.exists():
+        from ..contract.registry import load_registry
+        regs = [load_registry(p) for p in settings.registry_paths()]
+        for line in split_shared(shared, {r.municipality: (settings.town_data_dir(r.municipality), r.station_ids())
+                                          for r in regs}):
+            report(line)
+    return CorrectionStore(settings.town_data_dir(municipality) / FILE)
 
 
 class CorrectedReadings:

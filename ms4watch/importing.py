@@ -163,15 +163,11 @@ def messages(imp: Imported) -> list:
 
 def write_csv(imps: Iterable[Imported], out: Path) -> int:
     """Our readings CSV (``time,station,quantity,value,unit``), for ``ms4watch replay``."""
+    from .contract.readings_csv import write_readings_csv
     from .contract.timeutil import iso_utc
-    n = 0
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("time,station,quantity,value,unit\n")
-        for imp in imps:
-            for r in imp.readings:
-                f.write(f"{iso_utc(r.time_ns)},{r.station},{r.quantity},{r.value!r},{r.unit}\n")
-                n += 1
-    return n
+    with open(out, "w", encoding="utf-8", newline="") as f:
+        return write_readings_csv(((iso_utc(r.time_ns), r.station, r.quantity, r.value, r.unit)
+                                   for imp in imps for r in imp.readings), f)
 
 
 __all__ = ["Imported", "ImportError_", "read_file", "messages", "write_csv", "Quantity"]

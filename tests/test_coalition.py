@@ -201,3 +201,131 @@ def test_a_coalitions_settings_are_checked_before_anything_starts(tmp_path):
                       data_dir=tmp_path / "d", broker={"client_id": "ingest"})
     assert s.town_store_url("glenville") == "influxdb1://h:8086/ms4_glenville"
     assert s.town_data_dir("glenville") == tmp_path / "d" / "glenville" and s.town_client_id("glenville") == "ingest-glenville"
+
+
+# -- every per-town store, enumerated ---------------------------------------------------------
+MARK = "ROTTERDAM-ONLY"
+# Files of DATA_DIR every town shares: each of their tables holds a municipality column, belongs to
+# a row of one that does (a report's photos), or is the server's own (who may log in, and how).
+SHARED = {"workbench.db": {"users", "api_tokens", "login_attempts", "sessions", "sqlite_sequence"}}
+
+
+def _stores(data) -> dict[str, list[str]]:
+    """Every SQLite file under DATA_DIR, relative, with its tables."""
+    import sqlite3
+    out = {}
+    for p in sorted(data.rglob("*.db")):
+        with sqlite3.connect(f"file:{p}?mode=ro", uri=True) as db:
+            out[p.relative_to(data).as_posix()] = [r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return out
+
+
+def _town_routes(settings, services) -> list[str]:
+    """The GET routes a town's application serves (pages and API), as path templates."""
+    import fastapi.routing
+    from fastapi.routing import APIRoute
+    from ms4watch.workbench.app import town_app
+    app = town_app(settings, services)
+    contexts = getattr(fastapi.routing, "iter_route_contexts", None)
+    found = [(rc.path, rc.methods, rc.original_route) for rc in contexts(app.routes)] if contexts else \
+        [(r.path, r.methods, r) for r in app.routes]
+    return sorted({p for p, methods, r in found if isinstance(r, APIRoute) and "GET" in (methods or ())})
+
+
+def test_every_per_town_store_keeps_its_records_from_the_other_town(tmp_path, mosquitto_broker):
+    """Rotterdam writes a record marked ROTTERDAM-ONLY into every store a town has — incidents
+    and their audit, the delivery queue, compliance (a case, a party), drift corrections,
+    inspection reports, approvals, the workbench audit — and its own pages show each; no
+    page or API answer of Glenville (every GET route, with Rotterdam's ids) shows any, and
+    Glenville's SMO reverts nothing of Rotterdam's. Every SQLite file under DATA_DIR is
+    either a town's own (in its folder) or shared with a municipality column in each table."""
+    from ms4watch.contract.drift import DriftCorrection
+    settings = _settings(tmp_path, mosquitto_broker.url)
+    server = build_server(settings, report=lambda line: None)
+    for t in server.towns:
+        t.workbench.users.passwords = cheap_passwords()
+    server.start()
+    try:
+        g, r = server.town_named("glenville"), server.town_named("rotterdam")
+        url = server.web_url
+        users = g.workbench.users
+        users.add("pat", PASSWORD, municipality="glenville", role=Role.ADMIN, display_name="Pat")
+        users.add("quinn", PASSWORD, municipality="rotterdam", role=Role.ADMIN, display_name="Quinn")
+        pat_token, quinn_token = users.create_token("pat", "t")[1], users.create_token("quinn", "t")[1]
+        quinn = Actor("quinn", "Quinn", Role.SMO, "rotterdam", Via.TERMINAL)
+
+        # -- Rotterdam's records, one in every store -------------------------------------------------
+        r_inc = r.pipeline.incidents.handle(dwf("2026-06-01T15:30:00Z")).incident          # incidents.db, queue
+        with httpx.Client(base_url=f"{url}/t/rotterdam", headers={"Authorization": f"Bearer {quinn_token}"},
+                          timeout=30) as api:
+            assert api.post(f"/api/v1/incidents/{r_inc.id}/acknowledge", json={"note": f"{MARK} ack"}
+                            ).status_code == 200                                        # incident + workbench audit
+            case = api.post("/api/v1/cases", json={"origin": "complaint", "outfall": "OF-12", "location": f"{MARK} case",
+                                                   "description": "suds", "reporter": "a neighbour",
+                                                   "observed_at": "2026-06-01T15:30:00Z"})
+            assert case.status_code == 201, case.text                                   # compliance.db
+            party = api.post("/api/v1/parties", json={"name": f"{MARK} party", "address": "1 Main St",
+                                                      "place": "outfall", "place_id": "OF-12", "role": "operator"})
+            assert party.status_code == 201, party.text
+        cid = case.json()["id"]
+        report = r.workbench.inspections.record(quinn, ReportIn.model_validate({**REPORT, "deficiencies": f"{MARK} report"}),
+                                                [("p.png", PNG)]).report                 # workbench.db, photos
+        approval = r.workbench.inventory.record(quinn, kind=SuppressionKind.APPROVED_DISCHARGE, outfall="OF-12",
+                                                start=datetime(2026, 6, 1, 12, tzinfo=timezone.utc),
+                                                end=datetime(2026, 6, 1, 18, tzinfo=timezone.utc), reason=f"{MARK} dye")
+        correction = r.workbench.corrections.store.add("OF-12", "flow", DriftCorrection(
+            time.time_ns() - 48 * H, time.time_ns() - H, drift=-5.0), by="Quinn", why=f"{MARK} correction")
+
+        # -- the stores, enumerated: each is a town's own, or shared with a municipality column ----------
+        data = tmp_path / "data"
+        stores = _stores(data)
+        for name, tables in stores.items():
+            town, _, rest = name.partition("/")
+            if rest:
+                assert town in ("glenville", "rotterdam") and f"{'rotterdam' if town == 'glenville' else 'glenville'}/{rest}" \
+                    in stores, f"{name}: a town's store the other town lacks"
+                continue
+            assert name in SHARED, f"{name}: a store in DATA_DIR shared by every town (no town's folder)"
+            import sqlite3
+            with sqlite3.connect(f"file:{data / name}?mode=ro", uri=True) as db:
+                def towns_own(table: str) -> bool:
+                    cols = {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
+                    parents = {f[2] for f in db.execute(f"PRAGMA foreign_key_list({table})")}
+                    return "municipality" in cols or any(towns_own(p) for p in parents)
+                for table in tables:
+                    assert towns_own(table) or table in SHARED[name], f"{name}: {table} has no municipality"
+        own = {n.partition("/")[2] for n in stores if "/" in n}
+        assert {"incidents.db", "compliance.db", "corrections.db", "store.db"} <= own, own
+
+        # -- each record shows on Rotterdam's own pages (what Glenville must not see) -------------------
+        sha = hashlib.sha256(PNG).hexdigest()
+        quinn_s = Browserish(url, "quinn")
+        for path in (f"/incidents/{r_inc.id}", f"/cases/{cid}", "/notices", f"/inspections/{report.id}", "/approvals",
+                     "/stations/OF-12"):
+            assert MARK in quinn_s.c.get(f"/t/rotterdam{path}").text, path
+
+        # -- Glenville: every GET route, pages with a session and the API with a token, Rotterdam's ids ---
+        ids = {"iid": r_inc.id, "cid": cid, "rid": report.id, "sid": "OF-12", "oid": "OF-12", "nid": 1, "smp": 1,
+               "rel": 1, "sw": 1, "year": 2026, "section": "illicit_found", "fmt": "pdf", "sha": sha, "token": "x"}
+        pat = Browserish(url, "pat")
+        seen = []
+        with httpx.Client(base_url=f"{url}/t/glenville", headers={"Authorization": f"Bearer {pat_token}"},
+                          timeout=30) as api:
+            for template in _town_routes(settings, g.workbench):
+                if template.startswith(("/logout", "/login")):
+                    continue
+                path = re.sub(r"\{(\w+)(?::\w+)?\}", lambda m: str(ids.get(m.group(1), 1)), template)
+                got = api.get(path) if path.startswith("/api/") else pat.c.get(f"/t/glenville{path}")
+                assert got.status_code < 500, (path, got.status_code)
+                seen.append(path)
+                assert MARK.encode() not in got.content, f"Glenville's {path} shows Rotterdam's record"
+            assert len(seen) > 40
+            # ... and changes nothing of Rotterdam's: reverting Rotterdam's correction by its id
+            assert api.post(f"/api/v1/corrections/{correction.id}/revert", json={"why": "x"}).status_code == 404
+            assert api.post(f"/api/v1/approvals/{approval.id}/withdraw", json={"note": "x"}).status_code == 404
+        assert r.workbench.corrections.store.get(correction.id).active
+        assert g.workbench.corrections.store.list() == []
+        assert [x.id for x in r.workbench.inventory.store.list("rotterdam")] == [approval.id]
+    finally:
+        server.stop()

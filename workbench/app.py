@@ -33,7 +33,8 @@ from ..contract import duetext
 from ..contract.timeutil import from_ns
 from ..settings import Settings
 from .deps import csrf_token, render
-from .errors import NotAuthenticated, RateLimited, TooLarge, WorkbenchError
+from ..compliance.errors import ComplianceError
+from .errors import NotAuthenticated, RateLimited, TooLarge, WorkbenchError, from_compliance
 from .routes import ROUTERS
 from .services import Workbench
 
@@ -211,6 +212,10 @@ def _error_handlers(app: FastAPI) -> None:
             return RedirectResponse(f"{login}?next={request.url.path}", status_code=303)
         return render(request, "error.html", exc.status, title=_TITLES.get(exc.status, "Error"), message=str(exc),
                       headers=headers)
+
+    @app.exception_handler(ComplianceError)
+    async def compliance_error(request: Request, exc: ComplianceError) -> Response:
+        return await workbench_error(request, from_compliance(exc))      # /cases/999: a 404, not a 500
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

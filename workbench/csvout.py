@@ -1,16 +1,15 @@
 """CSV exports of the tables the pages show (UTF-8, a header row, times in the town's zone
-with their offset). A cell that a spreadsheet would run as a formula is quoted with ``'``."""
+with their offset). A cell that a spreadsheet would run as a formula is quoted with ``'``
+(:mod:`ms4watch.contract.csvfile`, the one writer of every CSV)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import datetime, tzinfo
 from typing import Any, Iterable, Sequence
 
 from fastapi.responses import Response
 
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+from ..contract.csvfile import csv_text, safe_cell
 
 
 def cell(value: Any, tz: tzinfo) -> str:
@@ -20,25 +19,12 @@ def cell(value: Any, tz: tzinfo) -> str:
         return value.astimezone(tz).isoformat(timespec="seconds")
     if hasattr(value, "value"):   # enums
         value = value.value
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA) and not _number(text) else text
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
+    return safe_cell(value)
 
 
 def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]], tz: tzinfo) -> Response:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(header)
-    for row in rows:
-        w.writerow([cell(v, tz) for v in row])
-    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
+    text = csv_text(header, ([cell(v, tz) for v in row] for row in rows), lineterminator="\r\n")
+    return Response(text, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 

@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse
 
+from ..contract.when import plausible_time
 from .errors import Forbidden, NotAuthenticated
 from .roles import Actor, Via
 from .services import Workbench
@@ -134,12 +135,12 @@ def render(request: Request, template: str, status_code: int = 200, *, headers: 
 def parse_when(text: str, tz: Any, *, end: bool = False) -> datetime:
     """A time a person types: ``YYYY-MM-DD`` (local midnight; with ``end``, the day's last microsecond),
     ``YYYY-MM-DDTHH:MM`` (local, as a datetime-local input sends it), or ISO 8601 with an
-    offset. ValueError otherwise."""
+    offset; in the years 2000-2100 (:mod:`ms4watch.contract.when`). ValueError otherwise."""
     text = text.strip()
     if len(text) == 10:
-        d = datetime.fromisoformat(text).replace(tzinfo=tz)
+        d = plausible_time(datetime.fromisoformat(text)).replace(tzinfo=tz)
         return d + timedelta(days=1, microseconds=-1) if end else d
-    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    dt = plausible_time(datetime.fromisoformat(text.replace("Z", "+00:00")))
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=tz)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..compliance.errors import ComplianceError, NoSuchRecord
 from ..contract.errors import Ms4Error
 
 
@@ -66,5 +67,11 @@ class UserError(WorkbenchError):
     """A user, membership or token cannot be made or changed as asked (the terminal's errors)."""
 
 
-__all__ = ["WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired", "StoreDown",
+def from_compliance(e: ComplianceError) -> "WorkbenchError":
+    """A compliance record's error as the workbench answers it: no such record, 404; any
+    other (well-formed, but not possible as given), 409."""
+    return (NotFound if isinstance(e, NoSuchRecord) else Conflict)(str(e))
+
+
+__all__ = ["from_compliance", "WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired", "StoreDown",
            "RateLimited", "UserError", "TooLarge"]

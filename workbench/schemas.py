@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import BaseModel, Field
 
 from ..alerts.incidents import AuditEntry, Priority, State
 from ..contract import duetext
 from ..contract.registry import Outfall, PipeMaterial
 from ..contract.timeutil import from_ns
+from ..contract.when import RecordTime
 from ..ingest.corrections import Correction
 from .records import Credential, InspectionReport, SuppressionKind
 from .services.incidents import IncidentDetail, IncidentView
@@ -351,8 +352,8 @@ class SuppressionOut(BaseModel):
 class SuppressionIn(BaseModel):
     kind: SuppressionKind
     outfall: str = Field(min_length=1, max_length=64)
-    start: AwareDatetime
-    end: AwareDatetime | None = Field(default=None, description="required: one without an end is refused (409)")
+    start: RecordTime
+    end: RecordTime | None = Field(default=None, description="required: one without an end is refused (409)")
     flow: str | None = Field(default=None, max_length=200, description="an exempt flow's kind (required for one)")
     reason: str = Field(min_length=1, max_length=2000, pattern=r"\S")
 

@@ -1,6 +1,7 @@
 """``ms4watch corrections add|from-record|list|revert``: data corrected for fouling and
-drift (USGS TM 1-D3), kept apart from the raw readings in ``DATA_DIR/corrections.db`` with
-who, when and why; reversible. ``ms4watch replay --corrections`` runs the rules on the
+drift (USGS TM 1-D3), kept apart from the raw readings in the town's ``corrections.db``
+(``DATA_DIR``; in a coalition ``DATA_DIR/<municipality>/``, chosen with ``--town``) with who,
+when and why; reversible. ``ms4watch replay --corrections`` runs the rules on the
 corrected values (docs/rules.md)."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from ._settings import config_option, settings_or_exit
 def register(app: typer.Typer) -> None:
     cor = typer.Typer(help="Corrections of stored readings for fouling and calibration drift (USGS TM 1-D3).",
                       no_args_is_help=True)
-    db_opt = typer.Option(None, "--db", help="Corrections database (default: DATA_DIR/corrections.db).")
+    db_opt = typer.Option(None, "--db", help="Corrections database (default: the town's corrections.db).")
+    town_opt = typer.Option(None, "--town", help="The municipality (a coalition's server: required).")
     by_opt = typer.Option(..., "--by", help="Who enters it.")
     why_opt = typer.Option(..., "--why", help="Why (kept in the audit log).")
 
@@ -34,7 +36,7 @@ def register(app: typer.Typer) -> None:
             max_allowable: Optional[float] = typer.Option(None, "--max-allowable-pct",
                                                           help="Not reportable past this [%] (turbidity: 30)."),
             by: str = by_opt, why: str = why_opt, db: Optional[Path] = db_opt,
-            config: Optional[Path] = config_option()) -> None:
+            town: Optional[str] = town_opt, config: Optional[Path] = config_option()) -> None:
         """Enter a correction measured at a service visit, prorated over the interval before it."""
         from ms4watch.contract.drift import DriftCorrection
         from ms4watch.contract.timeutil import parse_time, to_ns
@@ -43,7 +45,7 @@ def register(app: typer.Typer) -> None:
                                 drift_kind, max_allowable)
         except ValueError as e:
             _fail(str(e))
-        _show(_store(db, config).add(station, quantity, c, by=by, why=why, sensor=sensor), "added")
+        _show(_store(db, config, town).add(station, quantity, c, by=by, why=why, sensor=sensor), "added")
 
     @cor.command("from-record")
     def from_record(record: str = typer.Argument(..., help="A calibration record id (the server's history)."),
@@ -51,7 +53,7 @@ def register(app: typer.Typer) -> None:
                                                                           "unit]: the drift is taken at the "
                                                                           "as-found standard nearest it."),
                     by: str = by_opt, why: str = why_opt, db: Optional[Path] = db_opt,
-                    config: Optional[Path] = config_option()) -> None:
+                    town: Optional[str] = town_opt, config: Optional[Path] = config_option()) -> None:
         """The correction a calibration record measured (fouling, drift), over the interval since
         the previous calibration of the same sensor."""
         from ms4watch.contract.timeutil import to_ns
@@ -83,14 +85,14 @@ def register(app: typer.Typer) -> None:
         else:
             _fail(f"{record}: no earlier calibration of {rec.device}/{rec.sensor} to start the interval from")
         c = correction_from_record(rec, t0, typical)
-        _show(_store(db, config).add(rec.station, rec.quantity.value, c, by=by, why=why, sensor=rec.sensor,
+        _show(_store(db, config, town).add(rec.station, rec.quantity.value, c, by=by, why=why, sensor=rec.sensor,
                                      record=rec.id), "added")
 
     @cor.command("list")
     def list_(station: Optional[str] = typer.Option(None, "--station"), db: Optional[Path] = db_opt,
-              config: Optional[Path] = config_option()) -> None:
+              town: Optional[str] = town_opt, config: Optional[Path] = config_option()) -> None:
         """Every correction (reverted ones too) with its audit log."""
-        store = _store(db, config)
+        store = _store(db, config, town)
         for c in store.list(station=station):
             _show(c, "reverted" if not c.active else "in force")
             for a in store.audit(c.id):
@@ -98,17 +100,29 @@ def register(app: typer.Typer) -> None:
 
     @cor.command("revert")
     def revert(cid: int = typer.Argument(...), by: str = by_opt, why: str = why_opt, db: Optional[Path] = db_opt,
-               config: Optional[Path] = config_option()) -> None:
+               town: Optional[str] = town_opt, config: Optional[Path] = config_option()) -> None:
         """Stop applying a correction (it stays in the record, with who, when and why)."""
-        _show(_store(db, config).revert(cid, by=by, why=why), "reverted")
+        _show(_store(db, config, town).revert(cid, by=by, why=why), "reverted")
 
     app.add_typer(cor, name="corrections")
 
 
-def _store(db: Optional[Path], config: Optional[Path]):
-    from ms4watch.ingest.corrections import CorrectionStore
-    path = db or settings_or_exit(config).data_dir / "corrections.db"
-    return _Guarded(CorrectionStore(path))
+def _store(db: Optional[Path], config: Optional[Path], town: Optional[str]):
+    """The corrections database given, else the town's (one town: its own; a coalition: ``--town``)."""
+    from ms4watch.ingest.corrections import CorrectionStore, town_corrections
+    if db is not None:
+        return _Guarded(CorrectionStore(db))
+    settings = settings_or_exit(config)
+    from ms4watch.contract.registry import load_registry
+    try:
+        towns = [load_registry(p).municipality for p in settings.registry_paths()]
+    except Ms4Error as e:
+        _fail(str(e))
+    if town is None and len(towns) > 1:
+        _fail(f"a coalition's server: say which town's corrections (--town {' | --town '.join(towns)})")
+    if town is not None and town not in towns:
+        _fail(f"--town {town}: not served here (towns: {', '.join(towns)})")
+    return _Guarded(town_corrections(settings, town or towns[0], report=lambda line: typer.echo(line, err=True)))
 
 
 class _Guarded:

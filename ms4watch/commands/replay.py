@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
                                                       "its approvals.csv export, or DATA_DIR/workbench.db itself"),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="progress bar"),
         corrections: Optional[Path] = typer.Option(
-            None, "--corrections", help="corrections database (DATA_DIR/corrections.db): run the rules on values "
+            None, "--corrections", help="corrections database (the town's corrections.db: DATA_DIR, or "
+                                        "DATA_DIR/<municipality> in a coalition): run the rules on values "
                                         "corrected for fouling and drift; every event then says values: corrected"),
     ) -> None:
         """Replay history through the alert rules (same events as the streaming engine)."""

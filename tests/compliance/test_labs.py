@@ -94,3 +94,31 @@ def test_a_town_overrides_the_thresholds(tmp_path):
     p.write_text("- {parameter: ammonia, limit: 1.0, unit: bogons/L, source: x}\n")
     with pytest.raises(Exception, match=r"screening-thresholds.yaml: \[0\]"):
         load_thresholds(p)
+
+
+@pytest.mark.timeout(20)
+def test_a_unit_that_is_an_expression_is_refused_without_evaluating_it():
+    # pint's expression parser would compute 10**10**7 (a ten-million-digit integer holding
+    # the GIL for 10-25 s, every page, ingest and alerting stopped): the unit is matched, never evaluated
+    with pytest.raises(ImportRefused) as e:
+        _parse("S-2026-001,Ammonia-N,0.8,10**10**7 mg/L,EPA 350.1,0.05,,,\n"
+               "S-2026-001,Fluoride,0.1,mg/L,EPA 300.0,0.05,,,\n")
+    assert str(e.value).splitlines() == ["results.csv:2: unit: '10**10**7 mg/L' is not a unit the lab import "
+                                         "knows (e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, s.u.)"]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("unit", ["mg/L*1e308", "(mg/L)**99", "(mg)/L", "mg/L**9", "mg**2/L", "2 mg/L", "mg/L/L",
+                                  "mg/(100 mL)", "CFU/100000000000000000000 mL", "mg/L+1", "mg/L; 9**9**9",
+                                  "mg/L 1e3", "mg/10**10**7L", "exp(mg)/L", "mg/L" + "/L" * 500])
+def test_units_that_look_evaluated_are_refused(unit):
+    with pytest.raises(ImportRefused, match=r"results.csv:2: unit: .* is not a unit the lab import knows"):
+        _parse(f"S-2026-001,Ammonia-N,0.8,{unit},EPA 350.1,0.05,,,\n")
+
+
+@pytest.mark.parametrize("unit, to, factor", [("mg/l", "mg/L", 1), ("ng/L", "mg/L", 1e-6), ("μg/L", "mg/L", 1e-3),
+                                              ("cfu/100ml", "CFU/100 mL", 1), ("MPN / 100 mL", "CFU/100 mL", 1),
+                                              ("CFU/mL", "CFU/100 mL", 100), ("ppm", "ppm", 1), ("pH units", "s.u.", 1),
+                                              ("uS/cm", "mS/cm", 1e-3), ("umho/cm", "uS/cm", 1)])
+def test_the_units_a_lab_writes_are_known(unit, to, factor):
+    assert convert(1, unit, to) == pytest.approx(factor)

@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -49,3 +50,20 @@ def test_the_units_of_the_table_convert_without_loading_pint():
             "'pint' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [repr(to_canonical("flow", 1.0, "cfs")), repr(to_canonical("temperature", 212.0, "degF")), "False"]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("unit", ["10**10**7*m", "m/10**10**7", "m*1e308", "(m)**99", "m**99", "2*m", "m^3^3^3",
+                                  "(m)", "m+1", "m//s", "exp(m)", "m" + "*m" * 300, "m;9**9**9"])
+def test_a_unit_from_outside_is_matched_never_evaluated(unit):
+    # pint's parser evaluates: 10**10**7 would hold the GIL for many seconds (ingest stopped)
+    with pytest.raises(UnitError, match=f"unknown unit .*{re.escape(unit[:20])}.* is not a plain unit"):
+        to_canonical("level", 1.0, unit)
+
+
+@pytest.mark.parametrize("quantity, unit, expected", [("level", "feet", 1.0), ("level", "µm", 3.28084e-6),
+                                                       ("flow", "ft³/s", 448.8312), ("flow", "ft^3/s", 448.8312),
+                                                       ("flow", "ft**3 / s", 448.8312), ("flow", "liter/minute", 0.264172),
+                                                       ("temperature", "°F", -17.22222), ("conductivity", "µS/cm", 1.0)])
+def test_plain_spellings_pint_knows_still_convert(quantity, unit, expected):
+    assert to_canonical(quantity, 1.0, unit) == pytest.approx(expected, rel=1e-5)

@@ -135,3 +135,50 @@ def test_the_command_line(tmp_path):
     assert "— reverted" in listed and "added by Lee: June visit" in listed and "reverted by Pat: typo" in listed
     bad = run("revert", "7", "--by", "Pat", "--why", "x")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: no correction 7"
+
+
+def test_a_coalitions_old_shared_file_is_split_among_the_towns(tmp_path):
+    """Before corrections were a town's, a coalition kept them all in DATA_DIR/corrections.db:
+    each goes to the one town whose registry has its station, with its audit log and id; one
+    whose station both towns have stays behind, said so."""
+    from ms4watch.ingest.corrections import split_shared
+    shared = CorrectionStore(tmp_path / "corrections.db")
+    a = shared.add("OF-1", "flow", DriftCorrection(ns(0), ns(100), drift=-5.0), by="Ann", why="glen only")
+    b = shared.add("OF-12", "flow", DriftCorrection(ns(0), ns(100), drift=3.0), by="Bo", why="both have OF-12")
+    c = shared.add("RG-7", "rain", DriftCorrection(ns(0), ns(100), drift=1.0), by="Cy", why="rott only")
+    shared.revert(c.id, by="Cy", why="wrong gauge")
+    shared.close()
+    towns = {"glenville": (tmp_path / "glenville", {"OF-1", "OF-12"}),
+             "rotterdam": (tmp_path / "rotterdam", {"OF-12", "RG-7"})}
+    report = split_shared(tmp_path / "corrections.db", towns)
+    assert report[0].endswith("2 of 3 corrections moved to their towns' folders")
+    assert len(report) == 2 and f"correction {b.id} of OF-12 flow left in" in report[1] and "glenville, rotterdam" in report[1]
+    assert not (tmp_path / "corrections.db").exists() and (tmp_path / "corrections.shared.db").exists()
+    glen, rott = CorrectionStore(tmp_path / "glenville" / "corrections.db"), CorrectionStore(tmp_path / "rotterdam" / "corrections.db")
+    assert [(x.id, x.station, x.why, x.active) for x in glen.list()] == [(a.id, "OF-1", "glen only", True)]
+    assert [(x.id, x.station, x.reverted_why) for x in rott.list()] == [(c.id, "RG-7", "wrong gauge")]
+    assert [e.action for e in rott.audit(c.id)] == ["added", "reverted"]
+    assert rott.add("RG-7", "rain", DriftCorrection(ns(200), ns(300)), by="x", why="y").id == c.id + 1
+
+
+def test_the_command_line_of_a_coalition_names_the_town(tmp_path):
+    for town in ("glenville", "rotterdam"):
+        (tmp_path / f"{town}.yaml").write_text(f"municipality: {town}\ntimezone: America/New_York\n"
+                                               "rain_gauges: [{id: RG-1, tip_in: 0.01}]\n"
+                                               "outfalls: [{id: OF-12, name: x, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]\n")
+    (tmp_path / "ms4watch.toml").write_text(f'registries = ["{tmp_path}/glenville.yaml", "{tmp_path}/rotterdam.yaml"]\n'
+                                            f'data_dir = "{tmp_path}/data"\n')
+
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "ms4watch", "corrections", *a, "--config",
+                               str(tmp_path / "ms4watch.toml")], capture_output=True, text=True, cwd=REPO, timeout=60)
+
+    add = ("add", "--station", "OF-12", "--quantity", "flow", "--from", "2026-05-01T00:00:00Z", "--to",
+           "2026-06-01T00:00:00Z", "--drift", "6", "--by", "Lee", "--why", "June visit")
+    out = run(*add)
+    assert out.returncode == 2 and "--town glenville | --town rotterdam" in out.stderr
+    assert run(*add, "--town", "rotterdam").returncode == 0
+    assert "June visit" in run("list", "--town", "rotterdam").stdout
+    assert run("list", "--town", "glenville").stdout == ""
+    assert (tmp_path / "data" / "rotterdam" / "corrections.db").exists()
+    assert not (tmp_path / "data" / "corrections.db").exists()

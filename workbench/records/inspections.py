@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...alerts.incidents.db import transaction
+from ...contract.when import RecordTime
 from .photos import Photo
 
 PROVISION = ("Schenectady ch. 148 Art. I, construction inspections, subsection B: during each inspection the "
@@ -81,7 +82,7 @@ class ReportIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     site: str = Field(min_length=1, max_length=64, description="construction site id")
-    at: AwareDatetime = Field(description="when the site was inspected (with its UTC offset)")
+    at: RecordTime = Field(description="when the site was inspected (with its UTC offset, 2000-2100)")
     inspector: str = Field(min_length=1, max_length=200, pattern=r"\S",
                            description="the licensed/certified professional who inspected")
     credential: Credential

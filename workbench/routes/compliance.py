@@ -233,14 +233,14 @@ def _notices_page(request: Request, actor: Actor, services: Any, status: int = 2
     case_id = request.query_params.get("case")
     correct = request.query_params.get("correct")
     correcting = None
-    if correct and correct.isdigit() and actor.may(Permission.ENFORCE):
+    if correct and correct.isascii() and correct.isdigit() and actor.may(Permission.ENFORCE):
         try:
             correcting = d.notice(actor, int(correct))
         except WorkbenchError:
             correcting = None
     return render(request, "notices.html", status, title="Enforcement", actor=actor, notices=d.notices(actor),
                   parties={p.id: p for p in d.parties(actor)}, laws=[LAWS[k] for k in d.laws], error=error, now=now,
-                  cases=d.store.cases(), case_id=int(case_id) if case_id and case_id.isdigit() else None,
+                  cases=d.store.cases(), case_id=int(case_id) if case_id and case_id.isascii() and case_id.isdigit() else None,
                   correct_id=correcting.id if correcting else None, correcting=correcting, roles=ROLES,
                   methods=METHODS,
                   sites=services.registry.construction_sites, outfalls=services.registry.outfalls,

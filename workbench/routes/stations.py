@@ -33,11 +33,18 @@ PRESETS = (1, 7, 30, 90, 365)
 def window(services, start: str, end: str, days: int | None) -> tuple[datetime, datetime]:
     """The chart's window from the query: start/end, else ``days`` up to now (7 by default)."""
     tz = services.tz
+
+    def when(name: str, text: str, **kw: bool) -> datetime:
+        try:
+            return parse_when(text, tz, **kw)
+        except ValueError as e:
+            raise WorkbenchError(f"{name}: {e}") from None
+
     try:
         if start or end:
             now = services.stations.clock()
-            a = parse_when(start, tz) if start else None
-            b = parse_when(end, tz, end=True) if end else now
+            a = when("start", start) if start else None
+            b = when("end", end, end=True) if end else now
             if a is None:
                 a = b - timedelta(days=days or 7)
             return window_of(a, b)

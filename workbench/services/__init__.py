@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from ...alerts.incidents.db import connect
 from ...compliance.store import ComplianceStore
 from ...contract.registry import Registry
-from ...ingest.corrections import CorrectionStore
+from ...ingest.corrections import town_corrections
 from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
 from ..audit import AuditLog
@@ -103,7 +103,7 @@ class Workbench:
         reports = InspectionReports(conn, lock, clock)
         suppressions = SuppressionStore(conn, lock, clock)
         town_dir = settings.town_data_dir(registry.municipality)
-        corrections = CorrectionStore(settings.data_dir / "corrections.db")   # what `ms4watch corrections` writes
+        corrections = town_corrections(settings, registry.municipality)   # the town's: `ms4watch corrections --town`
         if compliance is None:
             compliance = ComplianceStore(town_dir / "compliance.db", clock, tz=registry.tz)
         sync = getattr(alert_side, "sync_compliance", None)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ...compliance import deadlines as dl
 from ...compliance.clocks import BusinessCalendar
-from ...compliance.errors import ComplianceError, ImportRefused
+from ...compliance.errors import ComplianceError, ImportRefused, NoSuchRecord
 from ...compliance.inputs import (CaseIn, CustodyIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, RecipientIn,
                                   ReleaseEventIn, ReleaseIn, SampleIn, SwpppEventIn, SwpppIn)
 from ...compliance.labs import DEFAULT_THRESHOLDS, Threshold, load_thresholds, parse_file
@@ -172,6 +172,9 @@ class ComplianceDesk:
         self.check(actor, permission, action, target)
         try:
             out = work()
+        except NoSuchRecord as e:
+            self.audit.record(actor, action, target=target, outcome=f"refused: {e}")
+            raise NotFound(str(e)) from None
         except ComplianceError as e:
             self.audit.record(actor, action, target=target, outcome=f"refused: {e}")
             raise Refused(str(e)) from None

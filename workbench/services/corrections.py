@@ -32,7 +32,7 @@ class CorrectionDesk:
         self.store = store
         self.audit = audit
         self.clock = clock
-        self.stations = stations           # the town's: a coalition's shared database shows each town its own
+        self.stations = stations           # the town's stations (the store is the town's own too)
 
     def of_station(self, actor: Actor, station: str) -> list[CorrectionView]:
         """The station's corrections, newest interval first, reverted ones too."""

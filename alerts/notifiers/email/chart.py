@@ -50,11 +50,13 @@ def normalise(df: "pd.DataFrame") -> "pd.DataFrame":
 
 def csv_excerpt(df: "pd.DataFrame") -> bytes:
     """The readings as CSV; values corrected for drift (``df.attrs["values"]``) say so first."""
-    d = df.iloc[:MAX_CSV_ROWS].copy()
-    d.index = d.index.strftime("%Y-%m-%dT%H:%M:%SZ")
+    from ....contract.csvfile import csv_text
+    d = df.iloc[:MAX_CSV_ROWS]
     head = "# values: corrected for fouling and drift (USGS TM 1-D3); raw values kept in the store\n" \
         if df.attrs.get("values") == "corrected" else ""
-    return (head + d.to_csv(index_label="time")).encode("utf-8")
+    rows = ([t, *(None if v != v else v for v in values)]          # NaN: an empty cell, as pandas writes it
+            for t, values in zip(d.index.strftime("%Y-%m-%dT%H:%M:%SZ"), d.itertuples(index=False, name=None)))
+    return (head + csv_text(["time", *map(str, d.columns)], rows)).encode("utf-8")
 
 
 def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,

@@ -7,11 +7,14 @@ Columbus Day, and the evidence packet rebuilt byte-identical with its SHA-256 ma
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
 import zipfile
 from datetime import datetime, timezone
+
+import pytest
 
 from ms4watch.alerts.incidents import State
 from ms4watch.compliance.packet import verify
@@ -525,3 +528,58 @@ def test_the_issue_form_takes_provisions_recipients_and_remedies(bench, clock):
     assert "Schenectady ch. 148 § 148-13B: Inspect weekly and after every storm" in text
     r = s.client.post("/notices", data={**form, "csrf": s.csrf(), "provisions": ["ramapo-218:access"]})
     assert r.status_code == 409 and "ramapo-218:access is a provision of ramapo-218" in r.text
+
+
+FORMULAS = ['=HYPERLINK("http://evil.test","x")', "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd",
+            "\t=1+1", "\r=1+1"]
+
+
+def test_formulas_typed_into_a_case_or_an_ack_link_are_not_live_in_any_csv(bench, clock):
+    """The ack link's ``by``, a case's location, an entry's people and notes: in the packet's
+    acknowledgements.csv and thread.csv and the annual report's illicit_found.csv every cell
+    starting with = + - @ TAB CR is written with a leading ' (OWASP), plain numbers stay numbers."""
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    link = bench.workbench.links.url(bench.alerting.store.get(1))
+    with bench.api() as c:
+        assert c.post(link, data={"by": FORMULAS[0], "note": FORMULAS[1]}).status_code == 200
+    with bench.api("inspector") as c:
+        case = c.post("/api/v1/cases", json={"origin": "incident", "incident_id": 1, "location": FORMULAS[2],
+                                             "description": "grey water", "observed_at": "2026-06-01T15:30:00Z"}).json()
+    s = bench.login("inspector")
+    for i, payload in enumerate(FORMULAS):
+        r = s.post_form(f"/cases/{case['id']}/entries", {"kind": "tracing", "at": f"2026-05-31T1{i}:45", "by": payload,
+                                                        "notes": payload, "finding": "illicit_discharge"})
+        assert r.status_code == 303, r.text
+    z = zipfile.ZipFile(io.BytesIO(s.get(f"/cases/{case['id']}/packet.zip").content))
+    acks = list(csv.DictReader(io.StringIO(z.read("case-IDDE-2026-001/incident-1/acknowledgements.csv").decode())))
+    assert (acks[-1]["who"], acks[-1]["note"]) == ("'" + FORMULAS[0], "'" + FORMULAS[1])
+    thread = list(csv.DictReader(io.StringIO(z.read("case-IDDE-2026-001/thread.csv").decode(), newline="")))
+    stored = [e.by for e in bench.workbench.compliance.store.case(case["id"]).entries]   # the form trims TAB, CR
+    assert len(stored) == len(FORMULAS) and all(b.startswith(("=", "+", "-", "@")) for b in stored)
+    assert sorted(e["by"] for e in thread) == sorted("'" + b for b in stored)
+    assert sorted(e["notes"] for e in thread) == sorted("'" + b for b in stored)
+    found = s.get("/reports/annual/2026/illicit_found.csv")
+    assert found.status_code == 200, found.text
+    [row] = csv.DictReader(io.StringIO(found.text, newline=""))
+    assert row["location"] == "'" + FORMULAS[2] and row["case"] == "IDDE-2026-001"
+
+
+@pytest.mark.timeout(60)
+def test_a_lab_file_whose_unit_is_an_expression_is_refused_at_once(bench, clock):
+    """pint would compute 10**10**7 holding the GIL (10-25 s, every page and ingest stopped);
+    the upload is refused naming line and field, and the server answers meanwhile."""
+    case = _case_from_incident(bench)
+    s = bench.login("inspector")
+    r = s.post_form(f"/cases/{case['id']}/samples", {"station": "OF-12", "taken_at": "2026-06-01T11:50",
+                                                     "collected_by": "J. Rivera"})
+    assert r.status_code == 303, r.text
+    sample = bench.workbench.compliance.store.samples(case_id=case["id"])[0]
+    body = ("sample,parameter,value,unit,method\n"
+            f"{sample.number},Ammonia-N,0.9,10**10**7 mg/L,EPA 350.1\n"
+            f"{sample.number},Fluoride,0.1,(mg/L)**99,EPA 300.0\n")
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", body.encode(), "text/csv")})
+    assert r.status_code == 409
+    assert "batch.csv:2: unit: &#39;10**10**7 mg/L&#39; is not a unit the lab import knows" in r.text
+    assert "batch.csv:3: unit: &#39;(mg/L)**99&#39; is not a unit the lab import knows" in r.text
+    assert bench.workbench.compliance.store.sample(sample.id).results == ()

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ....contract.calibration import CalibrationRecord
 from ....contract.timeutil import from_ns
+from ....contract.when import AnyTime
 from ...csvout import csv_response
 from ...deps import CorrectionId, CurrentActor, Services, StationPath
 from ...errors import StoreDown, WorkbenchError
@@ -56,7 +57,7 @@ def station(sid: StationPath, actor: CurrentActor, services: Services) -> Statio
     return StationOut.of(services.stations.status(actor, sid))
 
 
-Instant = Annotated[datetime | None, Query(description="ISO 8601; without an offset: the town's local time")]
+Instant = Annotated[AnyTime | None, Query(description="ISO 8601, 2000-2100; without an offset: the town's local time")]
 Buckets = Annotated[int, Query(ge=10, le=5000, description="how many buckets the window is cut into")]
 
 

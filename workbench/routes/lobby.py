@@ -10,7 +10,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import check_csrf, client_address, render
+from ..deps import check_csrf, client_address, render, session_id, start_session
 from ..errors import Forbidden, NotAuthenticated, RateLimited
 from ..services.lobby import Lobby
 from ..services.metrics import CONTENT_TYPE, render_towns
@@ -31,8 +31,8 @@ def _local(next_url: str | None) -> str:
 @router.get("/")
 def choose(request: Request) -> Response:
     lobby = _lobby(request)
-    uid = request.session.get("uid")
-    user = lobby.user(uid) if isinstance(uid, int) else None
+    sid = session_id(request)
+    user = lobby.user(sid) if sid else None
     if user is None:
         return RedirectResponse("/login?next=/", status_code=303)
     towns = lobby.memberships(user)
@@ -51,9 +51,6 @@ def login_form(request: Request, next: str | None = None) -> Response:
 async def login(request: Request, username: Annotated[str, Form(max_length=200)],
                 password: Annotated[str, Form(max_length=1000)],
                 next: Annotated[str | None, Form(max_length=2000)] = None) -> Response:
-    from datetime import datetime, timezone
-
-    from ..deps import csrf_token
     await check_csrf(request)
     lobby = _lobby(request)
     try:
@@ -62,9 +59,7 @@ async def login(request: Request, username: Annotated[str, Form(max_length=200)]
         headers = {"Retry-After": str(e.retry_after_s)} if isinstance(e, RateLimited) else None
         return render(request, "login.html", e.status, headers=headers, title="Log in", municipality="", towns=(),
                       next=_local(next), username=username, error=str(e))
-    request.session.clear()
-    request.session.update({"uid": user.id, "since": datetime.now(timezone.utc).isoformat()})
-    csrf_token(request)
+    start_session(request, await run_in_threadpool(lobby.users.sessions.start, user.id))
     target = _local(next)
     if target == "/" and len(towns) == 1:
         target = f"/t/{towns[0].municipality}/"
@@ -74,6 +69,9 @@ async def login(request: Request, username: Annotated[str, Form(max_length=200)]
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     await check_csrf(request)
+    sid = session_id(request)
+    if sid:
+        await run_in_threadpool(_lobby(request).logout, sid, client_address(request))
     request.session.clear()
     return RedirectResponse("/login", status_code=303)
 

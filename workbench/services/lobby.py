@@ -33,7 +33,7 @@ class Lobby:
     def login(self, username: str, password: str, *, address: str) -> tuple[User, list[Membership]]:
         web = self.settings.web
         user = self.users.check_login(username.strip(), password, address=address, limit=web.login_attempts,
-                                      window=web.login_window)
+                                      window=web.login_window, delay=web.login_delay)
         if user is None:
             raise NotAuthenticated("wrong user name or password")
         towns = self.memberships(user)
@@ -44,9 +44,20 @@ class Lobby:
                                     user.id), "session.login")
         return user, towns
 
-    def user(self, user_id: int) -> User | None:
-        user = self.users.get(user_id)
+    def user(self, session_id: str) -> User | None:
+        """A live session's user, if enabled."""
+        user_id = self.users.sessions.user_id(session_id, self.settings.web.session_max_age)
+        user = self.users.get(user_id) if user_id is not None else None
         return None if user is None or user.disabled else user
+
+    def logout(self, session_id: str, address: str) -> None:
+        """End the session (every town's pages stop with it)."""
+        user = self.user(session_id)
+        self.users.sessions.end(session_id, "logout")
+        if user is not None:
+            for t in self.memberships(user):
+                self.audit.record(Actor(user.username, user.display_name, t.role, t.municipality, Via.WEB, address,
+                                        user.id), "session.logout")
 
     def checks(self) -> list[Check]:
         return [Check(f"{m}: {c.name}", c.ok, c.detail) for m, t in self.towns.items() for c in t.health.checks()]

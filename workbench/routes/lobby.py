@@ -14,6 +14,8 @@ from ..deps import check_csrf, client_address, render, session_id, start_session
 from ..errors import Forbidden, NotAuthenticated, RateLimited
 from ..services.lobby import Lobby
 from ..services.metrics import CONTENT_TYPE, render_towns
+from .health import readiness
+from .metrics import Bearer, refuse
 
 router = APIRouter(include_in_schema=False)
 
@@ -82,16 +84,25 @@ def health() -> dict[str, str]:
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
-    """Every town's metrics, labelled ``municipality``."""
-    towns = {m: t.metrics for m, t in _lobby(request).towns.items()}
+async def metrics(request: Request, credentials: Bearer) -> Response:
+    """The metrics, labelled ``municipality``, of every town the asker may read: all of them
+    for an operator (``web.metrics_networks``, ``web.metrics_token``), a user's API token
+    the towns where the user is admin."""
+    lobby = _lobby(request)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request),
+                                       credentials.credentials if credentials else None)
+    if not readable:
+        refuse(credentials)
+    towns = {m: lobby.towns[m].metrics for m in readable}
     return Response(await run_in_threadpool(render_towns, towns), media_type=CONTENT_TYPE)
 
 
 @router.get("/health/ready")
-async def ready(request: Request) -> JSONResponse:
-    checks = await run_in_threadpool(_lobby(request).checks)
-    ok = all(c.ok for c in checks)
-    return JSONResponse({"status": "ready" if ok else "not ready",
-                         "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks}},
-                        status_code=200 if ok else 503)
+async def ready(request: Request, credentials: Bearer) -> JSONResponse:
+    """Whether every town is ready; the checks of the towns the asker may read."""
+    lobby = _lobby(request)
+    checks = await run_in_threadpool(lobby.checks)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request),
+                                       credentials.credentials if credentials else None)
+    shown = [c for c in checks if c.name.split(": ", 1)[0] in readable]
+    return readiness(all(c.ok for c in checks), shown if readable else None)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...settings import Settings
+from ..auth.operators import Operators
 from ..auth.users import User
 from ..errors import Forbidden, NotAuthenticated
-from ..roles import Actor, Role, Via
+from ..roles import Actor, Permission, Role, Via
 from . import Workbench
 from .health import Check
 
@@ -58,6 +59,17 @@ class Lobby:
             for t in self.memberships(user):
                 self.audit.record(Actor(user.username, user.display_name, t.role, t.municipality, Via.WEB, address,
                                         user.id), "session.logout")
+
+    def operated_towns(self, address: str, bearer: str | None) -> list[str]:
+        """The towns whose metrics and readiness details the asker may read: every one for
+        an operator (``auth/operators.py``), those where a user's API token is admin."""
+        if Operators(self.settings.web).allows(address=address, bearer=bearer):
+            return list(self.towns)
+        user = self.users.user_for_token(bearer) if bearer else None
+        if user is None:
+            return []
+        return [m.municipality for m in self.memberships(user)
+                if Actor(user.username, user.display_name, m.role, m.municipality, Via.API).may(Permission.READ_METRICS)]
 
     def checks(self) -> list[Check]:
         return [Check(f"{m}: {c.name}", c.ok, c.detail) for m, t in self.towns.items() for c in t.health.checks()]

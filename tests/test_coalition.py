@@ -196,6 +196,16 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         stored = {x.labels["municipality"]: x.value for x in families["ms4watch_readings_stored"].samples}
         assert set(stored) == {"glenville", "rotterdam"} and all(v > 0 for v in stored.values()), stored
         assert {x.labels["municipality"] for x in families["ms4watch_alert_latency_seconds"].samples} == set(stored)
+
+        # -- logging out at the root ends the session in every town, a copied cookie with it --------
+        copied = httpx.Client(base_url=url, follow_redirects=False, timeout=30, cookies=dict(sam.c.cookies))
+        assert copied.get("/t/rotterdam/stations").status_code == 200
+        towns_page = sam.c.get("/").text
+        assert sam.c.post("/logout", data={"csrf": csrf_of(towns_page)}).status_code == 303
+        for path in ("/t/rotterdam/stations", "/t/glenville/stations"):
+            assert copied.get(path).status_code == 303, path
+        assert copied.get("/").headers["location"].startswith("/login")
+        copied.close()
     finally:
         server.stop()
 

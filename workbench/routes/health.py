@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..deps import Services
 from ..services.health import Check
-from .metrics import Bearer, operator
+from .metrics import operator
 
 router = APIRouter(tags=["operations"])
 
@@ -22,9 +22,9 @@ def health() -> dict[str, str]:
 
 @router.get("/health/ready", summary="Readiness: broker connected, store writable, delivery queue not stuck",
             responses={503: {"description": "some check failed; the body says which to an operator"}})
-async def ready(request: Request, services: Services, credentials: Bearer) -> JSONResponse:
+async def ready(request: Request, services: Services) -> JSONResponse:
     checks = await run_in_threadpool(services.health.checks)
-    details = await run_in_threadpool(operator, request, services, credentials)
+    details = await run_in_threadpool(operator, request, services)
     return readiness(all(c.ok for c in checks), checks if details else None)
 
 

@@ -15,7 +15,7 @@ from ..errors import Forbidden, NotAuthenticated, RateLimited
 from ..services.lobby import Lobby
 from ..services.metrics import CONTENT_TYPE, render_towns
 from .health import readiness
-from .metrics import Bearer, refuse
+from .metrics import bearer_of, refuse
 
 router = APIRouter(include_in_schema=False)
 
@@ -84,25 +84,23 @@ def health() -> dict[str, str]:
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request, credentials: Bearer) -> Response:
+async def metrics(request: Request) -> Response:
     """The metrics, labelled ``municipality``, of every town the asker may read: all of them
     for an operator (``web.metrics_networks``, ``web.metrics_token``), a user's API token
     the towns where the user is admin."""
     lobby = _lobby(request)
-    readable = await run_in_threadpool(lobby.operated_towns, client_address(request),
-                                       credentials.credentials if credentials else None)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request), bearer_of(request))
     if not readable:
-        refuse(credentials)
+        refuse(request)
     towns = {m: lobby.towns[m].metrics for m in readable}
     return Response(await run_in_threadpool(render_towns, towns), media_type=CONTENT_TYPE)
 
 
 @router.get("/health/ready")
-async def ready(request: Request, credentials: Bearer) -> JSONResponse:
+async def ready(request: Request) -> JSONResponse:
     """Whether every town is ready; the checks of the towns the asker may read."""
     lobby = _lobby(request)
     checks = await run_in_threadpool(lobby.checks)
-    readable = await run_in_threadpool(lobby.operated_towns, client_address(request),
-                                       credentials.credentials if credentials else None)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request), bearer_of(request))
     shown = [c for c in checks if c.name.split(": ", 1)[0] in readable]
     return readiness(all(c.ok for c in checks), shown if readable else None)

@@ -3,11 +3,8 @@ token the settings name, or an API token of the town's admin (``auth/operators.p
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from ..auth.operators import Operators
@@ -18,16 +15,21 @@ from ..services import Workbench
 from ..services.metrics import CONTENT_TYPE
 
 router = APIRouter(tags=["operations"])
-bearer = HTTPBearer(auto_error=False, description="web.metrics_token, or an API token of an admin")
-Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 REFUSED = ("the server's metrics: an API token of an admin of this town, web.metrics_token, or a request from "
            "web.metrics_networks")
 
 
-def operator(request: Request, services: Workbench, credentials: HTTPAuthorizationCredentials | None) -> bool:
+def bearer_of(request: Request) -> str | None:
+    """``Authorization: Bearer <token>``'s token. Read here, not declared as a security
+    scheme: ``/health/ready`` answers anyone, and says more to an operator."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def operator(request: Request, services: Workbench) -> bool:
     """Whether the request may read this town's operational data (metrics, readiness details)."""
     address = client_address(request)
-    token = credentials.credentials if credentials is not None else None
+    token = bearer_of(request)
     if Operators(services.settings.web).allows(address=address, bearer=token):
         return True
     if token is None:
@@ -39,14 +41,14 @@ def operator(request: Request, services: Workbench, credentials: HTTPAuthorizati
     return actor is not None and actor.may(Permission.READ_METRICS)
 
 
-def refuse(credentials: HTTPAuthorizationCredentials | None) -> None:
-    if credentials is None:
+def refuse(request: Request) -> None:
+    if bearer_of(request) is None:
         raise NotAuthenticated(REFUSED)
     raise Forbidden(REFUSED)
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request, services: Services, credentials: Bearer) -> Response:
-    if not await run_in_threadpool(operator, request, services, credentials):
-        refuse(credentials)
+async def metrics(request: Request, services: Services) -> Response:
+    if not await run_in_threadpool(operator, request, services):
+        refuse(request)
     return Response(await run_in_threadpool(services.metrics.render), media_type=CONTENT_TYPE)

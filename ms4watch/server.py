@@ -145,7 +145,7 @@ class Server:
         http = self.settings.http
         if self.app is not None:   # first: a port that is taken stops the start before anything runs
             from .workbench.serving import WebServer
-            self.web = WebServer(http.host or "127.0.0.1", http.port or 0)
+            self.web = WebServer(http.host or "127.0.0.1", http.port or 0, trusted_proxies=http.trusted_proxies)
             for t in self.towns:
                 if t.workbench is not None and t.workbench.links.base_url is None:
                     t.workbench.links.base_url = self.web.url + _town_path(self.settings, t.municipality)

@@ -41,7 +41,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, IPvAnyNetwork, SecretStr, ValidationError, field_validator,
+                      model_validator)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from .contract.errors import Ms4Error
@@ -113,6 +114,10 @@ class HttpSettings(_Section):
     listen: str | None = Field(default="127.0.0.1:8000",
                                description="HOST:PORT (or PORT, on 127.0.0.1) of the web endpoint; 'off' for none")
     public_url: str | None = Field(default=None, description="base of links in emails as recipients reach it")
+    trusted_proxies: list[IPvAnyNetwork] = Field(
+        default_factory=list, description="addresses or networks of reverse proxies whose X-Forwarded-For / "
+                                          "X-Forwarded-Proto are believed (the client's address in rate limits and "
+                                          "the audit log); none by default: the peer's own address counts")
 
     @field_validator("listen", mode="before")
     @classmethod
@@ -158,8 +163,18 @@ class WebSettings(_Section):
     ack_link_lifetime: Duration = Field(default=timedelta(days=7),
                                         description="an emailed acknowledge link works this long after it was made")
     login_attempts: int = Field(default=5, ge=1, le=1000,
-                                description="failed logins allowed per user name, and per address, in login_window")
+                                description="failed logins allowed per user name and address, per address, and per "
+                                            "user name from an address that failed for it, in login_window; then "
+                                            "each attempt waits login_delay after the last failure, doubling")
     login_window: Duration = Field(default=timedelta(minutes=15), description="see login_attempts")
+    login_delay: Duration = Field(default=timedelta(seconds=30), description="see login_attempts")
+    token_lifetime: Duration = Field(default=timedelta(days=90),
+                                     description="an API token works this long (`ms4watch users token --expires`)")
+    metrics_networks: list[IPvAnyNetwork] = Field(
+        default_factory=list, description="networks whose anonymous requests may read /metrics and the details of "
+                                          "/health/ready (e.g. the Prometheus host); none by default")
+    metrics_token: SecretStr | None = Field(default=None, description="a bearer token for /metrics (Prometheus' "
+                                            "bearer_token_file); only from MS4WATCH_WEB__METRICS_TOKEN")
     ready_backlog_max: Duration = Field(default=timedelta(minutes=15),
                                         description="/health/ready fails when a notification has waited this long "
                                                     "past its due time")
@@ -197,7 +212,15 @@ class WebSettings(_Section):
             raise ValueError("must be at least 32 characters")
         return v
 
-    @field_validator("session_max_age", "ack_link_lifetime", "login_window", "ready_backlog_max")
+    @field_validator("metrics_token")
+    @classmethod
+    def _metrics_token(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 32:
+            raise ValueError("must be at least 32 characters")
+        return v
+
+    @field_validator("session_max_age", "ack_link_lifetime", "login_window", "ready_backlog_max", "login_delay",
+                     "token_lifetime")
     @classmethod
     def _positive(cls, v: timedelta) -> timedelta:
         if v <= timedelta(0):

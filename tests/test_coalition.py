@@ -63,7 +63,11 @@ def _settings(tmp_path, broker_url: str) -> Settings:
         (tmp_path / f"{town}.yaml").write_text(SITES.format(town=town, outfall=outfall))
     return Settings.model_validate({
         "registries": [tmp_path / "glenville.yaml", tmp_path / "rotterdam.yaml"], "data_dir": tmp_path / "data",
-        "broker": {"url": broker_url}, "http": {"listen": "127.0.0.1:0"}, "engine": {"tick": "1s"}})
+        "broker": {"url": broker_url}, "http": {"listen": "127.0.0.1:0"}, "engine": {"tick": "1s"},
+        "web": {"metrics_token": METRICS_TOKEN}})
+
+
+METRICS_TOKEN = "prometheus-" + "m" * 32
 
 
 def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_others(tmp_path, mosquitto_broker):
@@ -175,14 +179,33 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         assert httpx.get(f"{url}/t/glenville/ack/{token_part}").status_code == 200
         assert httpx.get(f"{url}/t/rotterdam/ack/{token_part}").status_code == 404
 
-        # -- the server's health, across the towns --------------------------------------------------
-        ready = httpx.get(f"{url}/health/ready").json()
+        # -- the server's health, across the towns: the details for its operators only ---------------
+        assert httpx.get(f"{url}/health/ready").json() == {"status": "ready"}
+        assert httpx.get(f"{url}/metrics").status_code == httpx.get(f"{url}/t/rotterdam/metrics").status_code == 401
+        operator = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+        ready = httpx.get(f"{url}/health/ready", headers=operator).json()
         assert {"glenville: broker", "rotterdam: broker", "glenville: store", "rotterdam: store"} <= set(ready["checks"])
-        assert httpx.get(f"{url}/t/rotterdam/metrics").status_code == 200
-        families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics").text)}
+        assert httpx.get(f"{url}/t/rotterdam/metrics", headers=operator).status_code == 200
+        pats = {"Authorization": f"Bearer {pat_token}"}                      # Glenville's admin: Glenville's only
+        assert httpx.get(f"{url}/t/rotterdam/metrics", headers=pats).status_code == 403
+        assert httpx.get(f"{url}/t/glenville/metrics", headers=pats).status_code == 200
+        assert {x.labels["municipality"] for f in text_string_to_metric_families(httpx.get(f"{url}/metrics", headers=pats).text)
+                for x in f.samples} == {"glenville"}
+        assert {c.split(": ")[0] for c in httpx.get(f"{url}/health/ready", headers=pats).json()["checks"]} == {"glenville"}
+        families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics", headers=operator).text)}
         stored = {x.labels["municipality"]: x.value for x in families["ms4watch_readings_stored"].samples}
         assert set(stored) == {"glenville", "rotterdam"} and all(v > 0 for v in stored.values()), stored
         assert {x.labels["municipality"] for x in families["ms4watch_alert_latency_seconds"].samples} == set(stored)
+
+        # -- logging out at the root ends the session in every town, a copied cookie with it --------
+        copied = httpx.Client(base_url=url, follow_redirects=False, timeout=30, cookies=dict(sam.c.cookies))
+        assert copied.get("/t/rotterdam/stations").status_code == 200
+        towns_page = sam.c.get("/").text
+        assert sam.c.post("/logout", data={"csrf": csrf_of(towns_page)}).status_code == 303
+        for path in ("/t/rotterdam/stations", "/t/glenville/stations"):
+            assert copied.get(path).status_code == 303, path
+        assert copied.get("/").headers["location"].startswith("/login")
+        copied.close()
     finally:
         server.stop()
 

@@ -78,3 +78,71 @@ def test_mistakes_are_one_line(town, args, message):
     r = run(town, *args)
     assert r.returncode != 0 and message in r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)        # no traceback
+
+
+def test_tokens_expire_and_one_can_be_revoked(town):
+    from datetime import timedelta
+    assert run(town, "add", "pat", "--role", "smo", "--password-file", str(town / "pw")).returncode == 0
+    default = run(town, "token", "pat", "--label", "nightly csv")
+    short = run(town, "token", "pat", "--label", "one-off", "--expires", "2d")
+    assert default.returncode == short.returncode == 0, short.output
+    users, audit, conn = _users(town)
+    try:
+        kept, one_off = users.tokens("pat")
+        assert kept.expires_at - kept.created_at == timedelta(days=90)        # web.token_lifetime
+        assert one_off.expires_at - one_off.created_at == timedelta(days=2)
+        later = kept.created_at + timedelta(days=3)
+        users.clock = lambda: later
+        assert users.user_for_token(short.stdout.strip()) is None              # expired
+        assert users.user_for_token(default.stdout.strip()).username == "pat"
+    finally:
+        conn.close()
+    listing = run(town, "tokens", "pat").stdout
+    assert "nightly csv" in listing and "one-off" in listing
+    r = run(town, "revoke", str(kept.id))
+    assert r.returncode == 0 and f"revoked token {kept.id} of pat" in r.stdout
+    users, audit, conn = _users(town)
+    try:
+        assert users.user_for_token(default.stdout.strip()) is None
+        assert (audit.entries()[0].action, audit.entries()[0].detail) == ("token.revoke", f"token {kept.id}")
+    finally:
+        conn.close()
+    assert run(town, "token", "pat", "--expires", "soon").returncode != 0
+    assert "error: no token 999" in run(town, "revoke", "999").output
+
+
+def test_passwd_sets_the_password_and_ends_the_sessions(town):
+    from datetime import timedelta
+    assert run(town, "add", "pat", "--role", "smo", "--password-file", str(town / "pw")).returncode == 0
+    users, audit, conn = _users(town)
+    try:
+        session = users.sessions.start(users.find("pat").id)
+    finally:
+        conn.close()
+    (town / "pw2").write_text("a new long password\n")
+    r = run(town, "passwd", "pat", "--password-file", str(town / "pw2"))
+    assert r.returncode == 0 and "password changed" in r.stdout
+    users, audit, conn = _users(town)
+    try:
+        assert users.sessions.user_id(session, timedelta(hours=1)) is None
+        assert users.check_password("pat", "a new long password") and not users.check_password("pat", "correct horse battery")
+        assert audit.entries()[0].action == "user.password" and audit.entries()[0].via == "terminal"
+    finally:
+        conn.close()
+    (town / "short").write_text("short\n")
+    assert "at least 8 characters" in run(town, "passwd", "pat", "--password-file", str(town / "short")).output
+
+
+def test_remove_takes_one_towns_role_away(town):
+    assert run(town, "add", "pat", "--role", "smo", "--password-file", str(town / "pw")).returncode == 0
+    assert run(town, "add", "pat", "--role", "admin", "--municipality", "ramapo").returncode == 0
+    r = run(town, "remove", "pat", "--municipality", "colonie")
+    assert r.returncode == 0 and "no longer a member of colonie (admin in ramapo)" in r.stdout
+    users, audit, conn = _users(town)
+    try:
+        assert users.find("pat").roles == {"ramapo": Role.ADMIN}
+        e = audit.entries()[0]
+        assert (e.action, e.municipality, e.target, e.detail) == ("user.remove", "colonie", "user:pat", "smo")
+    finally:
+        conn.close()
+    assert "has no role in colonie" in run(town, "remove", "pat").output

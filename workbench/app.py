@@ -140,6 +140,10 @@ def templates(tz: tzinfo, settings: Settings) -> Jinja2Templates:
 
 
 class _SecurityHeaders:
+    """The security headers on every answer, and ``Cache-Control: no-store`` on every one but
+    the static files: pages, API answers, PDFs and exports hold a town's records, and must not
+    stay in a shared computer's cache or a proxy's."""
+
     def __init__(self, app: ASGIApp, headers: list[tuple[bytes, bytes]]):
         self.app = app
         self.headers = headers
@@ -148,10 +152,12 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        cache = [] if scope["path"].startswith("/static/") else [(b"cache-control", b"no-store")]
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + self.headers
+                headers = [h for h in message.get("headers", []) if not (cache and h[0].lower() == b"cache-control")]
+                message["headers"] = headers + self.headers + cache
             await send(message)
 
         await self.app(scope, receive, with_headers)

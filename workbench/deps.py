@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
@@ -25,6 +25,7 @@ from .services import Workbench
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf"
+SESSION_ID = "sid"   # the cookie's key for the server-side session's id (auth/sessions.py)
 MAX_ID = 2**63 - 1   # SQLite's INTEGER
 
 
@@ -46,8 +47,9 @@ _bearer = HTTPBearer(auto_error=False, description="an API token (`ms4watch user
 
 
 def client_address(request: Request) -> str:
-    """The peer's address. Behind the town's reverse proxy this is the proxy's unless uvicorn
-    is told to trust its X-Forwarded-For (``--forwarded-allow-ips``)."""
+    """The peer's address. Behind the town's reverse proxy this is the proxy's unless the
+    settings name it (``http.trusted_proxies``: uvicorn then takes the client's from its
+    X-Forwarded-For); by default no proxy is trusted, so no client picks its own address."""
     return request.client.host if request.client else "unknown"
 
 
@@ -84,33 +86,29 @@ async def current_actor(request: Request, services: Services,
         if actor is None:
             raise NotAuthenticated("invalid, revoked or disabled API token")
         return actor
-    uid = request.session.get("uid")
-    if not isinstance(uid, int) or _session_expired(request, services):
-        request.session.pop("uid", None)
+    sid = request.session.get(SESSION_ID)
+    if not isinstance(sid, str):
         raise NotAuthenticated("log in first")
     via = Via.API if request.url.path.startswith("/api/") else Via.WEB
-    actor = await run_in_threadpool(services.accounts.by_id, uid, via, address)
-    if actor is None:
-        request.session.pop("uid", None)
-        raise NotAuthenticated("this account was disabled; log in again")
+    actor = await run_in_threadpool(services.accounts.by_session, sid, via, address)
+    if actor is None:   # logged out, expired, password changed, user disabled
+        request.session.pop(SESSION_ID, None)
+        raise NotAuthenticated("the session has ended; log in again")
     if request.method not in SAFE_METHODS:
         await check_csrf(request)
     return actor
 
 
-def _session_expired(request: Request, services: Services) -> bool:
-    """A login lasts ``web.session_max_age`` from when it was made, however busy."""
-    try:
-        since = datetime.fromisoformat(request.session.get("since", ""))
-    except ValueError:
-        return True
-    return datetime.now(timezone.utc) - since > services.settings.web.session_max_age
-
-
-def start_session(request: Request, actor: Actor) -> None:
-    request.session.clear()   # a fresh session (and CSRF token) for every login
-    request.session.update({"uid": actor.user_id, "since": datetime.now(timezone.utc).isoformat()})
+def start_session(request: Request, session_id: str) -> None:
+    """A fresh cookie (and CSRF token) for every login, carrying the server-side session's id."""
+    request.session.clear()
+    request.session[SESSION_ID] = session_id
     csrf_token(request)
+
+
+def session_id(request: Request) -> str | None:
+    sid = request.session.get(SESSION_ID)
+    return sid if isinstance(sid, str) else None
 
 
 CurrentActor = Annotated[Actor, Depends(current_actor)]
@@ -145,5 +143,6 @@ def parse_when(text: str, tz: Any, *, end: bool = False) -> datetime:
 
 
 __all__ = ["Services", "CurrentActor", "IncidentId", "StationPath", "OutfallPath", "ReportId", "SuppressionId", "Sha256",
-           "get_services", "current_actor", "client_address", "csrf_token", "check_csrf", "start_session", "render",
+           "get_services", "current_actor", "client_address", "csrf_token", "check_csrf", "start_session",
+           "session_id", "render",
            "base_path", "parse_when", "CSRF_HEADER", "CSRF_FIELD"]

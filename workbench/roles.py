@@ -14,6 +14,7 @@ user, municipality, role). Roles are ordered; a role may do what every smaller o
 | enforce             | smo         |  (parties, notices of violation, stop-work orders, SWPPP reviews)
 | record approvals    | smo         |  (approved discharges and exempt flows: they silence alerts)
 | manage users        | admin       |
+| read metrics        | admin       |  (/metrics and /health/ready's details with an API token)
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Permission(str, enum.Enum):
     RECORD_APPROVAL = "record approvals"
     CORRECT_DATA = "correct data"
     MANAGE_USERS = "manage users"
+    READ_METRICS = "read metrics"
 
 
 # The one table of who may do what; a new action adds a line here.
@@ -64,6 +66,7 @@ NEEDS: dict[Permission, Role] = {
     Permission.RECORD_APPROVAL: Role.SMO,
     Permission.CORRECT_DATA: Role.SMO,
     Permission.MANAGE_USERS: Role.ADMIN,
+    Permission.READ_METRICS: Role.ADMIN,
 }
 
 

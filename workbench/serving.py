@@ -12,6 +12,7 @@ import logging
 import socket
 import threading
 import time
+from typing import Sequence
 
 import uvicorn
 from fastapi import FastAPI
@@ -22,9 +23,13 @@ log = logging.getLogger(__name__)
 
 
 class WebServer:
-    def __init__(self, host: str, port: int, *, keep_alive_s: int = 5):
+    def __init__(self, host: str, port: int, *, keep_alive_s: int = 5, trusted_proxies: Sequence[object] = ()):
+        """``trusted_proxies``: addresses or networks (``http.trusted_proxies``) whose
+        X-Forwarded-For and X-Forwarded-Proto are believed; none: the headers are ignored
+        (uvicorn would otherwise trust them from 127.0.0.1, i.e. from any local process)."""
         self.host = host
         self.keep_alive_s = keep_alive_s
+        self.trusted_proxies = [str(p) for p in trusted_proxies]
         self._sock = self.bind(host, port)
         self.port: int = self._sock.getsockname()[1]
         self._server: uvicorn.Server | None = None
@@ -55,7 +60,8 @@ class WebServer:
 
     def start(self, app: FastAPI, timeout_s: float = 15.0) -> "WebServer":
         config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=self.keep_alive_s, access_log=False,
-                                lifespan="off", server_header=False)
+                                lifespan="off", server_header=False, proxy_headers=bool(self.trusted_proxies),
+                                forwarded_allow_ips=self.trusted_proxies or [])
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
                                         name="ms4watch-web", daemon=True)

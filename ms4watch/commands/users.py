@@ -1,4 +1,5 @@
-"""``ms4watch users add|list|disable|token`` — the workbench's users, at a terminal.
+"""``ms4watch users add|list|disable|remove|passwd|token|tokens|revoke`` — the workbench's
+users, at a terminal.
 
 Works on ``DATA_DIR/workbench.db`` of the same settings the server reads (``--config``,
 ``MS4WATCH_*``), beside a running server. A password is typed at a hidden prompt (twice)
@@ -143,20 +144,126 @@ def disable(username: str = typer.Argument(...), config: Optional[Path] = config
         conn.close()
 
 
-@app.command("token")
-def token(username: str = typer.Argument(...), label: str = typer.Option("script", help="What the token is for."),
-          config: Optional[Path] = config_option()) -> None:
-    """Make an API token for a user's scripts (``Authorization: Bearer …``); shown once."""
+@app.command("remove")
+def remove(username: str = typer.Argument(...),
+           municipality: Optional[str] = typer.Option(None, help="The town to take the user's role in away "
+                                                                "(default: the registry's)."),
+           config: Optional[Path] = config_option()) -> None:
+    """Take a user's role in one municipality away; its roles elsewhere stay."""
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    town = _municipality(settings, municipality)
+    users, audit, conn = _open(settings)
+    try:
+        role = users.find(username).roles.get(town)
+        user = users.remove(username, municipality=town)
+        _audit(audit, town, "user.remove", f"user:{username}", role.value if role else None)
+        left = ", ".join(f"{r.value} in {m}" for m, r in sorted(user.roles.items())) or "no role anywhere"
+        typer.echo(f"{username}: no longer a member of {town} ({left})")
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+@app.command("passwd")
+def passwd(username: str = typer.Argument(...),
+           password_file: Optional[Path] = typer.Option(None, help="Read the new password from this file instead "
+                                                                   "of a prompt."),
+           config: Optional[Path] = config_option()) -> None:
+    """Set a user's password; the user's sessions end (every browser logs in again)."""
     from ..workbench.errors import UserError
     settings = settings_or_exit(config)
     users, audit, conn = _open(settings)
     try:
-        made, secret = users.create_token(username, label)
+        user = users.find(username)
+        users.set_password(username, _password(password_file))
+        for town in user.roles or {"": None}:
+            _audit(audit, town, "user.password", f"user:{username}", "set at the terminal")
+        typer.echo(f"{username}: password changed; sessions ended")
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+def _lifetime(text: Optional[str], default):
+    if text is None:
+        return default
+    from ..contract.timeutil import parse_duration
+    try:
+        lifetime = parse_duration(text)
+    except ValueError as e:
+        raise typer.BadParameter(f"{text!r}: {e} (e.g. 30d, 12h)", param_hint="--expires") from None
+    if lifetime.total_seconds() <= 0:
+        raise typer.BadParameter(f"{text!r}: must be positive", param_hint="--expires")
+    return lifetime
+
+
+@app.command("token")
+def token(username: str = typer.Argument(...), label: str = typer.Option("script", help="What the token is for."),
+          expires: Optional[str] = typer.Option(None, help="How long it works, e.g. 30d (default: the setting "
+                                                           "web.token_lifetime, 90 days)."),
+          config: Optional[Path] = config_option()) -> None:
+    """Make an API token for a user's scripts (``Authorization: Bearer …``); shown once."""
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    lifetime = _lifetime(expires, settings.web.token_lifetime)
+    users, audit, conn = _open(settings)
+    try:
+        made, secret = users.create_token(username, label, lifetime)
         user = users.find(username)
         for town in user.roles or {"": None}:
-            _audit(audit, town, "token.create", f"user:{username}", f"token {made.id}: {made.label}")
+            _audit(audit, town, "token.create", f"user:{username}",
+                   f"token {made.id}: {made.label}, expires {made.expires_at:%Y-%m-%d %H:%M}Z")
         typer.echo(secret)
-        typer.echo(f"token {made.id} for {username} ({made.label}); it is shown only now", err=True)
+        typer.echo(f"token {made.id} for {username} ({made.label}), until {made.expires_at:%Y-%m-%d %H:%M}Z; "
+                   "it is shown only now", err=True)
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+@app.command("tokens")
+def tokens(username: str = typer.Argument(...), config: Optional[Path] = config_option()) -> None:
+    """A user's API tokens: id (for ``revoke``), label, made, expires, last used, revoked."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    users, _, conn = _open(settings)
+    try:
+        table = Table("id", "label", "created", "expires", "last used", "revoked")
+        def when(d) -> str:
+            return f"{d:%Y-%m-%d %H:%M}Z" if d else ""
+
+        for t in users.tokens(username):
+            table.add_row(str(t.id), t.label, when(t.created_at), when(t.expires_at), when(t.last_used_at),
+                          when(t.revoked_at))
+        Console().print(table)
+    except UserError as e:
+        _fail(e)
+    finally:
+        conn.close()
+
+
+@app.command("revoke")
+def revoke(token_id: int = typer.Argument(..., help="The token's id (``ms4watch users tokens NAME``)."),
+           config: Optional[Path] = config_option()) -> None:
+    """Revoke one API token at once; the user's other tokens keep working."""
+    from ..workbench.errors import UserError
+    settings = settings_or_exit(config)
+    users, audit, conn = _open(settings)
+    try:
+        owner = users.token_owner(token_id)
+        if owner is None:
+            raise UserError(f"no token {token_id}")
+        users.revoke_token(token_id)
+        for town in users.find(owner).roles or {"": None}:
+            _audit(audit, town, "token.revoke", f"user:{owner}", f"token {token_id}")
+        typer.echo(f"revoked token {token_id} of {owner}")
     except UserError as e:
         _fail(e)
     finally:

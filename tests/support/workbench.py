@@ -145,14 +145,14 @@ def csrf_of(html: str) -> str:
 
 
 def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, web: dict | None = None,
-                sms: dict | None = None, reg: Any = None) -> Bench:
+                sms: dict | None = None, reg: Any = None, http: dict | None = None) -> Bench:
     """The readings port is a SQLite store at ``data/store.db`` (opened, empty until a test
     writes it); the SMS webhook takes unsigned posts unless ``sms`` says otherwise; the
     pipeline's clock is ``clock``."""
     from ms4watch.ingest.sinks import SqliteSink
     readings = SqliteSink(tmp_path / "data" / "store.db")
     readings.open()
-    settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0"},
+    settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0", **(http or {})},
                                         "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
     reg = reg or registry(WORKBENCH_YAML)
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
@@ -170,7 +170,7 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
                         metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
                         sms_verifier=settings.sms.verifier(), alert_side=pipeline, compliance=compliance)
-    server = WebServer("127.0.0.1", 0)
+    server = WebServer("127.0.0.1", 0, trusted_proxies=settings.http.trusted_proxies)
     links.base_url = server.url
     server.start(create_app(settings, wb))
     bench = Bench(server.url, alerting, wb, server, readings)

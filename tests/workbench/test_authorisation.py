@@ -21,6 +21,10 @@ NOT_A_USERS = {"/login": "the password itself", "/ack/{token}": "the signed link
 # The least role each write needs; a write missing here fails the test below.
 LEAST_ROLE = {
     "/logout": Role.VIEWER,
+    "/account/password": Role.VIEWER,                     # one's own (test_account.py)
+    "/account/tokens/{tid}/revoke": Role.VIEWER,          # one's own; another's: admin (test_account.py)
+    "/api/v1/tokens/{tid}/revoke": Role.VIEWER,
+    "/users/{username}/remove": NEEDS[Permission.MANAGE_USERS],
     "/incidents/{iid}/acknowledge": NEEDS[Permission.ACKNOWLEDGE],
     "/incidents/{iid}/resolve": NEEDS[Permission.RESOLVE],
     "/api/v1/incidents/{iid}/acknowledge": NEEDS[Permission.ACKNOWLEDGE],
@@ -138,8 +142,8 @@ def _form(path: str) -> dict:
 
 
 def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):
-    url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1")
-    for k in ("{cid}", "{smp}", "{rel}", "{nid}", "{sw}"):
+    url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1").replace("{username}", "viewer")
+    for k in ("{cid}", "{smp}", "{rel}", "{nid}", "{sw}", "{tid}"):
         url = url.replace(k, "1")
     if path.endswith("/labs"):
         return client.request(method, url, files={"file": ("results.csv", b"sample,parameter\n", "text/csv")},
@@ -187,7 +191,7 @@ def _records(bench) -> None:
 def _target(path: str) -> str:
     if _compliance_key(path):
         return COMPLIANCE_TARGETS[_compliance_key(path)]
-    for part, target in (("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
+    for part, target in (("/users/", "user:viewer"), ("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
                          ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
         if part in path:
             return target

@@ -41,7 +41,8 @@ def test_health_readiness_and_metrics(tmp_path, mosquitto_broker):
     (tmp_path / "sites.yaml").write_text(SITES)
     server = build_server(Settings.model_validate({
         "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
-        "http": {"listen": "127.0.0.1:0"}, "engine": {"tick": "1s"}}), report=lambda line: None).start()
+        "http": {"listen": "127.0.0.1:0"}, "engine": {"tick": "1s"},
+        "web": {"metrics_networks": ["127.0.0.0/8"]}}), report=lambda line: None).start()   # Prometheus on this host
     try:
         c = httpx.Client(base_url=server.web_url, timeout=10)
         assert c.get("/health").json() == {"status": "ok"}

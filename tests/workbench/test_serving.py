@@ -9,6 +9,7 @@ import time
 
 import httpx
 import pytest
+from fastapi import FastAPI, Request
 
 from ms4watch.workbench.errors import WorkbenchError
 from ms4watch.workbench.serving import WebServer
@@ -47,3 +48,34 @@ def test_a_port_that_is_taken_is_one_line(bench):
     port = int(bench.url.rsplit(":", 1)[1])
     with pytest.raises(WorkbenchError, match=rf"^http.listen: cannot listen on 127.0.0.1:{port}: Address already in use$"):
         WebServer("127.0.0.1", port)
+
+
+def _peer_app() -> FastAPI:
+    app = FastAPI()
+
+    @app.get("/peer")
+    def peer(request: Request) -> dict[str, str]:
+        return {"address": request.client.host, "scheme": request.url.scheme}
+
+    return app
+
+
+@pytest.mark.parametrize("trusted, seen", [((), "127.0.0.1"), (("127.0.0.1",), "203.0.113.9"),
+                                           (("10.0.0.0/8",), "127.0.0.1")])
+def test_x_forwarded_for_is_believed_only_from_a_configured_proxy(trusted, seen):
+    """uvicorn's own default trusts 127.0.0.1: any local process could pick its address."""
+    server = WebServer("127.0.0.1", 0, trusted_proxies=trusted).start(_peer_app())
+    try:
+        r = httpx.get(server.url + "/peer", headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+        assert r.json() == {"address": seen, "scheme": "https" if seen != "127.0.0.1" else "http"}
+    finally:
+        server.stop()
+
+
+def test_the_login_limit_and_the_audit_log_record_the_peer_not_a_header(bench):
+    from tests.support.workbench import csrf_of
+    with httpx.Client(base_url=bench.url) as c:
+        c.post("/login", data={"username": "smo", "password": "wrong one", "csrf": csrf_of(c.get("/login").text)},
+               headers={"X-Forwarded-For": "198.51.100.1"})
+    rows = bench.workbench.conn.execute("SELECT address FROM login_attempts").fetchall()
+    assert [r[0] for r in rows] == ["127.0.0.1"]

@@ -6,12 +6,14 @@ log (the registry YAML stays the town's configuration):
 * ``inspections.py``: construction-site inspection reports — the six items Schenectady
   ch. 148 asks for, the professional's certification, photos;
 * ``photos.py``: the photos themselves, on disk under ``DATA_DIR/photos``, named by their
-  SHA-256, type checked by their first bytes, size-limited.
+  SHA-256, type checked by their first bytes, size-limited;
+* ``sms_received.py``: the inbound SMS webhook's posts already taken (a replay is not acted on).
 """
 
 from .inspections import CERTIFICATION, Credential, InspectionReport, InspectionReports, ITEMS, ReportIn
 from .photos import Photo, PhotoStore
+from .sms_received import ReceivedSms
 from .suppressions import Suppression, SuppressionKind, SuppressionStore, load_suppressions, with_recorded
 
 __all__ = ["CERTIFICATION", "Credential", "InspectionReport", "InspectionReports", "ITEMS", "ReportIn", "Photo",
-           "PhotoStore", "Suppression", "SuppressionKind", "SuppressionStore", "load_suppressions", "with_recorded"]
+           "PhotoStore", "ReceivedSms", "Suppression", "SuppressionKind", "SuppressionStore", "load_suppressions", "with_recorded"]

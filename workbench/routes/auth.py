@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import CurrentActor, Services, base_path, check_csrf, client_address, render, start_session
+from ..deps import CurrentActor, Services, base_path, check_csrf, client_address, render, session_id, start_session
 from ..errors import NotAuthenticated, RateLimited
 
 router = APIRouter(include_in_schema=False)
@@ -39,12 +39,12 @@ async def login(request: Request, services: Services, username: Annotated[str, F
         headers = {"Retry-After": str(e.retry_after_s)} if isinstance(e, RateLimited) else None
         return render(request, "login.html", status, headers=headers, title="Log in",
                       next=_local(next, base_path(request)), username=username, error=str(e))
-    start_session(request, actor)
+    start_session(request, await run_in_threadpool(services.accounts.start_session, actor))
     return RedirectResponse(_local(next, base_path(request)), status_code=303)
 
 
 @router.post("/logout")
 def logout(request: Request, actor: CurrentActor, services: Services) -> Response:
-    services.accounts.logout(actor)
+    services.accounts.logout(actor, session_id(request) or "")
     request.session.clear()
     return RedirectResponse(f"{base_path(request)}/login", status_code=303)

@@ -10,10 +10,12 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import check_csrf, client_address, render
+from ..deps import check_csrf, client_address, render, session_id, start_session
 from ..errors import Forbidden, NotAuthenticated, RateLimited
 from ..services.lobby import Lobby
 from ..services.metrics import CONTENT_TYPE, render_towns
+from .health import readiness
+from .metrics import bearer_of, refuse
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,8 +33,8 @@ def _local(next_url: str | None) -> str:
 @router.get("/")
 def choose(request: Request) -> Response:
     lobby = _lobby(request)
-    uid = request.session.get("uid")
-    user = lobby.user(uid) if isinstance(uid, int) else None
+    sid = session_id(request)
+    user = lobby.user(sid) if sid else None
     if user is None:
         return RedirectResponse("/login?next=/", status_code=303)
     towns = lobby.memberships(user)
@@ -51,9 +53,6 @@ def login_form(request: Request, next: str | None = None) -> Response:
 async def login(request: Request, username: Annotated[str, Form(max_length=200)],
                 password: Annotated[str, Form(max_length=1000)],
                 next: Annotated[str | None, Form(max_length=2000)] = None) -> Response:
-    from datetime import datetime, timezone
-
-    from ..deps import csrf_token
     await check_csrf(request)
     lobby = _lobby(request)
     try:
@@ -62,9 +61,7 @@ async def login(request: Request, username: Annotated[str, Form(max_length=200)]
         headers = {"Retry-After": str(e.retry_after_s)} if isinstance(e, RateLimited) else None
         return render(request, "login.html", e.status, headers=headers, title="Log in", municipality="", towns=(),
                       next=_local(next), username=username, error=str(e))
-    request.session.clear()
-    request.session.update({"uid": user.id, "since": datetime.now(timezone.utc).isoformat()})
-    csrf_token(request)
+    start_session(request, await run_in_threadpool(lobby.users.sessions.start, user.id))
     target = _local(next)
     if target == "/" and len(towns) == 1:
         target = f"/t/{towns[0].municipality}/"
@@ -74,6 +71,9 @@ async def login(request: Request, username: Annotated[str, Form(max_length=200)]
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     await check_csrf(request)
+    sid = session_id(request)
+    if sid:
+        await run_in_threadpool(_lobby(request).logout, sid, client_address(request))
     request.session.clear()
     return RedirectResponse("/login", status_code=303)
 
@@ -85,15 +85,22 @@ def health() -> dict[str, str]:
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    """Every town's metrics, labelled ``municipality``."""
-    towns = {m: t.metrics for m, t in _lobby(request).towns.items()}
+    """The metrics, labelled ``municipality``, of every town the asker may read: all of them
+    for an operator (``web.metrics_networks``, ``web.metrics_token``), a user's API token
+    the towns where the user is admin."""
+    lobby = _lobby(request)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request), bearer_of(request))
+    if not readable:
+        refuse(request)
+    towns = {m: lobby.towns[m].metrics for m in readable}
     return Response(await run_in_threadpool(render_towns, towns), media_type=CONTENT_TYPE)
 
 
 @router.get("/health/ready")
 async def ready(request: Request) -> JSONResponse:
-    checks = await run_in_threadpool(_lobby(request).checks)
-    ok = all(c.ok for c in checks)
-    return JSONResponse({"status": "ready" if ok else "not ready",
-                         "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks}},
-                        status_code=200 if ok else 503)
+    """Whether every town is ready; the checks of the towns the asker may read."""
+    lobby = _lobby(request)
+    checks = await run_in_threadpool(lobby.checks)
+    readable = await run_in_threadpool(lobby.operated_towns, client_address(request), bearer_of(request))
+    shown = [c for c in checks if c.name.split(": ", 1)[0] in readable]
+    return readiness(all(c.ok for c in checks), shown if readable else None)

@@ -21,7 +21,7 @@ from ..audit import AuditLog
 from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
 from ..auth.users import UserStore
-from ..records import InspectionReports, PhotoStore, SuppressionStore
+from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
@@ -114,7 +114,7 @@ class Workbench:
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
-                   sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier),
+                   sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier, ReceivedSms(conn, lock)),
                    health=health, metrics=metrics,
                    stations=StationDesk(registry, incidents, readings, clock, alert_side, corrections),
                    inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),

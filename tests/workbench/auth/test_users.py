@@ -72,3 +72,88 @@ def test_the_secret_is_made_once_readable_by_its_owner_only(tmp_path):
         load_secret(settings)
     env = Settings.model_validate({"data_dir": tmp_path / "other", "web": {"secret": "s" * 40}})
     assert load_secret(env) == "s" * 40 and not (tmp_path / "other" / "web-secret").exists()
+
+
+# -- the login limit: reserved before hashing, per user and address, growing delays -----------
+
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+from ms4watch.workbench.errors import RateLimited  # noqa: E402
+
+LIMIT, WINDOW, DELAY = 3, timedelta(minutes=15), timedelta(seconds=30)
+
+
+def _try(users, name, password, address):
+    """'ok', 'wrong' or the seconds RateLimited asked to wait."""
+    try:
+        return "ok" if users.check_login(name, password, address=address, limit=LIMIT, window=WINDOW,
+                                         delay=DELAY) else "wrong"
+    except RateLimited as e:
+        return e.retry_after_s
+
+
+@pytest.fixture
+def pat(users):
+    users.add("pat", "correct horse", municipality="schenectady", role=Role.SMO)
+    now = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
+    users.clock = lambda: now
+    return users
+
+
+def test_failures_elsewhere_never_lock_out_the_right_password_from_an_address_that_has_not_failed(pat):
+    assert [_try(pat, "pat", "guess", "203.0.113.66") for _ in range(LIMIT)] == ["wrong"] * LIMIT
+    assert isinstance(_try(pat, "pat", "correct horse", "203.0.113.66"), int)   # a failed address waits, even right
+    assert _try(pat, "pat", "guess", "203.0.113.67") == "wrong"                # another gets one look, then waits
+    assert isinstance(_try(pat, "pat", "correct horse", "203.0.113.67"), int)
+    assert _try(pat, "pat", "correct horse", "198.51.100.7") == "ok"          # the SMO's own address does not
+
+
+def test_an_address_that_failed_for_a_user_waits_once_the_user_is_under_attack(pat):
+    for i in range(LIMIT):
+        assert _try(pat, "pat", "guess", f"203.0.113.{i}") == "wrong"   # one guess each, from many addresses
+    assert _try(pat, "pat", "guess", "198.51.100.7") == "wrong"          # its first failure is looked at
+    assert isinstance(_try(pat, "pat", "guess", "198.51.100.7"), int)    # then it waits with the attackers'
+    assert _try(pat, "pat", "correct horse", "192.0.2.1") == "ok"        # a fresh address: never
+
+
+def test_the_delay_doubles_with_each_failure_past_the_limit(pat):
+    now = pat.clock()
+    waits = []
+    for _ in range(LIMIT):
+        assert _try(pat, "pat", "guess", "203.0.113.66") == "wrong"
+    for _ in range(4):
+        wait = _try(pat, "pat", "guess", "203.0.113.66")
+        assert isinstance(wait, int)
+        waits.append(wait)
+        now += timedelta(seconds=wait)
+        pat.clock = lambda now=now: now
+        assert _try(pat, "pat", "guess", "203.0.113.66") == "wrong"     # after the wait: one more look
+    assert waits == [31, 61, 121, 241]                                   # 30 s, doubling (+1: whole seconds)
+    rows = pat.conn.execute("SELECT COUNT(*) FROM login_attempts WHERE ok = 0").fetchone()[0]
+    assert rows == LIMIT + 4
+
+
+def test_parallel_attempts_reserve_their_place_before_the_password_is_hashed(pat):
+    """The count is taken and the attempt recorded in one transaction, before argon2: of 40
+    threads started together, exactly LIMIT get a full check."""
+    checks = []
+    verify = pat.passwords.verify
+    gate = threading.Barrier(40)
+
+    def counted(stored, password):
+        checks.append(password)
+        return verify(stored, password)
+
+    pat.passwords.verify = counted
+    results = []
+
+    def attempt():
+        gate.wait()
+        results.append(_try(pat, "pat", "guess", "203.0.113.66"))
+
+    threads = [threading.Thread(target=attempt) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(checks) == LIMIT and results.count("wrong") == LIMIT

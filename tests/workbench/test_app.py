@@ -1,0 +1,29 @@
+"""What ``app.py`` adds to every answer: authenticated pages, API answers, PDFs and exports
+say ``Cache-Control: no-store`` (a shared computer's browser or a proxy keeps none of a
+town's records); the static files may be cached."""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+
+from tests.support.notify_peers import dwf
+
+STATIC = str(files("ms4watch.workbench") / "static")
+
+
+def test_pages_api_answers_and_pdfs_are_not_stored_by_caches(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    s = bench.login("smo")
+    answers = {path: s.get(path) for path in ("/", "/incidents", "/incidents/1", "/stations", "/api/v1/me",
+                                              "/api/v1/incidents", "/api/v1/stations.csv", "/incidents/1/packet.pdf")}
+    with bench.api("viewer") as c:
+        answers["token: /api/v1/incidents/1"] = c.get("/api/v1/incidents/1")
+        answers["token: /api/v1/nothing"] = c.get("/api/v1/nothing")          # an error answer too
+    for path, r in answers.items():
+        assert r.status_code in (200, 404), (path, r.status_code)
+        assert r.headers.get("cache-control") == "no-store", path
+    assert answers["/incidents/1/packet.pdf"].content.startswith(b"%PDF")
+    static = s.get("/static/" + next(p for p in os.listdir(STATIC) if p.endswith(".css")))
+    assert static.status_code == 200 and "no-store" not in static.headers.get("cache-control", "")
+

@@ -126,12 +126,21 @@ class IngestService:
                                   on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
                                   max_packet_bytes=max_message_bytes, tls=tls)
         self._writer: threading.Thread | None = None
+        self._unfed_since: int | None = None   # when the batch being stored, not yet handed on, began [epoch ns]
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
 
     @property
     def stored_readings(self) -> int:
         return self.stats.stored_readings
+
+    def stored_mark(self) -> int:
+        """A time of this clock [epoch ns] before which every batch the store took has been
+        handed to ``on_stored``: the alert pipeline checkpoints it with the engine and, after a
+        crash, re-feeds what the store received from then on (:class:`~.sinks.base.ReceiptLog`)."""
+        now = time.time_ns()
+        unfed = self._unfed_since       # read after the clock: a batch begun since is after ``now``
+        return now if unfed is None else min(now, unfed)
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self, timeout_s: float = 15.0) -> "IngestService":
@@ -335,6 +344,15 @@ class IngestService:
     def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]]) -> None:
         messages = [m for _, m in batch if type(m) is StoredMessage]
         events = [m for _, m in batch if type(m) is DeviceEvent] if len(messages) < len(batch) else []
+        self._unfed_since = time.time_ns()    # before the store stamps its receipts
+        try:
+            self._store_and_hand_on(batch, messages, events)
+        finally:
+            self._unfed_since = None
+
+    def _store_and_hand_on(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]],
+                           messages: list[StoredMessage], events: list[DeviceEvent]) -> None:
+        """Write until the store takes it, acknowledge, hand the readings to ``on_stored``."""
         refused: list[tuple[StoredMessage, str]] = []
         delay = 0.2
         while True:

@@ -16,7 +16,9 @@ after 30 minutes and the 24-hour inspection deadline play out in simulated time 
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -39,7 +41,7 @@ from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading, StatusMessage
 from .evidence import StoreReadings
-from .ingest.sinks.base import CalibrationHistory, ReadingsSource
+from .ingest.sinks.base import CalibrationHistory, ReadingsSource, ReceiptLog
 from .ingest.sinks.influxdb.records import event_records, incident_record
 from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
@@ -47,6 +49,11 @@ from .terminal import NotificationEcho, event_line
 log = logging.getLogger(__name__)
 
 Reporter = Callable[[str], None]
+
+STORED_MARK_FILE = "stored-mark.json"
+CLOCK_SLACK_NS = 5 * 60 * 10**9
+"""How much earlier than the checkpointed mark the re-feed starts [ns]: a wall clock stepped
+back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-read."""
 
 
 class AlertPipeline:
@@ -78,6 +85,10 @@ class AlertPipeline:
         # every 60 simulated minutes instead.
         self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
         self.readings = readings
+        # ingest's ``stored_mark`` (the server wires it): checkpointed with the engine, so a
+        # restart re-feeds what the store received after it, however old the readings' times
+        self.stored_mark: Callable[[], int] | None = None
+        self._mark_path = workdir / STORED_MARK_FILE
         delivery = delivery or DeliverySettings()
         policy = policy or RoutingPolicy()
         # Dashboard records (alerts, storms, inspections, incidents) for a store that keeps
@@ -130,7 +141,12 @@ class AlertPipeline:
     def checkpoint(self) -> None:
         """The engine's state to disk, under the lock ``feed`` takes (never half a batch)."""
         with self._lock:
+            mark = self.stored_mark() if self.stored_mark is not None else None   # before the engine's state
             self.engine.checkpoint()
+            if mark is not None:        # after it: a crash between the two leaves the older mark
+                tmp = self._mark_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"stored_mark_ns": mark}), encoding="utf-8")
+                os.replace(tmp, self._mark_path)
             if self.calibration_watch is not None:
                 self.calibration_watch.checkpoint()
             if self.compliance_watch is not None:
@@ -222,10 +238,15 @@ class AlertPipeline:
         self.delivery.wake()
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
-        """Feed the engine what the store holds newer than its checkpoint minus the lateness
-        window (readings acknowledged after the last checkpoint, whose evaluation a crash may
-        have lost), an hour of data at a time in time order, as it first arrived. Without a
-        checkpoint, the history the rules look back over (dry-weather look-back and margins).
+        """Feed the engine what a crash may have kept from it, an hour of data at a time in time
+        order, as it first arrived:
+
+        * what the store *received* after the stored mark checkpointed with the engine, whatever
+          the readings' own times (a logger's day-old backlog acknowledged just before the
+          crash), when the store keeps receipts (:class:`~.ingest.sinks.base.ReceiptLog`);
+        * what the store holds newer than the checkpoint minus the lateness window. Without a
+          checkpoint, the history the rules look back over (dry-weather look-back and margins).
+
         Returns how many readings were fed; feeding a reading the engine has is a no-op."""
         engine = self.engine
         r = self.registry.rules
@@ -236,12 +257,20 @@ class AlertPipeline:
             start = now_ns - td_ns(r.dry_lookback + 2 * r.dry_rain_max_gap + r.lateness)
         else:
             return 0   # nothing checkpointed and no wall clock: a fresh simulated run
-        if end <= start:
-            return 0
-        rows: list[CanonicalReading] = []
-        for station, quantity in sorted(engine.inputs()):
-            rows += source.readings(station, quantity, from_ns(start), from_ns(end))
-        rows.sort(key=lambda x: x.time_ns)
+        inputs = sorted(engine.inputs())
+        found: list[CanonicalReading] = []
+        if end > start:
+            for station, quantity in inputs:
+                found += source.readings(station, quantity, from_ns(start), from_ns(end))
+        mark = self._stored_mark() if engine.checkpoint_ns else None
+        if mark is not None and isinstance(source, ReceiptLog):
+            spans: dict[str, list[tuple[int, int]]] = {}
+            for rc in source.received_since(mark - CLOCK_SLACK_NS):
+                spans.setdefault(rc.station, []).append((rc.first_ns, rc.last_ns))
+            for station, quantity in inputs:
+                for a, b in _merged(spans.get(station, [])):
+                    found += source.readings(station, quantity, from_ns(a), from_ns(b))
+        rows = sorted(set(found), key=lambda x: x.time_ns)
         i = 0
         while i < len(rows):
             j = i
@@ -251,6 +280,16 @@ class AlertPipeline:
             self.feed(rows[i:j])
             i = j
         return len(rows)
+
+    def _stored_mark(self) -> int | None:
+        """The stored mark checkpointed with the engine (None: none yet, or unreadable)."""
+        try:
+            return int(json.loads(self._mark_path.read_text(encoding="utf-8"))["stored_mark_ns"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            log.warning("%s unreadable (%s): re-feeding by reading time only", self._mark_path, e)
+            return None
 
     def record_inspection(self, site: str, at: datetime, by: str, note: str = "", how: str = "api") -> list[Incident]:
         """An inspection recorded here: the incidents close, then the engine's items. Returns
@@ -329,6 +368,17 @@ class AlertPipeline:
 
     def alerts(self) -> list[Event]:
         return [e for e in self.events() if e.kind is not EventKind.STORM]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Time spans [ns, both ends included] with the overlapping ones joined, in order."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 __all__ = ["AlertPipeline"]

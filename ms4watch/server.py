@@ -19,8 +19,10 @@ flows recorded on the workbench (``workbench/records``): read at start, updated 
 are recorded.
 
 On start, before ingest takes new messages, the engine is re-fed from the store with every
-reading newer than its last checkpoint minus the lateness window: readings acknowledged
-after that checkpoint were stored but their evaluation died with a crashed process.
+reading the store received after the mark checkpointed with the engine (ingest's
+``stored_mark``, whatever the readings' own times) and every reading newer than the
+checkpoint minus the lateness window: readings acknowledged after that checkpoint were
+stored but their evaluation died with a crashed process.
 Incidents and notifications are idempotent, so what had been raised is not raised twice.
 """
 
@@ -274,6 +276,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds(),
         time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
+    pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

@@ -19,8 +19,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import threading
 import time
+from collections import deque
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -117,6 +119,10 @@ class AlertPipeline:
         if on_alert_latency is not None:
             self.dispatcher.on_sent = self._delivered
         self._latest: dict[str, Event] = {}
+        # events the incident database could not take yet (full disk, I/O error), in order:
+        # handed over again at every feed and tick, and no checkpoint is taken while any waits
+        self._untaken: deque[Event] = deque()
+        self._incidents_failing = False
         self._stated: dict[str, float] = {}          # report intervals the loggers stated, as last told
         self._reported_end: set[str] = set()
         self.fed_readings = 0
@@ -141,6 +147,10 @@ class AlertPipeline:
     def checkpoint(self) -> None:
         """The engine's state to disk, under the lock ``feed`` takes (never half a batch)."""
         with self._lock:
+            if not self._take():
+                log.error("engine state not checkpointed: %d events wait for the incident database; "
+                          "if the server stops now, its next start raises them again", len(self._untaken))
+                return
             mark = self.stored_mark() if self.stored_mark is not None else None   # before the engine's state
             self.engine.checkpoint()
             if mark is not None:        # after it: a crash between the two leaves the older mark
@@ -165,7 +175,11 @@ class AlertPipeline:
         if self.records is not None:
             self.records.stop()
         with self._lock:
-            self.engine.close()
+            if self._take():
+                self.engine.close()
+            else:              # the state on disk stays before them: the next start raises them again
+                log.error("stopping with %d events the incident database did not take; engine state left at "
+                          "its last checkpoint, so the next start raises them again", len(self._untaken))
             self.incidents.close()
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -328,14 +342,36 @@ class AlertPipeline:
                 self._reported_end.add(e.id)
             if first or closing or e.status is EventStatus.RETRACTED:
                 self.report(event_line(e, tz))
+            self._untaken.append(e)
+            if self.records is not None:
+                self.records.put(event_records(e.to_dict(tz)))
+        self._take()
+
+    def _take(self) -> bool:
+        """Hand the incident database the events it has not taken, in order; True when it took
+        them all. One it cannot take now (SQLite or the disk failing: full, I/O, locked) waits,
+        with every event after it, for the next feed or tick — never dropped. One it refuses
+        for any other reason (a fault of ours with that event) is logged and passed over, so
+        it cannot hold up the alerts behind it."""
+        while self._untaken:
+            e = self._untaken[0]
             try:
                 change = self.incidents.handle(e)
-            except Exception:  # a notification problem must never lose the event or stop ingest
+            except (sqlite3.OperationalError, OSError) as err:
+                if not self._incidents_failing:
+                    log.error("the incident database cannot take event %s (%s); keeping it and %d more, "
+                              "trying again at every tick", e.id, err, len(self._untaken) - 1)
+                self._incidents_failing = True
+                return False
+            except Exception:  # a fault of ours with this event: never stop ingest or the alerts behind it
                 log.exception("incidents could not take event %s", e.id)
             else:
                 self._await_delivery(change)
-            if self.records is not None:
-                self.records.put(event_records(e.to_dict(tz)))
+            self._untaken.popleft()
+        if self._incidents_failing:
+            log.warning("the incident database takes events again")
+            self._incidents_failing = False
+        return True
 
     def _await_delivery(self, change: Change) -> None:
         inc = change.incident

@@ -29,6 +29,8 @@ Incidents and notifications are idempotent, so what had been raised is not raise
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,6 +46,7 @@ from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings, SettingsError
+from .townlock import TownLock
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -97,6 +100,7 @@ class Server:
     web: "WebServer | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _ticker: threading.Thread | None = None
+    _locks: list[TownLock] = field(default_factory=list)
 
     # -- one town (``serve`` of a municipality, the demo): its parts by name ---------------
     @property
@@ -144,6 +148,38 @@ class Server:
         return self.web.url if self.web is not None else None
 
     def start(self, connect_timeout_s: float = 15.0) -> "Server":
+        """Take each town's lock (``townlock.py``: one server per town; TownLocked when another
+        holds it), then start the workbench, re-feed the engines, start ingest and the clock."""
+        if not self.simulated:
+            self._lock_towns()
+        try:
+            return self._start(connect_timeout_s)
+        except BaseException:
+            self._unlock_towns()
+            raise
+
+    def _lock_towns(self) -> None:
+        broker = self.settings.broker
+        try:
+            for t in self.towns:
+                self._locks.append(TownLock(t.municipality, t.data_dir, broker.url, username=broker.username,
+                                            password=broker.secret(), tls=broker.tls(), on_lost=self._lost).acquire())
+        except BaseException:
+            self._unlock_towns()
+            raise
+
+    def _unlock_towns(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks.clear()
+
+    def _lost(self, reason: str) -> None:
+        """Another server held a town whose broker lock could only be checked once running (the
+        broker was down at start): stop as systemd would, so only one server alerts."""
+        log.critical("%s: stopping this server", reason)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def _start(self, connect_timeout_s: float) -> "Server":
         http = self.settings.http
         if self.app is not None:   # first: a port that is taken stops the start before anything runs
             from .workbench.serving import WebServer
@@ -194,6 +230,7 @@ class Server:
             t.pipeline.close()
             if t.workbench is not None:
                 t.workbench.close()
+        self._unlock_towns()
 
 
 def _town_path(settings: Settings, municipality: str) -> str:

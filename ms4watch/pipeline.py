@@ -52,7 +52,10 @@ log = logging.getLogger(__name__)
 
 Reporter = Callable[[str], None]
 
-STORED_MARK_FILE = "stored-mark.json"
+STORED_MARK_FILE = "engine-mark.json"
+"""Ingest's stored mark as of the engine's last checkpoint. Named to sort before
+``engine-state.json``: a backup copies files in name order, so a backup taken while serving
+holds a mark no later than its engine state (a re-feed from it is a superset, never less)."""
 CLOCK_SLACK_NS = 5 * 60 * 10**9
 """How much earlier than the checkpointed mark the re-feed starts [ns]: a wall clock stepped
 back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-read."""

@@ -154,6 +154,7 @@ class TownLock:
     def _on_connect(self, client: mqtt.Client, _userdata: Any, _flags: Any, reason: Any, _props: Any = None) -> None:
         if reason.is_failure:
             log.error("%s: the broker refused the lock's connection: %s", self.topic, reason)
+            self._checked.set()
             return
         client.subscribe(self.topic, qos=1)
 
@@ -199,6 +200,7 @@ class TownLock:
         c.on_connect = self._on_connect
         c.on_subscribe = self._on_subscribe
         c.on_message = self._on_message
+        c.on_connect_fail = lambda *_: self._checked.set()   # not reachable: go on (see the module docstring)
         c.reconnect_delay_set(1, 30)
         self._client = c
         c.connect_async(url.host, url.port, keepalive=10)
@@ -216,11 +218,10 @@ class TownLock:
             return self
         try:
             self._connect_broker()
-            if not self._checked.wait(CONNECT_S + ECHO_S):
-                log.warning("%s: no answer from the broker on the lock topic within %.0f s (not reachable yet, or "
-                            "its ACL predates the lock: re-run `ms4watch broker-config`); going on with the data "
-                            "directory's lock, the broker's is taken when it answers", self.topic,
-                            CONNECT_S + ECHO_S)
+            if not self._checked.wait(CONNECT_S + ECHO_S) or not (self._echoed.is_set() or self._lost_to):
+                log.warning("%s: no answer from the broker %s on the lock topic (not reachable yet, or its ACL "
+                            "predates the lock: re-run `ms4watch broker-config`); going on with the data "
+                            "directory's lock, the broker's is taken when it answers", self.topic, self.broker_url)
             with self._lock:
                 lost = self._lost_to
             if lost is not None:

@@ -162,6 +162,8 @@ class TownLock:
         client.publish(self.topic, self._payload(), qos=1, retain=True)
 
     def _on_message(self, client: mqtt.Client, _userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        if self._stop.is_set():
+            return                            # released (our own clear comes back too)
         held = Holder.parse(msg.payload) if msg.payload else None
         if held is not None and held.instance == self.me.instance:
             if not self._echoed.is_set():

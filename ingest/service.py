@@ -131,6 +131,7 @@ class IngestService:
                                   on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
                                   max_packet_bytes=max_message_bytes, tls=tls)
         self._writer: threading.Thread | None = None
+        self._rejected: list[dict] = []        # the network thread's set-asides of the socket read in hand
         self._unfed_since: int | None = None   # when the batch being stored, not yet handed on, began [epoch ns]
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
@@ -190,6 +191,7 @@ class IngestService:
         items: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
         ack_now: list[tuple[int, int] | None] = []
         received_ns = time.time_ns()          # reading times may be at most a day after this
+        self._rejected = []                   # a read that failed half-way comes again whole
         for msg in deliveries:
             if msg.oversize:
                 self._reject(msg, str(ContractError(
@@ -200,8 +202,6 @@ class IngestService:
             if msg.topic.endswith(self._status_suffix):
                 try:
                     self._on_status(msg)
-                except SetAsideFailed:
-                    raise           # not acknowledged: the subscriber connects again and it comes again
                 except Exception:   # a status is a snapshot: the next one replaces a lost one
                     log.exception("ingest: status on %s not stored", msg.topic)
                 ack_now.append(msg.token)
@@ -232,6 +232,8 @@ class IngestService:
             digest = payload_digest(msg.payload)
             # tuple.__new__: the NamedTuple's constructor is a Python function (~0.1 µs a message)
             items.append((msg.token, _new_tuple(StoredMessage, (device, seq, tuple(readings), epoch, digest))))
+        rejected, self._rejected = self._rejected, []
+        self._keep_aside(*rejected)           # one write for the read; SetAsideFailed: nothing acknowledged
         if ack_now:
             self._client.ack(ack_now)
         if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again
@@ -303,10 +305,11 @@ class IngestService:
         return aside
 
     def _reject(self, msg: Delivery, reason: str) -> None:
+        """Set a message of this socket read aside (written, then acknowledged, at the read's end)."""
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
-        self._keep_aside({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
-                          "payload": msg.payload.decode("utf-8", "replace")[:10000]})
+        self._rejected.append({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
+                               "payload": msg.payload.decode("utf-8", "replace")[:10000]})
 
     def _keep_aside(self, *records: dict) -> None:
         """Append to the rejected file, for a person to look at (one JSON object per line):

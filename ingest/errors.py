@@ -25,6 +25,11 @@ class StoreUnavailable(IngestError):
         self.retry_after_s = retry_after_s
 
 
+class SetAsideFailed(IngestError):
+    """The rejected file cannot take what is set aside (a full disk): it is not acknowledged,
+    and is written again like a batch the store could not take."""
+
+
 class StoreRejected(IngestError):
     """The store refused the data itself (not retryable): log it, keep it aside, go on."""
 

@@ -9,7 +9,11 @@
   duplicate: it is set aside with a warning, never dropped without a word.
 * A message that breaks the contract is logged with topic and field, kept in a rejected
   file for a person to look at, and acknowledged — it can never become valid, and it must
-  not block the messages behind it.
+  not block the messages behind it. Acknowledged only once that file holds it (fsync): when
+  it cannot be written (a full disk) nothing set aside is acknowledged and the write is
+  retried like a store outage (on the network thread: the connection is made again and
+  the broker delivers the messages again). The writer thread never dies: a fault of ours
+  is logged and the batch tried again; ``stop`` returns even then.
 * So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
   only its first bytes, and the rejected file gets its topic, size and those bytes.
 * Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
@@ -31,6 +35,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
 import queue
 import ssl
 import threading
@@ -46,7 +51,7 @@ from ..contract.mqtt import BrokerURL
 from ..contract.calibration import CALIBRATION_EVENT, CalibrationRecord
 from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading, StatusMessage, decode_canonical, decode_event, decode_status
-from .errors import MessagesRejected, StoreRejected, StoreUnavailable
+from .errors import MessagesRejected, SetAsideFailed, StoreRejected, StoreUnavailable
 from .identity import Identity
 from .sinks.base import (DeviceEvent, DeviceStatus, EventSink, Sink, StatusSink, StoredMessage, WriteResult,
                          payload_digest)
@@ -126,12 +131,22 @@ class IngestService:
                                   on_subscribed=self._on_subscribed, on_disconnected=self._on_disconnected,
                                   max_packet_bytes=max_message_bytes, tls=tls)
         self._writer: threading.Thread | None = None
+        self._rejected: list[dict] = []        # the network thread's set-asides of the socket read in hand
+        self._unfed_since: int | None = None   # when the batch being stored, not yet handed on, began [epoch ns]
         self._stop = threading.Event()
         self.connected = threading.Event()  # connected and subscribed
 
     @property
     def stored_readings(self) -> int:
         return self.stats.stored_readings
+
+    def stored_mark(self) -> int:
+        """A time of this clock [epoch ns] before which every batch the store took has been
+        handed to ``on_stored``: the alert pipeline checkpoints it with the engine and, after a
+        crash, re-feeds what the store received from then on (:class:`~.sinks.base.ReceiptLog`)."""
+        now = time.time_ns()
+        unfed = self._unfed_since       # read after the clock: a batch begun since is after ``now``
+        return now if unfed is None else min(now, unfed)
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self, timeout_s: float = 15.0) -> "IngestService":
@@ -147,9 +162,15 @@ class IngestService:
         """Write and acknowledge what is queued, then disconnect."""
         self._client.pause()  # take nothing new
         self._stop.set()
-        self._queue.put(None)
+        try:
+            self._queue.put_nowait(None)
+        except queue.Full:
+            pass                # the writer sees the stop once it has emptied the queue
         if self._writer:
             self._writer.join(60)
+            if self._writer.is_alive():
+                log.error("ingest: the writer did not finish within 60 s; stopping without it "
+                          "(what it did not acknowledge, the broker delivers again)")
         self._client.stop()
         self.sink.close()
 
@@ -170,6 +191,7 @@ class IngestService:
         items: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
         ack_now: list[tuple[int, int] | None] = []
         received_ns = time.time_ns()          # reading times may be at most a day after this
+        self._rejected = []                   # a read that failed half-way comes again whole
         for msg in deliveries:
             if msg.oversize:
                 self._reject(msg, str(ContractError(
@@ -210,6 +232,8 @@ class IngestService:
             digest = payload_digest(msg.payload)
             # tuple.__new__: the NamedTuple's constructor is a Python function (~0.1 µs a message)
             items.append((msg.token, _new_tuple(StoredMessage, (device, seq, tuple(readings), epoch, digest))))
+        rejected, self._rejected = self._rejected, []
+        self._keep_aside(*rejected)           # one write for the read; SetAsideFailed: nothing acknowledged
         if ack_now:
             self._client.ack(ack_now)
         if items and not self._stop.is_set():   # once stopping, not acknowledged: delivered again
@@ -253,26 +277,18 @@ class IngestService:
         return DeviceEvent(ev.device, topic.station, to_ns(ev.time), ev.kind, ev.data, payload_digest(msg.payload),
                            received_ns, record)
 
-    def _set_aside(self, m: StoredMessage, reason: str) -> None:
-        self.stats.rejected_messages += 1
-        log.error("ingest: the store refused %s epoch %d seq %d: %s", m.device, m.epoch, m.seq, reason)
-        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"store refused: {reason}",
-                          "readings": [list(r) for r in m.readings]})
+    def _aside(self, m: StoredMessage, error: str) -> dict:
+        """A readings message as the rejected file keeps it."""
+        return {"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": error,
+                "readings": [list(r) for r in m.readings]}
 
-    def _conflict(self, m: StoredMessage, reason: str) -> None:
-        self.stats.conflicting_messages += 1
-        log.warning("ingest: %s", reason)
-        self._keep_aside({"device": m.device, "epoch": m.epoch, "seq": m.seq, "error": f"conflict: {reason}",
-                          "readings": [list(r) for r in m.readings]})
-
-    def _store_events(self, events: list[DeviceEvent]) -> None:
-        """Write events; one the store refuses as bad data is set aside (rejected file), the
-        others are written. StoreUnavailable propagates (the batch is retried)."""
+    def _store_events(self, events: list[DeviceEvent]) -> list[dict]:
+        """Write events; one the store refuses as bad data is returned to be set aside (rejected
+        file), the others are written. StoreUnavailable propagates (the batch is retried)."""
         if not isinstance(self.sink, EventSink):
-            for ev in events:
-                self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
-                                  "error": "the store keeps no events", "data": dict(ev.data)})
-            return
+            return [{"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                     "error": "the store keeps no events", "data": dict(ev.data)} for ev in events]
+        aside = []
         try:
             self.sink.write_events(events)
             self.stats.events += len(events)
@@ -284,31 +300,75 @@ class IngestService:
                 except StoreRejected as e:
                     self.stats.rejected_messages += 1
                     log.error("ingest: the store refused an event of %s: %s", ev.device, e)
-                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
-                                      "error": f"store refused: {e}", "data": dict(ev.data)})
+                    aside.append({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                                  "error": f"store refused: {e}", "data": dict(ev.data)})
+        return aside
 
     def _reject(self, msg: Delivery, reason: str) -> None:
+        """Set a message of this socket read aside (written, then acknowledged, at the read's end)."""
         self.stats.rejected_messages += 1
         log.error("ingest: rejected message: %s", reason)
-        self._keep_aside({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
-                          "payload": msg.payload.decode("utf-8", "replace")[:10000]})
+        self._rejected.append({"topic": msg.topic, "error": reason, "size": msg.oversize or len(msg.payload),
+                               "payload": msg.payload.decode("utf-8", "replace")[:10000]})
 
-    def _keep_aside(self, record: dict) -> None:
-        """Append to the rejected file, for a person to look at (one JSON object per line)."""
-        if self.rejected_path:
-            with self.rejected_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"received": time.time(), **record}) + "\n")
+    def _keep_aside(self, *records: dict) -> None:
+        """Append to the rejected file, for a person to look at (one JSON object per line):
+        all of them, durably (fsync: what is set aside is then acknowledged), or none — a write
+        that failed half-way is cut back. :class:`SetAsideFailed` when the file cannot take
+        them (a full disk): then nothing set aside may be acknowledged."""
+        if not self.rejected_path or not records:
+            return
+        data = "".join(json.dumps({"received": time.time(), **r}) + "\n" for r in records).encode()
+        try:
+            fd = os.open(self.rejected_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as e:
+            raise SetAsideFailed(f"cannot write {self.rejected_path}: {e.strerror}") from None
+        try:
+            start = os.lseek(fd, 0, os.SEEK_END)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass                   # not a regular file (/dev/full), or the disk refuses that too
+            raise SetAsideFailed(f"cannot write {self.rejected_path}: {e.strerror}") from None
+        finally:
+            os.close(fd)
+
+    def _keep_aside_until_written(self, records: list[dict], batch: int) -> bool:
+        """:meth:`_keep_aside`, retried like a store outage until the file takes them; False
+        when stopped first (then the batch is not acknowledged: the broker delivers it again)."""
+        delay = 0.2
+        while True:
+            try:
+                self._keep_aside(*records)
+                return True
+            except SetAsideFailed as e:
+                self.stats.store_retries += 1
+                if self._stop.is_set():
+                    log.error("ingest: stopping with %d messages not acknowledged: %s; the broker will deliver "
+                              "them again", batch, e)
+                    return False
+                log.warning("ingest: %s; %d messages not acknowledged, retrying in %.1fs", e, batch, delay)
+                self._stop.wait(delay)
+                delay = min(delay * 2, 30.0)
 
     # -- writer thread --------------------------------------------------------------------------
     def _write_loop(self) -> None:
         stopping = False
         while not stopping:
-            item = self._queue.get()
-            if item is None:
+            try:
+                item = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                if self._stop.is_set():    # stop could not queue its marker (the queue was full): it is empty now
+                    return
+                continue
+            if item is None or self._stop.is_set():
                 stopping = True
-                batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = []
-            else:
-                batch = list(item)
+            batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = [] if item is None else list(item)
             n = sum(len(m.readings) for _, m in batch)
             deadline = time.monotonic() + self.batch_wait_s
             while not stopping and n < self.batch_readings:
@@ -329,19 +389,42 @@ class IngestService:
                         break
                     if item is not None:
                         batch += item
-            if batch:
-                self._store(batch)
+            while batch:
+                try:
+                    self._store(batch)
+                    break
+                except Exception:  # a fault of ours: never die silently (ingest would stall without a word)
+                    log.exception("ingest: storing a batch of %d messages failed unexpectedly; not acknowledged, "
+                                  "trying again in 5 s", len(batch))
+                    if self._stop.wait(5):
+                        log.error("ingest: stopping with %d messages not acknowledged; the broker will deliver "
+                                  "them again", len(batch))
+                        break
 
     def _store(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]]) -> None:
         messages = [m for _, m in batch if type(m) is StoredMessage]
         events = [m for _, m in batch if type(m) is DeviceEvent] if len(messages) < len(batch) else []
+        self._unfed_since = time.time_ns()    # before the store stamps its receipts
+        try:
+            self._store_and_hand_on(batch, messages, events)
+        finally:
+            self._unfed_since = None
+
+    def _store_and_hand_on(self, batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]],
+                           messages: list[StoredMessage], events: list[DeviceEvent]) -> None:
+        """Write until the store takes it, hand the readings to ``on_stored``, set aside what
+        the store refused or found conflicting, then acknowledge. Returns without acknowledging
+        when stopped before the store or the rejected file took it."""
         refused: list[tuple[StoredMessage, str]] = []
+        aside: list[dict] = []
+        result: WriteResult | None = None       # the readings' write, kept while events are retried
         delay = 0.2
         while True:
             try:
-                result = self.sink.write(messages) if messages else WriteResult(0)
+                if result is None:
+                    result = self.sink.write(messages) if messages else WriteResult(0)
                 if events:
-                    self._store_events(events)   # readings first: a retry after this writes them again, harmlessly
+                    aside += self._store_events(events)
                     events = []
                 break
             except StoreRejected as e:
@@ -352,8 +435,6 @@ class IngestService:
                     refused, result = e.rejected, e.result
                 else:
                     refused, result = [(m, str(e)) for m in messages], WriteResult(0)
-                for m, reason in refused:
-                    self._set_aside(m, reason)
                 break
             except Exception as e:
                 # StoreUnavailable, or a fault of ours or of a library: not acknowledged, so
@@ -371,16 +452,12 @@ class IngestService:
                 log.warning("ingest: store unavailable (%s); retrying in %.1fs", e, wait)
                 time.sleep(wait)
                 delay = min(delay * 2, 30.0)
-        for m, reason in result.conflicts:
-            self._conflict(m, reason)
-        self._client.ack([token for token, _ in batch])
         if events:      # the store refused the readings of this batch before its events were tried
             try:
-                self._store_events(events)
-            except Exception as e:   # noqa: BLE001 — already acknowledged: keep them for a person
-                for ev in events:
-                    self._keep_aside({"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
-                                      "error": f"event not stored: {e}", "data": dict(ev.data)})
+                aside += self._store_events(events)
+            except Exception as e:   # noqa: BLE001 — keep them for a person rather than hold the batch
+                aside += [{"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
+                           "error": f"event not stored: {e}", "data": dict(ev.data)} for ev in events]
         self.stats.messages += len(batch)
         self.stats.stored_readings += result.readings_written
         self.stats.duplicate_messages += result.duplicate_messages
@@ -389,6 +466,17 @@ class IngestService:
             left_out = {(m.key, m.digest) for m, _ in (*refused, *result.conflicts)}
             readings = [r for m in messages if not left_out or (m.key, m.digest) not in left_out for r in m.readings]
             try:
-                self.on_stored(readings)
+                self.on_stored(readings)   # stored: the alerts need not wait for the rejected file
             except Exception:  # a failing consumer must not stop ingest
                 log.exception("ingest: on_stored consumer failed")
+        for m, reason in refused:
+            self.stats.rejected_messages += 1
+            log.error("ingest: the store refused %s epoch %d seq %d: %s", m.device, m.epoch, m.seq, reason)
+            aside.append(self._aside(m, f"store refused: {reason}"))
+        for m, reason in result.conflicts:
+            self.stats.conflicting_messages += 1
+            log.warning("ingest: %s", reason)
+            aside.append(self._aside(m, f"conflict: {reason}"))
+        if aside and not self._keep_aside_until_written(aside, len(batch)):
+            return
+        self._client.ack([token for token, _ in batch])

@@ -16,9 +16,13 @@ after 30 minutes and the 24-hour inspection deadline play out in simulated time 
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import sqlite3
 import threading
 import time
+from collections import deque
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -39,7 +43,7 @@ from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading, StatusMessage
 from .evidence import StoreReadings
-from .ingest.sinks.base import CalibrationHistory, ReadingsSource
+from .ingest.sinks.base import CalibrationHistory, ReadingsSource, ReceiptLog
 from .ingest.sinks.influxdb.records import event_records, incident_record
 from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
@@ -47,6 +51,14 @@ from .terminal import NotificationEcho, event_line
 log = logging.getLogger(__name__)
 
 Reporter = Callable[[str], None]
+
+STORED_MARK_FILE = "engine-mark.json"
+"""Ingest's stored mark as of the engine's last checkpoint. Named to sort before
+``engine-state.json``: a backup copies files in name order, so a backup taken while serving
+holds a mark no later than its engine state (a re-feed from it is a superset, never less)."""
+CLOCK_SLACK_NS = 5 * 60 * 10**9
+"""How much earlier than the checkpointed mark the re-feed starts [ns]: a wall clock stepped
+back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-read."""
 
 
 class AlertPipeline:
@@ -78,6 +90,10 @@ class AlertPipeline:
         # every 60 simulated minutes instead.
         self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
         self.readings = readings
+        # ingest's ``stored_mark`` (the server wires it): checkpointed with the engine, so a
+        # restart re-feeds what the store received after it, however old the readings' times
+        self.stored_mark: Callable[[], int] | None = None
+        self._mark_path = workdir / STORED_MARK_FILE
         delivery = delivery or DeliverySettings()
         policy = policy or RoutingPolicy()
         # Dashboard records (alerts, storms, inspections, incidents) for a store that keeps
@@ -106,6 +122,10 @@ class AlertPipeline:
         if on_alert_latency is not None:
             self.dispatcher.on_sent = self._delivered
         self._latest: dict[str, Event] = {}
+        # events the incident database could not take yet (full disk, I/O error), in order:
+        # handed over again at every feed and tick, and no checkpoint is taken while any waits
+        self._untaken: deque[Event] = deque()
+        self._incidents_failing = False
         self._stated: dict[str, float] = {}          # report intervals the loggers stated, as last told
         self._reported_end: set[str] = set()
         self.fed_readings = 0
@@ -130,7 +150,16 @@ class AlertPipeline:
     def checkpoint(self) -> None:
         """The engine's state to disk, under the lock ``feed`` takes (never half a batch)."""
         with self._lock:
+            if not self._take():
+                log.error("engine state not checkpointed: %d events wait for the incident database; "
+                          "if the server stops now, its next start raises them again", len(self._untaken))
+                return
+            mark = self.stored_mark() if self.stored_mark is not None else None   # before the engine's state
             self.engine.checkpoint()
+            if mark is not None:        # after it: a crash between the two leaves the older mark
+                tmp = self._mark_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"stored_mark_ns": mark}), encoding="utf-8")
+                os.replace(tmp, self._mark_path)
             if self.calibration_watch is not None:
                 self.calibration_watch.checkpoint()
             if self.compliance_watch is not None:
@@ -149,7 +178,11 @@ class AlertPipeline:
         if self.records is not None:
             self.records.stop()
         with self._lock:
-            self.engine.close()
+            if self._take():
+                self.engine.close()
+            else:              # the state on disk stays before them: the next start raises them again
+                log.error("stopping with %d events the incident database did not take; engine state left at "
+                          "its last checkpoint, so the next start raises them again", len(self._untaken))
             self.incidents.close()
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -222,10 +255,15 @@ class AlertPipeline:
         self.delivery.wake()
 
     def refeed(self, source: ReadingsSource, now_ns: int | None = None, chunk_ns: int = 3_600_000_000_000) -> int:
-        """Feed the engine what the store holds newer than its checkpoint minus the lateness
-        window (readings acknowledged after the last checkpoint, whose evaluation a crash may
-        have lost), an hour of data at a time in time order, as it first arrived. Without a
-        checkpoint, the history the rules look back over (dry-weather look-back and margins).
+        """Feed the engine what a crash may have kept from it, an hour of data at a time in time
+        order, as it first arrived:
+
+        * what the store *received* after the stored mark checkpointed with the engine, whatever
+          the readings' own times (a logger's day-old backlog acknowledged just before the
+          crash), when the store keeps receipts (:class:`~.ingest.sinks.base.ReceiptLog`);
+        * what the store holds newer than the checkpoint minus the lateness window. Without a
+          checkpoint, the history the rules look back over (dry-weather look-back and margins).
+
         Returns how many readings were fed; feeding a reading the engine has is a no-op."""
         engine = self.engine
         r = self.registry.rules
@@ -236,12 +274,20 @@ class AlertPipeline:
             start = now_ns - td_ns(r.dry_lookback + 2 * r.dry_rain_max_gap + r.lateness)
         else:
             return 0   # nothing checkpointed and no wall clock: a fresh simulated run
-        if end <= start:
-            return 0
-        rows: list[CanonicalReading] = []
-        for station, quantity in sorted(engine.inputs()):
-            rows += source.readings(station, quantity, from_ns(start), from_ns(end))
-        rows.sort(key=lambda x: x.time_ns)
+        inputs = sorted(engine.inputs())
+        found: list[CanonicalReading] = []
+        if end > start:
+            for station, quantity in inputs:
+                found += source.readings(station, quantity, from_ns(start), from_ns(end))
+        mark = self._stored_mark() if engine.checkpoint_ns else None
+        if mark is not None and isinstance(source, ReceiptLog):
+            spans: dict[str, list[tuple[int, int]]] = {}
+            for rc in source.received_since(mark - CLOCK_SLACK_NS):
+                spans.setdefault(rc.station, []).append((rc.first_ns, rc.last_ns))
+            for station, quantity in inputs:
+                for a, b in _merged(spans.get(station, [])):
+                    found += source.readings(station, quantity, from_ns(a), from_ns(b))
+        rows = sorted(set(found), key=lambda x: x.time_ns)
         i = 0
         while i < len(rows):
             j = i
@@ -251,6 +297,16 @@ class AlertPipeline:
             self.feed(rows[i:j])
             i = j
         return len(rows)
+
+    def _stored_mark(self) -> int | None:
+        """The stored mark checkpointed with the engine (None: none yet, or unreadable)."""
+        try:
+            return int(json.loads(self._mark_path.read_text(encoding="utf-8"))["stored_mark_ns"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            log.warning("%s unreadable (%s): re-feeding by reading time only", self._mark_path, e)
+            return None
 
     def record_inspection(self, site: str, at: datetime, by: str, note: str = "", how: str = "api") -> list[Incident]:
         """An inspection recorded here: the incidents close, then the engine's items. Returns
@@ -289,14 +345,36 @@ class AlertPipeline:
                 self._reported_end.add(e.id)
             if first or closing or e.status is EventStatus.RETRACTED:
                 self.report(event_line(e, tz))
+            self._untaken.append(e)
+            if self.records is not None:
+                self.records.put(event_records(e.to_dict(tz)))
+        self._take()
+
+    def _take(self) -> bool:
+        """Hand the incident database the events it has not taken, in order; True when it took
+        them all. One it cannot take now (SQLite or the disk failing: full, I/O, locked) waits,
+        with every event after it, for the next feed or tick — never dropped. One it refuses
+        for any other reason (a fault of ours with that event) is logged and passed over, so
+        it cannot hold up the alerts behind it."""
+        while self._untaken:
+            e = self._untaken[0]
             try:
                 change = self.incidents.handle(e)
-            except Exception:  # a notification problem must never lose the event or stop ingest
+            except (sqlite3.OperationalError, OSError) as err:
+                if not self._incidents_failing:
+                    log.error("the incident database cannot take event %s (%s); keeping it and %d more, "
+                              "trying again at every tick", e.id, err, len(self._untaken) - 1)
+                self._incidents_failing = True
+                return False
+            except Exception:  # a fault of ours with this event: never stop ingest or the alerts behind it
                 log.exception("incidents could not take event %s", e.id)
             else:
                 self._await_delivery(change)
-            if self.records is not None:
-                self.records.put(event_records(e.to_dict(tz)))
+            self._untaken.popleft()
+        if self._incidents_failing:
+            log.warning("the incident database takes events again")
+            self._incidents_failing = False
+        return True
 
     def _await_delivery(self, change: Change) -> None:
         inc = change.incident
@@ -329,6 +407,17 @@ class AlertPipeline:
 
     def alerts(self) -> list[Event]:
         return [e for e in self.events() if e.kind is not EventKind.STORM]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Time spans [ns, both ends included] with the overlapping ones joined, in order."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 __all__ = ["AlertPipeline"]

@@ -19,14 +19,18 @@ flows recorded on the workbench (``workbench/records``): read at start, updated 
 are recorded.
 
 On start, before ingest takes new messages, the engine is re-fed from the store with every
-reading newer than its last checkpoint minus the lateness window: readings acknowledged
-after that checkpoint were stored but their evaluation died with a crashed process.
+reading the store received after the mark checkpointed with the engine (ingest's
+``stored_mark``, whatever the readings' own times) and every reading newer than the
+checkpoint minus the lateness window: readings acknowledged after that checkpoint were
+stored but their evaluation died with a crashed process.
 Incidents and notifications are idempotent, so what had been raised is not raised twice.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,6 +46,7 @@ from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
 from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline
 from .settings import Settings, SettingsError
+from .townlock import TownLock
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -95,6 +100,7 @@ class Server:
     web: "WebServer | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _ticker: threading.Thread | None = None
+    _locks: list[TownLock] = field(default_factory=list)
 
     # -- one town (``serve`` of a municipality, the demo): its parts by name ---------------
     @property
@@ -142,6 +148,38 @@ class Server:
         return self.web.url if self.web is not None else None
 
     def start(self, connect_timeout_s: float = 15.0) -> "Server":
+        """Take each town's lock (``townlock.py``: one server per town; TownLocked when another
+        holds it), then start the workbench, re-feed the engines, start ingest and the clock."""
+        if not self.simulated:
+            self._lock_towns()
+        try:
+            return self._start(connect_timeout_s)
+        except BaseException:
+            self._unlock_towns()
+            raise
+
+    def _lock_towns(self) -> None:
+        broker = self.settings.broker
+        try:
+            for t in self.towns:
+                self._locks.append(TownLock(t.municipality, t.data_dir, broker.url, username=broker.username,
+                                            password=broker.secret(), tls=broker.tls(), on_lost=self._lost).acquire())
+        except BaseException:
+            self._unlock_towns()
+            raise
+
+    def _unlock_towns(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks.clear()
+
+    def _lost(self, reason: str) -> None:
+        """Another server held a town whose broker lock could only be checked once running (the
+        broker was down at start): stop as systemd would, so only one server alerts."""
+        log.critical("%s: stopping this server", reason)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def _start(self, connect_timeout_s: float) -> "Server":
         http = self.settings.http
         if self.app is not None:   # first: a port that is taken stops the start before anything runs
             from .workbench.serving import WebServer
@@ -192,6 +230,7 @@ class Server:
             t.pipeline.close()
             if t.workbench is not None:
                 t.workbench.close()
+        self._unlock_towns()
 
 
 def _town_path(settings: Settings, municipality: str) -> str:
@@ -274,6 +313,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=data_dir / "rejected.jsonl",
         batch_wait_s=settings.ingest.batch_wait.total_seconds(),
         time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
+    pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

@@ -124,6 +124,42 @@ class ReadingsSource(Protocol):
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+class Receipt(NamedTuple):
+    """What one stored batch brought of one station: when the store took it (``received_ns``,
+    ingest's wall clock [epoch ns]) and the span of its reading times [epoch ns, both included]."""
+    received_ns: int
+    station: str
+    first_ns: int
+    last_ns: int
+
+
+def receipts_of(batch: Sequence[StoredMessage], received_ns: int) -> list[Receipt]:
+    """One :class:`Receipt` per station of ``batch`` (the messages written), at ``received_ns``."""
+    spans: dict[str, list[int]] = {}
+    for m in batch:
+        for r in m.readings:
+            span = spans.get(r[1])
+            if span is None:
+                spans[r[1]] = [r[0], r[0]]
+            elif r[0] < span[0]:
+                span[0] = r[0]
+            elif r[0] > span[1]:
+                span[1] = r[0]
+    return [Receipt(received_ns, station, a, b) for station, (a, b) in sorted(spans.items())]
+
+
+@runtime_checkable
+class ReceiptLog(Protocol):
+    """Optional ability: which stations' readings the store took at or after a time of ingest's
+    clock, with the span of their reading times (one :class:`Receipt` per batch and station,
+    written in the same write as the readings). The alert pipeline re-feeds after a crash
+    what was *stored* after its last checkpoint, however old the readings' own times (a
+    logger's backlog of a day is acknowledged like fresh readings). Raises
+    :class:`~ms4watch.ingest.errors.StoreUnavailable` when the store cannot answer."""
+
+    def received_since(self, since_ns: int) -> list[Receipt]: ...
+
+
 STATS = frozenset({"count", "min", "max", "sum", "mean"})
 
 

@@ -38,7 +38,8 @@ from ...contract.wire import CanonicalReading
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
 from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource,
-                   LatestReading, Sink, StationState, StatusSink, StoredMessage, Summarising, WriteResult)
+                   LatestReading, Receipt, ReceiptLog, Sink, StationState, StatusSink, StoredMessage, Summarising,
+                   WriteResult, receipts_of)
 from .sqlite.sink import probe_write_lock
 
 log = logging.getLogger(__name__)
@@ -290,15 +291,32 @@ class SpoolingSink:
             log.warning("device statuses: store unavailable (%s)", e)
             return []
 
+    def received_since(self, since_ns: int) -> list[Receipt]:
+        """``ReceiptLog``: the store's receipts and those of the batches waiting in the spool
+        (spooled at or after ``since_ns``). The store being down leaves only the spool's part."""
+        out: list[Receipt] = []
+        if isinstance(self.inner, ReceiptLog):
+            try:
+                out = list(self.inner.received_since(since_ns))
+            except StoreUnavailable as e:
+                log.warning("receipts: store unavailable (%s); using the spool only", e)
+        for spooled_ns, blob in self._spooled_rows("WHERE spooled_ns >= ?", (since_ns,)):
+            out += receipts_of(decode_batch(blob), spooled_ns)
+        return sorted(out)
+
     def _spooled_blobs(self) -> list[bytes]:
+        return [blob for _, blob in self._spooled_rows()]
+
+    def _spooled_rows(self, where: str = "", params: tuple = ()) -> list[tuple[int, bytes]]:
+        sql = f"SELECT spooled_ns, batch FROM spool {where} ORDER BY id"
         with self._db_lock:
             if self._db is not None:
-                return [row[0] for row in self._db.execute("SELECT batch FROM spool ORDER BY id")]
+                return self._db.execute(sql, params).fetchall()
         if not self.spool_path.exists():
             return []
         db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
         try:
-            return [row[0] for row in db.execute("SELECT batch FROM spool ORDER BY id")]
+            return db.execute(sql, params).fetchall()
         except sqlite3.Error:
             return []
         finally:

@@ -47,6 +47,7 @@ from ..contract.devices import DeviceDirectory
 from ..contract.errors import Ms4Error
 from ..contract.ids import PREFIX
 from .passwords import new_password, password_line
+from ..townlock import lock_topic
 from .pki import CA, cert_pem, key_pem
 
 
@@ -89,6 +90,8 @@ def acl_text(directory: DeviceDirectory) -> str:
     for user, access in SERVICES.items():
         lines.append(f"\nuser {user}\n")
         lines += [f"topic {a} {PREFIX}/{town}/+/+/{ch}\n" for a, ch in access]
+        if user == "ms4watch-ingest":     # serve's connection: its town lock (ms4watch/townlock.py)
+            lines.append(f"topic readwrite {lock_topic(town)}\n")
     for d in directory:
         lines.append(f"\nuser {d.id}\n")
         lines += [f"topic {a} {PREFIX}/{town}/{d.station}/{d.id}/{ch}\n" for a, ch in DEVICE_ACCESS]

@@ -238,3 +238,23 @@ def test_in_certificate_mode_the_crl_keeps_a_revoked_logger_out(tmp_path, broker
     assert not wait_for(revoked.connected.is_set, 1.5)
     revoked.close()
     still.close()
+
+
+def test_the_server_takes_its_town_lock_on_the_broker_and_a_second_one_is_refused(tmp_path, broker):
+    """The ACL lets ``ms4watch-ingest`` (serve's connection) hold ``ms4/<town>/_server/lock``."""
+    from ms4watch.townlock import TownLock, TownLocked
+
+    out = configure(tmp_path, broker)
+    broker.start()
+    tls, password = creds(out, "ms4watch-ingest")
+
+    def lock(data: str) -> TownLock:
+        return TownLock("town", tmp_path / data, url(broker), username="ms4watch-ingest", password=password, tls=tls)
+
+    first = lock("a").acquire()
+    try:
+        with pytest.raises(TownLocked, match=r"already served by pid \d+ .*broker lock ms4/town/_server/lock"):
+            lock("b").acquire()
+    finally:
+        first.release()
+    lock("b").acquire().release()                  # released: the next one takes it

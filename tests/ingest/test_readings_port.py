@@ -10,13 +10,14 @@ InfluxQL); the spooling sink while its store is down.
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from ms4watch.contract.timeutil import from_ns
 from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import ReadingsSource
+from ms4watch.ingest.sinks.base import ReadingsSource, ReceiptLog
 from ms4watch.ingest.sinks.influxdb import Influx2Sink
 from ms4watch.ingest.sinks.spooling import SpoolingSink
 from ms4watch.ingest.sinks.sqlite import SqliteSink
@@ -130,3 +131,58 @@ def test_a_reading_time_in_the_window_is_an_aware_instant(tmp_path):
     with pytest.raises(ValueError):
         sink.readings("OF-12", "flow", datetime(2026, 1, 1), datetime(2026, 1, 2))   # naive: refused
     sink.close()
+
+
+# -- receipts: what the store took since a time of ingest's clock (issue 21) ---------------------
+def _check_receipts(sink, msgs, before_ns: int) -> None:
+    """One receipt per station of the batch, at or after ``before_ns``, spanning its readings;
+    none since a time after the write."""
+    got = sink.received_since(before_ns)
+    want = {}
+    for m in msgs:
+        for r in m.readings:
+            a, b = want.get(r.station, (r.time_ns, r.time_ns))
+            want[r.station] = (min(a, r.time_ns), max(b, r.time_ns))
+    assert {rc.station: (rc.first_ns, rc.last_ns) for rc in got} == want
+    assert all(rc.received_ns >= before_ns for rc in got)
+    assert sink.received_since(max(rc.received_ns for rc in got) + 1) == []
+
+
+def test_sqlite_keeps_receipts_even_of_an_old_backlog(tmp_path):
+    sink = SqliteSink(tmp_path / "store.db")
+    assert isinstance(sink, ReceiptLog)
+    assert sink.received_since(0) == []                     # no file yet
+    sink.open()
+    sink.write(make_messages(30, 4, end_ns=END - 10**12))
+    before = time.time_ns()
+    msgs = make_messages(30, 4, first_seq=100, end_ns=END - 26 * 3600 * 10**9)   # a day-old backlog
+    sink.write(msgs)
+    sink.write(msgs)                                         # a redelivery: stored once, no receipt
+    _check_receipts(sink, msgs, before)
+    sink.close()
+
+
+@pytest.mark.influxdb
+def test_influxdb1_keeps_receipts(influxd):
+    sink = open_sink(influxd.store_url("town"))
+    sink.ensure_store(timedelta(days=1096))
+    sink.open()
+    assert isinstance(sink, ReceiptLog)
+    sink.write(make_messages(30, 4, end_ns=END - 10**12))
+    before = time.time_ns()
+    msgs = make_messages(30, 4, first_seq=100, end_ns=END - 26 * 3600 * 10**9)
+    sink.write(msgs)
+    _check_receipts(sink, msgs, before)
+    sink.close()
+
+
+def test_spooling_sink_gives_the_receipts_of_the_spool_while_its_store_is_down(tmp_path):
+    sink = SpoolingSink(open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
+    sink.open()
+    try:
+        before = time.time_ns()
+        msgs = make_messages(60, 4, end_ns=END)
+        sink.write(msgs)                       # the store is down: into the spool, acknowledged
+        _check_receipts(sink, msgs, before)
+    finally:
+        sink.close()

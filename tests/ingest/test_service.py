@@ -261,6 +261,30 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
     assert len(kept) == 1 and "TypeError: a bug met seq 3" in kept[0]["error"] and '"seq":3' in kept[0]["payload"]
 
 
+def test_the_writer_survives_a_fault_of_ours_after_the_write(tmp_path, mosquitto_broker):
+    """A fault past the sink's write (here: a sink answering nothing) does not kill the writer
+    thread: the batch is logged, not acknowledged, tried again, and ingest goes on."""
+    sink = SqliteSink(tmp_path / "store.db")
+    real_write, faults = sink.write, [1]
+
+    def write(batch):
+        result = real_write(batch)
+        if faults[0]:
+            faults[0] -= 1
+            return None            # a bug: no WriteResult
+        return result
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-guard").start()
+    assert svc.connected.wait(10)
+    pub = publisher(mosquitto_broker.port)
+    publish_all(pub, [good(1)])
+    assert wait_for(lambda: faults[0] == 0)
+    publish_all(pub, [good(2)])
+    pub.loop_stop()
+    assert wait_for(lambda: readings_stored(tmp_path / "store.db") == 20, 30), svc.stats
+    svc.stop()
+
+
 def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_path, mosquitto_broker):
     """Issue 14: a seq ≥ 2^63 or a reading in year 9999 or 0001 made the SQLite write raise
     OverflowError, taken for a store outage: the batch was retried for ever and the good

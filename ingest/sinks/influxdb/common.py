@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import threading
+import time
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import date, datetime, timedelta, timezone
@@ -16,12 +17,13 @@ from ....contract.timeutil import to_ns
 from ....contract.wire import CANONICAL_UNIT, CanonicalReading, SensorCalibration
 
 from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
-from ..base import STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, StoredMessage, WriteResult
+from ..base import (STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, Receipt, StoredMessage, WriteResult,
+                    receipts_of)
 from .config import InfluxTarget
 from .errors import StoreMisconfigured
 from .lineproto import FieldValue, LineEncoder, record_line
 from .records import EVENT_TIME_SPREAD_NS, calibration_records, device_event_records
-from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, MIN_RETENTION, READING
+from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS, MIN_RETENTION, READING, RECEIPT
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ class InfluxSinkBase(ABC):
         self._pool: ThreadPoolExecutor | None = None
         self._read_pool: ThreadPoolExecutor | None = None   # the workbench's summaries, side by side
         self._pool_lock = threading.Lock()
+        self._last_receipt_ns = 0
 
     # -- implemented per API version -------------------------------------------------
     @abstractmethod
@@ -163,6 +166,9 @@ class InfluxSinkBase(ABC):
 
     # -- the Sink interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
+        """The readings, then their receipts (``receipt``, schema.py): in the same request when
+        the batch is one request, else in one more once the readings are in."""
+        stamp = self._receipt_time()
         rejected: list[tuple[StoredMessage, str]] = []
         try:
             encoded, futures = self._encode_streaming(batch)
@@ -174,14 +180,19 @@ class InfluxSinkBase(ABC):
                 except (ValueError, TypeError, OverflowError) as e:
                     rejected.append((m, f"cannot be written as line protocol ({type(e).__name__}: {e})"))
         lines = [line for _, ls in encoded for line in ls]
+        receipts_sent = False
         try:
             if futures:
                 self._raise_first([f.exception() for f in futures])
             else:
-                self._send(lines)
+                self._send(lines + (_receipt_lines(receipts_of(batch, stamp)) if not rejected else []))
+                receipts_sent = not rejected
             written = len(lines)
         except StoreRejected as refused:
             written = self._narrow(encoded, refused, rejected)
+        if not receipts_sent:
+            refused_ids = {id(m) for m, _ in rejected}
+            self._send(_receipt_lines(receipts_of([m for m in batch if id(m) not in refused_ids], stamp)))
         if rejected:
             log.warning("%s: refused %s", self.target.display,
                         ", ".join(f"{m.device} seq {m.seq}" for m, _ in rejected[:10]))
@@ -244,6 +255,20 @@ class InfluxSinkBase(ABC):
             except StoreRejected as e:
                 written += self._narrow(part, e, rejected)
         return written
+
+    def _receipt_time(self) -> int:
+        """Now [epoch ns], after the last receipt's time (two batches never share a point)."""
+        with self._pool_lock:
+            t = max(time.time_ns(), self._last_receipt_ns + 1)
+            self._last_receipt_ns = t
+            return t
+
+    def received_since(self, since_ns: int) -> list[Receipt]:
+        """``ReceiptLog``: the ``receipt`` points at or after ``since_ns``, oldest first."""
+        q = f'SELECT "first_ns", "last_ns" FROM "{RECEIPT}" WHERE time >= {int(since_ns)} GROUP BY "station"'
+        out = [Receipt(int(row["time"]), tags.get("station", ""), int(row["first_ns"]), int(row["last_ns"]))
+               for tags, row in _series_rows(self.query(q)) if row.get("first_ns") is not None]
+        return sorted(out)
 
     def write_records(self, records: Iterable[tuple[str, Mapping[str, str], Mapping[str, FieldValue | None], int]]) -> int:
         """Write non-reading records ``(measurement, tags, fields, time_ns)`` (see schema.py)."""
@@ -392,6 +417,11 @@ def retention_to_seconds(text: str) -> float:
     for num, unit in re.findall(r"(\d+(?:\.\d+)?)(ns|u|µ|ms|s|m|h|d|w)", text):
         total += float(num) * units[unit]
     return total
+
+
+def _receipt_lines(receipts: Sequence[Receipt]) -> list[str]:
+    return [record_line(RECEIPT, {"station": r.station}, {"first_ns": r.first_ns, "last_ns": r.last_ns},
+                        r.received_ns) for r in receipts]
 
 
 def _values(body: dict[str, Any]) -> list[list[Any]]:

@@ -64,5 +64,11 @@ id, result (pass/fail), technician, next_due (YYYY-MM-DD), fit (string), slope, 
 absent for a piecewise fit), worst_as_found_pct, worst_as_left_pct (float), record (string,
 the whole record as JSON). One point per ``ms4watch calibrate`` run: the calibration history."""
 
-MEASUREMENTS = (READING, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION, DEVICE_EVENT,
+RECEIPT = "receipt"
+"""tags: station · time: when the sink wrote the batch (ingest's clock) · fields: first_ns,
+last_ns (integer, the span of the batch's reading times of that station [epoch ns]). One point
+per written batch and station, sent with its readings: after a crash the alert engine is re-fed
+with what was stored after its last checkpoint, however old the readings' times."""
+
+MEASUREMENTS = (READING, RECEIPT, DEVICE_STATUS, ALERT, INCIDENT, STORM, INSPECTION, CALIBRATION, DEVICE_EVENT,
                 CALIBRATION_RECORD)

@@ -34,6 +34,10 @@ nothing about calibration (an older logger, the last will) leaves them alone.
 digest, received_ns, data as JSON), a redelivery once; ``calibration_records`` the
 calibration history: one row per ``ms4watch calibrate`` run (its record as JSON, and the
 columns it is looked up by). Nothing is ever deleted from either (records kept ≥ 3 years).
+
+``receipts`` says, per written batch and station, when the batch was stored (``received_ns``,
+as in ``messages``) and the span of its reading times (:class:`~..base.ReceiptLog`): after a
+crash the alert engine is re-fed with what was stored after its last checkpoint.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, Calib
 from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading, SensorCalibration
 from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
-from ..base import STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, StoredMessage, WriteResult
+from ..base import (STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, Receipt, StoredMessage, WriteResult,
+                    receipts_of)
 
 MESSAGES_TABLE = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -88,6 +93,9 @@ CREATE TABLE IF NOT EXISTS calibration_records (
     procedure TEXT NOT NULL, performed_ns INTEGER NOT NULL, next_due TEXT NOT NULL, result TEXT NOT NULL,
     technician TEXT NOT NULL, received_ns INTEGER NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS calibration_records_sensor ON calibration_records (device, sensor, performed_ns);
+CREATE TABLE IF NOT EXISTS receipts (
+    received_ns INTEGER NOT NULL, station TEXT NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS receipts_received ON receipts (received_ns);
 """
 
 SUMMARY_MAX_RANGES = 5000   # a summary of more buckets than this is one GROUP BY (see SqliteSink.summary)
@@ -219,8 +227,10 @@ class SqliteSink:
         conflicts: list[tuple[StoredMessage, str]] = []
         now = time.time_ns()
         with self._transaction() as db:
+            stored: list[StoredMessage] = []       # the messages written (their receipts)
             if self._write_all(db, batch, now):
                 written = sum(len(m.readings) for m in batch)
+                stored = list(batch)
             else:
                 for m in batch:
                     db.execute("SAVEPOINT message")
@@ -238,12 +248,16 @@ class SqliteSink:
                     db.execute("RELEASE message")
                     if cur.rowcount == 1:
                         written += len(m.readings)
+                        stored.append(m)
                         continue
                     conflict = self._conflict(db, m)
                     if conflict:
                         conflicts.append((m, conflict))
                     else:
                         dup += 1
+            receipts = receipts_of(stored, now)
+            if receipts:
+                insert_rows(db, "INSERT INTO receipts", 4, receipts)
         result = WriteResult(written, dup, tuple(conflicts))
         if rejected:
             raise MessagesRejected(refused_summary(str(self.path), rejected, len(batch)), rejected, result)
@@ -397,6 +411,12 @@ class SqliteSink:
                 if "no such table" in str(e):
                     return []
                 raise StoreUnavailable(f"cannot read {self.path}: {e}") from None
+
+    def received_since(self, since_ns: int) -> list[Receipt]:
+        """``ReceiptLog``: the receipts of batches stored at or after ``since_ns``, oldest first."""
+        return [Receipt(*row) for row in self._read(
+            "SELECT received_ns, station, first_ns, last_ns FROM receipts WHERE received_ns >= ? ORDER BY received_ns",
+            (since_ns,))]
 
     def count_readings(self) -> int:
         with self._lock:

@@ -270,7 +270,7 @@ def test_a_member_of_another_municipality_only_is_refused(bench):
 
 
 # Reads anyone may make: their own authority, or none needed.
-PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "counts for Prometheus",
+PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "operators only",
                 "/login": "the login form", "/favicon.ico": "the icon",
                 "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema"}
 EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x",

@@ -77,8 +77,8 @@ class SessionStore:
     def end_all(self, user_id: int, why: str) -> int:
         """End every live session of the user; how many were live."""
         with self._lock, transaction(self.conn):
-            cur = self.conn.execute("UPDATE sessions SET ended_at = ?, ended_why = ? WHERE user_id = ? AND ended_at IS NULL",
-                                    (_iso(self.clock()), why, user_id))
+            cur = self.conn.execute("UPDATE sessions SET ended_at = ?, ended_why = ?"
+                                    " WHERE user_id = ? AND ended_at IS NULL", (_iso(self.clock()), why, user_id))
             return cur.rowcount
 
 

@@ -12,7 +12,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ..deps import MAX_ID, CurrentActor, Services, base_path, render, start_session
 from ..errors import UserError
-from ..roles import Permission
+from ..roles import Actor, Permission
+from ..services import Workbench
 
 router = APIRouter(include_in_schema=False)
 TokenId = Annotated[int, Path(ge=1, le=MAX_ID, description="the API token's id")]
@@ -26,7 +27,7 @@ async def account(request: Request, actor: CurrentActor, services: Services, don
     return await _page(request, actor, services, notice=DONE.get(done or ""))
 
 
-async def _page(request: Request, actor, services, *, status: int = 200, notice: str | None = None,
+async def _page(request: Request, actor: Actor, services: Workbench, *, status: int = 200, notice: str | None = None,
                 error: str | None = None) -> Response:
     tokens = await run_in_threadpool(services.accounts.tokens, actor)
     members = (await run_in_threadpool(services.accounts.members, actor)

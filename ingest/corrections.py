@@ -4,9 +4,9 @@ A correction (:class:`~ms4watch.contract.drift.DriftCorrection`: fouling and dri
 at a service visit, prorated over the interval since the previous one) is stored in the
 town's ``corrections.db`` (``DATA_DIR`` for one town, ``DATA_DIR/<municipality>/`` in a
 coalition: a station id two towns both use is two stations) with who entered it, when and
-why, and the calibration record it came from. The readings in the store are never changed: :class:`CorrectedReadings` applies the
-corrections in force when they are read back, so the same store answers raw or corrected,
-and says which (``basis``). A correction is never deleted: it is *reverted*, with who, when
+why, and the calibration record it came from. The readings in the store are never
+changed: :class:`CorrectedReadings` applies the corrections in force when they are read
+back, so the same store answers raw or corrected, and says which (``basis``). A correction is never deleted: it is *reverted*, with who, when
 and why, and stops applying. The audit log is append-only (SQLite triggers refuse any
 change to it), as is a correction's content; only its reverted_* fields may be set, once.
 

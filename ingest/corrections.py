@@ -3,10 +3,10 @@
 A correction (:class:`~ms4watch.contract.drift.DriftCorrection`: fouling and drift measured
 at a service visit, prorated over the interval since the previous one) is stored in the
 town's ``corrections.db`` (``DATA_DIR`` for one town, ``DATA_DIR/<municipality>/`` in a
-coalition: a station id two towns both use is two stations) with who entered it, when and why, and the calibration record it
-came from. The readings in the store are never changed: :class:`CorrectedReadings` applies the
-corrections in force when they are read back, so the same store answers raw or corrected,
-and says which (``basis``). A correction is never deleted: it is *reverted*, with who, when
+coalition: a station id two towns both use is two stations) with who entered it, when and
+why, and the calibration record it came from. The readings in the store are never
+changed: :class:`CorrectedReadings` applies the corrections in force when they are read
+back, so the same store answers raw or corrected, and says which (``basis``). A correction is never deleted: it is *reverted*, with who, when
 and why, and stops applying. The audit log is append-only (SQLite triggers refuse any
 change to it), as is a correction's content; only its reverted_* fields may be set, once.
 
@@ -242,7 +242,8 @@ def split_shared(shared: Path, towns: Mapping[str, tuple[Path, Collection[str]]]
     try:
         rows = old.execute("SELECT * FROM corrections ORDER BY id").fetchall()
         cols = [d[0] for d in old.execute("SELECT * FROM corrections LIMIT 0").description]
-        audit = old.execute("SELECT correction_id, at_ns, who, action, why FROM correction_audit ORDER BY id").fetchall()
+        audit = old.execute("SELECT correction_id, at_ns, who, action, why FROM correction_audit "
+                            "ORDER BY id").fetchall()
     finally:
         old.close()
     report, placed = [], 0

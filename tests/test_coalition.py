@@ -347,6 +347,9 @@ def test_every_per_town_store_keeps_its_records_from_the_other_town(tmp_path, mo
             # ... and changes nothing of Rotterdam's: reverting Rotterdam's correction by its id
             assert api.post(f"/api/v1/corrections/{correction.id}/revert", json={"why": "x"}).status_code == 404
             assert api.post(f"/api/v1/approvals/{approval.id}/withdraw", json={"note": "x"}).status_code == 404
+        got = pat.c.post(f"/t/glenville/stations/OF-12/corrections/{correction.id}/revert",
+                         data={"why": "x", "csrf": pat.csrf("glenville")})
+        assert got.status_code == 404, got.text
         assert r.workbench.corrections.store.get(correction.id).active
         assert g.workbench.corrections.store.list() == []
         assert [x.id for x in r.workbench.inventory.store.list("rotterdam")] == [approval.id]

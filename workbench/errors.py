@@ -73,5 +73,6 @@ def from_compliance(e: ComplianceError) -> "WorkbenchError":
     return (NotFound if isinstance(e, NoSuchRecord) else Conflict)(str(e))
 
 
-__all__ = ["from_compliance", "WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired", "StoreDown",
+__all__ = ["from_compliance",
+           "WorkbenchError", "NotAuthenticated", "Forbidden", "NotFound", "Conflict", "LinkExpired", "StoreDown",
            "RateLimited", "UserError", "TooLarge"]

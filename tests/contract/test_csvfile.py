@@ -29,8 +29,8 @@ def test_a_formula_is_written_as_text(payload):
     assert row == ["'" + payload]
 
 
-@pytest.mark.parametrize("value, written", [(-3, "-3"), (-2.5, "-2.5"), (np.float64(-1e-7), "-1e-07"), ("-3.25", "-3.25"),
-                                            ("-1e-3", "-1e-3"), (0, "0"), (None, ""), (True, "True"),
+@pytest.mark.parametrize("value, written", [(-3, "-3"), (-2.5, "-2.5"), (np.float64(-1e-7), "-1e-07"),
+                                            ("-3.25", "-3.25"), ("-1e-3", "-1e-3"), (0, "0"), (None, ""), (True, "True"),
                                             ("Main St", "Main St"), ("a=b", "a=b"), ("O'Brien", "O'Brien")])
 def test_numbers_stay_numbers_and_plain_text_stays_as_it_is(value, written):
     assert csv_text(["a", "b"], [[value, 1]]).splitlines()[1] == f"{written},1"
@@ -49,11 +49,13 @@ def test_the_storm_table_readings_csv_and_chart_excerpt_go_through_it(tmp_path):
     assert csv_excerpt(df).decode().splitlines() == ["time,'=HYPERLINK(1)", "2026-06-01T00:00:00Z,-1.5",
                                                      "2026-06-01T00:05:00Z,"]
     t = pd.Timestamp("2026-06-01", tz="UTC")
-    storms = pd.DataFrame({"start": [t], "end": [t], "depth_uin": [510_000], "duration_h": [2.0], "peak_i5_in_h": [np.nan],
-                           "peak_i15_in_h": [0.5], "peak_i60_in_h": [0.25], "qualifying": [True]})
+    storms = pd.DataFrame({"start": [t], "end": [t], "depth_uin": [510_000], "duration_h": [2.0],
+                           "peak_i5_in_h": [np.nan], "peak_i15_in_h": [0.5], "peak_i60_in_h": [0.25],
+                           "qualifying": [True]})
     table = io.StringIO()
     write_storm_table(storms, table, naive=False)
-    assert table.getvalue().splitlines()[1] == "2026-06-01T00:00:00+00:00,2026-06-01T00:00:00+00:00,0.51,12.95,2.0000,,0.500,0.250,true"
+    assert table.getvalue().splitlines()[1] == ("2026-06-01T00:00:00+00:00,2026-06-01T00:00:00+00:00,0.51,12.95,"
+                                                "2.0000,,0.500,0.250,true")
 
 
 def test_a_readings_csv_written_reads_back(tmp_path):

@@ -247,9 +247,10 @@ class Spool:
     @contextmanager
     def _tx(self) -> Iterator[None]:
         """One transaction; on any failure (the commit's too) rolled back, and the in-memory
-        figures read again from the file."""
-        self._db.execute("BEGIN IMMEDIATE")
+        figures read again from the file. ``BEGIN`` is inside the ``try``: an exception raised
+        just as it returns (a signal's) must not leave the transaction open."""
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             yield
             self._db.execute("COMMIT")
         except BaseException:

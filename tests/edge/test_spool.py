@@ -165,3 +165,36 @@ def test_a_failed_transaction_leaves_no_trace_in_the_file_or_the_counts(tmp_path
     assert (live.pending(), live.depth(), live.taken, live.unsent(0, 10)) == (0, 0, 0, [])
     assert sp.form_message(10).seq == 1                  # no seq used up by the failures
     assert live.append_formed(readings(4), 500)[1].seq == 1 and live.taken == 4
+
+
+class _InterruptedAfterBegin:
+    """The spool's connection, with an exception (a KeyboardInterrupt from a signal) raised
+    just after ``BEGIN IMMEDIATE`` has returned, before the transaction's body."""
+
+    def __init__(self, db):
+        self._db = db
+        self.armed = True
+
+    def execute(self, sql, *args):
+        cur = self._db.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE" and self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return cur
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+def test_an_exception_as_the_transaction_begins_leaves_none_open(tmp_path):
+    """Left open, the next acknowledgement fails ('Safety level may not be changed inside a
+    transaction') in paho's thread, and nothing else the spool holds is ever acknowledged."""
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    sp.append(readings(3))
+    sp._db = _InterruptedAfterBegin(sp._db)
+    with pytest.raises(KeyboardInterrupt):
+        sp.append(readings(2, start=3))
+    assert not sp._db.in_transaction
+    m = sp.form_message(10)
+    sp.ack(m.seq)
+    assert (m.n, sp.depth(), sp.taken) == (3, 0, 3)

@@ -198,3 +198,23 @@ def test_an_exception_as_the_transaction_begins_leaves_none_open(tmp_path):
     m = sp.form_message(10)
     sp.ack(m.seq)
     assert (m.n, sp.depth(), sp.taken) == (3, 0, 3)
+
+
+def test_the_spool_and_its_wal_are_the_loggers_alone(tmp_path):
+    """A logger's spool was 0644 (readable by any account on the Pi); it is 0600 from its
+    creation, its WAL and shared-memory files too, and an old spool is narrowed when opened."""
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        sp = Spool(tmp_path / "LOG-1.spool.db", "LOG-1")
+        sp.append(readings(3))
+        made = sorted(tmp_path.glob("LOG-1.spool.db*"))
+        assert {p.name for p in made} >= {"LOG-1.spool.db", "LOG-1.spool.db-wal"}
+        assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in made} == {p.name: 0o600 for p in made}
+        sp.close()
+        (tmp_path / "LOG-1.spool.db").chmod(0o644)       # a spool made before
+        Spool(tmp_path / "LOG-1.spool.db", "LOG-1").close()
+        assert stat.S_IMODE((tmp_path / "LOG-1.spool.db").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

@@ -1,6 +1,7 @@
 """Load: 2,000 simulated loggers on one Mosquitto for 5 minutes, against the server `serve` runs.
 
 Run: python bench/bench_load.py [--loggers 2000] [--minutes 5] [--every 10] [--alerts-every 15]
+                                [--gauge-every 900] [--tracemalloc FRAMES]
 
 Each logger is its own MQTT connection (its own client id and QoS 1 publishes, as the
 edge's uplink makes them) at its own outfall, sending one flow reading below the outfall's
@@ -28,12 +29,34 @@ the growth is the streaming engine's in-memory series (``alerts/engine.py``), wh
 each outfall's flow for 3 × the dry-weather minimum duration (90 min) behind its horizon:
 at a reading per 10 s per outfall that fills for 90 minutes (~540 readings an outfall)
 before it should level off, so 5 minutes cannot show it flat (a 2-hour run was not made).
+
+Where the memory goes (2026-12-01, ``--tracemalloc``, 3-3.5 min, 2,000 loggers, neighbours'
+tests running). RSS 234 → 284 MiB after the first minute, yet the Python allocations alive
+*fell* by 0.6 MiB between the 68 s and 200 s snapshots: nothing Python holds grows but the
+engine's buffers, which held every flow reading (12,871 → 40,255): the bench's rain gauge
+(``report_interval`` 7 d) sent its readings once at the start, and an outfall's flow is kept
+for lateness + 3 x the dry-weather minimum (2 h + 90 min) behind its gauges' newest rain
+reading, so with the gauge silent nothing was ever trimmed. The rest is the allocator:
+anonymous memory 188 → 241 MiB while what malloc's main heap had in use stayed 71 → 75 MiB
+and what it held free grew 11 → 46 MiB, in steps of 15-20 MiB at engine checkpoints (every
+30 s; the ingest lag peaks, up to 1,662 readings, fall on them too): a checkpoint builds the
+whole state as Python lists and one JSON string, about 0.3 KiB per reading held, and glibc
+keeps the freed peak. So: no leak; windows that fill, a checkpoint whose transient grows
+with them. ``bench_engine_window.py`` shows the ceiling at real rates (2,000 outfalls, flow
+every 5 min, the gauge every 15 min): 86,000 readings held (43 an outfall) after 4 h, then
+flat, a 3.9 MiB checkpoint with a 25 MiB peak; with the gauge silent, +24,000 readings an
+hour without end. A dead rain gauge thus grows the server by every flow reading of the
+outfalls it serves until it reports again (the engine's to bound). ``--gauge-every`` (900 s
+by default now) keeps the bench's gauge reporting; at 10 s a reading the buffers still fill
+for 3.5 h (630,000 readings), so a run of minutes still says RSS does not level off, and
+the bench prints why.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import os
 import resource
 import selectors
@@ -43,6 +66,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -166,6 +190,78 @@ def alert_trial(pub: mqtt.Client, inbox: Inbox, k: int, seq: list[int]) -> float
     return inbox.accepted[station] - t if station in inbox.accepted else None
 
 
+def levels_off(points: list[tuple[float, float]]) -> str:
+    """Whether RSS [MiB] over time [s] levels off: the slope of the second half of the run
+    against the first's (least squares each)."""
+    if len(points) < 6:
+        return "too short a run to say whether RSS levels off (run 3 minutes or more)"
+
+    def slope(ps: list[tuple[float, float]]) -> float:   # MiB/min
+        mt, mr = statistics.fmean(t for t, _ in ps), statistics.fmean(r for _, r in ps)
+        den = sum((t - mt) ** 2 for t, _ in ps) or 1.0
+        return 60 * sum((t - mt) * (r - mr) for t, r in ps) / den
+
+    half = len(points) // 2
+    s1, s2 = slope(points[:half]), slope(points[half:])
+    flat = s2 <= max(0.5, 0.25 * s1)
+    return (f"RSS {'levels off' if flat else 'does NOT level off'}: {s1:+.1f} MiB/min in the first half after the "
+            f"first minute, {s2:+.1f} MiB/min in the second")
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def memory_parts() -> str:
+    """Where the RSS is (Linux, glibc): anonymous vs file-backed pages, what malloc has in use
+    and holds free, and what tracemalloc traces — Python's share of the in-use part."""
+    parts = {}
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            k, _, v = line.partition(":")
+            if k in ("Anonymous", "Rss"):
+                parts[k] = int(v.split()[0]) / 2**10
+    except OSError:
+        return ""
+    out = f"anon {parts.get('Anonymous', 0):.0f}  file {parts.get('Rss', 0) - parts.get('Anonymous', 0):.0f}"
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _Mallinfo2
+        m = libc.mallinfo2()
+        out += f"  malloc in use {(m.uordblks + m.hblkhd) / 2**20:.0f}  free in its heap {m.fordblks / 2**20:.0f}"
+    except (OSError, AttributeError):
+        pass
+    if tracemalloc.is_tracing():
+        out += f"  traced {tracemalloc.get_traced_memory()[0] / 2**20:.0f}"
+    return out + " MiB"
+
+
+def engine_buffers(engine) -> dict[str, int]:
+    """What the streaming engine holds in memory: readings in its series buffers, reading
+    times kept for station health, events, the due-evaluation cache."""
+    series = list(engine._series.values())   # noqa: SLF001 — a bench looking inside
+    return {"series": len(series), "series readings": sum(len(s.arrays()[0]) for s in series),
+            "health times": sum(len(ts.times()) for ts in engine._times.values()),   # noqa: SLF001
+            "events": len(engine.events()), "due cache": len(engine._due_cache)}    # noqa: SLF001
+
+
+def report_growth(first: tuple[float, "tracemalloc.Snapshot", dict[str, int]],
+                  last: tuple[float, "tracemalloc.Snapshot", dict[str, int]], top: int = 15) -> None:
+    """The allocation sites that grew most between two snapshots, and the engine's buffers."""
+    (t1, s1, e1), (t2, s2, e2) = first, last
+    minutes = (t2 - t1) / 60
+    keep = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib._bootstrap>")]
+    diff = s2.filter_traces(keep).compare_to(s1.filter_traces(keep), "traceback")
+    grown = sum(d.size_diff for d in diff)
+    print(f"tracemalloc, {t1:.0f} s → {t2:.0f} s: Python allocations {grown / 2**20:+.1f} MiB "
+          f"({grown / 2**20 / max(minutes, 1e-9):+.1f} MiB/min); the sites that grew most:")
+    for d in sorted(diff, key=lambda d: d.size_diff, reverse=True)[:top]:
+        where = " ← ".join(f"{Path(f.filename).name}:{f.lineno}" for f in d.traceback)
+        print(f"  {d.size_diff / 2**10:+9.0f} KiB  {d.count_diff:+8d} blocks  {where}")
+    print("engine buffers: " + ", ".join(f"{k} {e1[k]:,} → {e2[k]:,}" for k in e1))
+
+
 def percentile(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, max(0, int(round(p / 100 * (len(s) - 1)))))]
@@ -178,8 +274,14 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=10.0, help="seconds between one logger's readings")
     ap.add_argument("--alerts-every", type=float, default=15.0, help="seconds between alert trials under load")
     ap.add_argument("--idle-trials", type=int, default=10)
+    ap.add_argument("--gauge-every", type=float, default=900.0,
+                    help="seconds between the rain gauge's heartbeats (0: silent after its first readings, as before "
+                         "2026-12-01: the engine then keeps every flow reading, waiting for rain data)")
     ap.add_argument("--ingest-only", action="store_true",
                     help="stored readings go to no engine (no alerts): whose memory grows, ingest's or the engine's")
+    ap.add_argument("--tracemalloc", type=int, default=0, metavar="FRAMES",
+                    help="trace Python allocations (FRAMES deep; 0: off) from the first minute to the end and print "
+                         "the sites that grew most, and the engine's buffers (slower: for finding what grows)")
     a = ap.parse_args()
     if a.ingest_only:
         a.idle_trials, a.alerts_every = 0, float("inf")
@@ -223,13 +325,23 @@ def main() -> None:
         def logger_readings_stored() -> int:
             return server.ingest.stats.stored_readings - stored0 - (ALERT_READINGS[0] - 7 * a.idle_trials)
         loggers = Loggers(broker.port, a.loggers, a.every).start()
+        if a.tracemalloc:
+            tracemalloc.start(a.tracemalloc)
+        traces: list[tuple[float, tracemalloc.Snapshot, dict[str, int]]] = []   # (t, snapshot, engine buffers)
         t0 = time.monotonic()
         end = t0 + a.minutes * 60
         samples: list[tuple[float, int, int, float]] = []    # (t, acked, stored, rss MiB)
         loaded: list[float] = []
         k = a.idle_trials
         next_alert, next_sample = t0 + a.alerts_every, t0 + 10
+        next_gauge = t0 + a.gauge_every if a.gauge_every > 0 else float("inf")
         while time.monotonic() < end:
+            if time.monotonic() >= next_gauge:         # the gauge's heartbeat: no rain
+                seq[0] += 1
+                pub.publish("ms4/bench/RG-1/LOG-RG1/readings", encode_readings(
+                    "LOG-RG1", 10**6 + seq[0], [(time.time_ns(), "rain", "rain", 0.0, "in", [], None)]), qos=1)
+                ALERT_READINGS[0] += 1
+                next_gauge += a.gauge_every
             if time.monotonic() >= next_alert:
                 k += 1
                 x = alert_trial(pub, inbox, k, seq)
@@ -243,8 +355,12 @@ def main() -> None:
                 samples.append((time.monotonic() - t0, loggers.acked, stored, proc.memory_info().rss / 2**20))
                 t, acked, st, rss = samples[-1]
                 print(f"  {t:5.0f} s  acknowledged {acked:8d}  stored {st:8d}  lag {acked - st:6d}  "
-                      f"RSS {rss:6.0f} MiB", flush=True)
+                      f"RSS {rss:6.0f} MiB{'  (' + memory_parts() + ')' if a.tracemalloc else ''}", flush=True)
                 next_sample += 10
+                if a.tracemalloc and (not traces and t >= 60 or time.monotonic() + 10 >= end):
+                    with server.pipeline._lock:   # noqa: SLF001 — a consistent look at the engine's buffers
+                        held = engine_buffers(server.pipeline.engine)
+                    traces.append((t, tracemalloc.take_snapshot(), held))
             time.sleep(0.05)
         loggers.stop.set()
         loggers.thread.join(30)
@@ -257,6 +373,8 @@ def main() -> None:
         server.stop()
         broker.stop()
     smtp.stop()
+    if len(traces) >= 2:
+        report_growth(traces[0], traces[-1])
 
     lag = max((acked - st for _, acked, st, _ in samples), default=0)
     first = next((rss for t, _, _, rss in samples if t >= 60), samples[0][3] if samples else 0.0)
@@ -267,6 +385,14 @@ def main() -> None:
           f"stopped); largest lag {lag} readings ({lag / max(1.0, a.loggers / a.every):.1f} s of input)")
     slope = f", {(last - first) / span_min:+.1f} MiB/min after the first minute" if span_min else ""
     print(f"memory: server RSS {first:.0f} MiB after the first minute, {last:.0f} MiB at the end{slope}")
+    print(f"memory: {levels_off([(t, rss) for t, _, _, rss in samples if t >= 60])}")
+    rules = server.registry.rules
+    keep_s = (rules.lateness + 3 * rules.dwf_min_duration).total_seconds()
+    print(f"memory: the engine keeps an outfall's flow for lateness + 3 x the dry-weather minimum = {keep_s / 3600:g} h "
+          f"behind its gauges' newest rain reading: at one reading every {a.every:g} s its buffers fill for that long "
+          f"({keep_s / a.every * a.loggers:,.0f} readings) before they level off"
+          + ("; the gauge is silent (--gauge-every 0): they never do" if a.gauge_every <= 0 else "")
+          + " (bench/bench_engine_window.py: the ceiling at real rates)")
     if a.ingest_only:
         return
     if idle and loaded:

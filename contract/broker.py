@@ -16,8 +16,13 @@ ingest hold many unacknowledged ones:
   (~0.5–2 KiB) per message waiting.
 * ``persistence true`` — sessions, subscriptions and queued messages survive a broker
   restart (written every ``autosave_interval`` seconds and on a clean shutdown: a broker
-  that crashes loses what arrived since the last save). Persistent client sessions never
-  expire unless ``persistent_client_expiration`` is set; leave it unset.
+  that crashes loses what arrived since the last save).
+* ``persistent_client_expiration 14d`` — a persistent session whose client has not
+  connected for this long is removed with what was queued for it. Without it a session
+  nobody will use again (a test client id, a retired ingest) queues every reading for
+  ever: with ``max_queued_messages 0`` about 300 MB a day for 200 loggers. The price: an
+  ingest down longer than this loses what the broker queued for it, so it is set well past
+  any outage the town plans for (``ms4watch broker-config --session-expiry``).
 * ``message_size_limit`` 8 MiB — payloads over it are refused by the broker (Mosquitto
   completes the QoS flow and drops them). The largest readings message a logger forms is
   10,000 readings, about 1.5–4 MiB; ingest takes up to 16 MiB
@@ -30,14 +35,29 @@ are not here. References: mosquitto.conf(5), Mosquitto 2.0.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 MESSAGE_SIZE_LIMIT_BYTES = 8 * 2**20
 """The largest payload the broker takes [bytes]: twice the largest readings message."""
 
+SESSION_EXPIRY = "14d"
+"""How long a persistent session outlives its client's last connection, in Mosquitto's
+``persistent_client_expiration`` form: a whole number and h, d, w, m (month) or y."""
 
-def mosquitto_settings() -> dict[str, str]:
-    """The ``mosquitto.conf`` settings the pipeline needs, in the order to write them."""
+_EXPIRY = re.compile(r"[1-9][0-9]*[hdwmy]")
+
+
+def session_expiry(text: str) -> str:
+    """``text`` if it is a Mosquitto expiry (``14d``, ``2w``, ``12h``); ValueError naming it if not."""
+    if not _EXPIRY.fullmatch(text):
+        raise ValueError(f"session expiry: expected a whole number and h, d, w, m or y (e.g. 14d), got {text!r}")
+    return text
+
+
+def mosquitto_settings(expiry: str = SESSION_EXPIRY) -> dict[str, str]:
+    """The ``mosquitto.conf`` settings the pipeline needs, in the order to write them;
+    ``expiry``: :data:`SESSION_EXPIRY` or another :func:`session_expiry`."""
     return {
         "persistence": "true",
         "autosave_interval": "60",
@@ -45,6 +65,7 @@ def mosquitto_settings() -> dict[str, str]:
         "max_queued_messages": "0",
         "max_queued_bytes": "0",
         "message_size_limit": str(MESSAGE_SIZE_LIMIT_BYTES),
+        "persistent_client_expiration": session_expiry(expiry),
     }
 
 

@@ -17,10 +17,14 @@ The spool's ``epoch`` is drawn at random (1 … 2^31 − 1) when the spool file 
 kept in it, so it survives reboots; a logger whose spool is lost (reflashed, a new SD card,
 a replacement unit under the same device id) starts again at seq 1 in a new epoch, and
 ingest, whose duplicate filter is (device, epoch, seq), stores its messages.
+
+The file is the logger's account's alone (0600, whatever the umask): SQLite gives its WAL
+and shared-memory files the database's mode, so they are too.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 import threading
@@ -60,6 +64,9 @@ class Spool:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))   # made 0600, not 0644 & ~umask
+            if self.path.stat().st_uid == os.geteuid():
+                self.path.chmod(0o600)                                    # a spool made before: narrowed
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
@@ -67,7 +74,7 @@ class Spool:
             self._db.executescript(SCHEMA)
             # a spool from before epochs gets one too; its formed messages keep epoch 0
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (secrets.randbelow(2**31 - 1) + 1,))
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise EdgeError(f"cannot open spool {self.path}: {e}") from None
         # Mirrors of what the uplink asks many times a second (kept with the rows, under _lock).
         self._reload_mirrors()
@@ -247,9 +254,10 @@ class Spool:
     @contextmanager
     def _tx(self) -> Iterator[None]:
         """One transaction; on any failure (the commit's too) rolled back, and the in-memory
-        figures read again from the file."""
-        self._db.execute("BEGIN IMMEDIATE")
+        figures read again from the file. ``BEGIN`` is inside the ``try``: an exception raised
+        just as it returns (a signal's) must not leave the transaction open."""
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             yield
             self._db.execute("COMMIT")
         except BaseException:

@@ -127,10 +127,12 @@ class Uplink:
             time.sleep(0.05)
         return self.drained()
 
-    def stop(self, publish_offline: bool = True, drain_timeout_s: float = 10.0) -> None:
+    def stop(self, publish_offline: bool = True, drain_timeout_s: float = 10.0, network_timeout_s: float = 5.0) -> None:
         """Stop publishing. While connected, first give what the spool holds up to
         ``drain_timeout_s`` to leave (a logger shut down for maintenance goes quiet with its
-        spool empty); what is left stays in the spool for the next start."""
+        spool empty); what is left stays in the spool for the next start. Bounded: paho's
+        network thread gets ``network_timeout_s`` to end (a control handler stuck in it,
+        e.g. on a hung serial port, is left behind: a daemon thread, logged)."""
         if self._connected and drain_timeout_s > 0:
             self.wake()
             self.wait_drained(drain_timeout_s)
@@ -146,8 +148,17 @@ class Uplink:
                 info.wait_for_publish(2)
             except (RuntimeError, ValueError):
                 pass
-        self.client.disconnect()
-        self.client.loop_stop()
+
+        def disconnect() -> None:
+            self.client.disconnect()
+            self.client.loop_stop()     # joins paho's thread, without a timeout of its own
+
+        ender = threading.Thread(target=disconnect, name=f"uplink-stop-{self.spool.device}", daemon=True)
+        ender.start()
+        ender.join(network_timeout_s)
+        if ender.is_alive():
+            log.warning("%s: the MQTT client's thread did not end within %.0f s (a handler still busy); leaving it",
+                        self.spool.device, network_timeout_s)
 
     # -- paho callbacks (network thread) -------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:

@@ -14,12 +14,18 @@ are snapshotted one after another, so the engine's checkpoint may be older than 
 store: on start the server re-feeds the engine from the store (``build_server``), and
 incidents and notifications are idempotent, so nothing acknowledged before the backup is
 lost and nothing is notified twice.
+
+A backup holds what the data directory does (``workbench.db``: password and token hashes;
+the session secret), so it is its owner's alone whatever the umask (``sudo`` keeps the
+caller's, usually 022): folders 0700, files 0600, each created so rather than narrowed
+after its contents are written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import time
@@ -32,6 +38,8 @@ from .contract.errors import Ms4Error
 MANIFEST = "MANIFEST.json"
 FORMAT = "ms4watch.backup/1"
 SKIP_SUFFIXES = ("-wal", "-shm", "-journal", ".tmp")
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
 class BackupError(Ms4Error):
@@ -69,29 +77,50 @@ def create_backup(data_dir: Path, to: Path, report: Callable[[str], None] = lamb
         raise BackupError(f"{data_dir}: no such data directory")
     if to.exists() and any(to.iterdir()):
         raise BackupError(f"{to}: not empty; back up into a new folder")
-    to.mkdir(parents=True, exist_ok=True)
+    to.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    to.chmod(DIR_MODE)                      # one that existed (empty), or mkdir's mode under an odd umask
     files = sorted(p for p in data_dir.rglob("*") if p.is_file() and not p.name.endswith(SKIP_SUFFIXES))
     done: list[BackedUp] = []
     for src in files:
         rel = src.relative_to(data_dir)
         dst = to / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        _private_dirs(to, dst.parent)
         sqlite = _is_sqlite(src)
         t0 = time.monotonic()
         if sqlite:
+            _private_file(dst).close()      # SQLite writes into it, and its journal takes its mode
             try:
                 with sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=30) as s, sqlite3.connect(dst) as d:
                     s.backup(d)
             except sqlite3.Error as e:
                 raise BackupError(f"{src}: cannot back up: {e}") from None
         else:
-            shutil.copy2(src, dst)
+            with src.open("rb") as f, _private_file(dst) as g:
+                shutil.copyfileobj(f, g)
+            shutil.copystat(src, dst)
+            dst.chmod(FILE_MODE)            # copystat copied the source's mode too
         item = BackedUp(str(rel), dst.stat().st_size, _sha256(dst), sqlite)
         done.append(item)
         report(f"{rel}: {item.bytes:,} bytes{' (sqlite snapshot)' if sqlite else ''} in {time.monotonic() - t0:.1f}s")
-    (to / MANIFEST).write_text(json.dumps({"format": FORMAT, "created": time.time(), "source": str(data_dir),
-                                           "files": [i.__dict__ for i in done]}, indent=1), encoding="utf-8")
+    with _private_file(to / MANIFEST) as f:
+        f.write(json.dumps({"format": FORMAT, "created": time.time(), "source": str(data_dir),
+                            "files": [i.__dict__ for i in done]}, indent=1).encode("utf-8"))
     return done
+
+
+def _private_dirs(root: Path, folder: Path) -> None:
+    """``folder`` and the folders between ``root`` and it, made 0700."""
+    for d in reversed([folder, *folder.parents]):
+        if d != root and d.is_relative_to(root) and not d.exists():
+            d.mkdir(mode=DIR_MODE)
+            d.chmod(DIR_MODE)
+
+
+def _private_file(path: Path):
+    """``path`` created (or emptied) for writing, 0600 from the start."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)                # an existing file keeps its mode through O_CREAT
+    return os.fdopen(fd, "wb")
 
 
 def restore_backup(backup: Path, data_dir: Path, *, force: bool = False,

@@ -38,6 +38,7 @@ from .ingest.sinks.base import Counting
 from .pipeline import AlertPipeline
 from .server import build_server
 from .settings import Settings
+from .signals import StopSignals
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ DEMO_USER = "ms4watch-demo"   # amqtt needs username auth to keep queued QoS 1 m
 MARKER = ".ms4watch-demo"
 CLOCK = ".ms4watch-demo-clock"  # the simulated present (ISO 8601), for commands run on the demo's records
 ADVANCE_NS = 3_600_000_000_000  # the alert clock (storm ends, deadlines, stale stations) ticks hourly
+STOP_WITHIN_S = 60.0           # after the drain, the parts' stops have this long before the process exits anyway
 STEP_NS = 900_000_000_000     # the simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain, 5-min flow) and sends them as one sample cycle
 
 
@@ -64,6 +66,7 @@ class DemoOptions:
     store_url: str | None = None
     notify_urls: list[str] = field(default_factory=list)
     drain_timeout_s: float = 120.0
+    interrupted_drain_s: float = 20.0  # after Ctrl-C: what was taken has this long to reach the store
     inspected_sites: tuple[str, ...] = ("CS-1",)  # a simulated inspector visits these before the deadline
     http: str = "127.0.0.1:0"          # the workbench: HOST:PORT (0: a free port), or "off"
     serve: bool = False                # keep the workbench (and the server) up after the simulated days
@@ -103,11 +106,18 @@ class Demo:
         self.web_url: str | None = None
         self.web_login: tuple[str, str] | None = None   # (user, password) of the demo's SMO
         self.serving = threading.Event()               # set while --serve keeps it up after the week
-        self._stop_serving = threading.Event()
+        self._stop = threading.Event()
+        self._stop_at: float | None = None             # monotonic time of the first stop request
 
-    def stop_serving(self) -> None:
-        """End ``serve``'s wait (what Ctrl-C does at a terminal)."""
-        self._stop_serving.set()
+    def request_stop(self) -> None:
+        """Stop after the current simulated step (or end ``--serve``'s wait): what was taken
+        is drained, then everything stops. What Ctrl-C and SIGTERM do (:meth:`run` takes
+        them as this request when it runs in the main thread); callable from any thread."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic()
+        self._stop.set()
+
+    stop_serving = request_stop
 
     # -- set-up ----------------------------------------------------------------------------
     def _prepare_workdir(self) -> Path:
@@ -121,6 +131,14 @@ class Demo:
         return wd
 
     def run(self) -> DemoSummary:
+        """The simulation, then (``serve``) the workbench until a stop is requested. In the
+        main thread, the first Ctrl-C or SIGTERM is :meth:`request_stop` and never raises
+        ``KeyboardInterrupt`` into the step being run (``ms4watch.signals`` says why); a
+        second one exits at once, as does a stop still running after ``STOP_WITHIN_S``."""
+        with StopSignals(self.request_stop, force_after_s=self.o.interrupted_drain_s + STOP_WITHIN_S):
+            return self._run()
+
+    def _run(self) -> DemoSummary:
         t_wall = time.monotonic()
         wd = self._prepare_workdir()
         configs = Path(self.o.configs) if self.o.configs else demo_configs()
@@ -171,14 +189,12 @@ class Demo:
                                     config_path=own).start())
             self.report(f"{len(agents)} simulated loggers: {', '.join(a.config.device for a in agents)}")
             self.summary.devices = len(agents)
-            try:
-                self._simulate(agents, ingest, pipeline, start_ns, end_ns)
-            except KeyboardInterrupt:
+            if not self._simulate(agents, ingest, pipeline, start_ns, end_ns):
                 self.summary.interrupted = True
                 self.report("interrupted: draining what was taken, then stopping")
-            self._drain(agents, ingest)
+            self._drain(agents, ingest, self.o.interrupted_drain_s if self.summary.interrupted else self.o.drain_timeout_s)
             t_done = time.monotonic()
-            if self.o.serve and not self.summary.interrupted and self.web_url:
+            if self.o.serve and not self._stop.is_set() and self.web_url:
                 self._serve()
         finally:
             for a in agents:
@@ -215,21 +231,19 @@ class Demo:
         self.report(f"the simulated days are over; the workbench stays on {self.web_url} "
                     f"(log in as {self.web_login[0]} / {self.web_login[1]}); Ctrl-C stops it")  # type: ignore[index]
         self.serving.set()
-        try:
-            while not self._stop_serving.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
+        self._stop.wait()
         self.serving.clear()
 
     def _simulate(self, agents: list[Agent], ingest: IngestService, pipeline: AlertPipeline,
-                  start_ns: int, end_ns: int) -> None:
+                  start_ns: int, end_ns: int) -> bool:
+        """Every simulated step from ``start_ns`` to ``end_ns``: True, or False when a stop
+        was requested first (looked at between steps, never inside one)."""
         t0 = time.monotonic()
         t = start_ns
         taken = 0
         inspector = SimulatedInspector(self.o.inspected_sites, self.report)
         technician = SimulatedTechnician(self.report, start_ns + 26 * 3600 * 10**9)
-        while t <= end_ns:
+        while t <= end_ns and not self._stop.is_set():
             technician.step(agents, t)
             for a in agents:
                 taken += a.sample_due(t)
@@ -237,7 +251,7 @@ class Demo:
             # (as it would in real time) before time moves on, so no station looks stale merely
             # because simulated time outran the pipeline.
             deadline = time.monotonic() + 5.0
-            while pipeline.fed_readings < taken and time.monotonic() < deadline:
+            while pipeline.fed_readings < taken and time.monotonic() < deadline and not self._stop.is_set():
                 time.sleep(0.002)
             if (t - start_ns) % ADVANCE_NS == 0 or t + STEP_NS > end_ns:
                 pipeline.advance(t)
@@ -251,8 +265,9 @@ class Demo:
             if self.o.speed > 0:
                 ahead = (t - start_ns) / 1e9 / self.o.speed - (time.monotonic() - t0)
                 if ahead > 0:
-                    time.sleep(ahead)
+                    self._stop.wait(ahead)
             t += STEP_NS
+        return t > end_ns
 
     def _tell_clock(self, now_ns: int) -> None:
         """The simulated present, for commands run on the demo's records (``ms4watch report
@@ -260,13 +275,20 @@ class Demo:
         from .contract.timeutil import from_ns
         (Path(self.o.workdir) / CLOCK).write_text(from_ns(now_ns).isoformat() + "\n", encoding="utf-8")
 
-    def _drain(self, agents: list[Agent], ingest: IngestService) -> None:
-        deadline = time.monotonic() + self.o.drain_timeout_s
+    def _drain(self, agents: list[Agent], ingest: IngestService, timeout_s: float) -> None:
+        """Wait until what the loggers took is stored: at most ``timeout_s``, and at most
+        ``interrupted_drain_s`` after a stop is requested meanwhile."""
+        deadline = time.monotonic() + timeout_s
+
+        def left() -> float:
+            end = deadline if self._stop_at is None else min(deadline, self._stop_at + self.o.interrupted_drain_s)
+            return end - time.monotonic()
+
         for a in agents:
-            if not a.uplink.wait_drained(max(0.1, deadline - time.monotonic())):
+            if not a.uplink.wait_drained(max(0.1, left())):
                 self.report(f"warning: {a.config.device} still has {a.spool.depth()} readings spooled")
         published = sum(a.uplink.published_readings for a in agents)
-        while time.monotonic() < deadline and ingest.stats.stored_readings < published:
+        while left() > 0 and ingest.stats.stored_readings < published:
             time.sleep(0.05)
 
 

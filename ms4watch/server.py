@@ -189,11 +189,11 @@ class Server:
                     t.workbench.links.base_url = self.web.url + _town_path(self.settings, t.municipality)
         for t in self.towns:
             t.pipeline.start()
-            if isinstance(t.sink, ReadingsSource):
-                t.refed_readings = t.pipeline.refeed(t.sink, now_ns=None if self.simulated else time.time_ns())
-                if t.refed_readings:
-                    log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
-                             t.refed_readings)
+            t.refed_readings = t.pipeline.start_up(t.sink if isinstance(t.sink, ReadingsSource) else None,
+                                                   now_ns=None if self.simulated else time.time_ns())
+            if t.refed_readings:
+                log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
+                         t.refed_readings)
         for t in self.towns:
             t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:

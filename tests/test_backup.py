@@ -120,3 +120,31 @@ def test_the_commands_use_the_servers_settings(tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("error: ") and "not empty" in out.stderr
     out = run("restore", "--from", str(tmp_path / "b"), "--force")
     assert out.returncode == 0, out.stderr
+
+
+def test_a_backup_is_readable_by_its_owner_only_whatever_the_umask(tmp_path):
+    """workbench.db holds password and token hashes: under sudo's usual umask (022) a
+    backup's files were 0644 and its folders 0755. Files 0600, folders 0700, the manifest
+    too, for SQLite snapshots and plain copies, at every depth."""
+    import os
+    import stat
+    data = tmp_path / "data"
+    (data / "town").mkdir(parents=True)
+    for db in (data / "workbench.db", data / "town" / "incidents.db"):
+        with sqlite3.connect(db) as c:
+            c.execute("CREATE TABLE users (name, password_hash)")
+    (data / "town" / "engine-state.json").write_text("{}")
+    (data / "session-secret").write_text("s3cret")
+    for p in data.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'data_dir = "{data}"\n')
+    out = subprocess.run([sys.executable, "-m", "ms4watch", "backup", "create", "--to", str(tmp_path / "b" / "today"),
+                          "--config", str(cfg)], capture_output=True, text=True, timeout=60,
+                         preexec_fn=lambda: os.umask(0o022))
+    assert out.returncode == 0, out.stderr
+    modes = {str(p.relative_to(tmp_path / "b")): stat.S_IMODE(p.stat().st_mode)
+             for p in [tmp_path / "b" / "today", *(tmp_path / "b" / "today").rglob("*")]}
+    assert modes == {"today": 0o700, "today/town": 0o700, "today/MANIFEST.json": 0o600,
+                     "today/workbench.db": 0o600, "today/session-secret": 0o600,
+                     "today/town/incidents.db": 0o600, "today/town/engine-state.json": 0o600}

@@ -222,3 +222,92 @@ def test_the_report_on_the_page_and_from_the_command_agree(tmp_path):
         demo.stop_serving()
         runner.join(120)
     assert not runner.is_alive()
+
+
+class _SignalAfterBegin:
+    """A spool connection that delivers SIGINT to this process just after the main thread's
+    ``BEGIN IMMEDIATE`` returns: where a loaded machine puts a Ctrl-C most often (the main
+    thread waits in BEGIN for the uplink's write lock), and where an exception raised by the
+    signal leaves the spool's transaction open: the uplink's next acknowledgement fails in
+    it (``PRAGMA synchronous`` inside a transaction), paho's thread dies, and the demo waited
+    out its 120 s drain with messages stuck in the spool. Records whether a transaction was
+    open when the spool was closed."""
+
+    open_at_close: list[bool] = []
+
+    def __init__(self, db, armed):
+        self._db = db
+        self._armed = armed
+
+    def close(self):
+        self.open_at_close.append(self._db.in_transaction)
+        self._db.close()
+
+    def execute(self, sql, *args):
+        import signal
+        import threading
+        cur = self._db.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE" and threading.current_thread() is threading.main_thread() and self._armed():
+            signal.raise_signal(signal.SIGINT)
+        return cur
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+def test_ctrl_c_as_the_main_thread_begins_a_spool_write_loses_nothing(tmp_path, monkeypatch):
+    """Ctrl-C is a request to stop, taken between simulated steps: it never raises into
+    whatever the main thread is doing (here, opening a spool transaction)."""
+    from ms4watch.edge.spool import Spool
+    steps: list[float] = []
+    fired: list[bool] = []
+
+    def armed() -> bool:               # once, a few simulated steps in
+        if len(steps) >= 3 and not fired:
+            fired.append(True)
+            return True
+        return False
+
+    real_init = Spool.__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        self._db = _SignalAfterBegin(self._db, armed)
+
+    monkeypatch.setattr(Spool, "__init__", init)
+    monkeypatch.setattr(_SignalAfterBegin, "open_at_close", [])
+    opts = DemoOptions(days=0.5, speed=0, workdir=tmp_path / "demo", drain_timeout_s=20)
+    lines: list[str] = []
+    summary = Demo(opts, report=lines.append, progress=lambda done, total: steps.append(done)).run()
+    assert fired, "the signal was never delivered"
+    assert len(_SignalAfterBegin.open_at_close) == summary.devices
+    assert not any(_SignalAfterBegin.open_at_close), "a spool transaction was left open"
+    assert summary.interrupted is True
+    assert 0 < summary.simulated_days < 0.5
+    assert not any("still has" in line for line in lines), lines   # nothing left in a spool
+    _assert_complete(summary, tmp_path / "demo" / "store.db")
+
+
+def test_a_second_ctrl_c_while_stopping_exits_at_once(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--speed", "3000", "--workdir",
+                             str(tmp_path / "demo")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "simulated loggers" in line:
+                proc.send_signal(signal.SIGINT)
+            if "interrupted: draining" in line:      # the first one was taken as a request to stop
+                proc.send_signal(signal.SIGINT)
+                break
+        out = "".join(lines) + proc.communicate(timeout=60)[0]
+        assert proc.returncode == 130, out
+        assert "SIGINT again while stopping; exiting now" in out
+        assert "Traceback" not in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

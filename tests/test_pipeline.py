@@ -5,9 +5,13 @@ needs, so a store that does not answer delays the calibration notices, not the r
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
 
+import pytest
+
+from ms4watch.contract.timeutil import to_ns
 from ms4watch.pipeline import AlertPipeline
-from tests.alerts.support import at, reading, registry
+from tests.alerts.support import MIN, at, reading, registry
 from tests.support.waiting import wait_for
 
 
@@ -45,3 +49,76 @@ def test_a_hung_store_read_on_the_clock_does_not_hold_up_feed(tmp_path):
         ticker.join(10)
         p.close()
     assert not ticker.is_alive()
+
+
+# -- the first start of a town whose sites are older than the server --------------------------
+BACKLOG_TOWN = """
+municipality: town
+timezone: America/New_York
+rain_gauges: [{id: RG-1}]
+outfalls: [{id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
+construction_sites: [{id: CS-1, name: Hillcrest, rain_gauges: [RG-1], active_from: 2026-09-01}]
+contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
+"""
+FIRST_START = datetime(2026, 12, 1, 17, 0, tzinfo=timezone.utc)   # a Tuesday, 12:00 EST
+
+
+@pytest.fixture
+def smtp():
+    from tests.support.notify_peers import SmtpSink
+    sink = SmtpSink().start()
+    yield sink
+    sink.stop()
+
+
+def _subjects(smtp) -> list[str]:
+    return [" ".join(str(m["Subject"]).split()) for m in smtp.to("smo@town.test")]
+
+
+def _backlog_pipeline(tmp_path, smtp, now_ns) -> AlertPipeline:
+    from ms4watch.alerts.delivery.routing import RoutingPolicy
+    from ms4watch.contract.registry import parse_registry
+    return AlertPipeline(parse_registry(BACKLOG_TOWN), tmp_path, notify_urls=[smtp.url], report=lambda line: None,
+                         now_ns=now_ns, policy=RoutingPolicy(daily_caps={"email": 3, "sms": 10})).start()
+
+
+def test_the_first_start_summarises_what_fell_due_before_it_in_one_message(tmp_path, smtp):
+    """CS-1 has been active since Sep 1: thirteen weekly inspections fell due before the
+    server first ran. They become incidents (the SMO closes them by recording the
+    inspections), listed in one message, not thirteen OVERDUE emails using the day's cap;
+    this week's item, not yet due, is told on its own; a real alert afterwards goes at once."""
+    now = [to_ns(FIRST_START)]
+    p = _backlog_pipeline(tmp_path, smtp, lambda: now[0])
+    try:
+        p.start_up(None, now[0])
+        assert p.delivery.flush(20)
+        subjects = _subjects(smtp)
+        backlog = [s for s in subjects if s.startswith("[ms4watch] Backlog")]
+        assert len(backlog) == 1, subjects
+        assert "13 items due before ms4watch first ran" in backlog[0]
+        assert [s for s in subjects if s not in backlog] == [
+            "[ms4watch] inspection due at Hillcrest (CS-1) by Dec 08 00:00 EST"]   # this week's
+        body = smtp.to("smo@town.test")[subjects.index(backlog[0])].get_body(("plain",)).get_content()
+        assert body.count("Hillcrest (CS-1)") == 13 and "ms4watch incidents inspected" in body
+        overdue = [i for i in p.incidents.list(kind="inspection_due") if i.deadline < FIRST_START]
+        assert len(overdue) == 13 and all(i.state.value == "open" for i in overdue)
+
+        # a dry-weather flow: three dry days, then 35 min of flow; the day's cap (3) is not used up
+        t = now[0] + 60 * MIN
+        now[0] = t
+        rain = [reading(t - 80 * 60 * MIN + k * 15 * MIN, "RG-1", "rain", 0.0) for k in range(80 * 4 + 1)]
+        flow = [reading(t - 35 * MIN + k * 5 * MIN, "OF-1", "flow", 0.3 if k < 1 else 4.0 + k / 10) for k in range(8)]
+        p.feed(rain + flow)
+        assert p.delivery.flush(20)
+        assert any("dry-weather flow at Mill St (OF-1)" in s for s in _subjects(smtp)), _subjects(smtp)
+    finally:
+        p.close()
+    # a restart summarises nothing again
+    before = len(smtp.messages)
+    p = _backlog_pipeline(tmp_path, smtp, lambda: now[0])
+    try:
+        p.start_up(None, now[0])
+        assert p.delivery.flush(20)
+        assert len(smtp.messages) == before
+    finally:
+        p.close()

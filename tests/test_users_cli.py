@@ -12,9 +12,9 @@ from ms4watch.workbench.roles import Role
 from ms4watch.workbench.services import open_users
 
 
-def run(tmp_path, *args, stdin: str | None = None):
+def run(tmp_path, *args, stdin: str | None = None, env: dict[str, str] | None = None):
     env = {"MS4WATCH_DATA_DIR": str(tmp_path / "data"), "MS4WATCH_REGISTRY": str(tmp_path / "sites.yaml"),
-           "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200"}
+           "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200", **(env or {})}
     (tmp_path / "ms4watch.toml").touch()
     r = CliRunner().invoke(build_app(), ["users", *args], input=stdin, env=env)
     r.returncode = r.exit_code
@@ -146,3 +146,40 @@ def test_remove_takes_one_towns_role_away(town):
     finally:
         conn.close()
     assert "has no role in colonie" in run(town, "remove", "pat").output
+
+
+def test_the_audit_names_who_ran_sudo_not_root(town):
+    """``sudo ms4watch users add …``: getpass says root (or ms4watch under ``sudo -u``);
+    the person is SUDO_USER."""
+    r = run(town, "add", "pat", "--role", "smo", "--password-file", str(town / "pw"),
+            env={"SUDO_USER": "jlee", "USER": "root", "LOGNAME": "root"})
+    assert r.returncode == 0, r.output
+    r = run(town, "disable", "pat", env={"SUDO_USER": None})   # without sudo: the account running it
+    assert r.returncode == 0
+    users, audit, conn = _users(town)
+    try:
+        import getpass
+        assert [(e.action, e.who) for e in reversed(audit.entries())] == [
+            ("user.add", "jlee"), ("user.disable", getpass.getuser())]
+    finally:
+        conn.close()
+
+
+def test_a_user_is_never_added_without_its_audit_row(town, monkeypatch):
+    """``users add`` committed the user, then wrote the audit row in a transaction of its
+    own: an audit write that failed (a full disk) left a user nobody recorded adding."""
+    import sqlite3
+
+    from ms4watch.workbench.audit import AuditLog
+
+    def disk_full(self, **kw):
+        self.conn.execute("INSERT INTO audit (at) VALUES (NULL)")     # the write fails inside SQLite
+    monkeypatch.setattr(AuditLog, "write", disk_full)
+    r = run(town, "add", "pat", "--role", "smo", "--password-file", str(town / "pw"))
+    assert r.returncode != 0 and isinstance(r.exception, sqlite3.IntegrityError)
+    monkeypatch.undo()
+    users, audit, conn = _users(town)
+    try:
+        assert users.all() == [] and audit.entries() == []
+    finally:
+        conn.close()

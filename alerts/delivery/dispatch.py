@@ -6,6 +6,12 @@ at which stage. ``tick()`` is the delivery worker's unit of work: escalations of
 acknowledged, deadline reminders, digests of held notices, then every due row is sent.
 Nothing that waits on a network server runs anywhere but in ``tick``.
 
+The backlog: an item whose deadline passed before the server first ran (``first_run``: a
+construction site active for weeks before the town installed ms4watch owes every weekly
+inspection since) is an incident like any other, but it is not told on its own: its rows
+are held, and one summary per recipient lists them all (``summarise_backlog``), outside the
+daily cap, so the first start does not spend the day's messages on the past.
+
     incidents = IncidentService(registry, db, store, dispatcher)   # handle(event) → plan(...)
     worker = DeliveryWorker(dispatcher.tick); dispatcher.wake = worker.wake
 """
@@ -21,7 +27,7 @@ from ms4watch.contract.registry import Contact, Registry, Role
 
 from ..events import EventKind
 from ..incidents import IncidentStore, transaction
-from ..incidents.model import Incident, Priority, Stage, State, iso
+from ..incidents.model import Incident, Priority, Stage, State, from_iso, iso
 from ..incidents.store import Change
 from ..notifiers.base import Notifier, PermanentError, Recipient, RetryableError
 from ..notifiers.urls import Channels
@@ -68,6 +74,20 @@ class Dispatcher:
             if transport is not None and not any(has(c) for c in self.contacts):
                 log.warning("%s URL given but no registry contact has an address for it: it will send nothing", what)
         self.queue = DeliveryQueue(conn, retry_first=retry_first, retry_max=retry_max)
+        self.first_run: datetime | None = None   # items due before it are the backlog (None: no backlog)
+        self.summarising = True                  # False while the server catches up at start (one summary after)
+
+    def record_first_run(self, now: datetime) -> datetime:
+        """The server's first run on this incident database, recorded now if it never ran
+        (a database from before this record: its first incident's opening). Items due before
+        it are the backlog from now on."""
+        with self._lock:
+            earliest = from_iso(self.conn.execute("SELECT min(opened_at) FROM incidents").fetchone()[0]) or now
+            self.first_run = self.queue.first_run(min(earliest, now))
+        return self.first_run
+
+    def _backlog(self, inc: Incident) -> bool:
+        return self.first_run is not None and inc.deadline is not None and inc.deadline < self.first_run
 
     # -- what a change causes (inside the incident transaction) -------------------------------
     def plan(self, change: Change, now: datetime, *, overdue: bool = False) -> None:
@@ -123,7 +143,19 @@ class Dispatcher:
             self._escalations(now)
             self._deadlines(now)
             self._digests(now)
+            if self.summarising:
+                self._summarise_backlog(now)
         self._deliver(now)
+
+    def summarise_backlog(self, now: datetime | None = None) -> int:
+        """Queue one summary per recipient of the backlog rows held so far (see the module's
+        docstring); from now on new ones are summarised at every tick. Returns how many
+        summaries were queued."""
+        with self._lock:
+            self.summarising = True
+            n = self._summarise_backlog(now or self.clock())
+        self.wake()
+        return n
 
     # -- queueing ---------------------------------------------------------------------------
     def _queue(self, inc: Incident, stage: Stage, now: datetime, not_before: datetime | None = None) -> int:
@@ -134,24 +166,25 @@ class Dispatcher:
                    "timezone": self.registry.timezone, "ack_url": self._ack_url(inc),
                    "threshold": threshold_for(self.registry, inc)}
         held = inc.priority is Priority.NOTICE
+        backlog = self._backlog(inc)
         new = 0
         for c in people:
             for channel, address, transport in (("email", c.email, self.channels.email),
                                                 ("sms", c.sms, self.channels.sms)):
                 if address and transport is not None:
                     new += self._enqueue(inc, Recipient(c.name, c.role.value, address), channel, stage, payload,
-                                         now, not_before, held)
+                                         now, not_before, held, backlog)
         routed = [f"{c.name} ({c.role.value})" for c in people]
         for rcpt, notifier in self.channels.feeds:
             new += self._enqueue(inc, rcpt, notifier.channel, stage, {**payload, "routed_to": routed}, now,
-                                 not_before, False)
+                                 not_before, False, backlog)
         return new
 
     def _enqueue(self, inc: Incident, rcpt: Recipient, channel: str, stage: Stage, payload: dict, now: datetime,
-                 not_before: datetime | None, held: bool) -> int:
+                 not_before: datetime | None, held: bool, backlog: bool = False) -> int:
         oid = self.queue.enqueue(ref=_ref(inc, stage), incident_id=inc.id, recipient=rcpt, channel=channel,
                                   stage=stage.value, priority=inc.priority.value, payload=payload, now=now,
-                                  not_before=not_before, held=held,
+                                  not_before=not_before, held=held, backlog=backlog,
                                   reason="notices go into the digest" if held else None)
         return 0 if oid is None else 1
 
@@ -209,31 +242,43 @@ class Dispatcher:
                 due = min(due, min(pressing) + self.policy.urgent_digest_after)
             if now < due:
                 continue
-            contact = self._contact(rows[0])
-            channel, address = rows[0].channel, rows[0].recipient.address
-            if contact.email and self.channels.email is not None:
-                channel, address = "email", contact.email
-            elif contact.sms and self.channels.sms is not None:
-                channel, address = "sms", contact.sms
-            items, seen = [], set()
-            for r in rows:
-                k = (r.incident_id, r.stage)
-                if k in seen:
-                    continue
-                seen.add(k)
-                items.append({"stage": r.stage, "channel": r.channel, "incident": r.payload.get("incident"),
-                              "station_name": r.payload.get("station_name"),
-                              "reason": (r.last_error or "").removeprefix("held for the digest: ")})
             ref = f"digest:{due.astimezone(self.tz).date().isoformat()}:{min(r.id for r in rows)}"
-            with transaction(self.conn):
-                oid = self.queue.enqueue(
-                    ref=ref, incident_id=None, recipient=Recipient(name, rows[0].recipient.role, address),
-                    channel=channel, stage=Stage.DIGEST.value, priority=Priority.ROUTINE.value,
-                    payload={"items": items, "timezone": self.registry.timezone}, now=now)
-                if oid is None:  # the same batch was queued before a crash; find it
-                    oid = self.conn.execute("SELECT id FROM notification_queue WHERE ref = ? AND recipient = ? AND stage = 'digest'",
-                                            (ref, name)).fetchone()["id"]
-                self.queue.mark_digested([r.id for r in rows], oid)
+            self._summary(name, rows, Stage.DIGEST, ref, now)
+
+    def _summarise_backlog(self, now: datetime) -> int:
+        by_recipient: dict[str, list[QueuedNotification]] = {}
+        for r in self.queue.held(backlog=True):
+            by_recipient.setdefault(r.recipient.name, []).append(r)
+        for name, rows in by_recipient.items():
+            self._summary(name, rows, Stage.BACKLOG, f"backlog:{min(r.id for r in rows)}", now)
+        return len(by_recipient)
+
+    def _summary(self, name: str, rows: list[QueuedNotification], stage: Stage, ref: str, now: datetime) -> None:
+        """One message to ``name`` listing ``rows`` (held for it), which it then carries."""
+        contact = self._contact(rows[0])
+        channel, address = rows[0].channel, rows[0].recipient.address
+        if contact.email and self.channels.email is not None:
+            channel, address = "email", contact.email
+        elif contact.sms and self.channels.sms is not None:
+            channel, address = "sms", contact.sms
+        items, seen = [], set()
+        for r in rows:
+            k = (r.incident_id, r.stage)
+            if k in seen:
+                continue
+            seen.add(k)
+            items.append({"stage": r.stage, "channel": r.channel, "incident": r.payload.get("incident"),
+                          "station_name": r.payload.get("station_name"),
+                          "reason": (r.last_error or "").removeprefix("held for the digest: ")})
+        with transaction(self.conn):
+            oid = self.queue.enqueue(
+                ref=ref, incident_id=None, recipient=Recipient(name, rows[0].recipient.role, address),
+                channel=channel, stage=stage.value, priority=Priority.ROUTINE.value,
+                payload={"items": items, "timezone": self.registry.timezone}, now=now)
+            if oid is None:  # the same batch was queued before a crash; find it
+                oid = self.conn.execute("SELECT id FROM notification_queue WHERE ref = ? AND recipient = ? AND stage = ?",
+                                        (ref, name, stage.value)).fetchone()["id"]
+            self.queue.mark_digested([r.id for r in rows], oid)
 
     # -- delivery ---------------------------------------------------------------------------
     def _deliver(self, now: datetime) -> None:

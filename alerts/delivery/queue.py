@@ -54,7 +54,12 @@ CREATE TABLE IF NOT EXISTS notification_queue (
 CREATE INDEX IF NOT EXISTS queue_due ON notification_queue (status, next_attempt_at);
 CREATE INDEX IF NOT EXISTS queue_recipient ON notification_queue (recipient, channel, status, sent_at);
 CREATE INDEX IF NOT EXISTS queue_incident ON notification_queue (incident_id, stage);
+CREATE TABLE IF NOT EXISTS delivery_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+BACKLOG_NOTE = "held for the backlog summary: due before ms4watch first ran"
+"""A held row's note when its item fell due before the server first ran: such rows wait for
+the one backlog summary (``Dispatcher.summarise_backlog``), never for the daily digest."""
 
 BACKOFF_FIRST = timedelta(seconds=15)
 BACKOFF_MAX = timedelta(minutes=5)
@@ -110,15 +115,17 @@ class DeliveryQueue:
 
     def enqueue(self, *, ref: str, incident_id: int | None, recipient: Recipient, channel: str, stage: str,
                 priority: str, payload: dict[str, Any], now: datetime, not_before: datetime | None = None,
-                held: bool = False, reason: str | None = None) -> int | None:
+                held: bool = False, reason: str | None = None, backlog: bool = False) -> int | None:
         """Store one notification; returns its id, or None if that key was already queued.
+        ``held``: into the digest (``reason`` why); ``backlog``: held for the backlog summary.
 
         A cancelled row with the same key comes back to life (a recovery superseded by a
         re-open, then due again when the incident closes a second time).
         """
         when = iso(max(now, not_before) if not_before else now)
+        held = held or backlog
         status = "held" if held else "pending"
-        note = f"held for the digest: {reason}" if held and reason else None
+        note = BACKLOG_NOTE if backlog else f"held for the digest: {reason}" if held and reason else None
         with transaction(self.conn):
             cur = self.conn.execute(
                 "INSERT OR IGNORE INTO notification_queue (ref, incident_id, recipient, role, address, channel, stage, priority,"
@@ -129,10 +136,10 @@ class DeliveryQueue:
             if cur.rowcount:
                 return int(cur.lastrowid)
             cur = self.conn.execute(
-                "UPDATE notification_queue SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = NULL"
+                "UPDATE notification_queue SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = ?"
                 " WHERE ref = ? AND recipient = ? AND channel = ? AND stage = ? AND status = 'cancelled'"
                 " RETURNING id",
-                (status, json.dumps(payload, default=str), when, iso(now) if held else None,
+                (status, json.dumps(payload, default=str), when, iso(now) if held else None, note,
                  ref, recipient.name, channel, stage))
             row = cur.fetchone()
             return int(row["id"]) if row else None
@@ -193,15 +200,26 @@ class DeliveryQueue:
         return [_row(r) for r in rows]
 
     def sent_between(self, recipient: str, channel: str, start: datetime, end: datetime) -> int:
-        """How many non-digest messages went to ``recipient`` over ``channel`` in [start, end)."""
+        """How many messages went to ``recipient`` over ``channel`` in [start, end), summaries
+        (digest, backlog) not counted."""
         return int(self.conn.execute(
             "SELECT COUNT(*) FROM notification_queue WHERE recipient = ? AND channel = ? AND status = 'sent'"
-            " AND stage != 'digest' AND sent_at >= ? AND sent_at < ?",
+            " AND stage NOT IN ('digest', 'backlog') AND sent_at >= ? AND sent_at < ?",
             (recipient, channel, iso(start), iso(end))).fetchone()[0])
 
-    def held(self) -> list[QueuedNotification]:
-        rows = self.conn.execute("SELECT * FROM notification_queue WHERE status = 'held' ORDER BY id").fetchall()
+    def held(self, *, backlog: bool = False) -> list[QueuedNotification]:
+        """Rows held for the digest, or (``backlog``) for the backlog summary."""
+        rows = self.conn.execute("SELECT * FROM notification_queue WHERE status = 'held' AND "
+                                 f"last_error IS {'' if backlog else 'NOT '}? ORDER BY id", (BACKLOG_NOTE,)).fetchall()
         return [_row(r) for r in rows]
+
+    def first_run(self, default: datetime) -> datetime:
+        """When the server first ran on this database: recorded as ``default`` the first time
+        it is asked, the recorded time ever after."""
+        with transaction(self.conn):
+            self.conn.execute("INSERT OR IGNORE INTO delivery_meta VALUES ('first_run', ?)", (iso(default),))
+            row = self.conn.execute("SELECT value FROM delivery_meta WHERE key = 'first_run'").fetchone()
+        return from_iso(row[0])  # type: ignore[return-value]
 
     def for_incident(self, incident_id: int, stage: str | None = None) -> list[QueuedNotification]:
         q = "SELECT * FROM notification_queue WHERE incident_id = ?" + (" AND stage = ?" if stage else "") + " ORDER BY id"
@@ -245,4 +263,4 @@ def _rename_old_table(conn: sqlite3.Connection) -> None:
             conn.execute("ALTER TABLE outbox RENAME TO notification_queue")
 
 
-__all__ = ["DeliveryQueue", "QueuedNotification", "backoff", "BACKOFF_FIRST", "BACKOFF_MAX"]
+__all__ = ["DeliveryQueue", "QueuedNotification", "backoff", "BACKOFF_FIRST", "BACKOFF_MAX", "BACKLOG_NOTE"]

@@ -35,7 +35,7 @@ ROLE_KINDS: dict[Role, frozenset[str] | None] = {
     Role.TECHNICIAN: frozenset({EventKind.CALIBRATION_DUE.value, EventKind.CALIBRATION_OVERDUE.value}),
 }
 FIRST_LINE = (Role.SMO, Role.INSPECTOR, Role.SITE_OPERATOR, Role.TECHNICIAN)
-UNCAPPED_STAGES = frozenset({Stage.DIGEST})
+UNCAPPED_STAGES = frozenset({Stage.DIGEST, Stage.BACKLOG})
 
 
 @dataclass(frozen=True)
@@ -160,9 +160,9 @@ def decide(*, priority: Priority, stage: Stage, channel: str, contact: Contact |
     (webhook, notifications file, group chat): feeds have no quiet hours and no caps."""
     if contact is None:
         return Decision(Verdict.SEND)
-    if priority is Priority.NOTICE and stage is not Stage.DIGEST:
+    if priority is Priority.NOTICE and stage not in UNCAPPED_STAGES:
         return Decision(Verdict.HOLD, reason="notices go into the digest")
-    deferrable = stage in (Stage.DIGEST, Stage.RECOVERY, Stage.RETRACTED) or (
+    deferrable = stage in (Stage.DIGEST, Stage.BACKLOG, Stage.RECOVERY, Stage.RETRACTED) or (
         priority is Priority.ROUTINE and stage not in (Stage.REMINDER, Stage.OVERDUE))
     if deferrable:
         until = quiet_until(contact.quiet_hours, now, tz)

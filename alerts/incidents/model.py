@@ -44,6 +44,7 @@ class Stage(str, enum.Enum):
     REOPENED = "reopened"    # re-opened within the hold-off after the recovery was already sent
     RETRACTED = "retracted"  # late data showed it did not happen (event status "retracted")
     DIGEST = "digest"
+    BACKLOG = "backlog"      # one summary of the items that fell due before the server first ran
 
 
 @dataclass(frozen=True)

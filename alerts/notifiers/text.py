@@ -19,7 +19,12 @@ STAGE_PREFIX = {
     "reopened": "Re-opened: ",
     "retracted": "Retracted (late data showed it did not happen): ",
     "digest": "",
+    "backlog": "",
 }
+
+SUMMARIES = ("digest", "backlog")   # stages whose message lists held items
+RECORD_PAST_INSPECTIONS = ("Inspections already done: record each with `ms4watch incidents inspected SITE --at TIME "
+                           "--by NAME` or on the workbench (Record an inspection), and its items close.")
 
 CALIBRATION_KINDS = ("calibration_due", "calibration_overdue")
 
@@ -47,6 +52,8 @@ def where(n: Notification) -> str:
 def headline(n: Notification) -> str:
     if n.stage == "digest":
         return f"Digest: {len(n.items)} held notice(s) for {n.recipient.name}"
+    if n.stage == "backlog":
+        return f"Backlog: {len(n.items)} items due before ms4watch first ran, for {n.recipient.name}"
     inc = n.incident or {}
     what = inc.get("what", inc.get("kind", "alert"))
     due = snapshot_due(inc, n.timezone)
@@ -132,6 +139,17 @@ def rule_text(inc: dict[str, Any]) -> str:
     return base
 
 
+def backlog_lines(n: Notification) -> list[str]:
+    """One line per item of a backlog summary: what, where, when it was due, its code."""
+    out = []
+    for it in n.items:
+        inc = it.get("incident") or {}
+        name, subj = it.get("station_name"), inc.get("subject")
+        out.append(f"{inc.get('what')} at {f'{name} ({subj})' if name and name != subj else subj}, due "
+                   f"{local(inc.get('deadline'), n.timezone)} (code {inc.get('code')})")
+    return out
+
+
 def plain_text(n: Notification) -> str:
     """The whole message as plain text (email text part, notifications file)."""
     lines = [headline(n), ""]
@@ -142,6 +160,10 @@ def plain_text(n: Notification) -> str:
             lines.append(f"- [{it.get('stage')}] {inc.get('what')} at {f'{name} ({subj})' if name and name != subj else subj}"
                          f" since {local(inc.get('start'), n.timezone)} (code {inc.get('code')};"
                          f" held: {it.get('reason', '')})")
+        return "\n".join(lines) + "\n"
+    if n.stage == "backlog":
+        lines += [f"- {it_line}" for it_line in backlog_lines(n)]
+        lines += ["", RECORD_PAST_INSPECTIONS]
         return "\n".join(lines) + "\n"
     width = max(len(k) for k, _ in facts(n))
     lines += [f"{k.ljust(width)}  {v}" for k, v in facts(n)]

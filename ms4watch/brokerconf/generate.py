@@ -42,7 +42,7 @@ from typing import Sequence
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from ..contract.broker import mosquitto_conf, mosquitto_settings
+from ..contract.broker import SESSION_EXPIRY, mosquitto_conf, mosquitto_settings, session_expiry
 from ..contract.devices import DeviceDirectory
 from ..contract.errors import Ms4Error
 from ..contract.ids import PREFIX
@@ -98,7 +98,8 @@ def acl_text(directory: DeviceDirectory) -> str:
     return "".join(lines)
 
 
-def mosquitto_conf_text(out: Path, *, town: str, auth: Auth, port: int, bind: str | None) -> str:
+def mosquitto_conf_text(out: Path, *, town: str, auth: Auth, port: int, bind: str | None,
+                        expiry: str = SESSION_EXPIRY) -> str:
     lines = [f"# ms4watch broker-config: {town}. Made by the command; re-run it instead of editing.\n",
              "# Include it from /etc/mosquitto/conf.d/ (docs/operations.md).\n",
              "allow_anonymous false\n"]
@@ -112,19 +113,24 @@ def mosquitto_conf_text(out: Path, *, town: str, auth: Auth, port: int, bind: st
         lines += ["require_certificate true\n", f"crlfile {out / 'crl.pem'}\n"]
     if auth is Auth.CERTIFICATE:
         lines.append("use_identity_as_username true\n")
-    return "".join(lines) + mosquitto_conf(mosquitto_settings())
+    return "".join(lines) + mosquitto_conf(mosquitto_settings(expiry))
 
 
 def generate(directory: DeviceDirectory, out: str | Path, *, auth: Auth = Auth.BOTH, port: int = 8883,
              bind: str | None = None, hosts: Sequence[str] = (), rotate: Sequence[str] = (),
-             group: str | None = None, validity_days: int = 730) -> Result:
+             group: str | None = None, validity_days: int = 730, expiry: str = SESSION_EXPIRY) -> Result:
     """Write (or bring up to date) the broker's configuration in ``out``; see the module docstring.
 
     ``hosts``: the names and addresses loggers reach the broker by (the server certificate's
     names; default this machine's name, ``localhost`` and ``127.0.0.1``); ``group``: the
     group the broker runs as, given the files it reads (needs root; default ``mosquitto``
-    when this runs as root and that group exists).
+    when this runs as root and that group exists); ``expiry``: how long a persistent session
+    outlives its client's last connection (``contract/broker.py``).
     """
+    try:
+        session_expiry(expiry)
+    except ValueError as e:
+        raise BrokerConfigError(f"--session-expiry: {e}") from None
     out = Path(out).resolve()
     clients = list(SERVICES) + [d.id for d in directory]
     for d in directory:
@@ -184,7 +190,7 @@ def generate(directory: DeviceDirectory, out: str | Path, *, auth: Auth = Auth.B
     _write(out / "passwd", "".join(passwd).encode(), 0o640, gid)
     _write(out / "acl", acl_text(directory).encode(), 0o640, gid)
     _write(out / "mosquitto.conf", mosquitto_conf_text(out, town=directory.municipality, auth=auth, port=port,
-                                                       bind=bind).encode(), 0o644)
+                                                       bind=bind, expiry=expiry).encode(), 0o644)
     return result
 
 

@@ -34,6 +34,10 @@ def broker_config(
                                                           "(repeatable; the old certificate is revoked)."),
     group: Optional[str] = typer.Option(None, help="Group the broker runs as, given its password file, ACL and key "
                                                    "(default: mosquitto, when run as root)."),
+    session_expiry: str = typer.Option("14d", "--session-expiry",
+                                       help="How long a persistent session (and what is queued for it) outlives its "
+                                            "client's last connection: a whole number and h, d, w, m or y. Longer "
+                                            "than any ingest outage you plan for."),
 ) -> None:
     """Write the broker's configuration: a TLS listener, a password and a client certificate
     for every listed logger and for ingest, the engine and the workbench, and an ACL letting
@@ -59,7 +63,8 @@ def broker_config(
     try:
         devices = settings.devices()
         assert devices is not None
-        result = generate(devices, out, auth=mode, port=port, bind=bind, hosts=host, rotate=rotate, group=group)
+        result = generate(devices, out, auth=mode, port=port, bind=bind, hosts=host, rotate=rotate, group=group,
+                          expiry=session_expiry)
     except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None

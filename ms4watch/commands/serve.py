@@ -45,12 +45,12 @@ def serve(
     settings = settings_or_exit(config, registry=registry, store=store, data_dir=data_dir, notify=notify,
                                 broker={"url": broker, "username": username, "password_file": password_file},
                                 http={"listen": http, "public_url": public_url})
+    stop = stop_on_signals()   # before starting: a Ctrl-C meanwhile is a stop, not an exception half-way
     try:
         server = build_server(settings, report=lambda line: typer.echo(line)).start()
     except (Ms4Error, ValueError, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    stop = stop_on_signals()
     where = f", workbench on {server.web_url}" if server.web_url else ""
     typer.echo(f"serving {server.registry.municipality}: broker {settings.broker.url}, "
                f"store {settings.store_url.split('?')[0]}{where}")

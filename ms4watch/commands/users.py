@@ -4,12 +4,15 @@ users, at a terminal.
 Works on ``DATA_DIR/workbench.db`` of the same settings the server reads (``--config``,
 ``MS4WATCH_*``), beside a running server. A password is typed at a hidden prompt (twice)
 or read from ``--password-file``, never given as a flag. Each change is written to the
-workbench's audit log as done at the terminal by the system user running the command.
+workbench's audit log as done at the terminal by the person running the command (under
+``sudo``, ``SUDO_USER``: not root, nor the service account of ``sudo -u ms4watch``), in
+the transaction that makes the change, so neither is ever kept without the other.
 """
 
 from __future__ import annotations
 
 import getpass
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -65,9 +68,20 @@ def _fail(e: Exception) -> None:
     raise typer.Exit(1)
 
 
+def terminal_user() -> str:
+    """Who is at the terminal: the person who ran ``sudo`` (``SUDO_USER``), else the account."""
+    return os.environ.get("SUDO_USER") or getpass.getuser()
+
+
 def _audit(audit, municipality: str, action: str, target: str, detail: str | None = None) -> None:
-    audit.write(who=getpass.getuser(), via="terminal", municipality=municipality, action=action, target=target,
+    audit.write(who=terminal_user(), via="terminal", municipality=municipality, action=action, target=target,
                 detail=detail)
+
+
+def _together(conn):
+    """One transaction for a change and its audit row (the stores' own transactions join it)."""
+    from ..alerts.incidents.db import transaction
+    return transaction(conn)
 
 
 @app.command("add")
@@ -95,12 +109,15 @@ def add(
         except UserError:
             user = None
         if user is not None:
-            users.grant(username, municipality=town, role=wanted)
-            _audit(audit, town, "user.grant", f"user:{username}", wanted.value)
+            with _together(conn):
+                users.grant(username, municipality=town, role=wanted)
+                _audit(audit, town, "user.grant", f"user:{username}", wanted.value)
             typer.echo(f"{username}: now {wanted.value} in {town}")
             return
-        users.add(username, _password(password_file), municipality=town, role=wanted, display_name=name)
-        _audit(audit, town, "user.add", f"user:{username}", wanted.value)
+        password = _password(password_file)
+        with _together(conn):
+            users.add(username, password, municipality=town, role=wanted, display_name=name)
+            _audit(audit, town, "user.add", f"user:{username}", wanted.value)
         typer.echo(f"added {username} ({wanted.value} in {town})")
     except UserError as e:
         _fail(e)
@@ -134,9 +151,10 @@ def disable(username: str = typer.Argument(...), config: Optional[Path] = config
     settings = settings_or_exit(config)
     users, audit, conn = _open(settings)
     try:
-        user = users.disable(username)
-        for town in user.roles or {"": None}:
-            _audit(audit, town, "user.disable", f"user:{username}")
+        with _together(conn):
+            user = users.disable(username)
+            for town in user.roles or {"": None}:
+                _audit(audit, town, "user.disable", f"user:{username}")
         typer.echo(f"disabled {username}")
     except UserError as e:
         _fail(e)
@@ -156,8 +174,9 @@ def remove(username: str = typer.Argument(...),
     users, audit, conn = _open(settings)
     try:
         role = users.find(username).roles.get(town)
-        user = users.remove(username, municipality=town)
-        _audit(audit, town, "user.remove", f"user:{username}", role.value if role else None)
+        with _together(conn):
+            user = users.remove(username, municipality=town)
+            _audit(audit, town, "user.remove", f"user:{username}", role.value if role else None)
         left = ", ".join(f"{r.value} in {m}" for m, r in sorted(user.roles.items())) or "no role anywhere"
         typer.echo(f"{username}: no longer a member of {town} ({left})")
     except UserError as e:
@@ -177,9 +196,11 @@ def passwd(username: str = typer.Argument(...),
     users, audit, conn = _open(settings)
     try:
         user = users.find(username)
-        users.set_password(username, _password(password_file))
-        for town in user.roles or {"": None}:
-            _audit(audit, town, "user.password", f"user:{username}", "set at the terminal")
+        password = _password(password_file)
+        with _together(conn):
+            users.set_password(username, password)
+            for town in user.roles or {"": None}:
+                _audit(audit, town, "user.password", f"user:{username}", "set at the terminal")
         typer.echo(f"{username}: password changed; sessions ended")
     except UserError as e:
         _fail(e)
@@ -211,11 +232,12 @@ def token(username: str = typer.Argument(...), label: str = typer.Option("script
     lifetime = _lifetime(expires, settings.web.token_lifetime)
     users, audit, conn = _open(settings)
     try:
-        made, secret = users.create_token(username, label, lifetime)
-        user = users.find(username)
-        for town in user.roles or {"": None}:
-            _audit(audit, town, "token.create", f"user:{username}",
-                   f"token {made.id}: {made.label}, expires {made.expires_at:%Y-%m-%d %H:%M}Z")
+        with _together(conn):
+            made, secret = users.create_token(username, label, lifetime)
+            user = users.find(username)
+            for town in user.roles or {"": None}:
+                _audit(audit, town, "token.create", f"user:{username}",
+                       f"token {made.id}: {made.label}, expires {made.expires_at:%Y-%m-%d %H:%M}Z")
         typer.echo(secret)
         typer.echo(f"token {made.id} for {username} ({made.label}), until {made.expires_at:%Y-%m-%d %H:%M}Z; "
                    "it is shown only now", err=True)
@@ -260,9 +282,10 @@ def revoke(token_id: int = typer.Argument(..., help="The token's id (``ms4watch 
         owner = users.token_owner(token_id)
         if owner is None:
             raise UserError(f"no token {token_id}")
-        users.revoke_token(token_id)
-        for town in users.find(owner).roles or {"": None}:
-            _audit(audit, town, "token.revoke", f"user:{owner}", f"token {token_id}")
+        with _together(conn):
+            users.revoke_token(token_id)
+            for town in users.find(owner).roles or {"": None}:
+                _audit(audit, town, "token.revoke", f"user:{owner}", f"token {token_id}")
         typer.echo(f"revoked token {token_id} of {owner}")
     except UserError as e:
         _fail(e)

@@ -121,3 +121,22 @@ def test_the_command_prints_no_secret(tmp_path):
     bad = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
                                            "--out", str(out), "--auth", "kerberos"])
     assert bad.exit_code == 2 and "--auth: expected password, certificate or both" in bad.output
+
+
+def test_persistent_sessions_expire(tmp_path):
+    """A persistent session nobody uses again (a test client id) queues every reading for
+    ever without ``persistent_client_expiration``; the config sets it, --session-expiry
+    changes it, a bad value is one line."""
+    generate(directory(tmp_path), tmp_path / "out", hosts=["localhost"])
+    assert "\npersistent_client_expiration 14d\n" in (tmp_path / "out" / "mosquitto.conf").read_text()
+    generate(directory(tmp_path), tmp_path / "out", hosts=["localhost"], expiry="2w")
+    assert "\npersistent_client_expiration 2w\n" in (tmp_path / "out" / "mosquitto.conf").read_text()
+    with pytest.raises(BrokerConfigError, match=r"^--session-expiry: session expiry: expected a whole number and "
+                                                 r"h, d, w, m or y \(e.g. 14d\), got '14 days'$"):
+        generate(directory(tmp_path), tmp_path / "out", hosts=["localhost"], expiry="14 days")
+    reg, folder = town(tmp_path)
+    res = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                                           "--out", str(tmp_path / "out"), "--host", "localhost",
+                                           "--session-expiry", "30d"])
+    assert res.exit_code == 0, res.output
+    assert "\npersistent_client_expiration 30d\n" in (tmp_path / "out" / "mosquitto.conf").read_text()

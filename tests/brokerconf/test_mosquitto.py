@@ -258,3 +258,58 @@ def test_the_server_takes_its_town_lock_on_the_broker_and_a_second_one_is_refuse
     finally:
         first.release()
     lock("b").acquire().release()                  # released: the next one takes it
+
+
+def test_the_broker_takes_the_session_expiry_and_a_clean_connect_clears_an_abandoned_session(tmp_path, broker):
+    """The generated config (with ``persistent_client_expiration``) starts a real Mosquitto;
+    what docs/operations.md says to do with an abandoned persistent session works: the
+    same client id connecting once with a clean session (mosquitto_sub without -c) removes
+    it and what was queued for it."""
+    if not have("mosquitto_sub"):
+        pytest.skip("mosquitto_sub is not installed (apt-get install mosquitto-clients)")
+    import subprocess
+    out = configure(tmp_path, broker)
+    assert "persistent_client_expiration 14d" in (out / "mosquitto.conf").read_text()
+    broker.start()
+    tls, pw = creds(out, "ms4watch-ingest")
+
+    def persistent() -> tuple[mqtt.Client, bool, queue.Queue]:
+        got: queue.Queue = queue.Queue()
+        present: list[bool] = []
+        c = make_client("ms4watch-ingest-test", BrokerURL.parse(url(broker)), clean_session=False,
+                        username="ms4watch-ingest", password=pw, tls=tls)
+        c.on_connect = lambda cl, u, flags, rc, p: present.append(flags.session_present)
+        c.on_message = lambda cl, u, m: got.put(m)
+        c.connect("localhost", broker.port)
+        c.loop_start()
+        assert wait_for(lambda: present, 10)
+        return c, present[0], got
+
+    c, present, _ = persistent()                  # a test's session, subscribed, then abandoned
+    assert not present
+    subscribed = threading.Event()
+    c.on_subscribe = lambda *a: subscribed.set()
+    c.subscribe("ms4/town/+/+/readings", qos=1)
+    assert subscribed.wait(10)
+    c.disconnect()
+    c.loop_stop()
+    log1 = Device(out, broker, "LOG-1")
+    assert log1.connected.wait(10), log1.result
+    for k in range(3):
+        log1.publish("ms4/town/OF-1/LOG-1/readings", f"queued {k}".encode())
+    log1.close()
+    c, present, got = persistent()                # the session kept them
+    assert present and got.get(timeout=10).payload == b"queued 0"
+    c.disconnect()
+    c.loop_stop()
+
+    d = out / "clients" / "ms4watch-ingest"       # the command docs/operations.md gives
+    done = subprocess.run(["mosquitto_sub", "-h", "localhost", "-p", str(broker.port), "--cafile", str(d / "ca.crt"),
+                           "--cert", str(d / "client.crt"), "--key", str(d / "client.key"),
+                           "-u", "ms4watch-ingest", "-P", pw, "-i", "ms4watch-ingest-test",
+                           "-t", "ms4/town/none/none/readings", "-E"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    c, present, got = persistent()
+    assert not present, "the abandoned session is still there"
+    c.disconnect()
+    c.loop_stop()

@@ -165,3 +165,56 @@ def test_a_failed_transaction_leaves_no_trace_in_the_file_or_the_counts(tmp_path
     assert (live.pending(), live.depth(), live.taken, live.unsent(0, 10)) == (0, 0, 0, [])
     assert sp.form_message(10).seq == 1                  # no seq used up by the failures
     assert live.append_formed(readings(4), 500)[1].seq == 1 and live.taken == 4
+
+
+class _InterruptedAfterBegin:
+    """The spool's connection, with an exception (a KeyboardInterrupt from a signal) raised
+    just after ``BEGIN IMMEDIATE`` has returned, before the transaction's body."""
+
+    def __init__(self, db):
+        self._db = db
+        self.armed = True
+
+    def execute(self, sql, *args):
+        cur = self._db.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE" and self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return cur
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+def test_an_exception_as_the_transaction_begins_leaves_none_open(tmp_path):
+    """Left open, the next acknowledgement fails ('Safety level may not be changed inside a
+    transaction') in paho's thread, and nothing else the spool holds is ever acknowledged."""
+    sp = Spool(tmp_path / "s.db", "LOG-1")
+    sp.append(readings(3))
+    sp._db = _InterruptedAfterBegin(sp._db)
+    with pytest.raises(KeyboardInterrupt):
+        sp.append(readings(2, start=3))
+    assert not sp._db.in_transaction
+    m = sp.form_message(10)
+    sp.ack(m.seq)
+    assert (m.n, sp.depth(), sp.taken) == (3, 0, 3)
+
+
+def test_the_spool_and_its_wal_are_the_loggers_alone(tmp_path):
+    """A logger's spool was 0644 (readable by any account on the Pi); it is 0600 from its
+    creation, its WAL and shared-memory files too, and an old spool is narrowed when opened."""
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        sp = Spool(tmp_path / "LOG-1.spool.db", "LOG-1")
+        sp.append(readings(3))
+        made = sorted(tmp_path.glob("LOG-1.spool.db*"))
+        assert {p.name for p in made} >= {"LOG-1.spool.db", "LOG-1.spool.db-wal"}
+        assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in made} == {p.name: 0o600 for p in made}
+        sp.close()
+        (tmp_path / "LOG-1.spool.db").chmod(0o644)       # a spool made before
+        Spool(tmp_path / "LOG-1.spool.db", "LOG-1").close()
+        assert stat.S_IMODE((tmp_path / "LOG-1.spool.db").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

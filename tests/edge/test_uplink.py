@@ -61,3 +61,38 @@ def test_a_clean_stop_first_drains_the_spool(tmp_path, mosquitto_broker):
         up.stop(drain_timeout_s=30)
     assert up.spool.depth() == 0, f"{up.spool.depth()} readings left in the spool by a clean stop"
     assert up.published_readings == 6000
+
+
+def test_stop_is_bounded_when_pahos_thread_is_stuck_in_a_callback(tmp_path, mosquitto_broker):
+    """``stop`` joined paho's network thread without a timeout (``loop_stop``): a control
+    handler that never returns (a driver hung on its serial port) made the logger's stop,
+    and the demo's, wait for ever."""
+    import threading
+    release = threading.Event()
+    entered = threading.Event()
+
+    def stuck(ch, body):
+        entered.set()
+        release.wait(60)
+
+    up = _uplink(tmp_path, mosquitto_broker.url, "LOG-S", on_control=stuck)
+    up.start()
+    pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-cmd-pub-s")
+    pub.connect("127.0.0.1", mosquitto_broker.port)
+    pub.loop_start()
+    stopper = None
+    try:
+        assert wait_for(lambda: up.listening, 10)
+        pub.publish(str(Topic("town", "OF-1", "LOG-S", Channel.CMD)), b'{"id": "1", "command": "status"}',
+                    qos=1).wait_for_publish(5)
+        assert entered.wait(10), "the command never reached the handler"
+        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0}, daemon=True)
+        stopper.start()
+        stopper.join(20)
+        assert not stopper.is_alive(), "stop waited for paho's stuck thread"
+    finally:
+        release.set()
+        pub.loop_stop()
+        pub.disconnect()
+        if stopper is not None:
+            stopper.join(10)

@@ -11,7 +11,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 
 from ..base import Notification
-from ..text import facts, headline, plain_text
+from ..text import RECORD_PAST_INSPECTIONS, backlog_lines, facts, headline, plain_text
 from .chart import ReadingsLookup, chart_png, csv_excerpt, evidence_window, normalise
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,10 @@ def _evidence(n: Notification, now: datetime, lookup: ReadingsLookup) -> tuple[l
 def _html(n: Notification, note: str, attached: list[str]) -> str:
     e = html.escape
     parts = [f"<html><body style=\"font-family:sans-serif\"><h2>{e(headline(n))}</h2>"]
-    if n.stage == "digest":
+    if n.stage == "backlog":
+        parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in backlog_lines(n)) + "</ul>")
+        parts.append(f"<p>{e(RECORD_PAST_INSPECTIONS)}</p>")
+    elif n.stage == "digest":
         parts.append("<ul>")
         for it in n.items:
             inc = it.get("incident") or {}

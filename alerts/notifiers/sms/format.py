@@ -17,7 +17,7 @@ TIME_FMT = "%b %d %H:%M %Z"
 
 def sms_text(n: Notification) -> str:
     """A message that always fits one segment; see the module docstring."""
-    if n.stage == "digest":
+    if n.stage in ("digest", "backlog"):
         return _digest(n)
     inc = n.incident or {}
     tz = n.timezone
@@ -53,5 +53,6 @@ def _digest(n: Notification) -> str:
     for it in n.items:
         inc = it.get("incident") or {}
         parts.append(f"{inc.get('subject')} {inc.get('what')} {inc.get('code')}")
-    text = to_gsm7(f"ms4watch digest, {len(n.items)} held: " + "; ".join(parts))
+    what = "digest" if n.stage == "digest" else "backlog (due before it first ran)"
+    text = to_gsm7(f"ms4watch {what}, {len(n.items)} held: " + "; ".join(parts))
     return fit(text, SEGMENT)

@@ -145,8 +145,10 @@ def backlog_lines(n: Notification) -> list[str]:
     for it in n.items:
         inc = it.get("incident") or {}
         name, subj = it.get("station_name"), inc.get("subject")
+        due = snapshot_due(inc, n.timezone)
+        when = duetext.short(due) if due else local(inc.get('deadline'), n.timezone)
         out.append(f"{inc.get('what')} at {f'{name} ({subj})' if name and name != subj else subj}, due "
-                   f"{local(inc.get('deadline'), n.timezone)} (code {inc.get('code')})")
+                   f"{when} (code {inc.get('code')})")
     return out
 
 

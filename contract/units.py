@@ -177,7 +177,8 @@ class UnitSpelling:
         out = None
         for name, power in self.terms:
             if not ureg.parse_unit_name(name):
-                raise UnitError(f"{self.text!r}: {name!r} is not a unit pint knows")
+                whole = "" if name == self.text.strip() else f"{self.text!r}: "
+                raise UnitError(f"{whole}{name!r} is not a unit pint knows")
             u = ureg.Unit(name) ** power if power != 1 else ureg.Unit(name)
             out = u if out is None else out * u
         return out

@@ -97,7 +97,7 @@ def test_the_first_start_summarises_what_fell_due_before_it_in_one_message(tmp_p
         assert len(backlog) == 1, subjects
         assert "13 items due before ms4watch first ran" in backlog[0]
         assert [s for s in subjects if s not in backlog] == [
-            "[ms4watch] inspection due at Hillcrest (CS-1) by Dec 08 00:00 EST"]   # this week's
+            "[ms4watch] inspection due at Hillcrest (CS-1) by Tue 2026-12-08 00:00 EST"]   # this week's
         body = smtp.to("smo@town.test")[subjects.index(backlog[0])].get_body(("plain",)).get_content()
         assert body.count("Hillcrest (CS-1)") == 13 and "ms4watch incidents inspected" in body
         overdue = [i for i in p.incidents.list(kind="inspection_due") if i.deadline < FIRST_START]

@@ -302,7 +302,8 @@ idle = "1s"
         return all(stored.get(d, 0) >= n for d, n in taken.items())
 
     def assert_all_accounted_for(self, timeout_s: float = 90.0,
-                                 alerts: tuple[tuple[str, str], ...] = (("dry_weather_flow", "OF-1"),)) -> Counts:
+                                 alerts: tuple[tuple[str, str], ...] = (("dry_weather_flow", "OF-1"),),
+                                 notices: frozenset[str] | set[str] = frozenset(ALLOWED_NOTICES)) -> Counts:
         """Every reading taken stored once, each alert raised once, its notification delivered once."""
         assert wait_for(self.all_stored, timeout_s, poll_s=0.2), f"{self.counts()}\n{self.edge_state()}\n{self.tail()}"
 
@@ -314,7 +315,7 @@ idle = "1s"
         c = self.counts()
         assert c.stored == c.taken, c
         assert c.distinct == sum(c.taken.values()), c
-        raised = [(kind, subject) for _, kind, subject in c.alerts if kind not in ALLOWED_NOTICES]
+        raised = [(kind, subject) for _, kind, subject in c.alerts if kind not in notices]
         assert sorted(raised) == sorted(alerts), c                       # each alert raised once
         ids = [i for i, kind, subject in c.alerts if (kind, subject) in alerts]
         assert sorted(n for n in c.notifications if n in ids) == sorted(ids), c   # each notified once

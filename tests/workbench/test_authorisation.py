@@ -59,6 +59,7 @@ LEAST_ROLE = {
     "/api/v1/parties": NEEDS[Permission.ENFORCE],
     "/api/v1/notices": NEEDS[Permission.ENFORCE],
     "/api/v1/notices/{nid}/events": NEEDS[Permission.ENFORCE],
+    "/reports/annual/{year}/overrides": NEEDS[Permission.ENFORCE],   # a count stated by hand (test_reports.py)
 }
 # A valid body for each compliance write (so the refusal is the role's, not the body's)
 AT = "2026-06-01T15:00:00Z"
@@ -80,11 +81,13 @@ COMPLIANCE_BODIES = {
     "/swppp": {"site": "CS-7", "title": "Phase 2", "received_at": AT},
     "/swppp/{sw}/events": {"kind": "complete", "at": AT},
     "/cases/{cid}/labs": {},
+    "/reports/annual/{year}/overrides": {"line": "fines_construction", "value": 2, "reason": "the court's records"},
 }
 COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/samples": "case:1",
                       "/cases/{cid}/labs": "case:1", "/samples/{smp}/custody": "sample:1", "/releases": "releases",
                       "/releases/{rel}/events": "release:1", "/parties": "parties", "/notices": "notices",
-                      "/notices/{nid}/events": "notice:1", "/notices/{nid}/withdraw": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1"}
+                      "/notices/{nid}/events": "notice:1", "/notices/{nid}/withdraw": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1",
+                      "/reports/annual/{year}/overrides": "report:2026"}
 
 
 def _compliance_key(path: str) -> str | None:
@@ -143,6 +146,7 @@ def _form(path: str) -> dict:
 
 def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):
     url = path.replace("{iid}", "1").replace("{rid}", "1").replace("{sid}", "1").replace("{username}", "viewer")
+    url = url.replace("{year}", "2026")
     for k in ("{cid}", "{smp}", "{rel}", "{nid}", "{sw}", "{tid}"):
         url = url.replace(k, "1")
     if path.endswith("/labs"):

@@ -233,7 +233,7 @@ def _notices_page(request: Request, actor: Actor, services: Any, status: int = 2
     case_id = request.query_params.get("case")
     correct = request.query_params.get("correct")
     correcting = None
-    if correct and correct.isascii() and correct.isdigit() and actor.may(Permission.ENFORCE):
+    if correct and correct.isascii() and correct.isdigit() and len(correct) <= 15 and actor.may(Permission.ENFORCE):
         try:
             correcting = d.notice(actor, int(correct))
         except WorkbenchError:

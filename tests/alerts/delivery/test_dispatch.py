@@ -355,9 +355,9 @@ def test_engine_overdue_event_is_the_items_overdue_stage_once(tmp_path, smtp):
     n.tick()
     assert len(n.store.list()) == 1
     assert _subjects(smtp.to("dee@town.test")) == [
-        "[ms4watch] OVERDUE: inspection due at Elm St site (CS-7) by Jun 02 14:00 EDT"]
+        "[ms4watch] OVERDUE: inspection due at Elm St site (CS-7) by Tue 2026-06-02 14:00 EDT"]
     assert _subjects(smtp.to("pat@town.test")) == [  # learnt of it late: one message, not two
-        "[ms4watch] OVERDUE: inspection due at Elm St site (CS-7) by Jun 02 14:00 EDT"]
+        "[ms4watch] OVERDUE: inspection due at Elm St site (CS-7) by Tue 2026-06-02 14:00 EDT"]
 
 
 def test_retraction_cancels_what_is_pending_and_tells_who_was_told(tmp_path, smtp):
@@ -408,7 +408,7 @@ def test_item_learnt_inside_the_reminder_window_gets_no_separate_reminder(tmp_pa
     clock.set(utc(2026, 6, 2, 17, 0))
     n.tick()
     assert _subjects(smtp.to("ian@town.test")) == [
-        "[ms4watch] inspection due at Elm St site (CS-7) by Jun 02 14:00 EDT"]
+        "[ms4watch] inspection due at Elm St site (CS-7) by Tue 2026-06-02 14:00 EDT"]
     clock.set(utc(2026, 6, 2, 18, 0))
     n.tick()
     assert len(smtp.to("ian@town.test")) == 2 and len(smtp.to("dee@town.test")) == 1

@@ -19,7 +19,10 @@ readings (the edge spool drains oldest first), so it is handled exactly. A readi
 than the part of the buffer still kept is counted in ``late_dropped`` and left out. A
 station that has never reported (a dead gauge among several, a missing upstream probe) is
 absent: it holds no subject's horizon back, and its first readings, should they come later
-as a backlog, do not reopen events the other stations' data made final.
+as a backlog, do not reopen events the other stations' data made final. So is a station gone
+silent, once its latest reading is more than ``lateness`` + ``dry_lookback`` before the latest
+of the subject's other stations (``_held``): a dead gauge would otherwise keep its outfalls'
+readings for ever (issue 21).
 
 Property (tests/alerts/test_engine_property.py): for any readings, fed in any order within
 the lateness window, duplicated or in backlogs, the final version of every event equals
@@ -67,6 +70,26 @@ def _next_after(t: np.ndarray, after_ns: int) -> int:
     """Time of the first reading after ``after_ns`` (a huge number if none yet)."""
     i = int(np.searchsorted(t, after_ns, side="right"))
     return int(t[i]) if i < t.size else _BIG
+
+
+def _held(mx: dict[str, int], stations: Iterable[str], silent: int) -> int:
+    """The earliest latest reading of ``stations`` (in ``mx``) that holds their horizon back
+    (``_NEVER`` if none has reported): a station that never reported is absent, and so is
+    one whose latest reading is more than ``silent`` before the latest of them all (a gauge
+    gone dead must not hold the others back, and their buffers, for ever: issue 21)."""
+    h, top = _BIG, _NEVER
+    for s in stations:
+        m = mx.get(s)
+        if m is not None:
+            if m < h:
+                h = m
+            if m > top:
+                top = m
+    if h == _BIG:
+        return _NEVER
+    if h < top - silent:
+        h = min(m for s in stations if (m := mx.get(s)) is not None and m >= top - silent)
+    return h
 
 
 class _Series:
@@ -361,6 +384,9 @@ class StreamingEngine:
         self.rules = r = registry.rules
         self.state_path = Path(state_path) if state_path else None
         self.lateness = td_ns(r.lateness)
+        # a station this much behind the latest of a subject's stations holds its horizon
+        # back no more (_held; docs/rules.md, Streaming = replay: issue 21)
+        self._silent = self.lateness + td_ns(r.dry_lookback)
         self._mit = td_ns(r.storm_inter_event)
         self._dwf_md = td_ns(r.dwf_min_duration)
         self._turb_md = td_ns(r.turbidity_min_duration)
@@ -703,13 +729,9 @@ class StreamingEngine:
     def _horizon(self, *stations: str) -> int:
         """The earliest horizon of the stations that have reported (one that never has, a
         dead gauge among several or a missing upstream probe, is absent: it must not stop
-        the others' events from becoming final)."""
-        mx, h = self._max, _BIG
-        for s in stations:
-            m = mx.get(s)
-            if m is not None and m < h:
-                h = m
-        return (h if h != _BIG else _NEVER) - self.lateness
+        the others' events from becoming final), leaving out a station gone silent: one
+        whose latest reading is more than ``_silent`` before the latest of them all."""
+        return _held(self._max, stations, self._silent) - self.lateness
 
     def _evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False,
                   changed: dict[tuple[str, str], _Change] | None = None) -> list[Event]:
@@ -746,6 +768,7 @@ class StreamingEngine:
                         okeys, fresh, last_above, kept_map = (self._outfall_keys, self._fresh, self._last_above,
                                                               self._outfall_kept)
                         mx, lateness, md, lead = self._max, self.lateness, self._dwf_md, self._rain_lead
+                        silent = self._silent
                     key, flow_key, stations, rain_keys, floor = okeys[name]
                     if key in fresh:
                         c = changed.get(flow_key)
@@ -766,12 +789,7 @@ class StreamingEngine:
                             if kept is None:
                                 kept = kept_map[name] = (self._subjects[key], self._series[flow_key])
                             sub, ser = kept
-                            h = _BIG
-                            for st in stations:
-                                m = mx.get(st)
-                                if m is not None and m < h:
-                                    h = m
-                            horizon = (h if h != _BIG else _NEVER) - lateness
+                            horizon = _held(mx, stations, silent) - lateness
                             live = sub.live
                             if live:
                                 changes = self._update(key, None, 2 * md, horizon, (flow_key,))
@@ -1078,12 +1096,7 @@ class StreamingEngine:
                 if kept is None:   # both are made by its first run and never replaced
                     kept = self._outfall_kept[oid] = (self._subjects[key], self._series[flow_key])
                 sub, ser = kept
-                mx, h = self._max, _BIG
-                for st in stations:
-                    m = mx.get(st)
-                    if m is not None and m < h:
-                        h = m
-                horizon = (h if h != _BIG else _NEVER) - self.lateness
+                horizon = _held(self._max, stations, self._silent) - self.lateness
                 changes = self._update(key, None, 2 * self._dwf_md, horizon, (flow_key,)) if sub.live else []
                 cut = horizon - 3 * self._dwf_md
                 for e in sub.live.values():

@@ -11,7 +11,9 @@ times it keeps for station health), the checkpoint file and the checkpoint's pea
 memory and time (tracemalloc, around the checkpoint only). The second run is the same town
 with the gauge silent after its first hour (a dead gauge, or ``bench_load.py``'s, whose
 ``report_interval`` is 7 days): an outfall's flow is judged against its gauges' rain, so the
-engine keeps every flow reading since the gauge's last one, and the checkpoint grows with it.
+engine keeps every flow reading since the gauge's last one, and the checkpoint grows with it,
+until the gauge is ``lateness`` + ``dry_lookback`` (74 h by default) behind: then it holds the
+outfalls back no more (issue 21) and the buffers drop to their level (``--hours 80`` or more).
 Runs on simulated time: no broker, no store; asserts nothing.
 """
 

@@ -46,7 +46,9 @@ with them. ``bench_engine_window.py`` shows the ceiling at real rates (2,000 out
 every 5 min, the gauge every 15 min): 86,000 readings held (43 an outfall) after 4 h, then
 flat, a 3.9 MiB checkpoint with a 25 MiB peak; with the gauge silent, +24,000 readings an
 hour without end. A dead rain gauge thus grows the server by every flow reading of the
-outfalls it serves until it reports again (the engine's to bound). ``--gauge-every`` (900 s
+outfalls it serves until it reports again (until the engine, since issue 21, stops waiting
+for a station lateness + dry_lookback, 74 h, behind the others: ``bench_engine_window.py
+--hours 80`` shows it level off). ``--gauge-every`` (900 s
 by default now) keeps the bench's gauge reporting; at 10 s a reading the buffers still fill
 for 3.5 h (630,000 readings), so a run of minutes still says RSS does not level off, and
 the bench prints why.

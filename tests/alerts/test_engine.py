@@ -124,6 +124,85 @@ outfalls:
     assert eng.late_dropped == 1
 
 
+def test_a_gauge_that_went_silent_does_not_hold_back_the_outfalls_horizon_for_ever():
+    """Issue 21: the outfall's only gauge reports for an hour, then never again. Once it is
+    more than ``lateness`` + ``dry_lookback`` behind the flow it holds nothing back: the flow
+    buffer stays bounded (it grew by every reading for ever), the sustained flow is
+    *unknown*, never dry (no rain data covers it), the notice becomes final, and the events
+    are replay's. The gauge's backlog, days later, does not reopen them, as a never-reported
+    gauge's would not."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry("""
+municipality: testtown
+rain_gauges: [{id: RG-1}]
+outfalls:
+  - {id: OF-1, name: Outfall 1, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
+""", "  dry_lookback: 48h\n")    # lateness 2 h, dwf_min_duration 30 min (defaults)
+    days, flowing = 10, range(5 * 24 * H, 5 * 24 * H + 2 * H)   # 2 h above the floor on day 5
+    rain = [reading(at(m), "RG-1", "rain", 0.0) for m in range(0, 60, 15)]
+    flow = [reading(at(m), "OF-1", "flow", 3.0 if m in flowing else 0.1) for m in range(0, days * 24 * H, 5)]
+    eng = StreamingEngine(reg, None)
+    out, held = eng.feed(rain), 0
+    for k in range(0, len(flow), 12):   # an hour a batch
+        out += eng.feed(flow[k:k + 12])
+        held = max(held, len(eng._get("OF-1", "flow")[0]))
+    out += eng.advance(flow[-1].time_ns)
+    # bounded: 48 h + 2 h behind the flow before the gauge stops counting, the horizon 2 h
+    # behind, 3 x 30 min of context and one 10 min evaluation interval (was every reading: 2,880)
+    assert held <= (48 * H + 2 * H + 2 * H + 90 + 10) // 5 + 1
+    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE}
+    want = final_state(e for e in replay(reg, table(rain + flow)) if not e.kind.value.startswith(("stale", "inspection")))
+    got = {k: e for k, e in got.items() if not e.kind.value.startswith(("stale", "inspection"))}
+    assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
+    [unknown] = [e for e in got.values() if e.kind is EventKind.DRY_WEATHER_UNKNOWN]
+    assert unknown["start"] == at(flowing[0]) and unknown["rain_gauges_missing"] == ["RG-1"]
+    assert not any(e.kind is EventKind.DRY_WEATHER_FLOW for e in got.values())
+    # the gauge's spool arrives: a storm during the flow. The notice is final: it stays
+    backlog = eng.feed([reading(at(flowing[0] + m), "RG-1", "rain", 0.05) for m in range(0, 60, 5)])
+    backlog += eng.advance(flow[-1].time_ns + 10 * MIN)
+    assert unknown.id not in {e.id for e in backlog}
+    assert eng.events()[unknown.id].fields == unknown.fields
+
+
+@pytest.mark.parametrize("outage_h", [20, 49])
+def test_a_gauge_outage_shorter_than_lateness_plus_look_back_is_still_waited_for(outage_h):
+    """The other side of issue 21's bound: a gauge silent for less than ``lateness`` +
+    ``dry_lookback`` (2 h + 48 h) still holds the outfall back, so its spool, drained when it
+    is back, makes the flow during the outage wet, as replay says (no dry-weather notice
+    made final meanwhile)."""
+    from ms4watch.alerts.replay import final_state, replay
+
+    from .support import table
+
+    reg = registry("""
+municipality: testtown
+rain_gauges: [{id: RG-1}]
+outfalls:
+  - {id: OF-1, name: Outfall 1, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
+""", "  dry_lookback: 48h\n")
+    end, down, back = 80 * H, 10 * H, (10 + outage_h) * H
+    flowing = range(12 * H, 14 * H)
+    rain = [reading(at(m), "RG-1", "rain", 0.5 if m == 11 * H + 30 else 0.0) for m in range(0, end, 15)]
+    flow = [reading(at(m), "OF-1", "flow", 3.0 if m in flowing else 0.1) for m in range(0, end, 5)]
+    live = [r for r in rain + flow if r.time_ns < at(back) and not (r.station == "RG-1" and at(down) <= r.time_ns)]
+    spool = [r for r in rain if at(down) <= r.time_ns < at(back)]
+    after = sorted((r for r in rain + flow if r.time_ns >= at(back)), key=lambda r: r.time_ns)
+    eng = StreamingEngine(reg, None)
+    out = []
+    for batch in [sorted(live, key=lambda r: r.time_ns)[k:k + 16] for k in range(0, len(live), 16)] + [spool] + \
+            [after[k:k + 16] for k in range(0, len(after), 16)]:
+        out += eng.feed(batch)
+    out += eng.advance(at(end))
+    keep = ("dry_weather",)
+    want = final_state(e for e in replay(reg, table(rain + flow)) if e.kind.value.startswith(keep))
+    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE and e.kind.value.startswith(keep)}
+    assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
+    assert eng.late_dropped == 0
+
+
 def test_missing_upstream_probe_streaming_gives_what_replay_gives_and_events_become_final():
     """Issue 10 item 2, streaming: the pair is evaluated on the downstream probe's data alone;
     its horizon is not held at -inf by the upstream probe that never reported."""

@@ -34,6 +34,7 @@ import csv
 import io
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -44,7 +45,7 @@ import numpy as np
 from .errors import ConfigError, UnitError
 from .units import Quantity, converter
 
-__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "zone"]
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason", "zone"]
 
 # name keyword → quantity (names are matched lower-case, first keyword found wins)
 _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
@@ -52,7 +53,7 @@ _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
     ("flow", Quantity.FLOW), ("discharge", Quantity.FLOW),
     ("level", Quantity.LEVEL), ("stage", Quantity.LEVEL), ("lvl", Quantity.LEVEL), ("depth", Quantity.LEVEL),
     ("velocity", Quantity.VELOCITY), ("vel", Quantity.VELOCITY),
-    ("temp", Quantity.TEMPERATURE), ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+    ("temp", Quantity.TEMPERATURE), ("airt", Quantity.TEMPERATURE), ("tair", Quantity.TEMPERATURE), ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
 )
 _UNIT_ALIASES = {"volts": "V", "volt": "V", "deg c": "degC", "degc": "degC", "°c": "degC", "c": "degC",
                  "°f": "degF", "deg f": "degF", "degf": "degF", "f": "degF", "inches": "in", "inch": "in",
@@ -87,6 +88,10 @@ class Column:
     kind: str
     times_ns: np.ndarray
     values: np.ndarray
+    sensor: str = ""                  # the sensor it is stored under (the name; + channel where names repeat)
+
+    def __post_init__(self) -> None:
+        self.sensor = self.sensor or self.name
 
     def canonical(self, tip: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(times [UTC ns], values in the quantity's canonical unit). A cumulative series
@@ -112,6 +117,8 @@ class LoggerFile:
     tz_source: str                    # "header" or "given"
     columns: list[Column] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (column, why)
+    date_order: str = "ymd"           # how its dates were read: "mdy" | "dmy" | "ymd"
+    notes: list[str] = field(default_factory=list)                 # what a technician should know (line: what)
 
     def column(self, quantity: Quantity) -> Column | None:
         return next((c for c in self.columns if c.quantity is quantity), None)
@@ -136,6 +143,17 @@ def quantity_of(name: str, unit: str) -> tuple[Quantity, str] | None:
     return None
 
 
+def skip_reason(name: str, unit: str) -> str:
+    """Why a column called ``name`` with unit ``unit`` is not read: its name, or its unit."""
+    low = name.lower()
+    if low.startswith(("ptemp", "panel")):
+        return "the logger's panel temperature, not a measurement of the station"
+    q = next((q for key, q in _KEYWORDS if key in low), None)
+    if q is None:
+        return f"{name!r} is none of ms4watch's quantities (unit {unit!r})"
+    return f"unit {unit!r} does not fit {q.value}"
+
+
 def looks_like(path: Path) -> str | None:
     """``"toa5"`` or ``"hoboware"`` when the file's first lines say so, else None."""
     try:
@@ -147,7 +165,7 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.startswith('"Plot Title') or re.match(r'^"?#"?,\s*"?Date Time', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?,\s*"?Date Time', line):
             return "hoboware"
     return None
 
@@ -210,7 +228,7 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
             continue
         found = quantity_of(name, unit)
         if found is None:
-            out.skipped.append((name, f"unit {unit!r}: none of ms4watch's quantities"))
+            out.skipped.append((name, skip_reason(name, unit)))
             continue
         q, u = found
         kind = "interval" if q is Quantity.RAIN or proc.strip().lower() == "tot" else "sample"
@@ -232,14 +250,15 @@ def _is_number(text: str) -> bool:
         return False
 
 
-_HOBO_TIME_FORMATS = ("%m/%d/%y %I:%M:%S %p", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%y %H:%M:%S", "%m/%d/%Y %H:%M:%S",
-                      "%m/%d/%y %I:%M %p", "%m/%d/%Y %H:%M", "%y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M:%S")
 _SERIES = re.compile(r"^(?P<name>[^,(]+?)(?:,\s*(?P<unit>[^(]*?))?\s*(?:\((?P<sn>[^)]*)\))?\s*$")
+_DEPTH_UNITS = ("mm", "in", "inch", "inches")
 
 
-def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFile:
+def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_order: str | None = None) -> LoggerFile:
     """A HOBOware CSV export; the time zone from its ``Date Time, GMT±hh:mm`` column (``tz``
-    only when the header has none)."""
+    only when the header has none); the order of day, month and year settled from the file
+    (:mod:`ms4watch.contract.loggerdates`) or given (``date_order``)."""
+    from .loggerdates import DateOrderError, parse_times
     path = Path(path)
     src = str(path)
     rows = _rows(path)
@@ -249,7 +268,9 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFil
         title = rows[0][0].split(":", 1)[1].strip() or None
         h = 1
     if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
-        raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",… expected')])
+        got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
+        raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
+                                            f"expected, comma-separated; found {got[:80]!r}")])
     header = rows[h]
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
     if m:
@@ -258,30 +279,41 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFil
         tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
     else:
         raise ConfigError(src, [(h + 1, header[1], "no GMT offset in the date-time column: give the zone (--tz)")])
-    serial = None
     body = [(i, r) for i, r in enumerate(rows[h + 1:], start=h + 2) if r and any(x.strip() for x in r)]
-    fmt = _hobo_format([r[1] for _, r in body[:50]], src, body[0][0] if body else h + 2)
     out = LoggerFile(path, "hoboware", title, None, tzi, tz_source)
-    times = []
-    for i, r in body:
-        try:
-            times.append(_to_ns(datetime.strptime(r[1].strip(), fmt).replace(tzinfo=tzi)))
-        except (ValueError, IndexError):
-            raise ConfigError(src, [(i, header[1], f"not a time in the file's format {fmt}: "
-                                                   f"{r[1] if len(r) > 1 else ''!r}")]) from None
-    t_ns = np.array(times, dtype=np.int64)
+    if body and _cut_short(body[-1][1], len(header), path):
+        out.notes.append(f"line {body[-1][0]}: the last line is cut short (a download interrupted?): left out")
+        body = body[:-1]
+    try:
+        local, out.date_order = parse_times([r[1] if len(r) > 1 else "" for _, r in body], order=date_order,
+                                            header=header[1])
+    except DateOrderError as e:
+        raise ConfigError(src, [(body[e.index][0] if body else h + 2, "Date Time", str(e))]) from None
+    t_ns = np.array([_to_ns(d.replace(tzinfo=tzi)) for d in local], dtype=np.int64)
+    serial = None
+    series = []
     for j, col in enumerate(header[2:], start=2):
         sm = _SERIES.match(col)
         name = (sm.group("name") if sm else col).strip()
         unit = ((sm.group("unit") or "") if sm else "").strip()
-        sn = re.search(r"LGR S/N:\s*(\d+)", col)
-        if sn and serial is None:
-            serial = sn.group(1)
-        found = quantity_of(name, unit) if unit or name.lower().startswith("event") else None
-        if name.lower().startswith("event"):
-            found = (Quantity.RAIN, "tips")
+        tags = dict(re.findall(r"(LGR S/N|SEN S/N|LBL):\s*([^,)]+)", col))
+        if tags.get("LGR S/N") and serial is None:
+            serial = tags["LGR S/N"].strip()
+        series.append((j, name, unit, tags))
+    names = Counter(name for _, name, _, _ in series)
+    for j, name, unit, tags in series:
+        low = name.lower()
+        if low.startswith("event") or (low.startswith("rain") and unit.lower() in ("", "units", "tips", "count")):
+            # an event logger's count: tips when its unit is "units", a depth when HOBOware scaled it (RG3: mm, in)
+            found = (Quantity.RAIN, "tips") if unit.lower() in ("", "units", "tips", "count") else \
+                quantity_of("rain", unit)
+            why = f"unit {unit!r} is neither a count of tips nor a depth" if found is None else ""
+        elif not unit:
+            found, why = None, "a status column"
+        else:
+            found, why = quantity_of(name, unit), skip_reason(name, unit)
         if found is None:
-            out.skipped.append((name, "a status column" if not unit else f"unit {unit!r}: none of ms4watch's quantities"))
+            out.skipped.append((name, why))
             continue
         q, u = found
         vals = []
@@ -299,17 +331,28 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFil
             line = [i for (i, _), o in zip(body, ok) if o][k]
             raise ConfigError(src, [(line, name, "a cumulative rain series goes down here (the logger relaunched?): "
                                                  "export each deployment on its own")])
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok]))
+        sensor = name
+        if names[name] > 1:      # a multi-channel logger: each channel its own sensor, named by its header
+            others = [t for _, n, _, t in series if n == name]
+            for key in ("LBL", "SEN S/N"):
+                if tags.get(key) and len({t.get(key) for t in others}) == len(others):
+                    sensor = f"{name}_{tags[key].strip().replace(' ', '_')}"
+                    break
+            else:
+                sensor = f"{name}_ch{[jj for jj, n, _, _ in series if n == name].index(j) + 1}"
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
     out.serial = serial
     return out
 
 
-def _hobo_format(samples: list[str], src: str, line: int) -> str:
-    for fmt in _HOBO_TIME_FORMATS:
-        try:
-            for s in samples:
-                datetime.strptime(s.strip(), fmt)
-            return fmt
-        except ValueError:
-            continue
-    raise ConfigError(src, [(line, "Date Time", f"not a HOBOware date-time: {samples[0] if samples else ''!r}")])
+def _cut_short(row: list[str], width: int, path: Path) -> bool:
+    """A last row with fewer fields than the header, in a file that does not end with a line
+    break: a download cut short."""
+    if len(row) >= width:
+        return False
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            return f.read(1) not in (b"\n", b"\r")
+    except OSError:
+        return False

@@ -30,6 +30,7 @@ from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
 
 BATCH = 5000
+_ORDER_NAMES = {"mdy": "month/day/year", "dmy": "day/month/year", "ymd": "year/month/day"}
 
 
 class ImportError_(Ms4Error):
@@ -47,6 +48,7 @@ class Imported:
     skipped_columns: list[tuple[str, str]] = field(default_factory=list)
     tz: str = ""
     device: str = ""
+    notes: list[str] = field(default_factory=list)       # what the technician should know: order, gaps, cut lines
 
     def by_station(self) -> Counter:
         return Counter((r.station, r.quantity) for r in self.readings)
@@ -58,7 +60,8 @@ def _id(text: str, what: str) -> str:
 
 
 def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station: str | None = None,
-              device: str | None = None, tz: str | None = None, tip_in: float | None = None) -> Imported:
+              device: str | None = None, tz: str | None = None, tip_in: float | None = None,
+              date_order: str | None = None) -> Imported:
     """One file's readings; stations the registry does not know counted in ``unknown``."""
     from .alerts.rainfiles import RainFileError, RainFormat, read_rain, sniff
     path = Path(path)
@@ -74,12 +77,13 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         raise ImportError_(f"{path}: --format {fmt} does not fit this file: its header says it is {found}")
     known = registry.station_ids()
     rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
+    notes: list[str] = []
     skipped: list[tuple[str, str]] = []
     zone_name = ""
     if found in ("hoboware", "toa5"):
         try:
             lf: LoggerFile = read_toa5(path, tz or registry.timezone) if found == "toa5" else \
-                read_hoboware(path, tz or registry.timezone)
+                read_hoboware(path, tz or registry.timezone, date_order=date_order)
         except ConfigError as e:
             raise ImportError_(str(e)) from None
         except ValueError as e:
@@ -93,12 +97,15 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         else:
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
         skipped = lf.skipped
+        notes = list(lf.notes)
+        if found == "hoboware":
+            notes.insert(0, f"dates {_ORDER_NAMES[lf.date_order]}")
         for c in lf.columns:
             try:
                 t, v = c.canonical(tip=tip_in)
             except ValueError as e:
                 raise ImportError_(f"{path}: {e} (--tip)") from None
-            sensor = _id(c.name, "sensor id")
+            sensor = _id(c.sensor, "sensor id")
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
                      for a, b in zip(t.tolist(), v.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
@@ -145,7 +152,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             continue
         keep.append(CanonicalReading(t_ns, st, device, sensor, q, v, u, "", 0))
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
-    return Imported(path, found, keep, unknown, skipped, zone_name, device)
+    return Imported(path, found, keep, unknown, skipped, zone_name, device, notes)
 
 
 def messages(imp: Imported) -> list:

@@ -41,7 +41,7 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in America/New_York (the registry's; the file "
                         "names none): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
-    assert "  column 'PTemp_C' not imported: unit 'Deg C': none of ms4watch's quantities" in lines
+    assert "  column 'PTemp_C' not imported: the logger's panel temperature, not a measurement of the station" in lines
     assert any(line.startswith(f"{DATA / 'RG-2_hoboware.csv'}: hoboware, times in UTC-04:00 (the file's header): "
                                "6 readings (RG-2 rain 6)") for line in lines)
     assert "  20 readings of stations the registry does not know, left out: RG-9 (20)" in lines
@@ -89,3 +89,47 @@ def test_storms_reads_logger_files_and_refuses_a_misfit_format(tmp_path, shared_
     assert "--format fixed does not fit this file: its header says it is a tips file" in wrong.stderr
     toa5 = ms4("storms", str(DATA / "RG-1_Rain15.dat"), "--format", "rdb")
     assert toa5.returncode == 2 and "its header says it is a toa5 file" in toa5.stderr
+
+
+EXPORTS = DATA / "exports"
+UK = """\
+municipality: town
+timezone: Europe/London
+rain_gauges: [{id: RG-2, tip_in: 0.01}]
+outfalls: [{id: OF-3, name: Mill St, rain_gauges: [RG-2], flow_floor_gpm: 0.5},
+           {id: OF-1, name: Profile, rain_gauges: [RG-2], flow_floor_gpm: 0.5}]
+"""
+
+
+def test_import_day_month_year_dates_right_or_asks_for_the_order(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    out = ms4("import", str(EXPORTS / "dmy_uk.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"), "--no-store",
+              "--out", str(tmp_path / "r.csv"))
+    assert out.returncode == 0, out.stderr
+    rows = (tmp_path / "r.csv").read_text().splitlines()
+    assert rows[1].startswith("2026-06-01T00:00:00") and rows[-1].startswith("2026-06-19T18:00:00")
+    assert "dates day/month/year" in out.stdout
+    amb = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"),
+              "--no-store")
+    assert amb.returncode == 2 and "give --date-order mdy or dmy" in amb.stderr
+    given = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--date-order", "dmy", "--station", "OF-3",
+                "--registry",
+                str(tmp_path / "sites.yaml"), "--no-store", "--out", str(tmp_path / "r2.csv"))
+    assert given.returncode == 0, given.stderr
+    assert (tmp_path / "r2.csv").read_text().splitlines()[1].startswith("2026-06-05T10:00:00")   # GMT+00:00
+
+
+def test_import_stores_each_channel_as_its_own_sensor(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    out = ms4("import", str(EXPORTS / "u12_four_channels.csv"), "--station", "OF-1", "--registry",
+              str(tmp_path / "sites.yaml"), "--store", store)
+    assert out.returncode == 0, out.stderr
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    got = sink.readings("OF-1", "temperature", datetime(2026, 1, 1, tzinfo=timezone.utc),
+                        datetime(2026, 2, 1, tzinfo=timezone.utc))
+    sink.close()
+    assert sorted({r.sensor for r in got}) == ["Temp_Air_Temp", "Temp_Canopy_Temp", "Temp_Ground_Temp",
+                                               "Temp_Soil_Temp"]
+    assert len(got) == 24

@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | readings | tips | fixed | rdb "
                                                                   "(default: what the header says; a --format it "
                                                                   "contradicts is refused)"),
+        date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy | dmy | ymd: the order of a "
+                                                 "HOBOware file's dates when the file cannot settle it"),
         out: Optional[Path] = typer.Option(None, "--out", help="also write a readings CSV for `ms4watch replay`"),
         no_store: bool = typer.Option(False, "--no-store", help="do not write into the store (with --out)"),
         registry: Optional[Path] = typer.Option(None, "--registry", help="sites.yaml (default: the settings')"),
@@ -45,7 +47,8 @@ def register(app: typer.Typer) -> None:
         try:
             reg = load_registry(settings.require_registry())
             tip_in = parse_depth(tip) if tip else None
-            imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in)
+            imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in,
+                                  date_order=date_order)
                         for f in files]
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
@@ -53,6 +56,8 @@ def register(app: typer.Typer) -> None:
         for imp in imported:
             counts = ", ".join(f"{st} {q} {n}" for (st, q), n in sorted(imp.by_station().items())) or "nothing"
             typer.echo(f"{imp.path}: {imp.format}, times in {imp.tz}: {len(imp.readings)} readings ({counts})")
+            for note in imp.notes:
+                typer.echo(f"  {note}")
             for col, why in imp.skipped_columns:
                 typer.echo(f"  column {col!r} not imported: {why}")
             if imp.unknown:

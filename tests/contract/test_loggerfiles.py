@@ -31,7 +31,7 @@ def test_toa5_units_from_the_header_zone_given():
     level = lf.column(Quantity.LEVEL)
     assert len(level.times_ns) == 6                                       # "NAN" is missing, not zero
     assert lf.column(Quantity.BATTERY).unit == "V"
-    assert lf.skipped == [("PTemp_C", "unit 'Deg C': none of ms4watch's quantities")]
+    assert lf.skipped == [("PTemp_C", "the logger's panel temperature, not a measurement of the station")]
 
 
 def test_toa5_needs_a_zone_and_names_a_bad_line(tmp_path):
@@ -61,7 +61,7 @@ def test_hoboware_water_level_logger_24_hour_times():
     level, temp = lf.column(Quantity.LEVEL), lf.column(Quantity.TEMPERATURE)
     assert level.unit == "ft" and level.times_ns[0] == utc(2026, 1, 15, 18, 0)       # 13:00 GMT-05:00
     assert temp.canonical()[1][0] == pytest.approx((46.22 - 32) * 5 / 9)
-    assert ("Abs Pres", "unit 'psi': none of ms4watch's quantities") in lf.skipped
+    assert ("Abs Pres", "'Abs Pres' is none of ms4watch's quantities (unit 'psi')") in lf.skipped
 
 
 def test_a_cumulative_series_that_goes_down_is_refused(tmp_path):
@@ -84,3 +84,62 @@ def test_quantities_by_name_and_unit():
     assert quantity_of("Rain_in_Tot", "inch") == (Quantity.RAIN, "in")
     assert quantity_of("Flow", "NTU") is None                 # a unit that does not fit: never guessed
     assert quantity_of("WS_ms", "meters/second") is None
+
+
+# -- real exports and their variants (testdata/exports/README.md names each file's source) ------
+EXPORTS = DATA / "exports"
+
+
+def test_day_month_year_dates_are_told_by_a_day_over_12():
+    lf = read_hoboware(EXPORTS / "dmy_uk.csv")                   # was read as yy/mm/dd: 2001…2031
+    t = lf.column(Quantity.TEMPERATURE).times_ns
+    assert lf.date_order == "dmy"
+    assert t[0] == utc(2026, 6, 1, 0, 0) and t[-1] == utc(2026, 6, 19, 18, 0)
+
+
+def test_day_month_year_dates_are_told_by_the_logging_interval():
+    lf = read_hoboware(EXPORTS / "dmy_ambiguous_days.csv")       # every field <= 12: 01/06/26 … 02/06/26
+    t = lf.column(Quantity.TEMPERATURE).times_ns
+    assert lf.date_order == "dmy"
+    assert t[0] == utc(2026, 6, 1, 0, 0) and t[-1] == utc(2026, 6, 2, 23, 30)
+
+
+def test_an_order_the_file_cannot_settle_is_refused_with_a_request_for_date_order():
+    with pytest.raises(ConfigError, match=r"one_day_ambiguous.csv:3: Date Time.*month/day/year or day/month/year.*"
+                                          r"--date-order"):
+        read_hoboware(EXPORTS / "one_day_ambiguous.csv")
+    lf = read_hoboware(EXPORTS / "one_day_ambiguous.csv", date_order="dmy")
+    assert lf.column(Quantity.TEMPERATURE).times_ns[0] == utc(2026, 6, 5, 10, 0)
+
+
+def test_times_outside_the_plausible_window_are_refused(tmp_path):
+    f = tmp_path / "future.csv"
+    f.write_text((DATA / "RG-2_hoboware.csv").read_text().replace("06/01/26 09:02:55", "06/01/36 09:02:55"))
+    with pytest.raises(ConfigError, match=r"future.csv:8: Date Time.*2036-06-01.*not a plausible time"):
+        read_hoboware(f, date_order="mdy")
+
+
+def test_a_real_export_with_year_month_day_dates_and_no_seconds():
+    lf = read_hoboware(EXPORTS / "20827226.csv")                 # Excel-resaved: unquoted title, 24 h, no seconds
+    temp = lf.column(Quantity.TEMPERATURE)
+    assert (lf.station, lf.serial, lf.date_order) == ("20827226", "20827226", "ymd")
+    assert temp.times_ns[0] == utc(2019, 5, 27, 16, 0) and temp.values[0] == 10.56
+    assert ("DO conc", "'DO conc' is none of ms4watch's quantities (unit 'mg/L')") in lf.skipped
+
+
+def test_rg3_event_in_mm_is_a_cumulative_depth_not_tips():
+    lf = read_hoboware(EXPORTS / "rg3_event_mm_ymd.csv")         # year/month/day with AM/PM
+    ev = lf.column(Quantity.RAIN)
+    assert (ev.unit, ev.kind) == ("mm", "cumulative")
+    t, v = ev.canonical(tip=0.01)                                # a --tip given for tips is not applied to mm
+    assert float(v.sum()) == pytest.approx(12.70 / 25.4)
+    assert t[-1] == utc(2026, 6, 1, 17, 15, 30)                  # 01:15:30 PM GMT-04:00
+
+
+def test_each_channel_of_a_multi_channel_logger_is_its_own_sensor():
+    lf = read_hoboware(EXPORTS / "u12_four_channels.csv")
+    temps = [c for c in lf.columns if c.quantity is Quantity.TEMPERATURE]
+    assert [c.sensor for c in temps] == ["Temp_Air_Temp", "Temp_Canopy_Temp", "Temp_Ground_Temp", "Temp_Soil_Temp"]
+    assert [c.values.tolist()[0] for c in temps] == [1.0, 2.0, 3.0, 4.0]
+    single = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
+    assert single.column(Quantity.LEVEL).sensor == "Water Level"    # one channel: its name alone

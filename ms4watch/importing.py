@@ -14,9 +14,10 @@ sequence numbers count its batches, so importing the same file twice stores it o
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -28,6 +29,7 @@ from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_to
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
+from .ingest.sinks.base import ReadingsSource
 
 BATCH = 5000
 _ORDER_NAMES = {"mdy": "month/day/year", "dmy": "day/month/year", "ymd": "year/month/day"}
@@ -35,6 +37,33 @@ _ORDER_NAMES = {"mdy": "month/day/year", "dmy": "day/month/year", "ymd": "year/m
 
 class ImportError_(Ms4Error):
     """A file that cannot be imported as asked (its reason names the file)."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two values at one time of one sensor: the one kept (or stored) and the file's other one."""
+
+    station: str
+    sensor: str
+    quantity: str
+    time_ns: int
+    kept: float
+    other: float
+    unit: str
+    line: str = ""                 # where the other one is, when known
+
+    def describe(self, kept_word: str = "stored") -> str:
+        from .contract.timeutil import iso_utc
+        from .contract.units import Quantity as Q
+        from .contract.units import converter
+        try:      # shown in the file's own unit where it has one (mm for a rain gauge's millimetres)
+            back = converter(Q(self.quantity), self.unit)
+            scale = 1 / back(1.0) if back(1.0) else 1.0
+        except Exception:   # noqa: BLE001 — a display nicety only
+            scale = 1.0
+        k, o = self.kept * scale, self.other * scale
+        return (f"{self.station} {self.sensor} {iso_utc(self.time_ns).replace('Z', '+00:00')} {kept_word} "
+                f"{k:.6g} {self.unit}, file {o:.6g} {self.unit}")
 
 
 @dataclass
@@ -49,6 +78,11 @@ class Imported:
     tz: str = ""
     device: str = ""
     notes: list[str] = field(default_factory=list)       # what the technician should know: order, gaps, cut lines
+    repeated: int = 0                                    # rows repeating a time with the same value (stored once)
+    conflicts: list[Conflict] = field(default_factory=list)    # a time repeated with another value (first kept)
+    already_stored: int = 0                              # readings the store holds with the same value: skipped
+    store_conflicts: list[Conflict] = field(default_factory=list)   # a different value stored at that time
+    units: dict[str, str] = field(default_factory=dict)  # sensor -> the unit its file wrote
 
     def by_station(self) -> Counter:
         return Counter((r.station, r.quantity) for r in self.readings)
@@ -78,6 +112,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     known = registry.station_ids()
     rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
     notes: list[str] = []
+    units: dict[str, str] = {}                                  # sensor -> the file's unit (for messages)
     skipped: list[tuple[str, str]] = []
     zone_name = ""
     if found in ("hoboware", "toa5"):
@@ -106,6 +141,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             except ValueError as e:
                 raise ImportError_(f"{path}: {e} (--tip)") from None
             sensor = _id(c.sensor, "sensor id")
+            units[sensor] = c.unit
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
                      for a, b in zip(t.tolist(), v.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
@@ -152,14 +188,70 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             continue
         keep.append(CanonicalReading(t_ns, st, device, sensor, q, v, u, "", 0))
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
-    return Imported(path, found, keep, unknown, skipped, zone_name, device, notes)
+    keep, repeated, conflicts = _once(keep, units)
+    return Imported(path, found, keep, unknown, skipped, zone_name, device, notes, repeated, conflicts,
+                    units=units)
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _once(readings: list[CanonicalReading], units: dict[str, str]) -> tuple[list[CanonicalReading], int,
+                                                                              list[Conflict]]:
+    """Each (station, sensor, quantity, time) once: a repeat with the same value counted, one
+    with another value a conflict (the first kept). ``readings`` sorted by time."""
+    out: list[CanonicalReading] = []
+    seen: dict[tuple[str, str, str, int], float] = {}
+    repeated = 0
+    conflicts: list[Conflict] = []
+    for r in readings:
+        key = (r.station, r.sensor, r.quantity, r.time_ns)
+        if key in seen:
+            if _same(seen[key], r.value):
+                repeated += 1
+            else:
+                conflicts.append(Conflict(r.station, r.sensor, r.quantity, r.time_ns, seen[key], r.value,
+                                          units.get(r.sensor, r.unit)))
+            continue
+        seen[key] = r.value
+        out.append(r)
+    return out, repeated, conflicts
+
+
+def against_store(imp: Imported, source: ReadingsSource) -> Imported:
+    """``imp`` without the readings ``source`` already holds: the same value at the same time
+    of the same sensor skipped and counted; a different value a conflict, not stored."""
+    from datetime import datetime, timezone
+    groups: dict[tuple[str, str], list[CanonicalReading]] = {}
+    for r in imp.readings:
+        groups.setdefault((r.station, r.quantity), []).append(r)
+    keep: list[CanonicalReading] = []
+    same = 0
+    conflicts: list[Conflict] = []
+    for (st, q), rs in groups.items():
+        lo, hi = (datetime.fromtimestamp(t / 1e9, timezone.utc) for t in (rs[0].time_ns - 1000, rs[-1].time_ns + 1000))
+        stored = {(s.time_ns, s.sensor): s.value for s in source.readings(st, q, lo, hi)}
+        for r in rs:
+            v = stored.get((r.time_ns, r.sensor))
+            if v is None:
+                keep.append(r)
+            elif _same(v, r.value):
+                same += 1
+            else:
+                conflicts.append(Conflict(st, r.sensor, q, r.time_ns, v, r.value, imp.units.get(r.sensor, r.unit)))
+    keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
+    return replace(imp, readings=keep, already_stored=same, store_conflicts=conflicts)
 
 
 def messages(imp: Imported) -> list:
     """The file's readings as stored messages: epoch from its content, one seq per batch (a
     second import of the same file is a duplicate, stored once)."""
     from .ingest.sinks.base import StoredMessage
-    epoch = (zlib.crc32(imp.path.read_bytes()) & 0x7FFFFFFF) or 1
+    # the epoch from the file and the readings to store: a batch key never names other content
+    digest = zlib.crc32(imp.path.read_bytes())
+    digest = zlib.crc32(repr([(r.time_ns, r.sensor, r.value) for r in imp.readings]).encode(), digest)
+    epoch = (digest & 0x7FFFFFFF) or 1
     out = []
     for k in range(0, len(imp.readings), BATCH):
         seq = k // BATCH + 1
@@ -181,4 +273,4 @@ def write_csv(imps: Iterable[Imported], out: Path) -> int:
     return n
 
 
-__all__ = ["Imported", "ImportError_", "read_file", "messages", "write_csv", "Quantity"]
+__all__ = ["Conflict", "Imported", "ImportError_", "against_store", "read_file", "messages", "write_csv", "Quantity"]

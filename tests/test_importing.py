@@ -54,7 +54,8 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     assert rain[1].time_ns == int(datetime(2026, 6, 1, 12, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EDT
     sink.close()
     again = ms4(*args)                                   # the same files again: stored once
-    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store} (2 batches were stored already)"
+    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"
+    assert again.stdout.count("already stored with the same value: skipped") == 2     # 20 and 6
     replay = ms4("replay", "--registry", str(tmp_path / "sites.yaml"), "--readings", str(tmp_path / "readings.csv"),
                  "--out", str(tmp_path / "events.jsonl"), "--no-progress")
     assert replay.returncode == 0, replay.stderr
@@ -133,3 +134,51 @@ def test_import_stores_each_channel_as_its_own_sensor(tmp_path):
     assert sorted({r.sensor for r in got}) == ["Temp_Air_Temp", "Temp_Canopy_Temp", "Temp_Ground_Temp",
                                                "Temp_Soil_Temp"]
     assert len(got) == 24
+
+
+def _toa5(path: Path, records: list[tuple[int, float]], *, start=datetime(2026, 6, 1, 0, 0)) -> Path:
+    """A Campbell rain table (RECORD k at start + 5 min * k) as a CR1000 writes it."""
+    head = ['"TOA5","RG-1","CR1000","1031","CR1000.Std.32","CPU:rain.CR1","4062","Rain5"',
+            '"TIMESTAMP","RECORD","Rain_mm_Tot"', '"TS","RN","mm"', '"","","Tot"']
+    body = [f'"{start + timedelta(minutes=5 * k):%Y-%m-%d %H:%M:%S}",{k},{v}' for k, v in records]
+    path.write_text("\r\n".join(head + body) + "\r\n")
+    return path
+
+
+def test_overlapping_downloads_are_stored_once_and_a_different_value_is_a_conflict(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    rain = [(k, round(0.254 * (k % 7 == 0), 3)) for k in range(693)]             # 99 tips of 0.254 mm
+    first = _toa5(tmp_path / "first.dat", rain[:400])
+    second = _toa5(tmp_path / "second.dat", rain[300:])                            # 100 rows overlap
+    base = ["--registry", str(tmp_path / "sites.yaml"), "--store", store, "--tz", "UTC"]
+    assert ms4("import", str(first), *base).returncode == 0
+    out = ms4("import", str(second), *base)
+    assert out.returncode == 0, out.stderr
+    assert "  100 readings already stored with the same value: skipped" in out.stdout
+    assert out.stdout.splitlines()[-1] == f"293 readings stored in {store}"
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    got = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=7))
+    assert len(got) == 693 and sum(r.value for r in got) == pytest.approx(99 * 0.254 / 25.4)
+    edited = list(rain[600:])
+    edited[10] = (610, 9.9)                                                        # a different value at a stored time
+    out = ms4("import", str(_toa5(tmp_path / "edited.dat", edited)), *base)
+    assert out.returncode == 0, out.stderr
+    assert ("  1 reading conflicts with the store (a different value at a stored time), not stored: RG-1 "
+            "Rain_mm_Tot 2026-06-03T02:50:00+00:00 stored 0 mm, file 9.9 mm") in out.stdout.replace("0.0 mm", "0 mm")
+    assert out.stdout.splitlines()[-1] == f"0 readings stored in {store}"
+    assert [r.value for r in sink.readings("RG-1", "rain", t0, t0 + timedelta(days=7))][610] == 0.0
+    sink.close()
+
+
+def test_duplicate_rows_inside_one_file_are_stored_once(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    rows = [(k, 0.254) for k in range(10)]
+    f = _toa5(tmp_path / "dup.dat", rows[:6] + rows[3:6] + rows[6:])             # records 3..5 written twice
+    out = ms4("import", str(f), "--registry", str(tmp_path / "sites.yaml"), "--tz", "UTC", "--no-store",
+              "--out", str(tmp_path / "r.csv"))
+    assert out.returncode == 0, out.stderr
+    assert len((tmp_path / "r.csv").read_text().splitlines()) == 11
+    assert "  3 rows repeat a time with the same value: stored once" in out.stdout

@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
         """Import readings from logger files; stations the registry does not know are left out and named."""
         from ms4watch.alerts.rainfiles import parse_depth
         from ms4watch.contract.registry import load_registry
-        from ms4watch.importing import messages, read_file, write_csv
+        from ms4watch.importing import against_store, messages, read_file, write_csv
+        from ms4watch.ingest.sinks.base import ReadingsSource
 
         settings = settings_or_exit(config, registry=registry, store=store)
         try:
@@ -60,6 +61,12 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"  {note}")
             for col, why in imp.skipped_columns:
                 typer.echo(f"  column {col!r} not imported: {why}")
+            if imp.repeated:
+                typer.echo(f"  {imp.repeated} rows repeat a time with the same value: stored once")
+            if imp.conflicts:
+                typer.echo(f"  {_n(len(imp.conflicts), 'row')} repeat a time with another value, not stored (the "
+                           f"first kept): " + "; ".join(c.describe("kept") for c in imp.conflicts[:10])
+                           + (" …" if len(imp.conflicts) > 10 else ""))
             if imp.unknown:
                 which = ", ".join(f"{st} ({n})" for st, n in sorted(imp.unknown.items()))
                 typer.echo(f"  {sum(imp.unknown.values())} readings of stations the registry does not know, left "
@@ -74,6 +81,9 @@ def register(app: typer.Typer) -> None:
             sink.open()
             written = dup = 0
             for imp in imported:
+                if isinstance(sink, ReadingsSource):
+                    imp = against_store(imp, sink)
+                    _report_store(imp)
                 res = sink.write(messages(imp))
                 written += res.readings_written
                 dup += res.duplicate_messages
@@ -84,3 +94,19 @@ def register(app: typer.Typer) -> None:
             sink.close()
         typer.echo(f"{written} readings stored in {settings.store_url}"
                    + (f" ({dup} batches were stored already)" if dup else ""))
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+def _report_store(imp) -> None:
+    """What the store already held of one file: the same values skipped, other values refused."""
+    if imp.already_stored:
+        typer.echo(f"{imp.path}:\n  {imp.already_stored} readings already stored with the same value: skipped")
+    if imp.store_conflicts:
+        typer.echo(f"{imp.path}:\n  {_n(len(imp.store_conflicts), 'reading')} "
+                   f"{'conflicts' if len(imp.store_conflicts) == 1 else 'conflict'} with the store (a different "
+                   "value at a stored time), not stored: "
+                   + "; ".join(c.describe() for c in imp.store_conflicts[:10])
+                   + (" …" if len(imp.store_conflicts) > 10 else ""))

@@ -45,7 +45,8 @@ import numpy as np
 from .errors import ConfigError, UnitError
 from .units import Quantity, converter
 
-__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason", "zone"]
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason",
+           "standard_time", "zone"]
 
 # name keyword → quantity (names are matched lower-case, first keyword found wins)
 _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
@@ -209,19 +210,24 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
         raise ConfigError(src, [(3, "", f"{len(names)} field names but {len(units)} units and {len(procs)} "
                                         "processing entries")])
     out = LoggerFile(path, "toa5", env[1] if len(env) > 1 else None, env[3] if len(env) > 3 else None, tzi, "given")
-    times: list[int] = []
+    body = [(i, r) for i, r in enumerate(rows[4:], start=5) if r]
+    if body and _toa5_cut_short(body[-1][1], len(names), path):
+        out.notes.append(f"line {body[-1][0]}: the last line is cut short (a download interrupted?): left out")
+        body = body[:-1]
+    local: list[datetime] = []
     cells: list[list[str]] = []
-    for i, r in enumerate(rows[4:], start=5):
-        if not r:
-            continue
+    for i, r in body:
         if len(r) < len(names):
             raise ConfigError(src, [(i, "", f"{len(r)} values, the header names {len(names)}")])
         try:
             t = datetime.strptime(r[0].strip()[:26], "%Y-%m-%d %H:%M:%S" + (".%f" if "." in r[0] else ""))
         except ValueError:
             raise ConfigError(src, [(i, "TIMESTAMP", f"not a time YYYY-MM-DD HH:MM:SS[.f]: {r[0]!r}")]) from None
-        times.append(_to_ns(t.replace(tzinfo=tzi)))
+        local.append(t)
         cells.append(r)
+    times = _localise(local, tzi, out.notes)
+    if "RECORD" in names:
+        out.notes += _record_steps([(i, r[names.index("RECORD")]) for i, r in body])
     t_ns = np.array(times, dtype=np.int64)
     for j, (name, unit, proc) in enumerate(zip(names, units, procs)):
         if j == 0 or name == "RECORD":
@@ -240,6 +246,106 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
         ok = ~np.isnan(vals)
         out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok]))
     return out
+
+
+def _toa5_cut_short(row: list[str], width: int, path: Path) -> bool:
+    """The last record, with too few fields or a time or number cut off, in a file that does
+    not end with a line break: a download cut short."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            if f.read(1) in (b"\n", b"\r"):
+                return False
+    except OSError:
+        return False
+    if len(row) < width:
+        return True
+    try:
+        datetime.strptime(row[0].strip()[:19], "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return True
+    return not all(_is_number(c) for c in row[1:])
+
+
+def _localise(local: list[datetime], tzi: tzinfo, notes: list[str]) -> list[int]:
+    """UTC ns of a logger's wall-clock times in ``tzi``. In a zone with daylight saving, times
+    that do not exist (clocks forward) are read as standard time and reported; times in the
+    repeated hour (clocks back) are read in their order — the first pass daylight time, the
+    second standard time — and reported with how many went each way."""
+    if not isinstance(tzi, ZoneInfo):
+        return [_to_ns(t.replace(tzinfo=tzi)) for t in local]
+    out: list[int] = []
+    missing: dict[str, int] = {}
+    repeated: dict[str, list[int]] = {}      # day -> [first pass, second pass]
+    second = False
+    last_amb: datetime | None = None
+    for t in local:
+        a, b = t.replace(tzinfo=tzi, fold=0), t.replace(tzinfo=tzi, fold=1)
+        if a.astimezone(timezone.utc).astimezone(tzi).replace(tzinfo=None) != t:
+            second, last_amb = False, None
+            missing[t.strftime("%Y-%m-%d")] = missing.get(t.strftime("%Y-%m-%d"), 0) + 1
+            out.append(_to_ns(t.replace(tzinfo=timezone(min(a.utcoffset(), b.utcoffset())))))  # standard time
+            continue
+        if a.utcoffset() == b.utcoffset():
+            second, last_amb = False, None
+            out.append(_to_ns(a))
+            continue
+        if last_amb is not None and t <= last_amb:
+            second = True                     # the clock went back: the hour again, now standard time
+        last_amb = t
+        n = repeated.setdefault(t.strftime("%Y-%m-%d"), [0, 0])
+        n[1 if second else 0] += 1
+        out.append(_to_ns(b if second else a))
+    name = str(tzi)
+    std = _standard_offset(tzi)
+    for day, n in missing.items():
+        notes.append(f"{n} rows at local times that do not exist in {name} (clocks went forward on {day}): read as "
+                     f"standard time; a logger keeping standard time wants --tz {std}")
+    for day, (first, again) in repeated.items():
+        notes.append(f"{first + again} rows in the hour repeated on {day} (clocks went back): {first} read as "
+                     f"daylight time, {again} as standard time, by their order"
+                     + ("" if again else f"; a logger keeping standard time wants --tz {std}"))
+    return out
+
+
+def _standard_offset(tzi: tzinfo) -> str:
+    """``-05:00``: a zone's standard (winter) offset."""
+    offs = [datetime(2026, m, 15, tzinfo=tzi).utcoffset() or timedelta(0) for m in (1, 7)]
+    sec = int(min(offs).total_seconds())
+    return f"{'-' if sec < 0 else '+'}{abs(sec) // 3600:02d}:{abs(sec) % 3600 // 60:02d}"
+
+
+def standard_time(name: str) -> tzinfo:
+    """The fixed offset of an IANA zone's standard time (Campbell loggers keep it all year)."""
+    return zone(_standard_offset(zone(name)))
+
+
+def _record_steps(records: list[tuple[int, str]], limit: int = 10) -> list[str]:
+    """RECORD numbers that jump (records missing) or repeat/go back (a record again, or the
+    logger reset), each with its line; at most ``limit`` listed, then a count."""
+    notes: list[str] = []
+    prev: int | None = None
+    extra = 0
+    for line, text in records:
+        try:
+            k = int(float(text))
+        except ValueError:
+            continue
+        if prev is not None:
+            msg = None
+            if k > prev + 1:
+                msg = f"RECORD {prev} to {k} at line {line}: {k - prev - 1} records missing"
+            elif k <= prev:
+                msg = f"RECORD {k} again at line {line} (after {prev}: a repeated record, or the logger reset)"
+            if msg:
+                if len(notes) < limit:
+                    notes.append(msg)
+                else:
+                    extra += 1
+        prev = k
+    if extra:
+        notes.append(f"… and {extra} more RECORD gaps or repeats")
+    return notes
 
 
 def _is_number(text: str) -> bool:

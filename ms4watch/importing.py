@@ -25,7 +25,7 @@ import numpy as np
 
 from .contract.errors import ConfigError, Ms4Error
 from .contract.ids import check_id
-from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5
+from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5, standard_time
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
@@ -117,7 +117,8 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     zone_name = ""
     if found in ("hoboware", "toa5"):
         try:
-            lf: LoggerFile = read_toa5(path, tz or registry.timezone) if found == "toa5" else \
+            toa5_zone = tz or standard_time(registry.timezone)    # Campbell loggers keep standard time
+            lf: LoggerFile = read_toa5(path, toa5_zone) if found == "toa5" else \
                 read_hoboware(path, tz or registry.timezone, date_order=date_order)
         except ConfigError as e:
             raise ImportError_(str(e)) from None
@@ -131,6 +132,9 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             zone_name = f"{lf.tz} (the file's header)"
         else:
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
+        if found == "toa5" and not tz:
+            zone_name = (f"{lf.tz} (standard time of the registry's {registry.timezone}: Campbell loggers keep "
+                         "standard time; give --tz if this one kept daylight time)")
         skipped = lf.skipped
         notes = list(lf.notes)
         if found == "hoboware":

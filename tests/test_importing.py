@@ -39,8 +39,9 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     out = ms4(*args)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in America/New_York (the registry's; the file "
-                        "names none): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
+    assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in UTC-05:00 (standard time of the registry's "
+                        "America/New_York: Campbell loggers keep standard time; give --tz if this one kept daylight "
+                        "time): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
     assert "  column 'PTemp_C' not imported: the logger's panel temperature, not a measurement of the station" in lines
     assert any(line.startswith(f"{DATA / 'RG-2_hoboware.csv'}: hoboware, times in UTC-04:00 (the file's header): "
                                "6 readings (RG-2 rain 6)") for line in lines)
@@ -51,7 +52,7 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
     rain = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=1))
     assert [round(r.value, 6) for r in rain][:5] == [0.0, 0.1, 0.2, 0.15, 0.05]      # mm → in
-    assert rain[1].time_ns == int(datetime(2026, 6, 1, 12, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EDT
+    assert rain[1].time_ns == int(datetime(2026, 6, 1, 13, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EST
     sink.close()
     again = ms4(*args)                                   # the same files again: stored once
     assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"

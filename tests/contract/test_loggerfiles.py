@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -143,3 +144,45 @@ def test_each_channel_of_a_multi_channel_logger_is_its_own_sensor():
     assert [c.values.tolist()[0] for c in temps] == [1.0, 2.0, 3.0, 4.0]
     single = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
     assert single.column(Quantity.LEVEL).sensor == "Water Level"    # one channel: its name alone
+
+
+def _toa5(path: Path, stamps: list[str], values: list[str] | None = None, *, end: str = "\r\n") -> Path:
+    head = ['"TOA5","RG-1","CR1000","1031","CR1000.Std.32","CPU:rain.CR1","4062","Rain15"',
+            '"TIMESTAMP","RECORD","Rain_mm_Tot","BattV_Min"', '"TS","RN","mm","Volts"', '"","","Tot","Min"']
+    body = [f'"{s}",{k},{(values or ["0"] * len(stamps))[k]},12.8' for k, s in enumerate(stamps)]
+    path.write_text("\r\n".join(head + body) + end)
+    return path
+
+
+def test_a_repeated_local_hour_is_reported_and_read_in_order(tmp_path):
+    # a logger keeping daylight time through the fall-back: 01:00…01:45 written twice
+    hours = [f"2026-11-01 {h:02d}:{m:02d}:00" for h, m in [(0, 45)] + [(1, m) for m in (0, 15, 30, 45)] * 2
+             + [(2, 0)]]
+    lf = read_toa5(_toa5(tmp_path / "fall.dat", hours), "America/New_York")
+    t = lf.column(Quantity.BATTERY).times_ns
+    assert len(set(t.tolist())) == 10 and list(t) == sorted(t)                # none collide
+    assert t[1] == utc(2026, 11, 1, 5, 0) and t[5] == utc(2026, 11, 1, 6, 0)  # 01:00 EDT, then 01:00 EST
+    assert any("8 rows in the hour repeated on 2026-11-01" in n and "4 read as daylight time, 4 as standard time" in n
+               for n in lf.notes), lf.notes
+
+
+def test_local_times_that_do_not_exist_are_reported(tmp_path):
+    # a logger keeping standard time read as New York time: 02:00…02:45 on 8 March do not exist there
+    stamps = [f"2026-03-08 {h:02d}:{m:02d}:00" for h in (1, 2, 3) for m in (0, 15, 30, 45)]
+    lf = read_toa5(_toa5(tmp_path / "spring.dat", stamps), "America/New_York")
+    assert any("4 rows at local times that do not exist in America/New_York" in n and "--tz" in n
+               for n in lf.notes), lf.notes
+
+
+def test_a_truncated_last_line_is_left_out_and_record_gaps_are_listed(tmp_path):
+    stamps = [f"2026-06-01 08:{m:02d}:00" for m in range(0, 60, 5)]
+    f = _toa5(tmp_path / "cut.dat", stamps)
+    text = f.read_text().replace(',3,0,12.8', ',3,0,12.8\r\n"2026-06-01 08:15:00",3,0,12.8')   # record 3 twice
+    text = re.sub(r'",(\d+),', lambda m: f'",{int(m.group(1)) + 3 * (int(m.group(1)) >= 6)},', text)   # 6… → 9…
+    f.write_text(text.rstrip("\r\n")[:-6])                                                  # cut mid-line
+    lf = read_toa5(f, "UTC")
+    t = lf.column(Quantity.BATTERY).times_ns
+    assert len(t) == 12                                 # 13 rows, the cut one left out
+    assert any("line 17: the last line is cut short" in n for n in lf.notes), lf.notes
+    assert any("RECORD 3 again at line 9" in n for n in lf.notes), lf.notes
+    assert any("RECORD 5 to 9 at line 12: 3 records missing" in n for n in lf.notes), lf.notes

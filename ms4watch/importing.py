@@ -248,6 +248,37 @@ def against_store(imp: Imported, source: ReadingsSource) -> Imported:
     return replace(imp, readings=keep, already_stored=same, store_conflicts=conflicts)
 
 
+@dataclass(frozen=True)
+class ColumnSummary:
+    """What an import would store of one sensor: for a technician to check before storing."""
+
+    station: str
+    sensor: str
+    quantity: str
+    unit: str
+    count: int
+    first_ns: int
+    last_ns: int
+    low: float
+    high: float
+
+    def describe(self) -> str:
+        from .contract.timeutil import iso_utc
+        return (f"{self.station} {self.sensor} {self.quantity} [{self.unit}]: {self.count} readings, "
+                f"{iso_utc(self.first_ns)} … {iso_utc(self.last_ns)}, min {self.low:.6g}, max {self.high:.6g}")
+
+
+def summary(imp: Imported) -> list[ColumnSummary]:
+    """Per (station, sensor, quantity): count, first and last time, min and max, in the units
+    that would be stored."""
+    groups: dict[tuple[str, str, str, str], list[CanonicalReading]] = {}
+    for r in imp.readings:
+        groups.setdefault((r.station, r.sensor, r.quantity, r.unit), []).append(r)
+    return [ColumnSummary(st, se, q, u, len(rs), min(r.time_ns for r in rs), max(r.time_ns for r in rs),
+                          min(r.value for r in rs), max(r.value for r in rs))
+            for (st, se, q, u), rs in groups.items()]
+
+
 def messages(imp: Imported) -> list:
     """The file's readings as stored messages: epoch from its content, one seq per batch (a
     second import of the same file is a duplicate, stored once)."""
@@ -277,4 +308,4 @@ def write_csv(imps: Iterable[Imported], out: Path) -> int:
     return n
 
 
-__all__ = ["Conflict", "Imported", "ImportError_", "against_store", "read_file", "messages", "write_csv", "Quantity"]
+__all__ = ["Conflict", "Imported", "ImportError_", "against_store", "read_file", "summary", "ColumnSummary", "messages", "write_csv", "Quantity"]

@@ -183,3 +183,16 @@ def test_duplicate_rows_inside_one_file_are_stored_once(tmp_path):
     assert out.returncode == 0, out.stderr
     assert len((tmp_path / "r.csv").read_text().splitlines()) == 11
     assert "  3 rows repeat a time with the same value: stored once" in out.stdout
+
+
+def test_dry_run_prints_per_column_what_it_would_store_and_stores_nothing(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    store = tmp_path / "store.db"
+    out = ms4("import", str(EXPORTS / "u12_four_channels.csv"), "--station", "OF-1", "--dry-run", "--registry",
+              str(tmp_path / "sites.yaml"), "--store", f"sqlite:///{store}")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert ("  would store OF-1 Temp_Soil_Temp temperature [degC]: 6 readings, 2026-01-15T15:00:00Z … "
+            "2026-01-15T20:00:00Z, min 4, max 9") in lines
+    assert sum(line.startswith("  would store OF-1 Temp_") for line in lines) == 4
+    assert lines[-1] == "dry run: nothing stored" and not store.exists()

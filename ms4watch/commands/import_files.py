@@ -33,6 +33,9 @@ def register(app: typer.Typer) -> None:
         date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy | dmy | ymd: the order of a "
                                                  "HOBOware file's dates when the file cannot settle it"),
         out: Optional[Path] = typer.Option(None, "--out", help="also write a readings CSV for `ms4watch replay`"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="print per column what would be stored (sensor, "
+                                                               "quantity, unit, count, first and last time, min/max); "
+                                                               "store and write nothing"),
         no_store: bool = typer.Option(False, "--no-store", help="do not write into the store (with --out)"),
         registry: Optional[Path] = typer.Option(None, "--registry", help="sites.yaml (default: the settings')"),
         store: Optional[str] = typer.Option(None, "--store", help="store URL (default: the settings')"),
@@ -41,7 +44,7 @@ def register(app: typer.Typer) -> None:
         """Import readings from logger files; stations the registry does not know are left out and named."""
         from ms4watch.alerts.rainfiles import parse_depth
         from ms4watch.contract.registry import load_registry
-        from ms4watch.importing import against_store, messages, read_file, write_csv
+        from ms4watch.importing import against_store, messages, read_file, summary, write_csv
         from ms4watch.ingest.sinks.base import ReadingsSource
 
         settings = settings_or_exit(config, registry=registry, store=store)
@@ -67,10 +70,16 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"  {_n(len(imp.conflicts), 'row')} repeat a time with another value, not stored (the "
                            f"first kept): " + "; ".join(c.describe("kept") for c in imp.conflicts[:10])
                            + (" …" if len(imp.conflicts) > 10 else ""))
+            if dry_run:
+                for col in summary(imp):
+                    typer.echo(f"  would store {col.describe()}")
             if imp.unknown:
                 which = ", ".join(f"{st} ({n})" for st, n in sorted(imp.unknown.items()))
                 typer.echo(f"  {sum(imp.unknown.values())} readings of stations the registry does not know, left "
                            f"out: {which}")
+        if dry_run:
+            typer.echo("dry run: nothing stored")
+            return
         if out is not None:
             typer.echo(f"{write_csv(imported, out)} readings written to {out}")
         if no_store:

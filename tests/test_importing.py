@@ -196,3 +196,13 @@ def test_dry_run_prints_per_column_what_it_would_store_and_stores_nothing(tmp_pa
             "2026-01-15T20:00:00Z, min 4, max 9") in lines
     assert sum(line.startswith("  would store OF-1 Temp_") for line in lines) == 4
     assert lines[-1] == "dry run: nothing stored" and not store.exists()
+
+
+def test_storms_reads_an_rg3_export_in_mm_with_year_month_day_dates():
+    out = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--tip", "0.01in")   # --tip is for counts only
+    assert out.returncode == 0, out.stderr
+    row = out.stdout.splitlines()[1].split(",")
+    # ten tips of 1.27 mm = 12.70 mm = 0.50 in, 08:14:35 to 13:15:30 GMT-04:00: a qualifying storm
+    assert row[0] == "2026-06-01T12:14:35+00:00" and row[2:4] == ["0.5", "12.70"] and row[-1] == "true"
+    wrong = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--date-order", "mdy")
+    assert wrong.returncode == 2 and "not a date read as month/day/year" in wrong.stderr

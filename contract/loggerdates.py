@@ -117,6 +117,8 @@ def parse_times(texts: list[str], *, order: str | None = None, header: str = "",
     DateOrderError (naming the row) when the order cannot be settled or a time is not one."""
     if order is not None and order not in ORDERS:
         raise DateOrderError(0, f"--date-order {order!r}: one of {', '.join(ORDERS)}")
+    if not texts:
+        return [], order or "mdy"
     fields = [_fields(t, i) for i, t in enumerate(texts)]
     order = order or hinted(header)
     if order is None and fields:

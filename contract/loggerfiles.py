@@ -166,19 +166,19 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?,\s*"?Date Time', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date Time', line):
             return "hoboware"
     return None
 
 
-def _rows(path: Path) -> list[list[str]]:
+def _rows(path: Path, delimiter: str = ",") -> list[list[str]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(str(path), [(None, "", f"not text (UTF-8): {e.reason} at byte {e.start}")]) from None
     except OSError as e:
         raise ConfigError(str(path), [(None, "", f"cannot read: {e.strerror}")]) from None
-    return list(csv.reader(io.StringIO(text)))
+    return list(csv.reader(io.StringIO(text), delimiter=delimiter))
 
 
 def _to_ns(dt: datetime) -> int:
@@ -186,8 +186,10 @@ def _to_ns(dt: datetime) -> int:
     return (d.days * 86400 + d.seconds) * 1_000_000_000 + d.microseconds * 1000
 
 
-def _number(text: str) -> float:
+def _number(text: str, decimal_comma: bool = False) -> float:
     t = text.strip()
+    if decimal_comma:
+        t = t.replace(",", ".")
     if t == "" or t.upper() in ("NAN", "INF", "-INF"):
         return math.nan
     return float(t)
@@ -367,7 +369,8 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     from .loggerdates import DateOrderError, parse_times
     path = Path(path)
     src = str(path)
-    rows = _rows(path)
+    delimiter = _hobo_delimiter(path)
+    rows = _rows(path, delimiter)
     title = None
     h = 0
     if rows and rows[0] and rows[0][0].startswith("Plot Title"):
@@ -376,8 +379,9 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
         got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
         raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
-                                            f"expected, comma-separated; found {got[:80]!r}")])
+                                            f"expected (fields separated by \",\", \";\" or tabs); found {got[:80]!r}")])
     header = rows[h]
+    decimal_comma = delimiter != ","          # ";" or tabs between fields: "," is the decimal sign
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
     if m:
         tzi, tz_source = zone(m.group(1)), "header"
@@ -426,7 +430,7 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
         for i, r in body:
             cell = r[j].strip() if j < len(r) else ""
             try:
-                vals.append(_number(cell))
+                vals.append(_number(cell, decimal_comma))
             except ValueError:
                 raise ConfigError(src, [(i, name, f"not a number: {cell!r}")]) from None
         v = np.array(vals, dtype=np.float64)
@@ -449,6 +453,20 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
         out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
     out.serial = serial
     return out
+
+
+def _hobo_delimiter(path: Path) -> str:
+    """What separates a HOBOware export's fields: the character after its header's ``"#"``
+    (``,``; ``;`` or a tab where the computer's decimal sign is ``,``)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            for line in (f.readline(), f.readline()):
+                m = re.match(r'^"?#"?([,;\t])', line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return ","
 
 
 def _cut_short(row: list[str], width: int, path: Path) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -186,3 +187,21 @@ def test_a_truncated_last_line_is_left_out_and_record_gaps_are_listed(tmp_path):
     assert any("line 17: the last line is cut short" in n for n in lf.notes), lf.notes
     assert any("RECORD 3 again at line 9" in n for n in lf.notes), lf.notes
     assert any("RECORD 5 to 9 at line 12: 3 records missing" in n for n in lf.notes), lf.notes
+
+
+def test_a_semicolon_export_with_decimal_commas_is_read(tmp_path):
+    # HOBOware on a computer set to a European locale: ";" between fields, "," in numbers, a BOM
+    src = (DATA / "OF-1_u20_hoboware.csv").read_text(encoding="utf-8").splitlines()
+    rows = [next(csv.reader([line])) for line in src]
+    text = "\n".join(";".join(f'"{c}"' if i < 2 else c.replace(".", ",") for c in r) for i, r in enumerate(rows))
+    f = tmp_path / "semicolon.csv"
+    f.write_text("\ufeff" + text + "\n", encoding="utf-8")
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f)
+    assert lf.column(Quantity.LEVEL).values.tolist() == [0.412, 0.418, 0.425]
+
+
+def test_a_file_with_a_header_and_no_rows_reads_as_empty(tmp_path):
+    f = tmp_path / "empty.csv"
+    f.write_text("\n".join((DATA / "OF-1_u20_hoboware.csv").read_text().splitlines()[:2]) + "\n")
+    assert read_hoboware(f).column(Quantity.LEVEL).times_ns.size == 0

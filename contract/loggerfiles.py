@@ -11,16 +11,23 @@ file format"): four quoted header lines, then comma-separated records:
 4. processing (``"","","Tot","Min"``: Tot a total over the interval, Avg, Smp, Min, Max);
 
 records: ``"2026-06-01 00:05:00",1,0.2,12.8`` — the timestamp in the logger's clock, which
-the file does not name: the zone must be given (``tz``). ``NAN`` is a missing value.
+the file does not name: the zone must be given (``tz``; Campbell loggers usually keep
+standard time all year, so ``ms4watch import`` defaults to the registry zone's standard
+offset). In a zone with daylight saving, local times that do not exist or repeat are read
+(repeats in their order) and reported in ``notes``, as are RECORD gaps and repeats and a last
+line cut short (left out). ``NAN`` is a missing value.
 
 **HOBOware CSV export** (Onset HOBOware User's Guide, exporting table data): an optional
 ``"Plot Title: …"`` line, then a header ``"#","Date Time, GMT-04:00","<Series>, <unit> (LGR
 S/N: <n>, SEN S/N: <m>)",…`` — the offset from GMT of every time in the file is in the
 date-time column's name — then one row per sample or event: the row number, the time
 (``MM/DD/YY hh:mm:ss AM``; 24-hour and four-digit years as HOBOware's preferences allow),
-and the series' values (empty where the series has no value at that row). Event-logger
-series (``Event``: the rain gauge's tips, counted) are cumulative counts; ``Rain`` as
-HOBOware's data assistant writes it is the cumulative depth. Status columns (``Coupler
+and the series' values (empty where the series has no value at that row). The order of day,
+month and year is settled from the file or given (:mod:`.loggerdates`); fields may be
+separated by ``;`` or tabs with decimal commas. Event-logger series are cumulative: in
+``units`` a count of tips, in ``mm`` or ``in`` (an RG3 scaled by HOBOware) a depth; ``Rain``
+as HOBOware's data assistant writes it is the cumulative depth. Channels of one name (a
+4-channel logger's ``Temp``) are each their own sensor, named by ``LBL`` or ``SEN S/N``. Status columns (``Coupler
 Attached``, ``Host Connected``, ``Stopped``, ``End Of File``, …) carry no readings.
 
 Columns become quantities by their names and units (:func:`quantity_of`); a column that is
@@ -54,7 +61,8 @@ _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
     ("flow", Quantity.FLOW), ("discharge", Quantity.FLOW),
     ("level", Quantity.LEVEL), ("stage", Quantity.LEVEL), ("lvl", Quantity.LEVEL), ("depth", Quantity.LEVEL),
     ("velocity", Quantity.VELOCITY), ("vel", Quantity.VELOCITY),
-    ("temp", Quantity.TEMPERATURE), ("airt", Quantity.TEMPERATURE), ("tair", Quantity.TEMPERATURE), ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+    ("temp", Quantity.TEMPERATURE), ("airt", Quantity.TEMPERATURE), ("tair", Quantity.TEMPERATURE),
+    ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
 )
 _UNIT_ALIASES = {"volts": "V", "volt": "V", "deg c": "degC", "degc": "degC", "°c": "degC", "c": "degC",
                  "°f": "degF", "deg f": "degF", "degf": "degF", "f": "degF", "inches": "in", "inch": "in",
@@ -379,7 +387,8 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
         got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
         raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
-                                            f"expected (fields separated by \",\", \";\" or tabs); found {got[:80]!r}")])
+                                            'expected (fields separated by ",", ";" or tabs); '
+                                            f"found {got[:80]!r}")])
     header = rows[h]
     decimal_comma = delimiter != ","          # ";" or tabs between fields: "," is the decimal sign
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])

@@ -308,4 +308,5 @@ def write_csv(imps: Iterable[Imported], out: Path) -> int:
     return n
 
 
-__all__ = ["Conflict", "Imported", "ImportError_", "against_store", "read_file", "summary", "ColumnSummary", "messages", "write_csv", "Quantity"]
+__all__ = ["ColumnSummary", "Conflict", "Imported", "ImportError_", "against_store", "messages", "read_file", "summary",
+           "write_csv", "Quantity"]

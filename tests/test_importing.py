@@ -105,18 +105,17 @@ outfalls: [{id: OF-3, name: Mill St, rain_gauges: [RG-2], flow_floor_gpm: 0.5},
 
 def test_import_day_month_year_dates_right_or_asks_for_the_order(tmp_path):
     (tmp_path / "sites.yaml").write_text(UK)
-    out = ms4("import", str(EXPORTS / "dmy_uk.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"), "--no-store",
-              "--out", str(tmp_path / "r.csv"))
+    out = ms4("import", str(EXPORTS / "dmy_uk.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"),
+              "--no-store", "--out", str(tmp_path / "r.csv"))
     assert out.returncode == 0, out.stderr
     rows = (tmp_path / "r.csv").read_text().splitlines()
     assert rows[1].startswith("2026-06-01T00:00:00") and rows[-1].startswith("2026-06-19T18:00:00")
     assert "dates day/month/year" in out.stdout
-    amb = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"),
-              "--no-store")
+    amb = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--station", "OF-3", "--registry",
+              str(tmp_path / "sites.yaml"), "--no-store")
     assert amb.returncode == 2 and "give --date-order mdy or dmy" in amb.stderr
     given = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--date-order", "dmy", "--station", "OF-3",
-                "--registry",
-                str(tmp_path / "sites.yaml"), "--no-store", "--out", str(tmp_path / "r2.csv"))
+                "--registry", str(tmp_path / "sites.yaml"), "--no-store", "--out", str(tmp_path / "r2.csv"))
     assert given.returncode == 0, given.stderr
     assert (tmp_path / "r2.csv").read_text().splitlines()[1].startswith("2026-06-05T10:00:00")   # GMT+00:00
 

@@ -130,11 +130,13 @@ def test_missing_values_without_a_terminal_are_named(tmp_path, sonde):
 def test_an_expired_standard_is_refused_or_used_with_a_reason_the_record_keeps(tmp_path, sonde):
     cfg, data = tmp_path / "firmware.yaml", tmp_path / "data"
     cfg.write_text(CONFIG.format(port=sonde.port))
-    stds = ["--standard", "0:stablcal:A0", "--standard", "20:stablcal:A20", "--standard", "100:formazin:F100:2019-06-30"]
+    stds = ["--standard", "0:stablcal:A0", "--standard", "20:stablcal:A20",
+            "--standard", "100:formazin:F100:2019-06-30"]
     out = subprocess.run(command(cfg, data, "--technician", "Pat", *stds, "--json", "--yes"),
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO, timeout=60)
     assert out.returncode == 2, out.stdout
-    assert "standard 100 FNU formazin lot F100 expired on 2019-06-30" in json.loads(out.stdout.splitlines()[-1])["error"]
+    error = json.loads(out.stdout.splitlines()[-1])["error"]
+    assert "standard 100 FNU formazin lot F100 expired on 2019-06-30" in error
     assert spooled_records(data) == [] and cfg.read_text() == CONFIG.format(port=sonde.port)
     proc = subprocess.Popen(command(cfg, data, "--technician", "Pat", *stds, "--expired-ok", "the new lot is late",
                                     "--json", "--yes"),

@@ -205,3 +205,15 @@ def test_storms_reads_an_rg3_export_in_mm_with_year_month_day_dates():
     assert row[0] == "2026-06-01T12:14:35+00:00" and row[2:4] == ["0.5", "12.70"] and row[-1] == "true"
     wrong = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--date-order", "mdy")
     assert wrong.returncode == 2 and "not a date read as month/day/year" in wrong.stderr
+
+
+def test_a_real_export_with_two_values_at_one_time_keeps_the_first_and_names_the_other(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    out = ms4("import", str(EXPORTS / "20827226.csv"), "--station", "OF-1", "--dry-run", "--registry",
+              str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    assert ("  1 row repeats a time with another value, not stored (the first kept): OF-1 Temp "
+            "2019-10-20T14:48:00+00:00 kept 10.32 degC, file 10.78 degC") in out.stdout.splitlines()
+    assert ("  would store OF-1 Temp temperature [degC]: 22 readings, 2019-05-27T16:00:00Z … 2022-05-13T12:22:00Z, "
+            "min 1.4, max 18.48") in out.stdout.splitlines()
+    assert "  column 'DO conc' not imported: 'DO conc' is none of ms4watch's quantities (unit 'mg/L')" in out.stdout

@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
             if imp.repeated:
                 typer.echo(f"  {imp.repeated} rows repeat a time with the same value: stored once")
             if imp.conflicts:
-                typer.echo(f"  {_n(len(imp.conflicts), 'row')} repeat a time with another value, not stored (the "
+                verb = "repeats" if len(imp.conflicts) == 1 else "repeat"
+                typer.echo(f"  {_n(len(imp.conflicts), 'row')} {verb} a time with another value, not stored (the "
                            f"first kept): " + "; ".join(c.describe("kept") for c in imp.conflicts[:10])
                            + (" …" if len(imp.conflicts) > 10 else ""))
             if dry_run:

@@ -174,16 +174,22 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date Time', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|"?[,;\t]\s*"?Time)', line):
             return "hoboware"
     return None
 
 
 def _rows(path: Path, delimiter: str = ",") -> list[list[str]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ConfigError(str(path), [(None, "", f"not text (UTF-8): {e.reason} at byte {e.start}")]) from None
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            try:      # HOBOware on Windows writes its code page: "°" as the byte 0xB0
+                text = raw.decode("cp1252")
+            except UnicodeDecodeError:
+                raise ConfigError(str(path), [(None, "", f"not text (UTF-8 or Windows-1252): {e.reason} at byte "
+                                                         f"{e.start}")]) from None
     except OSError as e:
         raise ConfigError(str(path), [(None, "", f"cannot read: {e.strerror}")]) from None
     return list(csv.reader(io.StringIO(text), delimiter=delimiter))
@@ -384,6 +390,9 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     if rows and rows[0] and rows[0][0].startswith("Plot Title"):
         title = rows[0][0].split(":", 1)[1].strip() or None
         h = 1
+    split = len(rows) > h and len(rows[h]) > 3 and rows[h][1].strip() == "Date" and rows[h][2].startswith("Time")
+    if split:        # "separate date and time columns": one date-time column as in the default export
+        rows[h:] = [r[:1] + [f"{r[1].strip()} {r[2].strip()}".strip()] + r[3:] if len(r) > 2 else r for r in rows[h:]]
     if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
         got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
         raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '

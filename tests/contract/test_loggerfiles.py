@@ -205,3 +205,20 @@ def test_a_file_with_a_header_and_no_rows_reads_as_empty(tmp_path):
     f = tmp_path / "empty.csv"
     f.write_text("\n".join((DATA / "OF-1_u20_hoboware.csv").read_text().splitlines()[:2]) + "\n")
     assert read_hoboware(f).column(Quantity.LEVEL).times_ns.size == 0
+
+
+def test_separate_date_and_time_columns_and_a_windows_1252_degree_sign(tmp_path):
+    # HOBOware's "separate date and time columns" export, saved in Windows' code page (° is byte 0xB0)
+    src = (DATA / "OF-1_u20_hoboware.csv").read_text(encoding="utf-8").splitlines()
+    rows = [next(csv.reader([line])) for line in src]
+    out = [rows[0], ["#", "Date", "Time, GMT-05:00"] + rows[1][2:]]
+    out += [[r[0], *r[1].split(" ", 1), *r[2:]] for r in rows[2:]]
+    f = tmp_path / "split.csv"
+    f.write_bytes("\r\n".join(",".join(f'"{c}"' if i < 2 else c for c in r) for i, r in enumerate(out))
+                  .encode("cp1252") + b"\r\n")
+    lf = read_hoboware(f)
+    assert lf.column(Quantity.LEVEL).times_ns[0] == utc(2026, 1, 15, 18, 0)
+    assert lf.column(Quantity.TEMPERATURE).unit == "degF"
+    untitled = tmp_path / "untitled.csv"
+    untitled.write_bytes(b"\r\n".join(f.read_bytes().split(b"\r\n")[1:]))
+    assert looks_like(untitled) == "hoboware"

@@ -63,10 +63,11 @@ _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
     ("velocity", Quantity.VELOCITY), ("vel", Quantity.VELOCITY),
     ("temp", Quantity.TEMPERATURE), ("airt", Quantity.TEMPERATURE), ("tair", Quantity.TEMPERATURE),
     ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+    ("range", Quantity.CONDUCTIVITY),       # a HOBO U24's "Low Range" / "High Range" / "Full Range", in µS/cm
 )
 _UNIT_ALIASES = {"volts": "V", "volt": "V", "deg c": "degC", "degc": "degC", "°c": "degC", "c": "degC",
                  "°f": "degF", "deg f": "degF", "degf": "degF", "f": "degF", "inches": "in", "inch": "in",
-                 "ntu": "NTU", "fnu": "FNU", "us/cm": "uS/cm", "µs/cm": "uS/cm", "ms/cm": "mS/cm"}
+                 "ntu": "NTU", "fnu": "FNU", "us/cm": "uS/cm", "\u00b5s/cm": "uS/cm", "\u03bcs/cm": "uS/cm", "ms/cm": "mS/cm"}
 
 
 def zone(name: str) -> tzinfo:

@@ -222,3 +222,16 @@ def test_separate_date_and_time_columns_and_a_windows_1252_degree_sign(tmp_path)
     untitled = tmp_path / "untitled.csv"
     untitled.write_bytes(b"\r\n".join(f.read_bytes().split(b"\r\n")[1:]))
     assert looks_like(untitled) == "hoboware"
+
+
+def test_a_u24_conductivity_loggers_ranges_are_conductivity(tmp_path):
+    # header as in a real U24 export (LimpopoLab's Kruger Gate weir, quoted in its analysis script; Greek mu)
+    f = tmp_path / "u24.csv"
+    f.write_text('"Plot Title: 21362347"\n"#","Date Time, GMT+02:00","Full Range, \u03bcS/cm (LGR S/N: 21362347, SEN S/N: '
+                 '21362347)","Temp, \u00b0C (LGR S/N: 21362347, SEN S/N: 21362347)","Coupler Detached (LGR S/N: '
+                 '21362347)","Host Connected (LGR S/N: 21362347)","End Of File (LGR S/N: 21362347)"\n'
+                 '1,03/14/26 10:00:00 AM,412.5,24.31,,,\n2,03/14/26 10:10:00 AM,415.0,24.35,,,\n')
+    lf = read_hoboware(f)
+    cond = lf.column(Quantity.CONDUCTIVITY)
+    assert cond is not None and cond.name == "Full Range" and cond.values.tolist() == [412.5, 415.0]
+    assert quantity_of("Low Range", "\u00b5S/cm") == (Quantity.CONDUCTIVITY, "uS/cm")

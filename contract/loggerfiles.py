@@ -50,6 +50,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from .errors import ConfigError, UnitError
+from .loggerdates import EARLIEST, DateOrderError, parse_times
 from .units import Quantity, converter
 
 __all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason",
@@ -240,6 +241,9 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
             t = datetime.strptime(r[0].strip()[:26], "%Y-%m-%d %H:%M:%S" + (".%f" if "." in r[0] else ""))
         except ValueError:
             raise ConfigError(src, [(i, "TIMESTAMP", f"not a time YYYY-MM-DD HH:MM:SS[.f]: {r[0]!r}")]) from None
+        if not EARLIEST <= t <= datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=2):
+            raise ConfigError(src, [(i, "TIMESTAMP", f"{r[0]!r}: not a plausible time (before {EARLIEST:%Y} or after "
+                                                     "today): is the logger's clock set?")])
         local.append(t)
         cells.append(r)
     times = _localise(local, tzi, out.notes)
@@ -381,7 +385,6 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     """A HOBOware CSV export; the time zone from its ``Date Time, GMT±hh:mm`` column (``tz``
     only when the header has none); the order of day, month and year settled from the file
     (:mod:`ms4watch.contract.loggerdates`) or given (``date_order``)."""
-    from .loggerdates import DateOrderError, parse_times
     path = Path(path)
     src = str(path)
     delimiter = _hobo_delimiter(path)

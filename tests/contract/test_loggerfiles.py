@@ -235,3 +235,9 @@ def test_a_u24_conductivity_loggers_ranges_are_conductivity(tmp_path):
     cond = lf.column(Quantity.CONDUCTIVITY)
     assert cond is not None and cond.name == "Full Range" and cond.values.tolist() == [412.5, 415.0]
     assert quantity_of("Low Range", "\u00b5S/cm") == (Quantity.CONDUCTIVITY, "uS/cm")
+
+
+def test_a_toa5_time_outside_the_plausible_window_is_refused(tmp_path):
+    f = _toa5(tmp_path / "clock.dat", ["2026-06-01 08:00:00", "2036-06-01 08:05:00"])   # a clock set wrong
+    with pytest.raises(ConfigError, match=r"clock.dat:6: TIMESTAMP: .*2036-06-01 08:05:00.*not a plausible time"):
+        read_toa5(f, "UTC")

@@ -104,7 +104,8 @@ def sniff(path: Path) -> RainFormat:
 
 
 def read_rain(path: str | Path, *, fmt: RainFormat | None = None, tip_in: float | None = None,
-              station: str | None = None, column: str | None = None, tz: str | None = None) -> RainRecord:
+              station: str | None = None, column: str | None = None, tz: str | None = None,
+              date_order: str | None = None) -> RainRecord:
     """A rain record. ``fmt`` (``--format``) must agree with what the file says it is."""
     path = Path(path)
     if not path.exists():
@@ -126,7 +127,7 @@ def read_rain(path: str | Path, *, fmt: RainFormat | None = None, tip_in: float 
     if fmt is RainFormat.FIXED:
         return _fixed(path)
     if fmt in (RainFormat.HOBOWARE, RainFormat.TOA5):
-        return _logger_file(path, fmt, tip_in, tz, column)
+        return _logger_file(path, fmt, tip_in, tz, column, date_order)
     return _rdb(path, column)
 
 
@@ -136,12 +137,13 @@ def _what(fmt: RainFormat) -> str:
             RainFormat.HOBOWARE: "a HOBOware export", RainFormat.TOA5: "a Campbell TOA5 table"}[fmt]
 
 
-def _logger_file(path: Path, fmt: RainFormat, tip_in: float | None, tz: str | None, column: str | None) -> RainRecord:
+def _logger_file(path: Path, fmt: RainFormat, tip_in: float | None, tz: str | None, column: str | None,
+                 date_order: str | None = None) -> RainRecord:
     """The rain series of a HOBOware or TOA5 file, as depth per row [in]."""
     from ms4watch.contract.loggerfiles import read_hoboware, read_toa5
     from ms4watch.contract.units import Quantity
     try:
-        lf = read_toa5(path, tz or "UTC") if fmt is RainFormat.TOA5 else read_hoboware(path, tz)
+        lf = read_toa5(path, tz or "UTC") if fmt is RainFormat.TOA5 else read_hoboware(path, tz, date_order=date_order)
     except (ConfigError, ValueError) as e:
         raise RainFileError(str(e)) from None
     rain = [c for c in lf.columns if c.quantity is Quantity.RAIN and (column is None or c.name == column)]

@@ -11,16 +11,23 @@ file format"): four quoted header lines, then comma-separated records:
 4. processing (``"","","Tot","Min"``: Tot a total over the interval, Avg, Smp, Min, Max);
 
 records: ``"2026-06-01 00:05:00",1,0.2,12.8`` — the timestamp in the logger's clock, which
-the file does not name: the zone must be given (``tz``). ``NAN`` is a missing value.
+the file does not name: the zone must be given (``tz``; Campbell loggers usually keep
+standard time all year, so ``ms4watch import`` defaults to the registry zone's standard
+offset). In a zone with daylight saving, local times that do not exist or repeat are read
+(repeats in their order) and reported in ``notes``, as are RECORD gaps and repeats and a last
+line cut short (left out). ``NAN`` is a missing value.
 
 **HOBOware CSV export** (Onset HOBOware User's Guide, exporting table data): an optional
 ``"Plot Title: …"`` line, then a header ``"#","Date Time, GMT-04:00","<Series>, <unit> (LGR
 S/N: <n>, SEN S/N: <m>)",…`` — the offset from GMT of every time in the file is in the
 date-time column's name — then one row per sample or event: the row number, the time
 (``MM/DD/YY hh:mm:ss AM``; 24-hour and four-digit years as HOBOware's preferences allow),
-and the series' values (empty where the series has no value at that row). Event-logger
-series (``Event``: the rain gauge's tips, counted) are cumulative counts; ``Rain`` as
-HOBOware's data assistant writes it is the cumulative depth. Status columns (``Coupler
+and the series' values (empty where the series has no value at that row). The order of day,
+month and year is settled from the file or given (:mod:`.loggerdates`); fields may be
+separated by ``;`` or tabs with decimal commas. Event-logger series are cumulative: in
+``units`` a count of tips, in ``mm`` or ``in`` (an RG3 scaled by HOBOware) a depth; ``Rain``
+as HOBOware's data assistant writes it is the cumulative depth. Channels of one name (a
+4-channel logger's ``Temp``) are each their own sensor, named by ``LBL`` or ``SEN S/N``. Status columns (``Coupler
 Attached``, ``Host Connected``, ``Stopped``, ``End Of File``, …) carry no readings.
 
 Columns become quantities by their names and units (:func:`quantity_of`); a column that is
@@ -34,6 +41,7 @@ import csv
 import io
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -42,9 +50,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from .errors import ConfigError, UnitError
+from .loggerdates import EARLIEST, DateOrderError, parse_times
 from .units import Quantity, converter
 
-__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "zone"]
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason",
+           "standard_time", "zone"]
 
 # name keyword → quantity (names are matched lower-case, first keyword found wins)
 _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
@@ -52,11 +62,13 @@ _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
     ("flow", Quantity.FLOW), ("discharge", Quantity.FLOW),
     ("level", Quantity.LEVEL), ("stage", Quantity.LEVEL), ("lvl", Quantity.LEVEL), ("depth", Quantity.LEVEL),
     ("velocity", Quantity.VELOCITY), ("vel", Quantity.VELOCITY),
-    ("temp", Quantity.TEMPERATURE), ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+    ("temp", Quantity.TEMPERATURE), ("airt", Quantity.TEMPERATURE), ("tair", Quantity.TEMPERATURE),
+    ("cond", Quantity.CONDUCTIVITY), ("signal", Quantity.SIGNAL),
+    ("range", Quantity.CONDUCTIVITY),       # a HOBO U24's "Low Range" / "High Range" / "Full Range", in µS/cm
 )
 _UNIT_ALIASES = {"volts": "V", "volt": "V", "deg c": "degC", "degc": "degC", "°c": "degC", "c": "degC",
                  "°f": "degF", "deg f": "degF", "degf": "degF", "f": "degF", "inches": "in", "inch": "in",
-                 "ntu": "NTU", "fnu": "FNU", "us/cm": "uS/cm", "µs/cm": "uS/cm", "ms/cm": "mS/cm"}
+                 "ntu": "NTU", "fnu": "FNU", "us/cm": "uS/cm", "\u00b5s/cm": "uS/cm", "\u03bcs/cm": "uS/cm", "ms/cm": "mS/cm"}
 
 
 def zone(name: str) -> tzinfo:
@@ -87,6 +99,10 @@ class Column:
     kind: str
     times_ns: np.ndarray
     values: np.ndarray
+    sensor: str = ""                  # the sensor it is stored under (the name; + channel where names repeat)
+
+    def __post_init__(self) -> None:
+        self.sensor = self.sensor or self.name
 
     def canonical(self, tip: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(times [UTC ns], values in the quantity's canonical unit). A cumulative series
@@ -112,6 +128,8 @@ class LoggerFile:
     tz_source: str                    # "header" or "given"
     columns: list[Column] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (column, why)
+    date_order: str = "ymd"           # how its dates were read: "mdy" | "dmy" | "ymd"
+    notes: list[str] = field(default_factory=list)                 # what a technician should know (line: what)
 
     def column(self, quantity: Quantity) -> Column | None:
         return next((c for c in self.columns if c.quantity is quantity), None)
@@ -136,6 +154,17 @@ def quantity_of(name: str, unit: str) -> tuple[Quantity, str] | None:
     return None
 
 
+def skip_reason(name: str, unit: str) -> str:
+    """Why a column called ``name`` with unit ``unit`` is not read: its name, or its unit."""
+    low = name.lower()
+    if low.startswith(("ptemp", "panel")):
+        return "the logger's panel temperature, not a measurement of the station"
+    q = next((q for key, q in _KEYWORDS if key in low), None)
+    if q is None:
+        return f"{name!r} is none of ms4watch's quantities (unit {unit!r})"
+    return f"unit {unit!r} does not fit {q.value}"
+
+
 def looks_like(path: Path) -> str | None:
     """``"toa5"`` or ``"hoboware"`` when the file's first lines say so, else None."""
     try:
@@ -147,19 +176,25 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.startswith('"Plot Title') or re.match(r'^"?#"?,\s*"?Date Time', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|"?[,;\t]\s*"?Time)', line):
             return "hoboware"
     return None
 
 
-def _rows(path: Path) -> list[list[str]]:
+def _rows(path: Path, delimiter: str = ",") -> list[list[str]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ConfigError(str(path), [(None, "", f"not text (UTF-8): {e.reason} at byte {e.start}")]) from None
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            try:      # HOBOware on Windows writes its code page: "°" as the byte 0xB0
+                text = raw.decode("cp1252")
+            except UnicodeDecodeError:
+                raise ConfigError(str(path), [(None, "", f"not text (UTF-8 or Windows-1252): {e.reason} at byte "
+                                                         f"{e.start}")]) from None
     except OSError as e:
         raise ConfigError(str(path), [(None, "", f"cannot read: {e.strerror}")]) from None
-    return list(csv.reader(io.StringIO(text)))
+    return list(csv.reader(io.StringIO(text), delimiter=delimiter))
 
 
 def _to_ns(dt: datetime) -> int:
@@ -167,8 +202,10 @@ def _to_ns(dt: datetime) -> int:
     return (d.days * 86400 + d.seconds) * 1_000_000_000 + d.microseconds * 1000
 
 
-def _number(text: str) -> float:
+def _number(text: str, decimal_comma: bool = False) -> float:
     t = text.strip()
+    if decimal_comma:
+        t = t.replace(",", ".")
     if t == "" or t.upper() in ("NAN", "INF", "-INF"):
         return math.nan
     return float(t)
@@ -191,26 +228,34 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
         raise ConfigError(src, [(3, "", f"{len(names)} field names but {len(units)} units and {len(procs)} "
                                         "processing entries")])
     out = LoggerFile(path, "toa5", env[1] if len(env) > 1 else None, env[3] if len(env) > 3 else None, tzi, "given")
-    times: list[int] = []
+    body = [(i, r) for i, r in enumerate(rows[4:], start=5) if r]
+    if body and _toa5_cut_short(body[-1][1], len(names), path):
+        out.notes.append(f"line {body[-1][0]}: the last line is cut short (a download interrupted?): left out")
+        body = body[:-1]
+    local: list[datetime] = []
     cells: list[list[str]] = []
-    for i, r in enumerate(rows[4:], start=5):
-        if not r:
-            continue
+    for i, r in body:
         if len(r) < len(names):
             raise ConfigError(src, [(i, "", f"{len(r)} values, the header names {len(names)}")])
         try:
             t = datetime.strptime(r[0].strip()[:26], "%Y-%m-%d %H:%M:%S" + (".%f" if "." in r[0] else ""))
         except ValueError:
             raise ConfigError(src, [(i, "TIMESTAMP", f"not a time YYYY-MM-DD HH:MM:SS[.f]: {r[0]!r}")]) from None
-        times.append(_to_ns(t.replace(tzinfo=tzi)))
+        if not EARLIEST <= t <= datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=2):
+            raise ConfigError(src, [(i, "TIMESTAMP", f"{r[0]!r}: not a plausible time (before {EARLIEST:%Y} or after "
+                                                     "today): is the logger's clock set?")])
+        local.append(t)
         cells.append(r)
+    times = _localise(local, tzi, out.notes)
+    if "RECORD" in names:
+        out.notes += _record_steps([(i, r[names.index("RECORD")]) for i, r in body])
     t_ns = np.array(times, dtype=np.int64)
     for j, (name, unit, proc) in enumerate(zip(names, units, procs)):
         if j == 0 or name == "RECORD":
             continue
         found = quantity_of(name, unit)
         if found is None:
-            out.skipped.append((name, f"unit {unit!r}: none of ms4watch's quantities"))
+            out.skipped.append((name, skip_reason(name, unit)))
             continue
         q, u = found
         kind = "interval" if q is Quantity.RAIN or proc.strip().lower() == "tot" else "sample"
@@ -224,6 +269,106 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
     return out
 
 
+def _toa5_cut_short(row: list[str], width: int, path: Path) -> bool:
+    """The last record, with too few fields or a time or number cut off, in a file that does
+    not end with a line break: a download cut short."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            if f.read(1) in (b"\n", b"\r"):
+                return False
+    except OSError:
+        return False
+    if len(row) < width:
+        return True
+    try:
+        datetime.strptime(row[0].strip()[:19], "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return True
+    return not all(_is_number(c) for c in row[1:])
+
+
+def _localise(local: list[datetime], tzi: tzinfo, notes: list[str]) -> list[int]:
+    """UTC ns of a logger's wall-clock times in ``tzi``. In a zone with daylight saving, times
+    that do not exist (clocks forward) are read as standard time and reported; times in the
+    repeated hour (clocks back) are read in their order — the first pass daylight time, the
+    second standard time — and reported with how many went each way."""
+    if not isinstance(tzi, ZoneInfo):
+        return [_to_ns(t.replace(tzinfo=tzi)) for t in local]
+    out: list[int] = []
+    missing: dict[str, int] = {}
+    repeated: dict[str, list[int]] = {}      # day -> [first pass, second pass]
+    second = False
+    last_amb: datetime | None = None
+    for t in local:
+        a, b = t.replace(tzinfo=tzi, fold=0), t.replace(tzinfo=tzi, fold=1)
+        if a.astimezone(timezone.utc).astimezone(tzi).replace(tzinfo=None) != t:
+            second, last_amb = False, None
+            missing[t.strftime("%Y-%m-%d")] = missing.get(t.strftime("%Y-%m-%d"), 0) + 1
+            out.append(_to_ns(t.replace(tzinfo=timezone(min(a.utcoffset(), b.utcoffset())))))  # standard time
+            continue
+        if a.utcoffset() == b.utcoffset():
+            second, last_amb = False, None
+            out.append(_to_ns(a))
+            continue
+        if last_amb is not None and t <= last_amb:
+            second = True                     # the clock went back: the hour again, now standard time
+        last_amb = t
+        n = repeated.setdefault(t.strftime("%Y-%m-%d"), [0, 0])
+        n[1 if second else 0] += 1
+        out.append(_to_ns(b if second else a))
+    name = str(tzi)
+    std = _standard_offset(tzi)
+    for day, n in missing.items():
+        notes.append(f"{n} rows at local times that do not exist in {name} (clocks went forward on {day}): read as "
+                     f"standard time; a logger keeping standard time wants --tz {std}")
+    for day, (first, again) in repeated.items():
+        notes.append(f"{first + again} rows in the hour repeated on {day} (clocks went back): {first} read as "
+                     f"daylight time, {again} as standard time, by their order"
+                     + ("" if again else f"; a logger keeping standard time wants --tz {std}"))
+    return out
+
+
+def _standard_offset(tzi: tzinfo) -> str:
+    """``-05:00``: a zone's standard (winter) offset."""
+    offs = [datetime(2026, m, 15, tzinfo=tzi).utcoffset() or timedelta(0) for m in (1, 7)]
+    sec = int(min(offs).total_seconds())
+    return f"{'-' if sec < 0 else '+'}{abs(sec) // 3600:02d}:{abs(sec) % 3600 // 60:02d}"
+
+
+def standard_time(name: str) -> tzinfo:
+    """The fixed offset of an IANA zone's standard time (Campbell loggers keep it all year)."""
+    return zone(_standard_offset(zone(name)))
+
+
+def _record_steps(records: list[tuple[int, str]], limit: int = 10) -> list[str]:
+    """RECORD numbers that jump (records missing) or repeat/go back (a record again, or the
+    logger reset), each with its line; at most ``limit`` listed, then a count."""
+    notes: list[str] = []
+    prev: int | None = None
+    extra = 0
+    for line, text in records:
+        try:
+            k = int(float(text))
+        except ValueError:
+            continue
+        if prev is not None:
+            msg = None
+            if k > prev + 1:
+                msg = f"RECORD {prev} to {k} at line {line}: {k - prev - 1} records missing"
+            elif k <= prev:
+                msg = f"RECORD {k} again at line {line} (after {prev}: a repeated record, or the logger reset)"
+            if msg:
+                if len(notes) < limit:
+                    notes.append(msg)
+                else:
+                    extra += 1
+        prev = k
+    if extra:
+        notes.append(f"… and {extra} more RECORD gaps or repeats")
+    return notes
+
+
 def _is_number(text: str) -> bool:
     try:
         _number(text)
@@ -232,25 +377,33 @@ def _is_number(text: str) -> bool:
         return False
 
 
-_HOBO_TIME_FORMATS = ("%m/%d/%y %I:%M:%S %p", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%y %H:%M:%S", "%m/%d/%Y %H:%M:%S",
-                      "%m/%d/%y %I:%M %p", "%m/%d/%Y %H:%M", "%y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M:%S")
 _SERIES = re.compile(r"^(?P<name>[^,(]+?)(?:,\s*(?P<unit>[^(]*?))?\s*(?:\((?P<sn>[^)]*)\))?\s*$")
+_DEPTH_UNITS = ("mm", "in", "inch", "inches")
 
 
-def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFile:
+def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_order: str | None = None) -> LoggerFile:
     """A HOBOware CSV export; the time zone from its ``Date Time, GMT±hh:mm`` column (``tz``
-    only when the header has none)."""
+    only when the header has none); the order of day, month and year settled from the file
+    (:mod:`ms4watch.contract.loggerdates`) or given (``date_order``)."""
     path = Path(path)
     src = str(path)
-    rows = _rows(path)
+    delimiter = _hobo_delimiter(path)
+    rows = _rows(path, delimiter)
     title = None
     h = 0
     if rows and rows[0] and rows[0][0].startswith("Plot Title"):
         title = rows[0][0].split(":", 1)[1].strip() or None
         h = 1
+    split = len(rows) > h and len(rows[h]) > 3 and rows[h][1].strip() == "Date" and rows[h][2].startswith("Time")
+    if split:        # "separate date and time columns": one date-time column as in the default export
+        rows[h:] = [r[:1] + [f"{r[1].strip()} {r[2].strip()}".strip()] + r[3:] if len(r) > 2 else r for r in rows[h:]]
     if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
-        raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",… expected')])
+        got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
+        raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
+                                            'expected (fields separated by ",", ";" or tabs); '
+                                            f"found {got[:80]!r}")])
     header = rows[h]
+    decimal_comma = delimiter != ","          # ";" or tabs between fields: "," is the decimal sign
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
     if m:
         tzi, tz_source = zone(m.group(1)), "header"
@@ -258,37 +411,48 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFil
         tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
     else:
         raise ConfigError(src, [(h + 1, header[1], "no GMT offset in the date-time column: give the zone (--tz)")])
-    serial = None
     body = [(i, r) for i, r in enumerate(rows[h + 1:], start=h + 2) if r and any(x.strip() for x in r)]
-    fmt = _hobo_format([r[1] for _, r in body[:50]], src, body[0][0] if body else h + 2)
     out = LoggerFile(path, "hoboware", title, None, tzi, tz_source)
-    times = []
-    for i, r in body:
-        try:
-            times.append(_to_ns(datetime.strptime(r[1].strip(), fmt).replace(tzinfo=tzi)))
-        except (ValueError, IndexError):
-            raise ConfigError(src, [(i, header[1], f"not a time in the file's format {fmt}: "
-                                                   f"{r[1] if len(r) > 1 else ''!r}")]) from None
-    t_ns = np.array(times, dtype=np.int64)
+    if body and _cut_short(body[-1][1], len(header), path):
+        out.notes.append(f"line {body[-1][0]}: the last line is cut short (a download interrupted?): left out")
+        body = body[:-1]
+    try:
+        local, out.date_order = parse_times([r[1] if len(r) > 1 else "" for _, r in body], order=date_order,
+                                            header=header[1])
+    except DateOrderError as e:
+        raise ConfigError(src, [(body[e.index][0] if body else h + 2, "Date Time", str(e))]) from None
+    t_ns = np.array([_to_ns(d.replace(tzinfo=tzi)) for d in local], dtype=np.int64)
+    serial = None
+    series = []
     for j, col in enumerate(header[2:], start=2):
         sm = _SERIES.match(col)
         name = (sm.group("name") if sm else col).strip()
         unit = ((sm.group("unit") or "") if sm else "").strip()
-        sn = re.search(r"LGR S/N:\s*(\d+)", col)
-        if sn and serial is None:
-            serial = sn.group(1)
-        found = quantity_of(name, unit) if unit or name.lower().startswith("event") else None
-        if name.lower().startswith("event"):
-            found = (Quantity.RAIN, "tips")
+        tags = dict(re.findall(r"(LGR S/N|SEN S/N|LBL):\s*([^,)]+)", col))
+        if tags.get("LGR S/N") and serial is None:
+            serial = tags["LGR S/N"].strip()
+        series.append((j, name, unit, tags))
+    names = Counter(name for _, name, _, _ in series)
+    for j, name, unit, tags in series:
+        low = name.lower()
+        if low.startswith("event") or (low.startswith("rain") and unit.lower() in ("", "units", "tips", "count")):
+            # an event logger's count: tips when its unit is "units", a depth when HOBOware scaled it (RG3: mm, in)
+            found = (Quantity.RAIN, "tips") if unit.lower() in ("", "units", "tips", "count") else \
+                quantity_of("rain", unit)
+            why = f"unit {unit!r} is neither a count of tips nor a depth" if found is None else ""
+        elif not unit:
+            found, why = None, "a status column"
+        else:
+            found, why = quantity_of(name, unit), skip_reason(name, unit)
         if found is None:
-            out.skipped.append((name, "a status column" if not unit else f"unit {unit!r}: none of ms4watch's quantities"))
+            out.skipped.append((name, why))
             continue
         q, u = found
         vals = []
         for i, r in body:
             cell = r[j].strip() if j < len(r) else ""
             try:
-                vals.append(_number(cell))
+                vals.append(_number(cell, decimal_comma))
             except ValueError:
                 raise ConfigError(src, [(i, name, f"not a number: {cell!r}")]) from None
         v = np.array(vals, dtype=np.float64)
@@ -299,17 +463,42 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None) -> LoggerFil
             line = [i for (i, _), o in zip(body, ok) if o][k]
             raise ConfigError(src, [(line, name, "a cumulative rain series goes down here (the logger relaunched?): "
                                                  "export each deployment on its own")])
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok]))
+        sensor = name
+        if names[name] > 1:      # a multi-channel logger: each channel its own sensor, named by its header
+            others = [t for _, n, _, t in series if n == name]
+            for key in ("LBL", "SEN S/N"):
+                if tags.get(key) and len({t.get(key) for t in others}) == len(others):
+                    sensor = f"{name}_{tags[key].strip().replace(' ', '_')}"
+                    break
+            else:
+                sensor = f"{name}_ch{[jj for jj, n, _, _ in series if n == name].index(j) + 1}"
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
     out.serial = serial
     return out
 
 
-def _hobo_format(samples: list[str], src: str, line: int) -> str:
-    for fmt in _HOBO_TIME_FORMATS:
-        try:
-            for s in samples:
-                datetime.strptime(s.strip(), fmt)
-            return fmt
-        except ValueError:
-            continue
-    raise ConfigError(src, [(line, "Date Time", f"not a HOBOware date-time: {samples[0] if samples else ''!r}")])
+def _hobo_delimiter(path: Path) -> str:
+    """What separates a HOBOware export's fields: the character after its header's ``"#"``
+    (``,``; ``;`` or a tab where the computer's decimal sign is ``,``)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            for line in (f.readline(), f.readline()):
+                m = re.match(r'^"?#"?([,;\t])', line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return ","
+
+
+def _cut_short(row: list[str], width: int, path: Path) -> bool:
+    """A last row with fewer fields than the header, in a file that does not end with a line
+    break: a download cut short."""
+    if len(row) >= width:
+        return False
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            return f.read(1) not in (b"\n", b"\r")
+    except OSError:
+        return False

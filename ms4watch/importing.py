@@ -14,9 +14,10 @@ sequence numbers count its batches, so importing the same file twice stores it o
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -24,16 +25,45 @@ import numpy as np
 
 from .contract.errors import ConfigError, Ms4Error
 from .contract.ids import check_id
-from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5
+from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5, standard_time
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
+from .ingest.sinks.base import ReadingsSource
 
 BATCH = 5000
+_ORDER_NAMES = {"mdy": "month/day/year", "dmy": "day/month/year", "ymd": "year/month/day"}
 
 
 class ImportError_(Ms4Error):
     """A file that cannot be imported as asked (its reason names the file)."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two values at one time of one sensor: the one kept (or stored) and the file's other one."""
+
+    station: str
+    sensor: str
+    quantity: str
+    time_ns: int
+    kept: float
+    other: float
+    unit: str
+    line: str = ""                 # where the other one is, when known
+
+    def describe(self, kept_word: str = "stored") -> str:
+        from .contract.timeutil import iso_utc
+        from .contract.units import Quantity as Q
+        from .contract.units import converter
+        try:      # shown in the file's own unit where it has one (mm for a rain gauge's millimetres)
+            back = converter(Q(self.quantity), self.unit)
+            scale = 1 / back(1.0) if back(1.0) else 1.0
+        except Exception:   # noqa: BLE001 — a display nicety only
+            scale = 1.0
+        k, o = self.kept * scale, self.other * scale
+        return (f"{self.station} {self.sensor} {iso_utc(self.time_ns).replace('Z', '+00:00')} {kept_word} "
+                f"{k:.6g} {self.unit}, file {o:.6g} {self.unit}")
 
 
 @dataclass
@@ -47,6 +77,12 @@ class Imported:
     skipped_columns: list[tuple[str, str]] = field(default_factory=list)
     tz: str = ""
     device: str = ""
+    notes: list[str] = field(default_factory=list)       # what the technician should know: order, gaps, cut lines
+    repeated: int = 0                                    # rows repeating a time with the same value (stored once)
+    conflicts: list[Conflict] = field(default_factory=list)    # a time repeated with another value (first kept)
+    already_stored: int = 0                              # readings the store holds with the same value: skipped
+    store_conflicts: list[Conflict] = field(default_factory=list)   # a different value stored at that time
+    units: dict[str, str] = field(default_factory=dict)  # sensor -> the unit its file wrote
 
     def by_station(self) -> Counter:
         return Counter((r.station, r.quantity) for r in self.readings)
@@ -58,7 +94,8 @@ def _id(text: str, what: str) -> str:
 
 
 def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station: str | None = None,
-              device: str | None = None, tz: str | None = None, tip_in: float | None = None) -> Imported:
+              device: str | None = None, tz: str | None = None, tip_in: float | None = None,
+              date_order: str | None = None) -> Imported:
     """One file's readings; stations the registry does not know counted in ``unknown``."""
     from .alerts.rainfiles import RainFileError, RainFormat, read_rain, sniff
     path = Path(path)
@@ -74,12 +111,15 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         raise ImportError_(f"{path}: --format {fmt} does not fit this file: its header says it is {found}")
     known = registry.station_ids()
     rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
+    notes: list[str] = []
+    units: dict[str, str] = {}                                  # sensor -> the file's unit (for messages)
     skipped: list[tuple[str, str]] = []
     zone_name = ""
     if found in ("hoboware", "toa5"):
         try:
-            lf: LoggerFile = read_toa5(path, tz or registry.timezone) if found == "toa5" else \
-                read_hoboware(path, tz or registry.timezone)
+            toa5_zone = tz or standard_time(registry.timezone)    # Campbell loggers keep standard time
+            lf: LoggerFile = read_toa5(path, toa5_zone) if found == "toa5" else \
+                read_hoboware(path, tz or registry.timezone, date_order=date_order)
         except ConfigError as e:
             raise ImportError_(str(e)) from None
         except ValueError as e:
@@ -92,13 +132,20 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             zone_name = f"{lf.tz} (the file's header)"
         else:
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
+        if found == "toa5" and not tz:
+            zone_name = (f"{lf.tz} (standard time of the registry's {registry.timezone}: Campbell loggers keep "
+                         "standard time; give --tz if this one kept daylight time)")
         skipped = lf.skipped
+        notes = list(lf.notes)
+        if found == "hoboware":
+            notes.insert(0, f"dates {_ORDER_NAMES[lf.date_order]}")
         for c in lf.columns:
             try:
                 t, v = c.canonical(tip=tip_in)
             except ValueError as e:
                 raise ImportError_(f"{path}: {e} (--tip)") from None
-            sensor = _id(c.name, "sensor id")
+            sensor = _id(c.sensor, "sensor id")
+            units[sensor] = c.unit
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
                      for a, b in zip(t.tolist(), v.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
@@ -145,14 +192,101 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             continue
         keep.append(CanonicalReading(t_ns, st, device, sensor, q, v, u, "", 0))
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
-    return Imported(path, found, keep, unknown, skipped, zone_name, device)
+    keep, repeated, conflicts = _once(keep, units)
+    return Imported(path, found, keep, unknown, skipped, zone_name, device, notes, repeated, conflicts,
+                    units=units)
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _once(readings: list[CanonicalReading], units: dict[str, str]) -> tuple[list[CanonicalReading], int,
+                                                                              list[Conflict]]:
+    """Each (station, sensor, quantity, time) once: a repeat with the same value counted, one
+    with another value a conflict (the first kept). ``readings`` sorted by time."""
+    out: list[CanonicalReading] = []
+    seen: dict[tuple[str, str, str, int], float] = {}
+    repeated = 0
+    conflicts: list[Conflict] = []
+    for r in readings:
+        key = (r.station, r.sensor, r.quantity, r.time_ns)
+        if key in seen:
+            if _same(seen[key], r.value):
+                repeated += 1
+            else:
+                conflicts.append(Conflict(r.station, r.sensor, r.quantity, r.time_ns, seen[key], r.value,
+                                          units.get(r.sensor, r.unit)))
+            continue
+        seen[key] = r.value
+        out.append(r)
+    return out, repeated, conflicts
+
+
+def against_store(imp: Imported, source: ReadingsSource) -> Imported:
+    """``imp`` without the readings ``source`` already holds: the same value at the same time
+    of the same sensor skipped and counted; a different value a conflict, not stored."""
+    from datetime import datetime, timezone
+    groups: dict[tuple[str, str], list[CanonicalReading]] = {}
+    for r in imp.readings:
+        groups.setdefault((r.station, r.quantity), []).append(r)
+    keep: list[CanonicalReading] = []
+    same = 0
+    conflicts: list[Conflict] = []
+    for (st, q), rs in groups.items():
+        lo, hi = (datetime.fromtimestamp(t / 1e9, timezone.utc) for t in (rs[0].time_ns - 1000, rs[-1].time_ns + 1000))
+        stored = {(s.time_ns, s.sensor): s.value for s in source.readings(st, q, lo, hi)}
+        for r in rs:
+            v = stored.get((r.time_ns, r.sensor))
+            if v is None:
+                keep.append(r)
+            elif _same(v, r.value):
+                same += 1
+            else:
+                conflicts.append(Conflict(st, r.sensor, q, r.time_ns, v, r.value, imp.units.get(r.sensor, r.unit)))
+    keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
+    return replace(imp, readings=keep, already_stored=same, store_conflicts=conflicts)
+
+
+@dataclass(frozen=True)
+class ColumnSummary:
+    """What an import would store of one sensor: for a technician to check before storing."""
+
+    station: str
+    sensor: str
+    quantity: str
+    unit: str
+    count: int
+    first_ns: int
+    last_ns: int
+    low: float
+    high: float
+
+    def describe(self) -> str:
+        from .contract.timeutil import iso_utc
+        return (f"{self.station} {self.sensor} {self.quantity} [{self.unit}]: {self.count} readings, "
+                f"{iso_utc(self.first_ns)} … {iso_utc(self.last_ns)}, min {self.low:.6g}, max {self.high:.6g}")
+
+
+def summary(imp: Imported) -> list[ColumnSummary]:
+    """Per (station, sensor, quantity): count, first and last time, min and max, in the units
+    that would be stored."""
+    groups: dict[tuple[str, str, str, str], list[CanonicalReading]] = {}
+    for r in imp.readings:
+        groups.setdefault((r.station, r.sensor, r.quantity, r.unit), []).append(r)
+    return [ColumnSummary(st, se, q, u, len(rs), min(r.time_ns for r in rs), max(r.time_ns for r in rs),
+                          min(r.value for r in rs), max(r.value for r in rs))
+            for (st, se, q, u), rs in groups.items()]
 
 
 def messages(imp: Imported) -> list:
     """The file's readings as stored messages: epoch from its content, one seq per batch (a
     second import of the same file is a duplicate, stored once)."""
     from .ingest.sinks.base import StoredMessage
-    epoch = (zlib.crc32(imp.path.read_bytes()) & 0x7FFFFFFF) or 1
+    # the epoch from the file and the readings to store: a batch key never names other content
+    digest = zlib.crc32(imp.path.read_bytes())
+    digest = zlib.crc32(repr([(r.time_ns, r.sensor, r.value) for r in imp.readings]).encode(), digest)
+    epoch = (digest & 0x7FFFFFFF) or 1
     out = []
     for k in range(0, len(imp.readings), BATCH):
         seq = k // BATCH + 1
@@ -170,4 +304,5 @@ def write_csv(imps: Iterable[Imported], out: Path) -> int:
                                    for imp in imps for r in imp.readings), f)
 
 
-__all__ = ["Imported", "ImportError_", "read_file", "messages", "write_csv", "Quantity"]
+__all__ = ["ColumnSummary", "Conflict", "Imported", "ImportError_", "against_store", "messages", "read_file", "summary",
+           "write_csv", "Quantity"]

@@ -39,9 +39,10 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     out = ms4(*args)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in America/New_York (the registry's; the file "
-                        "names none): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
-    assert "  column 'PTemp_C' not imported: unit 'Deg C': none of ms4watch's quantities" in lines
+    assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in UTC-05:00 (standard time of the registry's "
+                        "America/New_York: Campbell loggers keep standard time; give --tz if this one kept daylight "
+                        "time): 20 readings (RG-1 battery 7, RG-1 level 6, RG-1 rain 7)")
+    assert "  column 'PTemp_C' not imported: the logger's panel temperature, not a measurement of the station" in lines
     assert any(line.startswith(f"{DATA / 'RG-2_hoboware.csv'}: hoboware, times in UTC-04:00 (the file's header): "
                                "6 readings (RG-2 rain 6)") for line in lines)
     assert "  20 readings of stations the registry does not know, left out: RG-9 (20)" in lines
@@ -51,10 +52,11 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
     rain = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=1))
     assert [round(r.value, 6) for r in rain][:5] == [0.0, 0.1, 0.2, 0.15, 0.05]      # mm → in
-    assert rain[1].time_ns == int(datetime(2026, 6, 1, 12, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EDT
+    assert rain[1].time_ns == int(datetime(2026, 6, 1, 13, 15, tzinfo=timezone.utc).timestamp()) * 10**9  # 08:15 EST
     sink.close()
     again = ms4(*args)                                   # the same files again: stored once
-    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store} (2 batches were stored already)"
+    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"
+    assert again.stdout.count("already stored with the same value: skipped") == 2     # 20 and 6
     replay = ms4("replay", "--registry", str(tmp_path / "sites.yaml"), "--readings", str(tmp_path / "readings.csv"),
                  "--out", str(tmp_path / "events.jsonl"), "--no-progress")
     assert replay.returncode == 0, replay.stderr
@@ -89,3 +91,129 @@ def test_storms_reads_logger_files_and_refuses_a_misfit_format(tmp_path, shared_
     assert "--format fixed does not fit this file: its header says it is a tips file" in wrong.stderr
     toa5 = ms4("storms", str(DATA / "RG-1_Rain15.dat"), "--format", "rdb")
     assert toa5.returncode == 2 and "its header says it is a toa5 file" in toa5.stderr
+
+
+EXPORTS = DATA / "exports"
+UK = """\
+municipality: town
+timezone: Europe/London
+rain_gauges: [{id: RG-2, tip_in: 0.01}]
+outfalls: [{id: OF-3, name: Mill St, rain_gauges: [RG-2], flow_floor_gpm: 0.5},
+           {id: OF-1, name: Profile, rain_gauges: [RG-2], flow_floor_gpm: 0.5}]
+"""
+
+
+def test_import_day_month_year_dates_right_or_asks_for_the_order(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    out = ms4("import", str(EXPORTS / "dmy_uk.csv"), "--station", "OF-3", "--registry", str(tmp_path / "sites.yaml"),
+              "--no-store", "--out", str(tmp_path / "r.csv"))
+    assert out.returncode == 0, out.stderr
+    rows = (tmp_path / "r.csv").read_text().splitlines()
+    assert rows[1].startswith("2026-06-01T00:00:00") and rows[-1].startswith("2026-06-19T18:00:00")
+    assert "dates day/month/year" in out.stdout
+    amb = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--station", "OF-3", "--registry",
+              str(tmp_path / "sites.yaml"), "--no-store")
+    assert amb.returncode == 2 and "give --date-order mdy or dmy" in amb.stderr
+    given = ms4("import", str(EXPORTS / "one_day_ambiguous.csv"), "--date-order", "dmy", "--station", "OF-3",
+                "--registry", str(tmp_path / "sites.yaml"), "--no-store", "--out", str(tmp_path / "r2.csv"))
+    assert given.returncode == 0, given.stderr
+    assert (tmp_path / "r2.csv").read_text().splitlines()[1].startswith("2026-06-05T10:00:00")   # GMT+00:00
+
+
+def test_import_stores_each_channel_as_its_own_sensor(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    out = ms4("import", str(EXPORTS / "u12_four_channels.csv"), "--station", "OF-1", "--registry",
+              str(tmp_path / "sites.yaml"), "--store", store)
+    assert out.returncode == 0, out.stderr
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    got = sink.readings("OF-1", "temperature", datetime(2026, 1, 1, tzinfo=timezone.utc),
+                        datetime(2026, 2, 1, tzinfo=timezone.utc))
+    sink.close()
+    assert sorted({r.sensor for r in got}) == ["Temp_Air_Temp", "Temp_Canopy_Temp", "Temp_Ground_Temp",
+                                               "Temp_Soil_Temp"]
+    assert len(got) == 24
+
+
+def _toa5(path: Path, records: list[tuple[int, float]], *, start=datetime(2026, 6, 1, 0, 0)) -> Path:
+    """A Campbell rain table (RECORD k at start + 5 min * k) as a CR1000 writes it."""
+    head = ['"TOA5","RG-1","CR1000","1031","CR1000.Std.32","CPU:rain.CR1","4062","Rain5"',
+            '"TIMESTAMP","RECORD","Rain_mm_Tot"', '"TS","RN","mm"', '"","","Tot"']
+    body = [f'"{start + timedelta(minutes=5 * k):%Y-%m-%d %H:%M:%S}",{k},{v}' for k, v in records]
+    path.write_text("\r\n".join(head + body) + "\r\n")
+    return path
+
+
+def test_overlapping_downloads_are_stored_once_and_a_different_value_is_a_conflict(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    rain = [(k, round(0.254 * (k % 7 == 0), 3)) for k in range(693)]             # 99 tips of 0.254 mm
+    first = _toa5(tmp_path / "first.dat", rain[:400])
+    second = _toa5(tmp_path / "second.dat", rain[300:])                            # 100 rows overlap
+    base = ["--registry", str(tmp_path / "sites.yaml"), "--store", store, "--tz", "UTC"]
+    assert ms4("import", str(first), *base).returncode == 0
+    out = ms4("import", str(second), *base)
+    assert out.returncode == 0, out.stderr
+    assert "  100 readings already stored with the same value: skipped" in out.stdout
+    assert out.stdout.splitlines()[-1] == f"293 readings stored in {store}"
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    got = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=7))
+    assert len(got) == 693 and sum(r.value for r in got) == pytest.approx(99 * 0.254 / 25.4)
+    edited = list(rain[600:])
+    edited[10] = (610, 9.9)                                                        # a different value at a stored time
+    out = ms4("import", str(_toa5(tmp_path / "edited.dat", edited)), *base)
+    assert out.returncode == 0, out.stderr
+    assert ("  1 reading conflicts with the store (a different value at a stored time), not stored: RG-1 "
+            "Rain_mm_Tot 2026-06-03T02:50:00+00:00 stored 0 mm, file 9.9 mm") in out.stdout.replace("0.0 mm", "0 mm")
+    assert out.stdout.splitlines()[-1] == f"0 readings stored in {store}"
+    assert [r.value for r in sink.readings("RG-1", "rain", t0, t0 + timedelta(days=7))][610] == 0.0
+    sink.close()
+
+
+def test_duplicate_rows_inside_one_file_are_stored_once(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    rows = [(k, 0.254) for k in range(10)]
+    f = _toa5(tmp_path / "dup.dat", rows[:6] + rows[3:6] + rows[6:])             # records 3..5 written twice
+    out = ms4("import", str(f), "--registry", str(tmp_path / "sites.yaml"), "--tz", "UTC", "--no-store",
+              "--out", str(tmp_path / "r.csv"))
+    assert out.returncode == 0, out.stderr
+    assert len((tmp_path / "r.csv").read_text().splitlines()) == 11
+    assert "  3 rows repeat a time with the same value: stored once" in out.stdout
+
+
+def test_dry_run_prints_per_column_what_it_would_store_and_stores_nothing(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    store = tmp_path / "store.db"
+    out = ms4("import", str(EXPORTS / "u12_four_channels.csv"), "--station", "OF-1", "--dry-run", "--registry",
+              str(tmp_path / "sites.yaml"), "--store", f"sqlite:///{store}")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert ("  would store OF-1 Temp_Soil_Temp temperature [degC]: 6 readings, 2026-01-15T15:00:00Z … "
+            "2026-01-15T20:00:00Z, min 4, max 9") in lines
+    assert sum(line.startswith("  would store OF-1 Temp_") for line in lines) == 4
+    assert lines[-1] == "dry run: nothing stored" and not store.exists()
+
+
+def test_storms_reads_an_rg3_export_in_mm_with_year_month_day_dates():
+    out = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--tip", "0.01in")   # --tip is for counts only
+    assert out.returncode == 0, out.stderr
+    row = out.stdout.splitlines()[1].split(",")
+    # ten tips of 1.27 mm = 12.70 mm = 0.50 in, 08:14:35 to 13:15:30 GMT-04:00: a qualifying storm
+    assert row[0] == "2026-06-01T12:14:35+00:00" and row[2:4] == ["0.5", "12.70"] and row[-1] == "true"
+    wrong = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--date-order", "mdy")
+    assert wrong.returncode == 2 and "not a date read as month/day/year" in wrong.stderr
+
+
+def test_a_real_export_with_two_values_at_one_time_keeps_the_first_and_names_the_other(tmp_path):
+    (tmp_path / "sites.yaml").write_text(UK)
+    out = ms4("import", str(EXPORTS / "20827226.csv"), "--station", "OF-1", "--dry-run", "--registry",
+              str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    assert ("  1 row repeats a time with another value, not stored (the first kept): OF-1 Temp "
+            "2019-10-20T14:48:00+00:00 kept 10.32 degC, file 10.78 degC") in out.stdout.splitlines()
+    assert ("  would store OF-1 Temp temperature [degC]: 22 readings, 2019-05-27T16:00:00Z … 2022-05-13T12:22:00Z, "
+            "min 1.4, max 18.48") in out.stdout.splitlines()
+    assert "  column 'DO conc' not imported: 'DO conc' is none of ms4watch's quantities (unit 'mg/L')" in out.stdout

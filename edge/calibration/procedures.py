@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Sequence
 
 from ...contract.calibration import TURBIDITY_CRITERIA, CheckPoint, Criteria, Fit, FitKind, Fouling, Result, \
@@ -69,9 +70,29 @@ def needs_adjustment(points: Sequence[CheckPoint]) -> bool:
     return not all(p.ok for p in points)
 
 
+def pct_text(pct: float, limit_pct: float | None) -> str:
+    """``pct`` [%] signed, with as many significant digits (3 at least) as it takes to stay on
+    its side of ``limit_pct`` [%]: +1.0038 % beside a ±1 % limit is "+1.004", never "+1"."""
+    for digits in range(3, 16):
+        text = f"{pct:+.{digits}g}"
+        if limit_pct is None:
+            return text
+        shown, lim = abs(float(text)), abs(limit_pct)
+        if (shown > lim) == (abs(pct) > lim) and (shown != lim or abs(pct) == lim):
+            return text
+    return f"{pct:+.15g}"
+
+
+def point_pct(p: CheckPoint) -> str:
+    """`` (+6.2 %)``: the point's error in percent of its reference, or nothing at a zero reference."""
+    if p.error_pct is None:
+        return ""
+    return f" ({pct_text(p.error_pct, 100 * p.limit / abs(p.reference) if p.reference else None)} %)"
+
+
 def describe_point(stage: str, p: CheckPoint, unit: str) -> str:
     """``as-left 100 NTU stablcal lot B2: read 106.2 NTU, +6.2 NTU (+6.2 %), limit ±5 NTU``."""
-    pct = f" ({p.error_pct:+.3g} %)" if p.error_pct is not None else ""
+    pct = point_pct(p)
     return (f"{stage} {p.label}: read {p.reading:.6g} {unit}, {p.error:+.4g} {unit}{pct}, "
             f"limit ±{p.limit:.4g} {unit}")
 
@@ -103,6 +124,22 @@ class Outcome:
         """The correction the sensor has after the run: the new fit on a pass, else the
         previous one (a failed run changes nothing)."""
         return self.fit if self.result is Result.PASS else (self.previous or Fit())
+
+
+def check_expiry(standards: Sequence[Standard], on: date, reason: str | None) -> list[Standard]:
+    """The standards of a run on ``on``: one past its expiry date (good through that day)
+    refused (ValueError naming it) unless ``reason`` is given, which is written into that
+    standard's note, so the record carries it."""
+    out: list[Standard] = []
+    for st in standards:
+        if st.expires is None or st.expires >= on:
+            out.append(st)
+            continue
+        if not reason:
+            raise ValueError(f"standard {st.label()} expired on {st.expires} (the run is on {on}): use one in date, "
+                             "or give --expired-ok REASON to use it anyway (the record says so)")
+        out.append(st.model_copy(update={"note": f"EXPIRED on {st.expires}, used on {on}: {reason}"}))
+    return out
 
 
 # -- turbidity: multi-point against standards --------------------------------------------
@@ -161,7 +198,8 @@ def rain_volume(volume_ml: float, orifice_diameter_in: float, tip_size: float, t
     factor = expected / counted_tips if counted_tips else math.inf
     problems: tuple[str, ...] = ()
     if not tips_ok:
-        problems = (f"counted {counted_tips} tips for {expected:.4g} expected ({100 * (counted_tips - expected) / expected:+.3g} %), "
+        off = pct_text(100 * (counted_tips - expected) / expected, tolerance_pct)
+        problems = (f"counted {counted_tips} tips for {expected:.4g} expected ({off} %), "
                     f"outside the maker's tolerance ±{tolerance_pct:g} %: adjust the bucket and run again",)
     result = Result.PASS if tips_ok else Result.FAIL
     adjusted = result is Result.PASS and apply_factor

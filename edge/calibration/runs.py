@@ -11,6 +11,7 @@ from datetime import date
 from typing import Sequence
 
 from ...contract.calibration import TURBIDITY_CRITERIA, CheckPoint, Criteria, Fouling, Standard
+from ...contract.timeutil import from_ns
 from ...contract.units import Quantity, converter
 from ..errors import EdgeError
 from . import procedures
@@ -59,14 +60,17 @@ def intro(s: CalibrationSession, technician: str) -> str:
 
 def _show(p: Prompter, stage: str, points: Sequence[CheckPoint], unit: str) -> None:
     for c in points:
-        pct = f" ({c.error_pct:+.3g} %)" if c.error_pct is not None else ""
+        pct = procedures.point_pct(c)
         p.say(f"  {stage:<9} {c.label:<34} read {c.reading:>10.6g} {unit}  {c.error:+.4g}{pct}  "
               f"limit ±{c.limit:.4g}  {'ok' if c.ok else 'OUT'}")
 
 
 # -- turbidity ------------------------------------------------------------------------------
 def run_turbidity(s: CalibrationSession, p: Prompter, *, standards: Sequence[Standard] | None, fit_kind: str = "auto",
-                  adjust: str = "auto", fouling: bool = False, samples: int = 3) -> Outcome:
+                  adjust: str = "auto", fouling: bool = False, samples: int = 3,
+                  expired_ok: str | None = None) -> Outcome:
+    """``expired_ok``: the reason to use a standard past its expiry date anyway (kept in the
+    record); without it such a standard is refused before anything is measured."""
     unit = s.sensor.unit
     if s.sensor.quantity is not Quantity.TURBIDITY:
         raise EdgeError(f"sensor {s.sensor.id} measures {s.sensor.quantity.value}, not turbidity")
@@ -78,6 +82,12 @@ def run_turbidity(s: CalibrationSession, p: Prompter, *, standards: Sequence[Sta
             lot = p.ask(f"lot_{v.strip()}", f"  {v.strip()} {unit} {kind}: lot number (blank: none)", "")
             standards.append(parse_standard(f"{v.strip()}:{kind}:{lot}", unit))
     standards = sorted(standards, key=lambda x: x.value)
+    day = from_ns(s.clock()).date()
+    try:
+        standards = procedures.check_expiry(standards, day, expired_ok)
+    except ValueError as e:
+        raise EdgeError(str(e)) from None
+    expired = [st for st in standards if st.expires is not None and st.expires < day]
     fouled = None
     if fouling:
         before = p.measure("fouling_before", "Fouling check: leave the sensor in the stream, as found (not cleaned)",
@@ -105,6 +115,9 @@ def run_turbidity(s: CalibrationSession, p: Prompter, *, standards: Sequence[Sta
     out = procedures.turbidity(standards, found_raw, s.previous_fit, left_raw, fit_kind=fit_kind, adjust=adjust,
                                unit=unit)
     out.fouling = fouled
+    if expired:
+        out.details["expired_standards"] = "; ".join(f"{st.label()} (expired {st.expires})" for st in expired) + \
+            f": {expired_ok}"
     if fouled is not None:
         out.details["fouling_error"] = round(fouled.error, 9)
     return out
@@ -229,7 +242,7 @@ def summary_lines(finished, unit: str) -> list[str]:
            f"({r.station}) by {r.technician}"]
     for stage, points in (("as found", r.as_found), ("as left", r.as_left)):
         for c in points:
-            pct = f" ({c.error_pct:+.3g} %)" if c.error_pct is not None else ""
+            pct = procedures.point_pct(c)
             out.append(f"  {stage:<9} {c.label:<34} read {c.reading:>10.6g} {unit}  {c.error:+.4g}{pct}  "
                        f"limit ±{c.limit:.4g}  {'ok' if c.ok else 'OUT'}")
     out.append(f"  correction now: {r.fit.describe()}" + (f" (was {r.previous.describe()})" if r.previous else ""))

@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
                   adjust: str = AdjustOpt,
                   fouling: bool = typer.Option(False, "--fouling", help="First take the fouling check in the stream "
                                                                          "(before and after cleaning)."),
+                  expired_ok: Optional[str] = typer.Option(None, "--expired-ok", help="REASON to use a standard past "
+                                                           "its expiry date (kept in the record); without it such a "
+                                                           "standard is refused."),
                   samples: int = SamplesOpt, next_due: Optional[str] = DueOpt, interval: Optional[str] = IntervalOpt,
                   json_out: bool = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryOpt, notes: str = NotesOpt,
                   pause_timeout: float = TimeoutOpt, period: float = PeriodOpt) -> None:
@@ -71,7 +74,8 @@ def register(app: typer.Typer) -> None:
 
         def steps(s: Any, p: Any) -> Any:
             stds = [parse_standard(x, s.sensor.unit) for x in standard] if standard else None
-            return run_turbidity(s, p, standards=stds, fit_kind=fit, adjust=adjust, fouling=fouling, samples=samples)
+            return run_turbidity(s, p, standards=stds, fit_kind=fit, adjust=adjust, fouling=fouling, samples=samples,
+                                 expired_ok=expired_ok)
 
         _run(Procedure.TURBIDITY, steps, config, data_dir, sensor, technician, next_due, interval, json_out, yes,
              dry_run, notes, pause_timeout, period)

@@ -30,7 +30,12 @@ def register(app: typer.Typer) -> None:
         fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | readings | tips | fixed | rdb "
                                                                   "(default: what the header says; a --format it "
                                                                   "contradicts is refused)"),
+        date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy | dmy | ymd: the order of a "
+                                                 "HOBOware file's dates when the file cannot settle it"),
         out: Optional[Path] = typer.Option(None, "--out", help="also write a readings CSV for `ms4watch replay`"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="print per column what would be stored (sensor, "
+                                                               "quantity, unit, count, first and last time, min/max); "
+                                                               "store and write nothing"),
         no_store: bool = typer.Option(False, "--no-store", help="do not write into the store (with --out)"),
         registry: Optional[Path] = typer.Option(None, "--registry", help="sites.yaml (default: the settings')"),
         store: Optional[str] = typer.Option(None, "--store", help="store URL (default: the settings')"),
@@ -39,13 +44,15 @@ def register(app: typer.Typer) -> None:
         """Import readings from logger files; stations the registry does not know are left out and named."""
         from ms4watch.alerts.rainfiles import parse_depth
         from ms4watch.contract.registry import load_registry
-        from ms4watch.importing import messages, read_file, write_csv
+        from ms4watch.importing import against_store, messages, read_file, summary, write_csv
+        from ms4watch.ingest.sinks.base import ReadingsSource
 
         settings = settings_or_exit(config, registry=registry, store=store)
         try:
             reg = load_registry(settings.require_registry())
             tip_in = parse_depth(tip) if tip else None
-            imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in)
+            imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in,
+                                  date_order=date_order)
                         for f in files]
         except (Ms4Error, ValueError) as e:
             typer.echo(f"error: {e}", err=True)
@@ -53,12 +60,27 @@ def register(app: typer.Typer) -> None:
         for imp in imported:
             counts = ", ".join(f"{st} {q} {n}" for (st, q), n in sorted(imp.by_station().items())) or "nothing"
             typer.echo(f"{imp.path}: {imp.format}, times in {imp.tz}: {len(imp.readings)} readings ({counts})")
+            for note in imp.notes:
+                typer.echo(f"  {note}")
             for col, why in imp.skipped_columns:
                 typer.echo(f"  column {col!r} not imported: {why}")
+            if imp.repeated:
+                typer.echo(f"  {imp.repeated} rows repeat a time with the same value: stored once")
+            if imp.conflicts:
+                verb = "repeats" if len(imp.conflicts) == 1 else "repeat"
+                typer.echo(f"  {_n(len(imp.conflicts), 'row')} {verb} a time with another value, not stored (the "
+                           f"first kept): " + "; ".join(c.describe("kept") for c in imp.conflicts[:10])
+                           + (" …" if len(imp.conflicts) > 10 else ""))
+            if dry_run:
+                for col in summary(imp):
+                    typer.echo(f"  would store {col.describe()}")
             if imp.unknown:
                 which = ", ".join(f"{st} ({n})" for st, n in sorted(imp.unknown.items()))
                 typer.echo(f"  {sum(imp.unknown.values())} readings of stations the registry does not know, left "
                            f"out: {which}")
+        if dry_run:
+            typer.echo("dry run: nothing stored")
+            return
         if out is not None:
             typer.echo(f"{write_csv(imported, out)} readings written to {out}")
         if no_store:
@@ -69,6 +91,9 @@ def register(app: typer.Typer) -> None:
             sink.open()
             written = dup = 0
             for imp in imported:
+                if isinstance(sink, ReadingsSource):
+                    imp = against_store(imp, sink)
+                    _report_store(imp)
                 res = sink.write(messages(imp))
                 written += res.readings_written
                 dup += res.duplicate_messages
@@ -79,3 +104,19 @@ def register(app: typer.Typer) -> None:
             sink.close()
         typer.echo(f"{written} readings stored in {settings.store_url}"
                    + (f" ({dup} batches were stored already)" if dup else ""))
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+def _report_store(imp) -> None:
+    """What the store already held of one file: the same values skipped, other values refused."""
+    if imp.already_stored:
+        typer.echo(f"{imp.path}:\n  {imp.already_stored} readings already stored with the same value: skipped")
+    if imp.store_conflicts:
+        typer.echo(f"{imp.path}:\n  {_n(len(imp.store_conflicts), 'reading')} "
+                   f"{'conflicts' if len(imp.store_conflicts) == 1 else 'conflict'} with the store (a different "
+                   "value at a stored time), not stored: "
+                   + "; ".join(c.describe() for c in imp.store_conflicts[:10])
+                   + (" …" if len(imp.store_conflicts) > 10 else ""))

@@ -33,6 +33,8 @@ def register(app: typer.Typer) -> None:
                                                                   "the header contradicts is refused)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="time zone of a TOA5 file's logger clock (TOA5 does not "
                                                             "say; without it times are read as wall-clock times)"),
+        date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy | dmy | ymd: the order of a "
+                                                 "HOBOware file's dates when the file cannot settle it"),
     ) -> None:
         """Print the storm events of a rain record as CSV."""
         from ms4watch.alerts.rainfiles import RainFormat, parse_depth, read_rain
@@ -48,7 +50,8 @@ def register(app: typer.Typer) -> None:
                 start_offset=timedelta(minutes=1) if rainmaker_start else timedelta(0),
             )
             rec = read_rain(file, fmt=RainFormat(fmt) if fmt else None,
-                            tip_in=parse_depth(tip) if tip else None, station=station, column=column, tz=tz)
+                            tip_in=parse_depth(tip) if tip else None, station=station, column=column, tz=tz,
+                            date_order=date_order)
             table = storm_events(rec.rain_in, params)
         except (Ms4Error, ValueError, InvalidOperation) as e:
             typer.echo(f"error: {e}", err=True)

@@ -79,7 +79,7 @@ def test_scripted_json_run_refits_records_and_versions_the_config(tmp_path, sond
     cfg, data = tmp_path / "firmware.yaml", tmp_path / "data"
     cfg.write_text(CONFIG.format(port=sonde.port))
     proc = subprocess.Popen(command(cfg, data, "--technician", "Pat Doe", "--standard", "0:stablcal:A0",
-                                    "--standard", "20:stablcal:A20", "--standard", "100:formazin:F100:2027-01-31",
+                                    "--standard", "20:stablcal:A20", "--standard", "100:formazin:F100:2099-01-31",
                                     "--json", "--yes", "--interval", "60d"),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
     raw = {f"{stage}_{v}": r for v, r in RAW.items() for stage in ("as_found", "as_left")}
@@ -91,7 +91,7 @@ def test_scripted_json_run_refits_records_and_versions_the_config(tmp_path, sond
     assert rec.model_dump(mode="json", by_alias=True) == result["record"]
     assert [p.ok for p in rec.as_found] == [True, False, False] and all(p.ok for p in rec.as_left)
     assert rec.fit.slope == pytest.approx(1 / 1.1) and rec.fit.offset == pytest.approx(-0.4 / 1.1)
-    assert [s.lot for s in rec.standards] == ["A0", "A20", "F100"] and str(rec.standards[2].expires) == "2027-01-31"
+    assert [s.lot for s in rec.standards] == ["A0", "A20", "F100"] and str(rec.standards[2].expires) == "2099-01-31"
     assert (rec.next_due - rec.performed.date()).days == 60 and rec.technician == "Pat Doe"
     config, _ = load_agent_config(cfg)
     cal = config.sensors[0].calibration
@@ -125,6 +125,29 @@ def test_missing_values_without_a_terminal_are_named(tmp_path, sonde):
     assert json.loads(out.stdout.splitlines()[-1]) == {
         "event": "result", "status": "error",
         "error": "technician: needed (give it as a flag, or answer the ask line on stdin)"}
+
+
+def test_an_expired_standard_is_refused_or_used_with_a_reason_the_record_keeps(tmp_path, sonde):
+    cfg, data = tmp_path / "firmware.yaml", tmp_path / "data"
+    cfg.write_text(CONFIG.format(port=sonde.port))
+    stds = ["--standard", "0:stablcal:A0", "--standard", "20:stablcal:A20",
+            "--standard", "100:formazin:F100:2019-06-30"]
+    out = subprocess.run(command(cfg, data, "--technician", "Pat", *stds, "--json", "--yes"),
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert out.returncode == 2, out.stdout
+    error = json.loads(out.stdout.splitlines()[-1])["error"]
+    assert "standard 100 FNU formazin lot F100 expired on 2019-06-30" in error
+    assert spooled_records(data) == [] and cfg.read_text() == CONFIG.format(port=sonde.port)
+    proc = subprocess.Popen(command(cfg, data, "--technician", "Pat", *stds, "--expired-ok", "the new lot is late",
+                                    "--json", "--yes"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    raw = {f"{stage}_{v}": r for v, r in RAW.items() for stage in ("as_found", "as_left")}
+    drive_json(proc, sonde, raw)
+    assert proc.returncode == 0
+    [rec] = spooled_records(data)
+    assert rec.standards[2].note.startswith("EXPIRED on 2019-06-30, used on ")
+    assert rec.standards[2].note.endswith(": the new lot is late")
+    assert rec.details["expired_standards"] == "100 FNU formazin lot F100 (expired 2019-06-30): the new lot is late"
 
 
 class Tmux:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,7 +33,7 @@ def test_toa5_units_from_the_header_zone_given():
     level = lf.column(Quantity.LEVEL)
     assert len(level.times_ns) == 6                                       # "NAN" is missing, not zero
     assert lf.column(Quantity.BATTERY).unit == "V"
-    assert lf.skipped == [("PTemp_C", "unit 'Deg C': none of ms4watch's quantities")]
+    assert lf.skipped == [("PTemp_C", "the logger's panel temperature, not a measurement of the station")]
 
 
 def test_toa5_needs_a_zone_and_names_a_bad_line(tmp_path):
@@ -61,7 +63,7 @@ def test_hoboware_water_level_logger_24_hour_times():
     level, temp = lf.column(Quantity.LEVEL), lf.column(Quantity.TEMPERATURE)
     assert level.unit == "ft" and level.times_ns[0] == utc(2026, 1, 15, 18, 0)       # 13:00 GMT-05:00
     assert temp.canonical()[1][0] == pytest.approx((46.22 - 32) * 5 / 9)
-    assert ("Abs Pres", "unit 'psi': none of ms4watch's quantities") in lf.skipped
+    assert ("Abs Pres", "'Abs Pres' is none of ms4watch's quantities (unit 'psi')") in lf.skipped
 
 
 def test_a_cumulative_series_that_goes_down_is_refused(tmp_path):
@@ -84,3 +86,158 @@ def test_quantities_by_name_and_unit():
     assert quantity_of("Rain_in_Tot", "inch") == (Quantity.RAIN, "in")
     assert quantity_of("Flow", "NTU") is None                 # a unit that does not fit: never guessed
     assert quantity_of("WS_ms", "meters/second") is None
+
+
+# -- real exports and their variants (testdata/exports/README.md names each file's source) ------
+EXPORTS = DATA / "exports"
+
+
+def test_day_month_year_dates_are_told_by_a_day_over_12():
+    lf = read_hoboware(EXPORTS / "dmy_uk.csv")                   # was read as yy/mm/dd: 2001…2031
+    t = lf.column(Quantity.TEMPERATURE).times_ns
+    assert lf.date_order == "dmy"
+    assert t[0] == utc(2026, 6, 1, 0, 0) and t[-1] == utc(2026, 6, 19, 18, 0)
+
+
+def test_day_month_year_dates_are_told_by_the_logging_interval():
+    lf = read_hoboware(EXPORTS / "dmy_ambiguous_days.csv")       # every field <= 12: 01/06/26 … 02/06/26
+    t = lf.column(Quantity.TEMPERATURE).times_ns
+    assert lf.date_order == "dmy"
+    assert t[0] == utc(2026, 6, 1, 0, 0) and t[-1] == utc(2026, 6, 2, 23, 30)
+
+
+def test_an_order_the_file_cannot_settle_is_refused_with_a_request_for_date_order():
+    with pytest.raises(ConfigError, match=r"one_day_ambiguous.csv:3: Date Time.*month/day/year or day/month/year.*"
+                                          r"--date-order"):
+        read_hoboware(EXPORTS / "one_day_ambiguous.csv")
+    lf = read_hoboware(EXPORTS / "one_day_ambiguous.csv", date_order="dmy")
+    assert lf.column(Quantity.TEMPERATURE).times_ns[0] == utc(2026, 6, 5, 10, 0)
+
+
+def test_times_outside_the_plausible_window_are_refused(tmp_path):
+    f = tmp_path / "future.csv"
+    f.write_text((DATA / "RG-2_hoboware.csv").read_text().replace("06/01/26 09:02:55", "06/01/36 09:02:55"))
+    with pytest.raises(ConfigError, match=r"future.csv:8: Date Time.*2036-06-01.*not a plausible time"):
+        read_hoboware(f, date_order="mdy")
+
+
+def test_a_real_export_with_year_month_day_dates_and_no_seconds():
+    lf = read_hoboware(EXPORTS / "20827226.csv")                 # Excel-resaved: unquoted title, 24 h, no seconds
+    temp = lf.column(Quantity.TEMPERATURE)
+    assert (lf.station, lf.serial, lf.date_order) == ("20827226", "20827226", "ymd")
+    assert temp.times_ns[0] == utc(2019, 5, 27, 16, 0) and temp.values[0] == 10.56
+    assert ("DO conc", "'DO conc' is none of ms4watch's quantities (unit 'mg/L')") in lf.skipped
+
+
+def test_rg3_event_in_mm_is_a_cumulative_depth_not_tips():
+    lf = read_hoboware(EXPORTS / "rg3_event_mm_ymd.csv")         # year/month/day with AM/PM
+    ev = lf.column(Quantity.RAIN)
+    assert (ev.unit, ev.kind) == ("mm", "cumulative")
+    t, v = ev.canonical(tip=0.01)                                # a --tip given for tips is not applied to mm
+    assert float(v.sum()) == pytest.approx(12.70 / 25.4)
+    assert t[-1] == utc(2026, 6, 1, 17, 15, 30)                  # 01:15:30 PM GMT-04:00
+
+
+def test_each_channel_of_a_multi_channel_logger_is_its_own_sensor():
+    lf = read_hoboware(EXPORTS / "u12_four_channels.csv")
+    temps = [c for c in lf.columns if c.quantity is Quantity.TEMPERATURE]
+    assert [c.sensor for c in temps] == ["Temp_Air_Temp", "Temp_Canopy_Temp", "Temp_Ground_Temp", "Temp_Soil_Temp"]
+    assert [c.values.tolist()[0] for c in temps] == [1.0, 2.0, 3.0, 4.0]
+    single = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
+    assert single.column(Quantity.LEVEL).sensor == "Water Level"    # one channel: its name alone
+
+
+def _toa5(path: Path, stamps: list[str], values: list[str] | None = None, *, end: str = "\r\n") -> Path:
+    head = ['"TOA5","RG-1","CR1000","1031","CR1000.Std.32","CPU:rain.CR1","4062","Rain15"',
+            '"TIMESTAMP","RECORD","Rain_mm_Tot","BattV_Min"', '"TS","RN","mm","Volts"', '"","","Tot","Min"']
+    body = [f'"{s}",{k},{(values or ["0"] * len(stamps))[k]},12.8' for k, s in enumerate(stamps)]
+    path.write_text("\r\n".join(head + body) + end)
+    return path
+
+
+def test_a_repeated_local_hour_is_reported_and_read_in_order(tmp_path):
+    # a logger keeping daylight time through the fall-back: 01:00…01:45 written twice
+    hours = [f"2026-11-01 {h:02d}:{m:02d}:00" for h, m in [(0, 45)] + [(1, m) for m in (0, 15, 30, 45)] * 2
+             + [(2, 0)]]
+    lf = read_toa5(_toa5(tmp_path / "fall.dat", hours), "America/New_York")
+    t = lf.column(Quantity.BATTERY).times_ns
+    assert len(set(t.tolist())) == 10 and list(t) == sorted(t)                # none collide
+    assert t[1] == utc(2026, 11, 1, 5, 0) and t[5] == utc(2026, 11, 1, 6, 0)  # 01:00 EDT, then 01:00 EST
+    assert any("8 rows in the hour repeated on 2026-11-01" in n and "4 read as daylight time, 4 as standard time" in n
+               for n in lf.notes), lf.notes
+
+
+def test_local_times_that_do_not_exist_are_reported(tmp_path):
+    # a logger keeping standard time read as New York time: 02:00…02:45 on 8 March do not exist there
+    stamps = [f"2026-03-08 {h:02d}:{m:02d}:00" for h in (1, 2, 3) for m in (0, 15, 30, 45)]
+    lf = read_toa5(_toa5(tmp_path / "spring.dat", stamps), "America/New_York")
+    assert any("4 rows at local times that do not exist in America/New_York" in n and "--tz" in n
+               for n in lf.notes), lf.notes
+
+
+def test_a_truncated_last_line_is_left_out_and_record_gaps_are_listed(tmp_path):
+    stamps = [f"2026-06-01 08:{m:02d}:00" for m in range(0, 60, 5)]
+    f = _toa5(tmp_path / "cut.dat", stamps)
+    text = f.read_text().replace(',3,0,12.8', ',3,0,12.8\r\n"2026-06-01 08:15:00",3,0,12.8')   # record 3 twice
+    text = re.sub(r'",(\d+),', lambda m: f'",{int(m.group(1)) + 3 * (int(m.group(1)) >= 6)},', text)   # 6… → 9…
+    f.write_text(text.rstrip("\r\n")[:-6])                                                  # cut mid-line
+    lf = read_toa5(f, "UTC")
+    t = lf.column(Quantity.BATTERY).times_ns
+    assert len(t) == 12                                 # 13 rows, the cut one left out
+    assert any("line 17: the last line is cut short" in n for n in lf.notes), lf.notes
+    assert any("RECORD 3 again at line 9" in n for n in lf.notes), lf.notes
+    assert any("RECORD 5 to 9 at line 12: 3 records missing" in n for n in lf.notes), lf.notes
+
+
+def test_a_semicolon_export_with_decimal_commas_is_read(tmp_path):
+    # HOBOware on a computer set to a European locale: ";" between fields, "," in numbers, a BOM
+    src = (DATA / "OF-1_u20_hoboware.csv").read_text(encoding="utf-8").splitlines()
+    rows = [next(csv.reader([line])) for line in src]
+    text = "\n".join(";".join(f'"{c}"' if i < 2 else c.replace(".", ",") for c in r) for i, r in enumerate(rows))
+    f = tmp_path / "semicolon.csv"
+    f.write_text("\ufeff" + text + "\n", encoding="utf-8")
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f)
+    assert lf.column(Quantity.LEVEL).values.tolist() == [0.412, 0.418, 0.425]
+
+
+def test_a_file_with_a_header_and_no_rows_reads_as_empty(tmp_path):
+    f = tmp_path / "empty.csv"
+    f.write_text("\n".join((DATA / "OF-1_u20_hoboware.csv").read_text().splitlines()[:2]) + "\n")
+    assert read_hoboware(f).column(Quantity.LEVEL).times_ns.size == 0
+
+
+def test_separate_date_and_time_columns_and_a_windows_1252_degree_sign(tmp_path):
+    # HOBOware's "separate date and time columns" export, saved in Windows' code page (° is byte 0xB0)
+    src = (DATA / "OF-1_u20_hoboware.csv").read_text(encoding="utf-8").splitlines()
+    rows = [next(csv.reader([line])) for line in src]
+    out = [rows[0], ["#", "Date", "Time, GMT-05:00"] + rows[1][2:]]
+    out += [[r[0], *r[1].split(" ", 1), *r[2:]] for r in rows[2:]]
+    f = tmp_path / "split.csv"
+    f.write_bytes("\r\n".join(",".join(f'"{c}"' if i < 2 else c for c in r) for i, r in enumerate(out))
+                  .encode("cp1252") + b"\r\n")
+    lf = read_hoboware(f)
+    assert lf.column(Quantity.LEVEL).times_ns[0] == utc(2026, 1, 15, 18, 0)
+    assert lf.column(Quantity.TEMPERATURE).unit == "degF"
+    untitled = tmp_path / "untitled.csv"
+    untitled.write_bytes(b"\r\n".join(f.read_bytes().split(b"\r\n")[1:]))
+    assert looks_like(untitled) == "hoboware"
+
+
+def test_a_u24_conductivity_loggers_ranges_are_conductivity(tmp_path):
+    # header as in a real U24 export (LimpopoLab's Kruger Gate weir, quoted in its analysis script; Greek mu)
+    f = tmp_path / "u24.csv"
+    f.write_text('"Plot Title: 21362347"\n"#","Date Time, GMT+02:00","Full Range, \u03bcS/cm (LGR S/N: 21362347, SEN S/N: '
+                 '21362347)","Temp, \u00b0C (LGR S/N: 21362347, SEN S/N: 21362347)","Coupler Detached (LGR S/N: '
+                 '21362347)","Host Connected (LGR S/N: 21362347)","End Of File (LGR S/N: 21362347)"\n'
+                 '1,03/14/26 10:00:00 AM,412.5,24.31,,,\n2,03/14/26 10:10:00 AM,415.0,24.35,,,\n')
+    lf = read_hoboware(f)
+    cond = lf.column(Quantity.CONDUCTIVITY)
+    assert cond is not None and cond.name == "Full Range" and cond.values.tolist() == [412.5, 415.0]
+    assert quantity_of("Low Range", "\u00b5S/cm") == (Quantity.CONDUCTIVITY, "uS/cm")
+
+
+def test_a_toa5_time_outside_the_plausible_window_is_refused(tmp_path):
+    f = _toa5(tmp_path / "clock.dat", ["2026-06-01 08:00:00", "2036-06-01 08:05:00"])   # a clock set wrong
+    with pytest.raises(ConfigError, match=r"clock.dat:6: TIMESTAMP: .*2036-06-01 08:05:00.*not a plausible time"):
+        read_toa5(f, "UTC")

@@ -104,3 +104,26 @@ def test_flow_references_in_the_sensors_unit():
     assert av.value == pytest.approx(3.141592653589793 / 4)
     with pytest.raises(ValueError, match="needs the head"):
         P.flow_reference("vnotch", "gpm")
+
+
+def test_a_percentage_past_the_limit_is_never_shown_as_the_limit():
+    # 58 tips for 57.4236 expected (473 mL, 8 in funnel, 0.01 in tips) is +1.0038 %: outside ±1 %
+    out = P.rain_volume(473, 8, 0.01, 0.01, 58, None, 1.0)
+    assert out.result is Result.FAIL
+    assert "(+1.004 %)" in out.problems[0] and "(+1 %)" not in out.problems[0]
+    assert P.describe_point("as found", out.as_found[0], "in").count("+1.004 %") == 1
+    assert P.pct_text(1.0, 1.0) == "+1" and P.pct_text(-5.0004, 5.0) == "-5.0004"
+    assert P.pct_text(4.99996, 5) == "+4.99996"
+
+
+def test_an_expired_standard_is_refused_unless_a_reason_is_recorded():
+    from datetime import date
+    stds = [Standard(value=0, unit="NTU", kind="stablcal"),
+            Standard(value=100, unit="NTU", kind="formazin", lot="F100", expires=date(2019, 6, 30))]
+    with pytest.raises(ValueError, match=r"100 NTU formazin lot F100 expired on 2019-06-30 \(the run is on "
+                                         r"2026-12-01\).*--expired-ok"):
+        P.check_expiry(stds, date(2026, 12, 1), None)
+    marked = P.check_expiry(stds, date(2026, 12, 1), "no other 100 NTU standard on the truck")
+    assert marked[1].note == "EXPIRED on 2019-06-30, used on 2026-12-01: no other 100 NTU standard on the truck"
+    assert marked[0] == stds[0]
+    assert P.check_expiry(stds, date(2019, 6, 30), None) == stds            # good through its expiry day

@@ -276,3 +276,22 @@ def _session(bench):
     if bench.url not in _SESSIONS:
         _SESSIONS[bench.url] = bench.login("viewer")
     return _SESSIONS[bench.url]
+
+
+def test_the_api_describes_the_incident_in_the_towns_words(town):
+    bench, incidents, *_ = town
+    with bench.api("viewer") as c:
+        inc = c.get(f"/api/v1/incidents/{incidents['storm']}").json()["incident"]
+    assert inc["what"] == "storm >= 0.25 in"
+    assert "12 h minimum inter-event time" in inc["rule"]
+
+
+def test_the_storms_page_states_the_towns_threshold_and_inspection_window(town):
+    bench, *_ = town
+    text = _page_text(_session(bench).get("/storms").text)
+    assert "A storm of 0.25 inch or more" in text
+    assert "within 18 h of its end" in text and "24 hours" not in text
+
+
+def _page_text(page: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))

@@ -9,7 +9,7 @@ from typing import Any
 from ...contract.registry import Registry
 from ..events import EventKind
 from . import calibration, compliance_deadline, dry_weather_flow, health, inspection, storm, turbidity
-from .spec import KindSpec, Priority, Words, notice
+from .spec import Chart, ChartSeries, KindSpec, Priority, Words, notice
 
 KINDS: dict[EventKind, KindSpec] = {s.kind: s for s in (
     dry_weather_flow.SPEC, dry_weather_flow.UNKNOWN,
@@ -41,4 +41,4 @@ def words_of(registry: Registry, kind: EventKind | str, subject: str) -> dict[st
     return {"what": w.what, "rule": w.rule}
 
 
-__all__ = ["KINDS", "KindSpec", "Priority", "Words", "describe", "notice", "spec_for", "words_of"]
+__all__ = ["KINDS", "Chart", "ChartSeries", "KindSpec", "Priority", "Words", "describe", "notice", "spec_for", "words_of"]

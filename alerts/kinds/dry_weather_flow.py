@@ -8,7 +8,7 @@ from typing import Any
 
 from ...contract.registry import Registry
 from ..events import EventKind
-from .spec import KindSpec, Priority, notice
+from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, inches, number
 
 
@@ -45,6 +45,20 @@ def threshold(reg: Registry, subject: str) -> dict[str, Any] | None:
         return None
 
 
+def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
+    """The outfall's flow, the rain at the gauges the rule judged by (one column per gauge
+    when there are several), the floor as a line."""
+    event = incident.get("event") or {}
+    outfall = reg.outfall(event.get("outfall") or incident["subject"])
+    gauges = event.get("rain_gauges_used") or list(outfall.rain_gauges)
+    series = [ChartSeries("flow_gpm", outfall.id, "flow")]
+    series += [ChartSeries("rain_in" if len(gauges) == 1 else f"rain_{g}_in", g, "rain") for g in gauges]
+
+    def floor(cols: dict[str, Any]) -> Any:
+        return cols["flow_gpm"] * 0 + outfall.flow_floor_gpm
+    return Chart(tuple(series), "threshold_gpm", floor)
+
+
 SPEC = KindSpec(EventKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
-                rule=rule, threshold=threshold)
+                rule=rule, threshold=threshold, chart=chart)
 UNKNOWN = notice(EventKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")

@@ -35,6 +35,37 @@ def _no_threshold(registry: Registry, subject: str) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
+class ChartSeries:
+    """One column of an incident's chart and CSV: ``column`` names its unit (``flow_gpm``,
+    ``rain_in``, ``turbidity_up_ntu``); the readings of ``quantity`` at ``station``."""
+
+    column: str
+    station: str
+    quantity: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What an incident's chart draws (``ms4watch/evidence.py`` reads it from the store):
+    its series, and a ``threshold_column`` computed from them (columns -> pandas Series)."""
+
+    series: tuple[ChartSeries, ...] = ()
+    threshold_column: str | None = None
+    threshold: Callable[[dict[str, Any]], Any] | None = None
+
+
+ChartOf = Callable[[Registry, "dict[str, Any]"], Chart]   # (registry, incident snapshot) -> chart
+
+
+def gauge_rain(registry: Registry, incident: dict[str, Any]) -> Chart:
+    """The rain at the incident's gauge (storms, inspections), or nothing to draw."""
+    gauge = (incident.get("event") or {}).get("gauge") or incident.get("subject")
+    if gauge in {g.id for g in registry.rain_gauges}:
+        return Chart((ChartSeries("rain_in", str(gauge), "rain"),))
+    return Chart()
+
+
+@dataclass(frozen=True)
 class Words:
     """A kind described for one town and subject: ``what`` (a few words for SMS, subjects and
     titles), ``rule`` (the rule in a sentence, with units), ``threshold`` (the chart's dashed
@@ -56,6 +87,7 @@ class KindSpec:
     what: Describe | None = None   # None: ``name``
     rule: Describe | None = None   # None: ``name``
     threshold: ThresholdOf = _no_threshold
+    chart: ChartOf = gauge_rain
 
     def describe(self, registry: Registry, subject: str) -> Words:
         """The kind in the words of this town's parameters, for ``subject``."""

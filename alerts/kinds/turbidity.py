@@ -8,7 +8,7 @@ from typing import Any
 
 from ...contract.registry import Registry, Role
 from ..events import EventKind
-from .spec import KindSpec, Priority, notice
+from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, number, percent
 
 
@@ -40,6 +40,19 @@ def threshold(reg: Registry, subject: str) -> dict[str, Any] | None:
             "delta": r.turbidity_delta_ntu, "fraction": r.turbidity_fraction, "unit": "NTU"}
 
 
+def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
+    """Both probes, and the line downstream must stay under: upstream + the town's limit."""
+    pid = (incident.get("event") or {}).get("pair") or incident["subject"]
+    pair = next(p for p in reg.turbidity_pairs if p.id == pid)
+    r = reg.rules
+
+    def limit(cols: dict[str, Any]) -> Any:
+        up = cols["turbidity_up_ntu"]
+        return up + (up * r.turbidity_fraction).clip(lower=r.turbidity_delta_ntu)
+    return Chart((ChartSeries("turbidity_up_ntu", pair.upstream, "turbidity"),
+                  ChartSeries("turbidity_down_ntu", pair.downstream, "turbidity")), "threshold_ntu", limit)
+
+
 SPEC = KindSpec(EventKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
-                audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold)
+                audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold, chart=chart)
 NOT_EVALUABLE = notice(EventKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)

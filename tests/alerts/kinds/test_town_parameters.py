@@ -295,3 +295,29 @@ def test_the_storms_page_states_the_towns_threshold_and_inspection_window(town):
 
 def _page_text(page: str) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_chart_line_from_the_store_is_the_towns_limit(tmp_path):
+    """``evidence.StoreReadings`` (the page's, the email's and the packet's frame) draws the
+    turbidity contrast's line from the kind's chart: upstream + max(8 NTU, 15 % of upstream)."""
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.evidence import StoreReadings
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    reg = registry(WORKBENCH_YAML + RULES)
+    t0 = to_ns(NOW - timedelta(hours=1))
+    msgs = [StoredMessage(dev, i, (CanonicalReading(t0 + i * 60 * 10**9, station, dev, "turbidity", "turbidity", v,
+                                                    "NTU", "", i),))
+            for dev, station, v in (("LOG-U", "TU-1", 20.0), ("LOG-D", "TD-1", 40.0), ) for i in range(10)]
+    msgs += [StoredMessage("LOG-U", 10, (CanonicalReading(t0 + 10 * 60 * 10**9, "TU-1", "LOG-U", "turbidity",
+                                                          "turbidity", 100.0, "NTU", "", 10),))]
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    try:
+        sink.write(msgs)
+        incident = {"kind": "turbidity_contrast", "subject": "TP-1", "event": {"pair": "TP-1"}}
+        frame = StoreReadings(sink, reg)(incident, NOW - timedelta(hours=1), NOW)
+    finally:
+        sink.close()
+    limit = frame["threshold_ntu"].dropna()
+    assert sorted(set(limit)) == [28.0, 115.0]      # 20 + 8 NTU; 100 + 15 % (defaults: 25 and 110)

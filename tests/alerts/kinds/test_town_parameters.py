@@ -321,3 +321,21 @@ def test_the_chart_line_from_the_store_is_the_towns_limit(tmp_path):
         sink.close()
     limit = frame["threshold_ntu"].dropna()
     assert sorted(set(limit)) == [28.0, 115.0]      # 20 + 8 NTU; 100 + 15 % (defaults: 25 and 110)
+
+
+def test_the_station_chart_labels_a_storm_with_the_towns_threshold(tmp_path):
+    """A storm fed through the pipeline is banded on its gauge's chart as qualifying at the
+    town's depth (0.30 in >= 0.25 in), never at the default 0.5."""
+    from ms4watch.contract.wire import CanonicalReading
+    start = datetime(2026, 6, 9, 20, 0, tzinfo=NY)
+    b = start_bench(tmp_path, Clock(NOW), reg=registry(WORKBENCH_YAML + RULES))
+    try:
+        b.feed([CanonicalReading(to_ns(start + timedelta(minutes=i)), "RG-1", "LOG-RG", "rain", "rain", 0.01, "in",
+                                 "", i) for i in range(30)])
+        b.pipeline.advance(to_ns(NOW))
+        svg = html.unescape(b.login("viewer").get("/stations/RG-1/chart.svg?days=3").text)
+    finally:
+        b.close()
+    bands = re.findall(r"<title>(storm [^<]*)</title>", svg)
+    assert bands and all("≥ 0.25 in" in t for t in bands), bands
+    assert "0.5" not in " ".join(bands).replace("0.25", "")

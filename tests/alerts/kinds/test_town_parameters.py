@@ -339,3 +339,9 @@ def test_the_station_chart_labels_a_storm_with_the_towns_threshold(tmp_path):
     bands = re.findall(r"<title>(storm [^<]*)</title>", svg)
     assert bands and all("≥ 0.25 in" in t for t in bands), bands
     assert "0.5" not in " ".join(bands).replace("0.25", "")
+
+
+def test_the_incident_list_names_the_kind_in_the_towns_words(town):
+    bench, *_ = town
+    listing = _page_text(_session(bench).get("/incidents?kind=storm&state=all").text)
+    assert "storm >= 0.25 in" in listing

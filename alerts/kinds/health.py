@@ -10,8 +10,11 @@ from .units import duration, number
 
 
 def stale_rule(reg: Registry, subject: str) -> str:
-    iv = reg.report_interval(subject) or reg.rules.report_interval
-    return f"no reading for more than {reg.rules.stale_intervals} x the station's report interval ({duration(iv)})"
+    """The interval is the registry's for the station; unstated there, the one its logger
+    states, else ``rules.report_interval`` (alerts/evaluate.py: report_interval)."""
+    iv = reg.report_interval(subject)
+    which = duration(iv) if iv is not None else f"its logger's, else {duration(reg.rules.report_interval)}"
+    return f"no reading for more than {reg.rules.stale_intervals} x the station's report interval ({which})"
 
 
 def battery_rule(reg: Registry, subject: str) -> str:

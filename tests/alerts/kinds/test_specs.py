@@ -53,4 +53,11 @@ def test_the_words_at_the_defaults():
     assert describe(reg, EventKind.INSPECTION_DUE, "CS-7").rule == (
         "inspection within 24 h of the end of a storm >= 0.50 in, and at least every 7 d")
     assert describe(reg, EventKind.STALE_STATION, "TD-1").rule == (
-        "no reading for more than 3 x the station's report interval (15 min)")
+        "no reading for more than 3 x the station's report interval (its logger's, else 15 min)")
+
+
+def test_a_stale_station_is_judged_on_the_interval_the_registry_states_for_it():
+    from tests.support.notify_peers import REGISTRY_YAML
+    reg = registry(REGISTRY_YAML.replace("rain_gauges: [{id: RG-1}]", "rain_gauges: [{id: RG-1, report_interval: 20min}]"))
+    assert describe(reg, EventKind.STALE_STATION, "RG-1").rule == (
+        "no reading for more than 3 x the station's report interval (20 min)")

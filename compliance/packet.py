@@ -42,6 +42,8 @@ class IncidentEvidence:
     readings: Any = None                   # a DataFrame (time index, one column per series) or None
     threshold: dict[str, Any] | None = None
     provision_text: str = ""
+    what: str = ""                         # the kind in the town's words (alerts/kinds/: describe)
+    rule: str = ""                         # its rule in a sentence, with the town's numbers
 
     @property
     def values(self) -> str:
@@ -86,7 +88,8 @@ def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
 def _incident_json(ev: IncidentEvidence, tz_name: str) -> dict[str, Any]:
     i = ev.incident
     due = incident_due(i.kind, i.deadline, i.event, tz_name)
-    return {"id": i.id, "kind": i.kind, "subject": i.subject, "station_name": ev.station_name, "code": i.code,
+    return {"id": i.id, "kind": i.kind, "what": ev.what or i.kind.replace("_", " "), "rule": ev.rule,
+            "subject": i.subject, "station_name": ev.station_name, "code": i.code,
             "state": i.state.value, "start": _u(i.start), "end": _u(i.end), "deadline": _u(i.deadline),
             "due": duetext.as_json(due) if due is not None else None,
             "opened_at": _u(i.opened_at), "acknowledged_at": _u(i.acknowledged_at),
@@ -216,11 +219,14 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
     for ev in p.incidents:
         i = ev.incident
         due = incident_due(i.kind, i.deadline, i.event, p.timezone_name)
-        story += [pdf.para(f"Incident {i.id}: {i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})", st["h"]),
+        story += [pdf.para(f"Incident {i.id}: {ev.what or i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})",
+                           st["h"]),
                   pdf.para(f"From {t(i.start)}" + (f" to {t(i.end)}" if i.end else " (open)") + f"; state {i.state.value}"
                            + (f"; due {duetext.short(due)}" if due is not None else "")
                            + (f", resolved by {i.resolved_by} ({i.resolution})" if i.resolved_by else "") + ".",
                            st["p"])]
+        if ev.rule:
+            story.append(pdf.para(f"Rule: {ev.rule}", st["p"]))
         rule = i.event.get("params") or {}
         if rule or ev.threshold:
             story.append(pdf.para("Rule and thresholds: " + ", ".join(f"{k} = {v}" for k, v in sorted(rule.items()))

@@ -64,7 +64,8 @@ class IncidentOut(BaseModel):
     id: int
     code: str = Field(description="the acknowledge code an SMS reply carries")
     kind: str
-    what: str = Field(description="the kind in a few words")
+    what: str = Field(description="the kind in a few words, with the town's numbers (e.g. 'storm >= 0.25 in')")
+    rule: str = Field(default="", description="the rule in a sentence, with the town's parameters and units")
     subject: str = Field(description="outfall, turbidity pair, construction site or rain gauge id")
     station_name: str
     state: State
@@ -88,7 +89,7 @@ class IncidentOut(BaseModel):
     @classmethod
     def of(cls, view: IncidentView) -> "IncidentOut":
         i = view.incident
-        return cls(id=i.id, code=i.code, kind=i.kind, what=i.policy.what, subject=i.subject,
+        return cls(id=i.id, code=i.code, kind=i.kind, what=view.what or i.policy.what, rule=view.rule, subject=i.subject,
                    station_name=view.station_name, state=i.state, priority=i.priority, opened_at=i.opened_at,
                    start=i.start, end=i.end, deadline=i.deadline,
                    due=DueOut.of(view.due) if view.due is not None else None, acknowledged_at=i.acknowledged_at,
@@ -406,7 +407,7 @@ class StormOut(BaseModel):
     end: datetime | None = Field(description="None while it may still be raining")
     last_rain: datetime
     depth_in: float
-    qualifying: bool = Field(description="0.5 inch or more: the gauge's active sites are due for inspection")
+    qualifying: bool = Field(description="the town's rules.storm_min_depth_in or more: the gauge's active sites are due for inspection")
     duration_h: float | None
     peak_i15_in_h: float | None
     peak_i60_in_h: float | None

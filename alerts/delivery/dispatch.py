@@ -29,6 +29,7 @@ from ..events import EventKind
 from ..incidents import IncidentStore, transaction
 from ..incidents.model import Incident, Priority, Stage, State, from_iso, iso
 from ..incidents.store import Change
+from ..kinds import spec_for, words_of
 from ..notifiers.base import Notifier, PermanentError, Recipient, RetryableError
 from ..notifiers.urls import Channels
 from .queue import BACKOFF_FIRST, BACKOFF_MAX, DeliveryQueue, QueuedNotification
@@ -162,7 +163,7 @@ class Dispatcher:
         """Queue one stage for everyone it routes to; returns how many rows were new."""
         escalated = bool(self.queue.for_incident(inc.id, Stage.ESCALATION.value))
         people = recipients(self.contacts, self.registry, inc, stage, escalated=escalated)
-        payload = {"incident": inc.snapshot(), "station_name": station_name(self.registry, inc),
+        payload = {"incident": snapshot(self.registry, inc), "station_name": station_name(self.registry, inc),
                    "timezone": self.registry.timezone, "ack_url": self._ack_url(inc),
                    "threshold": threshold_for(self.registry, inc)}
         held = inc.priority is Priority.NOTICE
@@ -402,16 +403,13 @@ def station_name(registry: Registry, inc: Incident) -> str:
 
 
 def threshold_for(registry: Registry, inc: Incident) -> dict[str, Any] | None:
-    if inc.kind == EventKind.DRY_WEATHER_FLOW.value:
-        try:
-            return {"label": "flow floor", "value": registry.outfall(inc.subject).flow_floor_gpm, "unit": "gpm"}
-        except StopIteration:
-            return None
-    if inc.kind == EventKind.TURBIDITY_CONTRAST.value:
-        r = registry.rules
-        return {"label": "upstream + max(delta, fraction x upstream)", "kind": "turbidity_contrast",
-                "delta": r.turbidity_delta_ntu, "fraction": r.turbidity_fraction, "unit": "NTU"}
-    return None
+    """The chart's dashed line for the incident, from the town's parameters (alerts/kinds/)."""
+    return spec_for(inc.kind).threshold(registry, inc.subject)
 
 
-__all__ = ["AckLink", "Dispatcher", "RoutingPolicy", "station_name", "threshold_for"]
+def snapshot(registry: Registry, inc: Incident) -> dict[str, Any]:
+    """The incident as queued: its snapshot with ``what`` and ``rule`` in the town's words."""
+    return {**inc.snapshot(), **words_of(registry, inc.kind, inc.subject)}
+
+
+__all__ = ["AckLink", "Dispatcher", "RoutingPolicy", "snapshot", "station_name", "threshold_for"]

@@ -23,16 +23,16 @@ from zoneinfo import ZoneInfo
 
 from ms4watch.contract.registry import Contact, Registry, Role
 
-from ..events import EventKind
+from ..kinds import KINDS
 from ..incidents.model import Incident, Priority, Stage
 
-# Kinds a role receives when the contact's own ``kinds`` list is empty. None: every kind.
+# Kinds a role receives when the contact's own ``kinds`` list is empty (each kind's
+# ``KindSpec.audience``, alerts/kinds/). None: every kind.
 ROLE_KINDS: dict[Role, frozenset[str] | None] = {
     Role.SMO: None,
     Role.DEPUTY: None,
-    Role.INSPECTOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.STORM.value}),
-    Role.SITE_OPERATOR: frozenset({EventKind.INSPECTION_DUE.value, EventKind.TURBIDITY_CONTRAST.value}),
-    Role.TECHNICIAN: frozenset({EventKind.CALIBRATION_DUE.value, EventKind.CALIBRATION_OVERDUE.value}),
+    **{role: frozenset(str(getattr(s.kind, "value", s.kind)) for s in KINDS.values() if role in s.audience)
+       for role in (Role.INSPECTOR, Role.SITE_OPERATOR, Role.TECHNICIAN)},
 }
 FIRST_LINE = (Role.SMO, Role.INSPECTOR, Role.SITE_OPERATOR, Role.TECHNICIAN)
 UNCAPPED_STAGES = frozenset({Stage.DIGEST, Stage.BACKLOG})

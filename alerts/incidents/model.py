@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..events import Event, EventKind
+from ..kinds import Priority, spec_for
 from .errors import EventError
 
 UTC = timezone.utc
@@ -22,15 +23,6 @@ class State(str, enum.Enum):
     OPEN = "open"
     ACKNOWLEDGED = "acknowledged"
     RESOLVED = "resolved"
-
-
-class Priority(str, enum.Enum):
-    """How urgent a notice is; only ROUTINE notices wait for a contact's quiet hours."""
-
-    URGENT = "urgent"      # dry-weather flow: a possible illicit discharge, flowing now
-    DEADLINE = "deadline"  # a regulatory deadline (post-storm inspection)
-    ROUTINE = "routine"    # turbidity contrast, qualifying storm, recovery messages
-    NOTICE = "notice"      # data gaps, not evaluable, stale station...: digest only
 
 
 class Stage(str, enum.Enum):
@@ -49,32 +41,19 @@ class Stage(str, enum.Enum):
 
 @dataclass(frozen=True)
 class KindPolicy:
+    """The incident side of a kind's :class:`~ms4watch.alerts.kinds.KindSpec`."""
+
     priority: Priority
     escalates: bool      # unacknowledged after N min -> the deputy too (a deadline item instead reminds
                          # the first line before its deadline and tells the deputies once it is overdue)
     recovery: bool       # a recovery message when the episode closes by itself
-    what: str            # a few words for SMS and subjects
-
-
-# The law behind each kind is the rule's own ``provision`` (alerts/rules/), carried by the event.
-_POLICIES: dict[EventKind, KindPolicy] = {
-    EventKind.DRY_WEATHER_FLOW: KindPolicy(Priority.URGENT, True, True, "dry-weather flow"),
-    EventKind.TURBIDITY_CONTRAST: KindPolicy(Priority.ROUTINE, True, True, "turbidity contrast"),
-    EventKind.INSPECTION_DUE: KindPolicy(Priority.DEADLINE, False, False, "inspection due"),
-    EventKind.STORM: KindPolicy(Priority.ROUTINE, False, False, "storm >= 0.5 in"),
-    EventKind.CALIBRATION_DUE: KindPolicy(Priority.ROUTINE, False, False, "calibration due"),
-    EventKind.CALIBRATION_OVERDUE: KindPolicy(Priority.ROUTINE, False, True, "calibration overdue"),  # not a page
-    EventKind.COMPLIANCE_DEADLINE: KindPolicy(Priority.DEADLINE, False, False, "compliance deadline"),
-}
+    what: str            # the kind without numbers (lists, the audit log); the town's words: kinds.describe
 
 
 def policy_for(kind: EventKind | str) -> KindPolicy:
-    """The policy of a kind; any other kind is a notice (digest only, no escalation)."""
-    try:
-        kind = EventKind(kind)
-    except ValueError:
-        return KindPolicy(Priority.NOTICE, False, False, str(kind).replace("_", " "))
-    return _POLICIES.get(kind) or KindPolicy(Priority.NOTICE, False, False, kind.value.replace("_", " "))
+    """The policy of a kind (alerts/kinds/); any other kind is a notice (digest only, no escalation)."""
+    s = spec_for(kind)
+    return KindPolicy(s.priority, s.escalates, s.recovery, s.name)
 
 
 def subject_of(event: Event) -> str:

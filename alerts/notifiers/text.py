@@ -121,17 +121,12 @@ def facts(n: Notification) -> list[tuple[str, str]]:
 
 
 def rule_text(inc: dict[str, Any]) -> str:
+    """The rule in the town's words: the ``rule`` the dispatcher put in the snapshot from the
+    kind's spec and the registry (alerts/kinds/), then the parameters the engine used. A row
+    queued before snapshots carried it names the kind only: never a default number."""
     ev = inc.get("event", {})
     params = ev.get("params") or ev.get("parameters") or ev.get("rule")
-    base = {
-        "dry_weather_flow": "flow above the outfall's floor in every reading for >= 30 min with < 0.10 in of rain in 72 h",
-        "turbidity_contrast": "downstream - upstream > max(5 NTU, 10 % of upstream) for >= 15 min (backstop 250 NTU)",
-        "inspection_due": "inspection within 24 h of the end of a storm >= 0.50 in",
-        "storm": "storm depth >= 0.50 in (6 h minimum inter-event time)",
-        "calibration_due": "a sensor's calibration falls due within the warning period (rules.calibration_warn)",
-        "calibration_overdue": "a sensor is past its calibration due date: its readings are flagged",
-        "compliance_deadline": "a clock of the local law (notice of violation, release notice, SWPPP review)",
-    }.get(str(inc.get("kind")), str(inc.get("kind")))
+    base = str(inc.get("rule") or str(inc.get("kind", "alert")).replace("_", " "))
     if isinstance(params, dict) and params:
         return base + " [" + ", ".join(f"{k}={v}" for k, v in params.items()) + "]"
     if isinstance(params, str):

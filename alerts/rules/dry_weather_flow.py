@@ -17,8 +17,9 @@ import pandas as pd
 from ._common import episodes, in_order, ns_index, td_ns, to_index
 from .dry_weather import DryState
 
+# The law only: the rule's numbers are the town's (registry ``rules:``), stated by alerts/kinds/.
 PROVISION = ("Ramapo ch. 218 / Schenectady ch. 148 Art. II: prohibition of illicit discharges; "
-             "dry weather < 0.10 in in 72 h, flow above floor >= 30 min")
+             "IDDE dry-weather screening")
 
 EPISODE_COLUMNS = ["start", "end", "open", "peak_gpm", "n_readings"]
 

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from ...alerts.kinds.units import duration
 from ..deps import CurrentActor, Services, render
 
 router = APIRouter(include_in_schema=False)
@@ -23,4 +24,5 @@ def storms(request: Request, actor: CurrentActor, services: Services, gauge: Gau
     return render(request, "storms.html", title="Storms", actor=actor, rows=rows, gauge=gauge, qualifying=qualifying,
                   days=days, gauges=services.registry.rain_gauges,
                   csv_url="/api/v1/storms.csv" + (f"?{query}" if query else ""),
-                  qualifying_in=float(services.registry.rules.storm_min_depth_in))
+                  qualifying_in=float(services.registry.rules.storm_min_depth_in),
+                  after_storm=duration(services.registry.rules.inspection_after_storm))

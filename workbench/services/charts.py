@@ -32,7 +32,7 @@ class Charts:
         frame = self.lookup(snap, since, until)
         if frame is None or len(frame) == 0:
             return None
-        return chart_png(normalise(frame), title=f"{view.incident.policy.what} at {view.station_name}", start=start,
+        return chart_png(normalise(frame), title=f"{view.what} at {view.station_name}", start=start,
                          end=end, threshold=view.threshold, tz=self.registry.timezone)
 
 

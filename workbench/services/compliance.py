@@ -858,7 +858,8 @@ class ComplianceDesk:
         return f"{subject}.zip", pk.packet_zip(files, pdf_bytes, subject)
 
     def _evidence(self, iid: int, corrected: bool = False):
-        from ...alerts.delivery.dispatch import station_name, threshold_for
+        from ...alerts.delivery.dispatch import station_name
+        from ...alerts.kinds import describe
         from ...compliance import packet as pk
         from ...evidence import StoreReadings
         if self.incidents is None:
@@ -880,8 +881,9 @@ class ComplianceDesk:
                 log.warning("readings for incident %s not read: %s", iid, e)
         text = RULE_TEXT.get(inc.kind, PROHIBITION.get(self.laws[0], ("", "")))[1] \
             if inc.kind != "compliance_deadline" else ""
+        words = describe(self.registry, inc.kind, inc.subject)
         return pk.IncidentEvidence(inc, station_name(self.registry, inc), self.incidents.audit(iid), frame,
-                                   threshold_for(self.registry, inc), text)
+                                   words.threshold, text, words.what, words.rule)
 
     def _chart(self, ev) -> bytes | None:
         from ...alerts.notifiers.email.chart import chart_png
@@ -890,7 +892,7 @@ class ComplianceDesk:
             return None
         i = ev.incident
         start, _ = pk.window(i)
-        return chart_png(ev.readings, title=f"{i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})",
+        return chart_png(ev.readings, title=f"{ev.what or i.kind.replace('_', ' ')} at {ev.station_name} ({i.subject})",
                          start=i.start, end=i.end, threshold=ev.threshold, tz=self.registry.timezone)
 
     def _readings_csv(self, ev) -> bytes | None:

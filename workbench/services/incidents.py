@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ...alerts.delivery.dispatch import station_name, threshold_for
+from ...alerts.delivery.dispatch import station_name
+from ...alerts.kinds import describe
 from ...alerts.incidents import AuditEntry, Incident, IncidentError, State
 from ...alerts.incidents.due import incident_due
 from ...contract.due import Due
@@ -33,12 +34,15 @@ ACTIVE = (State.OPEN, State.ACKNOWLEDGED)
 
 @dataclass(frozen=True)
 class IncidentView:
-    """An incident with what a person needs beside it: the station's name, the threshold."""
+    """An incident with what a person needs beside it: the station's name, its kind in the
+    town's words (``what``, ``rule``: alerts/kinds/), the threshold."""
 
     incident: Incident
     station_name: str
     threshold: dict[str, Any] | None
     due: Due | None = None     # the deadline as the one due-date value (alerts/incidents/due.py)
+    what: str = ""
+    rule: str = ""
 
     @property
     def params(self) -> dict[str, Any]:
@@ -62,8 +66,10 @@ class IncidentDesk:
 
     # -- reading ------------------------------------------------------------------------------
     def view(self, inc: Incident) -> IncidentView:
-        return IncidentView(inc, station_name(self.registry, inc), threshold_for(self.registry, inc),
-                            incident_due(inc.kind, inc.deadline, inc.event, self.registry.timezone))
+        words = describe(self.registry, inc.kind, inc.subject)
+        return IncidentView(inc, station_name(self.registry, inc), words.threshold,
+                            incident_due(inc.kind, inc.deadline, inc.event, self.registry.timezone),
+                            words.what, words.rule)
 
     def list(self, actor: Actor, *, states: tuple[State, ...] = ACTIVE, kind: str | None = None,
              subject: str | None = None, limit: int = 100, offset: int = 0) -> list[IncidentView]:

@@ -18,6 +18,8 @@ from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable
 
 from ...alerts.events import EventKind
+from ...alerts.kinds import describe
+from ...alerts.kinds.units import inches
 from ...alerts.rules.turbidity import DOWNSTREAM_QC
 from ...contract.registry import Registry
 from ...contract.timeutil import to_ns
@@ -231,7 +233,7 @@ class StationDesk:
     def _affects(self, inc: "Incident") -> list[tuple[str, State | None, str]]:
         """The stations an incident is about, the state it puts them in (None: shown, no state)."""
         kind, subj, ev = inc.kind, inc.subject, inc.event
-        what = f"{inc.policy.what} since {inc.start.astimezone(self.registry.tz):%Y-%m-%d %H:%M %Z} (incident {inc.id})"
+        what = f"{describe(self.registry, kind, subj).what} since {inc.start.astimezone(self.registry.tz):%Y-%m-%d %H:%M %Z} (incident {inc.id})"
         pair = next((p for p in self.registry.turbidity_pairs if p.id == subj), None)
         if kind == EventKind.DRY_WEATHER_FLOW.value:
             return [(subj, None if inc.suppressed else State.ALERTING, what)]
@@ -406,7 +408,8 @@ class StationDesk:
 
     def _storms(self, gauges: list[str], a: int, b: int) -> list[svgchart.Band]:
         return [svgchart.Band(s["start"], s["end"] or s["last_rain"],
-                              f"storm {s['depth_in']:.2f} in" + (" ≥ 0.5" if s.get("qualifying") else "")
+                              f"storm {s['depth_in']:.2f} in"
+                              + (f" ≥ {inches(self.registry.rules.storm_min_depth_in)}" if s.get("qualifying") else "")
                               + ("" if s["end"] else " (raining)"), "storm")
                 for s in self.storms(gauges, a, b) if s.get("depth_in") is not None]
 
@@ -418,7 +421,7 @@ class StationDesk:
                 s = to_ns(inc.start)
                 e = to_ns(inc.end) if inc.end else to_ns(self.clock())
                 if s <= b and e >= a:
-                    out.append(svgchart.Band(s, e, f"incident {inc.id}: {inc.policy.what}"
+                    out.append(svgchart.Band(s, e, f"incident {inc.id}: {describe(self.registry, kind, inc.subject).what}"
                                              + (" (suppressed)" if inc.suppressed else ""), "episode"))
         return out
 

@@ -1,6 +1,7 @@
 """Storms: every storm the alert engine found at the town's rain gauges (depth, duration,
-peak intensities; whether it reached the 0.5 inch that makes construction sites due for an
-inspection within 24 hours of its end), newest first. Without the engine in the process,
+peak intensities; whether it reached the town's qualifying depth, ``rules.storm_min_depth_in``,
+that makes construction sites due for an inspection within ``rules.inspection_after_storm`` of
+its end), newest first. Without the engine in the process,
 the qualifying storms from the incident database."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from ...schemas import ERRORS, StormOut
 router = APIRouter(prefix="/api/v1", tags=["storms"], responses=ERRORS)
 CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 Gauge = Annotated[str | None, Query(max_length=64, description="a rain gauge id")]
-Qualifying = Annotated[bool, Query(description="only storms of 0.5 inch or more")]
+Qualifying = Annotated[bool, Query(description="only qualifying storms (the town's rules.storm_min_depth_in or more)")]
 Days = Annotated[int, Query(ge=1, le=1100, description="storms of the last this many days")]
 COLUMNS = ["gauge", "gauge_name", "start", "end", "last_rain", "depth_in", "qualifying", "duration_h",
            "peak_i15_in_h", "peak_i60_in_h", "sites"]

@@ -1,0 +1,43 @@
+"""Every alert kind in one place: ``KINDS[kind]`` is its :class:`KindSpec` (policy, routing,
+words from the town's parameters, chart threshold). Adding a kind: one module here and
+one line below."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...contract.registry import Registry
+from ..events import EventKind
+from . import calibration, compliance_deadline, dry_weather_flow, health, inspection, storm, turbidity
+from .spec import Chart, ChartSeries, KindSpec, Priority, Words, notice
+
+KINDS: dict[EventKind, KindSpec] = {s.kind: s for s in (
+    dry_weather_flow.SPEC, dry_weather_flow.UNKNOWN,
+    turbidity.SPEC, turbidity.NOT_EVALUABLE,
+    storm.SPEC,
+    inspection.SPEC, inspection.OVERDUE,
+    health.STALE, health.LOW_BATTERY,
+    calibration.DUE, calibration.OVERDUE,
+    compliance_deadline.SPEC,
+)}
+
+
+def spec_for(kind: EventKind | str) -> KindSpec:
+    """The spec of a kind; a kind this version does not know (an old row) is a notice."""
+    try:
+        return KINDS[EventKind(kind)]
+    except ValueError:
+        return KindSpec(str(kind), str(kind).replace("_", " "), Priority.NOTICE)
+
+
+def describe(registry: Registry, kind: EventKind | str, subject: str) -> Words:
+    return spec_for(kind).describe(registry, subject)
+
+
+def words_of(registry: Registry, kind: EventKind | str, subject: str) -> dict[str, Any]:
+    """The words an incident snapshot carries into the delivery queue: ``what`` and ``rule``."""
+    w = describe(registry, kind, subject)
+    return {"what": w.what, "rule": w.rule}
+
+
+__all__ = ["KINDS", "Chart", "ChartSeries", "KindSpec", "Priority", "Words", "describe", "notice", "spec_for", "words_of"]

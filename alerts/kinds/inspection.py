@@ -1,0 +1,21 @@
+"""Construction-site inspection items (alerts/rules/inspections.py): within
+``rules.inspection_after_storm`` of a qualifying storm's end, and at least every
+``rules.routine_inspection_interval``; the engine's escalation of one past due."""
+
+from __future__ import annotations
+
+from ...contract.registry import Registry, Role
+from ..events import EventKind
+from .spec import KindSpec, Priority
+from .units import duration, inches
+
+
+def rule(reg: Registry, subject: str) -> str:
+    r = reg.rules
+    return (f"inspection within {duration(r.inspection_after_storm)} of the end of a storm >= "
+            f"{inches(r.storm_min_depth_in)}, and at least every {duration(r.routine_inspection_interval)}")
+
+
+SPEC = KindSpec(EventKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
+                audience=frozenset({Role.INSPECTOR, Role.SITE_OPERATOR}), rule=rule)
+OVERDUE = KindSpec(EventKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule)

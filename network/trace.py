@@ -1,0 +1,85 @@
+"""Walks of the network for a crew: upstream from an outfall (or any structure), and
+downstream from a structure to its outfall.
+
+Order: breadth-first from the start, so the crew opens the structures nearest the start
+first and each one before anything beyond it. Branches: the start's branch is ``1``; where
+several pipes join, the one draining the most pipe length carries the branch on and the
+others are named ``<branch>.1``, ``<branch>.2``… along the branch, in the order the walk
+meets them (at one junction, in order of the length they drain)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+from .errors import NetworkError
+from .model import Network, StructureKind
+
+
+class Way(str, Enum):
+    UP = "up"
+    DOWN = "down"
+
+
+@dataclass(frozen=True)
+class Step:
+    order: int
+    structure: str
+    kind: StructureKind
+    branch: str
+    via: str | None              # the pipe walked to reach it (None for the start)
+    from_structure: str | None
+    pipe_length_ft: float | None
+    distance_ft: float           # along the pipes from the start (unknown lengths count 0)
+
+
+def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
+    if start not in net.structures:
+        raise NetworkError(f"no structure {start!r} in the town's network")
+    g = net.graph()
+    nxt = g.predecessors if way is Way.UP else g.successors
+
+    def edge(a: str, b: str) -> dict:
+        return g.edges[b, a] if way is Way.UP else g.edges[a, b]
+
+    parent: dict[str, str | None] = {start: None}
+    order = [start]
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for n in sorted(nxt(node)):
+            if n not in parent:
+                parent[n] = node
+                order.append(n)
+                queue.append(n)
+    children: dict[str, list[str]] = {n: [] for n in order}
+    for n in order[1:]:
+        children[parent[n]].append(n)
+    drained: dict[str, float] = {}
+    for n in reversed(order):
+        drained[n] = sum(drained[c] + (edge(n, c)["length_ft"] or 0.0) for c in children[n])
+    branch = {start: "1"}
+    forks: dict[str, int] = {}           # side branches named so far off each branch
+    distance = {start: 0.0}
+    for n in order:
+        ranked = sorted(children[n], key=lambda c: (-(drained[c] + (edge(n, c)["length_ft"] or 0.0)), c))
+        for k, c in enumerate(ranked):
+            if k == 0:
+                branch[c] = branch[n]
+            else:
+                forks[branch[n]] = forks.get(branch[n], 0) + 1
+                branch[c] = f"{branch[n]}.{forks[branch[n]]}"
+            distance[c] = distance[n] + (edge(n, c)["length_ft"] or 0.0)
+    steps = []
+    for i, n in enumerate(order, start=1):
+        p = parent[n]
+        e = edge(p, n) if p is not None else None
+        steps.append(Step(order=i, structure=n, kind=net.structures[n].kind, branch=branch[n],
+                          via=e["id"] if e else None, from_structure=p,
+                          pipe_length_ft=e["length_ft"] if e else None, distance_ft=distance[n]))
+    return steps
+
+
+def total_length_ft(steps: list[Step]) -> float:
+    return sum(s.pipe_length_ft or 0.0 for s in steps)

@@ -12,16 +12,19 @@ from .raw import RawLine, RawMap
 
 EARTH_RADIUS_M = 6_371_008.8     # mean radius (IUGG); only for snapping distances of a few feet
 FT_PER_M = 1 / 0.3048
+NEAR_FT = 10.0                   # a miss names the nearest structure this close
 
 
 class _Snapper:
-    """Nearest structure to a point within a tolerance, on a grid of tolerance-sized cells
-    in a local equirectangular frame (exact enough over a town for a tolerance of feet)."""
+    """Nearest structure to a point within a tolerance, on a grid of cells at least
+    :data:`NEAR_FT` wide (so a miss can say how far the nearest one is) in a local
+    equirectangular frame (exact enough over a town for distances of feet)."""
 
     def __init__(self, structures: list[Structure], tolerance_ft: float):
         located = [s for s in structures if s.lat is not None and s.lon is not None]
         self.lat0 = math.radians(sum(s.lat for s in located) / len(located)) if located else 0.0
-        self.cell_m = tolerance_ft / FT_PER_M
+        self.tolerance_m = tolerance_ft / FT_PER_M
+        self.cell_m = max(tolerance_ft, NEAR_FT) / FT_PER_M
         self.grid: dict[tuple[int, int], list[tuple[float, float, str]]] = defaultdict(list)
         for s in located:
             x, y = self._xy(s.lon, s.lat)
@@ -44,7 +47,7 @@ class _Snapper:
                     d = math.hypot(sx - x, sy - y)
                     if d < best_d:
                         best, best_d = sid, d
-        if best is None or best_d > self.cell_m:
+        if best is None or best_d > self.tolerance_m:
             return None, None if best is None else best_d * FT_PER_M
         return best, best_d * FT_PER_M
 

@@ -33,7 +33,7 @@ def check(net: Network) -> list[Finding]:
         if len(comp) > 1:
             members = sorted(comp)
             out.append(Finding(FindingKind.LOOP.value, members[0], (
-                f"loop: flow can circle through {', '.join(members)}; check the directions of the pipes between them")))
+                f"flow can circle through {', '.join(members)}; check the directions of the pipes between them")))
     outfalls = {s.id for s in net.structures.values() if s.kind is StructureKind.OUTFALL}
     for sid in sorted(outfalls):
         s = net.structures[sid]

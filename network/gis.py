@@ -42,11 +42,11 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _number(row: dict, field: str | None, fid: str, what: str, findings: list[Finding]) -> float | None:
+def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding]) -> float | None:
     if not field:
         return None
     if field not in row:
-        raise NetworkError(f"{what}: the mapping names field {field!r}, which the layer does not have "
+        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
                            f"(it has {', '.join(k for k in row if k != '__fid__')})")
     v = row[field]
     if v is None or (isinstance(v, str) and not v.strip()):
@@ -58,11 +58,11 @@ def _number(row: dict, field: str | None, fid: str, what: str, findings: list[Fi
         return None
 
 
-def _text(row: dict, field: str | None, what: str) -> str | None:
+def _text(row: dict, field: str | None, where: str) -> str | None:
     if not field:
         return None
     if field not in row:
-        raise NetworkError(f"{what}: the mapping names field {field!r}, which the layer does not have "
+        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
                            f"(it has {', '.join(k for k in row if k != '__fid__')})")
     v = row[field]
     return None if v is None or str(v).strip() == "" else str(v).strip()
@@ -112,8 +112,8 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> Non
         else:
             p = shape.centroid if shape.geom_type != "Point" else shape
             lon, lat = tr.transform(p.x, p.y)
-        inv = _number(row, spec.invert, sid, "structure", out.findings)
-        rim = _number(row, spec.rim, sid, "structure", out.findings)
+        inv = _number(row, spec.invert, sid, "structure", where, out.findings)
+        rim = _number(row, spec.rim, sid, "structure", where, out.findings)
         out.structures.append(Structure(
             id=sid, kind=kind, lon=lon, lat=lat,
             invert_ft=None if inv is None else inv * elev, rim_ft=None if rim is None else rim * elev,
@@ -165,10 +165,10 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             if value is not None and flow is None:
                 out.findings.append(Finding("unknown_direction", cid, f"pipe {cid}: {spec.flow_direction} = {value!r} "
                                             "is not in the mapping's flow_directions; read as unknown"))
-        s_inv = _number(row, spec.start_invert, cid, "pipe", out.findings)
-        e_inv = _number(row, spec.end_invert, cid, "pipe", out.findings)
-        dia = _number(row, spec.diameter, cid, "pipe", out.findings)
-        length = _number(row, spec.length, cid, "pipe", out.findings)
+        s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings)
+        e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings)
+        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings)
+        length = _number(row, spec.length, cid, "pipe", where, out.findings)
         out.lines.append(RawLine(
             id=cid, kind=kind, coords=coords,
             start_invert_ft=None if s_inv is None else s_inv * elev,

@@ -1,0 +1,86 @@
+"""``ms4watch map import|show|trace`` as a separate process, on the synthetic network and
+EPA's SWMM Example 1 (tests/network/testdata)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTDATA = Path(__file__).resolve().parents[1] / "network" / "testdata"
+
+
+def run(*args: str, data: Path, ok: bool = True) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")}
+    proc = subprocess.run([sys.executable, "-m", "ms4watch", "map", *args, "--data-dir", str(data)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def town(tmp_path: Path) -> Path:
+    for name in ("structures.geojson", "pipes.geojson", "mapping.yaml"):
+        shutil.copy(TESTDATA / name, tmp_path / name)
+    return tmp_path
+
+
+def test_import_prints_what_it_read_and_could_not_connect(town: Path):
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "read 10 structures (3 catch_basin, 5 manhole, 2 outfall) and 10 conveyances" in out
+    assert "connected 9 of 10 conveyances at both ends" in out
+    assert "unconnected_end: pipe P-6: its start touches no structure within 3 ft" in out
+    assert "uphill: pipe P-5 flows uphill by its inverts" in out
+    assert "loop: flow can circle through MH-4, MH-5" in out
+    assert "no_receiving_water: outfall OF-2 has no receiving water" in out
+    assert "20 added, 0 removed, 0 changes" in out
+    assert (town / "data" / "network.db").exists()
+
+
+def test_dry_run_keeps_nothing(town: Path):
+    run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data")
+    assert not (town / "data" / "network.db").exists()
+
+
+def test_reimport_lists_the_changes(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    p = json.loads((town / "pipes.geojson").read_text())
+    p["features"][0]["properties"]["MATERIAL"] = "HDPE"
+    (town / "pipes.geojson").write_text(json.dumps(p))
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "changed: pipe P-1: material RCP -> HDPE" in out
+    assert "0 added, 0 removed, 1 changes" in out
+
+
+def test_trace_up_and_down(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    lines = run("trace", "OF-1", data=town / "data").stdout.splitlines()
+    assert lines[0] == "upstream of OF-1: 7 structures, 2,000 ft of pipe"
+    assert [line.split()[2] for line in lines[2:]] == ["OF-1", "MH-1", "CB-1", "MH-2", "CB-2", "MH-3", "MH-4", "MH-5"]
+    assert lines[4].split()[:6] == ["3", "1.1", "CB-1", "catch_basin", "P-3", "MH-1"]
+    down = run("trace", "CB-2", "--down", data=town / "data").stdout.splitlines()
+    assert [line.split()[2] for line in down[2:]] == ["CB-2", "MH-2", "MH-1", "OF-1"]
+    err = run("trace", "MH-99", data=town / "data", ok=False).stderr
+    assert "error: no structure 'MH-99'" in err
+
+
+def test_show_lists_outfalls_and_findings(town: Path):
+    assert "no map imported yet" in run("show", data=town / "data", ok=False).stdout
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("show", data=town / "data").stdout
+    assert "outfall OF-1 to Hutchinson River: 7 structures upstream, 2,000 ft of pipe" in out
+    assert "outfall OF-2 to (no receiving water): 1 structures upstream, 150 ft of pipe" in out
+
+
+def test_swmm_model_and_a_bad_file(tmp_path: Path):
+    out = run("import", str(TESTDATA / "Example1.inp"), data=tmp_path).stdout
+    assert "read 14 structures (13 junction, 1 outfall) and 13 conveyances" in out
+    assert "no coordinate system" in out
+    bad = tmp_path / "bad.inp"
+    bad.write_text("[JUNCTIONS]\nJ1 high\n")
+    assert "bad.inp:2: [JUNCTIONS] J1: Elevation 'high' is not a number" in run("import", str(bad), data=tmp_path, ok=False).stderr

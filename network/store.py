@@ -37,8 +37,9 @@ class Changes:
 
 
 def _close(a: object, b: object) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    """Equal, floats to 1e-7 (degrees: about a centimetre; feet and inches: nothing)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-7
     return a == b
 
 

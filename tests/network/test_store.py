@@ -54,3 +54,16 @@ def test_reimport_of_the_same_map_changes_nothing(synthetic, tmp_path: Path):
         got = import_map(synthetic)
         store.replace(got.network, got.findings, "v1")
         assert not store.replace(import_map(synthetic).network, got.findings, "v1 again").any
+
+
+def test_a_structure_moved_a_few_feet_is_a_change(synthetic, tmp_path: Path):
+    with NetworkStore(tmp_path) as store:
+        got = import_map(synthetic)
+        store.replace(got.network, got.findings, "v1")
+        s = json.loads((synthetic.parent / "structures.geojson").read_text())
+        s["features"][9]["geometry"]["coordinates"][0] += 2          # CB-3 two feet east (P-10 still joins it)
+        (synthetic.parent / "structures.geojson").write_text(json.dumps(s))
+        moved = import_map(synthetic)
+        changes = store.replace(moved.network, moved.findings, "v2")
+        assert [c.split(":")[0] for c in changes.changed] == ["structure CB-3"]
+        assert "lon" in changes.changed[0]

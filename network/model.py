@@ -83,14 +83,18 @@ class Finding:
 
 @dataclass
 class Network:
+    """Built once by a reader or the store, then read: :meth:`graph` is computed on first use."""
     structures: dict[str, Structure] = field(default_factory=dict)
     conveyances: dict[str, Conveyance] = field(default_factory=dict)
+    _graph: object = field(default=None, init=False, repr=False, compare=False)
 
     def graph(self):
         """A networkx DiGraph: structures as nodes, conveyances as edges in the direction of
         flow (keyed by the conveyance's id in the edge attribute ``id``). Conveyances with an
         unconnected end are left out of the graph (they are reported at import). Parallel
         pipes between one pair of structures keep the shorter as the edge and list all ids."""
+        if self._graph is not None:
+            return self._graph
         import networkx as nx
         g = nx.DiGraph()
         for s in self.structures.values():
@@ -105,4 +109,5 @@ class Network:
                     e.update(id=c.id, length_ft=c.length_ft)
                 continue
             g.add_edge(c.upstream, c.downstream, id=c.id, ids=[c.id], length_ft=c.length_ft)
+        self._graph = g
         return g

@@ -10,7 +10,7 @@ meets them (at one junction, in order of the length they drain)."""
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 from enum import Enum
 
 from .errors import NetworkError
@@ -22,8 +22,7 @@ class Way(str, Enum):
     DOWN = "down"
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     order: int
     structure: str
     kind: StructureKind
@@ -38,47 +37,45 @@ def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
     if start not in net.structures:
         raise NetworkError(f"no structure {start!r} in the town's network")
     g = net.graph()
-    nxt = g.predecessors if way is Way.UP else g.successors
-
-    def edge(a: str, b: str) -> dict:
-        return g.edges[b, a] if way is Way.UP else g.edges[a, b]
+    adjacency = g.pred if way is Way.UP else g.succ      # neighbour -> the edge's attributes
 
     parent: dict[str, str | None] = {start: None}
+    via: dict[str, dict] = {}                            # the edge walked to reach a structure
     order = [start]
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        for n in sorted(nxt(node)):
+        nbrs = adjacency[node]
+        for n, e in (sorted(nbrs.items()) if len(nbrs) > 1 else nbrs.items()):
             if n not in parent:
                 parent[n] = node
+                via[n] = e
                 order.append(n)
                 queue.append(n)
     children: dict[str, list[str]] = {n: [] for n in order}
     for n in order[1:]:
         children[parent[n]].append(n)
-    drained: dict[str, float] = {}
+    reach: dict[str, float] = {}                         # pipe length drained through a structure's pipe
     for n in reversed(order):
-        drained[n] = sum(drained[c] + (edge(n, c)["length_ft"] or 0.0) for c in children[n])
+        own = (via[n]["length_ft"] or 0.0) if n in via else 0.0
+        reach[n] = own + sum(reach[c] for c in children[n])
     branch = {start: "1"}
     forks: dict[str, int] = {}           # side branches named so far off each branch
     distance = {start: 0.0}
     for n in order:
-        ranked = sorted(children[n], key=lambda c: (-(drained[c] + (edge(n, c)["length_ft"] or 0.0)), c))
+        kids = children[n]
+        ranked = sorted(kids, key=lambda c: (-reach[c], c)) if len(kids) > 1 else kids
         for k, c in enumerate(ranked):
             if k == 0:
                 branch[c] = branch[n]
             else:
                 forks[branch[n]] = forks.get(branch[n], 0) + 1
                 branch[c] = f"{branch[n]}.{forks[branch[n]]}"
-            distance[c] = distance[n] + (edge(n, c)["length_ft"] or 0.0)
-    steps = []
-    for i, n in enumerate(order, start=1):
-        p = parent[n]
-        e = edge(p, n) if p is not None else None
-        steps.append(Step(order=i, structure=n, kind=net.structures[n].kind, branch=branch[n],
-                          via=e["id"] if e else None, from_structure=p,
-                          pipe_length_ft=e["length_ft"] if e else None, distance_ft=distance[n]))
-    return steps
+            distance[c] = distance[n] + (via[c]["length_ft"] or 0.0)
+    return [Step(order=i, structure=n, kind=net.structures[n].kind, branch=branch[n],
+                 via=via[n]["id"] if n in via else None, from_structure=parent[n],
+                 pipe_length_ft=via[n]["length_ft"] if n in via else None, distance_ft=distance[n])
+            for i, n in enumerate(order, start=1)]
 
 
 def total_length_ft(steps: list[Step]) -> float:

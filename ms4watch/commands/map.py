@@ -127,6 +127,9 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
     from ..network.trace import Way, total_length_ft, walk
     settings = settings_or_exit(config, data_dir=data_dir)
     with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
         net = store.load()
     try:
         steps = walk(net, structure, Way.DOWN if down else Way.UP)

@@ -58,6 +58,7 @@ def test_reimport_lists_the_changes(town: Path):
 
 
 def test_trace_up_and_down(town: Path):
+    assert "no map imported yet" in run("trace", "OF-1", data=town / "data", ok=False).stdout
     run("import", str(town / "mapping.yaml"), data=town / "data")
     lines = run("trace", "OF-1", data=town / "data").stdout.splitlines()
     assert lines[0] == "upstream of OF-1: 7 structures, 2,000 ft of pipe"

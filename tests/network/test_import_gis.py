@@ -150,13 +150,15 @@ def test_a_shapefile_without_prj_needs_the_crs_in_the_mapping(synthetic):
     assert by_kind(got.findings, "unconnected_end") == ["P-6"]
 
 
-def test_a_geopackage_layer_reads_like_the_geojson(synthetic):
-    """Write both layers to one GeoPackage with pyogrio (State Plane, EPSG:2263) and map it."""
-    gpkg = synthetic.parent / "town.gpkg"
-    for layer, name in (("Structures", "structures.geojson"), ("Pipes", "pipes.geojson")):
-        _write(gpkg, synthetic.parent / name, "GPKG", "EPSG:2263", layer)
-    text = synthetic.read_text().replace("file: structures.geojson", "file: town.gpkg\n  layer: Structures") \
-                                .replace("file: pipes.geojson", "file: town.gpkg\n  layer: Pipes")
+@pytest.mark.parametrize("driver, name", [("GPKG", "town.gpkg"), ("OpenFileGDB", "town.gdb")])
+def test_a_geopackage_or_geodatabase_reads_like_the_geojson(synthetic, driver, name):
+    """Write both layers to one GeoPackage / file geodatabase with pyogrio (State Plane,
+    EPSG:2263) and map its layers."""
+    target = synthetic.parent / name
+    for layer, source in (("Structures", "structures.geojson"), ("Pipes", "pipes.geojson")):
+        _write(target, synthetic.parent / source, driver, "EPSG:2263", layer)
+    text = synthetic.read_text().replace("file: structures.geojson", f"file: {name}\n  layer: Structures") \
+                                .replace("file: pipes.geojson", f"file: {name}\n  layer: Pipes")
     synthetic.write_text(text)
     got = import_map(synthetic)
     assert len(got.network.structures) == 10 and len(got.network.conveyances) == 10

@@ -106,3 +106,12 @@ def test_a_bad_number_names_file_line_and_field(tmp_path: Path):
     inp.write_text(MINI.replace("C2  J2  O1  50 ", "C2  J2  O1  fifty "))
     with pytest.raises(NetworkError, match=r"bad.inp:12: \[CONDUITS\] C2: Length 'fifty' is not a number"):
         import_map(inp)
+
+
+def test_a_mapping_file_gives_a_models_crs_and_receiving_waters(tmp_path: Path):
+    import shutil
+    shutil.copy(EXAMPLE1, tmp_path / "Example1.inp")
+    (tmp_path / "model.yaml").write_text("swmm: Example1.inp\ncrs: EPSG:2263\nreceiving_waters: {'18': Bronx River}\n")
+    got = import_map(tmp_path / "model.yaml")
+    assert got.georeferenced and got.network.structures["18"].receiving_water == "Bronx River"
+    assert not [f for f in got.findings if f.kind == "no_receiving_water"]

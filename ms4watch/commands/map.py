@@ -143,3 +143,25 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
         typer.echo(f"{s.order:>3}  {s.branch:<8} {s.structure:<14} {s.kind.value:<12} {s.via or '':<10} "
                    f"{s.from_structure or '':<12} {_ft(s.pipe_length_ft) if s.via else '':>9} "
                    f"{_ft(s.distance_ft):>11}")
+
+
+@app.command("export")
+def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file per layer), .gpkg, .kml, .shp…"),
+            outfalls: bool = typer.Option(False, "--outfalls", help="the outfalls only"),
+            municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+            config: Optional[Path] = config_option()) -> None:
+    """The kept network as GIS layers in WGS 84 (structures and conveyances)."""
+    from ..contract.errors import Ms4Error
+    from ..network.export import export
+    from ..network.store import NetworkStore
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        net = store.load()
+    try:
+        for path in export(net, out, outfalls_only=outfalls):
+            typer.echo(f"wrote {path}")
+    except Ms4Error as e:
+        _fail(e)

@@ -85,3 +85,12 @@ def test_swmm_model_and_a_bad_file(tmp_path: Path):
     bad = tmp_path / "bad.inp"
     bad.write_text("[JUNCTIONS]\nJ1 high\n")
     assert "bad.inp:2: [JUNCTIONS] J1: Elevation 'high' is not a number" in run("import", str(bad), data=tmp_path, ok=False).stderr
+
+
+def test_export_the_outfalls_as_kml(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("export", str(town / "of.kml"), "--outfalls", data=town / "data").stdout
+    assert out.strip() == f"wrote {town / 'of.kml'}"
+    kml = (town / "of.kml").read_text()
+    assert "<name>OF-1</name>" in kml and "<name>OF-2</name>" in kml and "MH-1" not in kml
+    assert "exists" in run("export", str(town / "of.kml"), data=town / "data", ok=False).stderr

@@ -165,3 +165,30 @@ def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file
             typer.echo(f"wrote {path}")
     except Ms4Error as e:
         _fail(e)
+
+
+@app.command("bisect")
+def bisect(outfall: str = typer.Argument(..., help="the outfall where the dry-weather flow was found"),
+           flow: list[str] = typer.Option([], "--flow", help="a structure opened where the flow was seen (repeat)"),
+           no_flow: list[str] = typer.Option([], "--no-flow", help="a structure opened and found dry (repeat)"),
+           municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+           config: Optional[Path] = config_option()) -> None:
+    """The next structure to open: the one that halves the pipe length still suspect."""
+    from ..network.bisect import plan
+    from ..network.errors import NetworkError
+    from ..network.store import NetworkStore
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        net = store.load()
+    try:
+        p = plan(net, outfall, flow, no_flow)
+    except NetworkError as e:
+        _fail(e)
+    typer.echo(f"suspect: {len(p.suspect_pipes)} pipes, {_ft(p.suspect_length_ft)}: {', '.join(sorted(p.suspect_pipes))}")
+    if p.next_structure is None:
+        typer.echo("no structure splits it further: walk these pipes")
+    else:
+        typer.echo(f"open next: {p.next_structure} ({_ft(p.next_splits_ft)} of the suspect pipe drains to it)")

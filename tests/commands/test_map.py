@@ -94,3 +94,14 @@ def test_export_the_outfalls_as_kml(town: Path):
     kml = (town / "of.kml").read_text()
     assert "<name>OF-1</name>" in kml and "<name>OF-2</name>" in kml and "MH-1" not in kml
     assert "exists" in run("export", str(town / "of.kml"), data=town / "data", ok=False).stderr
+
+
+def test_bisect_names_the_next_structure(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    # upstream of OF-1: P-1 300, P-3 200, P-2 400, P-4 300, P-5 200, P-9 400, P-7 200, P-8 200 = 2,200 ft;
+    # draining to MH-2: P-4, P-5, P-9, P-7, P-8 = 1,300 (|1300-1100| = 200); to MH-4: P-7, P-8 = 400;
+    # to MH-1: 1,900. MH-2 is nearest half.
+    out = run("bisect", "OF-1", data=town / "data").stdout
+    assert "suspect: 8 pipes, 2,200 ft" in out and "open next: MH-2 (1,300 ft" in out
+    out = run("bisect", "OF-1", "--no-flow", "MH-2", data=town / "data").stdout
+    assert "suspect: 3 pipes, 900 ft: P-1, P-2, P-3" in out and "open next: MH-1 (600 ft" in out

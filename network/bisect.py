@@ -53,18 +53,45 @@ def plan(net: Network, outfall: str, flow: list[str] = (), no_flow: list[str] = 
     for m in no_flow:
         suspect -= draining_to(m)
     total = sum(length[e] for e in suspect)
-    nodes = {u for u, _ in suspect} | {v for _, v in suspect}
     depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
+    opened = {outfall, *flow, *no_flow}
+    parts = _parts_forest(suspect, length) or {
+        m: (sum(length[e] for e in part), len(part))
+        for m in {u for u, _ in suspect} | {v for _, v in suspect}
+        for part in [draining_to(m) & suspect]}
     best: tuple[float, int, str] | None = None
     best_part = None
-    for m in nodes:
-        if m == outfall or m in flow or m in no_flow:
+    for m, (part_ft, count) in parts.items():
+        if m in opened or count == 0 or count == len(suspect):
             continue
-        part = draining_to(m) & suspect
-        if not part or part == suspect:
-            continue
-        part_ft = sum(length[e] for e in part)
         key = (abs(part_ft - total / 2), depth.get(m, 0), m)
         if best is None or key < best:
             best, best_part = key, part_ft
     return Plan(frozenset(ids[e] for e in suspect), total, best[2] if best else None, best_part)
+
+
+def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
+    """Each structure's part (pipe length draining to it, and the number of pipes) in one
+    pass, when the suspect reach, its loops each taken as one node, is a forest: every
+    structure drains on by at most one path (the usual storm sewer). None otherwise: the
+    caller counts each structure's ancestors instead."""
+    import networkx as nx
+    h = nx.DiGraph()
+    h.add_edges_from(suspect)
+    c = nx.condensation(h)
+    if any(d > 1 for _, d in c.out_degree()):
+        return None
+    member = c.graph["mapping"]                        # structure -> its loop (or itself)
+    own: dict[int, list] = {n: [0.0, 0] for n in c}    # pipes inside a loop drain to all of it
+    into: dict[int, list] = {n: [0.0, 0] for n in c}
+    for u, v in suspect:
+        target = own if member[u] == member[v] else into
+        target[member[v]][0] += length[(u, v)]
+        target[member[v]][1] += 1
+    drained: dict[int, tuple[float, int]] = {}
+    for n in nx.topological_sort(c):                   # upstream first
+        ft, k = own[n][0] + into[n][0], own[n][1] + into[n][1]
+        for p in c.predecessors(n):
+            ft, k = ft + drained[p][0], k + drained[p][1]
+        drained[n] = (ft, k)
+    return {m: drained[member[m]] for m in member}

@@ -47,3 +47,35 @@ def test_a_loop_counts_everything_that_can_drain_to_a_structure():
 def test_unknown_structures_are_refused():
     with pytest.raises(NetworkError, match="no structure 'Q'"):
         plan(CHAIN, "O", flow=["Q"])
+
+
+def test_a_structure_draining_two_ways_is_counted_by_its_ancestors():
+    #   B drains to both A and C (an overflow), A and C to O. Not a forest: counted exactly.
+    split = net([("p1", "A", "O", 100), ("p2", "C", "O", 100), ("p3", "B", "A", 100), ("p4", "B", "C", 100),
+                 ("p5", "D", "B", 200)])
+    p = plan(split, "O")
+    # total 600, half 300: draining to B: p5 (200); to A: p3, p5 (300); to C: p4, p5 (300)
+    assert (p.suspect_length_ft, p.next_structure, p.next_splits_ft) == (600, "A", 300)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_one_pass_parts_agree_with_counting_ancestors(seed):
+    """Random trees with a few pipes drawn back (loops): the forest pass gives each
+    structure the same part as counting its ancestors."""
+    import random
+
+    import networkx as nx
+
+    from ms4watch.network.bisect import _parts_forest
+    rnd = random.Random(seed)
+    pipes = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
+             for i in range(1, 40)]
+    pipes += [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(pipes, 3))]
+    g = net(pipes, outfalls=("N0",)).graph()
+    length = {(u, v): d["length_ft"] for u, v, d in g.edges(data=True)}
+    suspect = set(length)
+    fast = _parts_forest(suspect, length)
+    assert fast is not None
+    for m in g:
+        part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
+        assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m

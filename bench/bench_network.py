@@ -4,7 +4,7 @@ peer measured in the same run.
     python bench/bench_network.py [--structures 10000] [--repeat 3]
 
 Prints figures; asserts nothing. Targets (issue 24): import of 20,000 structures and pipes
-under 10 s; the upstream trace on that network under 50 ms.
+under 10 s; the upstream trace and the next bisection point on that network under 50 ms.
 
 The network: ``--structures`` manholes on a grid in NY State Plane Long Island (EPSG:2263,
 US feet), 200 ft apart, each draining west along its row and the first column draining
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from ms4watch.network.importer import import_map
+from ms4watch.network.bisect import plan
 from ms4watch.network.trace import Way, walk
 
 
@@ -80,6 +81,9 @@ def main() -> None:
           f"(the graph, built once per network: {t_graph * 1000:.1f} ms); networkx bfs_tree alone "
           f"{t_peer * 1000:.1f} ms, ratio {t_trace / t_peer:.1f}x  [target: < 50 ms]")
     print(f"  structures reached: ours {len(steps)}, networkx {len(order)}")
+    t_plan, p = best(lambda: plan(net, "OF-1"), a.repeat)
+    print(f"next bisection point: {p.next_structure} ({p.next_splits_ft:,.0f} of {p.suspect_length_ft:,.0f} ft) "
+          f"in {t_plan * 1000:.1f} ms  [target: < 50 ms]")
 
 
 if __name__ == "__main__":

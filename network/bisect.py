@@ -53,21 +53,51 @@ def plan(net: Network, outfall: str, flow: list[str] = (), no_flow: list[str] = 
     for m in no_flow:
         suspect -= draining_to(m)
     total = sum(length[e] for e in suspect)
-    depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
     opened = {outfall, *flow, *no_flow}
-    parts = _parts_forest(suspect, length) or {
+    parts = _parts_tree(suspect, length) or _parts_forest(suspect, length) or {
         m: (sum(length[e] for e in part), len(part))
         for m in {u for u, _ in suspect} | {v for _, v in suspect}
         for part in [draining_to(m) & suspect]}
-    best: tuple[float, int, str] | None = None
-    best_part = None
-    for m, (part_ft, count) in parts.items():
-        if m in opened or count == 0 or count == len(suspect):
-            continue
-        key = (abs(part_ft - total / 2), depth.get(m, 0), m)
-        if best is None or key < best:
-            best, best_part = key, part_ft
-    return Plan(frozenset(ids[e] for e in suspect), total, best[2] if best else None, best_part)
+    scored = [(abs(part_ft - total / 2), m, part_ft) for m, (part_ft, count) in parts.items()
+              if m not in opened and 0 < count < len(suspect)]
+    if not scored:
+        return Plan(frozenset(ids[e] for e in suspect), total, None, None)
+    least = min(score for score, _, _ in scored)
+    tied = [(m, part_ft) for score, m, part_ft in scored if score == least]
+    if len(tied) > 1:                                  # the nearer the outfall, then the id
+        depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
+        tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
+    return Plan(frozenset(ids[e] for e in suspect), total, tied[0][0], tied[0][1])
+
+
+def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
+    """The one-pass count of :func:`_parts_forest` on plain dictionaries, for a reach with
+    no loop and no structure draining two ways (fast); None otherwise."""
+    down: dict[str, str] = {}
+    waiting: dict[str, int] = {}                       # pipes into a structure not yet summed
+    for u, v in suspect:
+        if u in down:
+            return None
+        down[u] = v
+        waiting[v] = waiting.get(v, 0) + 1
+        waiting.setdefault(u, 0)
+    drained = {n: [0.0, 0] for n in waiting}
+    ready = [n for n, k in waiting.items() if k == 0]
+    done = 0
+    while ready:
+        n = ready.pop()
+        done += 1
+        v = down.get(n)
+        if v is not None:
+            d = drained[v]
+            d[0] += drained[n][0] + length[(n, v)]
+            d[1] += drained[n][1] + 1
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    if done != len(waiting):                           # a loop: its structures never became ready
+        return None
+    return {n: (d[0], d[1]) for n, d in drained.items()}
 
 
 def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

@@ -66,16 +66,19 @@ def test_the_one_pass_parts_agree_with_counting_ancestors(seed):
 
     import networkx as nx
 
-    from ms4watch.network.bisect import _parts_forest
+    from ms4watch.network.bisect import _parts_forest, _parts_tree
     rnd = random.Random(seed)
-    pipes = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
-             for i in range(1, 40)]
-    pipes += [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(pipes, 3))]
-    g = net(pipes, outfalls=("N0",)).graph()
-    length = {(u, v): d["length_ft"] for u, v, d in g.edges(data=True)}
-    suspect = set(length)
-    fast = _parts_forest(suspect, length)
-    assert fast is not None
-    for m in g:
-        part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
-        assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m
+    tree = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
+            for i in range(1, 40)]
+    looped = tree + [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(tree, 3))]
+    for pipes, fast_ones in ((tree, (_parts_tree, _parts_forest)), (looped, (_parts_forest,))):
+        g = net(pipes, outfalls=("N0",)).graph()
+        length = {(u, v): d["length_ft"] for u, v, d in g.edges(data=True)}
+        suspect = set(length)
+        for one_pass in fast_ones:
+            fast = one_pass(suspect, length)
+            assert fast is not None
+            for m in g:
+                part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
+                assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m
+    assert _parts_tree(suspect, length) is None         # the looped network

@@ -63,9 +63,17 @@ def build(raw: RawMap, tolerance_ft: float, direction: str = "drawing") -> tuple
     snapper = _Snapper(raw.structures, tolerance_ft)
     for line in raw.lines:
         start, end = line.start_node, line.end_node
-        if start is None and end is None and line.coords:
-            start = _snap(snapper, line, 0, "start", tolerance_ft, findings)
-            end = _snap(snapper, line, -1, "end", tolerance_ft, findings)
+        for which, named in (("start", start), ("end", end)):
+            if named is not None and named not in net.structures:
+                findings.append(Finding("unconnected_end", line.id, f"pipe {line.id}: its {which} names structure "
+                                        f"{named}, which the map does not have"))
+        start = start if start in net.structures else None
+        end = end if end in net.structures else None
+        if line.snap_ends and line.coords:
+            if start is None and line.start_node is None:
+                start = _snap(snapper, line, 0, "start", tolerance_ft, findings)
+            if end is None and line.end_node is None:
+                end = _snap(snapper, line, -1, "end", tolerance_ft, findings)
         s_inv = line.start_invert_ft if line.start_invert_ft is not None else _invert(net, start)
         e_inv = line.end_invert_ft if line.end_invert_ft is not None else _invert(net, end)
         reverse, source = False, DirectionSource.DRAWING

@@ -175,4 +175,6 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             end_invert_ft=None if e_inv is None else e_inv * elev,
             length_ft=None if length is None else length * TO_FT[spec.length_unit],
             diameter_in=None if dia is None else dia * TO_IN[spec.diameter_unit],
-            material=_text(row, spec.material, where), flow=flow, source=where))
+            material=_text(row, spec.material, where), flow=flow, source=where,
+            start_node=_text(row, spec.start_structure, where), end_node=_text(row, spec.end_structure, where),
+            snap_ends=True))

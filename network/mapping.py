@@ -48,6 +48,8 @@ class ConveyanceLayer(_Strict):
     type: str | None = None
     types: dict[str, ConveyanceKind] = Field(default_factory=dict)
     default_type: ConveyanceKind = ConveyanceKind.PIPE
+    start_structure: str | None = None           # the structure id at the line's first vertex; default: snapped
+    end_structure: str | None = None             # the structure id at its last vertex
     start_invert: str | None = None              # invert at the line's first vertex
     end_invert: str | None = None                # invert at its last vertex
     diameter: str | None = None

@@ -14,8 +14,9 @@ class RawLine:
     id: str
     kind: ConveyanceKind
     coords: tuple[tuple[float, float], ...]       # lon, lat in drawn order; () when the source has none
-    start_node: str | None = None                 # named ends (SWMM); None: snap the drawn ends
+    start_node: str | None = None                 # named ends (SWMM, or the map's fields)
     end_node: str | None = None
+    snap_ends: bool = False                       # an end not named is found by snapping its drawn end
     start_invert_ft: float | None = None
     end_invert_ft: float | None = None
     length_ft: float | None = None

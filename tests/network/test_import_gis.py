@@ -164,3 +164,22 @@ def test_a_geopackage_or_geodatabase_reads_like_the_geojson(synthetic, driver, n
     assert len(got.network.structures) == 10 and len(got.network.conveyances) == 10
     assert by_kind(got.findings, "uphill") == ["P-5", "P-7"]
     assert got.network.conveyances["P-2"].downstream == "MH-1"
+
+
+def test_ends_named_by_the_maps_fields_win_over_snapping(synthetic):
+    folder = synthetic.parent
+    p = json.loads((folder / "pipes.geojson").read_text())
+    ends = {"P-1": ("MH-1", "OF-1"), "P-2": ("MH-2", "MH-1"), "P-6": ("MH-9", "CB-1"), "P-3": (None, None)}
+    for f in p["features"]:
+        start, end = ends.get(f["properties"]["FACILITYID"], (None, None))
+        f["properties"].update(FROM_ID=start, TO_ID=end)
+    (folder / "pipes.geojson").write_text(json.dumps(p))
+    synthetic.write_text(synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 0.5")
+                         + "  start_structure: FROM_ID\n  end_structure: TO_ID\n")
+    got = import_map(synthetic)
+    net = got.network
+    assert net.conveyances["P-2"].downstream == "MH-1"          # drawn 0.9 ft off, named: joined
+    assert (net.conveyances["P-3"].upstream, net.conveyances["P-3"].downstream) == ("CB-1", "MH-1")  # snapped
+    p6 = [f.message for f in got.findings if f.feature == "P-6"]
+    assert p6 == ["pipe P-6: its start names structure MH-9, which the map does not have"]
+    assert net.conveyances["P-6"].upstream is None and net.conveyances["P-6"].downstream == "CB-1"

@@ -112,8 +112,31 @@ def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = 
         up = walk(net, s.id, Way.UP)
         typer.echo(f"outfall {s.id} to {s.receiving_water or '(no receiving water)'}: {len(up) - 1} structures "
                    f"upstream, {_ft(total_length_ft(up))} of pipe")
+    registry = _registry(settings, municipality)
+    if registry is not None:
+        from ..network.monitored import How, attach
+        for a in attach(net, [(o.id, o.lat, o.lon) for o in registry.outfalls]):
+            where = {How.ID: f"on the map as {a.map_id}",
+                     How.POSITION: f"on the map as {a.map_id} ({_ft(a.distance_ft)} away; ids differ)",
+                     How.MISSING: "not on the map"}[a.how]
+            typer.echo(f"monitored outfall {a.registry_id}: {where}")
     for f in findings:
         typer.echo(f"  {f.kind}: {f.message}")
+
+
+def _registry(settings: "Settings", municipality: Optional[str]):
+    """The town's registry when the settings name one (its monitored outfalls), else None."""
+    from ..contract.errors import Ms4Error
+    from ..contract.registry import load_registry
+    paths = list(settings.registries) or ([settings.registry] if settings.registry else [])
+    for path in paths:
+        try:
+            reg = load_registry(path)
+        except (Ms4Error, OSError) as e:
+            _fail(e)
+        if municipality is None or reg.municipality == municipality:
+            return reg
+    return None
 
 
 @app.command("trace")

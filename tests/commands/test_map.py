@@ -15,8 +15,8 @@ import pytest
 TESTDATA = Path(__file__).resolve().parents[1] / "network" / "testdata"
 
 
-def run(*args: str, data: Path, ok: bool = True) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")}
+def run(*args: str, data: Path, ok: bool = True, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")} | extra_env
     proc = subprocess.run([sys.executable, "-m", "ms4watch", "map", *args, "--data-dir", str(data)],
                           capture_output=True, text=True, env=env, timeout=60)
     assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
@@ -105,3 +105,16 @@ def test_bisect_names_the_next_structure(town: Path):
     assert "suspect: 8 pipes, 2,200 ft" in out and "open next: MH-2 (1,300 ft" in out
     out = run("bisect", "OF-1", "--no-flow", "MH-2", data=town / "data").stdout
     assert "suspect: 3 pipes, 900 ft: P-1, P-2, P-3" in out and "open next: MH-1 (600 ft" in out
+
+
+def test_show_attaches_the_registrys_monitored_outfalls(town: Path):
+    registry = town / "sites.yaml"
+    registry.write_text("municipality: town\nrain_gauges:\n  - {id: RG-1}\noutfalls:\n"
+                        "  - {id: OF-1, name: Main St, rain_gauges: [RG-1]}\n"
+                        "  - {id: DS-7, name: Creek Rd, rain_gauges: [RG-1], lat: 40.7156, lon: -73.9396}\n"
+                        "  - {id: DS-8, name: Elm St, rain_gauges: [RG-1]}\n")
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("show", data=town / "data", MS4WATCH_REGISTRY=str(registry)).stdout
+    assert "monitored outfall OF-1: on the map as OF-1" in out
+    assert "monitored outfall DS-7: on the map as OF-2 (" in out and "ids differ" in out
+    assert "monitored outfall DS-8: not on the map" in out

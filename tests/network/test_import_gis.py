@@ -183,3 +183,10 @@ def test_ends_named_by_the_maps_fields_win_over_snapping(synthetic):
     p6 = [f.message for f in got.findings if f.feature == "P-6"]
     assert p6 == ["pipe P-6: its start names structure MH-9, which the map does not have"]
     assert net.conveyances["P-6"].upstream is None and net.conveyances["P-6"].downstream == "CB-1"
+
+
+def test_the_sample_mapping_file_is_valid():
+    from ms4watch.network.mapping import load_mapping
+    sample = Path(__file__).resolve().parents[2] / "network" / "sample-mapping.yaml"
+    m = load_mapping(sample)
+    assert m.structures.types["OF"] is StructureKind.OUTFALL and m.pipes.start_structure == "UPSTREAMID"

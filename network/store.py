@@ -70,6 +70,11 @@ def _show(v: object) -> str:
     return "none" if v is None else str(v)
 
 
+def has_map(folder: Path) -> bool:
+    """Whether a map was ever imported into ``folder`` (without creating anything)."""
+    return (folder / FILENAME).is_file()
+
+
 class NetworkStore:
     def __init__(self, folder: Path):
         self.path = folder / FILENAME

@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..contract.yamlfile import load_yaml_model
 from .model import ConveyanceKind, StructureKind
@@ -29,6 +29,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _codes_as_text(v: object) -> object:
+    """A town's codes may be numbers (``{1: manhole}``); the layer's values are compared as text."""
+    return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+
+
 class StructureLayer(_Strict):
     file: Path
     layer: str | None = None                     # GeoPackage / geodatabase layer; default the first
@@ -39,6 +44,8 @@ class StructureLayer(_Strict):
     invert: str | None = None
     rim: str | None = None
     receiving_water: str | None = None
+
+    _codes = field_validator("types", mode="before")(_codes_as_text)
 
 
 class ConveyanceLayer(_Strict):
@@ -59,6 +66,8 @@ class ConveyanceLayer(_Strict):
     length_unit: LengthUnit = "ft"
     flow_direction: str | None = None
     flow_directions: dict[str, FlowDirection] = Field(default_factory=dict)
+
+    _codes = field_validator("types", "flow_directions", mode="before")(_codes_as_text)
 
     @model_validator(mode="after")
     def _directions(self) -> "ConveyanceLayer":

@@ -114,8 +114,9 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
 
     xsections = {r.fields[0]: r for r in secs.get("XSECTIONS", [])}
     seen_links: set[str] = set()
-    for section, kind in LINK_SECTIONS.items():
+    for section, section_kind in LINK_SECTIONS.items():
         for r in secs.get(section, []):
+            kind = section_kind
             if len(r.fields) < 3:
                 raise NetworkError(f"{where}:{r.line}: [{section}] {r.fields[0]}: expected name, from node, to node")
             name, a, b = r.fields[:3]
@@ -144,7 +145,6 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                 id=lid, kind=kind, coords=line_coords, start_node=a if a in inverts else None,
                 end_node=b if b in inverts else None, start_invert_ft=a_inv, end_invert_ft=b_inv,
                 length_ft=length, diameter_in=diameter, source=f"{where}:{r.line}"))
-            kind = LINK_SECTIONS[section]
 
     for section, rows in secs.items():
         if section not in READ and rows:

@@ -190,3 +190,16 @@ def test_the_sample_mapping_file_is_valid():
     sample = Path(__file__).resolve().parents[2] / "network" / "sample-mapping.yaml"
     m = load_mapping(sample)
     assert m.structures.types["OF"] is StructureKind.OUTFALL and m.pipes.start_structure == "UPSTREAMID"
+
+
+def test_numeric_codes_in_the_layer_and_the_mapping(synthetic):
+    codes = {"OF": 3, "MH": 1, "CB": 2}
+    s = json.loads((synthetic.parent / "structures.geojson").read_text())
+    for f in s["features"]:
+        f["properties"]["TYPE"] = codes[f["properties"]["TYPE"]]           # an integer field
+    (synthetic.parent / "structures.geojson").write_text(json.dumps(s))
+    synthetic.write_text(synthetic.read_text().replace("types: {OF: outfall, MH: manhole, CB: catch_basin}",
+                                                       "types: {3: outfall, 1: manhole, 2: catch_basin}"))
+    got = import_map(synthetic)
+    assert got.network.structures["OF-1"].kind is StructureKind.OUTFALL
+    assert not [f for f in got.findings if f.kind == "unknown_type"]

@@ -120,6 +120,13 @@ def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = 
                      How.POSITION: f"on the map as {a.map_id} ({_ft(a.distance_ft)} away; ids differ)",
                      How.MISSING: "not on the map"}[a.how]
             typer.echo(f"monitored outfall {a.registry_id}: {where}")
+        from ..network.monitored import site_drainage
+        for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in registry.construction_sites]):
+            if d.inlet is None:
+                typer.echo(f"construction site {d.site_id}: no catch basin or inlet near it on the map")
+            else:
+                typer.echo(f"construction site {d.site_id}: nearest inlet {d.inlet} ({_ft(d.distance_ft)}), drains to "
+                           f"{', '.join(d.outfalls) or 'no outfall'}")
     for f in findings:
         typer.echo(f"  {f.kind}: {f.message}")
 

@@ -112,9 +112,13 @@ def test_show_attaches_the_registrys_monitored_outfalls(town: Path):
     registry.write_text("municipality: town\nrain_gauges:\n  - {id: RG-1}\noutfalls:\n"
                         "  - {id: OF-1, name: Main St, rain_gauges: [RG-1]}\n"
                         "  - {id: DS-7, name: Creek Rd, rain_gauges: [RG-1], lat: 40.7156, lon: -73.9396}\n"
-                        "  - {id: DS-8, name: Elm St, rain_gauges: [RG-1]}\n")
+                        "  - {id: DS-8, name: Elm St, rain_gauges: [RG-1]}\n"
+                        "construction_sites:\n"
+                        "  - {id: CS-7, name: Mill Lofts, rain_gauges: [RG-1], active_from: 2026-05-01,"
+                        " lat: 40.71738, lon: -73.94318}\n")
     run("import", str(town / "mapping.yaml"), data=town / "data")
     out = run("show", data=town / "data", MS4WATCH_REGISTRY=str(registry)).stdout
     assert "monitored outfall OF-1: on the map as OF-1" in out
     assert "monitored outfall DS-7: on the map as OF-2 (" in out and "ids differ" in out
     assert "monitored outfall DS-8: not on the map" in out
+    assert "construction site CS-7: nearest inlet CB-2 (" in out and "drains to OF-1" in out

@@ -24,3 +24,15 @@ def test_by_id_by_position_or_missing(synthetic):
 def test_a_manhole_of_the_same_id_is_not_an_outfall(synthetic):
     got = attach(import_map(synthetic).network, [("MH-1", None, None)])
     assert got[0].how is How.MISSING
+
+
+def test_a_site_drains_through_its_nearest_inlet_to_the_outfall(synthetic):
+    from ms4watch.network.monitored import site_drainage
+    net = import_map(synthetic).network
+    to_ll = Transformer.from_crs("EPSG:2263", "EPSG:4326", always_xy=True)
+    lon, lat = to_ll.transform(1000050, 201080)               # 94 ftUS from CB-2 (1000000, 201000)
+    far_lon, far_lat = to_ll.transform(1003000, 205000)
+    got = site_drainage(net, [("CS-1", lat, lon), ("CS-2", far_lat, far_lon), ("CS-3", None, None)])
+    assert [(g.site_id, g.inlet, g.outfalls) for g in got] == [
+        ("CS-1", "CB-2", ("OF-1",)), ("CS-2", None, ()), ("CS-3", None, ())]
+    assert got[0].distance_ft == pytest.approx((50 ** 2 + 80 ** 2) ** 0.5, rel=1e-3)

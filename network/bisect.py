@@ -16,6 +16,7 @@ agreement X-82907801-0. Choosing the manhole by halving the suspect pipe length 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import NetworkError
@@ -30,7 +31,7 @@ class Plan:
     next_splits_ft: float | None     # suspect length draining to the next structure
 
 
-def plan(net: Network, outfall: str, flow: list[str] = (), no_flow: list[str] = ()) -> Plan:
+def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = ()) -> Plan:
     """The suspect reach after the observations (each structure opened: flow seen or not)
     and the next structure to open."""
     import networkx as nx

@@ -39,5 +39,6 @@ def import_map(source: Path, crs: str | None = None) -> Imported:
     raw = read_swmm(mapping.swmm, mapping) if mapping.swmm is not None else read_gis(mapping)
     net, findings = build(raw, mapping.snap_tolerance_ft, mapping.direction)
     if len(net.structures) != len(raw.structures) or len(net.conveyances) != len(raw.lines):
-        raise AssertionError("a feature was lost between reading and building")   # never silently
+        raise NetworkError(f"{source}: {len(raw.structures)} structures and {len(raw.lines)} conveyances read, "
+                           f"{len(net.structures)} and {len(net.conveyances)} built: a feature was lost")
     return Imported(net, findings + check(net), raw.georeferenced, len(raw.lines), len(raw.structures))

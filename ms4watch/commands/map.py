@@ -74,7 +74,11 @@ def import_(
         typer.echo("no coordinate system: positions kept in the model's own coordinates (give --crs to place them)")
     for f in got.findings:
         typer.echo(f"  {f.kind}: {f.message}")
-    typer.echo(f"{len(got.findings)} findings" if got.findings else "no findings")
+    counts: dict[str, int] = {}
+    for f in got.findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    typer.echo(f"{len(got.findings)} findings ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"
+               if got.findings else "no findings")
     if dry_run:
         return
     settings = settings_or_exit(config, data_dir=data_dir)

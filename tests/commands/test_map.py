@@ -38,6 +38,7 @@ def test_import_prints_what_it_read_and_could_not_connect(town: Path):
     assert "uphill: pipe P-5 flows uphill by its inverts" in out
     assert "loop: flow can circle through MH-4, MH-5" in out
     assert "no_receiving_water: outfall OF-2 has no receiving water" in out
+    assert "5 findings (1 loop, 1 no_receiving_water, 1 unconnected_end, 2 uphill)" in out
     assert "20 added, 0 removed, 0 changes" in out
     assert (town / "data" / "network.db").exists()
 

@@ -29,6 +29,7 @@ COMMANDS = {
     "broker-config": "broker_config",
     "rejected": "rejected",
     "report": "report",
+    "map": "map",
 }
 
 

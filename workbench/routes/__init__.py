@@ -3,7 +3,8 @@ server also has ``lobby.router`` at its root (log in, choose a town)."""
 
 from __future__ import annotations
 
-from . import account, ack, auth, compliance, health, home, incidents, inspections, metrics, outfalls, reports, sms, stations, storms
+from . import (account, ack, auth, compliance, health, home, incidents, inspections, metrics, network, outfalls, reports, sms,
+               stations, storms)
 from .api import compliance as api_compliance
 from .api import incidents as api_incidents
 from .api import inspections as api_inspections
@@ -23,6 +24,7 @@ ROUTERS = [
     inspections.router,
     outfalls.router,
     storms.router,
+    network.router,
     compliance.router,
     reports.router,
     ack.router,

@@ -1,0 +1,228 @@
+"""``ms4watch map import|show|trace`` — the town's storm-sewer map at a terminal.
+
+Kept in ``network.db`` in the town's data folder (``DATA_DIR``, or ``DATA_DIR/<town>/`` in
+a coalition) of the same settings the server reads (``--config``, ``MS4WATCH_*``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ._settings import config_option, settings_or_exit
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+app = typer.Typer(help="The town's storm-sewer map: import it, see what it holds, trace it.", no_args_is_help=True)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="map")
+
+
+def _folder(settings: "Settings", municipality: Optional[str]) -> Path:
+    if municipality:
+        return settings.town_data_dir(municipality)
+    if settings.coalition:
+        raise typer.BadParameter("the settings name a coalition's registries; say which town: --municipality",
+                                 param_hint="--municipality")
+    return settings.data_dir
+
+
+def _fail(e: Exception) -> None:
+    typer.echo(f"error: {e}", err=True)
+    raise typer.Exit(2)
+
+
+def _ft(v: float | None) -> str:
+    return "?" if v is None else f"{v:,.0f} ft"
+
+
+MUNICIPALITY = typer.Option(None, "--municipality", help="Town (a coalition's server); default the one town.")
+DATA_DIR = typer.Option(None, "--data-dir", help="Data folder (default the settings' data_dir).")
+
+
+@app.command("import")
+def import_(
+    source: Path = typer.Argument(..., help="a mapping file (.yaml) naming the town's layers, or an EPA SWMM .inp"),
+    crs: Optional[str] = typer.Option(None, "--crs", help="the coordinate system of a SWMM model's coordinates, "
+                                                          "e.g. EPSG:2263 (SWMM files do not say)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="read and check, keep nothing"),
+    municipality: Optional[str] = MUNICIPALITY,
+    data_dir: Optional[Path] = DATA_DIR,
+    config: Optional[Path] = config_option(),
+) -> None:
+    """Read the map, print what was read and what could not be connected, keep it."""
+    from ..contract.errors import Ms4Error
+    from ..network.importer import import_map
+    from ..network.store import NetworkStore
+    try:
+        got = import_map(source, crs)
+    except Ms4Error as e:
+        _fail(e)
+    net = got.network
+    kinds: dict[str, int] = {}
+    for s in net.structures.values():
+        kinds[s.kind.value] = kinds.get(s.kind.value, 0) + 1
+    typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
+               f"and {got.lines_read} conveyances from {source}")
+    connected = sum(1 for c in net.conveyances.values() if c.upstream and c.downstream)
+    typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends")
+    if not got.georeferenced:
+        typer.echo("no coordinate system: positions kept in the model's own coordinates (give --crs to place them)")
+    for f in got.findings:
+        typer.echo(f"  {f.kind}: {f.message}")
+    counts: dict[str, int] = {}
+    for f in got.findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    typer.echo(f"{len(got.findings)} findings ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"
+               if got.findings else "no findings")
+    if dry_run:
+        return
+    settings = settings_or_exit(config, data_dir=data_dir)
+    try:
+        with NetworkStore(_folder(settings, municipality)) as store:
+            first = store.last_import() is None
+            changes = store.replace(net, got.findings, str(source))
+            path = store.path
+    except Ms4Error as e:
+        _fail(e)
+    if not first:        # on a first import every feature is new: the counts say it
+        for label, items in (("added", changes.added), ("removed", changes.removed), ("changed", changes.changed)):
+            for item in items:
+                typer.echo(f"  {label}: {item}")
+    typer.echo(f"kept in {path}: {len(changes.added)} added, {len(changes.removed)} removed, "
+               f"{len(changes.changed)} changes")
+
+
+@app.command("show")
+def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+         config: Optional[Path] = config_option()) -> None:
+    """The kept network: outfalls, counts, the last import's findings."""
+    from ..network.model import StructureKind
+    from ..network.store import NetworkStore
+    from ..network.trace import Way, total_length_ft, walk
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        last, net, findings = store.last_import(), store.load(), store.findings()
+    if last is None:
+        typer.echo("no map imported yet (ms4watch map import)")
+        raise typer.Exit(1)
+    typer.echo(f"imported {last['at']} from {last['source']}: {last['structures']} structures, "
+               f"{last['conveyances']} conveyances, {last['findings']} findings")
+    for s in sorted((s for s in net.structures.values() if s.kind is StructureKind.OUTFALL), key=lambda s: s.id):
+        up = walk(net, s.id, Way.UP)
+        typer.echo(f"outfall {s.id} to {s.receiving_water or '(no receiving water)'}: {len(up) - 1} structures "
+                   f"upstream, {_ft(total_length_ft(up))} of pipe")
+    registry = _registry(settings, municipality)
+    if registry is not None:
+        from ..network.monitored import How, attach
+        for a in attach(net, [(o.id, o.lat, o.lon) for o in registry.outfalls]):
+            where = {How.ID: f"on the map as {a.map_id}",
+                     How.POSITION: f"on the map as {a.map_id} ({_ft(a.distance_ft)} away; ids differ)",
+                     How.MISSING: "not on the map"}[a.how]
+            typer.echo(f"monitored outfall {a.registry_id}: {where}")
+        from ..network.monitored import site_drainage
+        for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in registry.construction_sites]):
+            if d.inlet is None:
+                typer.echo(f"construction site {d.site_id}: no catch basin or inlet near it on the map")
+            else:
+                typer.echo(f"construction site {d.site_id}: nearest inlet {d.inlet} ({_ft(d.distance_ft)}), drains to "
+                           f"{', '.join(d.outfalls) or 'no outfall'}")
+    for f in findings:
+        typer.echo(f"  {f.kind}: {f.message}")
+
+
+def _registry(settings: "Settings", municipality: Optional[str]):
+    """The town's registry when the settings name one (its monitored outfalls), else None."""
+    from ..contract.errors import Ms4Error
+    from ..contract.registry import load_registry
+    paths = list(settings.registries) or ([settings.registry] if settings.registry else [])
+    for path in paths:
+        try:
+            reg = load_registry(path)
+        except (Ms4Error, OSError) as e:
+            _fail(e)
+        if municipality is None or reg.municipality == municipality:
+            return reg
+    return None
+
+
+@app.command("trace")
+def trace(structure: str = typer.Argument(..., help="an outfall (or any structure) id"),
+          down: bool = typer.Option(False, "--down", help="downstream to the outfall instead of upstream"),
+          municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+          config: Optional[Path] = config_option()) -> None:
+    """The structures upstream of an outfall in the order a crew walks them (or downstream of a structure)."""
+    from ..network.errors import NetworkError
+    from ..network.store import NetworkStore
+    from ..network.trace import Way, total_length_ft, walk
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        net = store.load()
+    try:
+        steps = walk(net, structure, Way.DOWN if down else Way.UP)
+    except NetworkError as e:
+        _fail(e)
+    typer.echo(f"{'downstream' if down else 'upstream'} of {structure}: {len(steps) - 1} structures, "
+               f"{_ft(total_length_ft(steps))} of pipe")
+    typer.echo(f"{'#':>3}  {'branch':<8} {'structure':<14} {'kind':<12} {'via':<10} {'from':<12} "
+               f"{'pipe':>9} {'from start':>11}")
+    for s in steps:
+        typer.echo(f"{s.order:>3}  {s.branch:<8} {s.structure:<14} {s.kind.value:<12} {s.via or '':<10} "
+                   f"{s.from_structure or '':<12} {_ft(s.pipe_length_ft) if s.via else '':>9} "
+                   f"{_ft(s.distance_ft):>11}")
+
+
+@app.command("export")
+def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file per layer), .gpkg, .kml, .shp…"),
+            outfalls: bool = typer.Option(False, "--outfalls", help="the outfalls only"),
+            municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+            config: Optional[Path] = config_option()) -> None:
+    """The kept network as GIS layers in WGS 84 (structures and conveyances)."""
+    from ..contract.errors import Ms4Error
+    from ..network.export import export
+    from ..network.store import NetworkStore
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        net = store.load()
+    try:
+        for path in export(net, out, outfalls_only=outfalls):
+            typer.echo(f"wrote {path}")
+    except Ms4Error as e:
+        _fail(e)
+
+
+@app.command("bisect")
+def bisect(outfall: str = typer.Argument(..., help="the outfall where the dry-weather flow was found"),
+           flow: list[str] = typer.Option([], "--flow", help="a structure opened where the flow was seen (repeat)"),
+           no_flow: list[str] = typer.Option([], "--no-flow", help="a structure opened and found dry (repeat)"),
+           municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
+           config: Optional[Path] = config_option()) -> None:
+    """The next structure to open: the one that halves the pipe length still suspect."""
+    from ..network.bisect import plan
+    from ..network.errors import NetworkError
+    from ..network.store import NetworkStore
+    settings = settings_or_exit(config, data_dir=data_dir)
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        net = store.load()
+    try:
+        p = plan(net, outfall, flow, no_flow)
+    except NetworkError as e:
+        _fail(e)
+    typer.echo(f"suspect: {len(p.suspect_pipes)} pipes, {_ft(p.suspect_length_ft)}: {', '.join(sorted(p.suspect_pipes))}")
+    if p.next_structure is None:
+        typer.echo("no structure splits it further: walk these pipes")
+    else:
+        typer.echo(f"open next: {p.next_structure} ({_ft(p.next_splits_ft)} of the suspect pipe drains to it)")

@@ -1,0 +1,18 @@
+"""Any coordinate system to WGS 84 longitude/latitude, through pyproj."""
+
+from __future__ import annotations
+
+from pyproj import CRS, Transformer
+from pyproj.exceptions import CRSError
+
+from .errors import NetworkError
+
+
+def to_wgs84(source_crs: str, where: str) -> Transformer:
+    """A transformer from ``source_crs`` (EPSG code, WKT, PROJ string) to WGS 84 with
+    longitude first. ``where`` names the file for the error."""
+    try:
+        crs = CRS.from_user_input(source_crs)
+    except CRSError as e:
+        raise NetworkError(f"{where}: crs: {source_crs!r} is not a coordinate system pyproj knows ({e})") from None
+    return Transformer.from_crs(crs, CRS.from_epsg(4326), always_xy=True)

@@ -1,0 +1,180 @@
+"""GIS layers (GeoJSON, Esri shapefile, GeoPackage, file geodatabase: whatever GDAL reads)
+through pyogrio, geometries through shapely, coordinates to WGS 84 through pyproj."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from .crs import to_wgs84
+from .errors import NetworkError
+from .mapping import TO_FT, TO_IN, ConveyanceLayer, Mapping, StructureLayer
+from .model import Finding, Structure
+from .raw import RawLine, RawMap, unique_id
+
+
+def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, list[dict[str, Any]], list[Any]]:
+    """The layer's CRS (as GDAL states it), its attribute rows and shapely geometries (None
+    where a feature has none)."""
+    import pyogrio.raw
+    import shapely
+    from pyogrio.errors import DataLayerError, DataSourceError
+    try:
+        meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
+    except (DataSourceError, DataLayerError) as e:
+        raise NetworkError(f"{where}: cannot read: {e}") from None
+    names = list(meta["fields"])
+    rows = []
+    for i in range(len(fids)):
+        row = {n: _plain(columns[j][i]) for j, n in enumerate(names)}
+        row["__fid__"] = int(fids[i])
+        rows.append(row)
+    shapes = [shapely.from_wkb(g) if g is not None else None for g in geoms]
+    return meta.get("crs"), rows, shapes
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding]) -> float | None:
+    if not field:
+        return None
+    if field not in row:
+        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
+                           f"(it has {', '.join(k for k in row if k != '__fid__')})")
+    v = row[field]
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        findings.append(Finding("bad_value", fid, f"{what} {fid}: {field} = {v!r} is not a number; read as unknown"))
+        return None
+
+
+def _text(row: dict, field: str | None, where: str) -> str | None:
+    if not field:
+        return None
+    if field not in row:
+        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
+                           f"(it has {', '.join(k for k in row if k != '__fid__')})")
+    v = row[field]
+    return None if v is None or str(v).strip() == "" else str(v).strip()
+
+
+def read_gis(mapping: Mapping) -> RawMap:
+    assert mapping.structures is not None and mapping.pipes is not None
+    out = RawMap()
+    _read_structures(mapping, mapping.structures, out)
+    _read_pipes(mapping, mapping.pipes, out)
+    return out
+
+
+def _transformer(crs: str | None, mapping: Mapping, where: str):
+    crs = crs or mapping.crs
+    if crs is None:
+        raise NetworkError(f"{where}: the file names no coordinate system; give one with crs: in the mapping "
+                           "file (e.g. EPSG:2263, NY State Plane Long Island, US feet)")
+    return to_wgs84(crs, where)
+
+
+def _where(file: Path, layer: str | None) -> str:
+    return f"{file}" + (f" (layer {layer})" if layer else "")
+
+
+def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> None:
+    where = _where(spec.file, spec.layer)
+    crs, rows, shapes = read_layer(spec.file, spec.layer, where)
+    tr = _transformer(crs, mapping, where)
+    elev = TO_FT[mapping.elevation_unit]
+    seen: set[str] = set()
+    for row, shape in zip(rows, shapes):
+        fallback = f"{spec.layer or spec.file.stem}#{row['__fid__']}"
+        sid = unique_id(_text(row, spec.id, where), fallback, seen, "structure", out.findings)
+        kind = spec.default_type
+        if spec.type:
+            value = _text(row, spec.type, where)
+            if value is not None and value in spec.types:
+                kind = spec.types[value]
+            else:
+                out.findings.append(Finding("unknown_type", sid, f"structure {sid}: {spec.type} = {value!r} is not in "
+                                            f"the mapping's types; read as {kind.value}"))
+        lon = lat = None
+        if shape is None or shape.is_empty:
+            out.findings.append(Finding("no_geometry", sid, f"structure {sid} has no location; kept, but no pipe "
+                                        "can be connected to it"))
+        else:
+            p = shape.centroid if shape.geom_type != "Point" else shape
+            lon, lat = tr.transform(p.x, p.y)
+        inv = _number(row, spec.invert, sid, "structure", where, out.findings)
+        rim = _number(row, spec.rim, sid, "structure", where, out.findings)
+        out.structures.append(Structure(
+            id=sid, kind=kind, lon=lon, lat=lat,
+            invert_ft=None if inv is None else inv * elev, rim_ft=None if rim is None else rim * elev,
+            receiving_water=_text(row, spec.receiving_water, where), source=where))
+
+
+def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
+    from shapely.ops import linemerge
+    where = _where(spec.file, spec.layer)
+    crs, rows, shapes = read_layer(spec.file, spec.layer, where)
+    tr = _transformer(crs, mapping, where)
+    elev = TO_FT[mapping.elevation_unit]
+    seen: set[str] = set()
+    for row, shape in zip(rows, shapes):
+        fallback = f"{spec.layer or spec.file.stem}#{row['__fid__']}"
+        cid = unique_id(_text(row, spec.id, where), fallback, seen, "pipe", out.findings)
+        kind = spec.default_type
+        if spec.type:
+            value = _text(row, spec.type, where)
+            if value is not None and value in spec.types:
+                kind = spec.types[value]
+            else:
+                out.findings.append(Finding("unknown_type", cid, f"pipe {cid}: {spec.type} = {value!r} is not in the "
+                                            f"mapping's types; read as {kind.value}"))
+        coords: tuple[tuple[float, float], ...] = ()
+        if shape is None or shape.is_empty:
+            out.findings.append(Finding("no_geometry", cid, f"pipe {cid} has no line; kept, unconnected"))
+        else:
+            if shape.geom_type == "MultiLineString":
+                merged = linemerge(shape)
+                if merged.geom_type != "LineString":
+                    out.findings.append(Finding("multipart", cid, f"pipe {cid} is drawn in {len(shape.geoms)} parts "
+                                                "that do not join; its first part's start and last part's end are "
+                                                "taken as its ends"))
+                    pts = [c for part in shape.geoms for c in part.coords]
+                else:
+                    pts = list(merged.coords)
+            elif shape.geom_type == "LineString":
+                pts = list(shape.coords)
+            else:
+                raise NetworkError(f"{where}: pipe {cid}: a {shape.geom_type}, expected a line")
+            xs, ys = zip(*[(c[0], c[1]) for c in pts])
+            lons, lats = tr.transform(xs, ys)
+            coords = tuple(zip(lons, lats))
+        flow = None
+        if spec.flow_direction:
+            value = _text(row, spec.flow_direction, where)
+            flow = spec.flow_directions.get(value) if value is not None else None
+            if value is not None and flow is None:
+                out.findings.append(Finding("unknown_direction", cid, f"pipe {cid}: {spec.flow_direction} = {value!r} "
+                                            "is not in the mapping's flow_directions; read as unknown"))
+        s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings)
+        e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings)
+        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings)
+        length = _number(row, spec.length, cid, "pipe", where, out.findings)
+        out.lines.append(RawLine(
+            id=cid, kind=kind, coords=coords,
+            start_invert_ft=None if s_inv is None else s_inv * elev,
+            end_invert_ft=None if e_inv is None else e_inv * elev,
+            length_ft=None if length is None else length * TO_FT[spec.length_unit],
+            diameter_in=None if dia is None else dia * TO_IN[spec.diameter_unit],
+            material=_text(row, spec.material, where), flow=flow, source=where,
+            start_node=_text(row, spec.start_structure, where), end_node=_text(row, spec.end_structure, where),
+            snap_ends=True))

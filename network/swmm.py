@@ -1,0 +1,167 @@
+"""EPA SWMM 5 input files (``.inp``): the nodes and links of the drainage network.
+
+A small reader of our own: the maintained PyPI readers (swmmio, which depends on pyswmm
+and the compiled SWMM engine swmm-toolkit) bring a simulation engine to read five tables.
+Format: SWMM 5 User's Manual (EPA/600/R-17/111), Appendix D "Command Line SWMM" — each
+section a ``[NAME]`` line, rows of whitespace-separated fields, ``;`` starts a comment.
+
+Read: [OPTIONS] FLOW_UNITS (US units give feet, SI units metres) and LINK_OFFSETS (DEPTH:
+a link's offsets are heights above its node's invert; ELEVATION: absolute elevations; ``*``
+is the node's invert); [JUNCTIONS] [OUTFALLS] [STORAGE] [DIVIDERS] (name, invert
+elevation); [CONDUITS] (name, from node, to node, length, roughness, in- and out-offset);
+[PUMPS] [ORIFICES] [WEIRS] [OUTLETS] (name, from, to) kept as links so the network is
+whole; [XSECTIONS] (Geom1, the full height: a circular pipe's diameter); [COORDINATES]
+and [VERTICES]. Every other section with rows is reported as not imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .crs import to_wgs84
+from .errors import NetworkError
+from .mapping import Mapping
+from .model import ConveyanceKind, Finding, Structure, StructureKind
+from .raw import RawLine, RawMap, unique_id
+
+US_FLOW_UNITS = {"CFS", "GPM", "MGD"}
+SI_FLOW_UNITS = {"CMS", "LPS", "MLD"}
+NODE_SECTIONS = {"JUNCTIONS": StructureKind.JUNCTION, "OUTFALLS": StructureKind.OUTFALL,
+                 "STORAGE": StructureKind.STORAGE, "DIVIDERS": StructureKind.JUNCTION}
+LINK_SECTIONS = {"CONDUITS": ConveyanceKind.PIPE, "PUMPS": ConveyanceKind.PUMP, "ORIFICES": ConveyanceKind.ORIFICE,
+                 "WEIRS": ConveyanceKind.WEIR, "OUTLETS": ConveyanceKind.OUTLET}
+READ = set(NODE_SECTIONS) | set(LINK_SECTIONS) | {"OPTIONS", "XSECTIONS", "COORDINATES", "VERTICES", "TITLE",
+                                                   "MAP", "TAGS", "REPORT", "SYMBOLS", "LABELS", "BACKDROP"}
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    fields: list[str]
+
+
+def sections(text: str) -> dict[str, list[Row]]:
+    """Each section's rows, comments and blank lines removed; names upper-cased."""
+    out: dict[str, list[Row]] = {}
+    current: list[Row] | None = None
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(";", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = out.setdefault(line[1:-1].strip().upper(), [])
+            continue
+        if current is None:
+            continue                      # text before the first section: not part of the format
+        current.append(Row(n, line.split()))
+    return out
+
+
+def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise NetworkError(f"{where}: cannot read: {e.strerror}") from None
+    secs = sections(text)
+
+    def num(row: Row, i: int, section: str, name: str) -> float:
+        try:
+            return float(row.fields[i])
+        except IndexError:
+            raise NetworkError(f"{where}:{row.line}: [{section}] {row.fields[0]}: {name} is missing") from None
+        except ValueError:
+            raise NetworkError(f"{where}:{row.line}: [{section}] {row.fields[0]}: {name} "
+                               f"{row.fields[i]!r} is not a number") from None
+
+    options = {r.fields[0].upper(): r.fields[1].upper() for r in secs.get("OPTIONS", []) if len(r.fields) > 1}
+    units = options.get("FLOW_UNITS", "CFS")
+    if units not in US_FLOW_UNITS | SI_FLOW_UNITS:
+        raise NetworkError(f"{where}: [OPTIONS] FLOW_UNITS {units!r}: expected one of "
+                           f"{', '.join(sorted(US_FLOW_UNITS | SI_FLOW_UNITS))}")
+    to_ft = 1.0 if units in US_FLOW_UNITS else 1 / 0.3048
+    offsets_are_elevations = options.get("LINK_OFFSETS", "DEPTH") == "ELEVATION"
+
+    out = RawMap(georeferenced=mapping is not None and mapping.crs is not None)
+    tr = to_wgs84(mapping.crs, where) if out.georeferenced else None
+    coords = {r.fields[0]: (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
+              for r in secs.get("COORDINATES", [])}
+    vertices: dict[str, list[tuple[float, float]]] = {}
+    for r in secs.get("VERTICES", []):
+        vertices.setdefault(r.fields[0], []).append((num(r, 1, "VERTICES", "X-Coord"), num(r, 2, "VERTICES", "Y-Coord")))
+    receiving = mapping.receiving_waters if mapping else {}
+
+    def position(xy: tuple[float, float] | None) -> tuple[float | None, float | None]:
+        if xy is None or tr is None:
+            return None, None
+        return tr.transform(*xy)
+
+    seen: set[str] = set()
+    inverts: dict[str, float] = {}
+    for section, kind in NODE_SECTIONS.items():
+        for r in secs.get(section, []):
+            sid = unique_id(r.fields[0], r.fields[0], seen, "node", out.findings)
+            inv = num(r, 1, section, "Elevation") * to_ft
+            inverts[sid] = inv
+            xy = coords.get(r.fields[0])
+            if xy is None:
+                out.findings.append(Finding("no_geometry", sid, f"node {sid} ({where}:{r.line}) has no [COORDINATES]"))
+            lon, lat = position(xy)
+            out.structures.append(Structure(
+                id=sid, kind=kind, lon=lon, lat=lat, x=xy[0] if xy else None, y=xy[1] if xy else None,
+                invert_ft=inv, receiving_water=receiving.get(sid), source=f"{where}:{r.line}"))
+
+    xsections = {r.fields[0]: r for r in secs.get("XSECTIONS", [])}
+    seen_links: set[str] = set()
+    for section, section_kind in LINK_SECTIONS.items():
+        for r in secs.get(section, []):
+            kind = section_kind
+            if len(r.fields) < 3:
+                raise NetworkError(f"{where}:{r.line}: [{section}] {r.fields[0]}: expected name, from node, to node")
+            name, a, b = r.fields[:3]
+            lid = unique_id(name, name, seen_links, "link", out.findings)
+            length = diameter = None
+            a_inv, b_inv = inverts.get(a), inverts.get(b)
+            if section == "CONDUITS":
+                length = num(r, 3, section, "Length") * to_ft
+                a_inv = _offset(r, 5, a_inv, offsets_are_elevations, to_ft, where, section)
+                b_inv = _offset(r, 6, b_inv, offsets_are_elevations, to_ft, where, section)
+            xs = xsections.get(name)
+            if xs is not None and len(xs.fields) > 2:
+                diameter = num(xs, 2, "XSECTIONS", "Geom1") * to_ft * 12
+                if xs.fields[1].upper() in {"TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "IRREGULAR",
+                                            "RECT_OPEN", "POWER"} and kind is ConveyanceKind.PIPE:
+                    kind = ConveyanceKind.CHANNEL
+            pts = [coords[a]] if a in coords else []
+            pts += vertices.get(name, [])
+            pts += [coords[b]] if b in coords else []
+            line_coords = tuple(tr.transform(*p) for p in pts) if tr is not None else ()
+            for end in (a, b):
+                if end not in inverts:
+                    out.findings.append(Finding("unconnected_end", lid, f"link {lid} ({where}:{r.line}) names node "
+                                                f"{end}, which no node section defines"))
+            out.lines.append(RawLine(
+                id=lid, kind=kind, coords=line_coords, start_node=a if a in inverts else None,
+                end_node=b if b in inverts else None, start_invert_ft=a_inv, end_invert_ft=b_inv,
+                length_ft=length, diameter_in=diameter, source=f"{where}:{r.line}"))
+
+    for section, rows in secs.items():
+        if section not in READ and rows:
+            out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} rows not imported "
+                                        "(not part of the pipe network)"))
+    return out
+
+
+def _offset(row: Row, i: int, node_invert: float | None, absolute: bool, to_ft: float, where: str,
+            section: str) -> float | None:
+    if node_invert is None:
+        return None
+    if i >= len(row.fields) or row.fields[i] == "*":
+        return node_invert
+    try:
+        value = float(row.fields[i]) * to_ft
+    except ValueError:
+        raise NetworkError(f"{where}:{row.line}: [{section}] {row.fields[0]}: offset {row.fields[i]!r} "
+                           "is not a number") from None
+    return value if absolute else node_invert + value

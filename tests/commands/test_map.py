@@ -1,0 +1,125 @@
+"""``ms4watch map import|show|trace`` as a separate process, on the synthetic network and
+EPA's SWMM Example 1 (tests/network/testdata)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTDATA = Path(__file__).resolve().parents[1] / "network" / "testdata"
+
+
+def run(*args: str, data: Path, ok: bool = True, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")} | extra_env
+    proc = subprocess.run([sys.executable, "-m", "ms4watch", "map", *args, "--data-dir", str(data)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def town(tmp_path: Path) -> Path:
+    for name in ("structures.geojson", "pipes.geojson", "mapping.yaml"):
+        shutil.copy(TESTDATA / name, tmp_path / name)
+    return tmp_path
+
+
+def test_import_prints_what_it_read_and_could_not_connect(town: Path):
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "read 10 structures (3 catch_basin, 5 manhole, 2 outfall) and 10 conveyances" in out
+    assert "connected 9 of 10 conveyances at both ends" in out
+    assert "unconnected_end: pipe P-6: its start touches no structure within 3 ft" in out
+    assert "uphill: pipe P-5 flows uphill by its inverts" in out
+    assert "loop: flow can circle through MH-4, MH-5" in out
+    assert "no_receiving_water: outfall OF-2 has no receiving water" in out
+    assert "5 findings (1 loop, 1 no_receiving_water, 1 unconnected_end, 2 uphill)" in out
+    assert "20 added, 0 removed, 0 changes" in out
+    assert (town / "data" / "network.db").exists()
+
+
+def test_dry_run_keeps_nothing(town: Path):
+    run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data")
+    assert not (town / "data" / "network.db").exists()
+
+
+def test_reimport_lists_the_changes(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    p = json.loads((town / "pipes.geojson").read_text())
+    p["features"][0]["properties"]["MATERIAL"] = "HDPE"
+    (town / "pipes.geojson").write_text(json.dumps(p))
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "changed: pipe P-1: material RCP -> HDPE" in out
+    assert "0 added, 0 removed, 1 changes" in out
+
+
+def test_trace_up_and_down(town: Path):
+    assert "no map imported yet" in run("trace", "OF-1", data=town / "data", ok=False).stdout
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    lines = run("trace", "OF-1", data=town / "data").stdout.splitlines()
+    assert lines[0] == "upstream of OF-1: 7 structures, 2,000 ft of pipe"
+    assert [line.split()[2] for line in lines[2:]] == ["OF-1", "MH-1", "CB-1", "MH-2", "CB-2", "MH-3", "MH-4", "MH-5"]
+    assert lines[4].split()[:6] == ["3", "1.1", "CB-1", "catch_basin", "P-3", "MH-1"]
+    down = run("trace", "CB-2", "--down", data=town / "data").stdout.splitlines()
+    assert [line.split()[2] for line in down[2:]] == ["CB-2", "MH-2", "MH-1", "OF-1"]
+    err = run("trace", "MH-99", data=town / "data", ok=False).stderr
+    assert "error: no structure 'MH-99'" in err
+
+
+def test_show_lists_outfalls_and_findings(town: Path):
+    assert "no map imported yet" in run("show", data=town / "data", ok=False).stdout
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("show", data=town / "data").stdout
+    assert "outfall OF-1 to Hutchinson River: 7 structures upstream, 2,000 ft of pipe" in out
+    assert "outfall OF-2 to (no receiving water): 1 structures upstream, 150 ft of pipe" in out
+
+
+def test_swmm_model_and_a_bad_file(tmp_path: Path):
+    out = run("import", str(TESTDATA / "Example1.inp"), data=tmp_path).stdout
+    assert "read 14 structures (13 junction, 1 outfall) and 13 conveyances" in out
+    assert "no coordinate system" in out
+    bad = tmp_path / "bad.inp"
+    bad.write_text("[JUNCTIONS]\nJ1 high\n")
+    assert "bad.inp:2: [JUNCTIONS] J1: Elevation 'high' is not a number" in run("import", str(bad), data=tmp_path, ok=False).stderr
+
+
+def test_export_the_outfalls_as_kml(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("export", str(town / "of.kml"), "--outfalls", data=town / "data").stdout
+    assert out.strip() == f"wrote {town / 'of.kml'}"
+    kml = (town / "of.kml").read_text()
+    assert "<name>OF-1</name>" in kml and "<name>OF-2</name>" in kml and "MH-1" not in kml
+    assert "exists" in run("export", str(town / "of.kml"), data=town / "data", ok=False).stderr
+
+
+def test_bisect_names_the_next_structure(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    # upstream of OF-1: P-1 300, P-3 200, P-2 400, P-4 300, P-5 200, P-9 400, P-7 200, P-8 200 = 2,200 ft;
+    # draining to MH-2: P-4, P-5, P-9, P-7, P-8 = 1,300 (|1300-1100| = 200); to MH-4: P-7, P-8 = 400;
+    # to MH-1: 1,900. MH-2 is nearest half.
+    out = run("bisect", "OF-1", data=town / "data").stdout
+    assert "suspect: 8 pipes, 2,200 ft" in out and "open next: MH-2 (1,300 ft" in out
+    out = run("bisect", "OF-1", "--no-flow", "MH-2", data=town / "data").stdout
+    assert "suspect: 3 pipes, 900 ft: P-1, P-2, P-3" in out and "open next: MH-1 (600 ft" in out
+
+
+def test_show_attaches_the_registrys_monitored_outfalls(town: Path):
+    registry = town / "sites.yaml"
+    registry.write_text("municipality: town\nrain_gauges:\n  - {id: RG-1}\noutfalls:\n"
+                        "  - {id: OF-1, name: Main St, rain_gauges: [RG-1]}\n"
+                        "  - {id: DS-7, name: Creek Rd, rain_gauges: [RG-1], lat: 40.7156, lon: -73.9396}\n"
+                        "  - {id: DS-8, name: Elm St, rain_gauges: [RG-1]}\n"
+                        "construction_sites:\n"
+                        "  - {id: CS-7, name: Mill Lofts, rain_gauges: [RG-1], active_from: 2026-05-01,"
+                        " lat: 40.71738, lon: -73.94318}\n")
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("show", data=town / "data", MS4WATCH_REGISTRY=str(registry)).stdout
+    assert "monitored outfall OF-1: on the map as OF-1" in out
+    assert "monitored outfall DS-7: on the map as OF-2 (" in out and "ids differ" in out
+    assert "monitored outfall DS-8: not on the map" in out
+    assert "construction site CS-7: nearest inlet CB-2 (" in out and "drains to OF-1" in out

@@ -1,0 +1,84 @@
+"""Bisection plans on networks worked by hand (lengths in feet)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ms4watch.network.bisect import plan
+from ms4watch.network.errors import NetworkError
+
+from .test_trace import net
+
+CHAIN = net([("p1", "A", "O", 100), ("p2", "B", "A", 100), ("p3", "C", "B", 100), ("p4", "D", "C", 100)])
+
+
+def test_a_chain_is_halved_each_visit():
+    p = plan(CHAIN, "O")
+    assert (p.suspect_length_ft, p.next_structure, p.next_splits_ft) == (400, "B", 200)  # p3+p4 drain to B
+    p = plan(CHAIN, "O", flow=["B"])
+    assert (p.suspect_pipes, p.next_structure) == ({"p3", "p4"}, "C")
+    p = plan(CHAIN, "O", no_flow=["B"])
+    assert (p.suspect_pipes, p.next_structure) == ({"p1", "p2"}, "A")
+    p = plan(CHAIN, "O", flow=["B", "C"])
+    assert (p.suspect_pipes, p.next_structure) == ({"p4"}, None)                   # one pipe: walk it
+
+
+def test_a_tree_splits_at_the_structure_nearest_half():
+    #   O <-100- A <-50- B <-250- C ;  A <-200- D ;  total 600, half 300
+    tree = net([("p1", "A", "O", 100), ("p2", "B", "A", 50), ("p3", "C", "B", 250), ("p4", "D", "A", 200)])
+    p = plan(tree, "O")
+    assert (p.next_structure, p.next_splits_ft) == ("B", 250)     # A drains 500, B 250, D 0, C 0
+    p = plan(tree, "O", no_flow=["B"])                             # left: p1, p2, p4 = 350
+    assert p.suspect_pipes == {"p1", "p2", "p4"} and p.next_structure == "A"   # A drains p2+p4 = 250
+
+
+def test_a_loop_counts_everything_that_can_drain_to_a_structure():
+    #   O <-100- A <-100- B <-100- C, and C <-100- B drawn back (a loop B<->C)
+    looped = net([("p1", "A", "O", 100), ("p2", "B", "A", 100), ("p3", "C", "B", 100), ("p4", "B", "C", 100)])
+    p = plan(looped, "O")
+    assert p.suspect_length_ft == 400
+    # draining to A: p2, p3, p4 (300); to B: p3 and p4, whose ends both reach B (200, half);
+    # to C: the same two pipes (200) but C is one step further from the outfall.
+    assert (p.next_structure, p.next_splits_ft) == ("B", 200)
+    p = plan(looped, "O", flow=["B"])
+    assert (p.suspect_pipes, p.next_structure) == ({"p3", "p4"}, None)      # the loop cannot be split
+
+
+def test_unknown_structures_are_refused():
+    with pytest.raises(NetworkError, match="no structure 'Q'"):
+        plan(CHAIN, "O", flow=["Q"])
+
+
+def test_a_structure_draining_two_ways_is_counted_by_its_ancestors():
+    #   B drains to both A and C (an overflow), A and C to O. Not a forest: counted exactly.
+    split = net([("p1", "A", "O", 100), ("p2", "C", "O", 100), ("p3", "B", "A", 100), ("p4", "B", "C", 100),
+                 ("p5", "D", "B", 200)])
+    p = plan(split, "O")
+    # total 600, half 300: draining to B: p5 (200); to A: p3, p5 (300); to C: p4, p5 (300)
+    assert (p.suspect_length_ft, p.next_structure, p.next_splits_ft) == (600, "A", 300)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_one_pass_parts_agree_with_counting_ancestors(seed):
+    """Random trees with a few pipes drawn back (loops): the forest pass gives each
+    structure the same part as counting its ancestors."""
+    import random
+
+    import networkx as nx
+
+    from ms4watch.network.bisect import _parts_forest, _parts_tree
+    rnd = random.Random(seed)
+    tree = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
+            for i in range(1, 40)]
+    looped = tree + [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(tree, 3))]
+    for pipes, fast_ones in ((tree, (_parts_tree, _parts_forest)), (looped, (_parts_forest,))):
+        g = net(pipes, outfalls=("N0",)).graph()
+        length = {(u, v): d["length_ft"] for u, v, d in g.edges(data=True)}
+        suspect = set(length)
+        for one_pass in fast_ones:
+            fast = one_pass(suspect, length)
+            assert fast is not None
+            for m in g:
+                part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
+                assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m
+    assert _parts_tree(suspect, length) is None         # the looped network

@@ -1,0 +1,205 @@
+"""Import of GIS layers (GeoJSON in NY State Plane feet; a GeoPackage written with pyogrio)
+through a mapping file: what is read, what could not be connected, nothing dropped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.network.errors import NetworkError
+from ms4watch.network.importer import import_map
+from ms4watch.network.model import ConveyanceKind, DirectionSource, StructureKind
+
+
+def by_kind(findings, kind):
+    return sorted(f.feature for f in findings if f.kind == kind)
+
+
+def test_every_feature_is_read_and_kinds_mapped(synthetic):
+    got = import_map(synthetic)
+    net = got.network
+    assert len(net.structures) == 10 and len(net.conveyances) == 10
+    assert net.structures["OF-1"].kind is StructureKind.OUTFALL
+    assert net.structures["CB-1"].kind is StructureKind.CATCH_BASIN
+    assert net.structures["OF-1"].receiving_water == "Hutchinson River"
+    p1 = net.conveyances["P-1"]
+    assert (p1.upstream, p1.downstream, p1.direction) == ("MH-1", "OF-1", DirectionSource.DRAWING)
+    assert p1.kind is ConveyanceKind.PIPE and p1.material == "RCP" and p1.diameter_in == 18
+    assert (p1.upstream_invert_ft, p1.downstream_invert_ft) == (12.0, 10.0)
+    # 300 ftUS on the grid, measured on the ellipsoid (international feet, grid scale ~1.000002)
+    assert p1.length_ft == pytest.approx(300.0, rel=1e-4)
+
+
+def test_positions_are_wgs84(synthetic):
+    s = import_map(synthetic).network.structures["OF-1"]
+    assert s.lon == pytest.approx(-73.94318, abs=1e-4) and s.lat == pytest.approx(40.71562, abs=1e-4)
+
+
+def test_an_end_drawn_within_the_tolerance_snaps(synthetic):
+    assert import_map(synthetic).network.conveyances["P-2"].downstream == "MH-1"   # drawn 0.9 ft off
+
+
+def test_a_pipe_ending_nowhere_is_reported_and_kept(synthetic):
+    got = import_map(synthetic)
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+    p6 = got.network.conveyances["P-6"]
+    assert p6.upstream is None and p6.downstream == "CB-1"
+
+
+def test_a_smaller_tolerance_reports_the_end_drawn_off(synthetic):
+    text = synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 0.5")
+    synthetic.write_text(text)
+    got = import_map(synthetic)
+    assert by_kind(got.findings, "unconnected_end") == ["P-2", "P-6"]
+    msg = next(f.message for f in got.findings if f.feature == "P-2")
+    assert msg == "pipe P-2: its end touches no structure within 0.5 ft (nearest structure 0.9 ft away)"
+
+
+def test_an_uphill_pipe_is_reported(synthetic):
+    got = import_map(synthetic)
+    assert by_kind(got.findings, "uphill") == ["P-5", "P-7"]
+    msg = next(f.message for f in got.findings if f.feature == "P-5")
+    assert "MH-3 14.00 ft -> MH-2 15.50 ft" in msg
+
+
+def test_a_loop_is_reported(synthetic):
+    got = import_map(synthetic)
+    loops = [f for f in got.findings if f.kind == "loop"]
+    assert len(loops) == 1 and "MH-4, MH-5" in loops[0].message
+
+
+def test_an_outfall_without_receiving_water_is_reported(synthetic):
+    assert by_kind(import_map(synthetic).findings, "no_receiving_water") == ["OF-2"]
+
+
+def test_direction_by_inverts_turns_a_pipe_drawn_against_the_flow(synthetic):
+    synthetic.write_text(synthetic.read_text() + "direction: inverts\n")
+    got = import_map(synthetic)
+    p5 = got.network.conveyances["P-5"]
+    assert (p5.upstream, p5.downstream, p5.direction) == ("MH-2", "MH-3", DirectionSource.INVERTS)
+    assert "P-5" not in by_kind(got.findings, "uphill")
+
+
+def test_the_maps_own_direction_field_wins(synthetic):
+    pipes = json.loads((synthetic.parent / "pipes.geojson").read_text())
+    for f in pipes["features"]:
+        f["properties"]["FLOWDIR"] = "AGAINST" if f["properties"]["FACILITYID"] == "P-5" else "WITH"
+    (synthetic.parent / "pipes.geojson").write_text(json.dumps(pipes))
+    synthetic.write_text(synthetic.read_text() + "  flow_direction: FLOWDIR\n"
+                         "  flow_directions: {WITH: with, AGAINST: against}\n")
+    p5 = import_map(synthetic).network.conveyances["P-5"]
+    assert (p5.upstream, p5.downstream, p5.direction) == ("MH-2", "MH-3", DirectionSource.ATTRIBUTE)
+    assert (p5.upstream_invert_ft, p5.downstream_invert_ft) == (15.5, 14.0)
+
+
+def test_missing_and_repeated_ids_are_kept_and_reported(synthetic):
+    structures = json.loads((synthetic.parent / "structures.geojson").read_text())
+    structures["features"][2]["properties"]["FACILITYID"] = "MH-1"        # MH-2 now repeats MH-1
+    structures["features"][3]["properties"]["FACILITYID"] = None          # CB-1 has none
+    (synthetic.parent / "structures.geojson").write_text(json.dumps(structures))
+    got = import_map(synthetic)
+    assert len(got.network.structures) == 10
+    assert "MH-1~2" in got.network.structures and "structures#3" in got.network.structures
+    assert by_kind(got.findings, "duplicate_id") == ["MH-1~2"]
+    assert by_kind(got.findings, "no_id") == ["structures#3"]
+
+
+def test_an_unknown_type_value_is_reported(synthetic):
+    structures = json.loads((synthetic.parent / "structures.geojson").read_text())
+    structures["features"][1]["properties"]["TYPE"] = "DI"
+    (synthetic.parent / "structures.geojson").write_text(json.dumps(structures))
+    got = import_map(synthetic)
+    assert got.network.structures["MH-1"].kind is StructureKind.JUNCTION
+    assert by_kind(got.findings, "unknown_type") == ["MH-1"]
+
+
+def test_a_field_the_layer_lacks_names_it(synthetic):
+    synthetic.write_text(synthetic.read_text().replace("invert: INV", "invert: INVERT_ELEV"))
+    with pytest.raises(NetworkError, match=r"structures.geojson: the mapping names field 'INVERT_ELEV'"):
+        import_map(synthetic)
+
+
+def test_a_bad_mapping_file_names_line_and_field(synthetic):
+    synthetic.write_text(synthetic.read_text().replace("types: {OF: outfall", "types: {OF: outflow"))
+    with pytest.raises(ConfigError, match=r"mapping.yaml:7: structures.types.OF"):
+        import_map(synthetic)
+
+
+def _write(path: Path, source: Path, driver: str, crs: str | None, layer: str | None = None) -> None:
+    import pyogrio.raw
+    meta, _, geoms, cols = pyogrio.raw.read(str(source))
+    pyogrio.raw.write(str(path), geometry=geoms, field_data=cols, fields=meta["fields"], layer=layer, crs=crs,
+                      geometry_type=meta["geometry_type"], driver=driver, append=path.exists())
+
+
+@pytest.mark.filterwarnings("ignore:.crs. was not provided")
+def test_a_shapefile_without_prj_needs_the_crs_in_the_mapping(synthetic):
+    folder = synthetic.parent
+    _write(folder / "structures.shp", folder / "structures.geojson", "ESRI Shapefile", None)
+    _write(folder / "pipes.shp", folder / "pipes.geojson", "ESRI Shapefile", None)
+    assert not (folder / "structures.prj").exists()
+    synthetic.write_text(synthetic.read_text().replace(".geojson", ".shp"))
+    with pytest.raises(NetworkError, match=r"structures.shp: the file names no coordinate system; give one with crs:"):
+        import_map(synthetic)
+    synthetic.write_text("crs: EPSG:2263\n" + synthetic.read_text())
+    got = import_map(synthetic)
+    assert got.network.structures["OF-1"].lat == pytest.approx(40.71562, abs=1e-4)
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+
+
+@pytest.mark.parametrize("driver, name", [("GPKG", "town.gpkg"), ("OpenFileGDB", "town.gdb")])
+def test_a_geopackage_or_geodatabase_reads_like_the_geojson(synthetic, driver, name):
+    """Write both layers to one GeoPackage / file geodatabase with pyogrio (State Plane,
+    EPSG:2263) and map its layers."""
+    target = synthetic.parent / name
+    for layer, source in (("Structures", "structures.geojson"), ("Pipes", "pipes.geojson")):
+        _write(target, synthetic.parent / source, driver, "EPSG:2263", layer)
+    text = synthetic.read_text().replace("file: structures.geojson", f"file: {name}\n  layer: Structures") \
+                                .replace("file: pipes.geojson", f"file: {name}\n  layer: Pipes")
+    synthetic.write_text(text)
+    got = import_map(synthetic)
+    assert len(got.network.structures) == 10 and len(got.network.conveyances) == 10
+    assert by_kind(got.findings, "uphill") == ["P-5", "P-7"]
+    assert got.network.conveyances["P-2"].downstream == "MH-1"
+
+
+def test_ends_named_by_the_maps_fields_win_over_snapping(synthetic):
+    folder = synthetic.parent
+    p = json.loads((folder / "pipes.geojson").read_text())
+    ends = {"P-1": ("MH-1", "OF-1"), "P-2": ("MH-2", "MH-1"), "P-6": ("MH-9", "CB-1"), "P-3": (None, None)}
+    for f in p["features"]:
+        start, end = ends.get(f["properties"]["FACILITYID"], (None, None))
+        f["properties"].update(FROM_ID=start, TO_ID=end)
+    (folder / "pipes.geojson").write_text(json.dumps(p))
+    synthetic.write_text(synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 0.5")
+                         + "  start_structure: FROM_ID\n  end_structure: TO_ID\n")
+    got = import_map(synthetic)
+    net = got.network
+    assert net.conveyances["P-2"].downstream == "MH-1"          # drawn 0.9 ft off, named: joined
+    assert (net.conveyances["P-3"].upstream, net.conveyances["P-3"].downstream) == ("CB-1", "MH-1")  # snapped
+    p6 = [f.message for f in got.findings if f.feature == "P-6"]
+    assert p6 == ["pipe P-6: its start names structure MH-9, which the map does not have"]
+    assert net.conveyances["P-6"].upstream is None and net.conveyances["P-6"].downstream == "CB-1"
+
+
+def test_the_sample_mapping_file_is_valid():
+    from ms4watch.network.mapping import load_mapping
+    sample = Path(__file__).resolve().parents[2] / "network" / "sample-mapping.yaml"
+    m = load_mapping(sample)
+    assert m.structures.types["OF"] is StructureKind.OUTFALL and m.pipes.start_structure == "UPSTREAMID"
+
+
+def test_numeric_codes_in_the_layer_and_the_mapping(synthetic):
+    codes = {"OF": 3, "MH": 1, "CB": 2}
+    s = json.loads((synthetic.parent / "structures.geojson").read_text())
+    for f in s["features"]:
+        f["properties"]["TYPE"] = codes[f["properties"]["TYPE"]]           # an integer field
+    (synthetic.parent / "structures.geojson").write_text(json.dumps(s))
+    synthetic.write_text(synthetic.read_text().replace("types: {OF: outfall, MH: manhole, CB: catch_basin}",
+                                                       "types: {3: outfall, 1: manhole, 2: catch_basin}"))
+    got = import_map(synthetic)
+    assert got.network.structures["OF-1"].kind is StructureKind.OUTFALL
+    assert not [f for f in got.findings if f.kind == "unknown_type"]

@@ -1,0 +1,47 @@
+"""The storm-sewer map's pages: the outfalls with what lies upstream, and a trace."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ms4watch.network.importer import import_map
+from ms4watch.network.store import NetworkStore
+
+TESTDATA = Path(__file__).resolve().parents[2] / "network" / "testdata"
+
+
+def _import(bench, tmp_path: Path) -> None:
+    for name in ("structures.geojson", "pipes.geojson", "mapping.yaml"):
+        shutil.copy(TESTDATA / name, tmp_path / name)
+    got = import_map(tmp_path / "mapping.yaml")
+    folder = bench.workbench.settings.town_data_dir(bench.workbench.municipality)
+    with NetworkStore(folder) as store:
+        store.replace(got.network, got.findings, "mapping.yaml")
+
+
+def test_before_any_import_the_page_says_how(bench):
+    page = bench.login("viewer").get("/network")
+    assert page.status_code == 200 and "No map imported yet" in page.text
+
+
+def test_outfalls_findings_and_a_trace(bench, tmp_path):
+    _import(bench, tmp_path)
+    s = bench.login("viewer")
+    page = s.get("/network").text
+    assert '<a href="/network/trace/OF-1">OF-1</a>' in page and "Hutchinson River" in page
+    assert "2,000 ft" in page and "<b>uphill</b>: pipe P-5 flows uphill" in page
+    trace = s.get("/network/trace/OF-1").text
+    order = [sid for sid in ("OF-1", "MH-1", "CB-1", "MH-2", "CB-2", "MH-3", "MH-4", "MH-5")]
+    positions = [trace.index(f'<a href="/network/trace/{sid}">{sid}</a>') for sid in order]
+    assert positions == sorted(positions)
+    assert "7 structures, 2,000 ft of pipe" in trace
+    down = s.get("/network/trace/CB-2?down=true").text
+    assert "Downstream of CB-2" in down and "3 structures, 1,000 ft of pipe" in down
+    assert s.get("/network/trace/NOPE").status_code == 404
+
+
+def test_the_pages_need_a_login(bench, tmp_path):
+    import httpx
+    r = httpx.get(bench.url + "/network", follow_redirects=False)
+    assert r.status_code in (303, 401)

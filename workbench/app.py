@@ -135,8 +135,18 @@ def templates(tz: tzinfo, settings: Settings) -> Jinja2Templates:
         return duetext.short(due) if due is not None else local(inc.deadline)
 
     env.filters["deadline_text"] = deadline_text
-    env.filters["num"] = lambda v, digits=2: "" if v is None else f"{v:.{digits}f}".rstrip("0").rstrip(".")
+    env.filters["num"] = number_text
     return templates
+
+
+def number_text(v: float | None, digits: int = 2) -> str:
+    """A number with at most ``digits`` decimals and no trailing decimal zeros: 2.5, 300, 0."""
+    if v is None:
+        return ""
+    text = f"{v:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 class _SecurityHeaders:

@@ -27,3 +27,10 @@ def test_pages_api_answers_and_pdfs_are_not_stored_by_caches(bench):
     static = s.get("/static/" + next(p for p in os.listdir(STATIC) if p.endswith(".css")))
     assert static.status_code == 200 and "no-store" not in static.headers.get("cache-control", "")
 
+
+
+def test_the_number_filter_strips_only_decimal_zeros():
+    """``num`` shows 300 gpm as "300", not "3" (it stripped the zeros of whole numbers)."""
+    from ms4watch.workbench.app import number_text
+    assert [number_text(v, d) for v, d in ((300, 0), (300.0, 2), (2.50, 2), (0.0, 1), (-40, 0), (1e3, 2), (None, 2))] \
+        == ["300", "300", "2.5", "0", "-40", "1000", ""]

@@ -56,6 +56,7 @@ from datetime import date, datetime, timedelta, timezone
 from html import escape
 from typing import Any, Callable
 
+from ..alerts.kinds.units import inches
 from ..contract.csvfile import csv_text
 from . import pdf
 from .permit import CERTIFICATION, CERTIFICATION_SOURCE, DEFAULT, PERMITS, Permit, ReportingYear
@@ -71,7 +72,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("idde_enforcement", "Enforcement under the illicit-discharge law"),
     ("construction_sites", "Construction sites active"),
     ("swppp_reviews", "SWPPP reviews"),
-    ("storms", "Qualifying storms (>= 0.5 in)"),
+    ("storms", "Qualifying storms"),           # the town's threshold is added where the report is built
     ("inspections", "Required inspections"),
     ("inspection_reports", "Inspection reports filed (operators' qualified inspectors)"),
     ("construction_enforcement", "Enforcement under the construction law"),
@@ -165,10 +166,10 @@ class AnnualReport:
             out.append(Line(lid, mcm, label, section, n, col, val, o.get(lid)))
 
         def of(key: str, mcm: int | None, breakdown: str | None = None, words: Callable[[str], str] = str) -> None:
-            add(key, mcm, TITLES[key], key, s[key].count)
+            add(key, mcm, s[key].title, key, s[key].count)
             if breakdown:
                 for v, n in s[key].by(breakdown).items():
-                    add(f"{key}:{v}", mcm, f"{TITLES[key]}: {words(v)}", key, n, breakdown, v)
+                    add(f"{key}:{v}", mcm, f"{s[key].title}: {words(v)}", key, n, breakdown, v)
 
         hand = {k: (m, label) for k, m, label in BY_HAND}
         for key in MCM3:
@@ -345,7 +346,8 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                                        for s in sites], [None for _ in sites])
     storms = sorted([i for i in incidents.list(kind="storm", limit=1_000_000) if _in(i.start, start, upto)],
                     key=lambda i: (i.start, i.id))
-    S["storms"] = Section("storms", TITLES["storms"], ["incident", "gauge", "start", "end", "depth_in"],
+    S["storms"] = Section("storms", f"Qualifying storms (>= {inches(registry.rules.storm_min_depth_in)})",
+                          ["incident", "gauge", "start", "end", "depth_in"],
                           [{"incident": i.id, "gauge": i.subject, "start": i.start.astimezone(tz),
                             "end": i.end.astimezone(tz) if i.end else None, "depth_in": i.event.get("depth_in")}
                            for i in storms], [f"/incidents/{i.id}" for i in storms])
@@ -552,9 +554,9 @@ def report_pdf(r: AnnualReport) -> bytes:
     story.append(pdf.para("Certification", st["h"]))
     story.append(pdf.para(f"{CERTIFICATION} ({CERTIFICATION_SOURCE})", st["p"]))
     story.append(pdf.table([[k, v] for k, v in signature_block(r)], widths=[110, 350]))
-    for key, title in SECTIONS:
+    for key, _ in SECTIONS:
         s = r.sections[key]
-        story.append(pdf.para(f"{title}: {s.count}", st["h"]))
+        story.append(pdf.para(f"{s.title}: {s.count}", st["h"]))
         if s.rows:
             cols = s.columns[:7]
             story.append(pdf.table([cols] + [[_cell(row.get(c)) for c in cols] for row in s.rows[:500]]))

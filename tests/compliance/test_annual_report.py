@@ -150,7 +150,7 @@ def test_every_count_is_its_records(seeded):
                                                               if r.value is not None}) > 0
     finally:
         sink.close()
-    for label, n in (("Outfalls in the inventory", len(reg.outfalls)), ("Qualifying storms (>= 0.5 in)", len(storms)),
+    for label, n in (("Outfalls in the inventory", len(reg.outfalls)), ("Qualifying storms (>= 0.50 in)", len(storms)),
                      ("Enforcement actions", 2), ("Illicit discharges eliminated", 1)):
         assert f"  {label}: {n}\n" in printed
 

@@ -27,11 +27,14 @@ def test_console_script():
 
 def test_wheel_ships_py_typed(tmp_path):
     """pyproject promises py.typed (PEP 561): each package-dir root carries one into the wheel."""
+    import shutil
     import subprocess
     import sys
     import zipfile
 
     roots = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    # setuptools copies through build/lib and keeps what an earlier build left there.
+    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
          "--wheel-dir", str(tmp_path), str(REPO)],

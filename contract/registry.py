@@ -216,14 +216,6 @@ class Contact(_Model):
         return v
 
 
-class OfficeClosure(_Model):
-    """A day the town's offices are closed (a snow emergency, a flood): no business day for
-    the laws' clocks, and named as an office closure on the deadline board and in letters."""
-
-    day: date
-    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
-
-
 class Permittee(_Model):
     """Who files the MS4 annual report: printed on its first page; what is not given is a blank
     the town fills in by hand."""
@@ -287,8 +279,6 @@ class Registry(_Model):
     # SWPPP reviews under (keys of ``compliance.laws.LAWS``: ramapo-218, schenectady-148-II,
     # schenectady-148-I). None: not stated; every law is offered, the town's own first.
     local_laws: list[str] | None = None
-    # Days the town's offices are closed besides New York's public holidays: not business days.
-    office_closures: list[OfficeClosure] = Field(default_factory=list)
     permittee: Permittee = Field(default_factory=Permittee)
     annual_report: AnnualReportSettings = Field(default_factory=AnnualReportSettings)
 

@@ -333,9 +333,9 @@ class Registry(_Model):
             station(g.id, ("rain_gauges", i, "id"))
         for i, o in enumerate(self.outfalls):
             station(o.id, ("outfalls", i, "id"))
-            for j, g in enumerate(o.rain_gauges):
-                if g not in gauges:
-                    out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+            for j, gid in enumerate(o.rain_gauges):
+                if gid not in gauges:
+                    out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", gid, gauges)))
         probes: dict[str, tuple[int, Any]] = {}   # turbidity probe -> (first pair, its report_interval)
         for i, p in enumerate(self.turbidity_pairs):
             for role in ("upstream", "downstream"):
@@ -365,9 +365,9 @@ class Registry(_Model):
             if s.id in site_ids:
                 out.append((("construction_sites", i, "id"), f"site id {s.id!r} is used twice"))
             site_ids.add(s.id)
-            for j, g in enumerate(s.rain_gauges):
-                if g not in gauges:
-                    out.append((("construction_sites", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+            for j, gid in enumerate(s.rain_gauges):
+                if gid not in gauges:
+                    out.append((("construction_sites", i, "rain_gauges", j), _unknown("rain gauge", gid, gauges)))
         for i, d in enumerate(self.approved_discharges):
             if d.outfall not in outfalls:
                 out.append((("approved_discharges", i, "outfall"), _unknown("outfall", d.outfall, outfalls)))

@@ -1,4 +1,5 @@
 # Two commands: `make demo` (set up, then run the demo) and `make test` (set up, then test).
+# `make check`: the fast checks while you work (lint, types, the pure-function tests; ~30 s).
 PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
@@ -6,7 +7,7 @@ BIN     := $(VENV)/bin
 DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test soak setup test-deps bench clean
+.PHONY: demo test soak setup test-deps bench clean check lint types
 
 $(BIN)/ms4watch: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +30,19 @@ test-deps:
 test: setup test-deps
 	$(BIN)/python -m pytest
 
+# The rules, the contract and the laws' clocks: pure functions, no servers.
+PURE_TESTS := tests/contract tests/alerts/rules tests/compliance/test_clocks.py \
+              tests/compliance/test_business_days.py tests/compliance/test_deadlines.py
+
+lint: setup
+	$(BIN)/ruff check .
+
+types: setup
+	$(BIN)/python tools/typecheck.py
+
+check: lint types
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PURE_TESTS)
+
 soak: setup test-deps
 	MS4_SLOW=1 $(BIN)/python -m pytest -m slow
 
@@ -36,4 +50,4 @@ bench: setup test-deps
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) ms4watch-demo *.egg-info
+	rm -rf $(VENV) ms4watch-demo *.egg-info build .mypy_cache .ruff_cache

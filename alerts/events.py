@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Mapping
 
 from .errors import AlertError
 
@@ -162,7 +163,7 @@ def parse_time_ns(text: str | None) -> int | None:
     return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-def write_jsonl(events: Iterable[Event], out, tz: tzinfo = timezone.utc) -> int:
+def write_jsonl(events: Iterable[Event], out: IO[str], tz: tzinfo = timezone.utc) -> int:
     n = 0
     for e in events:
         out.write(e.to_json(tz) + "\n")
@@ -170,7 +171,7 @@ def write_jsonl(events: Iterable[Event], out, tz: tzinfo = timezone.utc) -> int:
     return n
 
 
-def read_jsonl(path) -> list[Event]:
+def read_jsonl(path: str | os.PathLike[str]) -> list[Event]:
     out = []
     with open(path, encoding="utf-8") as f:
         for i, line in enumerate(f, 1):

@@ -52,9 +52,10 @@ replaced by a correction, is listed but not counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from html import escape
 from typing import Any, Callable
+from pathlib import Path
 
 from ..alerts.kinds.units import inches
 from ..contract.csvfile import csv_text
@@ -587,7 +588,7 @@ def standalone_html(r: AnnualReport) -> str:
             "</html>\n")
 
 
-def write(r: AnnualReport, out: "Path") -> list["Path"]:
+def write(r: AnnualReport, out: Path) -> list[Path]:
     """<section>.csv for every section, report.html, report.pdf into ``out``."""
     from pathlib import Path
     out = Path(out)

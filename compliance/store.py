@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable

@@ -34,14 +34,14 @@ import math
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from .ids import check_id
 from .units import Quantity
 
-CALIBRATION_SCHEMA = "ms4watch.calibration/1"
+CALIBRATION_SCHEMA: Final = "ms4watch.calibration/1"
 CALIBRATION_EVENT = "calibration"
 """The ``kind`` of the event that carries a calibration record (``data``: the record)."""
 

@@ -131,13 +131,13 @@ def parse_times(texts: list[str], *, order: str | None = None, header: str = "",
         cands = ["mdy", "dmy"]
         over_a = next((i for i, f in enumerate(fields) if f.a > 12), None)
         over_b = next((i for i, f in enumerate(fields) if f.b > 12), None)
+        if over_a is not None and over_b is not None:
+            raise DateOrderError(over_b, f"neither month/day/year nor day/month/year: {texts[over_a]!r} has a first "
+                                         f"field over 12 and {texts[over_b]!r} a second")
         if over_a is not None:
             cands.remove("mdy")
         if over_b is not None:
             cands.remove("dmy")
-        if not cands:
-            raise DateOrderError(over_b, f"neither month/day/year nor day/month/year: {texts[over_a]!r} has a first "
-                                         f"field over 12 and {texts[over_b]!r} a second")
         readings: dict[str, list[datetime]] = {}
         for o in cands:
             try:

@@ -305,7 +305,9 @@ def _localise(local: list[datetime], tzi: tzinfo, notes: list[str]) -> list[int]
         if a.astimezone(timezone.utc).astimezone(tzi).replace(tzinfo=None) != t:
             second, last_amb = False, None
             missing[t.strftime("%Y-%m-%d")] = missing.get(t.strftime("%Y-%m-%d"), 0) + 1
-            out.append(_to_ns(t.replace(tzinfo=timezone(min(a.utcoffset(), b.utcoffset())))))  # standard time
+            offsets = (a.utcoffset(), b.utcoffset())
+            assert offsets[0] is not None and offsets[1] is not None    # aware: tzi is a ZoneInfo
+            out.append(_to_ns(t.replace(tzinfo=timezone(min(offsets[0], offsets[1])))))  # standard time
             continue
         if a.utcoffset() == b.utcoffset():
             second, last_amb = False, None
@@ -319,8 +321,8 @@ def _localise(local: list[datetime], tzi: tzinfo, notes: list[str]) -> list[int]
         out.append(_to_ns(b if second else a))
     name = str(tzi)
     std = _standard_offset(tzi)
-    for day, n in missing.items():
-        notes.append(f"{n} rows at local times that do not exist in {name} (clocks went forward on {day}): read as "
+    for day, count in missing.items():
+        notes.append(f"{count} rows at local times that do not exist in {name} (clocks went forward on {day}): read as "
                      f"standard time; a logger keeping standard time wants --tz {std}")
     for day, (first, again) in repeated.items():
         notes.append(f"{first + again} rows in the hour repeated on {day} (clocks went back): {first} read as "

@@ -79,7 +79,7 @@ def tls_context(files: TlsFiles | None = None) -> ssl.SSLContext:
     except (ssl.SSLError, OSError) as e:
         raise ValueError(f"{opt}ca_file: {files.ca_file}: not a PEM CA certificate ({_reason(e)})") from None
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    if files.cert_file is not None:
+    if files.cert_file is not None and files.key_file is not None:    # both or neither: TLSFiles checks
         for name, path in (("cert_file", files.cert_file), ("key_file", files.key_file)):
             if not Path(path).is_file():
                 raise ValueError(f"{opt}{name}: no such file: {path}")
@@ -103,7 +103,8 @@ def make_client(client_id: str, url: BrokerURL, *, clean_session: bool, manual_a
     """A paho 2.x client (callback API v2, MQTT 3.1.1) with in-flight QoS 1 publishes capped.
     ``tls``: the context for ``mqtts://`` (default: :func:`tls_context` with the system's CAs)."""
     import paho.mqtt.client as mqtt   # here: ingest uses BrokerURL only, and starts ~0.1 s sooner without paho
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
+    from paho.mqtt.enums import CallbackAPIVersion
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
                          protocol=mqtt.MQTTv311, manual_ack=manual_ack)
     user = username or url.username
     if user:

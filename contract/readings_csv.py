@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,9 @@ import pandas as pd
 from .errors import ConfigError, UnitError
 from .ids import _ID
 from .units import CANONICAL, Quantity, converter
+
+if TYPE_CHECKING:
+    from pandas._libs.tslibs.nattype import NaTType   # pd.NaT's type, named only in pandas-stubs
 
 COLUMNS = ["time", "station", "quantity", "value", "unit"]
 _QUANTITIES = {q.value for q in Quantity}
@@ -42,10 +45,10 @@ def read_readings_csv(path: str | Path | IO[str], *, strict: bool = False) -> Re
     lines = np.arange(len(raw)) + 2  # header is line 1
     bad = np.zeros(len(raw), dtype=bool)
 
-    def flag(mask: np.ndarray, fld: str, msg_of) -> None:
+    def flag(mask: np.ndarray, fld: str, msg_of: Callable[[int], str]) -> None:
         nonlocal bad
         for i in np.flatnonzero(mask & ~bad):
-            problems.append((int(lines[i]), fld, msg_of(i)))
+            problems.append((int(lines[i]), fld, msg_of(int(i))))
         bad |= mask
 
     t_text = raw["time"].str.strip()
@@ -71,7 +74,8 @@ def read_readings_csv(path: str | Path | IO[str], *, strict: bool = False) -> Re
         try:
             conv = converter(q, u)
         except UnitError as e:
-            flag(mask, "unit", lambda i, e=e: str(e))
+            why = str(e)
+            flag(mask, "unit", lambda i: why)
             continue
         canon[mask] = conv(values.to_numpy()[mask])
         out_unit[mask] = CANONICAL[Quantity(q)]
@@ -101,7 +105,7 @@ def _times(text: pd.Series) -> pd.Series:
     try:
         t = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
     except (pd.errors.OutOfBoundsDatetime, ValueError, OverflowError):
-        def one(s: str):
+        def one(s: str) -> pd.Timestamp | NaTType:
             try:
                 return pd.to_datetime(s, utc=True, format="ISO8601")
             except (pd.errors.OutOfBoundsDatetime, ValueError, OverflowError):
@@ -112,7 +116,8 @@ def _times(text: pd.Series) -> pd.Series:
 
 def bounded_ns(t: pd.Series) -> pd.Series:
     """Aware times as nanoseconds, NaT outside 1677-09-22 … 2262-04-11 (what they hold)."""
-    return t.where((t >= _EARLIEST) & (t < _LATEST)).dt.as_unit("ns")
+    ns: pd.Series = t.where((t >= _EARLIEST) & (t < _LATEST)).dt.as_unit("ns")   # the stubs type .dt's results Any
+    return ns
 
 
 def write_readings_csv(rows: Iterable[tuple[str, str, str, float, str]], out: IO[str]) -> int:

@@ -216,14 +216,6 @@ class Contact(_Model):
         return v
 
 
-class OfficeClosure(_Model):
-    """A day the town's offices are closed (a snow emergency, a flood): no business day for
-    the laws' clocks, and named as an office closure on the deadline board and in letters."""
-
-    day: date
-    name: str = Field(min_length=1, description="what the board and letters call it: 'Town Hall closed (flood)'")
-
-
 class Permittee(_Model):
     """Who files the MS4 annual report: printed on its first page; what is not given is a blank
     the town fills in by hand."""
@@ -287,8 +279,6 @@ class Registry(_Model):
     # SWPPP reviews under (keys of ``compliance.laws.LAWS``: ramapo-218, schenectady-148-II,
     # schenectady-148-I). None: not stated; every law is offered, the town's own first.
     local_laws: list[str] | None = None
-    # Days the town's offices are closed besides New York's public holidays: not business days.
-    office_closures: list[OfficeClosure] = Field(default_factory=list)
     permittee: Permittee = Field(default_factory=Permittee)
     annual_report: AnnualReportSettings = Field(default_factory=AnnualReportSettings)
 
@@ -343,9 +333,9 @@ class Registry(_Model):
             station(g.id, ("rain_gauges", i, "id"))
         for i, o in enumerate(self.outfalls):
             station(o.id, ("outfalls", i, "id"))
-            for j, g in enumerate(o.rain_gauges):
-                if g not in gauges:
-                    out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+            for j, gid in enumerate(o.rain_gauges):
+                if gid not in gauges:
+                    out.append((("outfalls", i, "rain_gauges", j), _unknown("rain gauge", gid, gauges)))
         probes: dict[str, tuple[int, Any]] = {}   # turbidity probe -> (first pair, its report_interval)
         for i, p in enumerate(self.turbidity_pairs):
             for role in ("upstream", "downstream"):
@@ -375,9 +365,9 @@ class Registry(_Model):
             if s.id in site_ids:
                 out.append((("construction_sites", i, "id"), f"site id {s.id!r} is used twice"))
             site_ids.add(s.id)
-            for j, g in enumerate(s.rain_gauges):
-                if g not in gauges:
-                    out.append((("construction_sites", i, "rain_gauges", j), _unknown("rain gauge", g, gauges)))
+            for j, gid in enumerate(s.rain_gauges):
+                if gid not in gauges:
+                    out.append((("construction_sites", i, "rain_gauges", j), _unknown("rain gauge", gid, gauges)))
         for i, d in enumerate(self.approved_discharges):
             if d.outfall not in outfalls:
                 out.append((("approved_discharges", i, "outfall"), _unknown("outfall", d.outfall, outfalls)))

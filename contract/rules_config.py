@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
 
@@ -37,7 +37,10 @@ def _between(name: str, v: timedelta, lo: str, hi: str) -> timedelta:
     return v
 
 
-def _number_between(name: str, v, lo: str, hi: str, unit: str = ""):
+_N = TypeVar("_N", Decimal, float)
+
+
+def _number_between(name: str, v: _N, lo: str, hi: str, unit: str = "") -> _N:
     """``lo <= v <= hi`` (bounds written as in REGULATIONS.md, e.g. ``"0.10"``)."""
     if not Decimal(lo) <= Decimal(str(v)) <= Decimal(hi):
         raise ValueError(f"{name} must be between {lo} and {hi}{' ' + unit if unit else ''} (REGULATIONS.md), "

@@ -29,9 +29,25 @@ import enum
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 from .errors import UnitError
+
+
+_V = TypeVar("_V")
+
+
+class Converter(Protocol):
+    """Turns values in one unit into the canonical unit: a float, or an array of them at once."""
+
+    @overload
+    def __call__(self, v: float, /) -> float: ...
+    @overload
+    def __call__(self, v: NDArray[np.float64], /) -> NDArray[np.float64]: ...
 
 
 class Quantity(str, enum.Enum):
@@ -185,14 +201,14 @@ class UnitSpelling:
 
 
 @lru_cache(maxsize=1)
-def _ureg():  # -> pint.UnitRegistry; imported on first use (it costs ~17 MB on a logger)
+def _ureg() -> Any:  # pint.UnitRegistry, imported on first use (it costs ~17 MB on a logger)
     import pint
 
     return pint.UnitRegistry()
 
 
 @lru_cache(maxsize=512)
-def converter(quantity: Quantity | str, unit: str) -> Callable[[float], float]:
+def converter(quantity: Quantity | str, unit: str) -> Converter:
     """A function turning a value in ``unit`` into the canonical unit of ``quantity``.
 
     Cached: pint is consulted once per (quantity, unit), so the hot path is one multiply
@@ -215,9 +231,20 @@ def converter(quantity: Quantity | str, unit: str) -> Callable[[float], float]:
     if zero == 0.0:
         if one == 1.0:
             return _identity
-        return lambda v, s=one: v * s
-    slope = one - zero
-    return lambda v, s=slope, z=zero: v * s + z
+        return _scale(one)
+    return _affine(one - zero, zero)
+
+
+def _scale(s: float) -> Converter:
+    def scale(v: Any) -> Any:
+        return v * s
+    return scale
+
+
+def _affine(s: float, z: float) -> Converter:
+    def affine(v: Any) -> Any:
+        return v * s + z
+    return affine
 
 
 def pint_factors(quantity: Quantity | str, unit: str) -> tuple[float, float]:
@@ -227,16 +254,16 @@ def pint_factors(quantity: Quantity | str, unit: str) -> tuple[float, float]:
     key = u.lower()
     ureg = _ureg()
     try:
+        dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
+        if key == "mgd":
+            return ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude, 0.0
         if key in _ALIASES:
-            src = ureg.Unit(_ALIASES[key]) if key != "mgd" else None      # our own table: safe to parse
+            src = ureg.Unit(_ALIASES[key])                                 # our own table: safe to parse
         else:
             spelt = UnitSpelling.parse(u)                                  # text from outside: never evaluated
             if spelt.per != 1.0:
                 raise UnitError(f"unit {unit!r} has a number in it")
             src = spelt.unit(ureg)
-        dst_expr = _ALIASES.get(CANONICAL[q].lower(), CANONICAL[q])
-        if key == "mgd":
-            return ureg.Quantity(1e6, "gallon / day").to(dst_expr).magnitude, 0.0
         dst = ureg.Unit(dst_expr)
         if src.dimensionality != dst.dimensionality:
             raise UnitError(f"unit {unit!r} does not measure {q.value} (canonical {CANONICAL[q]})")
@@ -257,5 +284,5 @@ def canonical_unit(quantity: Quantity | str) -> str:
     return CANONICAL[Quantity(quantity)]
 
 
-def _identity(v: float) -> float:
+def _identity(v: _V) -> _V:
     return v

@@ -67,7 +67,7 @@ import math
 
 import orjson
 from datetime import date, datetime
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Final, Literal, NamedTuple
 
 from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, PlainValidator, Strict, ValidationError,
                       ValidationInfo, field_validator, model_validator)
@@ -80,8 +80,8 @@ from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
 from .units import CANONICAL, Quantity, _identity, canonical_unit, converter
 
 READINGS_SCHEMA = "ms4watch.readings/1"
-STATUS_SCHEMA = "ms4watch.status/1"
-EVENT_SCHEMA = "ms4watch.event/1"
+STATUS_SCHEMA: Final = "ms4watch.status/1"
+EVENT_SCHEMA: Final = "ms4watch.event/1"
 
 
 class QualityFlag(str, enum.Enum):
@@ -553,8 +553,8 @@ def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> D
                     raise _Slow
                 t, sensor, q, value, unit = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"]
                 flags = r.get("flags", ())
-                st = r.get("station")
-                st = station if st is None else _good_id(st)
+                given = r.get("station")
+                st = station if given is None else _good_id(given)
         except KeyError:
             raise _Slow from None
         conv, cu, q = _unit_map(q, unit)
@@ -598,7 +598,7 @@ def encode_event(device: str, t_ns: int, kind: str, data: dict[str, Any]) -> byt
                       separators=(",", ":"), allow_nan=False).encode()
 
 
-def status_payload(device: str, state: str, **fields: Any) -> bytes:
+def status_payload(device: str, state: Literal["online", "offline"], **fields: Any) -> bytes:
     return StatusMessage(device=device, state=state, **fields).to_json()
 
 

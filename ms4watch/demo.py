@@ -47,7 +47,9 @@ MARKER = ".ms4watch-demo"
 CLOCK = ".ms4watch-demo-clock"  # the simulated present (ISO 8601), for commands run on the demo's records
 ADVANCE_NS = 3_600_000_000_000  # the alert clock (storm ends, deadlines, stale stations) ticks hourly
 STOP_WITHIN_S = 60.0           # after the drain, the parts' stops have this long before the process exits anyway
-STEP_NS = 900_000_000_000     # the simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain, 5-min flow) and sends them as one sample cycle
+# The simulation advances 15 minutes at a time; each logger takes every reading due (1-min rain,
+# 5-min flow) and sends them as one sample cycle.
+STEP_NS = 900_000_000_000
 
 
 def demo_configs() -> Path:

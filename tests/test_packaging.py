@@ -23,3 +23,24 @@ def test_every_package_is_listed():
 def test_console_script():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert project["scripts"] == {"ms4watch": "ms4watch.cli:main"}
+
+
+def test_wheel_ships_py_typed(tmp_path):
+    """pyproject promises py.typed (PEP 561): each package-dir root carries one into the wheel."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    roots = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    # setuptools copies through build/lib and keeps what an earlier build left there.
+    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+         "--wheel-dir", str(tmp_path), str(REPO)],
+        check=True, capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("ms4watch-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [pkg for pkg in roots if pkg.replace(".", "/") + "/py.typed" not in names]
+    assert missing == [], f"no py.typed in the wheel for {missing}"

@@ -15,6 +15,7 @@ CMRSWC SOP 1; 40 CFR 122.21(g)(7)(ii) mirror image).
 from __future__ import annotations
 
 import enum
+from datetime import timedelta
 from decimal import Decimal
 from typing import Mapping
 
@@ -55,9 +56,9 @@ def rain_coverage(rain_t_ns: np.ndarray, max_gap_ns: int) -> tuple[np.ndarray, n
 
 
 def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
-                   lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                   max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0),
-                   double_tip=pd.Timedelta(seconds=1)) -> pd.Series:
+                   lookback: timedelta = pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
+                   max_gap: timedelta = pd.Timedelta(hours=1), after_rain: timedelta = pd.Timedelta(0),
+                   double_tip: timedelta = pd.Timedelta(seconds=1)) -> pd.Series:
     """Dry-weather state at each time of ``at``, judged on one rain gauge.
 
     Parameters
@@ -100,8 +101,8 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
     return state
 
 
-def _gauge_state(rain_in: pd.Series, at, *, lookback, max_rain_in, max_gap, after_rain,
-                 double_tip) -> tuple[pd.Series, np.ndarray]:
+def _gauge_state(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *, lookback: timedelta, max_rain_in: Decimal,
+                 max_gap: timedelta, after_rain: timedelta, double_tip: timedelta) -> tuple[pd.Series, np.ndarray]:
     """:func:`is_dry_weather` and the depth in each window [1/EXACT in] (int64)."""
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     state, total = gauge_dry_state(ns_index(rain_in), rain_in.to_numpy(), ns_index(at_idx), lookback_ns=td_ns(lookback),
@@ -173,7 +174,7 @@ class RainIndex:
         self.double_tip = double_tip_ns
         self._store(t, np.concatenate(([0], np.cumsum(v))), tpos, ca, cb, 0)
 
-    def _store(self, t, cum, tpos, ca, cb, more: int) -> None:
+    def _store(self, t: np.ndarray, cum: np.ndarray, tpos: np.ndarray, ca: np.ndarray, cb: np.ndarray, more: int) -> None:
         """Arrays with room for ``more`` rows and as many again (tpos, ca, cb hold at most one
         entry per row)."""
         cap = 2 * (t.size + more) + 16
@@ -293,9 +294,9 @@ def combine_dry_codes(states: np.ndarray) -> np.ndarray:
 
 
 def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeIndex | pd.Series, *,
-                        lookback=pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                        max_gap=pd.Timedelta(hours=1), after_rain=pd.Timedelta(0),
-                        double_tip=pd.Timedelta(seconds=1)) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
+                        lookback: timedelta = pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
+                        max_gap: timedelta = pd.Timedelta(hours=1), after_rain: timedelta = pd.Timedelta(0),
+                        double_tip: timedelta = pd.Timedelta(seconds=1)) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
     """Dry-weather state of an outfall served by one or more rain gauges.
 
     Parameters

@@ -60,7 +60,7 @@ def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str)
 
 
 def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 0.5,
-                     min_duration=timedelta(minutes=30), rearm=None) -> pd.DataFrame:
+                     min_duration: timedelta = timedelta(minutes=30), rearm: timedelta | None = None) -> pd.DataFrame:
     """Episodes of flow above the floor in every reading for at least ``min_duration`` while dry.
 
     Parameters
@@ -95,7 +95,7 @@ def dry_weather_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 
 
 
 def unknown_dry_flow(flow_gpm: pd.Series, dry: pd.Series, *, floor_gpm: float = 0.5,
-                     min_duration=timedelta(minutes=30)) -> pd.DataFrame:
+                     min_duration: timedelta = timedelta(minutes=30)) -> pd.DataFrame:
     """Episodes of sustained flow above the floor while dry weather is UNKNOWN (rain data gap).
 
     Same parameters and result as :func:`dry_weather_flow`: a data-gap notice, since the

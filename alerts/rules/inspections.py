@@ -16,8 +16,8 @@ inspections every seven calendar days, separated by a minimum of two full calend
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
-from typing import NamedTuple, Sequence
+from datetime import date, datetime, time, timedelta, timezone
+from typing import NamedTuple, Protocol, Sequence
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -29,12 +29,26 @@ PROVISION = ("Schenectady ch. 148 Art. I: inspections at least every seven calen
              "24 hours of the end of a storm event 0.5 inch or greater")
 
 
-def local_date(ns: int, tz: ZoneInfo):
+class Site(Protocol):
+    """What the rules read of a construction site (the registry's ``ConstructionSite``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def rain_gauges(self) -> list[str]: ...
+    @property
+    def active_from(self) -> date: ...
+    @property
+    def active_to(self) -> date | None: ...
+    def active_on(self, day: date) -> bool: ...
+
+
+def local_date(ns: int, tz: ZoneInfo) -> date:
     return pd.Timestamp(ns, tz="UTC").tz_convert(tz).date()
 
 
-def inspection_due(storms: pd.DataFrame, sites: Sequence, gauge: str, tz: ZoneInfo, *,
-                   after=timedelta(hours=24)) -> pd.DataFrame:
+def inspection_due(storms: pd.DataFrame, sites: Sequence[Site], gauge: str, tz: ZoneInfo, *,
+                   after: timedelta = timedelta(hours=24)) -> pd.DataFrame:
     """Post-storm inspection items.
 
     Parameters
@@ -76,8 +90,8 @@ TWICE_WEEKLY_ACRES = 5.0     # "more than five acres" disturbed: two inspections
 TWO_FULL_DAYS = 3            # second inspection's local date >= first's + 3 (two full days between)
 
 
-def routine_inspections(site, inspections_ns: Sequence[int], now_ns: int, tz: ZoneInfo, *,
-                        interval=timedelta(days=7)) -> list[RoutineItem]:
+def routine_inspections(site: Site, inspections_ns: Sequence[int], now_ns: int, tz: ZoneInfo, *,
+                        interval: timedelta = timedelta(days=7)) -> list[RoutineItem]:
     """Routine inspection items of one site up to ``now_ns``.
 
     Parameters
@@ -181,6 +195,6 @@ def _to_ns(dt: datetime) -> int:
     return (d.days * 86400 + d.seconds) * 1_000_000_000 + d.microseconds * 1000
 
 
-def local_midnight(day, tz: ZoneInfo) -> int:
+def local_midnight(day: date, tz: ZoneInfo) -> int:
     """00:00 of the local date ``day`` in ``tz`` [UTC ns]."""
     return _to_ns(datetime.combine(day, time(0), tzinfo=tz))

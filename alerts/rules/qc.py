@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ class QcParams:
     flat_line_fail: timedelta = timedelta(hours=6)    # unchanged this long fails
     flat_line_tolerance: float = 0.0                  # [unit]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"fail_span": list(self.fail_span), "spike_fail": self.spike_fail,
                 "flat_line_fail_h": self.flat_line_fail.total_seconds() / 3600,
                 "flat_line_tolerance": self.flat_line_tolerance}
@@ -88,7 +89,8 @@ def qartod_fail_array(t_ns: np.ndarray, values: np.ndarray, params: QcParams = Q
 
     gross = _flags(qartod.gross_range_test(v, fail_span=params.fail_span))
     spike = _flags(qartod.spike_test(v, suspect_threshold=params.spike_fail / 2, fail_threshold=params.spike_fail))
-    return (gross == FAIL) | (spike == FAIL) | flat
+    fails: np.ndarray = (gross == FAIL) | (spike == FAIL) | flat
+    return fails
 
 
 def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance: float) -> np.ndarray:
@@ -104,7 +106,8 @@ def flat_line_fail(t_ns: np.ndarray, v: np.ndarray, duration_ns: int, tolerance:
     same = np.zeros(n, dtype=bool)
     same[1:] = np.abs(np.diff(v)) <= tolerance
     seg_start = np.maximum.accumulate(np.where(~same, np.arange(n), 0))
-    return (t_ns - t_ns[seg_start]) >= duration_ns
+    flat: np.ndarray = (t_ns - t_ns[seg_start]) >= duration_ns
+    return flat
 
 
 def surely_passes(values: np.ndarray, i: int, flags: str, params: QcParams = QcParams()) -> bool:
@@ -132,7 +135,7 @@ def surely_passes(values: np.ndarray, i: int, flags: str, params: QcParams = QcP
     return True
 
 
-def _flags(result) -> np.ndarray:
+def _flags(result: np.ndarray) -> np.ndarray:   # a masked array where QARTOD had no data
     return np.asarray(np.ma.filled(result, MISSING))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any, TypeVar
 from decimal import Decimal
 
 import numpy as np
@@ -36,7 +37,8 @@ COLUMNS = ["start", "end", "first_rain", "depth_in", "depth_uin", "duration_h", 
 def to_micro_in(depth_in: np.ndarray | pd.Series) -> np.ndarray:
     """Depths [in] as int64 micro-inches, rounded half away from zero (exact sums after this)."""
     a = np.asarray(depth_in, dtype="float64")
-    return np.sign(a).astype(np.int64) * np.floor(np.abs(a) * MICRO + 0.5).astype(np.int64)
+    micro: np.ndarray = np.sign(a).astype(np.int64) * np.floor(np.abs(a) * MICRO + 0.5).astype(np.int64)
+    return micro
 
 
 def decimal_to_micro(d: Decimal | float | str) -> int:
@@ -55,14 +57,18 @@ def to_exact(depth_in: np.ndarray | pd.Series) -> np.ndarray:
     A missing depth (NaN) is no rain; beyond ±:data:`MAX_DEPTH_IN` (infinities included) a
     depth counts as that bound, never wrapping around int64 into a negative depth."""
     a = np.clip(np.nan_to_num(np.asarray(depth_in, dtype="float64"), nan=0.0), -MAX_DEPTH_IN, MAX_DEPTH_IN)
-    return np.sign(a).astype(np.int64) * np.floor(np.abs(a) * EXACT + 0.5).astype(np.int64)
+    exact: np.ndarray = np.sign(a).astype(np.int64) * np.floor(np.abs(a) * EXACT + 0.5).astype(np.int64)
+    return exact
 
 
 def decimal_to_exact(d: Decimal | float | str) -> int:
     return int((Decimal(str(d)) * EXACT).to_integral_value())
 
 
-def exact_to_micro(q):
+_Units = TypeVar("_Units", int, np.ndarray)
+
+
+def exact_to_micro(q: _Units) -> _Units:
     """Units of 1/:data:`EXACT` in as micro-inches, rounded half up (int or int64 array)."""
     return (q + PER_MICRO // 2) // PER_MICRO
 
@@ -113,7 +119,7 @@ class StormParams:
     double_tip: timedelta = timedelta(seconds=1)
     start_offset: timedelta = timedelta(0)          # Rainmaker: 1 min (start of first interval)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"inter_event_h": self.inter_event.total_seconds() / 3600,
                 "min_depth_in": float(self.min_depth_in),
                 "min_duration_h": self.min_duration.total_seconds() / 3600,
@@ -158,7 +164,7 @@ def storm_events(rain_in: pd.Series, params: StormParams = StormParams()) -> pd.
     return _frame(storm_rows(ns_index(rain_in), rain_in.to_numpy(), params))
 
 
-def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = StormParams()) -> list[tuple]:
+def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = StormParams()) -> list[tuple[Any, ...]]:
     """:func:`storm_events` on arrays (the form the alert engine calls): rain rows' times
     [UTC ns] and depths [in] in, one tuple per storm out, in the order of
     :data:`COLUMNS` without ``depth_in``: (start, end, first_rain [UTC ns], depth [micro-inch],
@@ -195,7 +201,7 @@ def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = Stor
     return rows
 
 
-def _frame(rows: list[tuple]) -> pd.DataFrame:
+def _frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=d) for c, d in zip(COLUMNS, [
             "datetime64[ns, UTC]", "datetime64[ns, UTC]", "datetime64[ns, UTC]", "float64", "int64",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ class ContrastParams:
     backstop_ntu: float = 250.0                     # downstream above this is an exceedance [NTU]
     align_tolerance: timedelta = timedelta(minutes=5)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"delta_ntu": self.delta_ntu, "fraction": self.fraction,
                 "min_duration_min": self.min_duration.total_seconds() / 60,
                 "backstop_ntu": self.backstop_ntu,
@@ -53,7 +54,7 @@ def nearest_upstream(up_t_ns: np.ndarray, down_t_ns: np.ndarray, tolerance_ns: i
     return np.where(np.minimum(dprev, dnext) <= tolerance_ns, pos, -1)
 
 
-def align_pair(upstream_ntu: pd.Series, downstream_ntu: pd.Series, tolerance) -> pd.DataFrame:
+def align_pair(upstream_ntu: pd.Series, downstream_ntu: pd.Series, tolerance: timedelta) -> pd.DataFrame:
     """Each downstream reading with the upstream reading nearest in time within ``tolerance``.
 
     Returns a DataFrame indexed by the downstream times with ``up``, ``down`` [NTU] and
@@ -88,7 +89,8 @@ def contrast_exceeds(up_ntu: np.ndarray, down_ntu: np.ndarray, params: ContrastP
     strictly, in the readings' decimals (:data:`COMPARE_DECIMALS`): 8.3 against 3.3 is
     exactly 5 NTU, not an exceedance."""
     allowance = np.maximum(params.delta_ntu, params.fraction * up_ntu)
-    return np.round(down_ntu - up_ntu, COMPARE_DECIMALS) > np.round(allowance, COMPARE_DECIMALS)
+    exceeds: np.ndarray = np.round(down_ntu - up_ntu, COMPARE_DECIMALS) > np.round(allowance, COMPARE_DECIMALS)
+    return exceeds
 
 
 # Why the contrast could not be evaluated at a downstream reading (not-evaluable causes).
@@ -178,7 +180,7 @@ def _at(bad: pd.Series | None, t_ns: np.ndarray) -> np.ndarray | None:
 
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,
                   up_bad: np.ndarray | None = None, down_bad: np.ndarray | None = None,
-                  params: ContrastParams = ContrastParams()) -> tuple[list[tuple], list[tuple]]:
+                  params: ContrastParams = ContrastParams()) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
     times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
     them (a reading that is NaN or infinite fails QC too). Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,

@@ -29,7 +29,6 @@ def register(app: typer.Typer) -> None:
                    timeout: float = typer.Option(30.0, "--timeout", min=1, help="Seconds to wait for the answer."),
                    json_out: bool = typer.Option(False, "--json", help="The answer as JSON.")) -> None:
         """Validate a config completely, send it retained to its logger, report the logger's answer."""
-        from ms4watch.device import DeviceLink
 
         try:
             text = file.read_text(encoding="utf-8")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
 
 from ...settings import Settings, SettingsError
 

@@ -6,7 +6,7 @@ a station's drift corrections, and reverting one (role smo)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -84,7 +84,8 @@ async def readings(sid: StationPath, actor: CurrentActor, services: Services, st
     return ReadingsOut(station=sid, start=a, end=b, bucket_s=c.width_ns / 1e9, unit=c.unit,
                        series=[SeriesOut(label=ln.label, buckets=out(ln.buckets), values=c.basis.get(ln.label, "raw"))
                                for ln in c.lines],
-                       rain=out(c.rain), rain_values=c.basis.get("rain", "raw"), notes=list(c.notes), thresholds=[ThresholdOut(label=t.label, value=t.value) for t in c.thresholds],
+                       rain=out(c.rain), rain_values=c.basis.get("rain", "raw"), notes=list(c.notes),
+                       thresholds=[ThresholdOut(label=t.label, value=t.value) for t in c.thresholds],
                        bands=[BandOut(kind=x.kind, start=from_ns(x.start_ns), end=from_ns(x.end_ns), label=x.label)
                               for x in c.bands])
 

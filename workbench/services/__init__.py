@@ -39,8 +39,6 @@ from .storms import StormLog
 if TYPE_CHECKING:
     import sqlite3
 
-    from ...compliance.store import ComplianceStore
-
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
 

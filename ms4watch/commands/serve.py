@@ -34,26 +34,6 @@ def serve(
     public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),
     username: Optional[str] = typer.Option(None, help="MQTT user name."),
     password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password."),
-) -> None:
-    app.command("serve")(serve)
-
-
-def serve(
-    config: Optional[Path] = config_option(),
-    registry: Optional[Path] = typer.Option(None, help="The municipality's site registry (sites.yaml)."),
-    broker: Optional[str] = typer.Option(None, help="MQTT broker URL, mqtt://[USER@]HOST:PORT (default "
-                                                    "mqtt://127.0.0.1:1883); the password comes from --password-file "
-                                                    "or MS4WATCH_BROKER__PASSWORD."),
-    store: Optional[str] = typer.Option(None, help="Store URL (default sqlite:///DATA_DIR/store.db)."),
-    data_dir: Optional[Path] = typer.Option(None, help="Engine state, incidents, notification queue, spool "
-                                                       "(default /var/lib/ms4watch)."),
-    notify: list[str] = typer.Option([], help="Notification channel URL (repeatable); none: DATA_DIR/notifications.txt."),
-    http: Optional[str] = typer.Option(None, help="Where the workbench (pages, API, acknowledge links, the inbound "
-                                                  "SMS webhook, /health, /metrics) listens: HOST:PORT, PORT, or 'off' "
-                                                  "(default 127.0.0.1:8000)."),
-    public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),
-    username: Optional[str] = typer.Option(None, help="MQTT user name."),
-    password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password."),
     check: bool = typer.Option(False, "--check", help="Check the settings, their files and modes, the data "
                                                       "directory, and reach the broker, the store and SMTP; start "
                                                       "nothing. Exit 0, or 1 with one line per problem."),
@@ -69,6 +49,9 @@ def serve(
     settings = settings_or_exit(config, registry=registry, store=store, data_dir=data_dir, notify=notify,
                                 broker={"url": broker, "username": username, "password_file": password_file},
                                 http={"listen": http, "public_url": public_url})
+    if check:
+        from ..check import check_server, report
+        raise typer.Exit(report(check_server(settings), echo=say, err=lambda line: say(line, err=True)))
     stop = stop_on_signals()   # before starting: a Ctrl-C meanwhile is a stop, not an exception half-way
     try:
         server = build_server(settings, report=say).start()

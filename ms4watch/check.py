@@ -131,7 +131,9 @@ def _data_dir(settings: Settings) -> Iterator[Result]:
         verb = "" if existing == d else f" (to create {d})"
         yield Problem("data_dir", f"{existing} is not writable by {who}{verb}")
     else:
-        yield Passed("data_dir", f"{d} writable by {_user()}" if existing == d else f"{d} can be created")
+        hint = " (as root: run it as the service user, sudo -u ms4watch, to check that user's rights)" \
+            if os.geteuid() == 0 else ""
+        yield Passed("data_dir", (f"{d} writable by {_user()}" if existing == d else f"{d} can be created") + hint)
 
 
 def _user() -> str:

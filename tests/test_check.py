@@ -147,3 +147,47 @@ def test_a_broker_url_naming_another_service_s_port(tmp_path):
         assert line.startswith(f"error: broker: mqtt://127.0.0.1:{smtp.port} "), res.output
     finally:
         smtp.stop()
+
+
+def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(tmp_path):
+    """The broker as a town runs it (``ms4watch broker-config``: TLS on its own port, client
+    certificates, passwords, the ACL): ingest's credentials pass; a wrong password is named."""
+    from ms4watch.brokerconf import Auth, generate
+    from ms4watch.contract.devices import load_devices
+    from ms4watch.contract.registry import load_registry
+    from tests.brokerconf.support import town
+    from tests.support.servers import Mosquitto
+
+    if not have("mosquitto"):
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    reg, loggers = town(tmp_path / "town")
+    out, port = tmp_path / "broker-etc", free_port()
+    generate(load_devices(load_registry(reg), loggers), out, auth=Auth.BOTH, port=port, bind="127.0.0.1",
+             hosts=["localhost", "127.0.0.1"])
+    broker = Mosquitto(tmp_path / "mosquitto")
+    broker.configure_text((out / "mosquitto.conf").read_text(), port)
+    broker.start()
+    client = out / "clients" / "ms4watch-ingest"
+    wrong = tmp_path / "wrong-password"
+    wrong.write_text("not-the-password\n")
+    wrong.chmod(0o600)
+    try:
+        def check(password_file):
+            config = tmp_path / "ms4watch.toml"
+            config.write_text(f'registry = "{reg}"\nfirmware_configs = "{loggers}"\ndata_dir = "{tmp_path}/data"\n'
+                              f'[broker]\nurl = "mqtts://localhost:{port}"\nusername = "ms4watch-ingest"\n'
+                              f'password_file = "{password_file}"\nca_file = "{client}/ca.crt"\n'
+                              f'cert_file = "{client}/client.crt"\nkey_file = "{client}/client.key"\n'
+                              '[http]\nlisten = "off"\n')
+            return run_check(str(config))
+
+        res = check(client / "password")
+        assert res.exit_code == 0, res.output
+        assert f"ok: broker: connected to mqtts://localhost:{port} as ms4watch-ingest" in res.output, res.output
+        res = check(wrong)
+        assert res.exit_code == 1, res.output
+        [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
+        assert line.startswith(f"error: broker: mqtts://localhost:{port} refused the connection: Not authorized"), \
+            res.output
+    finally:
+        broker.stop()

@@ -197,13 +197,13 @@ def _stores(settings: Settings) -> Iterator[Result]:
     for url in _store_urls(settings):
         what = f"store {url.split('?')[0]}"
         if url.startswith("sqlite:"):
-            path = Path(url.removeprefix("sqlite://"))
             try:
+                path = open_sink(url).path      # not opened: that would create the file
                 if path.exists():
                     probe_write_lock(path)
                 elif not os.access(next(p for p in path.parents if p.exists()), os.W_OK | os.X_OK):
                     raise PermissionError(f"cannot create {path}: its folder is not writable by {_user()}")
-            except (Ms4Error, OSError) as e:
+            except (Ms4Error, OSError, ValueError) as e:
                 yield Problem(what, str(e))
             else:
                 yield Passed(what, "takes writes" if path.exists() else "will be created on the first start")

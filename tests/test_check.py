@@ -5,6 +5,7 @@ problem on a line of its own, and starts nothing."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -127,13 +128,32 @@ def test_a_real_influxdb_with_a_private_token_passes(tmp_path, monkeypatch, mosq
         smtp.stop()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any folder: run as an ordinary user to see this")
-def test_a_data_dir_the_user_cannot_write(tmp_path, mosquitto_broker):
-    config = settings_file(tmp_path, broker=mosquitto_broker.url, notify="file:///dev/null")
-    (tmp_path / "data").chmod(0o555)
-    res = run_check(config)
-    assert res.exit_code == 1
-    assert f"error: data_dir: {tmp_path}/data is not writable by" in res.output
+def test_a_data_dir_the_service_user_cannot_write(tmp_path, mosquitto_broker):
+    """Run as another user than the data directory's owner (as root, the test runs the check
+    as ``nobody``: root may write anything), the data directory is named as not writable."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot run the check as another user")
+    base = Path(tempfile.mkdtemp(prefix="ms4watch-check-"))   # outside pytest's 0700 folders: nobody can read it
+    try:
+        base.chmod(0o755)
+        config = settings_file(base, broker=mosquitto_broker.url, notify=f"file://{base}/notifications.txt")
+        for p in (base / "sites.yaml", Path(config)):
+            p.chmod(0o644)
+        (base / "data").chmod(0o555 if os.geteuid() != 0 else 0o755)    # root owns it: not nobody's
+        as_other = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
+        out = subprocess.run([*as_other, sys.executable, "-m", "ms4watch", "serve", "--check", "--config", config],
+                             capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(base)})
+        assert out.returncode == 1, out.stdout + out.stderr
+        errors = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.startswith("error: ")]
+        assert errors[0].startswith(f"error: data_dir: {base}/data is not writable by "), errors
+        assert any(ln.startswith(f"error: store sqlite:///{base}/data/store.db: cannot create {base}/data/store.db") for ln in errors), errors
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_broker_url_naming_another_service_s_port(tmp_path):

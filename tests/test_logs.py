@@ -90,3 +90,24 @@ def test_every_line_of_serve_is_one_json_object(tmp_path, mosquitto_broker):
         t = datetime.fromisoformat(r["time"])
         assert t.tzinfo is not None and "T" in r["time"], r
         assert {"level", "logger", "message"} <= set(r), r
+
+
+def test_every_line_of_a_short_demo_is_one_json_object(tmp_path):
+    """The demo (embedded broker, simulated loggers, engine events, notifications, its summary)
+    under ``--log-format json``: no progress bar, no table, every line an object."""
+    out = subprocess.run([sys.executable, "-m", "ms4watch", "--log-format", "json", "demo", "--days", "0.2",
+                          "--speed", "0", "--workdir", str(tmp_path / "demo"), "--http", "off"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines = [line for line in (out.stdout + out.stderr).splitlines()]
+    assert out.returncode == 0, lines
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pytest.fail(f"not a JSON line: {line!r}")
+    assert any(r["message"].startswith("✉ ") for r in records)                     # notifications
+    assert any(r["message"].startswith("[2026-06-") for r in records)             # engine events
+    [summary] = [r for r in records if r["logger"] == "ms4watch.demo"]
+    assert summary["readings_stored"] == summary["readings_published"] > 0
+    assert all(datetime.fromisoformat(r["time"]).tzinfo is not None for r in records)

@@ -91,15 +91,22 @@ def _registries(settings: Settings) -> Iterator[Result]:
 
 def secret_files(settings: Settings) -> list[tuple[str, Path]]:
     """The secret files the settings name, with the setting that names each."""
-    from .ingest.sinks.influxdb.config import TOKEN_FILE_ENV
+    from .ingest.sinks.influxdb.config import TOKEN_FILE_ENV, parse_url
     out = [(name, path) for name, path in (
         ("broker.password_file", settings.broker.password_file), ("broker.key_file", settings.broker.key_file),
         ("web.secret_file", settings.web_secret_file if settings.http.listen else None),
         ("sms.secret_file", settings.sms.secret_file)) if path is not None]
-    tokens = {os.environ.get(TOKEN_FILE_ENV, "")} if any(_is_influx(u) for u in _store_urls(settings)) else set()
-    tokens |= {_query(u, "token_file") for u in _store_urls(settings) if _is_influx(u)}
-    out += [(TOKEN_FILE_ENV if t == os.environ.get(TOKEN_FILE_ENV) else "store token_file", Path(t))
-            for t in sorted(tokens) if t]
+    for url in _store_urls(settings):
+        if not url.startswith("influxdb"):
+            continue
+        try:
+            own = parse_url(url).token_file
+        except ValueError:
+            continue                  # the store's own check names what is wrong with the URL
+        env = os.environ.get(TOKEN_FILE_ENV)
+        token = ("store token_file", Path(own)) if own else (TOKEN_FILE_ENV, Path(env)) if env else None
+        if token is not None and token not in out:
+            out.append(token)
     return out
 
 
@@ -264,15 +271,6 @@ def _store_urls(settings: Settings) -> list[str]:
     except (Ms4Error, ValueError, OSError):
         return [settings.store_url] if not settings.coalition else []
     return sorted({settings.town_store_url(m) for m in towns})
-
-
-def _is_influx(url: str) -> bool:
-    return url.startswith("influxdb")
-
-
-def _query(url: str, key: str) -> str:
-    from urllib.parse import parse_qs, urlsplit
-    return parse_qs(urlsplit(url).query).get(key, [""])[-1]
 
 
 Report = Callable[[str], None]

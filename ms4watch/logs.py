@@ -60,7 +60,8 @@ def say(line: str, *, err: bool = False) -> None:
     """A line for people: printed (stdout, or stderr with ``err``) as text, or, with JSON
     logs, logged as one object (level INFO, or ERROR with ``err``)."""
     if json_logs():
-        logging.getLogger(OUTPUT_LOGGER).log(logging.ERROR if err else logging.INFO, line.strip().removeprefix("error: "))
+        level = logging.ERROR if err else logging.INFO
+        logging.getLogger(OUTPUT_LOGGER).log(level, line.strip().removeprefix("error: "))
     else:
         typer.echo(line, err=err)
 

@@ -151,7 +151,8 @@ def test_a_data_dir_the_service_user_cannot_write(tmp_path, mosquitto_broker):
         assert out.returncode == 1, out.stdout + out.stderr
         errors = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.startswith("error: ")]
         assert errors[0].startswith(f"error: data_dir: {base}/data is not writable by "), errors
-        assert any(ln.startswith(f"error: store sqlite:///{base}/data/store.db: cannot create {base}/data/store.db") for ln in errors), errors
+        store = f"error: store sqlite:///{base}/data/store.db: cannot create {base}/data/store.db"
+        assert any(ln.startswith(store) for ln in errors), errors
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -83,3 +83,20 @@ def test_the_edge_unit_is_hardened():
     readonly = " ".join(x.removeprefix("ReadOnlyPaths=") for x in lines if x.startswith("ReadOnlyPaths="))
     for secret in ("mqtt.pass", "client.key", "client.crt", "ca.crt"):
         assert f"-/etc/ms4watch/{secret}" in readonly.split(), secret
+
+
+def test_the_credentials_the_serve_unit_shows_verify(tmp_path):
+    """The ``LoadCredential=`` lines the unit shows (commented: a missing file would stop the
+    start) are valid when a town adds them with ``systemctl edit``."""
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = UNITS[0]
+    shown = [line.strip("# ").strip() for line in unit.read_text().splitlines() if "LoadCredential=" in line]
+    assert {s.split(":")[0] for s in shown} == {"LoadCredential=mqtt-password", "LoadCredential=influx-token"}
+    exe = Path(sys.executable).parent / "ms4watch"
+    text = unit.read_text().replace("/opt/ms4watch/venv/bin/ms4watch", str(exe))
+    copy = tmp_path / unit.name
+    copy.write_text(text.replace("[Install]", "\n".join(shown) + "\n\n[Install]"))
+    out = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, cwd=tmp_path)
+    problems = [line for line in (out.stdout + out.stderr).splitlines() if unit.name in line]
+    assert out.returncode == 0 and not problems, out.stdout + out.stderr

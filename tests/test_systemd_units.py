@@ -76,7 +76,7 @@ def test_the_edge_unit_is_hardened():
     its key, certificates and password stay read-only even in /etc/ms4watch."""
     lines = UNITS[1].read_text().splitlines()
     for line in ("UMask=0077", "NoNewPrivileges=yes", "ProtectSystem=strict", "DevicePolicy=closed",
-                 "SystemCallFilter=@system-service", "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",
+                 "SystemCallFilter=@system-service adjtimex", "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",
                  "CapabilityBoundingSet=", "DeviceAllow=char-ttyUSB rw", "DeviceAllow=char-gpiochip rw",
                  "ReadWritePaths=/etc/ms4watch"):
         assert line in lines, line
@@ -100,3 +100,16 @@ def test_the_credentials_the_serve_unit_shows_verify(tmp_path):
     out = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, cwd=tmp_path)
     problems = [line for line in (out.stdout + out.stderr).splitlines() if unit.name in line]
     assert out.returncode == 0 and not problems, out.stdout + out.stderr
+
+
+def test_the_edge_unit_lets_the_agent_ask_whether_the_clock_is_synchronised():
+    """``edge/clock.py`` asks the kernel with ``adjtimex`` (read-only) to flag readings taken
+    before NTP synchronised the clock. ``@system-service`` lacks it and ``ProtectClock=`` denies
+    it, which would make every reading's clock state unknown; with no capabilities the agent
+    still cannot set the time. (Checked on the file: no systemd runs the unit in this container.)"""
+    lines = UNITS[1].read_text().splitlines()
+    allowed = [x.removeprefix("SystemCallFilter=").split() for x in lines
+               if x.startswith("SystemCallFilter=") and not x.startswith("SystemCallFilter=~")]
+    assert any("adjtimex" in a for a in allowed), allowed
+    assert "ProtectClock=yes" not in lines
+    assert "CapabilityBoundingSet=" in lines        # so adjtimex can read, never set

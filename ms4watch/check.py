@@ -180,8 +180,12 @@ def _broker(settings: Settings, timeout_s: float) -> Iterator[Result]:
     client.on_disconnect = on_disconnect
     try:
         client.connect(url.host, url.port, keepalive=10)
-    except (OSError, ssl.SSLError) as e:
-        yield Problem(what, f"cannot reach {url}: {getattr(e, 'strerror', None) or e}")
+    except ssl.SSLError as e:      # before OSError, its base: the certificate, not the network
+        yield Problem(what, f"TLS with {url} failed: {e.reason or e}"
+                            + (" (is broker.ca_file the broker's CA?)" if "VERIFY" in str(e.reason) else ""))
+        return
+    except OSError as e:
+        yield Problem(what, f"cannot reach {url}: {e.strerror or e}")
         return
     client.loop_start()
     try:

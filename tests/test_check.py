@@ -193,11 +193,11 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
     wrong.write_text("not-the-password\n")
     wrong.chmod(0o600)
     try:
-        def check(password_file):
+        def check(password_file, ca="ca.crt"):
             config = tmp_path / "ms4watch.toml"
             config.write_text(f'registry = "{reg}"\nfirmware_configs = "{loggers}"\ndata_dir = "{tmp_path}/data"\n'
                               f'[broker]\nurl = "mqtts://localhost:{port}"\nusername = "ms4watch-ingest"\n'
-                              f'password_file = "{password_file}"\nca_file = "{client}/ca.crt"\n'
+                              f'password_file = "{password_file}"\nca_file = "{client}/{ca}"\n'
                               f'cert_file = "{client}/client.crt"\nkey_file = "{client}/client.key"\n'
                               '[http]\nlisten = "off"\n')
             return run_check(str(config))
@@ -209,6 +209,11 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
         assert res.exit_code == 1, res.output
         [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
         assert line.startswith(f"error: broker: mqtts://localhost:{port} refused the connection: Not authorized"), \
+            res.output
+        res = check(client / "password", ca="client.crt")      # not the CA that signed the broker's certificate
+        assert res.exit_code == 1, res.output
+        [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
+        assert line.startswith(f"error: broker: TLS with mqtts://localhost:{port} failed: CERTIFICATE_VERIFY_FAILED"), \
             res.output
     finally:
         broker.stop()

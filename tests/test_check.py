@@ -217,3 +217,32 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
             res.output
     finally:
         broker.stop()
+
+
+def test_an_smtp_login_the_server_refuses(tmp_path, mosquitto_broker):
+    """aiosmtpd asking for a login: the right one passes, a wrong password is named (535)."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
+
+    def authenticator(_server, _session, _envelope, _mechanism, data):
+        return AuthResult(success=(data.login, data.password) == (b"ms4watch", b"right"), handled=False)
+
+    port = free_port()
+    controller = Controller(object(), hostname="127.0.0.1", port=port, authenticator=authenticator,
+                            auth_require_tls=False, auth_required=True)
+    controller.start()
+    try:
+        def check(password: str):
+            return run_check(settings_file(tmp_path, broker=mosquitto_broker.url,
+                                           notify=f"mailto://ms4watch:{password}@127.0.0.1:{port}?to=smo@town.test"))
+        res = check("right")
+        assert res.exit_code == 0, res.output
+        assert f"ok: smtp mailto://ms4watch:***@127.0.0.1:{port} (insecure): answers, login as ms4watch accepted" \
+            in res.output.splitlines(), res.output
+        res = check("wrong")
+        assert res.exit_code == 1, res.output
+        assert f"error: smtp mailto://ms4watch:***@127.0.0.1:{port} (insecure): login refused (535)" \
+            in res.output.splitlines(), res.output
+        assert "wrong" not in res.output                        # never the password
+    finally:
+        controller.stop()

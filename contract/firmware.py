@@ -13,7 +13,7 @@ typo in an SDI-12 address is refused before the logger starts, with file, line a
     config_version: "3"
     broker: {url: "mqtts://broker.town.example:8883", username: LOG-OF12, password_file: /etc/ms4watch/mqtt.pass,
              ca_file: /etc/ms4watch/ca.crt, cert_file: /etc/ms4watch/LOG-OF12.crt, key_file: /etc/ms4watch/LOG-OF12.key}
-    spool: {path: /var/lib/ms4watch/spool.db, max_readings: 5000000}
+    spool: {max_readings: 5000000}     # the file: <data dir>/<device>.spool.db
     sensors:
       - {id: flow, driver: sdi12, quantity: flow, unit: gpm, interval: 5min, port: /dev/ttyUSB0,
          options: {address: "0", value_index: 1},
@@ -121,10 +121,21 @@ class SpoolPolicy(str, enum.Enum):
 
 
 class SpoolSettings(_Model):
-    path: Path = Path("spool.db")
+    """The logger's spool. Its file is not set here: it is ``<data dir>/<device>.spool.db``
+    (``ms4watch edge --data-dir``), so a ``path`` that would be silently ignored is refused."""
+
+    path: Path | None = Field(default=None, description="refused: see the class docstring")
     max_readings: int = Field(default=5_000_000, ge=1000, description="bound on disk; then the policy applies")
     policy: SpoolPolicy = SpoolPolicy.DROP_OLDEST
     batch_readings: int = Field(default=500, ge=1, le=10_000, description="readings per backlog message")
+
+    @field_validator("path")
+    @classmethod
+    def _no_path(cls, v: Path | None) -> None:
+        if v is not None:
+            raise ValueError("not a setting: the spool is <data dir>/<device>.spool.db (`ms4watch edge --data-dir`, "
+                             "default /var/lib/ms4watch); remove path")
+        return None
 
 
 class Sensor(_Model):

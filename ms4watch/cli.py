@@ -10,6 +10,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
+from .logs import setup_logging
+
 # Explicit table, one line per command module: the command's name -> its module.
 COMMANDS = {
     "demo": "demo",
@@ -78,20 +80,6 @@ def _print_version(value: bool) -> None:
         except PackageNotFoundError:   # running from a source tree that was never installed
             typer.echo("ms4watch (not installed)")
         raise typer.Exit()
-
-
-def setup_logging(level: int, log_format: str = "text") -> None:
-    """Text lines for a terminal, or one JSON object per line (time, level, logger, message)."""
-    if log_format not in ("text", "json"):
-        raise typer.BadParameter(f"expected text or json, got {log_format!r}", param_hint="--log-format")
-    handler = logging.StreamHandler()
-    if log_format == "json":
-        from pythonjsonlogger.json import JsonFormatter
-        handler.setFormatter(JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s",
-                                           rename_fields={"asctime": "time", "levelname": "level", "name": "logger"}))
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler], force=True)
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ Sources, highest first: the command line, ``MS4WATCH_*`` environment variables (
 with ``__``: ``MS4WATCH_BROKER__URL``), the TOML file given by ``--config`` (or
 ``MS4WATCH_CONFIG``, else ``/etc/ms4watch/ms4watch.toml`` when it exists), the defaults.
 Secrets are read only from files or the environment (``broker.password_file``,
-``MS4WATCH_BROKER__PASSWORD``; the InfluxDB token from ``MS4WATCH_INFLUX_TOKEN[_FILE]``),
+``MS4WATCH_BROKER__PASSWORD``; the InfluxDB token from ``MS4WATCH_INFLUX_TOKEN[_FILE]``) or
+systemd credentials (``contract/credentials.py``: ``mqtt-password``, ``influx-token``),
 never from a flag, and a broker URL carrying a password is refused::
 
     # /etc/ms4watch/ms4watch.toml
@@ -45,6 +46,7 @@ from pydantic import (BaseModel, ConfigDict, Field, IPvAnyNetwork, SecretStr, Va
                       model_validator)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from .contract.credentials import MQTT_PASSWORD, credential
 from .contract.errors import Ms4Error
 from .contract.mqtt import BrokerURL, TlsFiles, tls_context
 from .contract.rules_config import Duration
@@ -99,15 +101,19 @@ class BrokerSettings(_Section):
         return v
 
     def secret(self) -> str | None:
-        """The MQTT password: from the environment, else the password file (read now)."""
+        """The MQTT password: from the environment, else the password file, else the systemd
+        credential ``mqtt-password`` (read now)."""
         if self.password is not None:
             return self.password.get_secret_value()
-        if self.password_file is None:
+        path, name = self.password_file, "broker.password_file"
+        if path is None:    # a systemd credential (LoadCredential=mqtt-password:…), if the unit gives one
+            path, name = credential(MQTT_PASSWORD), f"credential {MQTT_PASSWORD}"
+        if path is None:
             return None
         try:
-            return self.password_file.read_text(encoding="utf-8").strip()
+            return path.read_text(encoding="utf-8").strip()
         except OSError as e:
-            raise SettingsError(f"broker.password_file: cannot read {self.password_file}: {e.strerror}") from None
+            raise SettingsError(f"{name}: cannot read {path}: {e.strerror}") from None
 
 
 class HttpSettings(_Section):

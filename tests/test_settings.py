@@ -153,3 +153,18 @@ def test_tls_files_are_read_at_start_and_a_wrong_one_is_named(tmp_path):
             s.broker.tls()
     assert load_settings(None, broker={"url": "mqtt://localhost:1883"}).broker.tls() is None
     assert load_settings(None, broker={"url": "mqtts://localhost:8883"}).broker.tls().verify_mode.name == "CERT_REQUIRED"
+
+
+def test_the_broker_password_from_a_systemd_credential(tmp_path, monkeypatch):
+    """``LoadCredential=mqtt-password:/etc/ms4watch/mqtt-password``: systemd hands the service a
+    copy in ``$CREDENTIALS_DIRECTORY``; a password_file named in the settings comes first."""
+    creds = tmp_path / "credentials"
+    creds.mkdir()
+    (creds / "mqtt-password").write_text("from-systemd\n")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(creds))
+    assert load_settings(write(tmp_path, '[broker]\nusername = "u"\n')).broker.secret() == "from-systemd"
+    pw = tmp_path / "pw"
+    pw.write_text("from-file\n")
+    assert load_settings(write(tmp_path, f'[broker]\npassword_file = "{pw}"\n')).broker.secret() == "from-file"
+    (creds / "mqtt-password").unlink()
+    assert load_settings(write(tmp_path, '[broker]\nusername = "u"\n')).broker.secret() is None

@@ -59,7 +59,9 @@ class WebServer:
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
     def start(self, app: FastAPI, timeout_s: float = 15.0) -> "WebServer":
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=self.keep_alive_s, access_log=False,
+        # log_config None: uvicorn's lines go through our handler (JSON lines under --log-format json)
+        config = uvicorn.Config(app, log_config=None, log_level="warning", timeout_keep_alive=self.keep_alive_s,
+                                access_log=False,
                                 lifespan="off", server_header=False, proxy_headers=bool(self.trusted_proxies),
                                 forwarded_allow_ips=self.trusted_proxies or [])
         self._server = uvicorn.Server(config)

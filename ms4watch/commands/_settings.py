@@ -19,5 +19,6 @@ def settings_or_exit(config: Optional[Path], **flags: Any):
     try:
         return load_settings(config, **flags)
     except SettingsError as e:
-        typer.echo(f"error: {e}", err=True)
+        from ..logs import say
+        say(f"error: {e}", err=True)
         raise typer.Exit(2) from None

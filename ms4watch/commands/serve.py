@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..contract.errors import Ms4Error
+from ..logs import say
 from ._process import stop_on_signals
 from ._settings import config_option, settings_or_exit
 
@@ -33,6 +34,9 @@ def serve(
     public_url: Optional[str] = typer.Option(None, help="Base URL of acknowledge links as recipients reach it."),
     username: Optional[str] = typer.Option(None, help="MQTT user name."),
     password_file: Optional[Path] = typer.Option(None, help="File holding the MQTT password."),
+    check: bool = typer.Option(False, "--check", help="Check the settings, their files and modes, the data "
+                                                      "directory, and reach the broker, the store and SMTP; start "
+                                                      "nothing. Exit 0, or 1 with one line per problem."),
 ) -> None:
     """Run the server: ingest, the alert engine, incidents and notifications, the SMO's workbench.
 
@@ -45,15 +49,18 @@ def serve(
     settings = settings_or_exit(config, registry=registry, store=store, data_dir=data_dir, notify=notify,
                                 broker={"url": broker, "username": username, "password_file": password_file},
                                 http={"listen": http, "public_url": public_url})
+    if check:
+        from ..check import check_server, report
+        raise typer.Exit(report(check_server(settings), echo=say, err=lambda line: say(line, err=True)))
     stop = stop_on_signals()   # before starting: a Ctrl-C meanwhile is a stop, not an exception half-way
     try:
-        server = build_server(settings, report=lambda line: typer.echo(line)).start()
+        server = build_server(settings, report=say).start()
     except (Ms4Error, ValueError, OSError) as e:
-        typer.echo(f"error: {e}", err=True)
+        say(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     where = f", workbench on {server.web_url}" if server.web_url else ""
-    typer.echo(f"serving {server.registry.municipality}: broker {settings.broker.url}, "
-               f"store {settings.store_url.split('?')[0]}{where}")
+    say(f"serving {server.registry.municipality}: broker {settings.broker.url}, "
+        f"store {settings.store_url.split('?')[0]}{where}")
     stop.wait()
     log.info("stopping")
     server.stop()

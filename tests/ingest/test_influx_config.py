@@ -174,3 +174,18 @@ def test_calibration_records_count_days_from_the_received_day():
     assert days_left(date(2026, 6, 5), to_ns(parse_time("2026-06-05T23:59:59Z"))) == 0.0
     assert days_left(date(2026, 6, 5), to_ns(parse_time("2026-06-06T00:00:00Z"))) == -1.0
     assert calibration_records("OF-12", "LOG-1", (), received) == []
+
+
+def test_token_from_a_systemd_credential(tmp_path, monkeypatch):
+    """``LoadCredential=influx-token:/etc/ms4watch/influx-token``: read from
+    ``$CREDENTIALS_DIRECTORY`` when neither the environment nor the URL names a token."""
+    for k in ("MS4WATCH_INFLUX_TOKEN", "MS4WATCH_INFLUX_TOKEN_FILE"):
+        monkeypatch.delenv(k, raising=False)
+    creds = tmp_path / "credentials"
+    creds.mkdir()
+    (creds / "influx-token").write_text("ms4watch:from-systemd\n")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(creds))
+    assert parse_url("influxdb1://h:8086/ms4").token() == "ms4watch:from-systemd"
+    own = tmp_path / "own-token"
+    own.write_text("own\n")
+    assert parse_url(f"influxdb1://h:8086/ms4?token_file={own}").token() == "own"

@@ -6,7 +6,8 @@
 
 Credentials never come from the URL, the command line or the logs: the token is read from
 ``MS4WATCH_INFLUX_TOKEN`` or from a file named by ``MS4WATCH_INFLUX_TOKEN_FILE`` or by
-``?token_file=PATH`` (a path is not a secret). For InfluxDB 1.x with authentication the
+``?token_file=PATH`` (a path is not a secret), else from the systemd credential
+``influx-token`` (``LoadCredential=``, ``contract/credentials.py``). For InfluxDB 1.x with authentication the
 token is ``USER:PASSWORD``. A URL carrying a password is refused.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from ....contract.credentials import INFLUX_TOKEN, credential
 from ....contract.timeutil import parse_duration
 
 TOKEN_ENV = "MS4WATCH_INFLUX_TOKEN"
@@ -57,7 +59,7 @@ class InfluxTarget:
         value = os.environ.get(TOKEN_ENV)
         if value:
             return value.strip()
-        path = self.token_file or os.environ.get(TOKEN_FILE_ENV)
+        path = self.token_file or os.environ.get(TOKEN_FILE_ENV) or credential(INFLUX_TOKEN)
         if path:
             try:
                 return Path(path).read_text().strip() or None

@@ -30,12 +30,16 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
               page: Annotated[int, Query(ge=1, le=10_000)] = 1) -> Response:
     rows = services.desk.list(actor, states=STATES[state], kind=kind, subject=subject, limit=PAGE + 1,
                               offset=(page - 1) * PAGE)
+    more = len(rows) > PAGE
+    rows = rows[:PAGE]
+    if state == "active" and page == 1:     # an episode that ended, not reviewed, is not done with
+        rows = services.desk.unreviewed(actor, kind=kind, subject=subject) + rows
     reg = services.registry
     subjects = sorted({x.id for coll in (reg.outfalls, reg.turbidity_pairs, reg.construction_sites, reg.rain_gauges)
                        for x in coll})
     query = request.url.query
-    return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows[:PAGE],
-                  more=len(rows) > PAGE, page=page, state=state, kind=kind, subject=subject,
+    return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows,
+                  more=more, page=page, state=state, kind=kind, subject=subject,
                   kinds=[k.value for k in EventKind if k is not EventKind.INSPECTION_OVERDUE], subjects=subjects,
                   states=list(STATES), csv_url="/api/v1/incidents.csv" + (f"?{query}" if query else ""),
                   may_ack=actor.may(Permission.ACKNOWLEDGE), back=request.url.path + (f"?{query}" if query else ""))

@@ -45,6 +45,12 @@ class IncidentView:
     rule: str = ""
 
     @property
+    def unreviewed(self) -> bool:
+        """The episode ended by itself before anyone acknowledged it: the SMO reviews it
+        (acknowledges it after the fact)."""
+        return ended_unreviewed(self.incident)
+
+    @property
     def params(self) -> dict[str, Any]:
         return dict(self.incident.event.get("params") or {})
 
@@ -77,6 +83,12 @@ class IncidentDesk:
         return [self.view(i) for i in self.incidents.list(list(states), kind=kind or None, subject=subject or None,
                                                            limit=limit, offset=offset)]
 
+    def unreviewed(self, actor: Actor, *, kind: str | None = None, subject: str | None = None) -> list[IncidentView]:
+        """Episodes that ended by themselves and nobody has reviewed yet, the latest first."""
+        actor.require(Permission.READ)
+        return [self.view(i) for i in self.incidents.ended_unreviewed()
+                if (not kind or i.kind == kind) and (not subject or i.subject == subject)]
+
     def get(self, actor: Actor, iid: int) -> IncidentView:
         actor.require(Permission.READ)
         return self.view(self._incident(iid))
@@ -103,6 +115,12 @@ class IncidentDesk:
 
     # -- writing ------------------------------------------------------------------------------
     def acknowledge(self, actor: Actor, iid: int, note: str | None = None) -> IncidentView:
+        """Acknowledge an open incident; or review one that ended by itself before anyone
+        acknowledged it (it stays resolved, the review is in both audit logs)."""
+        inc = self._incident(iid)
+        if inc.state is State.RESOLVED and inc.resolution == "auto":
+            return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
+                               lambda: self.incidents.review(iid, by=actor.name, how=_how(actor), note=note or None))
         return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
                            lambda: self.incidents.acknowledge(iid, by=actor.name, how=_how(actor), note=note or None))
 
@@ -157,6 +175,12 @@ class IncidentDesk:
             raise NotFound(f"no incident {iid}") from None
 
 
+def ended_unreviewed(inc: Incident) -> bool:
+    """An alerting episode that ended by itself (resolution ``auto``) before anyone acknowledged it."""
+    return (inc.state is State.RESOLVED and inc.resolution == "auto" and inc.acknowledged_at is None
+            and inc.suppressed is None and inc.policy.escalates)
+
+
 def _how(actor: Actor) -> str:
     """The incident log's ``how``: the channel, and the role it was allowed under."""
     return f"{actor.via.value} ({actor.role.value})"
@@ -166,4 +190,4 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-__all__ = ["IncidentDesk", "IncidentView", "IncidentDetail", "ACTIVE"]
+__all__ = ["IncidentDesk", "IncidentView", "IncidentDetail", "ACTIVE", "ended_unreviewed"]

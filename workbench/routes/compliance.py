@@ -122,7 +122,9 @@ def _cases_page(request: Request, actor: Actor, services: Any, status: int = 200
         except WorkbenchError:
             inc = None
     now = d.clock().astimezone(services.tz)
+    existing = d.of_incident(actor, inc.id)[0] if inc is not None else []
     return render(request, "cases.html", status, title="Cases", actor=actor, cases=d.cases(actor), incident=inc,
+                  existing=existing,
                   outfalls=services.registry.outfalls, error=error, now=now,
                   may_record=actor.may(Permission.RECORD_CASE))
 
@@ -305,7 +307,9 @@ def _notice_page(request: Request, actor: Actor, services: Any, nid: int, status
     d = desk(services)
     n = d.notice(actor, nid)
     now = d.clock().astimezone(services.tz)
+    case = d.store.case(n.case_id) if n.case_id else None
     return render(request, "notice.html", status, title=f"Notice {n.number}", actor=actor, n=n, law=LAWS[n.law],
+                  case=case, outfall=n.outfall or (case.outfall if case else None),
                   party=d.store.party(n.party_id), parties=d.parties_of(n), sections=d.sections(n),
                   deadlines=d.deadlines_of(f"notice:{nid}"), frozen=d.frozen(n), withdrawn=n.first("withdrawn"),
                   replaces=d.store.notice(n.corrects) if n.corrects else None,

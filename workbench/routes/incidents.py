@@ -49,8 +49,9 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
 def incident(request: Request, iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
     d = services.desk.detail(actor, iid)
     corrected = services.corrections is not None and services.corrections.any_in_force()
+    cases, notices = services.compliance.of_incident(actor, iid) if services.compliance is not None else ([], [])
     return render(request, "incident.html", title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
-                  corrected_available=corrected,
+                  corrected_available=corrected, cases=cases, notices=notices,
                   may_ack=actor.may(Permission.ACKNOWLEDGE), may_resolve=actor.may(Permission.RESOLVE),
                   has_chart=services.desk.charts is not None)
 

@@ -172,12 +172,42 @@ async def add_entry(request: Request, cid: CaseId, actor: CurrentActor, services
     d = desk(services)
 
     async def call(body: EntryIn):
+        if body.kind == "closure":     # the page closes a case through its confirmation step only
+            raise Refused("kind: close a case with its own form (a note, then a confirmation)")
         form = await request.form()
         photos, files = await _files(form, "photos"), await _files(form, "files")
         return await run_in_threadpool(d.add_entry, actor, cid, body, photos, files)
     return await _write(request, actor, services, Permission.RECORD_CASE, "case.entry", f"case:{cid}", EntryIn, call,
                         lambda c: f"/cases/{cid}#entry-{c.entries[-1].id}",
                         lambda st, err: _case_page(request, actor, services, cid, st, error=err))
+
+
+@router.post("/cases/{cid}/close")
+async def close_case(request: Request, cid: CaseId, actor: CurrentActor, services: Services) -> Response:
+    """Two steps: the outcome, how it was verified and a note, then a page that shows what
+    closing means and asks to confirm (as withdrawing a notice does)."""
+    d = desk(services)
+    await run_in_threadpool(d.check, actor, Permission.RECORD_CASE, "case.close", f"case:{cid}")
+    form = await request.form()
+    again = lambda st, err: _case_page(request, actor, services, cid, st, error=err)  # noqa: E731
+    try:
+        body = from_form(EntryIn, form, services.tz, {"kind": "closure"})
+    except ValidationError as e:
+        return again(400, problems(e))
+    if not body.outcome or not (body.verification or "").strip():
+        return again(400, "a closure needs its outcome and how it was verified")
+    case = d.case(actor, cid)
+    if str(form.get("confirm") or "") != "yes":
+        fields = {k: str(form.get(k) or "") for k in ("at", "by", "outcome", "verification", "notes", "location")}
+        return render(request, "case_close.html", title=f"Close case {case.number}?", actor=actor, case=case,
+                      body=body, fields=fields)
+    try:
+        await run_in_threadpool(d.add_entry, actor, cid, body)
+    except WorkbenchError as e:
+        if e.status in (401, 403, 404):
+            raise
+        return again(e.status, str(e))
+    return RedirectResponse(base_path(request) + f"/cases/{cid}", status_code=303)
 
 
 @router.post("/cases/{cid}/samples")

@@ -47,10 +47,16 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
 
 @router.get("/incidents/{iid}")
 def incident(request: Request, iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
+    return _incident_page(request, actor, services, iid)
+
+
+def _incident_page(request: Request, actor, services, iid: int, status: int = 200, *,
+                   error: str | None = None) -> Response:
     d = services.desk.detail(actor, iid)
     corrected = services.corrections is not None and services.corrections.any_in_force()
     cases, notices = services.compliance.of_incident(actor, iid) if services.compliance is not None else ([], [])
-    return render(request, "incident.html", title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
+    return render(request, "incident.html", status, title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
+                  error=error,
                   corrected_available=corrected, cases=cases, notices=notices,
                   may_ack=actor.may(Permission.ACKNOWLEDGE), may_resolve=actor.may(Permission.RESOLVE),
                   has_chart=services.desk.charts is not None)
@@ -83,7 +89,15 @@ def acknowledge(request: Request, iid: IncidentId, actor: CurrentActor, services
 
 @router.post("/incidents/{iid}/resolve")
 def resolve(request: Request, iid: IncidentId, actor: CurrentActor, services: Services,
-            note: Annotated[str, Form(min_length=1, max_length=2000)],
+            note: Annotated[str, Form(max_length=2000)] = "", confirm: Annotated[str, Form(max_length=8)] = "",
             back: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    """Two steps: a note saying why, then a page that shows what resolving means and asks to
+    confirm (as withdrawing a notice does)."""
+    view = services.desk.may_resolve(actor, iid)
+    if not note.strip():
+        return _incident_page(request, actor, services, iid, 400, error="note: say why it is resolved")
+    if confirm != "yes" and view.incident.state is not State.RESOLVED:    # resolved: refused below, not asked
+        return render(request, "incident_resolve.html", title=f"Resolve incident {iid}?", actor=actor, view=view,
+                      inc=view.incident, note=note.strip(), back=back)
     services.desk.resolve(actor, iid, note.strip())
     return RedirectResponse(_back(request, back, iid), status_code=303)

@@ -124,6 +124,16 @@ class IncidentDesk:
         return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
                            lambda: self.incidents.acknowledge(iid, by=actor.name, how=_how(actor), note=note or None))
 
+    def may_resolve(self, actor: Actor, iid: int) -> IncidentView:
+        """The incident, for the question before resolving it; a role that may not resolve is
+        refused (and audited) before it is asked."""
+        try:
+            actor.require(Permission.RESOLVE)
+        except Exception as e:
+            self.audit.record(actor, "incident.resolve", target=f"incident:{iid}", outcome=f"refused: {e}")
+            raise
+        return self.view(self._incident(iid))
+
     def resolve(self, actor: Actor, iid: int, note: str) -> IncidentView:
         return self._write(actor, Permission.RESOLVE, iid, "incident.resolve", note,
                            lambda: self.incidents.resolve(iid, by=actor.name, how=_how(actor), note=note))

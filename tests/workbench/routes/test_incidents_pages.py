@@ -45,7 +45,7 @@ def test_an_incidents_page_and_resolving_it_with_a_note(bench):
     chart = s.get("/incidents/1/chart.png")
     assert chart.status_code == 200 and chart.headers["content-type"] == "image/svg+xml"   # no readings here
     assert s.post_form("/incidents/1/resolve", {"note": ""}).status_code == 400
-    r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged"})
+    r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged", "confirm": "yes"})
     assert r.status_code == 303 and r.headers["location"] == "/incidents/1"
     page = s.get("/incidents/1").text
     assert "cross-connection plugged" in page and "manual by Smo User" in page

@@ -3,7 +3,7 @@
 what is alerting, and the dry-weather flow that stopped by itself; the SMO follows each
 link to its record, reviews the ended episode with a note, and the board lets it go.
 At a phone's width (390 px) the status page and an incident's page do not scroll
-sideways. Screenshots in ``test-artefacts/workbench/``."""
+sideways, and the incident's chart fits its box (the episode on screen). Screenshots in ``test-artefacts/workbench/``."""
 
 from __future__ import annotations
 
@@ -83,6 +83,9 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
             browser.wait_for(LOADED)
             browser.screenshot(ARTEFACTS / f"phone-390-{name}.png")
             _no_sideways_scroll(browser, path)
+        fits = browser.js("document.querySelector('.chart img').getBoundingClientRect().width"
+                          " <= document.querySelector('.chart').clientWidth")
+        assert fits, "the incident's chart is wider than its box: the episode is off-screen on a phone"
         assert browser.console_errors() == []
     finally:
         browser.close()

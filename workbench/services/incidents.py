@@ -149,10 +149,11 @@ class IncidentDesk:
         by = by.strip()
         if not by:
             raise Conflict("say who acknowledges (your name)")
-        self._incident(iid)
+        ended = ended_unreviewed(self._incident(iid))
         target = f"incident:{iid}"
+        act = self.incidents.review if ended else self.incidents.acknowledge
         try:
-            inc = self.incidents.acknowledge(iid, by=by, how=Via.EMAIL_LINK.value, note=note or None)
+            inc = act(iid, by=by, how=Via.EMAIL_LINK.value, note=note or None)
         except IncidentError as e:
             self.audit.write(who=by, via=Via.EMAIL_LINK.value, address=address, municipality=municipality,
                              action="incident.acknowledge", target=target, detail=note, outcome=f"refused: {e}")

@@ -309,8 +309,10 @@ def notices(request: Request, actor: CurrentActor, services: Services) -> Respon
 @router.post("/parties")
 async def add_party(request: Request, actor: CurrentActor, services: Services) -> Response:
     d = desk(services)
+    case = str((await request.form()).get("case") or "")     # the case chosen on the notice form stays chosen
+    keep = f"&case={case}" if case.isascii() and case.isdigit() and len(case) <= 15 else ""
     return await _write(request, actor, services, Permission.ENFORCE, "party.add", "parties", PartyIn,
-                        lambda body: d.add_party(actor, body), lambda p: f"/notices?party={p.id}#issue",
+                        lambda body: d.add_party(actor, body), lambda p: f"/notices?party={p.id}{keep}#issue",
                         lambda st, err: _notices_page(request, actor, services, st, error=err))
 
 

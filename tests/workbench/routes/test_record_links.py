@@ -44,3 +44,16 @@ def test_an_outfalls_page_lists_its_cases_and_notices(bench):
     assert f'href="/notices/{notice["id"]}"' in notices and f'href="/notices/{loose["id"]}"' in notices
     other = bench.login("viewer").get("/outfalls/OF-14").text
     assert case["number"] not in other and "None." in other
+
+
+def test_adding_a_party_keeps_the_case_chosen_on_the_notice_form(bench):
+    case = _case_from_incident(bench)
+    s = bench.login("smo")
+    page = s.get(f"/notices?case={case['id']}").text
+    assert f'<input type="hidden" name="case" value="{case["id"]}">' in page
+    r = s.post_form("/parties", {"name": "Main St Laundromat", "address": "4 Main St", "case": str(case["id"])})
+    assert r.status_code == 303 and r.headers["location"] == f"/notices?party=1&case={case['id']}#issue"
+    page = s.get(r.headers["location"].split("#")[0]).text
+    assert re.search(rf'<option value="{case["id"]}" selected>{case["number"]}', page)
+    r = s.post_form("/parties", {"name": "Elm St Garage", "address": "9 Elm St", "case": "1e9"})
+    assert r.headers["location"] == "/notices?party=2#issue"

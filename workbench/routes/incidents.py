@@ -5,6 +5,7 @@ resolve with a note). Writes are forms that redirect back (no JavaScript needed)
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -41,8 +42,16 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
     return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows,
                   more=more, page=page, state=state, kind=kind, subject=subject,
                   kinds=[k.value for k in EventKind if k is not EventKind.INSPECTION_OVERDUE], subjects=subjects,
-                  states=list(STATES), csv_url="/api/v1/incidents.csv" + (f"?{query}" if query else ""),
+                  states=list(STATES), csv_url=_csv_url(state, kind, subject),
                   may_ack=actor.may(Permission.ACKNOWLEDGE), back=request.url.path + (f"?{query}" if query else ""))
+
+
+def _csv_url(state: str, kind: str, subject: str) -> str:
+    """The API's CSV of what the page shows: its states spelled out (the API knows no
+    ``all``; ``active`` is its default)."""
+    states = [] if state == "active" else [("state", st.value) for st in STATES[state]]
+    query = urlencode(states + [(k, v) for k, v in (("kind", kind), ("subject", subject)) if v])
+    return "/api/v1/incidents.csv" + (f"?{query}" if query else "")
 
 
 @router.get("/incidents/{iid}")

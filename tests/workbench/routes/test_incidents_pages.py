@@ -85,3 +85,15 @@ def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
     png = s.get("/incidents/1/chart.png")
     assert png.status_code == 200 and png.headers["content-type"] == "image/png"
     assert png.content[:8] == b"\x89PNG\r\n\x1a\n" and len(png.content) > 10_000
+
+
+def test_the_csv_link_of_every_state_filter_answers(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    bench.alerting.handle(turbidity("2026-06-01T14:00:00Z", "2026-06-01T14:30:00Z"))
+    s = bench.login("viewer")
+    for state, rows in (("all", 2), ("active", 1), ("resolved", 1), ("open", 1), ("acknowledged", 0)):
+        page = s.get(f"/incidents?state={state}&kind=").text
+        url = html.unescape(re.search(r'<a class="csv" href="([^"]+)"', page).group(1))
+        r = s.get(url)
+        assert r.status_code == 200, (state, url, r.text)
+        assert len(r.text.strip().splitlines()) == 1 + rows, (state, r.text)

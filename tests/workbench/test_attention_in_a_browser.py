@@ -3,7 +3,8 @@
 what is alerting, and the dry-weather flow that stopped by itself; the SMO follows each
 link to its record, reviews the ended episode with a note, and the board lets it go.
 At a phone's width (390 px) the status page and an incident's page do not scroll
-sideways, and the incident's chart fits its box (the episode on screen). Screenshots in ``test-artefacts/workbench/``."""
+sideways, the incident's chart fits its box (the episode on screen), and the navigation
+shows every section at 390 and 768 px. Screenshots in ``test-artefacts/workbench/``."""
 
 from __future__ import annotations
 
@@ -86,6 +87,14 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         fits = browser.js("document.querySelector('.chart img').getBoundingClientRect().width"
                           " <= document.querySelector('.chart').clientWidth")
         assert fits, "the incident's chart is wider than its box: the episode is off-screen on a phone"
+        for width in (390, 768):              # every section in the navigation is in sight, none cut
+            browser.viewport(width, 900, mobile=width < 720, scale=2 if width < 720 else 1)
+            browser.goto(f"{b.url}/")
+            hidden = browser.js("Array.from(document.querySelectorAll('.bar nav a')).filter(a => {"
+                                " const r = a.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth;"
+                                " }).map(a => a.textContent)")
+            assert hidden == [], f"at {width} px the navigation hides {hidden}"
+            browser.screenshot(ARTEFACTS / f"nav-{width}.png", full_page=False)
         assert browser.console_errors() == []
     finally:
         browser.close()

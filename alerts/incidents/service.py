@@ -75,6 +75,15 @@ class IncidentService:
         self.dispatcher.wake()   # an escalation waiting for it is cancelled at the next tick
         return inc
 
+    def review(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
+        """Acknowledge an episode that ended by itself before anyone did (it stays resolved)."""
+        with self._lock:
+            return self._told(self.store.review(ref, by=by, how=how, now=self.clock(), note=note))
+
+    def ended_unreviewed(self, limit: int = 1000) -> list[Incident]:
+        with self._lock:
+            return self.store.ended_unreviewed(limit)
+
     def resolve(self, ref: int | str, *, by: str, note: str, how: str = "api") -> Incident:
         with self._lock:
             inc = self._told(self.store.resolve(ref, by=by, how=how, now=self.clock(), note=note))

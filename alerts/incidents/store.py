@@ -275,6 +275,23 @@ class IncidentStore:
             self._audit(inc.id, now, by, how, "acknowledged", note)
             return self.get(inc.id)
 
+    def review(self, ref: int | str, *, by: str, how: str, now: datetime, note: str | None = None) -> Incident:
+        """Acknowledge, after the fact, an episode that ended by itself (resolution ``auto``)
+        before anyone acknowledged it: the SMO has reviewed it. It stays resolved; reviewing
+        twice is harmless (the first one stands)."""
+        if not by.strip():
+            raise IncidentError("who reviews? (--by NAME)")
+        with transaction(self.conn):
+            inc = self.find(ref)
+            if inc.state is not State.RESOLVED or inc.resolution != "auto":
+                raise IncidentError(f"incident {inc.id} ({inc.code}) did not end by itself: nothing to review")
+            if inc.acknowledged_at is not None:
+                return inc
+            self.conn.execute("UPDATE incidents SET acknowledged_at = ?, acknowledged_by = ?, updated_at = ? WHERE id = ?",
+                              (iso(now), by, iso(now), inc.id))
+            self._audit(inc.id, now, by, how, "acknowledged", note or "reviewed after the episode ended")
+            return self.get(inc.id)
+
     def resolve(self, ref: int | str, *, by: str, how: str, now: datetime, note: str) -> Incident:
         """Resolve by hand; a note saying why is required. An inspection item is resolved by
         recording the inspection (:meth:`record_inspection`), which this does for it."""
@@ -359,6 +376,14 @@ class IncidentStore:
     def unacknowledged(self) -> list[Incident]:
         rows = self.conn.execute(
             "SELECT * FROM incidents WHERE state = 'open' AND suppressed IS NULL ORDER BY id").fetchall()
+        return [_incident(r) for r in rows if policy_for(r["kind"]).escalates]
+
+    def ended_unreviewed(self, limit: int = 1000) -> list[Incident]:
+        """Episodes of alerting kinds that ended by themselves before anyone acknowledged
+        them (not reviewed yet: :meth:`review`), the latest to begin first."""
+        rows = self.conn.execute(
+            "SELECT * FROM incidents WHERE state = 'resolved' AND resolution = 'auto' AND acknowledged_at IS NULL"
+            " AND suppressed IS NULL ORDER BY start DESC, id DESC LIMIT ?", (limit,)).fetchall()
         return [_incident(r) for r in rows if policy_for(r["kind"]).escalates]
 
     def with_deadline(self) -> list[Incident]:

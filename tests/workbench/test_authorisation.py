@@ -41,6 +41,7 @@ LEAST_ROLE = {
     # compliance records (issue 12)
     "/cases": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
+    "/cases/{cid}/close": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/samples": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
     "/samples/{smp}/custody": NEEDS[Permission.RECORD_CASE],
@@ -67,6 +68,8 @@ COMPLIANCE_BODIES = {
     "/cases": {"origin": "complaint", "location": "Main St", "description": "grey water", "reporter": "a neighbour",
                "observed_at": AT},
     "/cases/{cid}/entries": {"kind": "screening", "at": AT, "by": "J. Rivera", "notes": "flow seen"},
+    "/cases/{cid}/close": {"at": AT, "by": "J. Rivera", "outcome": "eliminated", "verification": "no flow on follow-up",
+                           "notes": "connection plugged", "confirm": "yes"},
     "/cases/{cid}/samples": {"station": "OF-12", "taken_at": AT, "collected_by": "J. Rivera"},
     "/samples/{smp}/custody": {"at": AT, "relinquished_by": "J. Rivera", "received_by": "A. Chen"},
     "/releases": {"law": "schenectady-148-II", "kind": "non_hazardous", "material": "paint", "location": "Elm St",
@@ -83,7 +86,7 @@ COMPLIANCE_BODIES = {
     "/cases/{cid}/labs": {},
     "/reports/annual/{year}/overrides": {"line": "fines_construction", "value": 2, "reason": "the court's records"},
 }
-COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/samples": "case:1",
+COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/close": "case:1", "/cases/{cid}/samples": "case:1",
                       "/cases/{cid}/labs": "case:1", "/samples/{smp}/custody": "sample:1", "/releases": "releases",
                       "/releases/{rel}/events": "release:1", "/parties": "parties", "/notices": "notices",
                       "/notices/{nid}/events": "notice:1", "/notices/{nid}/withdraw": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1",
@@ -141,7 +144,7 @@ def _form(path: str) -> dict:
         return {**APPROVAL, "start": "2026-06-02T08:00", "end": "2026-06-02T12:00"}
     if path.endswith("/corrections/{cid}/revert"):
         return {"why": "the standard was expired"}
-    return {"note": "checked on site"}
+    return {"note": "checked on site", "confirm": "yes"}
 
 
 def _call(client, method: str, path: str, *, form: bool, csrf: str | None = None):

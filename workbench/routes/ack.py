@@ -23,7 +23,7 @@ def ack_page(request: Request, token: Token, services: Services) -> Response:
     iid = services.links.incident_id(token)
     view = services.desk.linked(iid)
     return render(request, "ack.html", title=f"Acknowledge incident {iid}", view=view, inc=view.incident,
-                  open=view.incident.state is State.OPEN)
+                  open=view.incident.state is State.OPEN or view.unreviewed)
 
 
 @router.post("/ack/{token}")
@@ -33,7 +33,8 @@ async def ack(request: Request, token: Token, services: Services, by: Annotated[
     if not by.strip():
         view = services.desk.linked(iid)
         return render(request, "ack.html", 400, title=f"Acknowledge incident {iid}", view=view, inc=view.incident,
-                      open=True, error="Say who acknowledges: type your name.")
+                      open=view.incident.state is State.OPEN or view.unreviewed,
+                      error="Say who acknowledges: type your name.")
     try:
         view = await run_in_threadpool(lambda: services.desk.acknowledge_by_link(
             iid, by=by, note=note.strip() or None, address=client_address(request),

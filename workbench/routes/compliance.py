@@ -122,7 +122,9 @@ def _cases_page(request: Request, actor: Actor, services: Any, status: int = 200
         except WorkbenchError:
             inc = None
     now = d.clock().astimezone(services.tz)
+    existing = d.of_incident(actor, inc.id)[0] if inc is not None else []
     return render(request, "cases.html", status, title="Cases", actor=actor, cases=d.cases(actor), incident=inc,
+                  existing=existing,
                   outfalls=services.registry.outfalls, error=error, now=now,
                   may_record=actor.may(Permission.RECORD_CASE))
 
@@ -170,12 +172,42 @@ async def add_entry(request: Request, cid: CaseId, actor: CurrentActor, services
     d = desk(services)
 
     async def call(body: EntryIn):
+        if body.kind == "closure":     # the page closes a case through its confirmation step only
+            raise Refused("kind: close a case with its own form (a note, then a confirmation)")
         form = await request.form()
         photos, files = await _files(form, "photos"), await _files(form, "files")
         return await run_in_threadpool(d.add_entry, actor, cid, body, photos, files)
     return await _write(request, actor, services, Permission.RECORD_CASE, "case.entry", f"case:{cid}", EntryIn, call,
                         lambda c: f"/cases/{cid}#entry-{c.entries[-1].id}",
                         lambda st, err: _case_page(request, actor, services, cid, st, error=err))
+
+
+@router.post("/cases/{cid}/close")
+async def close_case(request: Request, cid: CaseId, actor: CurrentActor, services: Services) -> Response:
+    """Two steps: the outcome, how it was verified and a note, then a page that shows what
+    closing means and asks to confirm (as withdrawing a notice does)."""
+    d = desk(services)
+    await run_in_threadpool(d.check, actor, Permission.RECORD_CASE, "case.close", f"case:{cid}")
+    form = await request.form()
+    again = lambda st, err: _case_page(request, actor, services, cid, st, error=err)  # noqa: E731
+    try:
+        body = from_form(EntryIn, form, services.tz, {"kind": "closure"})
+    except ValidationError as e:
+        return again(400, problems(e))
+    if not body.outcome or not (body.verification or "").strip():
+        return again(400, "a closure needs its outcome and how it was verified")
+    case = d.case(actor, cid)
+    if str(form.get("confirm") or "") != "yes":
+        fields = {k: str(form.get(k) or "") for k in ("at", "by", "outcome", "verification", "notes", "location")}
+        return render(request, "case_close.html", title=f"Close case {case.number}?", actor=actor, case=case,
+                      body=body, fields=fields)
+    try:
+        await run_in_threadpool(d.add_entry, actor, cid, body)
+    except WorkbenchError as e:
+        if e.status in (401, 403, 404):
+            raise
+        return again(e.status, str(e))
+    return RedirectResponse(base_path(request) + f"/cases/{cid}", status_code=303)
 
 
 @router.post("/cases/{cid}/samples")
@@ -277,8 +309,10 @@ def notices(request: Request, actor: CurrentActor, services: Services) -> Respon
 @router.post("/parties")
 async def add_party(request: Request, actor: CurrentActor, services: Services) -> Response:
     d = desk(services)
+    case = str((await request.form()).get("case") or "")     # the case chosen on the notice form stays chosen
+    keep = f"&case={case}" if case.isascii() and case.isdigit() and len(case) <= 15 else ""
     return await _write(request, actor, services, Permission.ENFORCE, "party.add", "parties", PartyIn,
-                        lambda body: d.add_party(actor, body), lambda p: f"/notices?party={p.id}#issue",
+                        lambda body: d.add_party(actor, body), lambda p: f"/notices?party={p.id}{keep}#issue",
                         lambda st, err: _notices_page(request, actor, services, st, error=err))
 
 
@@ -305,7 +339,9 @@ def _notice_page(request: Request, actor: Actor, services: Any, nid: int, status
     d = desk(services)
     n = d.notice(actor, nid)
     now = d.clock().astimezone(services.tz)
+    case = d.store.case(n.case_id) if n.case_id else None
     return render(request, "notice.html", status, title=f"Notice {n.number}", actor=actor, n=n, law=LAWS[n.law],
+                  case=case, outfall=n.outfall or (case.outfall if case else None),
                   party=d.store.party(n.party_id), parties=d.parties_of(n), sections=d.sections(n),
                   deadlines=d.deadlines_of(f"notice:{nid}"), frozen=d.frozen(n), withdrawn=n.first("withdrawn"),
                   replaces=d.store.notice(n.corrects) if n.corrects else None,

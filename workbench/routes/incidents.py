@@ -5,6 +5,7 @@ resolve with a note). Writes are forms that redirect back (no JavaScript needed)
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -30,23 +31,42 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
               page: Annotated[int, Query(ge=1, le=10_000)] = 1) -> Response:
     rows = services.desk.list(actor, states=STATES[state], kind=kind, subject=subject, limit=PAGE + 1,
                               offset=(page - 1) * PAGE)
+    more = len(rows) > PAGE
+    rows = rows[:PAGE]
+    if state == "active" and page == 1:     # an episode that ended, not reviewed, is not done with
+        rows = services.desk.unreviewed(actor, kind=kind, subject=subject) + rows
     reg = services.registry
     subjects = sorted({x.id for coll in (reg.outfalls, reg.turbidity_pairs, reg.construction_sites, reg.rain_gauges)
                        for x in coll})
     query = request.url.query
-    return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows[:PAGE],
-                  more=len(rows) > PAGE, page=page, state=state, kind=kind, subject=subject,
+    return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows,
+                  more=more, page=page, state=state, kind=kind, subject=subject,
                   kinds=[k.value for k in EventKind if k is not EventKind.INSPECTION_OVERDUE], subjects=subjects,
-                  states=list(STATES), csv_url="/api/v1/incidents.csv" + (f"?{query}" if query else ""),
+                  states=list(STATES), csv_url=_csv_url(state, kind, subject),
                   may_ack=actor.may(Permission.ACKNOWLEDGE), back=request.url.path + (f"?{query}" if query else ""))
+
+
+def _csv_url(state: str, kind: str, subject: str) -> str:
+    """The API's CSV of what the page shows: its states spelled out (the API knows no
+    ``all``; ``active`` is its default)."""
+    states = [] if state == "active" else [("state", st.value) for st in STATES[state]]
+    query = urlencode(states + [(k, v) for k, v in (("kind", kind), ("subject", subject)) if v])
+    return "/api/v1/incidents.csv" + (f"?{query}" if query else "")
 
 
 @router.get("/incidents/{iid}")
 def incident(request: Request, iid: IncidentId, actor: CurrentActor, services: Services) -> Response:
+    return _incident_page(request, actor, services, iid)
+
+
+def _incident_page(request: Request, actor, services, iid: int, status: int = 200, *,
+                   error: str | None = None) -> Response:
     d = services.desk.detail(actor, iid)
     corrected = services.corrections is not None and services.corrections.any_in_force()
-    return render(request, "incident.html", title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
-                  corrected_available=corrected,
+    cases, notices = services.compliance.of_incident(actor, iid) if services.compliance is not None else ([], [])
+    return render(request, "incident.html", status, title=f"Incident {iid}", actor=actor, d=d, inc=d.view.incident,
+                  error=error,
+                  corrected_available=corrected, cases=cases, notices=notices,
                   may_ack=actor.may(Permission.ACKNOWLEDGE), may_resolve=actor.may(Permission.RESOLVE),
                   has_chart=services.desk.charts is not None)
 
@@ -78,7 +98,15 @@ def acknowledge(request: Request, iid: IncidentId, actor: CurrentActor, services
 
 @router.post("/incidents/{iid}/resolve")
 def resolve(request: Request, iid: IncidentId, actor: CurrentActor, services: Services,
-            note: Annotated[str, Form(min_length=1, max_length=2000)],
+            note: Annotated[str, Form(max_length=2000)] = "", confirm: Annotated[str, Form(max_length=8)] = "",
             back: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    """Two steps: a note saying why, then a page that shows what resolving means and asks to
+    confirm (as withdrawing a notice does)."""
+    view = services.desk.may_resolve(actor, iid)
+    if not note.strip():
+        return _incident_page(request, actor, services, iid, 400, error="note: say why it is resolved")
+    if confirm != "yes" and view.incident.state is not State.RESOLVED:    # resolved: refused below, not asked
+        return render(request, "incident_resolve.html", title=f"Resolve incident {iid}?", actor=actor, view=view,
+                      inc=view.incident, note=note.strip(), back=back)
     services.desk.resolve(actor, iid, note.strip())
     return RedirectResponse(_back(request, back, iid), status_code=303)

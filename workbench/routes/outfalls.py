@@ -39,8 +39,9 @@ def outfall(request: Request, oid: OutfallPath, actor: CurrentActor, services: S
     inv = services.inventory
     of = inv.outfall(actor, oid)
     incidents = services.desk.list(actor, states=ACTIVE, subject=oid, limit=50)
+    cases, notices = services.compliance.of_outfall(actor, oid) if services.compliance is not None else ([], [])
     return render(request, "outfall.html", title=of.name, actor=actor, of=of, rows=inv.suppressions(actor, oid),
-                  now=inv.clock(), incidents=incidents, **_form_context(services, actor, {"outfall": oid}))
+                  now=inv.clock(), incidents=incidents, cases=cases, notices=notices, **_form_context(services, actor, {"outfall": oid}))
 
 
 def _form_context(services, actor, form: dict, error: str | None = None) -> dict:

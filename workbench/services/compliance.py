@@ -467,6 +467,21 @@ class ComplianceDesk:
                 out.append(d)
         return sorted(out)
 
+    # -- records made from a record ------------------------------------------------------------
+    def of_incident(self, actor: Actor, iid: int) -> tuple[list[Case], list[Notice]]:
+        """The cases opened from incident ``iid`` and the notices issued in them, newest first."""
+        actor.require(Permission.READ)
+        cases = self.store.cases(incident_id=iid)
+        return cases, [n for c in cases for n in self.store.notices(case_id=c.id)]
+
+    def of_outfall(self, actor: Actor, oid: str) -> tuple[list[Case], list[Notice]]:
+        """The cases at outfall ``oid``, and the notices that name it or were issued in one of
+        those cases, newest first."""
+        actor.require(Permission.READ)
+        cases = self.store.cases(outfall=oid)
+        ids = {c.id for c in cases}
+        return cases, [n for n in self.store.notices() if n.outfall == oid or n.case_id in ids]
+
     # -- notices ------------------------------------------------------------------------------
     def notices(self, actor: Actor) -> list[Notice]:
         actor.require(Permission.READ)

@@ -45,6 +45,12 @@ class IncidentView:
     rule: str = ""
 
     @property
+    def unreviewed(self) -> bool:
+        """The episode ended by itself before anyone acknowledged it: the SMO reviews it
+        (acknowledges it after the fact)."""
+        return ended_unreviewed(self.incident)
+
+    @property
     def params(self) -> dict[str, Any]:
         return dict(self.incident.event.get("params") or {})
 
@@ -77,6 +83,12 @@ class IncidentDesk:
         return [self.view(i) for i in self.incidents.list(list(states), kind=kind or None, subject=subject or None,
                                                            limit=limit, offset=offset)]
 
+    def unreviewed(self, actor: Actor, *, kind: str | None = None, subject: str | None = None) -> list[IncidentView]:
+        """Episodes that ended by themselves and nobody has reviewed yet, the latest first."""
+        actor.require(Permission.READ)
+        return [self.view(i) for i in self.incidents.ended_unreviewed()
+                if (not kind or i.kind == kind) and (not subject or i.subject == subject)]
+
     def get(self, actor: Actor, iid: int) -> IncidentView:
         actor.require(Permission.READ)
         return self.view(self._incident(iid))
@@ -103,8 +115,24 @@ class IncidentDesk:
 
     # -- writing ------------------------------------------------------------------------------
     def acknowledge(self, actor: Actor, iid: int, note: str | None = None) -> IncidentView:
+        """Acknowledge an open incident; or review one that ended by itself before anyone
+        acknowledged it (it stays resolved, the review is in both audit logs)."""
+        inc = self._incident(iid)
+        if inc.state is State.RESOLVED and inc.resolution == "auto":
+            return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
+                               lambda: self.incidents.review(iid, by=actor.name, how=_how(actor), note=note or None))
         return self._write(actor, Permission.ACKNOWLEDGE, iid, "incident.acknowledge", note,
                            lambda: self.incidents.acknowledge(iid, by=actor.name, how=_how(actor), note=note or None))
+
+    def may_resolve(self, actor: Actor, iid: int) -> IncidentView:
+        """The incident, for the question before resolving it; a role that may not resolve is
+        refused (and audited) before it is asked."""
+        try:
+            actor.require(Permission.RESOLVE)
+        except Exception as e:
+            self.audit.record(actor, "incident.resolve", target=f"incident:{iid}", outcome=f"refused: {e}")
+            raise
+        return self.view(self._incident(iid))
 
     def resolve(self, actor: Actor, iid: int, note: str) -> IncidentView:
         return self._write(actor, Permission.RESOLVE, iid, "incident.resolve", note,
@@ -121,10 +149,11 @@ class IncidentDesk:
         by = by.strip()
         if not by:
             raise Conflict("say who acknowledges (your name)")
-        self._incident(iid)
+        ended = ended_unreviewed(self._incident(iid))
         target = f"incident:{iid}"
+        act = self.incidents.review if ended else self.incidents.acknowledge
         try:
-            inc = self.incidents.acknowledge(iid, by=by, how=Via.EMAIL_LINK.value, note=note or None)
+            inc = act(iid, by=by, how=Via.EMAIL_LINK.value, note=note or None)
         except IncidentError as e:
             self.audit.write(who=by, via=Via.EMAIL_LINK.value, address=address, municipality=municipality,
                              action="incident.acknowledge", target=target, detail=note, outcome=f"refused: {e}")
@@ -157,6 +186,12 @@ class IncidentDesk:
             raise NotFound(f"no incident {iid}") from None
 
 
+def ended_unreviewed(inc: Incident) -> bool:
+    """An alerting episode that ended by itself (resolution ``auto``) before anyone acknowledged it."""
+    return (inc.state is State.RESOLVED and inc.resolution == "auto" and inc.acknowledged_at is None
+            and inc.suppressed is None and inc.policy.escalates)
+
+
 def _how(actor: Actor) -> str:
     """The incident log's ``how``: the channel, and the role it was allowed under."""
     return f"{actor.via.value} ({actor.role.value})"
@@ -166,4 +201,4 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-__all__ = ["IncidentDesk", "IncidentView", "IncidentDetail", "ACTIVE"]
+__all__ = ["IncidentDesk", "IncidentView", "IncidentDetail", "ACTIVE", "ended_unreviewed"]

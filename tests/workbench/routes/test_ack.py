@@ -82,3 +82,20 @@ def test_a_resolved_incident_cannot_be_acknowledged_by_link(mailing_bench, smtp)
     assert r.status_code == 409 and "already resolved" in r.text
     refused = mailing_bench.workbench.audit.entries(target="incident:1")[0]
     assert refused.who == "Dee" and refused.outcome.startswith("refused:")
+
+
+def test_the_link_of_an_episode_that_ended_unreviewed_reviews_it(mailing_bench, smtp):
+    link = _link(mailing_bench, smtp)
+    mailing_bench.alerting.handle(dwf("2026-06-01T15:30:00Z", "2026-06-01T15:55:00Z"))    # the flow stopped
+    assert mailing_bench.alerting.store.get(1).resolution == "auto"
+    with httpx.Client() as c:
+        page = c.get(link).text
+        assert "ended, not reviewed" in page and "<form" in page
+        r = c.post(link, data={"by": "Pat SMO", "note": "seen: a hydrant flush"})
+    assert r.status_code == 200 and "reviewed by Pat SMO" in r.text
+    inc = mailing_bench.alerting.store.get(1)
+    assert (inc.state, inc.acknowledged_by) == (State.RESOLVED, "Pat SMO")
+    web = mailing_bench.workbench.audit.entries(target="incident:1")[0]
+    assert (web.who, web.via, web.outcome) == ("Pat SMO", "email link", "done")
+    with httpx.Client() as c:
+        assert "<form" not in c.get(link).text

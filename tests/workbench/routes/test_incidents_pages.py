@@ -45,7 +45,7 @@ def test_an_incidents_page_and_resolving_it_with_a_note(bench):
     chart = s.get("/incidents/1/chart.png")
     assert chart.status_code == 200 and chart.headers["content-type"] == "image/svg+xml"   # no readings here
     assert s.post_form("/incidents/1/resolve", {"note": ""}).status_code == 400
-    r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged"})
+    r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged", "confirm": "yes"})
     assert r.status_code == 303 and r.headers["location"] == "/incidents/1"
     page = s.get("/incidents/1").text
     assert "cross-connection plugged" in page and "manual by Smo User" in page
@@ -85,3 +85,15 @@ def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
     png = s.get("/incidents/1/chart.png")
     assert png.status_code == 200 and png.headers["content-type"] == "image/png"
     assert png.content[:8] == b"\x89PNG\r\n\x1a\n" and len(png.content) > 10_000
+
+
+def test_the_csv_link_of_every_state_filter_answers(bench):
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    bench.alerting.handle(turbidity("2026-06-01T14:00:00Z", "2026-06-01T14:30:00Z"))
+    s = bench.login("viewer")
+    for state, rows in (("all", 2), ("active", 1), ("resolved", 1), ("open", 1), ("acknowledged", 0)):
+        page = s.get(f"/incidents?state={state}&kind=").text
+        url = html.unescape(re.search(r'<a class="csv" href="([^"]+)"', page).group(1))
+        r = s.get(url)
+        assert r.status_code == 200, (state, url, r.text)
+        assert len(r.text.strip().splitlines()) == 1 + rows, (state, r.text)

@@ -150,6 +150,16 @@ def _registry(settings: "Settings", municipality: Optional[str]):
     return None
 
 
+def _imported(settings, municipality: Optional[str]):
+    """The town's kept network; exits 1 with a one-line reason when no map was imported."""
+    from ..network.store import NetworkStore
+    with NetworkStore(_folder(settings, municipality)) as store:
+        if store.last_import() is None:
+            typer.echo("no map imported yet (ms4watch map import)")
+            raise typer.Exit(1)
+        return store.load()
+
+
 @app.command("trace")
 def trace(structure: str = typer.Argument(..., help="an outfall (or any structure) id"),
           down: bool = typer.Option(False, "--down", help="downstream to the outfall instead of upstream"),
@@ -157,14 +167,8 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
           config: Optional[Path] = config_option()) -> None:
     """The structures upstream of an outfall in the order a crew walks them (or downstream of a structure)."""
     from ..network.errors import NetworkError
-    from ..network.store import NetworkStore
     from ..network.trace import Way, total_length_ft, walk
-    settings = settings_or_exit(config, data_dir=data_dir)
-    with NetworkStore(_folder(settings, municipality)) as store:
-        if store.last_import() is None:
-            typer.echo("no map imported yet (ms4watch map import)")
-            raise typer.Exit(1)
-        net = store.load()
+    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
     try:
         steps = walk(net, structure, Way.DOWN if down else Way.UP)
     except NetworkError as e:
@@ -187,13 +191,7 @@ def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file
     """The kept network as GIS layers in WGS 84 (structures and conveyances)."""
     from ..contract.errors import Ms4Error
     from ..network.export import export
-    from ..network.store import NetworkStore
-    settings = settings_or_exit(config, data_dir=data_dir)
-    with NetworkStore(_folder(settings, municipality)) as store:
-        if store.last_import() is None:
-            typer.echo("no map imported yet (ms4watch map import)")
-            raise typer.Exit(1)
-        net = store.load()
+    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
     try:
         for path in export(net, out, outfalls_only=outfalls):
             typer.echo(f"wrote {path}")
@@ -210,13 +208,7 @@ def bisect(outfall: str = typer.Argument(..., help="the outfall where the dry-we
     """The next structure to open: the one that halves the pipe length still suspect."""
     from ..network.bisect import plan
     from ..network.errors import NetworkError
-    from ..network.store import NetworkStore
-    settings = settings_or_exit(config, data_dir=data_dir)
-    with NetworkStore(_folder(settings, municipality)) as store:
-        if store.last_import() is None:
-            typer.echo("no map imported yet (ms4watch map import)")
-            raise typer.Exit(1)
-        net = store.load()
+    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
     try:
         p = plan(net, outfall, flow, no_flow)
     except NetworkError as e:

@@ -88,23 +88,37 @@ def _where(file: Path, layer: str | None) -> str:
     return f"{file}" + (f" (layer {layer})" if layer else "")
 
 
-def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> None:
+def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer) -> tuple[str, Any, float, Any]:
+    """A layer's name for messages, its transformer to WGS 84, the elevation factor to feet and
+    its (attributes, geometry) pairs."""
     where = _where(spec.file, spec.layer)
     crs, rows, shapes = read_layer(spec.file, spec.layer, where)
-    tr = _transformer(crs, mapping, where)
-    elev = TO_FT[mapping.elevation_unit]
+    return where, _transformer(crs, mapping, where), TO_FT[mapping.elevation_unit], zip(rows, shapes)
+
+
+def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> str:
+    """The id of a feature whose id attribute is empty: ``<layer>#<fid>``."""
+    return f"{spec.layer or spec.file.stem}#{row['__fid__']}"
+
+
+def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findings: list[Finding]) -> Any:
+    """The feature's type by the mapping's ``types``; the layer's default, reported, when unknown."""
+    kind = spec.default_type
+    if spec.type:
+        value = _text(row, spec.type, where)
+        if value is not None and value in spec.types:
+            return spec.types[value]
+        findings.append(Finding("unknown_type", fid, f"{what} {fid}: {spec.type} = {value!r} is not in the "
+                                f"mapping's types; read as {kind.value}"))
+    return kind
+
+
+def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> None:
+    where, tr, elev, features = _open(mapping, spec)
     seen: set[str] = set()
-    for row, shape in zip(rows, shapes):
-        fallback = f"{spec.layer or spec.file.stem}#{row['__fid__']}"
-        sid = unique_id(_text(row, spec.id, where), fallback, seen, "structure", out.findings)
-        kind = spec.default_type
-        if spec.type:
-            value = _text(row, spec.type, where)
-            if value is not None and value in spec.types:
-                kind = spec.types[value]
-            else:
-                out.findings.append(Finding("unknown_type", sid, f"structure {sid}: {spec.type} = {value!r} is not in "
-                                            f"the mapping's types; read as {kind.value}"))
+    for row, shape in features:
+        sid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "structure", out.findings)
+        kind = _kind(spec, row, sid, "structure", where, out.findings)
         lon = lat = None
         if shape is None or shape.is_empty:
             out.findings.append(Finding("no_geometry", sid, f"structure {sid} has no location; kept, but no pipe "
@@ -122,22 +136,11 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> Non
 
 def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
     from shapely.ops import linemerge
-    where = _where(spec.file, spec.layer)
-    crs, rows, shapes = read_layer(spec.file, spec.layer, where)
-    tr = _transformer(crs, mapping, where)
-    elev = TO_FT[mapping.elevation_unit]
+    where, tr, elev, features = _open(mapping, spec)
     seen: set[str] = set()
-    for row, shape in zip(rows, shapes):
-        fallback = f"{spec.layer or spec.file.stem}#{row['__fid__']}"
-        cid = unique_id(_text(row, spec.id, where), fallback, seen, "pipe", out.findings)
-        kind = spec.default_type
-        if spec.type:
-            value = _text(row, spec.type, where)
-            if value is not None and value in spec.types:
-                kind = spec.types[value]
-            else:
-                out.findings.append(Finding("unknown_type", cid, f"pipe {cid}: {spec.type} = {value!r} is not in the "
-                                            f"mapping's types; read as {kind.value}"))
+    for row, shape in features:
+        cid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "pipe", out.findings)
+        kind = _kind(spec, row, cid, "pipe", where, out.findings)
         coords: tuple[tuple[float, float], ...] = ()
         if shape is None or shape.is_empty:
             out.findings.append(Finding("no_geometry", cid, f"pipe {cid} has no line; kept, unconnected"))

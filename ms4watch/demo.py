@@ -87,6 +87,7 @@ class DemoSummary:
     storms: list[dict[str, Any]] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
+    settings_file: str = ""     # the demo town's settings, for the other commands (MS4WATCH_CONFIG)
 
     def as_dict(self) -> dict[str, Any]:
         by_kind: dict[str, int] = {}
@@ -168,6 +169,7 @@ class Demo:
             "engine": {"eval_interval": "60min"},
             "ingest": {"batch_wait": "5ms"},       # each simulated step waits for its data
         })
+        self.summary.settings_file = str(_write_settings(wd, configs / "sites.yaml", settings.store_url))
         server = build_server(settings, report=self.report, simulated=True,
                               ingest_client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}")
         ingest, pipeline = server.ingest, server.pipeline
@@ -360,6 +362,20 @@ class SimulatedTechnician:
         at = from_ns(now_ns)
         self.report(f"[{at:%Y-%m-%d %H:%M}] {self.DEVICE}/{self.SENSOR} calibrated by Lee Tech: "
                     f"{done.record.result.value.upper()}, {done.record.fit.describe()}, next due {done.record.next_due}")
+
+
+def _write_settings(wd: Path, registry: Path, store_url: str) -> Path:
+    """The demo town's settings as a file, so that ``ms4watch incidents|report|users`` work on
+    its records once ``MS4WATCH_CONFIG`` names it (the broker was the demo's own: not kept)."""
+    own = shutil.copy(registry, wd / "sites.yaml")
+    path = (wd / "ms4watch.toml").resolve()
+    q = json.dumps     # a JSON string is a TOML basic string
+    path.write_text("# The demo town's settings, written by `ms4watch demo` (cleared at every run).\n"
+                    f"# export MS4WATCH_CONFIG={path} and the ms4watch commands work on its records.\n"
+                    f"registry = {q(str(Path(own).resolve()))}\n"
+                    f"data_dir = {q(str(wd.resolve()))}\n"
+                    f"store = {q(store_url)}\n", encoding="utf-8")
+    return path
 
 
 def _count(store_url: str, ingest: IngestService) -> int:

@@ -368,7 +368,8 @@ class Settings(BaseSettings):
 
     def require_registry(self) -> Path:
         if self.registry is None:
-            raise SettingsError("registry: not set (--registry, MS4WATCH_REGISTRY, or registry = … in the config file)")
+            raise SettingsError("registry: not set (registry = … in the settings file that --config or "
+                                "MS4WATCH_CONFIG names, or MS4WATCH_REGISTRY)")
         return self.registry
 
     # -- a coalition: several municipalities on one server ---------------------------------

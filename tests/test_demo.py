@@ -311,3 +311,51 @@ def test_a_second_ctrl_c_while_stopping_exits_at_once(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_after_the_demo_the_commands_it_prints_work_on_its_town(tmp_path, monkeypatch):
+    """Issue 23: after `ms4watch demo`, the commands for incidents, reports and users work on
+    the demo's town as printed (a settings file of the demo's own, named by one export line),
+    and a command run without settings says how to name them instead of pointing at a flag
+    it does not have or making a database where no server was set up."""
+    import os
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    for k in [k for k in os.environ if k.startswith("MS4WATCH_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.chdir(tmp_path)
+
+    def ms4watch(argv, **env):
+        r = CliRunner().invoke(build_app(), argv, env={"COLUMNS": "200", **env})
+        return r.exit_code, r.output
+
+    rc, out = ms4watch(["demo", "--days", "0.05", "--speed", "0", "--http", "off"])
+    assert rc == 0, out
+    lines = [ln.strip() for ln in out.splitlines()]
+    export = next(ln for ln in lines if ln.startswith("export MS4WATCH_CONFIG="))
+    settings_file = shlex.split(export.removeprefix("export "))[0].split("=", 1)[1]
+    assert os.path.isabs(settings_file) and os.path.exists(settings_file)
+    commands = [ln for ln in lines[lines.index(export) + 1:] if ln.startswith("ms4watch ")]
+    assert {c.split()[1] for c in commands} >= {"incidents", "report", "users"}, commands
+    (tmp_path / "pw").write_text("a long enough demo password\n")
+    for c in commands:
+        argv = shlex.split(c.split("#")[0])[1:]
+        if argv[:2] == ["users", "add"]:
+            argv += ["--password-file", str(tmp_path / "pw")]
+        rc, out = ms4watch(argv, MS4WATCH_CONFIG=settings_file)
+        assert rc == 0, f"{c}: {out}"
+        if argv[:2] == ["incidents", "list"]:
+            assert "CS-1" in out     # the demo town's construction site, due its routine inspection
+    rc, out = ms4watch(["users", "list"], MS4WATCH_CONFIG=settings_file)
+    assert "viewer1" in out and "viewer" in out
+    # Without settings: one line naming how to give them, no flag that does not exist, nothing made.
+    empty = tmp_path / "nowhere"
+    (tmp_path / "none.toml").write_text("")
+    for argv in (["report", "annual", "--year", "2026"], ["incidents", "list"], ["users", "list"]):
+        rc, out = ms4watch(argv, MS4WATCH_DATA_DIR=str(empty), MS4WATCH_CONFIG=str(tmp_path / "none.toml"))
+        assert rc == 2, f"{argv}: {out}"
+        assert "MS4WATCH_CONFIG" in out and "--registry" not in out, f"{argv}: {out}"
+    assert not empty.exists()

@@ -16,6 +16,7 @@ def run(tmp_path, *args, stdin: str | None = None, env: dict[str, str] | None = 
     env = {"MS4WATCH_DATA_DIR": str(tmp_path / "data"), "MS4WATCH_REGISTRY": str(tmp_path / "sites.yaml"),
            "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200", **(env or {})}
     (tmp_path / "ms4watch.toml").touch()
+    (tmp_path / "data").mkdir(exist_ok=True)    # the server's data_dir, as an install makes it
     r = CliRunner().invoke(build_app(), ["users", *args], input=stdin, env=env)
     r.returncode = r.exit_code
     return r

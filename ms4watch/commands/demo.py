@@ -79,7 +79,7 @@ def demo(
         d = summary.as_dict()
         logging.getLogger("ms4watch.demo").info(
             "demo: %.1f simulated days in %.1f s", summary.simulated_days, summary.wall_s,
-            extra={k: d[k] for k in ("devices", "readings_taken", "readings_published", "readings_stored",
+            extra={k: d[k] for k in ("settings_file", "devices", "readings_taken", "readings_published", "readings_stored",
                                      "duplicate_messages", "rejected_messages", "alerts_by_kind") if k in d})
         if summary_json:
             write_summary(summary, summary_json)
@@ -99,6 +99,14 @@ def demo(
     if summary_json:
         write_summary(summary, summary_json)
         console.print(f"summary written to {summary_json}")
+    if summary.settings_file:
+        year = options.start.year
+        for line in (f"The demo town's records stay in {workdir}/. To work on them from this shell:",
+                     f"  export MS4WATCH_CONFIG={summary.settings_file}",
+                     "  ms4watch incidents list",
+                     f"  ms4watch report annual --year {year} --out annual-{year}",
+                     "  ms4watch users add viewer1 --role viewer      # asks for a password"):
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
     if summary.readings_stored != summary.readings_published:
         console.print("[red]stored != published[/]")
         raise typer.Exit(1)

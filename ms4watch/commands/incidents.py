@@ -68,7 +68,8 @@ def _open(where: _Where) -> tuple[IncidentStore, DeliveryQueue]:
     from ms4watch.alerts.incidents import IncidentStore, connect
     db = where.db
     if not Path(db).exists():
-        raise typer.BadParameter(f"no incident database at {db}", param_hint="--db / data_dir")
+        raise typer.BadParameter(f"no incident database at {db} (the server's settings name its data_dir: "
+                                 "--config or MS4WATCH_CONFIG)", param_hint="--db / data_dir")
     conn = connect(db)
     return IncidentStore(conn), DeliveryQueue(conn)
 

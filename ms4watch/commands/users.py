@@ -34,6 +34,11 @@ def register(root: typer.Typer) -> None:
 
 def _open(settings: "Settings"):
     from ..workbench.services import open_users
+    if not Path(settings.data_dir).is_dir():     # no server here: say how to name one, make nothing
+        from ..logs import say
+        say(f"error: data_dir: {settings.data_dir}: no such folder (the server's settings: --config or "
+            "MS4WATCH_CONFIG)", err=True)
+        raise typer.Exit(2)
     return open_users(settings)
 
 

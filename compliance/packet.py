@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable
 
+from ..alerts.kinds.params import param_lines, threshold_words
 from ..alerts.incidents.due import incident_due
 from ..contract import duetext
 from ..contract.csvfile import csv_text
@@ -229,9 +230,10 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
             story.append(pdf.para(f"Rule: {ev.rule}", st["p"]))
         rule = i.event.get("params") or {}
         if rule or ev.threshold:
-            story.append(pdf.para("Rule and thresholds: " + ", ".join(f"{k} = {v}" for k, v in sorted(rule.items()))
-                                  + (f"; threshold: {json.dumps(ev.threshold, sort_keys=True)}" if ev.threshold else ""),
-                                  st["p"]))
+            words = [f"{label}: {value}" for label, value in param_lines(rule)]
+            if ev.threshold:
+                words.insert(0, f"Threshold: {threshold_words(ev.threshold)}")
+            story.append(pdf.para("Rule and thresholds: " + "; ".join(words) + ".", st["p"]))
         if i.provision:
             story.append(pdf.para(f"Provision: {i.provision}", st["p"]))
         if ev.provision_text:

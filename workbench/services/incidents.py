@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...alerts.delivery.dispatch import station_name
 from ...alerts.kinds import describe
+from ...alerts.kinds.params import param_lines, threshold_words
 from ...alerts.incidents import AuditEntry, Incident, IncidentError, State
 from ...alerts.incidents.due import incident_due
 from ...contract.due import Due
@@ -53,6 +54,15 @@ class IncidentView:
     @property
     def params(self) -> dict[str, Any]:
         return dict(self.incident.event.get("params") or {})
+
+    @property
+    def param_lines(self) -> list[tuple[str, str]]:
+        """The rule's parameters in words with units (alerts/kinds/params.py)."""
+        return param_lines(self.params)
+
+    @property
+    def threshold_text(self) -> str:
+        return threshold_words(self.threshold)
 
 
 @dataclass(frozen=True)

@@ -345,3 +345,26 @@ def test_the_incident_list_names_the_kind_in_the_towns_words(town):
     bench, *_ = town
     listing = _page_text(_session(bench).get("/incidents?kind=storm&state=all").text)
     assert "storm >= 0.25 in" in listing
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECT))
+def test_the_page_and_the_packet_pdf_give_the_parameters_in_words(town, kind):
+    """Issue 23: "floor gpm", "dry lookback h", "rain gauges ['RG-1']", a raw ``qc`` dict and a
+    ``threshold: {"label": …}`` literal on the incident page and in the packet: every
+    parameter is a label in words with its value and unit, no key, list or dict literal."""
+    import shutil
+    import subprocess
+    bench, incidents, *_ = town
+    iid = incidents[kind]
+    inc = bench.alerting.incidents.get(iid)
+    keys = [k for k in (inc.event.get("params") or {}) if "_" in k]    # "upstream" is a word already
+    r = _session(bench).get(f"/incidents/{iid}/packet.zip")
+    with zipfile.ZipFile(io.BytesIO(r.content)) as z:
+        pdf = z.read(next(n for n in z.namelist() if n.endswith("packet.pdf")))
+    assert shutil.which("pdftotext"), "poppler-utils is a test dependency (Makefile DEB_PKGS)"
+    pdf_text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True,
+                              check=True).stdout.decode()
+    for where, text in (("page", _page(bench, iid)), ("packet.pdf", " ".join(pdf_text.split()))):
+        for key in keys:
+            assert key not in text and key.replace("_", " ") not in text, f"{kind}: {where} shows {key!r}"
+        assert not re.search(r"\[['\"]|\{['\"]|threshold: \{", text), f"{kind}: {where} shows a literal:\n{text}"

@@ -124,6 +124,15 @@ class Law:
     excerpts: dict[str, str] = field(default_factory=dict)   # provision -> its words, for evidence packets
     provisions: tuple[Provision, ...] = ()       # what a notice can cite (``provisions.py``)
 
+    @property
+    def label(self) -> str:
+        """The law as a picker names it, from its title: ``Schenectady ch. 148, Art. II:
+        Illicit Discharges`` (the city's two articles share a chapter)."""
+        parts = [p.strip() for p in self.title.split(",")]
+        article = next((p.replace("Article", "Art.") for p in parts if p.startswith("Article ")), None)
+        subject = parts[-1].split(" (")[0]
+        return f"{self.short}{', ' + article if article else ''}: {subject}"
+
     def provision(self, key: str) -> Provision:
         found = next((p for p in self.provisions if p.key == key), None)
         if found is None:

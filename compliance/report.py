@@ -362,7 +362,7 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     for i, j in zip(items, judge_all(registry, items, inspected, now)):
         rows.append({"incident": i.id, "site": i.subject, "reason": i.event.get("reason") or "storm",
                      "opened": j.opened.astimezone(tz), "due": j.due.astimezone(tz),
-                     "inspected_at": j.closed.astimezone(tz) if j.closed else None, "status": j.status.value})
+                     "inspected_at": j.closed.astimezone(tz) if j.closed else None, "status": j.status.words})
     S["inspections"] = Section("inspections", TITLES["inspections"], ["incident", "site", "reason", "opened", "due",
                                                                       "inspected_at", "status"], rows,
                                [f"/incidents/{r['incident']}" for r in rows])

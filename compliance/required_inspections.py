@@ -36,6 +36,11 @@ class Kept(str, Enum):
     MISSED = "missed"
     NOT_YET_DUE = "not_yet_due"
 
+    @property
+    def words(self) -> str:
+        """As the report and its pages write it: ``on time``, ``not yet due``."""
+        return self.value.replace("_", " ")
+
 
 @dataclass(frozen=True)
 class Judged:

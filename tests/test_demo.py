@@ -217,7 +217,7 @@ def test_the_report_on_the_page_and_from_the_command_agree(tmp_path):
                 assert web.status_code == 200, section
                 assert web.content == (tmp_path / "out" / f"{section}.csv").read_bytes(), section
             items = (tmp_path / "out" / "inspections.csv").read_text().splitlines()[1:]
-            assert items and all(line.endswith(",not_yet_due") for line in items), items
+            assert items and all(line.endswith(",not yet due") for line in items), items
     finally:
         demo.stop_serving()
         runner.join(120)

@@ -116,11 +116,11 @@ def test_every_count_is_its_records(seeded):
         closed = json.loads(event)["closed_at"]
         closed = datetime.fromisoformat(closed) if closed else None
         due = datetime.fromisoformat(deadline)
-        expected = ("on_time" if closed <= due else "late") if closed else ("missed" if end > due else "not_yet_due")
+        expected = ("on time" if closed <= due else "late") if closed else ("missed" if end > due else "not yet due")
         assert report[iid]["status"] == expected, (iid, site, closed, deadline)
         assert (datetime.fromisoformat(report[iid]["inspected_at"]) if report[iid]["inspected_at"] else None) == closed
     statuses = {r["status"] for r in report.values()}
-    assert {"on_time", "not_yet_due"} <= statuses          # the demo's inspector visits CS-1 in time; a cycle runs
+    assert {"on time", "not yet due"} <= statuses          # the demo's inspector visits CS-1 in time; a cycle runs
     assert [(r["notice"], r["kind"], r["status"], r["counted"]) for r in rows(out, "enforcement")] == [
         ("NOV-2026-001", "notice of violation", "in force", "True"),
         ("SWO-2026-001", "stop-work order", "in force", "True")]

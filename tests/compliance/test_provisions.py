@@ -79,3 +79,17 @@ def test_every_provision_has_a_title_and_remedial_measures():
             assert law.cite(p).startswith(f"{law.short} § ")
     with pytest.raises(ValueError, match="schenectady-148-I has no provision 'failing_septic'"):
         LAWS["schenectady-148-I"].provision("failing_septic")
+
+
+def test_each_law_has_a_plain_distinct_name_for_pickers():
+    """Issue 23: the law picker showed "Schenectady ch. 148 (schenectady-148-II)": a key, and
+    without it the city's two articles read the same. Each law's label names its article and
+    subject in words, and no two labels are alike."""
+    from ms4watch.compliance.laws import LAWS
+    labels = {law.label for law in LAWS.values()}
+    assert len(labels) == len(LAWS)
+    assert LAWS["schenectady-148-II"].label == "Schenectady ch. 148, Art. II: Illicit Discharges"
+    assert LAWS["schenectady-148-I"].label == ("Schenectady ch. 148, Art. I: Stormwater Management and Erosion "
+                                               "and Sediment Control")
+    assert LAWS["ramapo-218"].label == "Ramapo ch. 218: Illicit Discharges"
+    assert not any(law.key in law.label for law in LAWS.values())

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Iterable
 
 from ..events import Event, EventKind, EventStatus
+from ..kinds.units import duration
 from .db import transaction
 from .errors import IncidentError
 from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
@@ -105,6 +106,10 @@ class IncidentStore:
         conn.executescript(SCHEMA)
 
     # -- events ---------------------------------------------------------------------------
+
+    def _local(self, dt: datetime) -> str:
+        """A time in an audit note as the SMO reads it: ``Mon 2026-06-01 11:30 EDT``."""
+        return f"{dt.astimezone(self.tz):%a %Y-%m-%d %H:%M %Z}"
     def apply_event(self, event: Event, now: datetime) -> Change:
         """Create or update the incident of the event's episode. Idempotent per event."""
         kind = event.kind
@@ -157,7 +162,7 @@ class IncidentStore:
         iid = int(cur.lastrowid)
         self.conn.execute("INSERT INTO episodes (key, incident_id, start, \"end\") VALUES (?,?,?,?)",
                           (key, iid, iso(start), iso(end) if end else None))
-        note = f"{pol.what} at {subject} since {iso(start)}"
+        note = f"{pol.what} at {subject} since {self._local(start)}"
         if suppressed:
             note += f"; suppressed: {suppressed} (no notification)"
         self._audit(iid, now, SYSTEM, "alert engine", "opened", note)
@@ -166,7 +171,7 @@ class IncidentStore:
             self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
             closed = True
         elif end is not None and kind is not EventKind.INSPECTION_DUE:
-            self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")
+            self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended {self._local(end)}")
             closed = True
         return Change(self.get(iid), opened=True, closed=closed)
 
@@ -204,7 +209,7 @@ class IncidentStore:
                 self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
                 closed = True
             elif newly_ended and inc.kind != EventKind.INSPECTION_DUE.value:
-                self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")  # type: ignore[arg-type]
+                self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended {self._local(end)}")  # type: ignore[arg-type]
                 closed = True
         return Change(self.get(iid), closed=closed, unsuppressed=unsuppressed, deadline_moved=moved)
 
@@ -251,10 +256,10 @@ class IncidentStore:
             (state.value, iso(end) if end else None, record, suppressed,
              inc.state is State.RESOLVED, inc.state is State.RESOLVED, inc.state is State.RESOLVED, iso(now), iid))
         self._audit(iid, now, SYSTEM, "alert engine", "reopened" if inc.state is State.RESOLVED else "merged",
-                    f"new episode since {iso(start)} within the {self.hold_off} hold-off")
+                    f"new episode since {self._local(start)} within the {duration(self.hold_off)} hold-off")
         closed = False
         if end is not None:
-            self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended at {iso(end)}")
+            self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended {self._local(end)}")
             closed = True
         return Change(self.get(iid), merged=True, closed=closed)
 

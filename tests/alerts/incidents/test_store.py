@@ -201,3 +201,19 @@ def test_a_compliance_deadline_incident_follows_its_clock_when_a_later_record_mo
     assert store.audit(inc.id)[-1].action == "deadline moved"
     again = store.apply_event(clock("2026-06-23T04:00:00Z"), T0 + timedelta(days=5))
     assert again.deadline_moved is None and len(store.audit(inc.id)) == 2
+
+
+def test_the_audit_notes_give_times_in_the_towns_zone_and_durations_in_words(tmp_path):
+    """Issue 23: the audit read "since 2026-06-05T08:00:00.000+00:00" and "within the
+    0:30:00 hold-off": the SMO reads the town's local time and a duration with its unit."""
+    from zoneinfo import ZoneInfo
+    conn = connect(tmp_path / "inc.db")
+    store = IncidentStore(conn, hold_off=timedelta(minutes=30), tz=ZoneInfo("America/New_York"))
+    first = store.apply_event(dwf("2026-06-01T15:30:00Z", end="2026-06-01T16:00:00Z"), T0).incident
+    store.apply_event(dwf("2026-06-01T16:10:00Z"), T0 + timedelta(hours=1))
+    notes = [a.note for a in store.audit(first.id)]
+    assert notes[0].endswith("since Mon 2026-06-01 11:30 EDT"), notes
+    assert "ended Mon 2026-06-01 12:00 EDT" in notes[1], notes
+    assert "new episode since Mon 2026-06-01 12:10 EDT within the 30 min hold-off" in notes[2], notes
+    assert not any("+00:00" in n or "T1" in n for n in notes), notes
+    conn.close()

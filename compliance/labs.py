@@ -61,11 +61,15 @@ def _ureg():   # pint's registry with the microbial count units (made on first u
     u = pint.UnitRegistry()
     u.define("colony_forming_unit = [microbial_count] = CFU = cfu")
     u.define("most_probable_number = colony_forming_unit = MPN = mpn")
+    # Turbidity by the two methods a town meets, kept apart (not convertible): EPA 180.1's
+    # white-light nephelometer (NTU) and ISO 7027's infrared one (FNU), as USGS reports them.
+    u.define("nephelometric_turbidity_unit = [turbidity_ntu] = NTU = ntu")
+    u.define("formazin_nephelometric_unit = [turbidity_fnu] = FNU = fnu")
     return u
 
 
 _DIMENSIONLESS = {"", "s.u.", "su", "ph", "ph units", "standard units", "unitless"}
-KNOWN_HINT = "e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, s.u."
+KNOWN_HINT = "e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, NTU, FNU, s.u."
 
 
 def parse_unit(text: str):
@@ -320,6 +324,12 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
         raise ImportRefused(name, [(2, "", "no result rows")])
     return ParsedFile(name, hashlib.sha256(data).hexdigest(), ", ".join(sorted(labs)) or None, rows)
 
+
+# A verdict as the pages write it: "below" meant inside the threshold, which read wrong
+# beside "pH (low) < 6.5 s.u.".
+VERDICT_WORDS = {"exceeds": "outside the limit", "below": "within the limit", "not_detected": "not detected",
+                 "indeterminate": "indeterminate (detection limit above the threshold)",
+                 "rejected": "rejected by the lab", "no_threshold": "no threshold"}
 
 _ORDER = ("exceeds", "indeterminate", "rejected", "below", "not_detected", "no_threshold")
 

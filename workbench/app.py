@@ -34,6 +34,7 @@ from ..contract.timeutil import from_ns
 from ..settings import Settings
 from .deps import csrf_token, render
 from ..compliance.errors import ComplianceError
+from ..compliance.labs import VERDICT_WORDS
 from .errors import NotAuthenticated, RateLimited, TooLarge, WorkbenchError, from_compliance
 from .routes import ROUTERS
 from .services import Workbench
@@ -124,6 +125,7 @@ def templates(tz: tzinfo, settings: Settings) -> Jinja2Templates:
     env.filters["local"] = local
     env.filters["ns_local"] = lambda ns, fmt="%Y-%m-%d %H:%M %Z": local(from_ns(ns), fmt) if ns is not None else ""
     env.filters["label"] = lambda s: str(s or "").replace("_", " ")
+    env.filters["verdict"] = lambda v: VERDICT_WORDS.get(v, str(v or "").replace("_", " "))
     # a due date (contract/due.py) is rendered by its one formatter, as in letters and messages
     env.filters["due_short"] = lambda due: duetext.short(due) if due is not None else ""
     env.filters["due_notes"] = lambda due: [x for x in (duetext.moved_note(due), duetext.closures_note(due)) if x] \

@@ -104,7 +104,7 @@ def test_a_unit_that_is_an_expression_is_refused_without_evaluating_it():
         _parse("S-2026-001,Ammonia-N,0.8,10**10**7 mg/L,EPA 350.1,0.05,,,\n"
                "S-2026-001,Fluoride,0.1,mg/L,EPA 300.0,0.05,,,\n")
     assert str(e.value).splitlines() == ["results.csv:2: unit: '10**10**7 mg/L' is not a unit the lab import "
-                                         "knows (e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, s.u.)"]
+                                         "knows (e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, NTU, FNU, s.u.)"]
 
 
 @pytest.mark.timeout(20)
@@ -122,3 +122,14 @@ def test_units_that_look_evaluated_are_refused(unit):
                                               ("uS/cm", "mS/cm", 1e-3), ("umho/cm", "uS/cm", 1)])
 def test_the_units_a_lab_writes_are_known(unit, to, factor):
     assert convert(1, unit, to) == pytest.approx(factor)
+
+
+def test_turbidity_units_are_known_and_ntu_and_fnu_are_kept_apart():
+    """Issue 23: "'NTU' is not a unit pint knows". NTU (EPA 180.1) and FNU (ISO 7027) both
+    parse, and neither converts into the other: they are different methods."""
+    import pytest as _pytest
+    from ms4watch.compliance.labs import convert, parse_unit
+    assert parse_unit("NTU") is not None and parse_unit("FNU") is not None
+    assert convert(12, "NTU", "NTU") == 12
+    with _pytest.raises(ValueError, match="cannot be converted"):
+        convert(12, "NTU", "FNU")

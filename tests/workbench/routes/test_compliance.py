@@ -79,7 +79,7 @@ def test_a_case_from_an_incident_with_a_visit_sample_custody_and_lab_results(ben
     assert [(x.parameter, x.verdict, x.value_std) for x in results] == [("Ammonia-N", "exceeds", 0.9),
                                                                         ("Surfactants", "not_detected", 0.05)]
     page = s.get(f"/cases/{case['id']}").text
-    assert "A. Chen" in page and "Capital Lab" in page and "exceeds" in page
+    assert "A. Chen" in page and "Capital Lab" in page and "outside the limit" in page
     audit = [a.action for a in bench.workbench.audit.entries(limit=50)]
     for action in ("case.open", "case.screening", "sample.record", "sample.custody", "lab.import"):
         assert action in audit, action
@@ -583,3 +583,39 @@ def test_a_lab_file_whose_unit_is_an_expression_is_refused_at_once(bench, clock)
     assert "batch.csv:2: unit: &#39;10**10**7 mg/L&#39; is not a unit the lab import knows" in r.text
     assert "batch.csv:3: unit: &#39;(mg/L)**99&#39; is not a unit the lab import knows" in r.text
     assert bench.workbench.compliance.store.sample(sample.id).results == ()
+
+
+def test_a_lab_files_errors_each_on_its_own_line_and_turbidity_ph_counts_read_right(bench, clock):
+    """Issue 23: four errors of a bad file ran together on one line; "'NTU' is not a unit pint
+    knows"; pH 7.4 shown "below" beside "pH (low) < 6.5 s.u.". Each error is its own item
+    naming line and column; NTU, FNU, s.u., CFU and MPN are known; a result inside its
+    thresholds reads "within the limit"."""
+    case = _case_from_incident(bench)
+    s = bench.login("inspector")
+    r = s.post_form(f"/cases/{case['id']}/samples", {"station": "OF-12", "taken_at": "2026-06-01T11:50",
+                                                     "collected_by": "J. Rivera"})
+    assert r.status_code == 303, r.text
+    sample = bench.workbench.compliance.store.samples(case_id=case["id"])[0]
+    header = "sample,parameter,value,unit,method,detection_limit,qualifier\n"
+    bad = header + (f"{sample.number},Ammonia-N,lots,mg/L,EPA 350.1,0.05,\n"
+                    f"NOPE,Fluoride,0.1,mg/L,EPA 300.0,0.05,\n"
+                    f"{sample.number},Turbidity,12,NTUish,EPA 180.1,0.1,\n"
+                    f"{sample.number},pH,7.4,s.u.,SM 4500-H B,,Q\n")
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", bad.encode(), "text/csv")})
+    assert r.status_code == 409
+    alert = re.search(r'role="alert">(.*?)</div>', r.text, re.S).group(1)
+    items = re.findall(r"<li>(.*?)</li>", alert, re.S)
+    assert len(items) == 4, alert
+    assert [i.split(":")[1] for i in items] == ["2", "3", "4", "5"], items
+    good = header + (f"{sample.number},Turbidity,12,NTU,EPA 180.1,0.1,\n"
+                     f"{sample.number},Turbidity (field),11,FNU,ISO 7027,0.1,\n"
+                     f"{sample.number},pH,7.4,s.u.,SM 4500-H B,,\n"
+                     f"{sample.number},E. coli,30,MPN/100 mL,SM 9223 B,1,\n"
+                     f"{sample.number},Enterococci,10,CFU/100 mL,EPA 1600,1,\n")
+    r = s.client.post(f"/cases/{case['id']}/labs", data={"csrf": s.csrf()},
+                      files={"file": ("batch.csv", good.encode(), "text/csv")})
+    assert r.status_code == 303, r.text
+    page = s.get(f"/cases/{case['id']}").text
+    ph_row = next(row for row in re.findall(r"<tr[^>]*>.*?</tr>", page, re.S) if ">pH<" in row)
+    assert "within the limit" in ph_row and ">below<" not in ph_row, ph_row

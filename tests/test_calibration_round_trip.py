@@ -118,7 +118,7 @@ def test_calibrate_record_history_config_applied_readings_change(tmp_path, mosqu
             handled = agent.control_handled
             mosquitto_broker.stop()
             mosquitto_broker.start()
-            assert wait_for(lambda: agent.control_handled > handled, 30)
+            assert wait_for(lambda: agent.control_handled > handled, 120)   # paho backs off up to 120 s between tries
             assert agent.config.config_version == "3+cal1"
             assert load_agent_config(cfg)[0].sensors[0].calibration.record == rid
         finally:

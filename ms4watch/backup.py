@@ -229,6 +229,39 @@ def _private_file(path: Path):
     return os.fdopen(fd, "wb")
 
 
+# --- dated backups (what the timer makes) ------------------------------------------------
+
+STAMP = "%Y-%m-%dT%H%M%SZ"          # UTC: 2026-12-01T031500Z, sorted by name as by time
+
+
+def dated_folder(into: Path, now: float | None = None) -> Path:
+    """A new backup's folder in ``into``, named by the UTC time."""
+    return Path(into) / time.strftime(STAMP, time.gmtime(now))
+
+
+def _is_stamp(name: str) -> bool:
+    try:
+        time.strptime(name, STAMP)
+    except ValueError:
+        return False
+    return True
+
+
+def prune(into: Path, keep: int, report: Report = _quiet) -> list[Path]:
+    """Remove all but the ``keep`` newest backups in ``into``: folders named by
+    :func:`dated_folder` holding a manifest; nothing else there is touched."""
+    if keep < 1:
+        raise BackupError(f"--keep {keep}: keep at least the newest backup")
+    into = Path(into)
+    with _os_errors(into):
+        ours = sorted(p for p in into.iterdir() if p.is_dir() and _is_stamp(p.name) and (p / MANIFEST).is_file())
+        gone = ours[:-keep]
+        for p in gone:
+            shutil.rmtree(p)
+            report(f"removed {p} (--keep {keep})")
+    return gone
+
+
 # --- verify ------------------------------------------------------------------------------
 
 def read_manifest(backup: Path) -> Manifest:
@@ -379,5 +412,5 @@ def _install(src: Path, dst: Path, mode: int, uid: int, gid: int) -> None:
     os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-__all__ = ["create_backup", "restore_backup", "verify_backup", "read_manifest", "BackupError", "BackedUp",
+__all__ = ["create_backup", "restore_backup", "verify_backup", "read_manifest", "dated_folder", "prune", "BackupError", "BackedUp",
            "Manifest", "Owner", "DATA", "CONFIG", "BROKER"]

@@ -378,3 +378,28 @@ def test_a_backup_of_the_first_format_still_restores(tmp_path):
     assert _cli("verify", b).returncode == 0
     restore_backup(b, tmp_path / "data", config_dir=tmp_path / "etc")
     assert (tmp_path / "data" / "engine-state.json").read_text() == "{}" and not (tmp_path / "etc").exists()
+
+
+def test_into_makes_a_dated_folder_and_keep_removes_the_oldest_backups_only(tmp_path):
+    """What the daily timer runs: ``--into /var/backups/ms4watch --keep 14``."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "rejected.jsonl").write_text("{}\n")
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'data_dir = "{data}"\n')
+    into = tmp_path / "backups"
+    for old in ("2026-11-28T031500Z", "2026-11-29T031500Z", "2026-11-30T031500Z"):
+        (into / old).mkdir(parents=True)
+        (into / old / "MANIFEST.json").write_text("{}")
+    (into / "2026-11-01T000000Z-by-hand").mkdir()            # not one of ours: kept
+    (into / "2026-11-27T031500Z").mkdir()                     # no manifest (a backup that failed half-way): kept
+    out = _cli("create", "--into", into, "--keep", "2", "--config", cfg, "--data-only")
+    assert out.returncode == 0, out.stderr
+    left = sorted(p.name for p in into.iterdir())
+    new = left[-1]
+    assert left == ["2026-11-01T000000Z-by-hand", "2026-11-27T031500Z", "2026-11-30T031500Z", new], left
+    assert new.startswith(time.strftime("%Y-%m-%dT", time.gmtime())) and new.endswith("Z") and len(new) == 18
+    assert _cli("verify", into / new).returncode == 0
+    assert f"removed {into / '2026-11-28T031500Z'}" in out.stdout and f"removed {into / '2026-11-29T031500Z'}" in out.stdout
+    both = _cli("create", "--into", into, "--to", tmp_path / "x", "--config", cfg, "--data-only")
+    assert both.returncode == 2 and "--to or --into" in both.stderr

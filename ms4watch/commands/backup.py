@@ -50,7 +50,11 @@ def register(app: typer.Typer) -> None:
     data_only_opt = typer.Option(False, "--data-only", help="The data directory alone.")
 
     @b.command("create")
-    def create(to: Path = typer.Option(..., "--to", help="A new, empty folder for the backup."),
+    def create(to: Optional[Path] = typer.Option(None, "--to", help="A new, empty folder for the backup."),
+               into: Optional[Path] = typer.Option(None, "--into", help="Back up into a new folder here named by the "
+                                                                        "UTC time (2026-12-01T031500Z)."),
+               keep: Optional[int] = typer.Option(None, "--keep", min=1,
+                                                  help="With --into: then remove all but the KEEP newest backups there."),
                config: Optional[Path] = config_option(),
                data_dir: Optional[Path] = typer.Option(None, help="Data directory (default: the settings')."),
                config_dir: Optional[Path] = config_dir_opt, broker_dir: Optional[Path] = broker_dir_opt,
@@ -60,14 +64,21 @@ def register(app: typer.Typer) -> None:
                data_only: bool = data_only_opt) -> None:
         """Snapshot every database (SQLite online backup) and file of DATA_DIR, the settings folder and the
         broker's CA certificate and revocation list, with a manifest of SHA-256s; folders 0700, files 0600."""
-        from ..backup import BackupError, create_backup
+        from ..backup import BackupError, create_backup, dated_folder, prune
+        if (to is None) == (into is None):
+            raise _fail("give --to or --into (one of them)")
+        if keep is not None and into is None:
+            raise _fail("--keep goes with --into")
         settings = settings_or_exit(config, data_dir=data_dir)
         if include_ca_key and data_only:
             raise _fail("--include-ca-key with --data-only: the CA is not in a data-only backup")
         config_dir, broker_dir = _folders(config_dir, broker_dir, data_only, typer.echo)
+        to = to if to is not None else dated_folder(into)
         try:
             items = create_backup(settings.data_dir, to, typer.echo, config_dir=config_dir, broker_dir=broker_dir,
                                   include_ca_key=include_ca_key)
+            if keep is not None:
+                prune(into, keep, typer.echo)
         except BackupError as e:
             raise _fail(str(e)) from None
         typer.echo(f"backup of {settings.data_dir}{', ' + str(config_dir) if config_dir else ''}"

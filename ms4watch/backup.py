@@ -1,7 +1,7 @@
 """Backup and restore of a server, safe while ``serve`` runs: its data directory, its
 settings folder (``/etc/ms4watch``: settings, registry, loggers' configs, secrets) and the
-broker's CA (``broker-config``'s ``ca.crt``, CRL and revoked serials; ``ca.key`` only when
-asked), each in its own part of the backup (``data/``, ``config/``, ``broker/``).
+broker's CA (``broker-config``'s ``ca.crt`` and CRL; ``ca.key`` and the revoked serials only
+when asked), each in its own part of the backup (``data/``, ``config/``, ``broker/``).
 
 What a server keeps in ``DATA_DIR`` (see docs/operations.md): SQLite databases (the
 embedded store ``store.db``, the incident database ``incidents.db`` with the audit log and
@@ -56,11 +56,13 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 DATA, CONFIG, BROKER = "data", "config", "broker"
 PARTS = (DATA, CONFIG, BROKER)
-# broker-config's CA certificate, its revocation list and the serials revoked (without them a
-# CA restored on a fresh broker would let revoked loggers in again); not the broker's own key,
-# password hashes or clients' files, which `broker-config` makes anew from the CA.
-BROKER_FILES = ("ca.crt", "crl.pem", "revoked.json")
+# broker-config's CA certificate and revocation list (public, 0644: the daily backup, as the
+# service user, takes them); with the CA's key (root's, 0600) the serials revoked so far, also
+# root's, which broker-config needs beside it to keep revoked loggers out. Not the broker's own
+# key, password hashes or clients' files: `broker-config` makes them anew from the CA.
+BROKER_FILES = ("ca.crt", "crl.pem")
 CA_KEY = "ca.key"
+REVOKED = "revoked.json"
 
 Report = Callable[[str], None]
 
@@ -174,6 +176,8 @@ def _create(data_dir: Path, to: Path, report: Report, config_dir: Path | None, b
                 if not (root / CA_KEY).is_file():
                     raise BackupError(f"{root / CA_KEY}: no such file (--include-ca-key)")
                 names.append(CA_KEY)
+                if (root / REVOKED).is_file():
+                    names.append(REVOKED)
             plan += [(part, root, root / n) for n in names]
         else:
             plan += [(part, root, p) for p in sorted(root.rglob("*"))

@@ -193,11 +193,12 @@ def test_a_backup_holds_the_settings_and_the_brokers_ca_its_key_only_when_asked(
     assert names == {("data", "incidents.db"), ("data", "photos/ab/abcd"),
                      ("config", "ms4watch.toml"), ("config", "sites.yaml"), ("config", "loggers/LOG-OF12.yaml"),
                      ("config", "mqtt-password"), ("config", "mqtt-ca.crt"),
-                     ("broker", "ca.crt"), ("broker", "crl.pem"), ("broker", "revoked.json")}   # no CA key, no passwd
+                     ("broker", "ca.crt"), ("broker", "crl.pem")}        # no CA key (nor its revoked serials), no passwd
     assert "ca.key: left out (--include-ca-key to include it)" in out.stdout, out.stdout
     out = _cli("create", "--to", tmp_path / "k", *dirs, "--include-ca-key")
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "k" / "broker" / "ca.key").read_text() == "CA KEY"
+    assert (tmp_path / "k" / "broker" / "revoked.json").read_text() == "[17]"      # broker-config needs both
     assert oct((tmp_path / "k" / "broker" / "ca.key").stat().st_mode & 0o777) == oct(0o600)
     (broker / "ca.key").unlink()
     out = _cli("create", "--to", tmp_path / "n", *dirs, "--include-ca-key")
@@ -209,7 +210,7 @@ def test_verify_names_each_problem(tmp_path):
     b = tmp_path / "b"
     create_backup(data, b, config_dir=etc, broker_dir=broker)
     ok = _cli("verify", b)
-    assert ok.returncode == 0 and ok.stdout.startswith("ok: 10 files"), ok.stdout + ok.stderr
+    assert ok.returncode == 0 and ok.stdout.startswith("ok: 9 files"), ok.stdout + ok.stderr
     # a database damaged inside, its SHA-256 brought in line with the manifest: only SQLite sees it
     db = b / "data" / "incidents.db"
     raw = bytearray(db.read_bytes())
@@ -265,7 +266,8 @@ def test_restore_on_a_fresh_server_creates_what_is_missing_with_owner_and_modes(
     assert who(e / "mqtt-password") == who(e / "ms4watch.toml") == ("root", group, oct(0o640))
     assert who(e / "mqtt-ca.crt") == ("root", group, oct(0o644))
     assert who(k) == ("root", "root", oct(0o755))
-    assert who(k / "ca.key") == ("root", "root", oct(0o600)) and who(k / "ca.crt") == ("root", "root", oct(0o644))
+    assert who(k / "ca.key") == who(k / "revoked.json") == ("root", "root", oct(0o600))
+    assert who(k / "ca.crt") == who(k / "crl.pem") == ("root", "root", oct(0o644))
     assert (e / "loggers/LOG-OF12.yaml").read_text() == "device: LOG-OF12\nstation: OF-12\n"
     with sqlite3.connect(d / "incidents.db") as c:
         assert c.execute("SELECT count(*) FROM incidents").fetchone()[0] == 500
@@ -364,6 +366,21 @@ def test_as_the_service_user_a_folder_it_may_not_write_is_one_line_not_a_traceba
     code, err = _as_nobody(run_secret)
     assert code == 2 and err.count("\n") == 1, err
     assert f"{etc / 'influx-token'}: Permission denied (running as user nobody, who may not read it)" in err, err
+
+    # what the daily timer does: the broker's CA key and revoked serials are root's and left out
+    (etc / "influx-token").chmod(0o644)
+    _, _, broker = _server_files(tmp_path / "server")
+    broker.chmod(0o755)
+
+    def run_daily():
+        res = CliRunner().invoke(app, ["backup", "create", "--into", str(mine), "--keep", "3", "--config", str(cfg),
+                                       "--config-dir", str(etc), "--broker-dir", str(broker)])
+        return res.exit_code, res.stdout + res.stderr
+
+    code, out = _as_nobody(run_daily)
+    assert code == 0, out
+    [made] = [p for p in mine.iterdir() if p.name != "b"]
+    assert sorted(p.name for p in (made / "broker").iterdir()) == ["ca.crt", "crl.pem"]
 
 
 def test_a_backup_of_the_first_format_still_restores(tmp_path):

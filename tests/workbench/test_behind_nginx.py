@@ -28,8 +28,10 @@ REPORT = {"site": "CS-7", "at": "2026-06-01T15:30:00Z", "inspector": "J. Rivera"
 
 
 class Proxied:
-    def __init__(self, bench, nginx, https: int, http: int, cert):
-        self.bench, self.nginx, self.https, self.http, self.cert = bench, nginx, https, http, cert
+    """nginx on ``https`` (and ``http``) in front of the workbench at ``upstream``."""
+
+    def __init__(self, upstream: str, https: int, http: int, cert, bench=None):
+        self.upstream, self.https, self.http, self.cert, self.bench = upstream, https, http, cert, bench
 
     def via_proxy(self, source: str, **kw) -> httpx.Client:
         """A client at ``source`` speaking TLS to nginx."""
@@ -38,7 +40,7 @@ class Proxied:
 
     def direct(self, source: str, **kw) -> httpx.Client:
         """A client at ``source`` reaching the workbench's own port, past nginx."""
-        return httpx.Client(base_url=self.bench.url, timeout=30, transport=httpx.HTTPTransport(local_address=source), **kw)
+        return httpx.Client(base_url=self.upstream, timeout=30, transport=httpx.HTTPTransport(local_address=source), **kw)
 
     def attempts(self) -> list[tuple[str, int]]:
         rows = self.bench.workbench.conn.execute("SELECT address, ok FROM login_attempts ORDER BY id").fetchall()
@@ -56,7 +58,7 @@ def proxied(tmp_path, clock):
         site = site_for_test(EXAMPLE.read_text(), upstream=int(bench.url.rsplit(":", 1)[1]), https=https, http=http,
                              cert=cert, key=key)
         nginx = Nginx(tmp_path / "nginx", site).start(https)
-        yield Proxied(bench, nginx, https, http, cert)
+        yield Proxied(bench.url, https, http, cert, bench)
     finally:
         if nginx is not None:
             nginx.stop()
@@ -124,3 +126,57 @@ def test_a_photo_larger_than_nginxs_default_body_reaches_the_workbench(proxied):
         r = c.post(f"/api/v1/inspections/{rid}/photos", files={"photo": ("outlet.jpg", photo, "image/jpeg")})
         assert r.status_code == 201, r.text[:300]
         assert r.json()["photos"][0]["size"] == len(photo)
+
+
+@pytest.mark.mosquitto
+def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_broker):
+    """The composition root's way: ``ms4watch serve`` with the settings the example's header
+    gives (``[http]`` listen, public_url, trusted_proxies), a user added with ``ms4watch users
+    add``, nginx in front."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from tests.support.servers import wait_port
+    from tests.support.waiting import wait_for
+    listen, https, http = free_port(), free_port(), free_port()
+    (tmp_path / "sites.yaml").write_text("municipality: town\ntimezone: America/New_York\n"
+                                         "rain_gauges: [{id: RG-1, tip_in: 0.01}]\n"
+                                         "contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]\n")
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'registry = "{tmp_path / "sites.yaml"}"\ndata_dir = "{tmp_path / "data"}"\n'
+                   f'[broker]\nurl = "{mosquitto_broker.url}"\n'
+                   f'[http]\nlisten = "127.0.0.1:{listen}"\npublic_url = "https://127.0.0.1:{https}"\n'
+                   'trusted_proxies = ["127.0.0.1"]\n')
+    (tmp_path / "pw").write_text(PASSWORD)
+    ms4 = [sys.executable, "-m", "ms4watch"]
+    added = subprocess.run([*ms4, "users", "add", "smo", "--role", "smo", "--password-file", str(tmp_path / "pw"),
+                            "--config", str(cfg)], capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    log = tmp_path / "serve.log"
+    server = subprocess.Popen([*ms4, "serve", "--config", str(cfg)], stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    nginx = None
+    try:
+        wait_port(listen, timeout_s=60, proc=server)
+        cert, key = self_signed(tmp_path)
+        site = site_for_test(EXAMPLE.read_text(), upstream=listen, https=https, http=http, cert=cert, key=key)
+        nginx = Nginx(tmp_path / "nginx", site).start(https)
+        proxied = Proxied(f"http://127.0.0.1:{listen}", https, http, cert)
+        with proxied.via_proxy("127.0.0.3", headers={"X-Forwarded-For": "198.51.100.7"}) as c:
+            assert _login(c, "a guess").status_code == 401
+            assert _login(c, PASSWORD).status_code == 303
+            assert c.get("/incidents").status_code == 200
+            assert c.get("/metrics").status_code == 403
+        with proxied.direct("127.0.0.5", headers={"X-Forwarded-For": "203.0.113.9"}) as local:
+            assert _login(local, "a guess").status_code == 401
+        with sqlite3.connect(f"file:{tmp_path / 'data' / 'workbench.db'}?mode=ro", uri=True) as db:
+            rows = lambda: db.execute("SELECT address, ok FROM login_attempts ORDER BY id").fetchall()  # noqa: E731
+            assert wait_for(lambda: len(rows()) == 3, 10)
+            assert rows() == [("127.0.0.3", 0), ("127.0.0.3", 1), ("127.0.0.5", 0)]
+    finally:
+        if nginx is not None:
+            nginx.stop()
+        server.terminate()
+        server.wait(60)

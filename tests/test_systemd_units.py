@@ -12,9 +12,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 UNITS = [REPO / "ms4watch" / "systemd" / "ms4watch-serve.service", REPO / "edge" / "systemd" / "ms4watch-edge.service"]
+BACKUP = REPO / "ms4watch" / "systemd" / "ms4watch-backup.service"
+TIMER = REPO / "ms4watch" / "systemd" / "ms4watch-backup.timer"
+SERVICES = [*UNITS, BACKUP]
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=lambda p: p.name)
+@pytest.mark.parametrize("unit", SERVICES, ids=lambda p: p.name)
 def test_unit_verifies(unit, tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed")
@@ -47,7 +50,7 @@ def _security_exposure(unit: Path, tmp_path: Path) -> tuple[float, str]:
     return float(m.group(1)), out.stdout
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=lambda p: p.name)
+@pytest.mark.parametrize("unit", SERVICES, ids=lambda p: p.name)
 def test_security_exposure_at_most_2(unit, tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
@@ -61,7 +64,7 @@ def test_a_configuration_error_is_not_restarted(unit):
     assert "RestartPreventExitStatus=2" in unit.read_text().splitlines()
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=lambda p: p.name)
+@pytest.mark.parametrize("unit", SERVICES, ids=lambda p: p.name)
 def test_no_secret_in_the_environment(unit):
     """``Environment=`` is readable by anyone with ``systemctl show``: secrets come from files
     or ``LoadCredential=``."""
@@ -113,3 +116,40 @@ def test_the_edge_unit_lets_the_agent_ask_whether_the_clock_is_synchronised():
     assert any("adjtimex" in a for a in allowed), allowed
     assert "ProtectClock=yes" not in lines
     assert "CapabilityBoundingSet=" in lines        # so adjtimex can read, never set
+
+
+def test_the_backup_timer_verifies_with_its_service(tmp_path):
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    exe = Path(sys.executable).parent / "ms4watch"
+    for unit in (BACKUP, TIMER):
+        (tmp_path / unit.name).write_text(unit.read_text().replace("/opt/ms4watch/venv/bin/ms4watch", str(exe)))
+    out = subprocess.run(["systemd-analyze", "verify", str(tmp_path / TIMER.name), str(tmp_path / BACKUP.name)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    problems = [line for line in (out.stdout + out.stderr).splitlines() if "ms4watch-backup" in line]
+    assert out.returncode == 0 and not problems, out.stdout + out.stderr
+
+
+def test_the_backup_runs_daily_as_the_service_user_with_the_shared_settings():
+    """A day missed while the machine was off is caught up at boot (Persistent=); the backup
+    takes the settings folder and the broker's CA (its key needs root: not here) and keeps two
+    weeks; it needs no network and writes only its backup folder, made for it at each start."""
+    timer = TIMER.read_text().splitlines()
+    for line in ("OnCalendar=daily", "Persistent=yes", "Unit=ms4watch-backup.service", "WantedBy=timers.target"):
+        assert line in timer, line
+    lines = BACKUP.read_text().splitlines()
+    for line in ("Type=oneshot", "User=ms4watch", "Group=ms4watch", "UMask=0077", "ProtectSystem=strict",
+                 "NoNewPrivileges=yes", "PrivateNetwork=yes", "CapabilityBoundingSet=",
+                 "Environment=MS4WATCH_CONFIG=/etc/ms4watch/ms4watch.toml",
+                 "ReadWritePaths=/var/backups/ms4watch",
+                 "ReadWritePaths=/var/lib/ms4watch",          # SQLite's -shm and -wal of a WAL database
+                 "ExecStartPre=+/usr/bin/install -d -o ms4watch -g ms4watch -m 0700 /var/backups/ms4watch",
+                 "ExecStart=/opt/ms4watch/venv/bin/ms4watch backup create --into /var/backups/ms4watch --keep 14"):
+        assert line in lines, line
+    assert not any(x.startswith(("Restart=", "StateDirectory=")) for x in lines)   # it only reads the data
+
+
+def test_the_backup_units_are_shipped_with_the_package():
+    import tomllib
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ms4watch"]
+    assert "systemd/*.service" in data and "systemd/*.timer" in data

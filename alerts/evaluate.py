@@ -182,7 +182,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     The caller vouches that nothing else changed that could change a judgement at or before
     ``last_met``: no flow reading was inserted or corrected, and no rain row was inserted,
     corrected or appended at a time that can change the dry-weather state there (the
-    engine's ``_rain_lead`` bound, ``StreamingEngine._flow_may_change``). Then the readings up
+    engine's ``rain_lead`` bound, ``engine.outfall.Outfalls.flow_may_change``). Then the readings up
     to ``last_met`` are judged as before, and when every new one is above the floor and in
     the event's state (DRY, or UNKNOWN) the open run goes on through them and no other run
     changes: the event keeps its start and stays open; its peak, gauges, depths and flags

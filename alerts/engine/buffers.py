@@ -7,7 +7,7 @@ Public: the tests read them through ``StreamingEngine.series``, ``.times`` and `
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -65,7 +65,7 @@ class Series:
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
         self.station = key[0]
-        self.deps: tuple | None = None     # feed: the subjects that read it, once asked for
+        self.deps: tuple[tuple[str, str], ...] | None = None     # feed: the subjects that read it, once asked for
         self.pt: list[int] = []      # staged appends (times, values, flags), after the arrays' readings
         self.pv: list[float] = []
         self.pf: list[str] = []
@@ -108,16 +108,16 @@ class Series:
         if k < 6:
             for i, x in enumerate(pt, n):
                 t[i] = x
-            for i, x in enumerate(self.pv, n):
-                v[i] = x
-            for i, x in enumerate(self.pf, n):
-                f[i] = x
+            for i, y in enumerate(self.pv, n):
+                v[i] = y
+            for i, z in enumerate(self.pf, n):
+                f[i] = z
         else:
             t[n:n + k], v[n:n + k], f[n:n + k] = pt, self.pv, self.pf
         self.n, self._view = n + k, None
         self.pt, self.pv, self.pf = [], [], []
 
-    def put(self, t: int, v: float, f: str):
+    def put(self, t: int, v: float, f: str) -> object:
         """Add or replace the reading at ``t``: ``SAME`` when it was there already unchanged,
         else the value it replaced (None: a new time). The staged appends first go in."""
         self.flush()
@@ -179,21 +179,21 @@ class Series:
             if self.first < before_ns:
                 self._view = None
 
-    def rows(self) -> list[list]:
+    def rows(self) -> list[list[Any]]:
         t, v, f = self.arrays()
         return [list(x) for x in zip(t.tolist(), v.tolist(), f.tolist())]
 
-    def load(self, cutoff: int, rows: Iterable) -> None:
-        rows = sorted((int(t), float(v), f) for t, v, f in rows)
+    def load(self, cutoff: int, rows: Iterable[Sequence[Any]]) -> None:
+        kept = sorted((int(t), float(v), f) for t, v, f in rows)
         self.pt, self.pv, self.pf = [], [], []
-        self._store(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64),
-                    np.array([r[2] for r in rows] or [], dtype=object))
-        self.last = rows[-1][0] if rows else NEVER
+        self._store(np.array([r[0] for r in kept], dtype=np.int64), np.array([r[1] for r in kept], dtype=np.float64),
+                    np.array([r[2] for r in kept] or [], dtype=object))
+        self.last = kept[-1][0] if kept else NEVER
         self.cutoff = cutoff
         self.gate = max(self.last, cutoff - 1)
 
 
-class SeriesMap(dict):
+class SeriesMap(dict[tuple[str, str], "Series"]):
     """(station, quantity) -> its :class:`Series`, made when first asked for; ``by_station``:
     station -> quantity -> the same (feed looks a reading's buffer up there: no tuple to make)."""
 

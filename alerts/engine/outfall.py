@@ -212,12 +212,12 @@ class Outfalls:
             return None
         gauges = self.outfalls[oid].rain_gauges
         index = {g: x for g in gauges if (x := self.rain_index(g)) is not None}
-        e = ev.extend_open_episode(eng.reg, oid, open_e, flow, {g: eng.get(g, "rain") for g in gauges}, index, i)
-        if e is None:
+        grown = ev.extend_open_episode(eng.reg, oid, open_e, flow, {g: eng.get(g, "rain") for g in gauges}, index, i)
+        if grown is None:
             return None
-        self.last_above[oid] = e.fields["last_met"]   # every new reading is above the floor
-        sub.emitted[e.id] = sub.live[e.id] = e
-        return e
+        self.last_above[oid] = grown.fields["last_met"]   # every new reading is above the floor
+        sub.emitted[grown.id] = sub.live[grown.id] = grown
+        return grown
 
     def rain_index(self, gid: str) -> RainIndex | None:
         """The gauge's rain rows as a :class:`RainIndex`, extended with the rows appended since
@@ -287,8 +287,8 @@ def long_run_reaches(last_above: dict[str, int], oid: str, t: np.ndarray, v: np.
                     start = -1
             return start >= 0 and len(vv) - 1 >= i0 and tt[-1] - tt[start] >= md
     above = v > floor
-    k = np.flatnonzero(above)
-    last_above[oid] = int(t[k[-1]]) if k.size else NEVER
+    ka = np.flatnonzero(above)
+    last_above[oid] = int(t[ka[-1]]) if ka.size else NEVER
     first, last = runs(above)
     reach = last >= np.searchsorted(t, bound)
     return bool(np.any(t[last[reach]] - t[first[reach]] >= md))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -80,7 +80,7 @@ class StreamingEngine:
         self.now_ns = 0
         self.checkpoint_ns = 0
         self.late_dropped = 0
-        self.series: dict[tuple[str, str], Series] = SeriesMap()
+        self.series = SeriesMap()
         self.times: dict[str, Times] = defaultdict(Times)  # station -> reading times (health)
         self.latest: dict[str, int] = {}
         self.subjects: dict[tuple[str, str], Subject] = {}
@@ -169,7 +169,7 @@ class StreamingEngine:
         # eval_interval 0 (serve): every subject whose inputs changed is evaluated now, and none
         # waits from before, so the subjects share this batch's records (each reads only its own
         # inputs' there) instead of each getting its own
-        shared = {} if self.eval_interval <= 0 and not pending else None
+        shared: dict[tuple[str, str], Change] | None = {} if self.eval_interval <= 0 and not pending else None
         hit: list[Series] = []   # shared: the buffers that changed, in order
         new_change = Change.__new__
         for s in touched:
@@ -202,7 +202,7 @@ class StreamingEngine:
                 tm._new += ts
             else:
                 s.change = None
-                if c.prev_last == BIG:
+                if c is None or c.prev_last == BIG:
                     continue   # only readings it had already, unchanged
             s.change = None
             if c.appended < since:
@@ -254,8 +254,7 @@ class StreamingEngine:
             return self.evaluate(due, changed=shared)
         last_eval, iv = self._last_eval, self.eval_interval
         # now never goes back, so with eval_interval 0 every pending subject is due
-        due = list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, NEVER) >= iv]
-        return self.evaluate(due)
+        return self.evaluate(list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, NEVER) >= iv])
 
     def advance(self, now_ns: int) -> list[Event]:
         """Time passes (no readings needed): storms get confirmed, inspections fall overdue,
@@ -268,7 +267,7 @@ class StreamingEngine:
         subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
         return self.evaluate(subjects | set(self.pending), sites=True)
 
-    def record_inspection(self, site: str, time, inspector: str = "", note: str = "") -> list[Event]:
+    def record_inspection(self, site: str, time: datetime | int, inspector: str = "", note: str = "") -> list[Event]:
         """Record an inspection of ``site`` at ``time`` (aware datetime or UTC ns); closes its
         open items and returns the updated ones."""
         if not any(s.id == site for s in self.reg.construction_sites):
@@ -333,8 +332,8 @@ class StreamingEngine:
             deps[(g.id, "rain")].add(("gauge", g.id))
         for o in self.reg.outfalls:
             deps[(o.id, "flow")].add(("outfall", o.id))
-            for g in o.rain_gauges:
-                deps[(g, "rain")].add(("outfall", o.id))
+            for gid in o.rain_gauges:
+                deps[(gid, "rain")].add(("outfall", o.id))
         for p in self.reg.turbidity_pairs:
             deps[(p.upstream, "turbidity")].add(("pair", p.id))
             deps[(p.downstream, "turbidity")].add(("pair", p.id))

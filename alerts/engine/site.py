@@ -5,7 +5,7 @@ inspection recorded, or an item falls due."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from .. import evaluate as ev
 from ..events import Event
@@ -23,7 +23,7 @@ class Sites:
 
     def evaluate(self, sid: str) -> list[Event]:
         eng = self.eng
-        storms = {g: list(d.values()) for g, d in eng.confirmed.items()}
+        storms: dict[str, Sequence[int]] = {g: list(d.values()) for g, d in eng.confirmed.items()}
         computed = ev.site_inspections(eng.reg, sid, storms, [i.time_ns for i in eng.inspected if i.site == sid],
                                        eng.now_ns)
         sub = eng.subjects.setdefault(("site", sid), Subject({}, set()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -97,11 +97,12 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Se
     for gauge in site.rain_gauges:
         ends = sorted(confirmed_storms.get(gauge, ()))
         frame = pd.DataFrame({"end": to_index(np.asarray(ends, dtype=np.int64)), "qualifying": True})
-        for row in inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm).itertuples():
+        due = inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm)
+        for row in cast(Any, due).itertuples():   # pandas types a row's fields as any scalar
             k = np.searchsorted(insp, int(row.storm_end), side="left")   # the first inspection from the storm's end
             item(f"inspection/{site_id}/storm/{gauge}/{row.storm_end}", gauge, int(row.storm_end), int(row.due),
                  int(insp[k]) if k < insp.size else None, "storm")
-    for it in inspections.routine_inspections(site, insp, now_ns, tz, interval=r.routine_inspection_interval):
+    for it in inspections.routine_inspections(site, cast(Sequence[int], insp), now_ns, tz, interval=r.routine_inspection_interval):
         item(f"inspection/{site_id}/routine/{it.key}", None, None, it.due_ns, it.closed_ns, "routine")
     return out
 
@@ -152,7 +153,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         return used, missing, depth_in
 
     out = []
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DRY, floor_gpm=of.flow_floor_gpm,
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
@@ -161,7 +162,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
             **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
                                                        for g in used))}, params, dwf.PROVISION))   # issue 13
-    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.UNKNOWN, floor_gpm=of.flow_floor_gpm,
+    for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
         out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
@@ -182,7 +183,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     The caller vouches that nothing else changed that could change a judgement at or before
     ``last_met``: no flow reading was inserted or corrected, and no rain row was inserted,
     corrected or appended at a time that can change the dry-weather state there (the
-    engine's ``_rain_lead`` bound, ``StreamingEngine._flow_may_change``). Then the readings up
+    engine's ``rain_lead`` bound, ``engine.outfall.Outfalls.flow_may_change``). Then the readings up
     to ``last_met`` are judged as before, and when every new one is above the floor and in
     the event's state (DRY, or UNKNOWN) the open run goes on through them and no other run
     changes: the event keeps its start and stays open; its peak, gauges, depths and flags
@@ -265,7 +266,8 @@ def contrast_params(reg: Registry) -> turbidity.ContrastParams:
 
 def turbidity_bad(a: Arrays, qp: qc.QcParams) -> np.ndarray:
     """QC failures of one probe's readings: QARTOD tests or the logger's flags (bool array)."""
-    return qc.qartod_fail_array(a[0], a[1], qp) | qc.wire_flags_bad(a[2])
+    bad: np.ndarray = qc.qartod_fail_array(a[0], a[1], qp) | qc.wire_flags_bad(a[2])
+    return bad
 
 
 NOT_EVALUABLE_WHY = {

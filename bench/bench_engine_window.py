@@ -45,9 +45,9 @@ def registry(outfalls: int):
 
 def held(engine: StreamingEngine) -> tuple[int, int]:
     """(readings in the series buffers, reading times kept for station health)."""
-    series = engine._series.values()   # noqa: SLF001 — a bench looking inside
+    series = engine.series.values()   # noqa: SLF001 — a bench looking inside
     return (sum(len(s.arrays()[0]) for s in series),
-            sum(len(t.times()) for t in engine._times.values()))   # noqa: SLF001
+            sum(len(t.times()) for t in engine.times.values()))   # noqa: SLF001
 
 
 def run(a: argparse.Namespace, silent_after_h: float | None) -> list[tuple[int, int, int, float, float, float]]:

@@ -242,9 +242,9 @@ def memory_parts() -> str:
 def engine_buffers(engine) -> dict[str, int]:
     """What the streaming engine holds in memory: readings in its series buffers, reading
     times kept for station health, events, the due-evaluation cache."""
-    series = list(engine._series.values())   # noqa: SLF001 — a bench looking inside
+    series = list(engine.series.values())   # noqa: SLF001 — a bench looking inside
     return {"series": len(series), "series readings": sum(len(s.arrays()[0]) for s in series),
-            "health times": sum(len(ts.times()) for ts in engine._times.values()),   # noqa: SLF001
+            "health times": sum(len(ts.times()) for ts in engine.times.values()),   # noqa: SLF001
             "events": len(engine.events()), "due cache": len(engine._due_cache)}    # noqa: SLF001
 
 

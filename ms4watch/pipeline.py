@@ -114,7 +114,8 @@ class AlertPipeline:
         self.incidents = IncidentService(registry, store, self.dispatcher, db_lock, clock=self._clock,
                                          on_incident=self._incident_record if self.records else None,
                                          sms_limiter=sms_limiter)
-        self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds())
+        self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds(),
+                                       prepare=channels.prepare)
         self.dispatcher.wake = self.delivery.wake
         self._on_alert_latency = on_alert_latency
         self._batch_t0: float | None = None          # monotonic time the batch being fed arrived

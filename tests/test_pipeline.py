@@ -122,3 +122,29 @@ def test_the_first_start_summarises_what_fell_due_before_it_in_one_message(tmp_p
         assert len(smtp.messages) == before
     finally:
         p.close()
+
+
+def test_the_delivery_worker_draws_a_first_chart_as_it_starts(tmp_path, smtp, monkeypatch):
+    """With email charts (a readings port), the pipeline's delivery worker pays matplotlib's
+    first-chart costs on its own thread as it starts, before any alert: the first alert's
+    email is as quick as the others (``bench_alert_latency.py``'s p99 was that first chart)."""
+    from ms4watch.alerts.notifiers.email import chart
+    from ms4watch.ingest.sinks import SqliteSink
+    drawn: list[str] = []
+    real = chart.warm_up
+    monkeypatch.setattr(chart, "warm_up", lambda: (drawn.append(threading.current_thread().name), real())[1])
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    p = AlertPipeline(registry(), tmp_path, notify_urls=[smtp.url], report=lambda line: None, readings=sink).start()
+    try:
+        assert p.delivery.flush(20)
+        assert drawn == ["ms4watch-delivery"]
+    finally:
+        p.close()
+        sink.close()
+    p = AlertPipeline(registry(), tmp_path / "plain", notify_urls=[smtp.url], report=lambda line: None).start()
+    try:                            # no readings port: no charts, nothing to prepare
+        assert p.delivery.flush(20)
+        assert drawn == ["ms4watch-delivery"]
+    finally:
+        p.close()

@@ -3,7 +3,9 @@
 It runs a *tick* (escalations, reminders, digests, then every due notification) when it is
 woken — the incident transaction that queued something has committed, or time moved on —
 and at least every ``idle_s`` seconds so retries and deadlines come due without a wake.
-A tick may take as long as an SMTP timeout; nobody else waits for it.
+A tick may take as long as an SMTP timeout; nobody else waits for it. As it starts it runs
+``prepare`` once (the channels' one-time costs, such as the first chart's fonts and caches),
+so the first alert does not pay them.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ log = logging.getLogger(__name__)
 
 
 class DeliveryWorker:
-    def __init__(self, tick: Callable[[], None], *, idle_s: float = 5.0, name: str = "ms4watch-delivery"):
+    def __init__(self, tick: Callable[[], None], *, idle_s: float = 5.0, name: str = "ms4watch-delivery",
+                 prepare: Callable[[], None] | None = None):
         if idle_s <= 0:
             raise ValueError(f"idle_s must be positive, got {idle_s}")
         self._tick = tick
+        self._prepare = prepare
         self.idle_s = idle_s
         self.name = name
         self._wake = threading.Event()
@@ -63,6 +67,11 @@ class DeliveryWorker:
             self._thread = None
 
     def _run(self) -> None:
+        if self._prepare is not None:
+            try:
+                self._prepare()
+            except Exception:  # only a cost moved to the first alert: never a reason not to deliver
+                log.exception("preparing the delivery channels failed; the first notification pays it")
         while not self._stop.is_set():
             self._wake.wait(self.idle_s)
             self._wake.clear()

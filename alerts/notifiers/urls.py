@@ -40,6 +40,11 @@ class Channels:
     feeds: list[tuple[Recipient, Notifier]] = field(default_factory=list)
     email_to: tuple[str, ...] = ()
 
+    def prepare(self) -> None:
+        """The channels' one-time costs (the email's first chart), paid before the first alert."""
+        if self.email is not None:
+            self.email.prepare()
+
     def feed(self, name: str) -> Notifier | None:
         name = "file:" + name.removeprefix("outbox:") if name.startswith("outbox:") else name  # rows from before
         return next((n for r, n in self.feeds if r.name == name), None)

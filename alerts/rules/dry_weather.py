@@ -334,7 +334,7 @@ def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeI
             pd.DataFrame(depth, index=at_idx, columns=gauges, dtype=np.float64))
 
 
-def outfall_dry_codes(rain_by_gauge: Mapping[str, tuple[np.ndarray, np.ndarray]], at_ns: np.ndarray, *,
+def outfall_dry_codes(rain_by_gauge: Mapping[str, "tuple[np.ndarray, np.ndarray] | RainIndex"], at_ns: np.ndarray, *,
                       lookback_ns: int, max_rain_uin: int, max_gap_ns: int, after_rain_ns: int,
                       double_tip_ns: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`outfall_dry_weather` on arrays (the form the alert engine calls).

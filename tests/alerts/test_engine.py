@@ -148,7 +148,7 @@ outfalls:
     out, held = eng.feed(rain), 0
     for k in range(0, len(flow), 12):   # an hour a batch
         out += eng.feed(flow[k:k + 12])
-        held = max(held, len(eng._get("OF-1", "flow")[0]))
+        held = max(held, len(eng.get("OF-1", "flow")[0]))
     out += eng.advance(flow[-1].time_ns)
     # bounded: 48 h + 2 h behind the flow before the gauge stops counting, the horizon 2 h
     # behind, 3 x 30 min of context and one 10 min evaluation interval (was every reading: 2,880)

@@ -18,7 +18,8 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ms4watch.alerts.engine import StreamingEngine, _BIG, _NEVER
+from ms4watch.alerts.engine import BIG as _BIG, NEVER as _NEVER, StreamingEngine
+from ms4watch.alerts.engine.outfall import long_run_reaches
 
 from .support import MIN, at, reading, registry
 
@@ -82,9 +83,9 @@ def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
     def evaluate(due, sites=False, changed=None):   # the pending records are read (and consumed) here
         if changed is not None:   # eval_interval 0, nothing pending: the batch's records, shared by the
             for sub in due:       # subjects due; as pending records, each subject's own inputs'
-                eng._pending[sub] = {k: c for k, c in changed.items() if sub in eng._deps.get(k, ())}
+                eng.pending[sub] = {k: c for k, c in changed.items() if sub in eng.deps.get(k, ())}
         return []
-    eng._evaluate = evaluate
+    eng.evaluate = evaluate
     buf = {k: {} for k in KEYS}
     cutoff = {k: _NEVER for k in KEYS}
     last = {k: _NEVER for k in KEYS}
@@ -125,37 +126,34 @@ def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
             now = max(now, t)
         eng.feed(rows)
         for key, c in changes.items():
-            for sub in eng._deps.get(key, ()):
+            for sub in eng.deps.get(key, ()):
                 p = pending.setdefault(sub, {})
                 p[key] = p[key].merged(c) if key in p else c
-        assert {s: {k: Model().as_tuple(c) for k, c in p.items()} for s, p in eng._pending.items()} == \
+        assert {s: {k: Model().as_tuple(c) for k, c in p.items()} for s, p in eng.pending.items()} == \
             {s: {k: c.as_tuple() for k, c in p.items()} for s, p in pending.items()}
         if consume:
-            eng._pending.clear()
+            eng.pending.clear()
             pending.clear()
-        assert (eng.late_dropped, eng._max, eng.now_ns, eng._since) == (late, mx, now, None if since == _BIG else since)
+        assert (eng.late_dropped, eng.latest, eng.now_ns, eng.since) == (late, mx, now, None if since == _BIG else since)
         for key in KEYS:
-            t, v, f = eng._get(*key)
+            t, v, f = eng.get(*key)
             want = sorted((x, y) for x, y in buf[key].items() if x >= cutoff[key])
             assert t.tolist() == [x for x, _ in want]
             assert [(nan_safe(a), b) for a, b in zip(v.tolist(), f.tolist())] == [(nan_safe(a), b) for _, (a, b) in want]
-        assert {s: eng._times[s].times().tolist() for s in times} == {s: sorted(x) for s, x in times.items()}
+        assert {s: eng.times[s].times().tolist() for s in times} == {s: sorted(x) for s, x in times.items()}
         for key, x in trims:
-            eng._series[key].trim(x)
+            eng.series[key].trim(x)
             cutoff[key] = max(cutoff[key], x)
 
 
 def long_run_reaches_reference(t, v, bound, floor, md):
-    """_flow_may_change's 2. as first written: numpy over the whole buffer."""
+    """Outfalls.flow_may_change's 2. as first written: numpy over the whole buffer."""
     from ms4watch.alerts.rules._common import runs
     above = v > floor
     k = np.flatnonzero(above)
     first, last = runs(above)
     reach = last >= np.searchsorted(t, bound)
     return bool(np.any(t[last[reach]] - t[first[reach]] >= md)), (int(t[k[-1]]) if k.size else _NEVER)
-
-
-RUN_CHECK = StreamingEngine(registry(), None)
 
 
 @settings(max_examples=400, deadline=None)
@@ -169,12 +167,9 @@ def test_the_window_of_the_run_check_gives_what_the_whole_buffer_gives(steps, bo
     """The run check walks the buffer's tail from dwf_min_duration before the bound (a run cut
     short there already lasts long enough): the same answer, and the same latest reading
     above the floor, as numpy over the whole buffer, windows of every size."""
-    eng = RUN_CHECK
-    eng.WINDOW = window          # small windows: the numpy form for long tails
-    eng._dwf_md = md_min * MIN
     t = np.cumsum(np.array([d for d, _ in steps], dtype=np.int64)) * MIN + at(0)
     v = np.array([x for _, x in steps], dtype=np.float64)
     bound = at(bound_min)
-    eng._last_above["OF-1"] = 12345
-    got = eng._long_run_reaches("OF-1", t, v, bound, 0.5)
-    assert (got, eng._last_above["OF-1"]) == long_run_reaches_reference(t, v, bound, 0.5, md_min * MIN)
+    last_above = {"OF-1": 12345}
+    got = long_run_reaches(last_above, "OF-1", t, v, bound, 0.5, md_min * MIN, window)   # small windows: numpy
+    assert (got, last_above["OF-1"]) == long_run_reaches_reference(t, v, bound, 0.5, md_min * MIN)

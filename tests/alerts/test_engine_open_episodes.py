@@ -1,4 +1,4 @@
-"""The open-episode shortcut (``StreamingEngine._extend_open``): while a dry-weather-flow
+"""The open-episode shortcut (``Outfalls.extend_open``): while a dry-weather-flow
 episode or a dry-weather-unknown notice is open, the engine extends it from the new flow
 readings alone instead of running the outfall's rules. Every batch must return the very
 same events as an engine without shortcuts, the state files must be equal, and the final
@@ -148,14 +148,14 @@ def _run(text, rs, delivered, restart_at, batch, eval_interval, d):
                for on in (True, False)]
 
     def count(eng):
-        orig = eng._extend_open
+        orig = eng.outfalls.extend_open
 
         def wrapped(oid, changed):
             e = orig(oid, changed)
             if e is not None:
                 made.append(e.kind)
             return e
-        eng._extend_open = wrapped
+        eng.outfalls.extend_open = wrapped
     count(engines[0])
     cut = int(len(delivered) * restart_at) if restart_at is not None else None
     out = []

@@ -89,15 +89,15 @@ def test_the_kept_rain_index_judges_as_one_built_from_scratch(scenario):
     for rows, cuts in zip(batches, trims):
         eng.feed(rows)
         for g in ("RG-1", "RG-2"):
-            t, v, _ = eng._get(g, "rain")
+            t, v, _ = eng.get(g, "rain")
             kept[g].update(zip(t.tolist(), v.tolist()))
         for g, x in cuts:
-            eng._series[(g, "rain")].trim(x)
+            eng.series[(g, "rain")].trim(x)
         for g in ("RG-1", "RG-2"):
-            s = eng._series.get((g, "rain"))
-            t, v, _ = eng._get(g, "rain")
+            s = eng.series.get((g, "rain"))
+            t, v, _ = eng.get(g, "rain")
             kept[g].update(zip(t.tolist(), v.tolist()))
-            index = eng._rain_index(g)
+            index = eng.outfalls.rain_index(g)
             if not t.size:
                 assert index is None
                 continue
@@ -123,12 +123,12 @@ def test_the_kept_rain_index_judges_as_one_built_from_scratch(scenario):
                 assert a.tolist() == b.tolist() == c.tolist()
         # the outfall's events with the engine's indexes: those built from the rows (replay's way),
         # at the flow readings the rain buffers keep the look-back and two gaps for
-        fl = eng._get("OF-1", "flow")
-        since = max(eng._series[(g, "rain")].cutoff for g in ("RG-1", "RG-2")) + kw["lookback_ns"] + 2 * gap
+        fl = eng.get("OF-1", "flow")
+        since = max(eng.series[(g, "rain")].cutoff for g in ("RG-1", "RG-2")) + kw["lookback_ns"] + 2 * gap
         k = int(np.searchsorted(fl[0], since))
         flow = (fl[0][k:], fl[1][k:], fl[2][k:])
-        rain = {g: eng._get(g, "rain") for g in ("RG-1", "RG-2")}
-        index = {g: x for g in ("RG-1", "RG-2") if (x := eng._rain_index(g)) is not None}
+        rain = {g: eng.get(g, "rain") for g in ("RG-1", "RG-2")}
+        index = {g: x for g in ("RG-1", "RG-2") if (x := eng.outfalls.rain_index(g)) is not None}
         got, want = ev.outfall_events(reg, "OF-1", flow, rain, index), ev.outfall_events(reg, "OF-1", flow, rain)
         assert [(e.id, e.fields) for e in got] == [(e.id, e.fields) for e in want]
 

@@ -61,61 +61,97 @@ def csv_excerpt(df: "pd.DataFrame") -> bytes:
 
 def chart_png(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,
               threshold: dict[str, Any] | None, tz: str) -> bytes:
-    """Lines for readings, bars for rain, the threshold dashed, the episode shaded (PNG)."""
+    """Lines for readings, bars for rain, the threshold dashed, the episode shaded (PNG).
+
+    Drawn once (no layout engine: it draws the figure twice) and compressed lightly: the
+    delivery worker draws it between an alert's queue row and its email."""
     buf = io.BytesIO()
-    chart_figure(df, title=title, start=start, end=end, threshold=threshold, tz=tz).savefig(buf, format="png")
+    chart_figure(df, title=title, start=start, end=end, threshold=threshold, tz=tz).savefig(
+        buf, format="png", pil_kwargs={"compress_level": 1})
     return buf.getvalue()
+
+
+def warm_up() -> None:
+    """Draw one small chart and throw it away: matplotlib's first chart in a process costs
+    its imports, font loading and caches. The delivery worker calls this as it starts, so
+    the first alert's email does not pay it."""
+    import pandas as pd
+
+    t = pd.date_range("2026-01-01", periods=3, freq="5min", tz="UTC")
+    frame = pd.DataFrame({"flow_gpm": [0.0, 1.0, 2.0], "rain_in": [0.0, 0.01, 0.0]}, index=t)
+    chart_png(frame, title="warm-up", start=t[0].to_pydatetime(), end=None,
+              threshold={"label": "threshold", "value": 1.0, "unit": "gpm"}, tz="UTC")
+
+
+def _x(index: Any) -> Any:
+    """Times as matplotlib's date numbers (UTC), converted as one array: handed a tz-aware
+    index, matplotlib converts it one Timestamp at a time."""
+    import matplotlib.dates as mdates
+    import pandas as pd
+
+    return mdates.date2num(pd.DatetimeIndex(index).tz_convert("UTC").tz_localize(None).to_numpy())
 
 
 def chart_figure(df: "pd.DataFrame", *, title: str, start: datetime, end: datetime | None,
                  threshold: dict[str, Any] | None, tz: str) -> "Figure":
-    """The chart as a matplotlib Figure, not yet rendered (what :func:`chart_png` draws)."""
+    """The chart as a matplotlib Figure, not yet rendered (what :func:`chart_png` draws). The
+    data are UTC instants; the time axis reads the town's wall clock (``tz``)."""
+    from zoneinfo import ZoneInfo
+
+    import matplotlib.dates as mdates
     import pandas as pd
     from matplotlib.figure import Figure  # imported when a chart is drawn: keeps start-up light
 
-    local = df.copy()
-    local.index = local.index.tz_convert(tz)
-    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    zone = ZoneInfo(tz)
+    fig = Figure(figsize=(8, 4), dpi=100)
     ax = fig.subplots()
-    rain = [c for c in local.columns if str(c).lower().startswith("rain")]
-    thresholds = [c for c in local.columns if str(c).lower().startswith("threshold")]
-    series = [c for c in local.columns if c not in rain and c not in thresholds
-              and pd.api.types.is_numeric_dtype(local[c])]
+    rain = [c for c in df.columns if str(c).lower().startswith("rain")]
+    thresholds = [c for c in df.columns if str(c).lower().startswith("threshold")]
+    series = [c for c in df.columns if c not in rain and c not in thresholds
+              and pd.api.types.is_numeric_dtype(df[c])]
     # Each series from its own readings: the frame's columns have different cadences (5-minute
     # flow beside 1-minute rain), so on the union of their times a column is mostly gaps, and
     # a line through the gaps is no line.
-    own = {c: pd.to_numeric(local[c], errors="coerce").dropna() for c in series + thresholds + rain}
+    own = {c: pd.to_numeric(df[c], errors="coerce").dropna() for c in series + thresholds + rain}
     for c in series:
-        ax.plot(own[c].index, own[c].to_numpy(), label=str(c), linewidth=1.2)
+        ax.plot(_x(own[c].index), own[c].to_numpy(), label=str(c), linewidth=1.2)
     for c in thresholds:
-        ax.plot(own[c].index, own[c].to_numpy(), label=str(c), linestyle="--", color="tab:red")
+        ax.plot(_x(own[c].index), own[c].to_numpy(), label=str(c), linestyle="--", color="tab:red")
     up = next((c for c in series if "up" in str(c).lower()), None)
     down = next((c for c in series if "down" in str(c).lower()), None)
     if threshold and threshold.get("kind") == "turbidity_contrast" and up is not None and down is not None:
         # The contrast rule's line: downstream above it is a contrast (per reading).
         limit = own[up] + (own[up] * float(threshold["fraction"])).clip(lower=float(threshold["delta"]))
-        ax.plot(limit.index, limit.to_numpy(), linestyle="--", color="tab:red", label=f"threshold: {threshold['label']}")
+        ax.plot(_x(limit.index), limit.to_numpy(), linestyle="--", color="tab:red",
+                label=f"threshold: {threshold['label']}")
     if threshold and threshold.get("value") is not None:
         ax.axhline(float(threshold["value"]), linestyle="--", color="tab:red",
                    label=f"{threshold.get('label', 'threshold')} {threshold['value']} {threshold.get('unit', '')}".strip())
-    ax.axvspan(pd.Timestamp(start).tz_convert(tz), pd.Timestamp(end or local.index.max()).tz_convert(tz),
-               color="tab:orange", alpha=0.15, label="episode")
+    shaded = _x([pd.Timestamp(start), pd.Timestamp(end) if end is not None else df.index.max()])
+    ax.axvspan(shaded[0], shaded[1], color="tab:orange", alpha=0.15, label="episode")
+    locator = mdates.AutoDateLocator(tz=zone)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
     if rain:
         ax2 = ax.twinx()
         for c in rain:  # a filled step, not bars: cheap for thousands of readings
-            ax2.fill_between(own[c].index, 0, own[c].to_numpy(), step="mid", alpha=0.4, color="tab:blue",
+            ax2.fill_between(_x(own[c].index), 0, own[c].to_numpy(), step="mid", alpha=0.4, color="tab:blue",
                              linewidth=0, label=str(c))
         top = float(pd.concat([own[c] for c in rain]).max())
         top = top if top == top else 0.0           # no rain reading in the window (NaN)
         ax2.set_ylim(max(top * 3, 0.01), 0)  # hanging from the top, a third of the height
         ax2.set_ylabel("rain [in]")
+        ax2.yaxis.set_label_coords(1.09, 0.5)
         h2, l2 = ax2.get_legend_handles_labels()
     else:
         h2, l2 = [], []
     h1, l1 = ax.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(f"time ({tz})")
     ax.grid(alpha=0.3)
-    fig.autofmt_xdate()
+    # Fixed places for the margins, the title and the axis labels: matplotlib would otherwise
+    # measure every tick label to place them, most of a chart's cost.
+    fig.subplots_adjust(left=0.08, right=0.88 if rain else 0.97, bottom=0.13, top=0.92)
+    fig.suptitle(title, fontsize=10, y=0.975)
+    ax.set_xlabel(f"time ({tz})")
+    ax.xaxis.set_label_coords(0.5, -0.09)
     return fig

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import smtplib
 import ssl
 from datetime import datetime, timezone
 from typing import Callable
 
 from ..base import Notification, PermanentError, RetryableError
+from . import chart
 from .chart import ReadingsLookup
 from .message import build
 from .url import SmtpConfig, parse_mailto
@@ -23,8 +23,12 @@ class EmailNotifier:
         self.readings_lookup = readings_lookup
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.timeout_s = timeout_s if timeout_s is not None else self.config.timeout_s
-        if readings_lookup is not None:
-            importlib.import_module("matplotlib.figure")  # pay the ~1 s import at start-up, not in the first alert
+
+    def prepare(self) -> None:
+        """With charts: draw one and throw it away (matplotlib's imports, fonts and caches),
+        so the first alert does not pay them. The delivery worker calls it as it starts."""
+        if self.readings_lookup is not None:
+            chart.warm_up()
 
     def send(self, notification: Notification) -> None:
         cfg = self.config

@@ -65,3 +65,23 @@ def test_stop_does_not_wait_for_a_hung_tick_longer_than_asked():
     w.stop(timeout_s=0.2)           # returns; the hung send is left to its own timeout
     release.set()
     assert not w.flush(0.1)         # not running any more
+
+
+def test_prepare_runs_on_the_worker_thread_before_its_first_tick():
+    """The channels' one-time costs (the first chart's fonts and caches) are paid as the
+    worker starts, not by the first alert; a prepare that fails costs nothing else."""
+    seen: list[tuple[str, str]] = []
+
+    def prepare():
+        seen.append(("prepare", threading.current_thread().name))
+        raise RuntimeError("no fonts")
+
+    w = DeliveryWorker(lambda: seen.append(("tick", threading.current_thread().name)), idle_s=60,
+                       prepare=prepare).start()
+    try:
+        w.wake()
+        assert w.flush(5)
+        assert seen[0] == ("prepare", "ms4watch-delivery")
+        assert ("tick", "ms4watch-delivery") in seen[1:] and seen.count(("prepare", "ms4watch-delivery")) == 1
+    finally:
+        w.stop()

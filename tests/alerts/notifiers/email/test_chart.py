@@ -96,3 +96,30 @@ def test_a_dry_weather_flow_chart_from_the_store_has_its_flow_line(tmp_path):
                        threshold={"label": "flow floor", "value": outfall.flow_floor_gpm, "unit": "gpm"})
     [line] = lines(fig, "flow_gpm")
     assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum() == 37 == len(line.get_ydata())
+
+
+def test_a_png_is_drawn_in_one_pass(monkeypatch):
+    """The chart sits between an alert's queue row and its email (the delivery worker draws
+    it before the SMTP send), so it is drawn once: a layout engine (constrained layout) makes
+    ``savefig`` draw the whole figure twice, which was most of the half second
+    ``bench_alert_latency.py`` found between the incident and the SMTP server."""
+    from matplotlib.figure import Figure
+    draws = []
+    real = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real(self, renderer))[1])
+    png = chart_png(interleaved("flow_gpm", "threshold_gpm"), title="t", start=START, end=None, threshold=None,
+                    tz="America/New_York")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(draws) == 1
+
+
+def test_the_time_axis_reads_the_towns_local_time():
+    """Times on the axis are the town's wall clock: 14:00 UTC on 8 June is 10:00 in New York."""
+    import matplotlib.dates as mdates
+    fig = chart_figure(interleaved("flow_gpm", None), title="t", start=START, end=None, threshold=None,
+                       tz="America/New_York")
+    fig.draw_without_rendering()
+    labels = {t.get_text() for t in fig.axes[0].get_xticklabels()}
+    assert "11:00" in labels and not labels & {"14:00", "15:00", "16:00"}, labels   # 10:00 to 13:00 local
+    [line] = lines(fig, "flow_gpm")
+    assert mdates.num2date(line.get_xdata()[0]) == START          # the data themselves are UTC instants

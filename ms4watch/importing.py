@@ -2,7 +2,9 @@
 readings CSV for ``ms4watch replay``.
 
 Reads HOBOware CSV exports and Campbell TOA5 files (units and time zones from their headers,
-:mod:`ms4watch.contract.loggerfiles`) and the formats ``ms4watch storms`` reads (our readings
+:mod:`ms4watch.contract.loggerfiles`), YSI KorEXO exports (:mod:`~ms4watch.contract.korexo`),
+In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), Solinst Levelogger CSV and
+``.xle`` files (:mod:`~ms4watch.contract.solinst`) and the formats ``ms4watch storms`` reads (our readings
 CSV; tip logs, fixed-interval depths and USGS RDB files of one rain gauge). Every value is
 converted to its canonical unit. Readings of stations the registry does not know are left out
 and counted, station by station, so a typo in a station id never slips into the store.
@@ -25,7 +27,10 @@ import numpy as np
 
 from .contract.errors import ConfigError, Ms4Error
 from .contract.ids import check_id
+from .contract.korexo import read_korexo
 from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5, standard_time
+from .contract.solinst import read_solinst
+from .contract.winsitu import read_winsitu
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
@@ -115,11 +120,9 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     units: dict[str, str] = {}                                  # sensor -> the file's unit (for messages)
     skipped: list[tuple[str, str]] = []
     zone_name = ""
-    if found in ("hoboware", "toa5"):
+    if found in LOGGER_FORMATS:
         try:
-            toa5_zone = tz or standard_time(registry.timezone)    # Campbell loggers keep standard time
-            lf: LoggerFile = read_toa5(path, toa5_zone) if found == "toa5" else \
-                read_hoboware(path, tz or registry.timezone, date_order=date_order)
+            lf = _read_logger(found, path, tz, registry.timezone, date_order)
         except ConfigError as e:
             raise ImportError_(str(e)) from None
         except ValueError as e:
@@ -130,6 +133,9 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         st = _id(st, "station id")
         if lf.tz_source == "header":
             zone_name = f"{lf.tz} (the file's header)"
+        elif lf.tz_source == "held":
+            zone_name = (f"{lf.tz} (the registry's {registry.timezone} offset at the file's first time, held: the "
+                         "instrument's clock does not change for daylight saving; give --tz if this one did)")
         else:
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
         if found == "toa5" and not tz:
@@ -137,8 +143,11 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
                          "standard time; give --tz if this one kept daylight time)")
         skipped = lf.skipped
         notes = list(lf.notes)
-        if found == "hoboware":
+        if found != "toa5":
             notes.insert(0, f"dates {_ORDER_NAMES[lf.date_order]}")
+        serials = [f"{c.sensor} {c.serial}" for c in lf.columns if c.serial]
+        if serials:
+            notes.append("sensor serial numbers: " + ", ".join(serials))
         for c in lf.columns:
             try:
                 t, v = c.canonical(tip=tip_in)
@@ -195,6 +204,24 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     keep, repeated, conflicts = _once(keep, units)
     return Imported(path, found, keep, unknown, skipped, zone_name, device, notes, repeated, conflicts,
                     units=units)
+
+
+LOGGER_FORMATS = ("hoboware", "toa5", "korexo", "winsitu", "solinst")
+
+
+def _read_logger(fmt: str, path: Path, tz: str | None, registry_zone: str, date_order: str | None) -> LoggerFile:
+    """A logger export by its format, with the zone defaults each needs when the file names
+    none: Campbell TOA5 the registry zone's standard time; HOBOware the registry zone; KorEXO
+    and Solinst the registry zone's offset at the first record, held."""
+    if fmt == "toa5":
+        return read_toa5(path, tz or standard_time(registry_zone))    # Campbell loggers keep standard time
+    if fmt == "hoboware":
+        return read_hoboware(path, tz or registry_zone, date_order=date_order)
+    if fmt == "korexo":
+        return read_korexo(path, tz, default_zone=registry_zone, date_order=date_order)
+    if fmt == "solinst":
+        return read_solinst(path, tz, default_zone=registry_zone, date_order=date_order)
+    return read_winsitu(path, tz, date_order=date_order)
 
 
 def _same(a: float, b: float) -> bool:

@@ -1,0 +1,118 @@
+"""YSI EXO sonde data exported by KorEXO ("KorEXO Measurement File Export" CSV), read into
+columns of canonical readings.
+
+The layout, as KorEXO writes it (read from real exports, ``tests/contract/testdata/exports/
+README.md``): UTF-16 text with a byte-order mark and CRLF line ends; a ``sep=,`` line (the
+separator), ``KorEXO MEASUREMENT DATA FILE EXPORT``, ``FILE CREATED:,<time>``, rows of each
+column's ``MEAN VALUE:`` and ``STANDARD DEVIATION:`` and the ``SENSOR SERIAL NUMBER:`` of
+each column (aligned with the header below), then the header ``Date (MM/DD/YYYY),Time
+(HH:mm:ss),Time (Fract. Sec),Site Name,<parameter> <unit>,…`` and one row per sample.
+
+- Parameters are named with their unit after a space (``Turbidity FNU``, ``Temp °C``,
+  ``Depth m``, ``SpCond µS/cm``, ``Battery V``); the unit decides the conversion. FNU
+  (ISO 7027) and NTU turbidity are stored as different sensors (``Turbidity FNU``).
+  Columns that are none of ms4watch's quantities (ODO, pH, chlorophyll, pressure in psi a…)
+  are listed as skipped, never guessed.
+- Each sensor's serial number is kept with its column (``Column.serial``).
+- The date order is the date column's header (``MM/DD/YYYY``); dates and times are in
+  separate columns, fractions of a second in a third.
+- The file does not name its clock's zone. The sonde's clock is set from the computer when
+  it is deployed and does not change for daylight saving (the real export in the tests
+  logs 01:00–01:55 once on the night clocks went back): without ``tz`` the offset the
+  default zone had at the first sample is held (:func:`.loggertext.clock_zone`).
+- The site is the ``Site Name`` column when every row names the same one (``<site>`` is
+  KorEXO's empty placeholder).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import timedelta, tzinfo
+from pathlib import Path
+
+from .errors import ConfigError
+from .loggerfiles import LoggerFile
+from .loggertext import Spec, clock_zone, decode, local_times, number, read_columns, records, steps, to_utc
+
+__all__ = ["read_korexo", "looks_like_korexo", "split_unit"]
+
+_UNIT = re.compile(r"^(?P<name>.+?)\s+(?P<unit>°[CF]|[µμu]S/cm|mS/cm|FNU|NTU|FTU|m|cm|mm|ft|in|psi(?: [ag])?|kPa|"
+                   r"mmHg|V|mV|mA|mg/L|[µμu]g/L|RFU|QSU|psu|ppt|%(?: \w+)?)$")
+
+
+def looks_like_korexo(head: str) -> bool:
+    """The first lines of a KorEXO (or Kor) measurement file export."""
+    return bool(re.search(r"^\s*(?:sep=.\s*)?\r?\n?\s*Kor(?:EXO)? MEASUREMENT DATA FILE EXPORT", head, re.I | re.M))
+
+
+def split_unit(header: str) -> tuple[str, str]:
+    """``"Turbidity FNU"`` → ``("Turbidity", "FNU")``; a name without a unit → ``(name, "")``."""
+    h = header.strip()
+    if h.upper() in ("FNU", "NTU"):            # the handheld's export names the turbidity column by its unit
+        return "Turbidity", h.upper()
+    m = _UNIT.match(h)
+    return (m["name"].strip(), m["unit"]) if m else (h, "")
+
+
+def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zone: str | tzinfo | None = None,
+                date_order: str | None = None) -> LoggerFile:
+    """A KorEXO CSV export. ``tz``: the zone of the sonde's clock; without it the offset of
+    ``default_zone`` at the first sample, held."""
+    path = Path(path)
+    src = str(path)
+    text = decode(path)
+    first = text.split("\n", 1)[0].strip()
+    delimiter = first[4:5] if first.lower().startswith("sep=") and len(first) > 4 else ","
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    h = next((k for k, r in enumerate(rows) if _is_header(r)), None)
+    if not looks_like_korexo(text[:2000]) or h is None:
+        raise ConfigError(src, [(h + 1 if h is not None else 1, "", "not a KorEXO export: \"KorEXO MEASUREMENT DATA "
+                                "FILE EXPORT\", then a header with Date and Time columns, expected")])
+    header = [c.strip() for c in rows[h]]
+    low = [c.lower() for c in header]
+    di = next(j for j, c in enumerate(low) if c.startswith("date"))
+    ti = next(j for j, c in enumerate(low) if c.startswith("time") and "fract" not in c)
+    fi = next((j for j, c in enumerate(low) if c.startswith("time") and "fract" in c), None)
+    si = next((j for j, c in enumerate(low) if c == "site name"), None)
+    serials = next((r for r in rows[:h] if any(c.strip().upper() == "SENSOR SERIAL NUMBER:" for c in r)), [])
+    status = {di, ti, fi, si} | {j for j, c in enumerate(low) if c in ("file name", "user id", "fault code")}
+    notes: list[str] = []
+    body = records(rows, h + 1, len(header), di, src, text.endswith(("\n", "\r")), notes)
+    lines = [line for line, _ in body]
+    texts = [f"{r[di].strip()} {r[ti].strip() if ti < len(r) else ''}" for _, r in body]
+    local, order = local_times(texts, lines, src, header[di], order=date_order, header=header[di])
+    decimal_comma = delimiter != "," and any(re.fullmatch(r"\s*-?\d+,\d+\s*", c) for _, r in body[:20] for c in r)
+    if fi is not None:
+        for k, (line, r) in enumerate(body):
+            try:
+                frac = number(r[fi], decimal_comma) if fi < len(r) else 0.0
+            except ValueError:
+                raise ConfigError(src, [(line, header[fi], f"not a number: {r[fi]!r}")]) from None
+            if frac == frac and frac:
+                local[k] += timedelta(seconds=frac)
+    tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a KorEXO export")
+    t_ns = to_utc(local, tzi, notes)
+    notes += steps(t_ns, lines)
+    sites = {r[si].strip() for _, r in body if si is not None and si < len(r)} - {"", "<site>"}
+    if len(sites) > 1:
+        notes.append(f"the Site Name column names {len(sites)} sites ({', '.join(sorted(sites)[:3])}…): give --station")
+    specs = []
+    for j, col in enumerate(header):
+        if j in status or not col:
+            continue
+        name, unit = split_unit(col)
+        serial = serials[j].strip() if j < len(serials) else ""
+        specs.append(Spec(j, name, unit, serial, name))
+    out = LoggerFile(path, "korexo", next(iter(sites)) if len(sites) == 1 else None, None, tzi, source)
+    out.date_order = order
+    out.columns = read_columns(specs, body, t_ns, src, decimal_comma, out.skipped)
+    out.notes = notes
+    return out
+
+
+def _is_header(row: list[str]) -> bool:
+    low = [c.strip().lower() for c in row]
+    return any(c.startswith("date") for c in low) and any(c.startswith("time") for c in low)
+

@@ -18,7 +18,10 @@ testdata/exports/README.md``):
 
 ``LEVEL`` in a length unit (m, cm, ft) is a level; ``LEVEL`` in kPa, psi or mbar is a
 pressure (a Barologger, or a logger set to pressure units), which ms4watch does not store:
-the column is skipped with that reason. ``TEMPERATURE`` in °C or °F is a temperature;
+the column is skipped with that reason; so is the ``LEVEL`` of an ``.xle`` whose model is
+``M1.5`` (Solinst's Barologger), whatever its unit. Older CSV exports without a ``Unit`` line
+take the unit of the channel's ``Offset`` or ``Range`` (``500.00 cm``); the Solinst app's
+``.xle`` writes dates as ``2020_01_04``; decimal commas are read in both layouts. ``TEMPERATURE`` in °C or °F is a temperature;
 ``CONDUCTIVITY`` in mS/cm or µS/cm a conductivity. Neither layout names the clock's zone:
 a Levelogger's clock is set from the computer when it is started and does not change for
 daylight saving, so without ``tz`` the offset of the default zone at the first record is
@@ -139,6 +142,7 @@ def _after(meta: list[str], labels: tuple[str, ...]) -> str | None:
 def _units(meta: list[str]) -> dict[str, str]:
     """Channel name → unit, from ``LEVEL`` / ``UNIT: cm`` (or ``Unit`` / ``cm``) blocks."""
     out: dict[str, str] = {}
+    of_range: dict[str, str] = {}      # older exports without a Unit line: the unit of the channel's Offset or Range
     channel = None
     for k, ln in enumerate(meta):
         if re.fullmatch(r"[A-Z][A-Z ]+", ln) and not ln.startswith(("UNIT", "OFFSET")):
@@ -147,9 +151,13 @@ def _units(meta: list[str]) -> dict[str, str]:
             out.setdefault(channel, ln.split(":", 1)[1].strip())
         elif channel and ln.upper() == "UNIT" and k + 1 < len(meta):
             out.setdefault(channel, meta[k + 1].strip())
+        elif channel and ln.lower() in ("offset", "range") and k + 1 < len(meta):
+            m = re.fullmatch(r"-?[\d.,]+\s+(\S+)", meta[k + 1].strip())
+            if m:
+                of_range.setdefault(channel, m[1])
         elif ln.lower() == "identification" and k + 1 < len(meta):
             channel = meta[k + 1].strip().upper()
-    return out
+    return {**of_range, **out}
 
 
 def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str | tzinfo | None) -> LoggerFile:
@@ -173,7 +181,9 @@ def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str 
             break
         channels.append(((ch.findtext("Identification") or "").strip(), (ch.findtext("Unit") or "").strip()))
     logs = root.findall("Data/Log")
-    texts = [f"{(lg.findtext('Date') or '').strip()} {(lg.findtext('Time') or '').strip()}" for lg in logs]
+    # the Solinst app writes 2020_01_04 (year, month, day)
+    texts = [f"{(lg.findtext('Date') or '').strip().replace('_', '/')} {(lg.findtext('Time') or '').strip()}"
+             for lg in logs]
     ids = [int(lg.get("id", "0") or 0) for lg in logs]
     local, order = local_times(texts, ids, src, "Date", order=None, header="")
     for k, lg in enumerate(logs):
@@ -186,8 +196,12 @@ def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str 
     notes += [n.replace("line", "log") for n in steps(t_ns, ids)]
     rows = [(i, [(lg.findtext(f"ch{k + 1}") or "").strip() for k in range(len(channels))]) for i, lg in zip(ids, logs)]
     specs, skipped = [], []
+    model = (root.findtext("Instrument_info/Model_number") or "").strip().upper()
     for k, (name, unit) in enumerate(channels):
         why = _reason(name, unit)
+        if model == "M1.5" and name.upper().startswith("LEVEL"):      # Solinst's model number of a Barologger
+            why = ("a Barologger (model M1.5) measures air pressure, not a water level: use it to compensate a "
+                   "Levelogger, then export the compensated level")
         if why:
             skipped.append((name, why))
             continue
@@ -196,7 +210,8 @@ def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str 
     out.date_order = order
     out.skipped = skipped
     try:
-        out.columns = read_columns(specs, rows, t_ns, src, False, out.skipped, _classify)
+        decimal_comma = any(re.fullmatch(r"-?\d+,\d+", c) for _, r in rows[:20] for c in r)
+        out.columns = read_columns(specs, rows, t_ns, src, decimal_comma, out.skipped, _classify)
     except ConfigError as e:
         raise ConfigError(src, [(None, "", str(e).split(": ", 1)[-1].replace(f"{src}:", "log "))]) from None
     out.notes = notes

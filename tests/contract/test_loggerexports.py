@@ -228,3 +228,29 @@ def test_solinst_refusals_name_the_line(tmp_path):
     cut.write_bytes((EXPORTS / "solinst_edge_2010143.xle").read_bytes()[:-60])
     with pytest.raises(ConfigError, match="not well-formed XML"):
         read_solinst(cut, "UTC")
+
+
+def test_solinst_app_xle_with_underscore_dates():
+    lf = read_solinst(EXPORTS / "solinst_edge_app_underscore_dates.xle", "UTC")
+    level = column(lf, "Level")
+    assert level.times_ns.tolist()[:2] == [utc(2020, 1, 4, 18), utc(2020, 4, 5, 6)]
+    assert (level.unit, lf.serial, lf.station) == ("m", "1234567", "12345")
+
+
+def test_solinst_xle_with_decimal_commas_reads_as_its_csv():
+    x = read_solinst(EXPORTS / "solinst_decimal_comma.xle", "UTC")
+    c = read_solinst(EXPORTS / "solinst_decimal_comma.csv", "UTC")
+    assert column(x, "Level").values.tolist() == column(c, "Level").values.tolist()
+
+
+def test_a_barologger_is_air_pressure_not_a_water_level():
+    lf = read_solinst(EXPORTS / "solinst_gold_barologger.xle", "UTC")
+    assert [c.sensor for c in lf.columns] == ["Temperature"]
+    assert lf.skipped == [("LEVEL", "a Barologger (model M1.5) measures air pressure, not a water level: use it to "
+                                    "compensate a Levelogger, then export the compensated level")]
+
+
+def test_solinst_older_export_without_a_unit_line_takes_the_unit_of_its_range():
+    lf = read_solinst(EXPORTS / "solinst_m5_range_unit.csv", "UTC")
+    level = column(lf, "Level")
+    assert (level.unit, level.values[:2].tolist(), lf.serial) == ("cm", [314.0, 314.0], "5741")

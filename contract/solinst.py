@@ -1,5 +1,5 @@
-"""Solinst Levelogger files exported by Levelogger software: CSV exports and ``.xle`` XML
-files, read into columns of canonical readings.
+"""Solinst Levelogger files exported by Levelogger software: CSV exports, ``.xle`` XML
+files and older ``.lev`` text files, read into columns of canonical readings.
 
 The layouts, as Levelogger software writes them (read from real files, ``tests/contract/
 testdata/exports/README.md``):
@@ -15,6 +15,10 @@ testdata/exports/README.md``):
 - **XLE**: ``<Body_xle>`` with ``Instrument_info`` (``Serial_number``),
   ``Instrument_info_data_header`` (``Location``), ``Ch<n>_data_header`` (``Identification``,
   ``Unit``) and ``<Log>`` elements (``Date``, ``Time``, ``ms``, ``ch1``…).
+- **LEV** (Levelogger 3 and earlier): ``Data file for DataLogger.``, ``[Instrument info]``
+  and ``[Channel n]`` sections of ``key = value`` lines, ``[Data]``, the number of records,
+  records separated by spaces, and ``END OF DATA FILE OF DATALOGGER FOR WINDOWS`` (reported
+  as a line after the data; a record count that differs from the records read is reported).
 
 ``LEVEL`` in a length unit (m, cm, ft) is a level; ``LEVEL`` in kPa, psi or mbar is a
 pressure (a Barologger, or a logger set to pressure units), which ms4watch does not store:
@@ -49,7 +53,8 @@ _PRESSURE = ("kpa", "psi", "mbar", "bar", "cmh2o", "mh2o", "inhg", "mmhg")
 
 def looks_like_solinst(head: str) -> bool:
     h = head.lstrip("\ufeff")
-    return h.startswith(("Serial_number:", "Serial Number")) or (h.startswith("<?xml") and "<Body_xle>" in h)
+    return h.startswith(("Serial_number:", "Serial Number", "Data file for DataLogger.")) or \
+        (h.startswith("<?xml") and "<Body_xle>" in h)
 
 
 def _classify(name: str, unit: str) -> tuple[Quantity, str] | None:
@@ -78,6 +83,8 @@ def read_solinst(path: str | Path, tz: str | tzinfo | None = None, *, default_zo
     text = decode(path)
     if text.lstrip("\ufeff").startswith("<?xml"):
         return _read_xle(path, text, tz, default_zone)
+    if text.lstrip("\ufeff").startswith("Data file for DataLogger."):
+        return _read_lev(path, text, tz, default_zone, date_order)
     lines = text.splitlines()
     h = next((k for k, ln in enumerate(lines) if re.match(r"^,?Date[,;\t]Time[,;\t]", ln)), None)
     if not looks_like_solinst(text[:200]) or h is None:
@@ -214,5 +221,70 @@ def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str 
         out.columns = read_columns(specs, rows, t_ns, src, decimal_comma, out.skipped, _classify)
     except ConfigError as e:
         raise ConfigError(src, [(None, "", str(e).split(": ", 1)[-1].replace(f"{src}:", "log "))]) from None
+    out.notes = notes
+    return out
+
+
+def _read_lev(path: Path, text: str, tz: str | tzinfo | None, default_zone: str | tzinfo | None,
+              date_order: str | None) -> LoggerFile:
+    """A ``.lev`` file (Levelogger software 3 and earlier): ``[Instrument info]`` and
+    ``[Channel n]`` sections of ``key = value`` lines, then ``[Data]``, the number of records,
+    the records (date, time, one value per channel, separated by spaces) and a closing line
+    ``END OF DATA FILE OF DATALOGGER FOR WINDOWS``."""
+    src = str(path)
+    lines = text.splitlines()
+    sections: dict[str, dict[str, str]] = {}
+    current = ""
+    data_at = None
+    for k, ln in enumerate(lines):
+        m = re.fullmatch(r"\s*\[(.+)\]\s*", ln)
+        if m:
+            current = m[1].strip().lower()
+            if current == "data":
+                data_at = k
+                break
+            sections[current] = {}
+            continue
+        kv = re.fullmatch(r"\s*([^=]*?)\s*=(.*)", ln)
+        if kv and current and kv[1]:
+            sections[current].setdefault(kv[1].lower(), kv[2].strip())
+    if data_at is None:
+        raise ConfigError(src, [(None, "", "not a Solinst .lev file: no [Data] section")])
+    info = sections.get("instrument info from data header") or sections.get("instrument info", {})
+    digits = re.findall(r"\d+", info.get("serial number", ""))
+    serial = max(digits, key=len) if digits else None
+    channels = []
+    for n in range(1, 10):
+        ch = sections.get(f"channel {n} from data header") or sections.get(f"channel {n}")
+        if ch is None:
+            break
+        unit = ch.get("unit", "")
+        if not unit:
+            m = re.fullmatch(r"-?[\d.,]+\s+(\S+)", ch.get("range") or ch.get("reference") or ch.get("offset") or "")
+            unit = m[1] if m else ""
+        channels.append((ch.get("identification", f"CH{n}").strip(), unit))
+    declared = lines[data_at + 1].strip() if data_at + 1 < len(lines) else ""
+    rows = [ln.split() for ln in lines]
+    notes: list[str] = []
+    body = records(rows, data_at + 2, 2 + len(channels), 0, src, text.endswith(("\n", "\r")), notes)
+    line_nos = [line for line, _ in body]
+    local, order = local_times([f"{r[0]} {r[1] if len(r) > 1 else ''}" for _, r in body], line_nos, src, "Date",
+                               order=date_order, header="")
+    tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a Solinst .lev file")
+    t_ns = to_utc(local, tzi, notes)
+    if declared.isdigit() and int(declared) != len(body):
+        notes.append(f"the file says {declared} records; {len(body)} read")
+    notes += steps(t_ns, line_nos)
+    specs, skipped = [], []
+    for k, (name, unit) in enumerate(channels):
+        why = _reason(name, unit)
+        if why:
+            skipped.append((name, why))
+            continue
+        specs.append(Spec(k + 2, name, unit, serial or "", name.capitalize()))
+    out = LoggerFile(path, "solinst", info.get("location") or None, serial, tzi, source)
+    out.date_order = order
+    out.skipped = skipped
+    out.columns = read_columns(specs, body, t_ns, src, False, out.skipped, _classify)
     out.notes = notes
     return out

@@ -3,8 +3,8 @@ readings CSV for ``ms4watch replay``.
 
 Reads HOBOware CSV exports and Campbell TOA5 files (units and time zones from their headers,
 :mod:`ms4watch.contract.loggerfiles`), YSI KorEXO exports (:mod:`~ms4watch.contract.korexo`),
-In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), Solinst Levelogger CSV and
-``.xle`` files (:mod:`~ms4watch.contract.solinst`) and the formats ``ms4watch storms`` reads (our readings
+In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), Solinst Levelogger CSV,
+``.xle`` and ``.lev`` files (:mod:`~ms4watch.contract.solinst`) and the formats ``ms4watch storms`` reads (our readings
 CSV; tip logs, fixed-interval depths and USGS RDB files of one rain gauge). Every value is
 converted to its canonical unit. Readings of stations the registry does not know are left out
 and counted, station by station, so a typo in a station id never slips into the store.

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_files(
         files: list[Path] = typer.Argument(..., help="HOBOware CSV, Campbell TOA5 (.dat), KorEXO CSV, Win-Situ "
-                                                      "CSV, Solinst CSV or .xle, readings CSV, tip log, "
+                                                      "CSV, Solinst CSV, .xle or .lev, readings CSV, tip log, "
                                                       "fixed-interval CSV or USGS RDB files"),
         station: Optional[str] = typer.Option(None, "--station", help="the station the file's readings belong to "
                                                                        "(default: the station the file names)"),

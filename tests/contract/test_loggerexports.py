@@ -254,3 +254,20 @@ def test_solinst_older_export_without_a_unit_line_takes_the_unit_of_its_range():
     lf = read_solinst(EXPORTS / "solinst_m5_range_unit.csv", "UTC")
     level = column(lf, "Level")
     assert (level.unit, level.values[:2].tolist(), lf.serial) == ("cm", [314.0, 314.0], "5741")
+
+
+@pytest.mark.parametrize("name", ["solinst_edge_2041929.lev", "solinst_m5_5741.lev"])
+def test_a_lev_file_is_told_by_its_first_line(name):
+    assert looks_like(EXPORTS / name) == "solinst"
+
+
+def test_solinst_lev_file_channels_units_and_its_closing_line():
+    lf = read_solinst(EXPORTS / "solinst_edge_2041929.lev", "-05:00")
+    level = column(lf, "Level")
+    assert (lf.serial, lf.station, level.unit) == ("2041929", "PO-06_XM20170307", "m")
+    assert level.values[:2].tolist() == [14.6861, 14.6851] and column(lf, "Temperature").values[-1] == 7.61
+    assert level.times_ns[0] == utc(2017, 3, 8, 0) and level.times_ns[-1] == utc(2017, 3, 10, 1, 45)
+    assert "line 52: not a record (after the data): left out" in lf.notes        # END OF DATA FILE OF DATALOGGER …
+    assert "the file says 200 records; 8 read" in lf.notes
+    m5 = read_solinst(EXPORTS / "solinst_m5_5741.lev", "-05:00")
+    assert (m5.serial, column(m5, "Level").unit, column(m5, "Level").values[0]) == ("5741", "cm", 314.0)

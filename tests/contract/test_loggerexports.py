@@ -271,3 +271,36 @@ def test_solinst_lev_file_channels_units_and_its_closing_line():
     assert "the file says 200 records; 8 read" in lf.notes
     m5 = read_solinst(EXPORTS / "solinst_m5_5741.lev", "-05:00")
     assert (m5.serial, column(m5, "Level").unit, column(m5, "Level").values[0]) == ("5741", "cm", 314.0)
+
+
+def _us_winsitu(tmp_path: Path, stamps: list[str]) -> Path:
+    """The real Aqua TROLL 600 export as Win-Situ writes it on a US computer: commas, m/d/yyyy
+    h:mm:ss AM/PM, an Eastern zone; its first len(stamps) rows at ``stamps``, 600 s apart."""
+    text = TROLL_TURB.read_bytes().decode("cp1252").replace(";", ",")
+    text = text.replace("Time Zone: Mitteleuropäische Zeit", "Time Zone: Eastern Standard Time/Eastern Daylight Time")
+    lines = text.split("\r\n")
+    first = next(k for k, ln in enumerate(lines) if ln.startswith("23.05.2016 15:31:50"))
+    for k, stamp in enumerate(stamps):
+        cells = lines[first + k].split(",")
+        cells[0], cells[1] = stamp, f"{600 * k:12.3f}"
+        lines[first + k] = ",".join(cells)
+    del lines[first + len(stamps):first + len(stamps) + 3]       # the rest of the rows keep their own dates
+    out = tmp_path / "us.csv"
+    out.write_bytes("\r\n".join(lines[:first + len(stamps)] + ["", ""]).encode("cp1252"))
+    return out
+
+
+def test_winsitu_us_export_across_the_hour_clocks_go_back(tmp_path):
+    stamps = ["11/6/2016 1:30:00 AM", "11/6/2016 1:40:00 AM", "11/6/2016 1:50:00 AM",
+              "11/6/2016 1:00:00 AM", "11/6/2016 1:10:00 AM", "11/6/2016 1:20:00 AM"]
+    with pytest.raises(ConfigError, match=r"us.csv:83: Date and Time: .* give --date-order mdy or dmy"):
+        read_winsitu(_us_winsitu(tmp_path, stamps))                     # one day, every field <= 12
+    lf = read_winsitu(_us_winsitu(tmp_path, stamps), date_order="mdy")
+    t = column(lf, "Turbidity NTU").times_ns
+    assert (str(lf.tz), lf.date_order) == ("America/New_York", "mdy")
+    assert t.tolist() == [utc(2016, 11, 6, 5, 30) + 600 * 10**9 * k for k in range(6)]     # EDT, then EST: even steps
+    assert "6 rows in the hour repeated on 2016-11-06 (clocks went back): 3 read as daylight time, 3 as standard time, " \
+           "by their order" in lf.notes
+    with pytest.raises(ConfigError, match=r"us.csv:86: Date and Time: read in UTC-05:00, the time steps -3000 s here but "
+                                          r"the elapsed seconds step \+600 s"):
+        read_winsitu(_us_winsitu(tmp_path, stamps), "-05:00", date_order="mdy")

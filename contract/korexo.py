@@ -26,15 +26,13 @@ each column (aligned with the header below), then the header ``Date (MM/DD/YYYY)
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from datetime import timedelta, tzinfo
 from pathlib import Path
 
 from .errors import ConfigError
 from .loggerfiles import LoggerFile
-from .loggertext import Spec, clock_zone, decode, local_times, number, read_columns, records, steps, to_utc
+from .loggertext import Spec, clock_zone, decode, local_times, number, read_columns, records, split_rows, steps, to_utc
 
 __all__ = ["read_korexo", "looks_like_korexo", "split_unit"]
 
@@ -65,7 +63,7 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
     text = decode(path)
     first = text.split("\n", 1)[0].strip()
     delimiter = first[4:5] if first.lower().startswith("sep=") and len(first) > 4 else ","
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    rows = split_rows(text, delimiter, src)
     h = next((k for k, r in enumerate(rows) if _is_header(r)), None)
     if not looks_like_korexo(text[:2000]) or h is None:
         raise ConfigError(src, [(h + 1 if h is not None else 1, "", "not a KorEXO export: \"KorEXO MEASUREMENT DATA "
@@ -88,8 +86,10 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
         for k, (line, r) in enumerate(body):
             try:
                 frac = number(r[fi], decimal_comma) if fi < len(r) else 0.0
+                if not 0 <= frac < 1 and frac == frac:
+                    raise ValueError
             except ValueError:
-                raise ConfigError(src, [(line, header[fi], f"not a number: {r[fi]!r}")]) from None
+                raise ConfigError(src, [(line, header[fi], f"not a fraction of a second: {r[fi]!r}")]) from None
             if frac == frac and frac:
                 local[k] += timedelta(seconds=frac)
     tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a KorEXO export")
@@ -114,5 +114,5 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
 
 def _is_header(row: list[str]) -> bool:
     low = [c.strip().lower() for c in row]
-    return any(c.startswith("date") for c in low) and any(c.startswith("time") for c in low)
+    return any(c.startswith("date") for c in low) and any(c.startswith("time") and "fract" not in c for c in low)
 

@@ -18,6 +18,8 @@ Rules shared by the readers (:mod:`.korexo`, :mod:`.winsitu`, :mod:`.solinst`):
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -32,7 +34,8 @@ from .loggerdates import DateOrderError, parse_times
 from .loggerfiles import Column, _localise, quantity_of, skip_reason, zone
 from .units import Quantity
 
-__all__ = ["Spec", "clock_zone", "decode", "head", "local_times", "number", "read_columns", "records", "steps", "to_utc"]
+__all__ = ["Spec", "clock_zone", "decode", "head", "local_times", "number", "read_columns", "records", "split_rows", "steps",
+           "to_utc"]
 
 _DATE = re.compile(r"^\s*\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}")
 
@@ -73,6 +76,17 @@ def _text(raw: bytes, src: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return raw.decode("cp1252", errors="replace")
+
+
+def split_rows(text: str, delimiter: str, src: str) -> list[list[str]]:
+    """The file's rows of fields (``delimiter`` between them; quotes as CSV has them)."""
+    if delimiter not in (",", ";", "\t", "|"):
+        raise ConfigError(src, [(1, "", f"fields separated by {delimiter!r}: not a separator ms4watch reads "
+                                        "(',', ';', tab or '|')")])
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as e:
+        raise ConfigError(src, [(None, "", f"not CSV ms4watch can split: {e}")]) from None
 
 
 def number(text: str, decimal_comma: bool = False) -> float:

@@ -34,8 +34,6 @@ held (:func:`.loggertext.clock_zone`).
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta, tzinfo
@@ -43,7 +41,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .loggerfiles import LoggerFile, quantity_of
-from .loggertext import Spec, clock_zone, decode, local_times, number, read_columns, records, steps, to_utc
+from .loggertext import Spec, clock_zone, decode, local_times, number, read_columns, records, split_rows, steps, to_utc
 from .units import Quantity
 
 __all__ = ["looks_like_solinst", "read_solinst"]
@@ -91,10 +89,14 @@ def read_solinst(path: str | Path, tz: str | tzinfo | None = None, *, default_zo
         raise ConfigError(src, [(h + 1 if h is not None else 1, "", "not a Solinst export: \"Serial_number:\", then "
                                                                     "a header \"Date,Time,ms,LEVEL,…\" expected")])
     delimiter = lines[h][lines[h].index("Date") + 4]
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    rows = split_rows(text, delimiter, src)
+    h = next((k for k, r in enumerate(rows) if [c.strip() for c in r[:3]][-3:] in (["", "Date", "Time"], ["Date", "Time"])
+              or [c.strip() for c in r[:2]] == ["Date", "Time"]), -1)
+    if h < 0:
+        raise ConfigError(src, [(None, "", "not a Solinst export: no header \"Date,Time,…\" (a quote left open?)")])
     header = [c.strip() for c in rows[h]]
     di = header.index("Date")
-    meta = [ln.strip() for ln in lines[:h]]
+    meta = [delimiter.join(r).strip() for r in rows[:h]]
     serial = _after(meta, ("Serial_number:", "Serial Number"))
     location = _after(meta, ("Location:", "Location"))
     units = _units(meta)
@@ -108,9 +110,11 @@ def read_solinst(path: str | Path, tz: str | tzinfo | None = None, *, default_zo
         scale = 100 if header[ms_i].lower() == "100 ms" else 1
         for k, (line, r) in enumerate(body):
             try:
-                v = number(r[ms_i]) if ms_i < len(r) else 0.0
+                v = number(r[ms_i], delimiter != ",") if ms_i < len(r) else 0.0
+                if not 0 <= v * scale < 1000 and v == v:
+                    raise ValueError
             except ValueError:
-                raise ConfigError(src, [(line, header[ms_i], f"not a number: {r[ms_i]!r}")]) from None
+                raise ConfigError(src, [(line, header[ms_i], f"not a number of milliseconds: {r[ms_i]!r}")]) from None
             if v == v and v:
                 local[k] += timedelta(milliseconds=v * scale)
     tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a Solinst export")
@@ -196,7 +200,13 @@ def _read_xle(path: Path, text: str, tz: str | tzinfo | None, default_zone: str 
     for k, lg in enumerate(logs):
         ms = (lg.findtext("ms") or "0").strip()
         if ms not in ("", "0"):
-            local[k] += timedelta(milliseconds=float(ms))
+            try:
+                v = float(ms)
+                if not 0 <= v < 1000:
+                    raise ValueError
+            except ValueError:
+                raise ConfigError(src, [(None, "ms", f"log {ids[k]}: not a number of milliseconds: {ms!r}")]) from None
+            local[k] += timedelta(milliseconds=v)
     tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a Solinst .xle file")
     notes: list[str] = []
     t_ns = to_utc(local, tzi, notes)

@@ -23,8 +23,6 @@ its values padded with spaces.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from datetime import tzinfo
 from pathlib import Path
@@ -34,7 +32,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .loggerfiles import LoggerFile, zone
-from .loggertext import Spec, decode, local_times, number, read_columns, records, steps, to_utc
+from .loggertext import Spec, decode, local_times, number, read_columns, records, split_rows, steps, to_utc
 
 __all__ = ["WINDOWS_ZONES", "looks_like_winsitu", "read_winsitu"]
 
@@ -69,7 +67,12 @@ def read_winsitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order
         raise ConfigError(src, [(h + 1 if h else 1, "", "not a Win-Situ export: \"Application: WinSitu.exe\", "
                                                        "then a header row \"Date and Time;Seconds;…\" expected")])
     delimiter = lines[h][13]
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    rows = split_rows(text, delimiter, src)
+    h = next((k for k in range(len(rows) - 1, 1, -1) if rows[k] and rows[k][0].strip() == "Date and Time"
+              and any(c.strip().lower() == "seconds" for c in rows[k])), -1)
+    if h < 2:
+        raise ConfigError(src, [(None, "", "not a Win-Situ export: no header row \"Date and Time;Seconds;…\" (a quote "
+                                           "left open?)")])
     props = {r[0].strip().rstrip(":"): r[1].strip() for r in rows[:h] if len(r) > 1 and r[0].strip()}
     zone_line = next((k for k, ln in enumerate(lines[:h]) if ln.startswith("Time Zone:")), None)
     named = lines[zone_line].split(":", 1)[1].strip().strip(delimiter).strip() if zone_line is not None else ""

@@ -16,6 +16,10 @@ each column (aligned with the header below), then the header ``Date (MM/DD/YYYY)
 - Each sensor's serial number is kept with its column (``Column.serial``).
 - The date order is the date column's header (``MM/DD/YYYY``); dates and times are in
   separate columns, fractions of a second in a third.
+- Newer Kor software (as USGS stglib's EXO reader describes it) writes the headers in
+  capitals (``TEMP °C``, ``TIME (HH:MM:SS.TTT)`` with AM/PM) and the newest row first:
+  units are matched whatever their case, and rows that run backwards are read in time
+  order (reported).
 - The file does not name its clock's zone. The sonde's clock is set from the computer when
   it is deployed and does not change for daylight saving (the real export in the tests
   logs 01:00–01:55 once on the night clocks went back): without ``tz`` the offset the
@@ -37,7 +41,11 @@ from .loggertext import Spec, clock_zone, decode, local_times, number, read_colu
 __all__ = ["read_korexo", "looks_like_korexo", "split_unit"]
 
 _UNIT = re.compile(r"^(?P<name>.+?)\s+(?P<unit>°[CF]|[µμu]S/cm|mS/cm|FNU|NTU|FTU|m|cm|mm|ft|in|psi(?: [ag])?|kPa|"
-                   r"mmHg|V|mV|mA|mg/L|[µμu]g/L|RFU|QSU|psu|ppt|%(?: \w+)?)$")
+                   r"mmHg|V|mV|mA|mg/L|[µμu]g/L|RFU|QSU|psu|ppt|%(?: \w+)?)$", re.I)
+# units as newer Kor software writes them in capitals → as KorEXO writes them
+_SPELLING = {u.lower(): u for u in ("°C", "°F", "µS/cm", "uS/cm", "mS/cm", "FNU", "NTU", "FTU", "m", "cm", "mm", "ft", "in",
+                                    "psi", "psi a", "psi g", "kPa", "mmHg", "V", "mV", "mA", "mg/L", "µg/L", "ug/L", "RFU",
+                                    "QSU", "psu", "ppt")}
 
 
 def looks_like_korexo(head: str) -> bool:
@@ -51,7 +59,9 @@ def split_unit(header: str) -> tuple[str, str]:
     if h.upper() in ("FNU", "NTU"):            # the handheld's export names the turbidity column by its unit
         return "Turbidity", h.upper()
     m = _UNIT.match(h)
-    return (m["name"].strip(), m["unit"]) if m else (h, "")
+    if not m:
+        return h, ""
+    return m["name"].strip(), _SPELLING.get(m["unit"].lower().replace("μ", "µ"), m["unit"])
 
 
 def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zone: str | tzinfo | None = None,
@@ -92,6 +102,9 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
                 raise ConfigError(src, [(line, header[fi], f"not a fraction of a second: {r[fi]!r}")]) from None
             if frac == frac and frac:
                 local[k] += timedelta(seconds=frac)
+    if len(local) > 1 and all(a >= b for a, b in zip(local, local[1:])) and local[0] > local[-1]:
+        body, local, lines = body[::-1], local[::-1], lines[::-1]      # newer Kor software: the newest row first
+        notes.append("the rows run from the newest to the oldest: read in time order")
     tzi, source = clock_zone(tz, default_zone, local[0] if local else None, src, "a KorEXO export")
     t_ns = to_utc(local, tzi, notes)
     notes += steps(t_ns, lines)

@@ -304,3 +304,26 @@ def test_winsitu_us_export_across_the_hour_clocks_go_back(tmp_path):
     with pytest.raises(ConfigError, match=r"us.csv:86: Date and Time: read in UTC-05:00, the time steps -3000 s here but "
                                           r"the elapsed seconds step \+600 s"):
         read_winsitu(_us_winsitu(tmp_path, stamps), "-05:00", date_order="mdy")
+
+
+def test_korexo_newer_software_capitals_am_pm_milliseconds_and_newest_row_first(tmp_path):
+    """Kor software after KorEXO writes upper-case headers, ``TIME (HH:MM:SS.TTT)`` with AM/PM
+    and the newest row first (as USGS stglib's EXO reader describes); here the real export
+    rewritten so."""
+    lines = _text(EXO_FNU).split("\r\n")
+    h = next(k for k, ln in enumerate(lines) if ln.startswith("Date (MM/DD/YYYY)"))
+    header = lines[h].upper().replace("TIME (HH:MM:SS)", "TIME (HH:MM:SS.TTT)")
+    rows = []
+    for ln in lines[h + 1:-1]:
+        cells = ln.split(",")
+        t = datetime.strptime(cells[1], "%H:%M:%S")
+        cells[1] = t.strftime("%I:%M:%S.000 %p")
+        rows.append(",".join(cells))
+    f = tmp_path / "kor.csv"
+    f.write_bytes("\r\n".join(lines[:h] + [header] + rows[::-1] + [""]).encode("utf-16"))
+    lf = read_korexo(f, "UTC")
+    turb = column(lf, "TURBIDITY FNU")
+    assert (turb.unit, turb.serial) == ("FNU", "17A102374")
+    assert turb.times_ns[0] == utc(2019, 11, 20, 13, 25) and turb.values[:2].tolist() == [2.12, 2.14]
+    assert column(lf, "TEMP").unit == "degC" and column(lf, "SPCOND").unit == "uS/cm"
+    assert "the rows run from the newest to the oldest: read in time order" in lf.notes

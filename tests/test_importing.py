@@ -258,3 +258,9 @@ def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_wi
     assert refused.returncode == 2
     assert ("winsitu_aquatroll100_dst.csv:67: Time Zone: the file's zone 'Westeuropäische Normalzeit/Westeuropäische "
             "Sommerzeit' is not one ms4watch knows") in refused.stderr
+
+
+def test_storms_refuses_a_sonde_or_level_logger_export_naming_what_it_is():
+    out = ms4("storms", str(EXPORTS / "korexo_via_sacra_fnu.csv"))
+    assert out.returncode == 2
+    assert "korexo_via_sacra_fnu.csv: a KorEXO export holds no rain series" in out.stderr

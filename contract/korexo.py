@@ -13,7 +13,8 @@ each column (aligned with the header below), then the header ``Date (MM/DD/YYYY)
   (ISO 7027) and NTU turbidity are stored as different sensors (``Turbidity FNU``).
   Columns that are none of ms4watch's quantities (ODO, pH, chlorophyll, pressure in psi a…)
   are listed as skipped, never guessed.
-- Each sensor's serial number is kept with its column (``Column.serial``).
+- Each sensor's serial number is kept with its column (``Column.serial``); the sonde's is
+  the one its ``Battery V`` column carries (as USGS stglib's EXO reader takes it).
 - The date order is the date column's header (``MM/DD/YYYY``); dates and times are in
   separate columns, fractions of a second in a third.
 - Newer Kor software (as USGS stglib's EXO reader describes it) writes the headers in
@@ -118,7 +119,9 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
         name, unit = split_unit(col)
         serial = serials[j].strip() if j < len(serials) else ""
         specs.append(Spec(j, name, unit, serial, name))
-    out = LoggerFile(path, "korexo", next(iter(sites)) if len(sites) == 1 else None, None, tzi, source)
+    # the sonde's serial number: the one its battery column carries (the sonde measures its own battery)
+    sonde = next((sp.serial for sp in specs if sp.name.lower() == "battery" and sp.serial), None)
+    out = LoggerFile(path, "korexo", next(iter(sites)) if len(sites) == 1 else None, sonde, tzi, source)
     out.date_order = order
     out.columns = read_columns(specs, body, t_ns, src, decimal_comma, out.skipped)
     out.notes = notes

@@ -64,6 +64,7 @@ def test_korexo_turbidity_in_fnu_is_its_own_sensor_with_its_serial_number():
     assert skipped["ODO mg/L"] == "'ODO' is none of ms4watch's quantities (unit 'mg/L')"
     assert "TSS mg/L" in skipped and "fDOM QSU" in skipped
     assert lf.station is None                                  # "<site>": KorEXO's empty placeholder
+    assert lf.serial == "17A101268"                            # the sonde's: the serial its battery column carries
     assert lf.date_order == "mdy" and lf.tz_source == "held"
 
 

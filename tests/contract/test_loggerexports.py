@@ -328,3 +328,25 @@ def test_korexo_newer_software_capitals_am_pm_milliseconds_and_newest_row_first(
     assert turb.times_ns[0] == utc(2019, 11, 20, 13, 25) and turb.values[:2].tolist() == [2.12, 2.14]
     assert column(lf, "TEMP").unit == "degC" and column(lf, "SPCOND").unit == "uS/cm"
     assert "the rows run from the newest to the oldest: read in time order" in lf.notes
+
+
+def test_units_as_written_are_converted_and_fnu_and_ntu_stay_apart(tmp_path):
+    """The real Aqua TROLL 600 export with its columns renamed to other parameters and units."""
+    text = TROLL_TURB.read_bytes().decode("cp1252")
+    for old, new in (("Temperature (C)", "Temperature (F)"), ("Actual Conductivity (µS/cm)", "Actual Conductivity (mS/cm)"),
+                     ("Water Density (g/cm3)", "Depth (ft)"), ("Resistivity (ohm-cm)", "Level Depth To Water (in)"),
+                     ("Total Dissolved Solids (ppt)", "Pressure (PSI)"), ("Salinity (PSU)", "Level (mm)"),
+                     ("Dissolved Oxygen (concentration) (mg/L)", "Turbidity (FNU)")):
+        text = text.replace(old, new)
+    f = tmp_path / "units.csv"
+    f.write_bytes(text.encode("cp1252"))
+    lf = read_winsitu(f, "Europe/Berlin")
+    first = {c.sensor: round(float(c.canonical()[1][0]), 4) for c in lf.columns}
+    assert first == {"Temperature": round((21.989 - 32) * 5 / 9, 4),          # °F → °C
+                     "Actual Conductivity": 850124.0,                          # mS/cm → µS/cm
+                     "Specific Conductivity": 901.993,
+                     "Depth": 0.998,                                           # ft
+                     "Level Depth To Water": round(1176.299 / 12, 4),          # in → ft
+                     "Level": round(0.449 / 304.8, 4),                         # mm → ft
+                     "Turbidity FNU": 7.625, "Turbidity NTU": 2.28}            # two methods, two sensors
+    assert dict(lf.skipped)["Pressure PSI"] == "'Pressure' is none of ms4watch's quantities (unit 'PSI')"

@@ -27,6 +27,10 @@ each column (aligned with the header below), then the header ``Date (MM/DD/YYYY)
   default zone had at the first sample is held (:func:`.loggertext.clock_zone`).
 - The site is the ``Site Name`` column when every row names the same one (``<site>`` is
   KorEXO's empty placeholder).
+- Older KOR software opens with a ``KOR Export File`` block (``Sonde ID`` with the sonde's
+  model and serial number, a row per sensor) before the same data header, as USGS stglib's
+  2018 EXO reader reads it: read alike, the sonde's serial number from ``Sonde ID``; its
+  sensors' rows are not mapped to columns (not tested on a real export).
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ _SPELLING = {u.lower(): u for u in ("°C", "°F", "µS/cm", "uS/cm", "mS/cm", "F
 
 
 def looks_like_korexo(head: str) -> bool:
-    """The first lines of a KorEXO (or Kor) measurement file export."""
-    return bool(re.search(r"^\s*(?:sep=.\s*)?\r?\n?\s*Kor(?:EXO)? MEASUREMENT DATA FILE EXPORT", head, re.I | re.M))
+    """The first lines of a KorEXO (or Kor) measurement file export, or of an older KOR
+    software's ``KOR Export File``."""
+    return bool(re.search(r"^\s*(?:sep=.\s*)?\r?\n?\s*Kor(?:EXO)? MEASUREMENT DATA FILE EXPORT", head, re.I | re.M)) \
+        or head.lstrip("\ufeff").startswith("KOR Export File")
 
 
 def split_unit(header: str) -> tuple[str, str]:
@@ -119,8 +125,12 @@ def read_korexo(path: str | Path, tz: str | tzinfo | None = None, *, default_zon
         name, unit = split_unit(col)
         serial = serials[j].strip() if j < len(serials) else ""
         specs.append(Spec(j, name, unit, serial, name))
-    # the sonde's serial number: the one its battery column carries (the sonde measures its own battery)
+    # the sonde's serial number: the one its battery column carries (the sonde measures its own battery), or
+    # the older KOR Export File's "Sonde ID" (model and serial number)
     sonde = next((sp.serial for sp in specs if sp.name.lower() == "battery" and sp.serial), None)
+    sonde_id = next((r[1].split()[-1] for r in rows[:h] if len(r) > 1 and r[0].strip() == "Sonde ID" and r[1].split()),
+                    None)
+    sonde = sonde or sonde_id
     out = LoggerFile(path, "korexo", next(iter(sites)) if len(sites) == 1 else None, sonde, tzi, source)
     out.date_order = order
     out.columns = read_columns(specs, body, t_ns, src, decimal_comma, out.skipped)

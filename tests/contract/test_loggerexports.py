@@ -350,3 +350,18 @@ def test_units_as_written_are_converted_and_fnu_and_ntu_stay_apart(tmp_path):
                      "Level": round(0.449 / 304.8, 4),                         # mm → ft
                      "Turbidity FNU": 7.625, "Turbidity NTU": 2.28}            # two methods, two sensors
     assert dict(lf.skipped)["Pressure PSI"] == "'Pressure' is none of ms4watch's quantities (unit 'PSI')"
+
+
+def test_korexo_older_kor_export_file_layout(tmp_path):
+    """Older KOR software opens with a ``KOR Export File`` block — ``Sonde ID`` and a row per
+    sensor with its serial number — before the data's header (the layout USGS stglib's 2018
+    EXO reader reads); here the real export's data under such a block, written here."""
+    lines = _text(EXO_FNU).split("\r\n")
+    h = next(k for k, ln in enumerate(lines) if ln.startswith("Date (MM/DD/YYYY)"))
+    block = ["KOR Export File,,,", "Sonde ID,EXO2 17A101268,,", "Turbidity,17A102374,,19", "Wiped CT,16M102831,,6;9;14"]
+    f = tmp_path / "kor_old.csv"
+    f.write_bytes("\r\n".join(block + [""] * 3 + lines[h:]).encode("utf-8"))
+    assert looks_like(f) == "korexo"
+    lf = read_korexo(f, "UTC")
+    assert lf.serial == "17A101268"
+    assert column(lf, "Turbidity FNU").values[:2].tolist() == [2.12, 2.14]

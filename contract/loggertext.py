@@ -7,7 +7,7 @@ Rules shared by the readers (:mod:`.korexo`, :mod:`.winsitu`, :mod:`.solinst`):
 
 - a record is a row whose date cell looks like a date; blank rows between records are
   skipped; rows after the records that are not records (a footer, a log's event notes) are
-  left out and reported;
+  left out and reported; a row that is not a record with records after it refuses the file;
 - a record with fewer fields than the header names is read with the missing fields as
   missing values and reported; the last one, in a file that does not end with a line break,
   is a download cut short: left out and reported;
@@ -121,7 +121,11 @@ def records(rows: list[list[str]], start: int, width: int, date_cell: int, src: 
         row, line = rows[k], k + 1
         if not any(c.strip() for c in row):
             continue
-        if len(row) > date_cell and _DATE.match(row[date_cell]) and not footer:
+        if len(row) > date_cell and _DATE.match(row[date_cell]):
+            if footer:
+                bad = rows[footer[0] - 1]
+                raise ConfigError(src, [(footer[0], "", f"not a record ({','.join(bad)[:60]!r}), and records follow "
+                                                        f"it (line {line})")])
             body.append((line, row))
             continue
         if body:

@@ -365,3 +365,11 @@ def test_korexo_older_kor_export_file_layout(tmp_path):
     lf = read_korexo(f, "UTC")
     assert lf.serial == "17A101268"
     assert column(lf, "Turbidity FNU").values[:2].tolist() == [2.12, 2.14]
+
+
+def test_a_line_that_is_not_a_record_between_records_refuses_the_file(tmp_path):
+    lines = SOL_EDGE.read_bytes().split(b"\n")
+    f = tmp_path / "mid.csv"
+    f.write_bytes(b"\n".join(lines[:15] + [b"Logger restarted"] + lines[15:]))
+    with pytest.raises(ConfigError, match=r"mid.csv:16: not a record .*'Logger restarted'.*records follow"):
+        read_solinst(f, "UTC")

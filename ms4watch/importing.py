@@ -88,6 +88,7 @@ class Imported:
     already_stored: int = 0                              # readings the store holds with the same value: skipped
     store_conflicts: list[Conflict] = field(default_factory=list)   # a different value stored at that time
     units: dict[str, str] = field(default_factory=dict)  # sensor -> the unit its file wrote
+    serials: dict[str, str] = field(default_factory=dict)  # sensor -> its serial number, where the file gives one
 
     def by_station(self) -> Counter:
         return Counter((r.station, r.quantity) for r in self.readings)
@@ -118,6 +119,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
     notes: list[str] = []
     units: dict[str, str] = {}                                  # sensor -> the file's unit (for messages)
+    serials: dict[str, str] = {}                                # sensor -> its serial number (for the dry run)
     skipped: list[tuple[str, str]] = []
     zone_name = ""
     if found in LOGGER_FORMATS:
@@ -145,9 +147,9 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         notes = list(lf.notes)
         if found != "toa5":
             notes.insert(0, f"dates {_ORDER_NAMES[lf.date_order]}")
-        serials = [f"{c.sensor} {c.serial}" for c in lf.columns if c.serial]
-        if serials:
-            notes.append("sensor serial numbers: " + ", ".join(serials))
+        listed = [f"{c.sensor} {c.serial}" for c in lf.columns if c.serial]
+        if listed:
+            notes.append("sensor serial numbers: " + ", ".join(listed))
         for c in lf.columns:
             try:
                 t, v = c.canonical(tip=tip_in)
@@ -155,6 +157,8 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
                 raise ImportError_(f"{path}: {e} (--tip)") from None
             sensor = _id(c.sensor, "sensor id")
             units[sensor] = c.unit
+            if c.serial:
+                serials[sensor] = c.serial
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
                      for a, b in zip(t.tolist(), v.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
@@ -203,7 +207,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
     keep, repeated, conflicts = _once(keep, units)
     return Imported(path, found, keep, unknown, skipped, zone_name, device, notes, repeated, conflicts,
-                    units=units)
+                    units=units, serials=serials)
 
 
 LOGGER_FORMATS = ("hoboware", "toa5", "korexo", "winsitu", "solinst")
@@ -288,10 +292,14 @@ class ColumnSummary:
     last_ns: int
     low: float
     high: float
+    file_unit: str = ""            # the unit the file wrote, where it differs from the stored one (FNU, cm…)
+    serial: str = ""               # the sensor's serial number, where the file gives one
 
     def describe(self) -> str:
         from .contract.timeutil import iso_utc
-        return (f"{self.station} {self.sensor} {self.quantity} [{self.unit}]: {self.count} readings, "
+        unit = f"{self.unit}, the file's {self.file_unit}" if self.file_unit else self.unit
+        serial = f" S/N {self.serial}" if self.serial else ""
+        return (f"{self.station} {self.sensor} {self.quantity} [{unit}]{serial}: {self.count} readings, "
                 f"{iso_utc(self.first_ns)} … {iso_utc(self.last_ns)}, min {self.low:.6g}, max {self.high:.6g}")
 
 
@@ -302,8 +310,14 @@ def summary(imp: Imported) -> list[ColumnSummary]:
     for r in imp.readings:
         groups.setdefault((r.station, r.sensor, r.quantity, r.unit), []).append(r)
     return [ColumnSummary(st, se, q, u, len(rs), min(r.time_ns for r in rs), max(r.time_ns for r in rs),
-                          min(r.value for r in rs), max(r.value for r in rs))
+                          min(r.value for r in rs), max(r.value for r in rs),
+                          _file_unit(imp.units.get(se, ""), u), imp.serials.get(se, ""))
             for (st, se, q, u), rs in groups.items()]
+
+
+def _file_unit(written: str, stored: str) -> str:
+    """The file's unit when it is not the stored one ("" when the same or not known)."""
+    return written if written and written.lower() != stored.lower() and written != "tips" else ""
 
 
 def messages(imp: Imported) -> list:

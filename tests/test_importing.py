@@ -227,8 +227,9 @@ def test_dry_run_of_a_korexo_export_names_fnu_turbidity_the_held_zone_and_serial
     lines = out.stdout.splitlines()
     assert lines[0].startswith(f"{EXPORTS / 'korexo_via_sacra_fnu.csv'}: korexo, times in UTC-05:00 (the registry's "
                                "America/New_York offset at the file's first time, held")
-    assert ("  would store OF-1 Turbidity_FNU turbidity [NTU]: 8 readings, 2019-11-20T18:25:00Z … "
-            "2019-12-04T17:45:00Z, min 1.9, max 15.22") in lines
+    assert ("  would store OF-1 Turbidity_FNU turbidity [NTU, the file's FNU] S/N 17A102374: 8 readings, "
+            "2019-11-20T18:25:00Z … 2019-12-04T17:45:00Z, min 1.9, max 15.22") in lines
+    assert any(line.startswith("  would store OF-1 Temp temperature [degC] S/N 16M102831: 8 readings") for line in lines)
     assert any(line.startswith("  sensor serial numbers: Cond 16M102831") and "Turbidity FNU 17A102374" in line
                for line in lines)
     assert "  column 'ODO mg/L' not imported: 'ODO' is none of ms4watch's quantities (unit 'mg/L')" in lines

@@ -166,9 +166,11 @@ def clock_zone(tz: str | tzinfo | None, default_zone: str | tzinfo | None, first
     daylight saving); else ConfigError asking for --tz."""
     if tz is not None:
         return (zone(tz) if isinstance(tz, str) else tz), "given"
-    if default_zone is None or first is None:
+    if default_zone is None:
         raise ConfigError(src, [(None, "", f"{what} does not say its clock's time zone: give it (--tz)")])
     zi = zone(default_zone) if isinstance(default_zone, str) else default_zone
+    if first is None:                 # no records: nothing to read in it
+        return zi, "held"
     off = first.replace(tzinfo=zi).utcoffset() or timedelta(0)
     return timezone(off), "held"
 

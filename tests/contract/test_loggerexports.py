@@ -373,3 +373,11 @@ def test_a_line_that_is_not_a_record_between_records_refuses_the_file(tmp_path):
     f.write_bytes(b"\n".join(lines[:15] + [b"Logger restarted"] + lines[15:]))
     with pytest.raises(ConfigError, match=r"mid.csv:16: not a record .*'Logger restarted'.*records follow"):
         read_solinst(f, "UTC")
+
+
+def test_an_export_with_a_header_and_no_records_reads_as_empty(tmp_path):
+    lines = SOL_EDGE.read_bytes().split(b"\n")
+    f = tmp_path / "empty.csv"
+    f.write_bytes(b"\n".join(lines[:12]) + b"\n")
+    lf = read_solinst(f, default_zone="America/New_York")
+    assert [len(c.values) for c in lf.columns] == [0, 0]

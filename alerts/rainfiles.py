@@ -71,6 +71,10 @@ KNOWN = ("readings (time,station,quantity,value,unit), tips (DateTime,Cumulative
          "rdb (USGS, tab-separated), hoboware (HOBOware CSV export), toa5 (Campbell)")
 
 
+# logger exports ms4watch reads that never hold a rain gauge (sondes and level loggers)
+_NO_RAIN = {"korexo": "KorEXO", "winsitu": "Win-Situ", "solinst": "Solinst"}
+
+
 def _is_depth(name: str) -> bool:
     n = name.lower()
     return "tip" not in n and any(w in n for w in _DEPTH_WORDS)
@@ -80,6 +84,9 @@ def sniff(path: Path) -> RainFormat:
     """The format a rain record's first lines say; RainFileError naming why when none fits."""
     from ms4watch.contract.loggerfiles import looks_like
     logger = looks_like(path)
+    if logger in _NO_RAIN:
+        raise RainFileError(f"{path}: a {_NO_RAIN[logger]} export holds no rain series: `ms4watch import` reads it; "
+                            f"storms reads {KNOWN}")
     if logger is not None:
         return RainFormat(logger)
     with open(path, encoding="utf-8-sig", errors="replace") as f:

@@ -8,10 +8,13 @@ The order is settled from the file, in this order, or refused with a request for
 1. an order given (``--date-order mdy|dmy|ymd``) or named in the column's header
    (``Date Time (DD/MM/YY)``);
 2. a four-digit first field: year/month/day;
-3. any first field over 12 rules out month-first, any second field over 12 day-first;
-4. the times must increase, mostly by the logging interval: of month/day/year and
-   day/month/year the one whose times go back less often, then keep the interval more
-   often, then jump least, wins; a tie (a file of one day, every field ≤ 12) is refused.
+3. any first field over 12 rules out month-first, any second field over 12 day-first; a
+   reading with a time outside the plausible window (below) is ruled out;
+4. the times must increase, mostly by the logging interval: of month/day/year,
+   day/month/year and year/month/day with a two-digit year first (HOBOware's
+   ``20-03-27``, which day/month/year reads as 20 March 2027, or 2009…2026 before the
+   27th) the one whose times go back less often, then keep the interval more often, then
+   jump least, wins; a tie (a file of one day, every field ≤ 12) is refused.
 
 Times outside the plausible window (before 1990, or after now plus two days) are refused:
 a day read as a year gives 2001…2031.
@@ -127,6 +130,7 @@ def parse_times(texts: list[str], *, order: str | None = None, header: str = "",
         elif any(f.a < 0 for f in fields):
             i = next(i for i, f in enumerate(fields) if f.a < 0)
             raise DateOrderError(i, f"a four-digit year first here, not in the rows before: {texts[i]!r}")
+    latest = (now or datetime.now(timezone.utc).replace(tzinfo=None)) + timedelta(days=2)
     if order is None:
         cands = ["mdy", "dmy"]
         over_a = next((i for i, f in enumerate(fields) if f.a > 12), None)
@@ -139,21 +143,27 @@ def parse_times(texts: list[str], *, order: str | None = None, header: str = "",
         if over_b is not None:
             cands.remove("dmy")
         readings: dict[str, list[datetime]] = {}
-        for o in cands:
+        for o in cands + ["ymd"]:        # ymd here: a two-digit year first (HOBOware's yy-mm-dd)
             try:
                 readings[o] = [_build(f, o) for f in fields]
             except ValueError:
                 continue
         if not readings:
             raise DateOrderError(0, f"not a date in any order: {texts[0]!r}")
-        if len(readings) == 2:
-            scores = {o: _score(_naive_ns(d)) for o, d in readings.items()}
-            if scores["mdy"] == scores["dmy"]:
-                raise DateOrderError(0, f"{texts[0]!r} … {texts[-1]!r} read as month/day/year or day/month/year "
-                                        "alike (no field over 12, the times fit either): give --date-order mdy or dmy")
-            order = min(scores, key=scores.__getitem__)
+        plausible = {o: d for o, d in readings.items() if all(EARLIEST <= x <= latest for x in d)}
+        if len(plausible) > 1:
+            scores = {o: _score(_naive_ns(d)) for o, d in plausible.items()}
+            best = min(scores.values())
+            tied = [o for o in ORDERS if scores.get(o) == best]
+            if len(tied) > 1:
+                names = " or ".join(_NAMES[o] + (" (a two-digit year first)" if o == "ymd" else "") for o in tied)
+                raise DateOrderError(0, f"{texts[0]!r} … {texts[-1]!r} read as {names} alike (the fields and the "
+                                        f"times fit each): give --date-order {' or '.join(tied)}")
+            order = tied[0]
+        elif plausible:
+            order = next(iter(plausible))
         else:
-            order = next(iter(readings))
+            order = next(o for o in ORDERS if o in readings and o != "ymd") if set(readings) - {"ymd"} else "ymd"
         out = readings[order]
     else:
         out = []
@@ -162,7 +172,6 @@ def parse_times(texts: list[str], *, order: str | None = None, header: str = "",
                 out.append(_build(f, order))
             except ValueError:
                 raise DateOrderError(i, f"not a date read as {_NAMES[order]}: {texts[i]!r}") from None
-    latest = (now or datetime.now(timezone.utc).replace(tzinfo=None)) + timedelta(days=2)
     for i, d in enumerate(out):
         if not EARLIEST <= d <= latest:
             raise DateOrderError(i, f"{texts[i]!r} read as {_NAMES[order]} is {d:%Y-%m-%d %H:%M:%S}: not a plausible "

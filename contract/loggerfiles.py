@@ -100,6 +100,7 @@ class Column:
     times_ns: np.ndarray
     values: np.ndarray
     sensor: str = ""                  # the sensor it is stored under (the name; + channel where names repeat)
+    serial: str = ""                  # the sensor's serial number, where the file gives one
 
     def __post_init__(self) -> None:
         self.sensor = self.sensor or self.name
@@ -121,11 +122,11 @@ class Column:
 @dataclass
 class LoggerFile:
     path: Path
-    format: str                       # "toa5" | "hoboware"
+    format: str                       # "toa5" | "hoboware" | "korexo" | "winsitu" | "solinst"
     station: str | None               # what the file says (TOA5 station name; HOBOware plot title)
     serial: str | None
     tz: tzinfo
-    tz_source: str                    # "header" or "given"
+    tz_source: str                    # "header", "given" or "held" (a default zone's offset at the first time)
     columns: list[Column] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (column, why)
     date_order: str = "ymd"           # how its dates were read: "mdy" | "dmy" | "ymd"
@@ -166,7 +167,15 @@ def skip_reason(name: str, unit: str) -> str:
 
 
 def looks_like(path: Path) -> str | None:
-    """``"toa5"`` or ``"hoboware"`` when the file's first lines say so, else None."""
+    """``"toa5"``, ``"hoboware"``, ``"korexo"``, ``"winsitu"`` or ``"solinst"`` when the
+    file's first lines say so, else None."""
+    from . import korexo, solinst, winsitu
+    from .loggertext import head
+    text = head(Path(path))
+    for name, test in (("korexo", korexo.looks_like_korexo), ("winsitu", winsitu.looks_like_winsitu),
+                       ("solinst", solinst.looks_like_solinst)):
+        if text and test(text):
+            return name
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as f:
             first = f.readline().strip()

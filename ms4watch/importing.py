@@ -2,7 +2,9 @@
 readings CSV for ``ms4watch replay``.
 
 Reads HOBOware CSV exports and Campbell TOA5 files (units and time zones from their headers,
-:mod:`ms4watch.contract.loggerfiles`) and the formats ``ms4watch storms`` reads (our readings
+:mod:`ms4watch.contract.loggerfiles`), YSI KorEXO exports (:mod:`~ms4watch.contract.korexo`),
+In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), Solinst Levelogger CSV,
+``.xle`` and ``.lev`` files (:mod:`~ms4watch.contract.solinst`) and the formats ``ms4watch storms`` reads (our readings
 CSV; tip logs, fixed-interval depths and USGS RDB files of one rain gauge). Every value is
 converted to its canonical unit. Readings of stations the registry does not know are left out
 and counted, station by station, so a typo in a station id never slips into the store.
@@ -25,7 +27,10 @@ import numpy as np
 
 from .contract.errors import ConfigError, Ms4Error
 from .contract.ids import check_id
+from .contract.korexo import read_korexo
 from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5, standard_time
+from .contract.solinst import read_solinst
+from .contract.winsitu import read_winsitu
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
@@ -83,6 +88,7 @@ class Imported:
     already_stored: int = 0                              # readings the store holds with the same value: skipped
     store_conflicts: list[Conflict] = field(default_factory=list)   # a different value stored at that time
     units: dict[str, str] = field(default_factory=dict)  # sensor -> the unit its file wrote
+    serials: dict[str, str] = field(default_factory=dict)  # sensor -> its serial number, where the file gives one
 
     def by_station(self) -> Counter:
         return Counter((r.station, r.quantity) for r in self.readings)
@@ -113,13 +119,12 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     rows: list[tuple[int, str, str, str, float, str]] = []     # (t, station, sensor, quantity, value, unit)
     notes: list[str] = []
     units: dict[str, str] = {}                                  # sensor -> the file's unit (for messages)
+    serials: dict[str, str] = {}                                # sensor -> its serial number (for the dry run)
     skipped: list[tuple[str, str]] = []
     zone_name = ""
-    if found in ("hoboware", "toa5"):
+    if found in LOGGER_FORMATS:
         try:
-            toa5_zone = tz or standard_time(registry.timezone)    # Campbell loggers keep standard time
-            lf: LoggerFile = read_toa5(path, toa5_zone) if found == "toa5" else \
-                read_hoboware(path, tz or registry.timezone, date_order=date_order)
+            lf = _read_logger(found, path, tz, registry.timezone, date_order)
         except ConfigError as e:
             raise ImportError_(str(e)) from None
         except ValueError as e:
@@ -130,6 +135,9 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         st = _id(st, "station id")
         if lf.tz_source == "header":
             zone_name = f"{lf.tz} (the file's header)"
+        elif lf.tz_source == "held":
+            zone_name = (f"{lf.tz} (the registry's {registry.timezone} offset at the file's first time, held: the "
+                         "instrument's clock does not change for daylight saving; give --tz if this one did)")
         else:
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
         if found == "toa5" and not tz:
@@ -137,8 +145,11 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
                          "standard time; give --tz if this one kept daylight time)")
         skipped = lf.skipped
         notes = list(lf.notes)
-        if found == "hoboware":
+        if found != "toa5":
             notes.insert(0, f"dates {_ORDER_NAMES[lf.date_order]}")
+        listed = [f"{c.sensor} {c.serial}" for c in lf.columns if c.serial]
+        if listed:
+            notes.append("sensor serial numbers: " + ", ".join(listed))
         for c in lf.columns:
             try:
                 t, v = c.canonical(tip=tip_in)
@@ -146,6 +157,8 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
                 raise ImportError_(f"{path}: {e} (--tip)") from None
             sensor = _id(c.sensor, "sensor id")
             units[sensor] = c.unit
+            if c.serial:
+                serials[sensor] = c.serial
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
                      for a, b in zip(t.tolist(), v.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
@@ -194,7 +207,25 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
     keep, repeated, conflicts = _once(keep, units)
     return Imported(path, found, keep, unknown, skipped, zone_name, device, notes, repeated, conflicts,
-                    units=units)
+                    units=units, serials=serials)
+
+
+LOGGER_FORMATS = ("hoboware", "toa5", "korexo", "winsitu", "solinst")
+
+
+def _read_logger(fmt: str, path: Path, tz: str | None, registry_zone: str, date_order: str | None) -> LoggerFile:
+    """A logger export by its format, with the zone defaults each needs when the file names
+    none: Campbell TOA5 the registry zone's standard time; HOBOware the registry zone; KorEXO
+    and Solinst the registry zone's offset at the first record, held."""
+    if fmt == "toa5":
+        return read_toa5(path, tz or standard_time(registry_zone))    # Campbell loggers keep standard time
+    if fmt == "hoboware":
+        return read_hoboware(path, tz or registry_zone, date_order=date_order)
+    if fmt == "korexo":
+        return read_korexo(path, tz, default_zone=registry_zone, date_order=date_order)
+    if fmt == "solinst":
+        return read_solinst(path, tz, default_zone=registry_zone, date_order=date_order)
+    return read_winsitu(path, tz, date_order=date_order)
 
 
 def _same(a: float, b: float) -> bool:
@@ -261,10 +292,14 @@ class ColumnSummary:
     last_ns: int
     low: float
     high: float
+    file_unit: str = ""            # the unit the file wrote, where it differs from the stored one (FNU, cm…)
+    serial: str = ""               # the sensor's serial number, where the file gives one
 
     def describe(self) -> str:
         from .contract.timeutil import iso_utc
-        return (f"{self.station} {self.sensor} {self.quantity} [{self.unit}]: {self.count} readings, "
+        unit = f"{self.unit}, the file's {self.file_unit}" if self.file_unit else self.unit
+        serial = f" S/N {self.serial}" if self.serial else ""
+        return (f"{self.station} {self.sensor} {self.quantity} [{unit}]{serial}: {self.count} readings, "
                 f"{iso_utc(self.first_ns)} … {iso_utc(self.last_ns)}, min {self.low:.6g}, max {self.high:.6g}")
 
 
@@ -275,8 +310,14 @@ def summary(imp: Imported) -> list[ColumnSummary]:
     for r in imp.readings:
         groups.setdefault((r.station, r.sensor, r.quantity, r.unit), []).append(r)
     return [ColumnSummary(st, se, q, u, len(rs), min(r.time_ns for r in rs), max(r.time_ns for r in rs),
-                          min(r.value for r in rs), max(r.value for r in rs))
+                          min(r.value for r in rs), max(r.value for r in rs),
+                          _file_unit(imp.units.get(se, ""), u), imp.serials.get(se, ""))
             for (st, se, q, u), rs in groups.items()]
+
+
+def _file_unit(written: str, stored: str) -> str:
+    """The file's unit when it is not the stored one ("" when the same or not known)."""
+    return written if written and written.lower() != stored.lower() and written != "tips" else ""
 
 
 def messages(imp: Imported) -> list:

@@ -217,3 +217,51 @@ def test_a_real_export_with_two_values_at_one_time_keeps_the_first_and_names_the
     assert ("  would store OF-1 Temp temperature [degC]: 22 readings, 2019-05-27T16:00:00Z … 2022-05-13T12:22:00Z, "
             "min 1.4, max 18.48") in out.stdout.splitlines()
     assert "  column 'DO conc' not imported: 'DO conc' is none of ms4watch's quantities (unit 'mg/L')" in out.stdout
+
+
+def test_dry_run_of_a_korexo_export_names_fnu_turbidity_the_held_zone_and_serial_numbers(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    out = ms4("import", str(EXPORTS / "korexo_via_sacra_fnu.csv"), "--station", "OF-1", "--dry-run", "--registry",
+              str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"{EXPORTS / 'korexo_via_sacra_fnu.csv'}: korexo, times in UTC-05:00 (the registry's "
+                               "America/New_York offset at the file's first time, held")
+    assert ("  would store OF-1 Turbidity_FNU turbidity [NTU, the file's FNU] S/N 17A102374: 8 readings, "
+            "2019-11-20T18:25:00Z … 2019-12-04T17:45:00Z, min 1.9, max 15.22") in lines
+    assert any(line.startswith("  would store OF-1 Temp temperature [degC] S/N 16M102831: 8 readings") for line in lines)
+    assert any(line.startswith("  sensor serial numbers: Cond 16M102831") and "Turbidity FNU 17A102374" in line
+               for line in lines)
+    assert "  column 'ODO mg/L' not imported: 'ODO' is none of ms4watch's quantities (unit 'mg/L')" in lines
+    assert lines[-1] == "dry run: nothing stored"
+
+
+def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_without_a_known_zone_is_refused(
+        tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    args = ["import", str(EXPORTS / "solinst_edge_2010143.csv"), "--station", "OF-1", "--tz", "-04:00",
+            "--registry", str(tmp_path / "sites.yaml"), "--store", store]
+    first = ms4(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1] == f"14 readings stored in {store}"
+    again = ms4(*args)
+    assert "14 readings already stored with the same value: skipped" in again.stdout
+    assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"
+    sink = SqliteSink(tmp_path / "store.db")
+    sink.open()
+    t0 = datetime(2017, 5, 3, 17, tzinfo=timezone.utc)                       # 13:00 at -04:00
+    level = sink.readings("OF-1", "level", t0, t0 + timedelta(days=3))
+    assert level[0].time_ns == int(t0.timestamp()) * 10**9 and level[0].value == pytest.approx(1919.32 / 30.48)
+    sink.close()
+    refused = ms4("import", str(EXPORTS / "winsitu_aquatroll100_dst.csv"), "--station", "OF-1", "--dry-run",
+                  "--registry", str(tmp_path / "sites.yaml"))
+    assert refused.returncode == 2
+    assert ("winsitu_aquatroll100_dst.csv:67: Time Zone: the file's zone 'Westeuropäische Normalzeit/Westeuropäische "
+            "Sommerzeit' is not one ms4watch knows") in refused.stderr
+
+
+def test_storms_refuses_a_sonde_or_level_logger_export_naming_what_it_is():
+    out = ms4("storms", str(EXPORTS / "korexo_via_sacra_fnu.csv"))
+    assert out.returncode == 2
+    assert "korexo_via_sacra_fnu.csv: a KorEXO export holds no rain series" in out.stderr

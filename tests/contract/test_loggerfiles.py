@@ -241,3 +241,17 @@ def test_a_toa5_time_outside_the_plausible_window_is_refused(tmp_path):
     f = _toa5(tmp_path / "clock.dat", ["2026-06-01 08:00:00", "2036-06-01 08:05:00"])   # a clock set wrong
     with pytest.raises(ConfigError, match=r"clock.dat:6: TIMESTAMP: .*2036-06-01 08:05:00.*not a plausible time"):
         read_toa5(f, "UTC")
+
+
+def test_a_real_export_with_two_digit_years_first_is_read_as_year_month_day(tmp_path):
+    """HOBOware can write ``20-03-27 12:00:00 AM`` (yy-mm-dd): read as day/month/year that is
+    27 March 2020 → 20 March 2027, or, before the 27th, 20 March 2009 … 2026 without an error."""
+    lf = read_hoboware(EXPORTS / "hobo_yy_mm_dd.csv")
+    t = lf.column(Quantity.TEMPERATURE).times_ns
+    assert lf.date_order == "ymd"
+    assert t[0] == utc(2020, 3, 10, 3, 40) and t[-1] == utc(2020, 4, 10, 16, 10)     # GMT-04:00
+    early = tmp_path / "early.csv"                                # 9 and 10 March only: 2009 and 2010 as d/m/y
+    early.write_bytes(b"\n".join((EXPORTS / "hobo_yy_mm_dd.csv").read_bytes().split(b"\n")[:10]))
+    assert read_hoboware(early).date_order == "ymd"
+    with pytest.raises(ConfigError, match=r"hobo_yy_mm_dd_one_day.csv:3: Date Time: .*year/month/day.*--date-order"):
+        read_hoboware(EXPORTS / "hobo_yy_mm_dd_one_day.csv")      # one day: 20 March 2009 or 9 March 2020

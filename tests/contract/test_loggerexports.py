@@ -1,0 +1,383 @@
+"""KorEXO, Win-Situ and Solinst exports: real files (``testdata/exports/README.md`` names
+their sources) and variants of them — BOM, CRLF, decimal commas, separate date and time
+columns, trailing rows, missing values, daylight saving, gaps, duplicates, truncation."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ms4watch.contract.errors import ConfigError
+from ms4watch.contract.korexo import read_korexo
+from ms4watch.contract.loggerfiles import looks_like
+from ms4watch.contract.solinst import read_solinst
+from ms4watch.contract.timeutil import to_ns
+from ms4watch.contract.units import Quantity
+from ms4watch.contract.winsitu import read_winsitu
+
+EXPORTS = Path(__file__).parent / "testdata" / "exports"
+EXO_DST = EXPORTS / "korexo_chalgrove_dst.csv"
+EXO_FNU = EXPORTS / "korexo_via_sacra_fnu.csv"
+TROLL_DST = EXPORTS / "winsitu_aquatroll100_dst.csv"
+TROLL_TURB = EXPORTS / "winsitu_aquatroll600_turbidity.csv"
+SOL_EDGE = EXPORTS / "solinst_edge_2010143.csv"
+
+
+def utc(*a: int) -> int:
+    return to_ns(datetime(*a, tzinfo=timezone.utc))
+
+
+def column(lf, sensor: str):
+    return next(c for c in lf.columns if c.sensor == sensor)
+
+
+def _text(path: Path) -> str:
+    raw = path.read_bytes()
+    return raw.decode("utf-16") if raw[:2] == b"\xff\xfe" else raw.decode("cp1252")
+
+
+@pytest.mark.parametrize("name, fmt", [("korexo_chalgrove_dst.csv", "korexo"), ("korexo_via_sacra_fnu.csv", "korexo"),
+                                       ("winsitu_aquatroll100_dst.csv", "winsitu"),
+                                       ("winsitu_aquatroll600_turbidity.csv", "winsitu"),
+                                       ("solinst_edge_2010143.csv", "solinst"), ("solinst_gold_1062280.csv", "solinst"),
+                                       ("solinst_decimal_comma.csv", "solinst"),
+                                       ("solinst_edge_2010143.xle", "solinst")])
+def test_each_real_export_is_told_by_its_first_lines(name, fmt):
+    assert looks_like(EXPORTS / name) == fmt
+
+
+# -- YSI EXO, KorEXO ---------------------------------------------------------------------------
+
+def test_korexo_turbidity_in_fnu_is_its_own_sensor_with_its_serial_number():
+    lf = read_korexo(EXO_FNU, default_zone="America/New_York")
+    turb = column(lf, "Turbidity FNU")
+    assert (turb.quantity, turb.unit, turb.serial) == (Quantity.TURBIDITY, "FNU", "17A102374")
+    t, v = turb.canonical()
+    assert v[:3].tolist() == [2.12, 2.14, 2.03] and len(v) == 8
+    assert t[0] == utc(2019, 11, 20, 18, 25)                   # 13:25 at New York's offset on 20 Nov (EST)
+    assert column(lf, "SpCond").serial == "16M102831" and column(lf, "Temp").unit == "degC"
+    skipped = dict(lf.skipped)
+    assert skipped["ODO mg/L"] == "'ODO' is none of ms4watch's quantities (unit 'mg/L')"
+    assert "TSS mg/L" in skipped and "fDOM QSU" in skipped
+    assert lf.station is None                                  # "<site>": KorEXO's empty placeholder
+    assert lf.serial == "17A101268"                            # the sonde's: the serial its battery column carries
+    assert lf.date_order == "mdy" and lf.tz_source == "held"
+
+
+def test_korexo_clock_keeps_its_offset_through_the_night_clocks_went_back():
+    """The real export logs 01:00–01:55 once on 3 Nov 2019: the sonde's clock did not go back."""
+    lf = read_korexo(EXO_DST, default_zone="America/New_York")
+    temp = column(lf, "Temp")
+    assert str(lf.tz) == "UTC-04:00" and lf.tz_source == "held"   # EDT, the offset at the first sample
+    steps = np.diff(temp.times_ns[:19])
+    assert (steps == 300 * 10**9).all()                            # 00:45 … 02:15 every 5 min, no hour lost or doubled
+    assert temp.times_ns[0] == utc(2019, 11, 3, 4, 45)
+    assert lf.notes == ["gap of 10 d 12 h 25 min before line 30 (logging every 5 min)"]
+    given = read_korexo(EXO_DST, "America/New_York")                # told it followed daylight saving: it says what it did
+    assert any("12 rows in the hour repeated on 2019-11-03" in n for n in given.notes)
+
+
+def test_korexo_variants_bom_utf8_semicolons_decimal_commas_missing_values(tmp_path):
+    text = _text(EXO_FNU).replace("\r\n", "\n")
+    lines = text.split("\n")
+    semi = [lines[0].replace("sep=,", "sep=;")] + [ln.replace(",", ";") for ln in lines[1:]]
+    semi = [ln if not ln[:1].isdigit() else ";".join(c.replace(".", ",") for c in ln.split(";")) for ln in semi]
+    semi[10] = semi[10].replace("2,12", "")                         # a missing turbidity value
+    f = tmp_path / "eu.csv"
+    f.write_bytes("\n".join(semi).encode("utf-8-sig"))
+    lf = read_korexo(f, "UTC")
+    turb = column(lf, "Turbidity FNU")
+    assert turb.values[:2].tolist() == [2.14, 2.03] and len(turb.values) == 7
+    assert column(lf, "Temp").values[0] == 7.66
+
+
+def test_korexo_a_cut_last_line_is_left_out_and_a_bad_cell_names_line_and_column(tmp_path):
+    text = _text(EXO_FNU)
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(text.rstrip("\r\n")[:-30].encode("utf-16"))
+    lf = read_korexo(cut, "UTC")
+    assert len(column(lf, "Temp").values) == 7
+    assert lf.notes[0] == "line 18: the last line is cut short (a download interrupted?): left out"
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(text.replace(",2.14,", ",2.1x,").encode("utf-16"))
+    with pytest.raises(ConfigError, match=r"bad.csv:12: Turbidity FNU: not a number: '2.1x'"):
+        read_korexo(bad, "UTC")
+    with pytest.raises(ConfigError, match="a KorEXO export does not say its clock's time zone: give it"):
+        read_korexo(EXO_FNU)
+
+
+def test_korexo_repeated_rows_and_trailing_rows_are_reported(tmp_path):
+    lines = _text(EXO_FNU).split("\r\n")
+    f = tmp_path / "dup.csv"
+    f.write_bytes("\r\n".join(lines[:13] + lines[12:13] + lines[13:-1] + ["", "END OF FILE", ""]).encode("utf-16"))
+    lf = read_korexo(f, "UTC")
+    assert "line 14: the time repeats" in lf.notes
+    assert "line 21: not a record (after the data): left out" in lf.notes
+
+
+# -- In-Situ, Win-Situ 5 ----------------------------------------------------------------------
+
+def test_winsitu_times_follow_the_computers_daylight_saving_checked_by_elapsed_seconds():
+    lf = read_winsitu(TROLL_DST, "Europe/Berlin")
+    temp = column(lf, "Temperature")
+    assert (lf.station, lf.serial, lf.date_order) == ("Panke Messstelle Bürgerpark", "192791", "dmy")
+    # 30.03.2014 01:50:22 CET then 03:05:22 CEST: 15 minutes apart, as the elapsed seconds say
+    k = int(np.flatnonzero(temp.times_ns == utc(2014, 3, 30, 0, 50, 22))[0])
+    assert temp.times_ns[k + 1] == utc(2014, 3, 30, 1, 5, 22)
+    assert temp.values[k:k + 2].tolist() == [8.45, 8.412]
+    assert dict(lf.skipped)["Actual Conductivity µS"] == "unit 'µS' does not fit conductivity"
+
+
+def test_winsitu_a_zone_the_elapsed_seconds_contradict_is_refused_naming_the_line():
+    with pytest.raises(ConfigError, match=r"winsitu_aquatroll100_dst.csv:80: Date and Time: read in UTC\+01:00, the "
+                                          r"time steps \+4500 s here but the elapsed seconds step \+900 s"):
+        read_winsitu(TROLL_DST, "+01:00")
+
+
+def test_winsitu_a_windows_zone_name_it_does_not_know_asks_for_tz_and_one_it_knows_is_used(tmp_path):
+    with pytest.raises(ConfigError, match=r":67: Time Zone: the file's zone 'Westeuropäische Normalzeit/Westeuropäische "
+                                          r"Sommerzeit' is not one ms4watch knows: give its IANA name"):
+        read_winsitu(TROLL_DST)
+    f = tmp_path / "us.csv"
+    f.write_bytes(TROLL_TURB.read_bytes().replace("Time Zone: Mitteleuropäische Zeit".encode("cp1252"),
+                                                  b"Time Zone: Eastern Standard Time/Eastern Daylight Time"))
+    lf = read_winsitu(f)
+    assert (str(lf.tz), lf.tz_source) == ("America/New_York", "header")
+    assert column(lf, "Temperature").times_ns[0] == utc(2016, 5, 23, 19, 31, 50)      # 15:31:50 EDT
+
+
+def test_winsitu_turbidity_in_ntu_and_each_sensors_serial_number():
+    lf = read_winsitu(TROLL_TURB, "Europe/Berlin")
+    turb = column(lf, "Turbidity NTU")
+    assert (turb.quantity, turb.unit, turb.serial) == (Quantity.TURBIDITY, "NTU", "446637")
+    assert turb.values[:2].tolist() == [2.28, 27.35]
+    assert column(lf, "Specific Conductivity").serial == "442678"
+    assert "'Dissolved Oxygen (concentration)' is none of ms4watch's quantities (unit 'mg/L')" in dict(lf.skipped).values()
+
+
+def test_winsitu_decimal_commas_and_a_truncated_line(tmp_path):
+    text = TROLL_TURB.read_bytes().decode("cp1252")
+    body_start = text.index("23.05.2016 15:31:50")
+    comma = text[:body_start] + re.sub(r"(;[ ]*-?\d+)\.(\d)", r"\1,\2", text[body_start:])
+    f = tmp_path / "comma.csv"
+    f.write_bytes(comma.encode("cp1252"))
+    assert column(read_winsitu(f, "Europe/Berlin"), "Turbidity NTU").values[:2].tolist() == [2.28, 27.35]
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(text.rstrip("\r\n")[:-200].encode("cp1252"))
+    lf = read_winsitu(cut, "Europe/Berlin")
+    assert any(n.startswith("line 90: the last line is cut short") for n in lf.notes)
+    assert len(column(lf, "Turbidity NTU").values) == 7
+
+
+# -- Solinst Levelogger -----------------------------------------------------------------------
+
+def test_solinst_csv_level_in_cm_and_temperature_with_serial_and_location():
+    lf = read_solinst(SOL_EDGE, default_zone="America/Toronto")
+    level = column(lf, "Level")
+    assert (lf.station, lf.serial, str(lf.tz)) == ("Sutton_PO22B", "2010143", "UTC-04:00")
+    t, v = level.canonical()
+    assert t[0] == utc(2017, 5, 3, 17) and v[0] == pytest.approx(1919.32 / 30.48)      # cm → ft
+    assert column(lf, "Temperature").values[0] == 7.849
+    assert lf.notes == ["gap of 2 d 30 min before line 19 (logging every 15 min)"]
+
+
+def test_solinst_xle_reads_as_its_csv_export():
+    x = read_solinst(EXPORTS / "solinst_edge_2010143.xle", "-04:00")
+    c = read_solinst(SOL_EDGE, "-04:00")
+    for sensor in ("Level", "Temperature"):
+        assert column(x, sensor).times_ns[:3].tolist() == column(c, sensor).times_ns[:3].tolist()
+        assert column(x, sensor).values[:3].tolist() == column(c, sensor).values[:3].tolist()
+    assert column(x, "Level").times_ns[-1] == column(c, "Level").times_ns[-1]
+
+
+def test_solinst_older_layout_tabs_numbered_rows_and_100_ms():
+    lf = read_solinst(EXPORTS / "solinst_gold_1062280.csv", "-05:00")
+    assert (lf.station, lf.serial) == ("Saint-Guillaume_P14A", "1062280")
+    assert column(lf, "Level").values[:2].tolist() == [923.561, 923.618]
+    assert column(lf, "Level").times_ns[0] == utc(2017, 5, 2, 18)
+
+
+def test_solinst_decimal_commas_and_missing_values():
+    lf = read_solinst(EXPORTS / "solinst_decimal_comma.csv", "UTC")
+    assert column(lf, "Level").values[:2].tolist() == [1813.03, 1812.96]
+    miss = read_solinst(EXPORTS / "solinst_missing_data.csv", "UTC")
+    assert len(column(miss, "Level").values) == 9 and len(column(miss, "Temperature").values) == 8
+    assert "1 row with fewer fields than the header (line 19): the missing fields read as missing values" in miss.notes
+
+
+def test_solinst_a_level_in_kpa_is_a_pressure_and_is_skipped_with_the_reason(tmp_path):
+    f = tmp_path / "baro.csv"
+    f.write_bytes(SOL_EDGE.read_bytes().replace(b"UNIT: cm\nOffset: 0.000000 cm", b"UNIT: kPa\nOffset: 0.000000 kPa"))
+    lf = read_solinst(f, "UTC")
+    assert [c.sensor for c in lf.columns] == ["Temperature"]
+    assert lf.skipped == [("LEVEL", "LEVEL in kPa is a pressure (a Barologger, or a logger set to pressure units), "
+                                    "not a water level: export it in m, cm or ft after barometric compensation")]
+
+
+def test_solinst_refusals_name_the_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(SOL_EDGE.read_bytes().replace(b"1919.68", b"19l9.68"))
+    with pytest.raises(ConfigError, match=r"bad.csv:14: LEVEL cm: not a number: '19l9.68'"):
+        read_solinst(bad, "UTC")
+    with pytest.raises(ConfigError, match="a Solinst export does not say its clock's time zone"):
+        read_solinst(SOL_EDGE)
+    cut = tmp_path / "cut.xle"
+    cut.write_bytes((EXPORTS / "solinst_edge_2010143.xle").read_bytes()[:-60])
+    with pytest.raises(ConfigError, match="not well-formed XML"):
+        read_solinst(cut, "UTC")
+
+
+def test_solinst_app_xle_with_underscore_dates():
+    lf = read_solinst(EXPORTS / "solinst_edge_app_underscore_dates.xle", "UTC")
+    level = column(lf, "Level")
+    assert level.times_ns.tolist()[:2] == [utc(2020, 1, 4, 18), utc(2020, 4, 5, 6)]
+    assert (level.unit, lf.serial, lf.station) == ("m", "1234567", "12345")
+
+
+def test_solinst_xle_with_decimal_commas_reads_as_its_csv():
+    x = read_solinst(EXPORTS / "solinst_decimal_comma.xle", "UTC")
+    c = read_solinst(EXPORTS / "solinst_decimal_comma.csv", "UTC")
+    assert column(x, "Level").values.tolist() == column(c, "Level").values.tolist()
+
+
+def test_a_barologger_is_air_pressure_not_a_water_level():
+    lf = read_solinst(EXPORTS / "solinst_gold_barologger.xle", "UTC")
+    assert [c.sensor for c in lf.columns] == ["Temperature"]
+    assert lf.skipped == [("LEVEL", "a Barologger (model M1.5) measures air pressure, not a water level: use it to "
+                                    "compensate a Levelogger, then export the compensated level")]
+
+
+def test_solinst_older_export_without_a_unit_line_takes_the_unit_of_its_range():
+    lf = read_solinst(EXPORTS / "solinst_m5_range_unit.csv", "UTC")
+    level = column(lf, "Level")
+    assert (level.unit, level.values[:2].tolist(), lf.serial) == ("cm", [314.0, 314.0], "5741")
+
+
+@pytest.mark.parametrize("name", ["solinst_edge_2041929.lev", "solinst_m5_5741.lev"])
+def test_a_lev_file_is_told_by_its_first_line(name):
+    assert looks_like(EXPORTS / name) == "solinst"
+
+
+def test_solinst_lev_file_channels_units_and_its_closing_line():
+    lf = read_solinst(EXPORTS / "solinst_edge_2041929.lev", "-05:00")
+    level = column(lf, "Level")
+    assert (lf.serial, lf.station, level.unit) == ("2041929", "PO-06_XM20170307", "m")
+    assert level.values[:2].tolist() == [14.6861, 14.6851] and column(lf, "Temperature").values[-1] == 7.61
+    assert level.times_ns[0] == utc(2017, 3, 8, 0) and level.times_ns[-1] == utc(2017, 3, 10, 1, 45)
+    assert "line 52: not a record (after the data): left out" in lf.notes        # END OF DATA FILE OF DATALOGGER …
+    assert "the file says 200 records; 8 read" in lf.notes
+    m5 = read_solinst(EXPORTS / "solinst_m5_5741.lev", "-05:00")
+    assert (m5.serial, column(m5, "Level").unit, column(m5, "Level").values[0]) == ("5741", "cm", 314.0)
+
+
+def _us_winsitu(tmp_path: Path, stamps: list[str]) -> Path:
+    """The real Aqua TROLL 600 export as Win-Situ writes it on a US computer: commas, m/d/yyyy
+    h:mm:ss AM/PM, an Eastern zone; its first len(stamps) rows at ``stamps``, 600 s apart."""
+    text = TROLL_TURB.read_bytes().decode("cp1252").replace(";", ",")
+    text = text.replace("Time Zone: Mitteleuropäische Zeit", "Time Zone: Eastern Standard Time/Eastern Daylight Time")
+    lines = text.split("\r\n")
+    first = next(k for k, ln in enumerate(lines) if ln.startswith("23.05.2016 15:31:50"))
+    for k, stamp in enumerate(stamps):
+        cells = lines[first + k].split(",")
+        cells[0], cells[1] = stamp, f"{600 * k:12.3f}"
+        lines[first + k] = ",".join(cells)
+    del lines[first + len(stamps):first + len(stamps) + 3]       # the rest of the rows keep their own dates
+    out = tmp_path / "us.csv"
+    out.write_bytes("\r\n".join(lines[:first + len(stamps)] + ["", ""]).encode("cp1252"))
+    return out
+
+
+def test_winsitu_us_export_across_the_hour_clocks_go_back(tmp_path):
+    stamps = ["11/6/2016 1:30:00 AM", "11/6/2016 1:40:00 AM", "11/6/2016 1:50:00 AM",
+              "11/6/2016 1:00:00 AM", "11/6/2016 1:10:00 AM", "11/6/2016 1:20:00 AM"]
+    with pytest.raises(ConfigError, match=r"us.csv:83: Date and Time: .* give --date-order mdy or dmy"):
+        read_winsitu(_us_winsitu(tmp_path, stamps))                     # one day, every field <= 12
+    lf = read_winsitu(_us_winsitu(tmp_path, stamps), date_order="mdy")
+    t = column(lf, "Turbidity NTU").times_ns
+    assert (str(lf.tz), lf.date_order) == ("America/New_York", "mdy")
+    assert t.tolist() == [utc(2016, 11, 6, 5, 30) + 600 * 10**9 * k for k in range(6)]     # EDT, then EST: even steps
+    assert "6 rows in the hour repeated on 2016-11-06 (clocks went back): 3 read as daylight time, 3 as standard time, " \
+           "by their order" in lf.notes
+    with pytest.raises(ConfigError, match=r"us.csv:86: Date and Time: read in UTC-05:00, the time steps -3000 s here but "
+                                          r"the elapsed seconds step \+600 s"):
+        read_winsitu(_us_winsitu(tmp_path, stamps), "-05:00", date_order="mdy")
+
+
+def test_korexo_newer_software_capitals_am_pm_milliseconds_and_newest_row_first(tmp_path):
+    """Kor software after KorEXO writes upper-case headers, ``TIME (HH:MM:SS.TTT)`` with AM/PM
+    and the newest row first (as USGS stglib's EXO reader describes); here the real export
+    rewritten so."""
+    lines = _text(EXO_FNU).split("\r\n")
+    h = next(k for k, ln in enumerate(lines) if ln.startswith("Date (MM/DD/YYYY)"))
+    header = lines[h].upper().replace("TIME (HH:MM:SS)", "TIME (HH:MM:SS.TTT)")
+    rows = []
+    for ln in lines[h + 1:-1]:
+        cells = ln.split(",")
+        t = datetime.strptime(cells[1], "%H:%M:%S")
+        cells[1] = t.strftime("%I:%M:%S.000 %p")
+        rows.append(",".join(cells))
+    f = tmp_path / "kor.csv"
+    f.write_bytes("\r\n".join(lines[:h] + [header] + rows[::-1] + [""]).encode("utf-16"))
+    lf = read_korexo(f, "UTC")
+    turb = column(lf, "TURBIDITY FNU")
+    assert (turb.unit, turb.serial) == ("FNU", "17A102374")
+    assert turb.times_ns[0] == utc(2019, 11, 20, 13, 25) and turb.values[:2].tolist() == [2.12, 2.14]
+    assert column(lf, "TEMP").unit == "degC" and column(lf, "SPCOND").unit == "uS/cm"
+    assert "the rows run from the newest to the oldest: read in time order" in lf.notes
+
+
+def test_units_as_written_are_converted_and_fnu_and_ntu_stay_apart(tmp_path):
+    """The real Aqua TROLL 600 export with its columns renamed to other parameters and units."""
+    text = TROLL_TURB.read_bytes().decode("cp1252")
+    for old, new in (("Temperature (C)", "Temperature (F)"), ("Actual Conductivity (µS/cm)", "Actual Conductivity (mS/cm)"),
+                     ("Water Density (g/cm3)", "Depth (ft)"), ("Resistivity (ohm-cm)", "Level Depth To Water (in)"),
+                     ("Total Dissolved Solids (ppt)", "Pressure (PSI)"), ("Salinity (PSU)", "Level (mm)"),
+                     ("Dissolved Oxygen (concentration) (mg/L)", "Turbidity (FNU)")):
+        text = text.replace(old, new)
+    f = tmp_path / "units.csv"
+    f.write_bytes(text.encode("cp1252"))
+    lf = read_winsitu(f, "Europe/Berlin")
+    first = {c.sensor: round(float(c.canonical()[1][0]), 4) for c in lf.columns}
+    assert first == {"Temperature": round((21.989 - 32) * 5 / 9, 4),          # °F → °C
+                     "Actual Conductivity": 850124.0,                          # mS/cm → µS/cm
+                     "Specific Conductivity": 901.993,
+                     "Depth": 0.998,                                           # ft
+                     "Level Depth To Water": round(1176.299 / 12, 4),          # in → ft
+                     "Level": round(0.449 / 304.8, 4),                         # mm → ft
+                     "Turbidity FNU": 7.625, "Turbidity NTU": 2.28}            # two methods, two sensors
+    assert dict(lf.skipped)["Pressure PSI"] == "'Pressure' is none of ms4watch's quantities (unit 'PSI')"
+
+
+def test_korexo_older_kor_export_file_layout(tmp_path):
+    """Older KOR software opens with a ``KOR Export File`` block — ``Sonde ID`` and a row per
+    sensor with its serial number — before the data's header (the layout USGS stglib's 2018
+    EXO reader reads); here the real export's data under such a block, written here."""
+    lines = _text(EXO_FNU).split("\r\n")
+    h = next(k for k, ln in enumerate(lines) if ln.startswith("Date (MM/DD/YYYY)"))
+    block = ["KOR Export File,,,", "Sonde ID,EXO2 17A101268,,", "Turbidity,17A102374,,19", "Wiped CT,16M102831,,6;9;14"]
+    f = tmp_path / "kor_old.csv"
+    f.write_bytes("\r\n".join(block + [""] * 3 + lines[h:]).encode("utf-8"))
+    assert looks_like(f) == "korexo"
+    lf = read_korexo(f, "UTC")
+    assert lf.serial == "17A101268"
+    assert column(lf, "Turbidity FNU").values[:2].tolist() == [2.12, 2.14]
+
+
+def test_a_line_that_is_not_a_record_between_records_refuses_the_file(tmp_path):
+    lines = SOL_EDGE.read_bytes().split(b"\n")
+    f = tmp_path / "mid.csv"
+    f.write_bytes(b"\n".join(lines[:15] + [b"Logger restarted"] + lines[15:]))
+    with pytest.raises(ConfigError, match=r"mid.csv:16: not a record .*'Logger restarted'.*records follow"):
+        read_solinst(f, "UTC")
+
+
+def test_an_export_with_a_header_and_no_records_reads_as_empty(tmp_path):
+    lines = SOL_EDGE.read_bytes().split(b"\n")
+    f = tmp_path / "empty.csv"
+    f.write_bytes(b"\n".join(lines[:12]) + b"\n")
+    lf = read_solinst(f, default_zone="America/New_York")
+    assert [len(c.values) for c in lf.columns] == [0, 0]

@@ -111,6 +111,8 @@ class Workbench:
                               incidents=incidents, events=readings, readings=readings,
                               calibrations=readings, reports=reports,
                               thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
+        tracing = TraceDesk(desk, town_dir)
+        desk.trace_of = tracing.of_case
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
@@ -122,7 +124,7 @@ class Workbench:
                    storms=StormLog(registry, incidents, clock, alert_side),
                    conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
                    corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()),
-                   tracing=TraceDesk(desk, town_dir))
+                   tracing=tracing)
 
     def close(self) -> None:
         self.stations.close()

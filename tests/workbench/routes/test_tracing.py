@@ -118,3 +118,68 @@ def test_a_viewer_may_read_the_trace_but_not_record_a_visit(bench):
     r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-2", "at": "2026-06-01T11:00",
                                                            "by": "J. Rivera", "flow": "present"})
     assert r.status_code == 403
+
+
+def _two_visits(bench) -> dict:
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("inspector")
+    for structure, at, flow, extra in (("MH-2", "11:00", "present", {"ammonia_mg_l": "1.2", "odour": "sewage"}),
+                                       ("MH-3", "11:30", "absent", {})):
+        r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": structure, "at": f"2026-06-01T{at}",
+                                                               "by": "J. Rivera", "flow": flow, **extra})
+        assert r.status_code == 303, r.text
+    return case
+
+
+def test_the_trace_is_in_the_evidence_packet(bench):
+    import io
+    import json
+    import zipfile
+
+    from ms4watch.compliance.packet import verify
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    first = s.get(f"/cases/{case['id']}/packet.zip")
+    assert first.status_code == 200 and verify(first.content) == []
+    assert s.get(f"/cases/{case['id']}/packet.zip").content == first.content          # rebuilt byte-identical
+    z = zipfile.ZipFile(io.BytesIO(first.content))
+    root = "case-IDDE-2026-001/"
+    rows = z.read(root + "trace-visits.csv").decode().splitlines()
+    assert rows[0] == "at,structure,flow,odour,colour,field_tests,by,notes"
+    assert rows[1].startswith("2026-06-01T15:00:00+00:00,MH-2,present,sewage,,ammonia 1.2 mg/L (exceeds ammonia >= 0.5")
+    assert rows[2].startswith("2026-06-01T15:30:00+00:00,MH-3,absent,")
+    trace = json.loads(z.read(root + "records.json"))["trace"]
+    assert (trace["outfall"], trace["suspect_pipes"], trace["suspect_length_ft"], trace["next_structure"]) == (
+        "OF-12", ["P3", "P5"], 300.0, None)
+    assert [(v["structure"], v["flow"]) for v in trace["visits"]] == [("MH-2", "present"), ("MH-3", "absent")]
+    assert trace["visits"][0]["field_tests"][0] == {"indicator": "ammonia", "value": 1.2, "unit": "mg/L",
+                                                    "verdict": "exceeds", "threshold": "ammonia >= 0.5 mg/L"}
+    pdf = s.get(f"/cases/{case['id']}/packet.pdf")
+    text = _pdf_text(pdf.content)
+    assert "Source trace from outfall OF-12" in text and "walk the pipes P3, P5" in text
+
+
+def _pdf_text(data: bytes) -> str:
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+        f.write(data)
+        f.flush()
+        return subprocess.run(["pdftotext", "-layout", f.name, "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_annual_report_counts_the_traces_in_its_idde_section(bench):
+    import csv
+    import io
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    page = s.get("/reports/annual/2026").text
+    assert "Source traces (trace visits at structures)" in page
+    r = s.get("/reports/annual/2026/traces.csv")
+    assert r.status_code == 200, r.text
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert [(x["case"], x["outfall"], x["visits"], x["structures"], x["flow_at"], x["dry_at"], x["first"])
+            for x in rows] == [("IDDE-2026-001", "OF-12", "2", "MH-2 MH-3", "MH-2", "MH-3",
+                                "2026-06-01T11:00:00-04:00")]
+    assert case["number"] == "IDDE-2026-001"

@@ -183,3 +183,43 @@ def test_the_annual_report_counts_the_traces_in_its_idde_section(bench):
             for x in rows] == [("IDDE-2026-001", "OF-12", "2", "MH-2 MH-3", "MH-2", "MH-3",
                                 "2026-06-01T11:00:00-04:00")]
     assert case["number"] == "IDDE-2026-001"
+
+
+def _map_data(page: str) -> dict:
+    import html
+    import json
+    import re
+    raw = re.search(r'<script type="application/json" id="netmap-data">(.*?)</script>', page, re.S).group(1)
+    return json.loads(html.unescape(raw))
+
+
+def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    page = s.get(f"/network/map?case={case['id']}")
+    assert page.status_code == 200
+    assert '<script src="/static/vendor/leaflet/leaflet.js" defer></script>' in page.text
+    assert "suspect reach 2 pipe(s), 300 ft; walk the pipes P3, P5." in page.text
+    data = _map_data(page.text)
+    feats = data["features"]["features"]
+    pipes = {f["properties"]["id"]: f["properties"]["suspect"] for f in feats if f["properties"]["layer"] == "pipe"}
+    assert pipes == {"P1": False, "P2": False, "P3": True, "P4": False, "P5": True}
+    structures = {f["properties"]["id"]: f["properties"] for f in feats if f["properties"]["layer"] == "structure"}
+    assert (structures["MH-2"]["visit"], structures["MH-3"]["visit"], structures["MH-4"]["visit"]) == (
+        "present", "absent", None)
+    assert structures["OF-12"]["status"] == "case"                 # the case is open at it
+    of12 = next(f for f in feats if f["properties"]["id"] == "OF-12" and f["properties"]["layer"] == "structure")
+    assert of12["geometry"]["coordinates"] == [-73.9452, 42.8161]   # longitude, latitude (WGS 84)
+    stations = {f["properties"]["id"] for f in feats if f["properties"]["layer"] == "station"}
+    assert "OF-12" in stations
+    # framed on the suspect reach (P3, P5), the structures visited and the outfall; MH-4 (42.8173) left out
+    assert data["bounds"] == [42.8161, -73.9452, 42.817, -73.944]
+    plain = _map_data(s.get("/network/map").text)
+    assert not any(f["properties"].get("suspect") for f in plain["features"]["features"])
+    assert s.get("/network/map?case=999").status_code == 404
+
+
+def test_the_map_has_no_tile_server_unless_the_settings_name_one(bench):
+    store_network(_folder(bench))
+    page = bench.login("viewer").get("/network/map").text
+    assert 'data-tiles=""' in page and "http" not in page.split('id="netmap"')[1].split(">")[0]

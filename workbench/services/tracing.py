@@ -18,7 +18,7 @@ from ...compliance.inputs import TraceVisitIn
 from ...compliance.traces import FieldTest, Flow, Indicator, TraceVisit
 from ...network.bisect import Plan, plan
 from ...network.model import Network, StructureKind
-from ..errors import Conflict, NotFound
+from ..errors import Conflict
 from ..roles import Actor, Permission
 from .compliance import Refused
 
@@ -49,13 +49,13 @@ class CaseTrace:
     @property
     def suspect_structures(self) -> list[str]:
         """The structures at the ends of the suspect pipes (for the map and the packet)."""
-        return sorted({x for p in self.suspect_pipes for x in (self._ends or {}).get(p, ())})
+        return sorted({x for p in self.suspect_pipes for x in (self.pipe_ends or {}).get(p, ())})
 
     @property
     def suspect_pipes(self) -> list[str]:
         return sorted(self.plan.suspect_pipes) if self.plan else []
 
-    _ends: dict[str, tuple[str, ...]] | None = None
+    pipe_ends: dict[str, tuple[str, ...]] | None = None     # suspect pipe -> its structures
 
 
 class TraceDesk:
@@ -158,4 +158,4 @@ def _tests(body: TraceVisitIn) -> tuple[FieldTest, ...]:
     return tuple(out)
 
 
-__all__ = ["TraceDesk", "CaseTrace", "TownMap", "NotFound"]
+__all__ = ["TraceDesk", "CaseTrace", "TownMap"]

@@ -3,7 +3,8 @@ latitude (the network is kept so: ``network.crs`` converted it at import), that
 ``static/networkmap.js`` draws with Leaflet. Every feature has ``layer`` (``pipe``,
 ``structure``, ``station``, ``site``) and what its colour and popup need; a case's trace
 marks the suspect pipes, the structures visited (flow present or absent) and the next one
-to open. Features without a position are counted, not drawn."""
+to open. A property not known (None) or not so (False) is left out; positions are rounded
+to 6 decimals (0.1 m). Features without a position are counted, not drawn."""
 
 from __future__ import annotations
 
@@ -55,12 +56,12 @@ def build(net: Network | None, *, monitored: Iterable[str] = (), with_cases: Ite
             if len(c.coords) < 2:
                 unplaced += 1
                 continue
-            coords = [[round(lon, 7), round(lat, 7)] for lon, lat in c.coords]
+            coords = [[round(lon, 6), round(lat, 6)] for lon, lat in c.coords]      # 0.1 m
             feats.append({"type": "Feature", "geometry": {"type": "LineString", "coordinates": coords},
-                          "properties": {"layer": "pipe", "id": c.id, "kind": c.kind.value,
-                                         "diameter_in": c.diameter_in, "length_ft": c.length_ft,
-                                         "from": c.upstream, "to": c.downstream,
-                                         "suspect": c.id in trace.suspect_pipes}})
+                          "properties": _set({"layer": "pipe", "id": c.id, "kind": c.kind.value,
+                                              "diameter_in": c.diameter_in, "length_ft": c.length_ft,
+                                              "from": c.upstream, "to": c.downstream,
+                                              "suspect": c.id in trace.suspect_pipes})})
             if c.id in trace.suspect_pipes:
                 lons += [p[0] for p in coords]
                 lats += [p[1] for p in coords]
@@ -75,15 +76,15 @@ def build(net: Network | None, *, monitored: Iterable[str] = (), with_cases: Ite
                      "receiving_water": s.receiving_water, "visit": trace.visits.get(s.id),
                      "next": s.id == trace.next_structure}
             feats.append({"type": "Feature", "geometry": {"type": "Point",
-                                                          "coordinates": [round(s.lon, 7), round(s.lat, 7)]},
-                          "properties": props})
+                                                          "coordinates": [round(s.lon, 6), round(s.lat, 6)]},
+                          "properties": _set(props)})
             if trace.suspect_pipes and (s.id in trace.visits or props["next"] or s.id == trace.outfall):
                 lons.append(s.lon)
                 lats.append(s.lat)
     for layer, places in (("station", stations), ("site", sites)):
         for p in places:
             feats.append({"type": "Feature", "geometry": {"type": "Point",
-                                                          "coordinates": [round(p.lon, 7), round(p.lat, 7)]},
+                                                          "coordinates": [round(p.lon, 6), round(p.lat, 6)]},
                           "properties": {"layer": layer, "id": p.id, "name": p.name, "status": p.status,
                                          "href": p.href}})
     if not lats:       # no trace to frame: the whole map
@@ -94,6 +95,11 @@ def build(net: Network | None, *, monitored: Iterable[str] = (), with_cases: Ite
             lats += [p[1] for p in pts]
     bounds = (min(lats), min(lons), max(lats), max(lons)) if lats else None
     return MapData({"type": "FeatureCollection", "features": feats}, len(feats), unplaced, bounds)
+
+
+def _set(props: dict[str, Any]) -> dict[str, Any]:
+    """Only what is said (no None, no False): the page carries every feature of the town."""
+    return {k: v for k, v in props.items() if v is not None and v is not False}
 
 
 __all__ = ["MapData", "Place", "TraceMarks", "build"]

@@ -7,6 +7,7 @@
   var src = document.getElementById("netmap-data");
   if (!el || !src || typeof L === "undefined") { return; }
   var data = JSON.parse(src.textContent);
+  performance.mark("netmap-parsed");
   var base = el.dataset.base || "";
   var COLOURS = {
     pipe: "#5f6b76", suspect: "#b3261e", present: "#b3261e", absent: "#0b5394", next: "#c25e00",
@@ -61,28 +62,37 @@
     } else {
       colour = COLOURS[p.status] || COLOURS.site; radius = 7;
     }
-    return L.circleMarker(latlng, { radius: radius, color: line, weight: weight, fillColor: colour, fillOpacity: 0.95 });
+    return L.circleMarker(latlng, { radius: radius, color: line, weight: weight, fillColor: colour, fillOpacity: 0.95,
+                                    renderer: renderer });
   }
-  var layer = L.geoJSON(data.features, {
-    style: style,
-    pointToLayer: point,
-    onEachFeature: function (f, l) {
-      var p = f.properties;
-      counts[p.layer] += 1;
-      if (p.suspect) { counts.suspect += 1; }
-      l.bindPopup(popup(p));
-    }
-  }).addTo(map);
-  layer.eachLayer(function (l) {      // structures over pipes; the suspect reach over other pipes
-    var p = l.feature.properties;
-    if (p.layer !== "pipe" && l.bringToFront) { l.bringToFront(); }
-  });
   if (data.bounds) {
     var b = data.bounds;
     map.fitBounds([[b[0], b[1]], [b[2], b[3]]], { padding: [24, 24], maxZoom: 19 });
   } else {
     map.setView([42.8, -73.9], 11);
   }
+  function openPopup(e) {          // one popup, made when a feature is tapped (not one per feature)
+    L.popup().setLatLng(e.latlng).setContent(popup(e.layer.feature.properties)).openOn(map);
+  }
+  var all = data.features.features;
+  var renderer = L.canvas({ padding: 0.5, tolerance: 6 });
+  // pipes first, then points: the order they are drawn in (no reordering afterwards)
+  var lines = all.filter(function (f) { return f.geometry.type !== "Point"; });
+  var points = all.filter(function (f) { return f.geometry.type === "Point"; });
+  lines.sort(function (a, b) { return (a.properties.suspect ? 1 : 0) - (b.properties.suspect ? 1 : 0); });
+  [lines, points].forEach(function (group) {
+    L.geoJSON({ type: "FeatureCollection", features: group }, {
+      style: style,
+      renderer: renderer,
+      pointToLayer: point,
+      onEachFeature: function (f) {
+        counts[f.properties.layer] += 1;
+        if (f.properties.suspect) { counts.suspect += 1; }
+      }
+    }).on("click", openPopup).addTo(map);
+  });
+  performance.mark("netmap-layers");
+  requestAnimationFrame(function () { performance.mark("netmap-frame"); });
   L.control.scale({ imperial: true, metric: true }).addTo(map);
   el.dataset.pipes = counts.pipe;
   el.dataset.suspect = counts.suspect;

@@ -48,15 +48,17 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
     pipes, structures, stations and construction sites with their status; with ``case``, the
     case's suspect reach, its visits and the next structure to open."""
     from .. import networkmap as nm
-    net, _, _ = _network(services)
+    tracing = services.tracing
+    m = tracing.town_map() if tracing is not None else None    # read once per import, not per request
+    net = m.net if m is not None else None
     trace = None
     marks = nm.TraceMarks()
     the_case = None
     if case:
-        if services.compliance is None or getattr(services, "tracing", None) is None:
+        if services.compliance is None or tracing is None:
             raise NotFound("cases are not kept by this server")
         the_case = services.compliance.case(actor, case)
-        trace = services.tracing.of_case(actor, case)
+        trace = tracing.of_case(actor, case)
         flow, dry = observations([v for v in trace.visits])
         marks = nm.TraceMarks(frozenset(trace.suspect_pipes), {**{s: "present" for s in flow},
                                                                **{s: "absent" for s in dry}},
@@ -69,15 +71,14 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                       f"/inspections?site={c.id}")
              for c in services.registry.construction_sites if c.lat is not None and c.lon is not None]
     monitored, with_cases = set(), set()
-    if net is not None and getattr(services, "tracing", None) is not None:
-        m = services.tracing.town_map()
+    if m is not None and tracing is not None:
         for o in services.registry.outfalls:         # the registry's outfalls are the monitored ones
-            got = services.tracing.map_outfall(o.id, m) if m is not None else None
+            got = tracing.map_outfall(o.id, m)
             if got:
                 monitored.add(got)
         if services.compliance is not None:
             for c in services.compliance.cases(actor):
-                got = services.tracing.map_outfall(c.outfall, m) if (m is not None and c.status == "open") else None
+                got = tracing.map_outfall(c.outfall, m) if c.status == "open" else None
                 if got:
                     with_cases.add(got)
     data = nm.build(net, monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)

@@ -19,7 +19,7 @@ router = APIRouter(include_in_schema=False)
 
 
 def tracing(services: Any):
-    if getattr(services, "tracing", None) is None:
+    if services.tracing is None:
         raise NotFound("source tracing is not kept by this server")
     return services.tracing
 

@@ -57,6 +57,7 @@ LEAST_ROLE = {
     "/api/v1/cases": NEEDS[Permission.RECORD_CASE],
     "/api/v1/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
     "/api/v1/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/cases/{cid}/trace-visits": NEEDS[Permission.RECORD_CASE],
     "/api/v1/releases": NEEDS[Permission.RECORD_CASE],
     "/api/v1/parties": NEEDS[Permission.ENFORCE],
     "/api/v1/notices": NEEDS[Permission.ENFORCE],

@@ -223,3 +223,27 @@ def test_the_map_has_no_tile_server_unless_the_settings_name_one(bench):
     store_network(_folder(bench))
     page = bench.login("viewer").get("/network/map").text
     assert 'data-tiles=""' in page and "http" not in page.split('id="netmap"')[1].split(">")[0]
+
+
+def test_the_api_records_a_visit_and_gives_the_trace(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    with bench.api("inspector") as c:
+        r = c.get(f"/api/v1/cases/{case['id']}/trace")
+        assert r.status_code == 200, r.text
+        assert (r.json()["outfall"], r.json()["next_structure"], r.json()["suspect_length_ft"]) == ("OF-12", "MH-2", 600)
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-2", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "present",
+            "potassium_mg_l": 25})
+        assert r.status_code == 201, r.text
+        got = r.json()
+        assert (got["next_structure"], got["suspect_pipes"]) == ("MH-3", ["P3", "P4", "P5"])
+        assert got["visits"][0]["field_tests"] == [{"indicator": "potassium", "value": 25.0, "unit": "mg/L",
+                                                    "verdict": "exceeds", "threshold": "potassium >= 20 mg/L"}]
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-9", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "present"})
+        assert r.status_code == 409 and "no structure 'MH-9'" in r.text
+    with bench.api("viewer") as c:
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-3", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "absent"})
+        assert r.status_code == 403

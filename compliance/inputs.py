@@ -51,6 +51,31 @@ class EntryIn(_In):
     verification: str | None = Field(default=None, max_length=4000)
 
 
+Reading = Field(default=None, ge=0, le=1e9, allow_inf_nan=False)
+
+
+class TraceVisitIn(_In):
+    """A trace visit at a structure of the network: flow present or absent, what was seen and
+    smelt, and the field tests, each in the unit its name says (temperature and E. coli: the
+    unit is given beside)."""
+
+    structure: str = Field(min_length=1, max_length=100, pattern=r"\S")
+    at: RecordTime
+    by: str = Name
+    flow: Literal["present", "absent"]
+    odour: str | None = Field(default=None, max_length=200)
+    colour: str | None = Field(default=None, max_length=200)
+    notes: str = Field(default="", max_length=4000)
+    ammonia_mg_l: float | None = Reading
+    surfactants_mg_l: float | None = Reading
+    fluoride_mg_l: float | None = Reading
+    potassium_mg_l: float | None = Reading
+    temperature: float | None = Field(default=None, ge=-40, le=212, allow_inf_nan=False)
+    temperature_unit: Literal["°C", "°F"] = "°C"
+    e_coli: float | None = Reading
+    e_coli_unit: Literal["CFU/100 mL", "MPN/100 mL"] = "CFU/100 mL"
+
+
 class SampleIn(_In):
     station: str = Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
     taken_at: RecordTime

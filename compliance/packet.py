@@ -54,6 +54,31 @@ class IncidentEvidence:
 
 
 @dataclass
+class TraceEvidence:
+    """A case's source trace: the visits (compliance.traces.TraceVisit) and what they leave."""
+    outfall: str | None                    # the case's outfall on the town's map
+    visits: list[Any]
+    suspect_pipes: list[str]
+    suspect_length_ft: float | None
+    next_structure: str | None
+    note: str | None = None                # why there is no plan (no map, outfall not on it)
+
+    def summary(self) -> str:
+        if self.note:
+            return f"No trace plan: {self.note}."
+        if not self.suspect_pipes:
+            return "No pipe is left suspect: the visits contradict each other or the map's directions are wrong."
+        left = f"Suspect reach: {', '.join(self.suspect_pipes)} ({self.suspect_length_ft or 0:,.0f} ft)."
+        return left + (f" Next structure to open: {self.next_structure}." if self.next_structure
+                       else f" No structure splits it: walk the pipes {', '.join(self.suspect_pipes)}.")
+
+
+def _tests_text(v: Any) -> str:
+    return "; ".join(f"{t.indicator.value} {t.value:g} {t.unit}" + (f" (exceeds {t.threshold})" if t.verdict == "exceeds"
+                                                                     else "") for t in v.tests)
+
+
+@dataclass
 class Packet:
     title: str
     subject: str                           # "case-IDDE-2026-001" / "incident-12"
@@ -65,6 +90,7 @@ class Packet:
     notices: list[tuple[Notice, Party, bytes]] = field(default_factory=list)   # with the letter's PDF
     inspections: list[Any] = field(default_factory=list)                        # InspectionReport
     provisions: list[tuple[str, str]] = field(default_factory=list)            # (provision, its words)
+    trace: TraceEvidence | None = None
 
 
 def window(inc: Any) -> tuple[datetime, datetime]:
@@ -166,6 +192,10 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
                                      e.outcome, e.verification, e.notes,
                                      " ".join(f"{a.name or a.kind}:{a.sha256}" for a in e.attachments)]
                                     for e in p.case.entries])
+    if p.trace is not None and p.trace.visits:
+        files["trace-visits.csv"] = _csv(["at", "structure", "flow", "odour", "colour", "field_tests", "by", "notes"],
+                                         [[v.at, v.structure, v.flow.value, v.odour, v.colour, _tests_text(v), v.by,
+                                           v.notes] for v in p.trace.visits])
     if p.notices:
         files["notices.csv"] = _csv(["number", "kind", "law", "party", "issued_at", "status", "events"],
                                     [[n.number, n.kind, n.law, party.name, n.issued_at, n.status,
@@ -192,7 +222,15 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
               "notices": [_notice_json(n, party, letter) for n, party, letter in p.notices],
               "inspections": [{"id": r.id, "site": r.site, "at": _u(r.at), "inspector": r.inspector,
                                "deficiencies": r.deficiencies} for r in p.inspections],
-              "provisions": [{"provision": a, "text": b} for a, b in p.provisions]}
+              "provisions": [{"provision": a, "text": b} for a, b in p.provisions],
+              "trace": None if p.trace is None else {
+                  "outfall": p.trace.outfall, "note": p.trace.note, "suspect_pipes": p.trace.suspect_pipes,
+                  "suspect_length_ft": p.trace.suspect_length_ft, "next_structure": p.trace.next_structure,
+                  "visits": [{"at": _u(v.at), "structure": v.structure, "flow": v.flow.value, "odour": v.odour,
+                              "colour": v.colour, "by": v.by, "notes": v.notes,
+                              "field_tests": [{"indicator": t.indicator.value, "value": t.value, "unit": t.unit,
+                                               "verdict": t.verdict, "threshold": t.threshold} for t in v.tests]}
+                             for v in p.trace.visits]}}
     files["records.json"] = json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False).encode("utf-8") + b"\n"
     return files
 
@@ -217,6 +255,14 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
                                                                         if e.attachments else ""),
                                      " ".join(x for x in (e.finding, e.outcome, e.verification) if x)]
                                     for e in c.entries], widths=[75, 55, 70, 200, 110]))
+    if p.trace is not None and (p.trace.visits or p.trace.outfall):
+        tr = p.trace
+        story.append(pdf.para(f"Source trace from outfall {tr.outfall}" if tr.outfall else "Source trace", st["h"]))
+        story.append(pdf.para(tr.summary(), st["p"]))
+        if tr.visits:
+            story.append(pdf.table([["When", "Structure", "Flow", "Odour / colour", "Field tests", "By"]] +
+                                   [[t(v.at), v.structure, v.flow.value, " / ".join(x or "-" for x in (v.odour, v.colour)),
+                                     _tests_text(v), v.by] for v in tr.visits], widths=[75, 55, 40, 75, 190, 75]))
     for ev in p.incidents:
         i = ev.incident
         due = incident_due(i.kind, i.deadline, i.event, p.timezone_name)

@@ -24,7 +24,10 @@ MCM 3, illicit discharge detection and elimination
 * ``illicit_found`` / ``illicit_eliminated`` — cases with an illicit discharge or
   connection found; cases closed with it eliminated (verified);
 * ``idde_enforcement`` — notices of violation under the illicit-discharge law, with their
-  status and outcome.
+  status and outcome;
+* ``traces`` — cases traced up the network in the year: their trace visits at structures
+  (:mod:`.traces`), where flow was seen and where the pipe was dry (the latest visit at each
+  structure), and the case's finding.
 
 MCM 4, construction site stormwater runoff control
 
@@ -62,6 +65,7 @@ from ..contract.csvfile import csv_text
 from . import pdf
 from .permit import CERTIFICATION, CERTIFICATION_SOURCE, DEFAULT, PERMITS, Permit, ReportingYear
 from .required_inspections import judge_all
+from .traces import observations
 
 SECTIONS: list[tuple[str, str]] = [
     ("outfalls", "Outfalls in the inventory"),
@@ -71,6 +75,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("illicit_found", "Illicit discharges found"),
     ("illicit_eliminated", "Illicit discharges eliminated"),
     ("idde_enforcement", "Enforcement under the illicit-discharge law"),
+    ("traces", "Source traces (trace visits at structures)"),
     ("construction_sites", "Construction sites active"),
     ("swppp_reviews", "SWPPP reviews"),
     ("storms", "Qualifying storms"),           # the town's threshold is added where the report is built
@@ -83,7 +88,8 @@ SECTIONS: list[tuple[str, str]] = [
     ("calibrations_overdue", "Calibrations overdue"),
     ("uptime", "Monitoring uptime per station"),
 ]
-MCM3 = ("outfalls", "screened", "flagged", "complaints", "illicit_found", "illicit_eliminated", "idde_enforcement")
+MCM3 = ("outfalls", "screened", "flagged", "complaints", "illicit_found", "illicit_eliminated", "idde_enforcement",
+        "traces")
 MCM4 = ("construction_sites", "swppp_reviews", "storms", "inspections", "inspection_reports",
         "construction_enforcement")
 # The laws' MCM: the illicit-discharge laws (MCM 3) and the construction law (MCM 4).
@@ -337,6 +343,23 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                                       [{"case": c.number, "outfall": c.outfall, "closed_at": e.at.astimezone(tz),
                                         "verification": e.verification} for c, e in gone],
                                       [f"/cases/{c.id}" for c, _ in gone])
+    traced = []
+    for c in cases:
+        visits = [v for v in store.trace_visits(c.id, ()) if _in(v.at, start, upto)]
+        if visits:
+            traced.append((c, visits))
+    traced.sort(key=lambda x: (x[1][0].at, x[0].id))
+    rows = []
+    for c, visits in traced:
+        flow_at, dry_at = observations(visits)
+        rows.append({"case": c.number, "outfall": c.outfall, "visits": len(visits),
+                     "first": visits[0].at.astimezone(tz), "last": visits[-1].at.astimezone(tz),
+                     "structures": " ".join(dict.fromkeys(v.structure for v in visits)),
+                     "flow_at": " ".join(flow_at), "dry_at": " ".join(dry_at), "finding": c.finding,
+                     "status": c.status})
+    S["traces"] = Section("traces", TITLES["traces"], ["case", "outfall", "visits", "first", "last", "structures",
+                                                       "flow_at", "dry_at", "finding", "status"], rows,
+                          [f"/cases/{c.id}#trace" for c, _ in traced])
     first, last = start.date(), (upto - timedelta(microseconds=1)).astimezone(tz).date()
     sites = [s for s in sorted(registry.construction_sites, key=lambda s: s.id)
              if s.active_from <= last and (s.active_to is None or s.active_to >= first)]

@@ -26,7 +26,7 @@ from .errors import ComplianceError, NoSuchRecord
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
           "lab_imports", "lab_results", "notices", "notice_events", "notice_recipients", "notice_letters",
-          "releases", "release_events", "swppp", "swppp_events")
+          "releases", "release_events", "swppp", "swppp_events", "trace_visits", "field_tests")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS parties (
@@ -114,6 +114,12 @@ CREATE TABLE IF NOT EXISTS release_events (
     id INTEGER PRIMARY KEY, release_id INTEGER NOT NULL REFERENCES releases (id),
     kind TEXT NOT NULL CHECK (kind IN ('called', 'written', 'emergency_dispatch')),
     at TEXT NOT NULL, note TEXT, recorded_by TEXT NOT NULL, recorded_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trace_visits (      -- a tracing entry made at a structure of the network (traces.py)
+    entry_id INTEGER PRIMARY KEY REFERENCES case_entries (id), structure TEXT NOT NULL,
+    flow TEXT NOT NULL CHECK (flow IN ('present', 'absent')), odour TEXT, colour TEXT);
+CREATE TABLE IF NOT EXISTS field_tests (       -- a trace visit's field tests, in the unit read
+    entry_id INTEGER NOT NULL REFERENCES trace_visits (entry_id), indicator TEXT NOT NULL, value REAL NOT NULL,
+    unit TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS swppp (
     id INTEGER PRIMARY KEY, number TEXT NOT NULL UNIQUE, site TEXT NOT NULL, title TEXT NOT NULL,
     party_id INTEGER REFERENCES parties (id), received_at TEXT NOT NULL, deviates INTEGER NOT NULL,
@@ -537,8 +543,10 @@ class ComplianceStore:
     def add_entry(self, case_id: int, *, kind: str, at: datetime, by: str, notes: str, location: str | None = None,
                   dry_weather: bool | None = None, flow_observed: bool | None = None, finding: str | None = None,
                   outcome: str | None = None, verification: str | None = None, recorded_by: str,
-                  attachments: Iterable[tuple[str, str, int, str, str]] = ()) -> Entry:
-        """``attachments``: (sha256, media_type, bytes, name, kind) of files already kept."""
+                  attachments: Iterable[tuple[str, str, int, str, str]] = (),
+                  then: Callable[[sqlite3.Connection, int], None] | None = None) -> Entry:
+        """``attachments``: (sha256, media_type, bytes, name, kind) of files already kept;
+        ``then``: writes rows of the entry's own (a trace visit's) in the same transaction."""
         with self._lock, transaction(self.conn):
             eid = self._insert("case_entries", {
                 "case_id": case_id, "kind": kind, "at": iso(at), "by": by, "notes": notes, "location": location,
@@ -548,6 +556,8 @@ class ComplianceStore:
                 "recorded_at": self._now()})
             for a in attachments:
                 self.conn.execute("INSERT OR IGNORE INTO attachments VALUES (?,?,?,?,?,?)", (eid, *a))
+            if then is not None:
+                then(self.conn, eid)
         return next(e for e in self.case(case_id).entries if e.id == eid)
 
     def case(self, cid: int) -> Case:
@@ -566,6 +576,12 @@ class ComplianceStore:
         return Case(r["id"], r["number"], r["origin"], r["incident_id"], r["outfall"], r["location"], r["description"],
                     r["reporter"], r["reporter_contact"], t(r["observed_at"]), r["opened_by"], t(r["opened_at"]),
                     tuple(entries))
+
+    def trace_visits(self, case_id: int, thresholds: tuple[Any, ...]) -> list[Any]:
+        """The case's trace visits (:mod:`.traces`), their field tests judged by ``thresholds``."""
+        from . import traces
+        with self._lock:
+            return traces.read(self.conn, case_id, thresholds)
 
     def cases(self, *, outfall: str | None = None, incident_id: int | None = None) -> list[Case]:
         """Newest first."""

@@ -8,6 +8,12 @@ in the first part. No flow at ``m``: in the rest. The next structure is the one 
 part is nearest half the suspect length (ties: the nearer to the outfall, then the id).
 Loops are handled as the graph has them: everything that can drain to ``m`` counts.
 
+Pipes whose direction is not known (``two_way``: the map says so, or doubts it) may flow
+either way. Flow seen at ``m`` then keeps every pipe that *may* drain to ``m`` (taking such
+a pipe both ways); a dry ``m`` clears only the pipes that *surely* drain to it (reaching
+``m`` without such a pipe). The next structure is the one whose worse outcome leaves the
+least suspect length (with every direction known this is the structure nearest half).
+
 The field practice it serves: storm drain network investigations working up from the
 outfall through manholes at junctions, as in E. Brown, D. Caraco (Center for Watershed
 Protection) and R. Pitt, "Illicit Discharge Detection and Elimination: A Guidance Manual
@@ -16,7 +22,7 @@ agreement X-82907801-0. Choosing the manhole by halving the suspect pipe length 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .errors import NetworkError
@@ -31,9 +37,10 @@ class Plan:
     next_splits_ft: float | None     # suspect length draining to the next structure
 
 
-def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = ()) -> Plan:
+def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = (),
+         two_way: Collection[str] = ()) -> Plan:
     """The suspect reach after the observations (each structure opened: flow seen or not)
-    and the next structure to open."""
+    and the next structure to open. ``two_way``: pipes whose direction is not known."""
     import networkx as nx
     if outfall not in net.structures:
         raise NetworkError(f"no structure {outfall!r} in the town's network")
@@ -41,6 +48,11 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     for s in (*flow, *no_flow):
         if s not in g:
             raise NetworkError(f"no structure {s!r} in the town's network")
+    for pid in two_way:
+        if pid not in net.conveyances:
+            raise NetworkError(f"no pipe {pid!r} in the town's network")
+    if two_way:
+        return _plan_both_ways(net, outfall, flow, no_flow, set(two_way))
     length = {(u, v): (d["length_ft"] or 0.0) for u, v, d in g.edges(data=True)}
     ids = {(u, v): d["id"] for u, v, d in g.edges(data=True)}
 
@@ -69,6 +81,59 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
         depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
         tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
     return Plan(frozenset(ids[e] for e in suspect), total, tied[0][0], tied[0][1])
+
+
+def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
+                    unknown: set[str]) -> Plan:
+    """:func:`plan` with pipes of unknown direction, counted structure by structure (each
+    structure's ancestors, twice: a quadratic count, for the few networks that need it)."""
+    import networkx as nx
+    may, surely = nx.DiGraph(), nx.DiGraph()
+    may.add_nodes_from(net.structures)
+    surely.add_nodes_from(net.structures)
+    length: dict[str, float] = {}
+    for c in net.conveyances.values():
+        if c.upstream is None or c.downstream is None:
+            continue
+        length[c.id] = c.length_ft or 0.0
+        ends = [(c.upstream, c.downstream)] + ([(c.downstream, c.upstream)] if c.id in unknown else [])
+        for u, v in ends:
+            if not may.has_edge(u, v):
+                may.add_edge(u, v, ids=set())
+            may.edges[u, v]["ids"].add(c.id)
+        if c.id not in unknown:
+            if not surely.has_edge(c.upstream, c.downstream):
+                surely.add_edge(c.upstream, c.downstream, ids=set())
+            surely.edges[c.upstream, c.downstream]["ids"].add(c.id)
+
+    def draining_to(g, m: str) -> set[str]:
+        return {pid for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v) for pid in g.edges[u, v]["ids"]}
+
+    def ft(pipes: set[str]) -> float:
+        return sum(length[p] for p in pipes)
+
+    suspect = draining_to(may, outfall)
+    for m in flow:
+        suspect &= draining_to(may, m)
+    for m in no_flow:
+        suspect -= draining_to(surely, m)
+    total = ft(suspect)
+    opened = {outfall, *flow, *no_flow}
+    ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)}
+    scored = []
+    for m in ends - opened:
+        part = draining_to(may, m) & suspect
+        if 0 < len(part) < len(suspect):
+            part_ft = ft(part)
+            scored.append((max(part_ft, total - ft(draining_to(surely, m) & suspect)), m, part_ft))
+    if not scored:
+        return Plan(frozenset(suspect), total, None, None)
+    least = min(score for score, _, _ in scored)
+    tied = [(m, part_ft) for score, m, part_ft in scored if score == least]
+    if len(tied) > 1:                                  # the nearer the outfall, then the id
+        depth = nx.single_source_shortest_path_length(may.reverse(copy=False), outfall)
+        tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
+    return Plan(frozenset(suspect), total, tied[0][0], tied[0][1])
 
 
 def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

@@ -44,3 +44,6 @@ def test_wheel_ships_py_typed(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [pkg for pkg in roots if pkg.replace(".", "/") + "/py.typed" not in names]
     assert missing == [], f"no py.typed in the wheel for {missing}"
+    # the drawn map's library is vendored (no CDN): its code, style, images and licence ship too
+    for name in ("leaflet.js", "leaflet.css", "LICENSE", "VERSION", "images/marker-icon.png"):
+        assert f"ms4watch/workbench/static/vendor/leaflet/{name}" in names, name

@@ -82,3 +82,49 @@ def test_the_one_pass_parts_agree_with_counting_ancestors(seed):
                 part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
                 assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m
     assert _parts_tree(suspect, length) is None         # the looped network
+
+
+def test_pipes_of_unknown_direction_are_walked_both_ways():
+    #   O <-100- A <-100- B ; B ?-200-? C (direction unknown: drawn C -> B) ; C <-100- D
+    unknown = net([("p1", "A", "O", 100), ("p2", "B", "A", 100), ("p3", "C", "B", 200), ("p4", "D", "C", 100)])
+    p = plan(unknown, "O", two_way=["p3"])
+    # total 500 (p3 once). Flow at m keeps what may drain to m; a dry m clears only what surely does
+    # (not through p3). Worst case left: A: may 400 (p2 p3 p4), surely 100 (p2): max(400, 400) = 400;
+    # B: may 300 (p3 p4), surely 0: 500; C: may 300 (p3 p4), surely 100 (p4): max(300, 400) = 400.
+    # A and C tie: A is nearer the outfall.
+    assert (p.suspect_length_ft, p.next_structure, p.next_splits_ft) == (500, "A", 400)
+    p = plan(unknown, "O", two_way=["p3"], flow=["A"])
+    assert (p.suspect_pipes, p.suspect_length_ft) == ({"p2", "p3", "p4"}, 400)
+    # B: may 300, surely 0 -> 400; C: may 300, surely 100 -> max(300, 300) = 300
+    assert (p.next_structure, p.next_splits_ft) == ("C", 300)
+    p = plan(unknown, "O", two_way=["p3"], flow=["A"], no_flow=["C"])
+    assert p.suspect_pipes == {"p2", "p3"}           # a dry C clears p4; p3 may flow from B's side to C
+    assert (p.next_structure, p.next_splits_ft) == ("B", 200)
+    # as drawn (C -> B), the same dry C would clear p4 only too, but flow at C is taken to reach B:
+    p = plan(unknown, "O", two_way=["p3"], flow=["A", "C"])
+    assert (p.suspect_pipes, p.next_structure) == ({"p3", "p4"}, None)   # B and C drain each other: walk it
+    drawn = plan(unknown, "O", flow=["A", "C"])
+    assert (drawn.suspect_pipes, drawn.next_structure) == ({"p4"}, None)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_both_ways_count_agrees_with_the_one_pass_plan_when_every_direction_is_known(seed):
+    """Random trees with a few pipes drawn back and random visits: with no pipe of unknown
+    direction, the both-ways count (worst case left) names the same structure as halving."""
+    import random
+
+    from ms4watch.network.bisect import _plan_both_ways
+    rnd = random.Random(seed)
+    pipes = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
+             for i in range(1, 30)]
+    pipes += [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(pipes, 2))]
+    n = net(pipes, outfalls=("N0",))
+    nodes = sorted(n.structures)
+    for _ in range(4):
+        flow, dry = rnd.sample(nodes, 1), rnd.sample(nodes, 1)
+        assert plan(n, "N0", flow=flow, no_flow=dry) == _plan_both_ways(n, "N0", flow, dry, set()), (flow, dry)
+
+
+def test_an_unknown_pipe_id_is_refused():
+    with pytest.raises(NetworkError, match="no pipe 'nope'"):
+        plan(CHAIN, "O", two_way=["nope"])

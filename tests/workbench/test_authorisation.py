@@ -44,6 +44,7 @@ LEAST_ROLE = {
     "/cases/{cid}/close": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/samples": NEEDS[Permission.RECORD_CASE],
     "/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
+    "/cases/{cid}/trace-visits": NEEDS[Permission.RECORD_CASE],      # issue 24 (test_tracing.py)
     "/samples/{smp}/custody": NEEDS[Permission.RECORD_CASE],
     "/releases": NEEDS[Permission.RECORD_CASE],
     "/releases/{rel}/events": NEEDS[Permission.RECORD_CASE],
@@ -56,6 +57,7 @@ LEAST_ROLE = {
     "/api/v1/cases": NEEDS[Permission.RECORD_CASE],
     "/api/v1/cases/{cid}/entries": NEEDS[Permission.RECORD_CASE],
     "/api/v1/cases/{cid}/labs": NEEDS[Permission.RECORD_CASE],
+    "/api/v1/cases/{cid}/trace-visits": NEEDS[Permission.RECORD_CASE],
     "/api/v1/releases": NEEDS[Permission.RECORD_CASE],
     "/api/v1/parties": NEEDS[Permission.ENFORCE],
     "/api/v1/notices": NEEDS[Permission.ENFORCE],
@@ -84,10 +86,12 @@ COMPLIANCE_BODIES = {
     "/swppp": {"site": "CS-7", "title": "Phase 2", "received_at": AT},
     "/swppp/{sw}/events": {"kind": "complete", "at": AT},
     "/cases/{cid}/labs": {},
+    "/cases/{cid}/trace-visits": {"structure": "MH-2", "at": AT, "by": "J. Rivera", "flow": "present"},
     "/reports/annual/{year}/overrides": {"line": "fines_construction", "value": 2, "reason": "the court's records"},
 }
 COMPLIANCE_TARGETS = {"/cases": "cases", "/cases/{cid}/entries": "case:1", "/cases/{cid}/close": "case:1", "/cases/{cid}/samples": "case:1",
-                      "/cases/{cid}/labs": "case:1", "/samples/{smp}/custody": "sample:1", "/releases": "releases",
+                      "/cases/{cid}/labs": "case:1", "/cases/{cid}/trace-visits": "case:1",
+                      "/samples/{smp}/custody": "sample:1", "/releases": "releases",
                       "/releases/{rel}/events": "release:1", "/parties": "parties", "/notices": "notices",
                       "/notices/{nid}/events": "notice:1", "/notices/{nid}/withdraw": "notice:1", "/swppp": "swppp", "/swppp/{sw}/events": "swppp:1",
                       "/reports/annual/{year}/overrides": "report:2026"}

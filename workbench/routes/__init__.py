@@ -4,7 +4,7 @@ server also has ``lobby.router`` at its root (log in, choose a town)."""
 from __future__ import annotations
 
 from . import (account, ack, auth, compliance, health, home, incidents, inspections, metrics, network, outfalls, reports, sms,
-               stations, storms)
+               stations, storms, tracing)
 from .api import compliance as api_compliance
 from .api import incidents as api_incidents
 from .api import inspections as api_inspections
@@ -26,6 +26,7 @@ ROUTERS = [
     storms.router,
     network.router,
     compliance.router,
+    tracing.router,
     reports.router,
     ack.router,
     sms.router,

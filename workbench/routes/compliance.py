@@ -156,8 +156,9 @@ def _case_page(request: Request, actor: Actor, services: Any, cid: int, status: 
         except WorkbenchError:
             incident = None
     now = d.clock().astimezone(services.tz)
+    trace = services.tracing.of_case(actor, cid) if services.tracing is not None else None
     return render(request, "case.html", status, title=f"Case {case.number}", actor=actor, case=case, samples=samples,
-                  notices=notices, incident=incident, error=error, now=now, qualifiers=QUALIFIERS,
+                  notices=notices, incident=incident, error=error, now=now, qualifiers=QUALIFIERS, trace=trace,
                   outfall=next((o for o in services.registry.outfalls if o.id == case.outfall), None),
                   may_record=actor.may(Permission.RECORD_CASE), may_enforce=actor.may(Permission.ENFORCE))
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path as PathParam, Request
+from fastapi import APIRouter, Path as PathParam, Query, Request
 from fastapi.responses import Response
 
-from ..deps import CurrentActor, Services, render
+from ...compliance.traces import observations
+from ..deps import MAX_ID, CurrentActor, Services, render
 from ..errors import NotFound
 
 router = APIRouter(include_in_schema=False)
@@ -38,6 +39,51 @@ def network(request: Request, actor: CurrentActor, services: Services) -> Respon
                          "length_ft": total_length_ft(up)})
     return render(request, "network.html", title="Storm-sewer map", actor=actor, net=net, rows=rows,
                   findings=findings, last=last)
+
+
+@router.get("/network/map")
+def network_map(request: Request, actor: CurrentActor, services: Services,
+                case: Annotated[int, Query(ge=0, le=MAX_ID)] = 0) -> Response:
+    """The map drawn (Leaflet, vendored; no tile server unless ``web.map_tiles`` names one):
+    pipes, structures, stations and construction sites with their status; with ``case``, the
+    case's suspect reach, its visits and the next structure to open."""
+    from .. import networkmap as nm
+    tracing = services.tracing
+    m = tracing.town_map() if tracing is not None else None    # read once per import, not per request
+    net = m.net if m is not None else None
+    trace = None
+    marks = nm.TraceMarks()
+    the_case = None
+    if case:
+        if services.compliance is None or tracing is None:
+            raise NotFound("cases are not kept by this server")
+        the_case = services.compliance.case(actor, case)
+        trace = tracing.of_case(actor, case)
+        flow, dry = observations([v for v in trace.visits])
+        marks = nm.TraceMarks(frozenset(trace.suspect_pipes), {**{s: "present" for s in flow},
+                                                               **{s: "absent" for s in dry}},
+                              trace.next_structure, trace.outfall)
+    board = services.stations.board(actor)
+    stations = [nm.Place(s.station.id, s.station.name, s.station.lat, s.station.lon, s.state.css,
+                         f"/stations/{s.station.id}") for s in board.located]
+    today = services.inspections.clock().astimezone(services.tz).date()
+    sites = [nm.Place(c.id, c.name, c.lat, c.lon, "active" if c.active_on(today) else "inactive",
+                      f"/inspections?site={c.id}")
+             for c in services.registry.construction_sites if c.lat is not None and c.lon is not None]
+    monitored, with_cases = set(), set()
+    if m is not None and tracing is not None:
+        for o in services.registry.outfalls:         # the registry's outfalls are the monitored ones
+            got = tracing.map_outfall(o.id, m)
+            if got:
+                monitored.add(got)
+        if services.compliance is not None:
+            for c in services.compliance.cases(actor):
+                got = tracing.map_outfall(c.outfall, m) if c.status == "open" else None
+                if got:
+                    with_cases.add(got)
+    data = nm.build(net, monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)
+    return render(request, "network_map.html", title="Storm-sewer map", actor=actor, net=net, data=data,
+                  case=the_case, trace=trace)
 
 
 @router.get("/network/trace/{sid}")

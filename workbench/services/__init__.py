@@ -35,6 +35,7 @@ from .metrics import Metrics
 from .sms import SmsInbox
 from .stations import StationDesk
 from .storms import StormLog
+from .tracing import TraceDesk
 
 if TYPE_CHECKING:
     import sqlite3
@@ -64,6 +65,7 @@ class Workbench:
     towns: tuple[str, ...] = ()         # every municipality this server serves (a coalition: several)
     compliance: ComplianceDesk | None = None   # cases, samples, notices, releases, SWPPP reviews (issue 12)
     corrections: CorrectionDesk | None = None  # drift corrections: a station's, and reverting one (issue 13)
+    tracing: TraceDesk | None = None           # source tracing on a case, over the town's map (issue 24)
 
     @property
     def municipality(self) -> str:
@@ -109,6 +111,8 @@ class Workbench:
                               incidents=incidents, events=readings, readings=readings,
                               calibrations=readings, reports=reports,
                               thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
+        tracing = TraceDesk(desk, town_dir)
+        desk.trace_of = tracing.of_case
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
@@ -119,7 +123,8 @@ class Workbench:
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
                    conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
-                   corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()))
+                   corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()),
+                   tracing=tracing)
 
     def close(self) -> None:
         self.stations.close()

@@ -133,6 +133,7 @@ class ComplianceDesk:
         self.corrections = corrections     # drift corrections (corrections.db): packets of corrected values
         self.thresholds = thresholds
         self.on_change = on_change
+        self.trace_of: Callable[[Actor, int], Any] | None = None   # a case's source trace (services.tracing)
         self.cal = BusinessCalendar(registry.tz, registry.office_closures)
 
     @classmethod
@@ -861,9 +862,14 @@ class ComplianceDesk:
         for n in sorted(notices, key=lambda n: n.id):   # the letters as served (frozen at issue)
             _, pdf_bytes = self.letter(actor, n.id)
             letters.append((n, self.store.party(n.party_id), pdf_bytes))
+        trace = None
+        if case is not None and self.trace_of is not None:
+            tr = self.trace_of(actor, case.id)
+            trace = pk.TraceEvidence(tr.outfall, tr.visits, tr.suspect_pipes,
+                                     tr.plan.suspect_length_ft if tr.plan else None, tr.next_structure, tr.why_not)
         p = pk.Packet(title=title, subject=subject, tz=self.tz, timezone_name=self.registry.timezone,
                       incidents=evidence, case=case, samples=samples, notices=letters, inspections=inspections,
-                      provisions=provisions)
+                      provisions=provisions, trace=trace)
         files = pk.data_files(p, self._chart, self._readings_csv)
         pdf_bytes = pk.packet_pdf(p, files)
         self.audit.record(actor, "packet.build", target=f"case:{case.id}" if case else f"incident:{incident_id}",

@@ -1,5 +1,5 @@
 """``/api/v1`` for compliance records: cases (list, one, open, add to the thread, import lab
-results), responsible parties, notices of violation (issue, record delivery and appeal
+results, the source trace and its visits), responsible parties, notices of violation (issue, record delivery and appeal
 events, the letter), releases, the deadline board (JSON, CSV), the annual report's counts."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn
+from ....compliance.inputs import CaseIn, EntryIn, NoticeEventIn, NoticeIn, PartyIn, ReleaseIn, TraceVisitIn
 from ...csvout import csv_response
 from ...deps import MAX_ID, CurrentActor, Services
 from ...schemas import BAD, CONFLICT, ERRORS, TOO_LARGE, DueOut, ErrorOut
@@ -269,6 +269,67 @@ async def open_case(actor: CurrentActor, services: Services, body: CaseIn) -> Ca
              status_code=201, responses={**NOT_FOUND, **CONFLICT, **BAD})
 async def add_entry(cid: CaseId, actor: CurrentActor, services: Services, body: EntryIn) -> CaseOut:
     return CaseOut.of(await run_in_threadpool(desk(services).add_entry, actor, cid, body))
+
+
+class FieldTestOut(BaseModel):
+    indicator: str
+    value: float
+    unit: str
+    verdict: str = Field(description="exceeds | below | no_threshold (the town's screening thresholds)")
+    threshold: str | None
+
+
+class TraceVisitOut(BaseModel):
+    entry_id: int
+    structure: str
+    at: datetime
+    by: str
+    flow: str = Field(description="present | absent")
+    odour: str | None
+    colour: str | None
+    notes: str
+    field_tests: list[FieldTestOut]
+
+
+class TraceOut(BaseModel):
+    """A case's source trace over the town's map (docs/network.md)."""
+    outfall: str | None = Field(description="the case's outfall on the map; null: not on it, or no map")
+    note: str | None = Field(description="why there is no plan")
+    suspect_pipes: list[str]
+    suspect_length_ft: float | None
+    next_structure: str | None = Field(description="the structure to open next; null: walk the suspect pipes")
+    visits: list[TraceVisitOut]
+
+    @classmethod
+    def of(cls, t: Any) -> "TraceOut":
+        return cls(outfall=t.outfall, note=t.why_not, suspect_pipes=t.suspect_pipes,
+                   suspect_length_ft=t.plan.suspect_length_ft if t.plan else None, next_structure=t.next_structure,
+                   visits=[TraceVisitOut(entry_id=v.entry_id, structure=v.structure, at=v.at, by=v.by,
+                                         flow=v.flow.value, odour=v.odour, colour=v.colour, notes=v.notes,
+                                         field_tests=[FieldTestOut(indicator=x.indicator.value, value=x.value,
+                                                                   unit=x.unit, verdict=x.verdict,
+                                                                   threshold=x.threshold) for x in v.tests])
+                           for v in t.visits])
+
+
+def _tracing(services: Any):
+    from ..tracing import tracing
+    return tracing(services)
+
+
+@router.get("/cases/{cid}/trace", summary="A case's source trace: its visits, the suspect reach, the next structure",
+            responses=NOT_FOUND)
+def trace(cid: CaseId, actor: CurrentActor, services: Services) -> TraceOut:
+    return TraceOut.of(_tracing(services).of_case(actor, cid))
+
+
+@router.post("/cases/{cid}/trace-visits", summary="Record a trace visit at a structure of the town's map (role "
+             "inspector or higher); the trace as it now stands", status_code=201,
+             responses={**NOT_FOUND, **CONFLICT, **BAD})
+async def add_trace_visit(cid: CaseId, actor: CurrentActor, services: Services, body: TraceVisitIn) -> TraceOut:
+    t = _tracing(services)
+    await run_in_threadpool(t.record_visit, actor, cid, body)
+    return TraceOut.of(await run_in_threadpool(t.of_case, actor, cid))
 
 
 @router.post("/cases/{cid}/labs", summary="Import a lab's results (CSV): all rows or none, each bad line named",

@@ -1,0 +1,249 @@
+"""Source tracing on a case, on the real workbench: trace visits recorded at structures of the
+town's map narrow the suspect reach and name the next structure to open (the network of
+tests/support/town_network.py, worked by hand there)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from ms4watch.workbench.roles import Actor, Role, Via
+from tests.support.notify_peers import dwf
+from tests.support.town_network import store_network
+
+
+def _case(bench) -> dict:
+    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
+    with bench.api("inspector") as c:
+        r = c.post("/api/v1/cases", json={"origin": "incident", "incident_id": 1, "location": "Main St outfall",
+                                          "description": "dry-weather flow, grey water", "observed_at":
+                                          "2026-06-01T15:30:00Z"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _folder(bench):
+    return bench.workbench.settings.town_data_dir(bench.workbench.municipality)
+
+
+def test_without_a_map_the_case_says_so_and_refuses_a_trace_visit(bench):
+    case = _case(bench)
+    s = bench.login("inspector")
+    assert "No trace plan: no map imported" in s.get(f"/cases/{case['id']}").text
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-2", "at": "2026-06-01T11:00",
+                                                           "by": "J. Rivera", "flow": "present"})
+    assert r.status_code == 409 and "no map imported" in r.text
+
+
+def test_visits_narrow_the_suspect_reach_to_the_pipes_to_walk(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("inspector")
+    page = s.get(f"/cases/{case['id']}").text
+    assert "Next: open <b class=\"next-structure\">MH-2</b>. It drains 400 ft of the 600 ft" in page
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {
+        "structure": "MH-2", "at": "2026-06-01T11:00", "by": "J. Rivera", "flow": "present", "odour": "sewage",
+        "colour": "grey", "ammonia_mg_l": "1.2", "surfactants_mg_l": "0.1", "temperature": "19.5",
+        "e_coli": "2400", "e_coli_unit": "MPN/100 mL", "notes": "steady trickle from the north"})
+    assert r.status_code == 303, r.text
+    page = s.get(f"/cases/{case['id']}").text
+    assert "Next: open <b class=\"next-structure\">MH-3</b>. It drains 100 ft of the 400 ft" in page
+    assert "ammonia 1.2 mg/L (exceeds ammonia &gt;= 0.5 mg/L)" in page
+    assert "E. coli 2400 MPN/100 mL (exceeds E. coli &gt;= 235 CFU/100 mL)" in page     # MPN counted as CFU
+    assert "surfactants 0.1 mg/L</span>" in page and "temperature 19.5 °C" in page
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-3", "at": "2026-06-01T11:30",
+                                                           "by": "J. Rivera", "flow": "absent"})
+    assert r.status_code == 303, r.text
+    page = s.get(f"/cases/{case['id']}").text
+    assert "walk the pipes <b>P3, P5</b> (300 ft)" in page
+    assert "Suspect reach: 2 pipe(s), 300 ft, between CB-1, MH-2, MH-3." in page
+    # kept as the thread's tracing entries, with the visit's own rows, append-only
+    got = bench.workbench.compliance.store.case(case["id"])
+    assert [(e.kind, e.location, e.flow_observed) for e in got.entries] == [
+        ("tracing", "manhole MH-2", True), ("tracing", "manhole MH-3", False)]
+    visits = bench.workbench.compliance.store.trace_visits(case["id"], bench.workbench.compliance.thresholds)
+    assert [(v.structure, v.flow.value, v.odour, [(t.indicator.value, t.value, t.unit, t.verdict) for t in v.tests])
+            for v in visits] == [
+        ("MH-2", "present", "sewage", [("ammonia", 1.2, "mg/L", "exceeds"), ("surfactants", 0.1, "mg/L", "below"),
+                                       ("temperature", 19.5, "°C", "no_threshold"),
+                                       ("E. coli", 2400.0, "MPN/100 mL", "exceeds")]),
+        ("MH-3", "absent", None, [])]
+    conn = sqlite3.connect(bench.workbench.compliance.store.path)
+    with pytest.raises(sqlite3.IntegrityError, match="never changed"):
+        conn.execute("UPDATE trace_visits SET flow = 'absent'")
+    with pytest.raises(sqlite3.IntegrityError, match="kept"):
+        conn.execute("DELETE FROM field_tests")
+    conn.close()
+    audit = [(a.action, a.detail) for a in bench.workbench.audit.entries(limit=50) if a.action == "case.trace_visit"]
+    assert ("case.trace_visit", "trace visit at MH-2: flow present; 4 field test(s)") in audit
+
+
+def test_a_later_visit_at_a_structure_corrects_an_earlier_one(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("inspector")
+    for at, flow in (("11:00", "absent"), ("11:20", "present")):
+        r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-2", "at": f"2026-06-01T{at}",
+                                                               "by": "J. Rivera", "flow": flow})
+        assert r.status_code == 303, r.text
+    viewer = Actor("v", "Viewer", Role.VIEWER, bench.workbench.municipality, Via.WEB)
+    trace = bench.workbench.tracing.of_case(viewer, case["id"])
+    assert trace.plan.suspect_pipes == {"P3", "P4", "P5"} and trace.next_structure == "MH-3"
+
+
+@pytest.mark.parametrize("form, status, says", [
+    ({"structure": "NOPE", "flow": "present"}, 409, "structure: no structure &#39;NOPE&#39; on the town&#39;s map"),
+    ({"structure": "MH-2"}, 400, "flow: Field required"),
+    ({"structure": "MH-2", "flow": "maybe"}, 400, "flow: Input should be"),
+    ({"structure": "MH-2", "flow": "present", "ammonia_mg_l": "-1"}, 400, "ammonia_mg_l: Input should be greater"),
+    ({"structure": "MH-2", "flow": "present", "e_coli": "5", "e_coli_unit": "per cup"}, 400, "e_coli_unit"),
+    ({"structure": "MH-2", "flow": "present", "at": "2026-06-09T11:00"}, 409, "is in the future"),
+])
+def test_a_bad_visit_is_refused_naming_the_field(bench, form, status, says):
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("inspector")
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {"at": "2026-06-01T11:00", "by": "J. Rivera", **form})
+    assert r.status_code == status and says in r.text, r.text[-3000:]
+    assert bench.workbench.compliance.store.case(case["id"]).entries == ()
+
+
+def test_a_viewer_may_read_the_trace_but_not_record_a_visit(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("viewer")
+    page = s.get(f"/cases/{case['id']}").text
+    assert "Next: open" in page and "Record a trace visit" not in page
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-2", "at": "2026-06-01T11:00",
+                                                           "by": "J. Rivera", "flow": "present"})
+    assert r.status_code == 403
+
+
+def _two_visits(bench) -> dict:
+    store_network(_folder(bench))
+    case = _case(bench)
+    s = bench.login("inspector")
+    for structure, at, flow, extra in (("MH-2", "11:00", "present", {"ammonia_mg_l": "1.2", "odour": "sewage"}),
+                                       ("MH-3", "11:30", "absent", {})):
+        r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": structure, "at": f"2026-06-01T{at}",
+                                                               "by": "J. Rivera", "flow": flow, **extra})
+        assert r.status_code == 303, r.text
+    return case
+
+
+def test_the_trace_is_in_the_evidence_packet(bench):
+    import io
+    import json
+    import zipfile
+
+    from ms4watch.compliance.packet import verify
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    first = s.get(f"/cases/{case['id']}/packet.zip")
+    assert first.status_code == 200 and verify(first.content) == []
+    assert s.get(f"/cases/{case['id']}/packet.zip").content == first.content          # rebuilt byte-identical
+    z = zipfile.ZipFile(io.BytesIO(first.content))
+    root = "case-IDDE-2026-001/"
+    rows = z.read(root + "trace-visits.csv").decode().splitlines()
+    assert rows[0] == "at,structure,flow,odour,colour,field_tests,by,notes"
+    assert rows[1].startswith("2026-06-01T15:00:00+00:00,MH-2,present,sewage,,ammonia 1.2 mg/L (exceeds ammonia >= 0.5")
+    assert rows[2].startswith("2026-06-01T15:30:00+00:00,MH-3,absent,")
+    trace = json.loads(z.read(root + "records.json"))["trace"]
+    assert (trace["outfall"], trace["suspect_pipes"], trace["suspect_length_ft"], trace["next_structure"]) == (
+        "OF-12", ["P3", "P5"], 300.0, None)
+    assert [(v["structure"], v["flow"]) for v in trace["visits"]] == [("MH-2", "present"), ("MH-3", "absent")]
+    assert trace["visits"][0]["field_tests"][0] == {"indicator": "ammonia", "value": 1.2, "unit": "mg/L",
+                                                    "verdict": "exceeds", "threshold": "ammonia >= 0.5 mg/L"}
+    pdf = s.get(f"/cases/{case['id']}/packet.pdf")
+    text = _pdf_text(pdf.content)
+    assert "Source trace from outfall OF-12" in text and "walk the pipes P3, P5" in text
+
+
+def _pdf_text(data: bytes) -> str:
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+        f.write(data)
+        f.flush()
+        return subprocess.run(["pdftotext", "-layout", f.name, "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_annual_report_counts_the_traces_in_its_idde_section(bench):
+    import csv
+    import io
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    page = s.get("/reports/annual/2026").text
+    assert "Source traces (trace visits at structures)" in page
+    r = s.get("/reports/annual/2026/traces.csv")
+    assert r.status_code == 200, r.text
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert [(x["case"], x["outfall"], x["visits"], x["structures"], x["flow_at"], x["dry_at"], x["first"])
+            for x in rows] == [("IDDE-2026-001", "OF-12", "2", "MH-2 MH-3", "MH-2", "MH-3",
+                                "2026-06-01T11:00:00-04:00")]
+    assert case["number"] == "IDDE-2026-001"
+
+
+def _map_data(page: str) -> dict:
+    import html
+    import json
+    import re
+    raw = re.search(r'<script type="application/json" id="netmap-data">(.*?)</script>', page, re.S).group(1)
+    return json.loads(html.unescape(raw))
+
+
+def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    page = s.get(f"/network/map?case={case['id']}")
+    assert page.status_code == 200
+    assert '<script src="/static/vendor/leaflet/leaflet.js" defer></script>' in page.text
+    assert "suspect reach 2 pipe(s), 300 ft; walk the pipes P3, P5." in page.text
+    data = _map_data(page.text)
+    feats = data["features"]["features"]
+    pipes = {f["properties"]["id"]: f["properties"].get("suspect", False) for f in feats if f["properties"]["layer"] == "pipe"}
+    assert pipes == {"P1": False, "P2": False, "P3": True, "P4": False, "P5": True}
+    structures = {f["properties"]["id"]: f["properties"] for f in feats if f["properties"]["layer"] == "structure"}
+    assert (structures["MH-2"]["visit"], structures["MH-3"]["visit"], structures["MH-4"].get("visit")) == (
+        "present", "absent", None)
+    assert structures["OF-12"]["status"] == "case"                 # the case is open at it
+    of12 = next(f for f in feats if f["properties"]["id"] == "OF-12" and f["properties"]["layer"] == "structure")
+    assert of12["geometry"]["coordinates"] == [-73.9452, 42.8161]   # longitude, latitude (WGS 84)
+    stations = {f["properties"]["id"] for f in feats if f["properties"]["layer"] == "station"}
+    assert "OF-12" in stations
+    # framed on the suspect reach (P3, P5), the structures visited and the outfall; MH-4 (42.8173) left out
+    assert data["bounds"] == [42.8161, -73.9452, 42.817, -73.944]
+    plain = _map_data(s.get("/network/map").text)
+    assert not any(f["properties"].get("suspect") for f in plain["features"]["features"])
+    assert s.get("/network/map?case=999").status_code == 404
+
+
+def test_the_map_has_no_tile_server_unless_the_settings_name_one(bench):
+    store_network(_folder(bench))
+    page = bench.login("viewer").get("/network/map").text
+    assert 'data-tiles=""' in page and "http" not in page.split('id="netmap"')[1].split(">")[0]
+
+
+def test_the_api_records_a_visit_and_gives_the_trace(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    with bench.api("inspector") as c:
+        r = c.get(f"/api/v1/cases/{case['id']}/trace")
+        assert r.status_code == 200, r.text
+        assert (r.json()["outfall"], r.json()["next_structure"], r.json()["suspect_length_ft"]) == ("OF-12", "MH-2", 600)
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-2", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "present",
+            "potassium_mg_l": 25})
+        assert r.status_code == 201, r.text
+        got = r.json()
+        assert (got["next_structure"], got["suspect_pipes"]) == ("MH-3", ["P3", "P4", "P5"])
+        assert got["visits"][0]["field_tests"] == [{"indicator": "potassium", "value": 25.0, "unit": "mg/L",
+                                                    "verdict": "exceeds", "threshold": "potassium >= 20 mg/L"}]
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-9", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "present"})
+        assert r.status_code == 409 and "no structure 'MH-9'" in r.text
+    with bench.api("viewer") as c:
+        r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
+            "structure": "MH-3", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "absent"})
+        assert r.status_code == 403

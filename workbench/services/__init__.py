@@ -22,11 +22,13 @@ from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
 from ..auth.users import UserStore
 from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
+from ..records.field_sends import FieldSends
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
 from .compliance import ComplianceDesk, FileStore
 from .corrections import CorrectionDesk
+from .field import FieldDesk
 from .health import Health
 from .incidents import IncidentDesk
 from .inspections import InspectionDesk
@@ -64,6 +66,7 @@ class Workbench:
     towns: tuple[str, ...] = ()         # every municipality this server serves (a coalition: several)
     compliance: ComplianceDesk | None = None   # cases, samples, notices, releases, SWPPP reviews (issue 12)
     corrections: CorrectionDesk | None = None  # drift corrections: a station's, and reverting one (issue 13)
+    field: FieldDesk | None = None             # the offline field form's sends, each once (issue 23)
 
     @property
     def municipality(self) -> str:
@@ -109,17 +112,20 @@ class Workbench:
                               incidents=incidents, events=readings, readings=readings,
                               calibrations=readings, reports=reports,
                               thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
+        inspections = InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side)
+        field = FieldDesk(registry, FieldSends(conn, lock, clock), inspections, desk, audit, clock)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
                    sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier, ReceivedSms(conn, lock)),
                    health=health, metrics=metrics,
                    stations=StationDesk(registry, incidents, readings, clock, alert_side, corrections),
-                   inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
+                   inspections=inspections,
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
                    conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
-                   corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()))
+                   corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()),
+                   field=field)
 
     def close(self) -> None:
         self.stations.close()

@@ -137,7 +137,8 @@ class FieldDesk:
         access = [(lw, lw.provision("access")) for lw in LAWS.values()
                   if any(p.key == "access" for p in lw.provisions)]
         return {
-            "municipality": self.municipality, "user": actor.name, "role": actor.role.value,
+            "municipality": self.municipality, "user": actor.name, "username": actor.username,
+            "role": actor.role.value,
             "generated_at": self.clock().isoformat(), "max_photos": MAX_PHOTOS,
             "may": {"inspection": actor.may(Permission.RECORD_INSPECTION), "visit": actor.may(Permission.RECORD_CASE)},
             "inspection": {

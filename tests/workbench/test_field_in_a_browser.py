@@ -180,6 +180,9 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert kept.photos[0]["position"]["lat"] == 42.8105 and kept.photos[0]["taken_at"]
         conflict = b.js("document.querySelector('#outbox li[data-state=conflict]').innerText")
         assert f"case {case['number']} is closed" in conflict and "Kept on this phone" in conflict
+        b.js("document.querySelector('#outbox li[data-state=conflict] details').open = true")
+        assert "notes: grey water at the outfall, sudsy" in b.js(
+            "document.querySelector('#outbox li[data-state=conflict] details').innerText")   # word for word
         assert b.js("document.querySelector('#outbox li[data-state=sent] a').getAttribute('href')") == \
             f"/inspections/{report.id}"
         b.fits()

@@ -259,6 +259,15 @@
   // -- what is on the phone ---------------------------------------------------------------------
   var WORDS = {queued: "Waiting to be sent", sending: "Sending", sent: "Sent", conflict: "Not recorded: conflict",
                refused: "Not recorded: refused"};
+  function contents(rec) {     // what was recorded, word for word, to copy from if the server refused it
+    var fields = rec.kind === "visit" ? rec.entry : rec.report, lines = [];
+    Object.keys(fields).forEach(function (k) {
+      if (fields[k] !== null && fields[k] !== "") lines.push(k.replace(/_/g, " ") + ": " + fields[k]);
+    });
+    if (rec.position) lines.push("position: " + rec.position.lat + ", " + rec.position.lon);
+    return el("details", {"class": "contents"}, [el("summary", {}, ["What was recorded"]),
+                                                 el("p", {"class": "lines"}, [lines.join("\n")])]);
+  }
   function draw() {
     return all().then(function (rows) {
       outbox.innerHTML = "";
@@ -270,12 +279,14 @@
           el("span", {"class": "muted"}, ["kept " + shown(r.created) + ", " + r.files.length + " photo(s)" +
                                           (spec && r.user !== spec.username ? ", by " + r.user : "")])]);
         if (r.state === "sent" && r.result) {
-          li.appendChild(el("a", {href: r.result.path}, [r.result.summary]));
+          li.appendChild(el("span", {}, ["Recorded " + shown(r.result.received_at) + ": ",
+                                         el("a", {href: r.result.path}, [r.result.summary])]));
         }
         if (r.detail) li.appendChild(el("span", {"class": "reason"}, [r.detail]));
         if (r.state === "conflict" || r.state === "refused") {
           li.appendChild(el("span", {"class": "muted"}, ["Kept on this phone; the server did not record it."]));
         }
+        if (r.state !== "sent") li.appendChild(contents(r.record));
         if (r.state === "conflict" && r.record.kind === "inspection" && r.record.item) {
           var again = el("button", {type: "button", "class": "again"}, ["Record it as an inspection of its own"]);
           again.addEventListener("click", function () {

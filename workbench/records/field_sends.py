@@ -81,6 +81,16 @@ class FieldSends:
         assert found is not None
         return found
 
+    def photos_of(self, municipality: str, kind: str, record_id: int) -> dict[str, dict[str, Any]]:
+        """Each photo's time and position (by its SHA-256) of the records sent from the field
+        that made inspection report ``record_id`` (kind ``inspection``) or a visit in case
+        ``record_id`` (kind ``visit``)."""
+        field = "$.report" if kind == "inspection" else "$.case"
+        with self._lock:
+            rows = self.conn.execute("SELECT photos FROM field_sends WHERE municipality = ? AND kind = ? AND status = 201"
+                                     " AND json_extract(result, ?) = ?", (municipality, kind, field, record_id)).fetchall()
+        return {p["sha256"]: p for r in rows for p in json.loads(r[0]) if p.get("sha256")}
+
     def count(self, municipality: str) -> int:
         with self._lock:
             return int(self.conn.execute("SELECT COUNT(*) FROM field_sends WHERE municipality = ?",

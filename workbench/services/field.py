@@ -154,6 +154,13 @@ class FieldDesk:
                 "cases": cases},
         }
 
+    def photos_taken(self, actor: Actor, kind: str, record_id: int) -> dict[str, PhotoTaken]:
+        """When and where each photo of a report (``inspection``) or a case's visits (``visit``)
+        was taken, as the phone said, by the photo's SHA-256 (photos not sent from the field: none)."""
+        actor.require(Permission.READ)
+        return {sha: PhotoTaken.model_validate({k: v for k, v in meta.items() if k != "sha256"})
+                for sha, meta in self.sends.photos_of(self.municipality, kind, record_id).items()}
+
     # -- sending ------------------------------------------------------------------------------
     def admit(self, actor: Actor) -> None:
         """The least role that sends anything from the field (before the body is read)."""

@@ -83,6 +83,8 @@ def test_a_record_sent_twice_with_its_key_is_made_once_and_the_resend_answers_th
     assert kept.photos[0]["taken_at"].startswith("2026-06-01T11:31") and kept.photos[0]["position"]["lat"] == 42.8105
     assert kept.photos[0]["sha256"] == report.photos[0].sha256
     assert bench.workbench.audit.entries(target=f"field:{key}")[0].action == "field.resend"
+    page = s.get(body["path"]).text        # the report's page says when and where the photo was taken
+    assert 'class="muted taken">taken 2026-06-01 11:31 EDT, at 42.810500, -73.932000 (±8 m)</span>' in page
 
 
 def test_concurrent_sends_of_one_key_make_one_record(bench):
@@ -191,3 +193,22 @@ def test_a_send_without_a_key_or_with_a_malformed_record_is_refused_with_the_fie
     with bench.api("viewer") as c:
         r = c.post("/api/v1/field/sends", data={"record": json.dumps(_inspection())}, headers={"Idempotency-Key": _key()})
     assert r.status_code == 403 and "needs the role inspector" in r.text
+
+
+def test_the_manifest_and_the_worker_are_the_towns_and_readable_without_a_session(bench):
+    with bench.api() as anonymous:
+        manifest = anonymous.get("/field/manifest.webmanifest")
+        worker = anonymous.get("/field/sw.js")
+    assert manifest.status_code == 200 and manifest.headers["content-type"] == "application/manifest+json"
+    m = manifest.json()
+    assert (m["start_url"], m["scope"], m["display"]) == ("/field/", "/field/", "standalone")
+    assert {i["sizes"] for i in m["icons"]} >= {"192x192", "512x512"}
+    assert worker.status_code == 200 and worker.headers["content-type"].startswith("text/javascript")
+    assert '"/api/v1/field/form"' in worker.text and "registration.scope" in worker.text
+    with bench.api() as anonymous:           # the icons the manifest names are served
+        assert all(anonymous.get(i["src"]).status_code == 200 for i in m["icons"])
+    from fastapi.testclient import TestClient   # a town of a coalition: under /t/<town>
+    from ms4watch.workbench import create_app
+    with TestClient(create_app(bench.workbench.settings, bench.workbench), root_path="/t/schenectady") as c:
+        town = c.get("/field/manifest.webmanifest").json()
+    assert (town["start_url"], town["scope"]) == ("/t/schenectady/field/", "/t/schenectady/field/")

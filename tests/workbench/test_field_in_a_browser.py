@@ -227,6 +227,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         b.wait_for("document.querySelectorAll('#outbox li[data-state=sent]').length === 2", 30)
         assert len(wb.inspections.reports.list(town)) == 2 and wb.field.sends.count(town) == 3
         expected = ("/api/v1/field/sends: Failed to load resource: the server responded with a status of 409",
+                    "/api/v1/field/sends: Failed to load resource: the server responded with a status of 401",
                     "/api/v1/field/form: Failed to load resource: the server responded with a status of 401")
         assert [e for e in b.console_errors() if not any(x in e for x in expected)] == []
     finally:

@@ -233,15 +233,13 @@
       rec = {kind: "inspection", item: value("item") ? Number(value("item")) : null, report: report};
       summary = "Inspection at " + (site ? site.name : report.site);
     }
-    var taken = photos;
-    where().then(function (pos) {
-      rec.drafted_at = iso(new Date());
-      rec.position = pos;
-      rec.photos = taken.map(function (p) { return {name: p.name, taken_at: p.taken_at, position: p.position}; });
-      return put({key: key(), user: spec.username, summary: summary, record: rec, state: "queued", detail: null,
-                  result: null, created: iso(new Date()),
-                  files: taken.map(function (p) { return {blob: p.file, name: p.name}; })});
-    }).then(function () {
+    var taken = photos, kept = {key: key(), user: spec.username, summary: summary, record: rec, state: "queued",
+                                detail: null, result: null, created: iso(new Date()),
+                                files: taken.map(function (p) { return {blob: p.file, name: p.name}; })};
+    rec.drafted_at = kept.created;
+    rec.position = null;
+    rec.photos = taken.map(function (p) { return {name: p.name, taken_at: p.taken_at, position: p.position}; });
+    put(kept).then(function () {        // kept at once; where the phone is, added when it knows (before sending)
       photos = [];
       drawPhotos();
       form.querySelectorAll((visit ? "#visit-part" : "#inspection-part") + " textarea").forEach(function (t) {
@@ -250,6 +248,15 @@
       var cert = form.querySelector("[name=certified]");
       if (cert) cert.checked = false;
       return draw();
+    }).then(function () {
+      return where().then(function (pos) {
+        if (!pos) return null;
+        return tx("readonly", function (st) { return st.get(kept.key); }).then(function (now) {
+          if (!now || now.state !== "queued") return null;
+          now.record.position = pos;
+          return put(now);
+        });
+      });
     }).then(flush).catch(function (err) {
       formError.textContent = "Could not keep the record on this phone: " + err;
       formError.hidden = false;

@@ -188,7 +188,8 @@ def test_a_send_without_a_key_or_with_a_malformed_record_is_refused_with_the_fie
     bad = _inspection()
     bad["report"] = {**REPORT, "sediment_pct": 140}
     r = _send(s, bad, _key())
-    assert r.status_code == 422 and "report.sediment_pct" in r.json()["detail"]
+    assert r.status_code == 409 and "report.sediment_pct" in r.json()["detail"]      # refused as given
+    assert bench.workbench.field.sends.count(bench.municipality) == 0                  # and not kept
     assert _reports(bench) == []
     with bench.api("viewer") as c:
         r = c.post("/api/v1/field/sends", data={"record": json.dumps(_inspection())}, headers={"Idempotency-Key": _key()})

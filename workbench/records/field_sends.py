@@ -5,7 +5,9 @@ it is back online; a send can be lost on the way back (the answer never arrives)
 then sent again with the same key. The key is stored unique with the first result — the
 record made (status 201) or the conflict that refused it (409: a case closed meanwhile, a
 site no longer active, the item inspected by someone else) — so a resend answers that
-first result and never makes a second record. Kept in ``workbench.db``; never changed.
+first result and never makes a second record. A send claims its key first
+(``field_claims``): if the server stops after the record is made and before its result is
+kept, the claim stays and a resend is refused with that said, not made a second time. Kept in ``workbench.db``; never changed.
 
 Each photo's time and position as the phone took them (EXIF is not read: the phone says
 when and where it was) are kept here beside the record they came with.
@@ -34,6 +36,14 @@ CREATE TABLE IF NOT EXISTS field_sends (
     photos TEXT NOT NULL,                -- each photo's sha256, time and position (JSON)
     sent_by TEXT NOT NULL,
     received_at TEXT NOT NULL,
+    PRIMARY KEY (municipality, key)
+);
+CREATE TABLE IF NOT EXISTS field_claims (   -- a send under way: its record may be made before its result is kept
+    municipality TEXT NOT NULL,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    sent_by TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
     PRIMARY KEY (municipality, key)
 );
 CREATE TRIGGER IF NOT EXISTS field_sends_no_update BEFORE UPDATE ON field_sends
@@ -69,14 +79,33 @@ class FieldSends:
                                   (municipality, key)).fetchone()
         return _send(r) if r else None
 
+    def claim(self, municipality: str, key: str, *, kind: str, by: str) -> tuple[str, str] | None:
+        """Claim ``key`` before its record is made: None if claimed now, else the earlier claim
+        that never finished (who, when; the server stopped between the record and its result)."""
+        now = self.clock().astimezone(timezone.utc).isoformat(timespec="seconds")
+        with self._lock, transaction(self.conn):
+            done = self.conn.execute("INSERT OR IGNORE INTO field_claims VALUES (?,?,?,?,?)",
+                                     (municipality, key, kind, by, now)).rowcount
+            if done:
+                return None
+            r = self.conn.execute("SELECT sent_by, claimed_at FROM field_claims WHERE municipality = ? AND key = ?",
+                                  (municipality, key)).fetchone()
+            return r["sent_by"], r["claimed_at"]
+
+    def release(self, municipality: str, key: str) -> None:
+        """The send made nothing (refused before any record): the key may be sent again."""
+        with self._lock, transaction(self.conn):
+            self.conn.execute("DELETE FROM field_claims WHERE municipality = ? AND key = ?", (municipality, key))
+
     def add(self, municipality: str, key: str, *, kind: str, status: int, result: dict[str, Any],
             photos: list[dict[str, Any]], by: str) -> FieldSend:
-        """The first result for ``key``; a key already kept keeps its own (returned)."""
+        """The first result for ``key`` (its claim ends); a key already kept keeps its own (returned)."""
         now = self.clock().astimezone(timezone.utc).isoformat(timespec="seconds")
         with self._lock, transaction(self.conn):
             self.conn.execute("INSERT OR IGNORE INTO field_sends VALUES (?,?,?,?,?,?,?,?)",
                               (municipality, key, kind, status, json.dumps(result, default=str),
                                json.dumps(photos, default=str), by, now))
+            self.conn.execute("DELETE FROM field_claims WHERE municipality = ? AND key = ?", (municipality, key))
             found = self.get(municipality, key)
         assert found is not None
         return found

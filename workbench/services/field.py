@@ -180,11 +180,18 @@ class FieldDesk:
                 self.audit.record(actor, "field.resend", target=f"field:{key}",
                                   detail=f"{first.kind}: answered with the first result ({first.status})")
                 return first, True
+            earlier = self.sends.claim(self.municipality, key, kind=record.kind, by=actor.username)
+            if earlier is not None:
+                who, when = earlier[0], datetime.fromisoformat(earlier[1]).astimezone(self.registry.tz)
+                raise Conflict(f"this record's first send did not finish (the server stopped while recording it, "
+                               f"sent by {who} at {when:%Y-%m-%d %H:%M %Z}): it may have been recorded then; ask the SMO to look "
+                               f"before recording it again")
             try:
                 status, result = 201, (self._inspection(actor, record, photos) if isinstance(record, InspectionSend)
                                        else self._visit(actor, record, photos))
             except WorkbenchError as e:
                 if e.status not in KEPT_STATUSES:
+                    self.sends.release(self.municipality, key)
                     raise                  # not the record's own refusal: the phone sends it again later
                 status, result = e.status, {"detail": str(e)}
             meta = [{**m.model_dump(mode="json"), "sha256": sha} for m, sha in

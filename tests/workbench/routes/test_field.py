@@ -11,6 +11,8 @@ import json
 import threading
 import uuid
 
+import pytest
+
 from ms4watch.alerts.incidents import State
 from ms4watch.workbench.records import ITEMS, Credential
 from tests.workbench.routes.test_inspections import JPEG, PNG, _storm_item
@@ -215,3 +217,31 @@ def test_the_manifest_and_the_worker_are_the_towns_and_readable_without_a_sessio
                      "path": "/t/schenectady/field/manifest.webmanifest", "headers": []})
     town = json.loads(manifest(asked, bench.workbench).body)
     assert (town["start_url"], town["scope"]) == ("/t/schenectady/field/", "/t/schenectady/field/")
+
+
+def test_a_send_interrupted_after_its_record_was_made_is_not_made_twice(bench, monkeypatch):
+    """The server stops between making the record and keeping its result (here: keeping it
+    fails): the key stays claimed, so the phone's resend is answered with a conflict that
+    says so (and the SMO looks), never with a second report."""
+    s = bench.login("inspector")
+    key = _key()
+    sends = bench.workbench.field.sends
+
+    def stops(*a, **kw):
+        raise RuntimeError("the server stopped")
+    monkeypatch.setattr(sends, "add", stops)
+    from ms4watch.workbench.roles import Actor, Role, Via
+    from ms4watch.workbench.services.field import FIELD_RECORD
+    inspector = Actor("inspector", "Inspector User", Role.INSPECTOR, bench.municipality, Via.API)
+    with pytest.raises(RuntimeError, match="the server stopped"):     # no answer reaches the phone
+        bench.workbench.field.send(inspector, key, FIELD_RECORD.validate_python(_inspection()),
+                                   [("fence.png", PNG)])
+    assert len(_reports(bench)) == 1
+    monkeypatch.undo()
+    again = _send(s, _inspection(), key)
+    assert again.status_code == 409 and len(_reports(bench)) == 1
+    assert "this record's first send did not finish" in again.json()["detail"]
+    assert "sent by inspector at 2026-06-01 12:00 EDT" in again.json()["detail"]
+    assert _send(s, _inspection(), _key(), csrf=None).status_code == 403
+    r = _send(s, _inspection(), _key())          # a send refused (here: no CSRF token) is not claimed for ever
+    assert r.status_code == 201 and len(_reports(bench)) == 2

@@ -128,6 +128,9 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert b.js("document.querySelectorAll('#inspection-part fieldset.item').length") == 6
         assert "(4) Sediment accumulation" in b.js("document.getElementById('inspection-part').innerText")
         assert b.js("document.querySelector('link[rel=manifest]').href").endswith("/field/manifest.webmanifest")
+        manifest = b.call("Page.getAppManifest")
+        assert manifest["errors"] == [] and manifest["url"].endswith("/field/manifest.webmanifest"), manifest
+        assert b.call("Page.getInstallabilityErrors")["installabilityErrors"] == []      # Chromium would install it
         b.fits()
         b.screenshot(ARTEFACTS / "phone-field-online.png")
 

@@ -6,7 +6,9 @@ the service worker); the page reloads from the service worker's copy; an inspect
 camera photo (its time and position) and an outfall visit are queued on the phone (nothing
 reaches the server); meanwhile the SMO closes the visit's case; back online, the inspection
 is sent once (a forced resend of its key makes no second report) and the visit comes back
-as a conflict with the server's reason, kept on the phone after a reload; an ended session
+as a conflict with the server's reason, kept on the phone after a reload; an inspection
+answering an item the SMO resolved meanwhile is a conflict too, then recorded as an
+inspection of its own at the inspector's word; an ended session
 stops the sending visibly and keeps the queue until the inspector logs in again.
 Screenshots in ``test-artefacts/workbench/``."""
 
@@ -18,6 +20,7 @@ import pytest
 
 from ms4watch.alerts.incidents import State
 from tests.support.browser import Browser, chromium_binary
+from tests.support.notify_peers import inspection
 from tests.support.workbench import PASSWORD
 from tests.workbench.routes.test_inspections import _storm_item
 from tests.workbench.test_in_a_browser import ARTEFACTS, _photo, log_in
@@ -209,11 +212,36 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         b.wait_for("document.readyState === 'complete' && !!document.querySelector('#outbox li[data-state=conflict]')", 20)
         assert f"case {case['number']} is closed" in b.js("document.getElementById('outbox').innerText")
 
+        # a new item due; the phone answers it offline while the SMO resolves it: a conflict,
+        # then recorded as an inspection of its own (a new key), nothing lost
+        bench.alerting.handle(inspection("2026-06-02T17:59:00Z", "2026-06-01T17:59:00Z"))
+        second = next(i.id for i in bench.alerting.store.list([State.OPEN]) if i.kind == "inspection_due")
+        b.call("Page.reload")
+        b.wait_for(f"!!document.querySelector('#field-form [name=item] option[value=\"{second}\"]')", 20)
+        b.network(online=False)
+        b.wait_for("navigator.onLine === false")
+        _fill_inspection(b, second)
+        _submit(b, "Inspection at ")
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=queued]').length === 1")
+        with bench.api("smo") as smo:
+            assert smo.post(f"/api/v1/incidents/{second}/resolve",
+                            json={"note": "inspected by the town engineer"}).status_code == 200
+        b.network(online=True)
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=conflict]').length === 2", 30)
+        text = b.js("document.querySelector('#outbox li[data-state=conflict]').innerText")
+        assert f"the inspection item {second} at Elm St site was closed meanwhile" in text and "Smo User" in text
+        assert len(wb.inspections.reports.list(town)) == 1
+        b.fits()
+        b.screenshot(ARTEFACTS / "phone-field-item-conflict.png")
+        b.js("document.querySelector('#outbox li[data-state=conflict] button.again').click()")
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=sent]').length === 2", 30)
+        assert len(wb.inspections.reports.list(town)) == 2
+        assert not b.js("!!document.querySelector('#outbox button.again')")      # offered once
+        assert "Recorded again as an inspection of its own" in b.js("document.getElementById('outbox').innerText")
+
         # the session ends while a record waits: the sending stops, visibly; the queue is kept
         b.network(online=False)
         b.wait_for("navigator.onLine === false")
-        b.js("document.querySelector('#field-form input[name=what][value=visit]').click()")
-        b.js("document.querySelector('#field-form input[name=what][value=inspection]').click()")
         _fill_inspection(b, None)                           # the items are closed: an inspection of its own
         _submit(b, "Inspection at ")
         b.wait_for("document.querySelectorAll('#outbox li[data-state=queued]').length === 1")
@@ -221,14 +249,14 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         b.network(online=True)
         b.wait_for("!document.getElementById('session').hidden", 30)
         assert b.js("document.querySelectorAll('#outbox li[data-state=queued]').length") == 1
-        assert len(wb.inspections.reports.list(town)) == 1
+        assert len(wb.inspections.reports.list(town)) == 2
         b.fits()
         b.screenshot(ARTEFACTS / "phone-field-session-ended.png")
         b.js("document.querySelector('#session a').click()")
         b.wait_for("location.pathname === '/login' && document.readyState === 'complete'", 20)
         log_in(b, "inspector", PASSWORD, then="/field/")
-        b.wait_for("document.querySelectorAll('#outbox li[data-state=sent]').length === 2", 30)
-        assert len(wb.inspections.reports.list(town)) == 2 and wb.field.sends.count(town) == 3
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=sent]').length === 3", 30)
+        assert len(wb.inspections.reports.list(town)) == 3 and wb.field.sends.count(town) == 5
         expected = ("/api/v1/field/sends: Failed to load resource: the server responded with a status of 409",
                     "/api/v1/field/sends: Failed to load resource: the server responded with a status of 401",
                     "/api/v1/field/form: Failed to load resource: the server responded with a status of 401")

@@ -294,13 +294,18 @@
           li.appendChild(el("span", {"class": "muted"}, ["Kept on this phone; the server did not record it."]));
         }
         if (r.state !== "sent") li.appendChild(contents(r.record));
-        if (r.state === "conflict" && r.record.kind === "inspection" && r.record.item) {
+        if (r.state === "conflict" && r.record.kind === "inspection" && r.record.item && r.again) {
+          li.appendChild(el("span", {"class": "muted"}, ["Recorded again as an inspection of its own."]));
+        } else if (r.state === "conflict" && r.record.kind === "inspection" && r.record.item) {
           var again = el("button", {type: "button", "class": "again"}, ["Record it as an inspection of its own"]);
           again.addEventListener("click", function () {
+            again.disabled = true;          // once: a second click would make a second report
             var copy = JSON.parse(JSON.stringify(r.record));
             copy.item = null;
-            put({key: key(), user: r.user, summary: r.summary + " (of its own)", record: copy, state: "queued",
-                 detail: null, result: null, created: iso(new Date()), files: r.files}).then(draw).then(flush);
+            var fresh = {key: key(), user: r.user, summary: r.summary + " (of its own)", record: copy,
+                         state: "queued", detail: null, result: null, created: iso(new Date()), files: r.files};
+            r.again = fresh.key;
+            put(fresh).then(function () { return put(r); }).then(draw).then(flush);
           });
           li.appendChild(again);
         }

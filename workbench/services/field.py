@@ -196,8 +196,12 @@ class FieldDesk:
                 status, result = e.status, {"detail": str(e)}
             meta = [{**m.model_dump(mode="json"), "sha256": sha} for m, sha in
                     zip(record.photos, result.get("photos", []))]
-            return self.sends.add(self.municipality, key, kind=record.kind, status=status, result=result,
-                                  photos=meta, by=actor.username), False
+            kept = self.sends.add(self.municipality, key, kind=record.kind, status=status, result=result,
+                                  photos=meta, by=actor.username)
+            self.audit.record(actor, "field.send", target=f"field:{key}",
+                              detail=f"{record.kind}: {result.get('summary') or result.get('detail')}",
+                              outcome="done" if status == 201 else f"refused: {result.get('detail')}")
+            return kept, False
 
     def _inspection(self, actor: Actor, rec: InspectionSend, photos: list[tuple[str, bytes]]) -> dict[str, Any]:
         report = rec.report

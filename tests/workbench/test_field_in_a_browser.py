@@ -194,6 +194,11 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         b.fits()
         b.screenshot(ARTEFACTS / "phone-field-sent.png")
 
+        stored = b.js("new Promise(function (ok) { indexedDB.open('ms4watch-field').onsuccess = function (e) {"
+                      " e.target.result.transaction('records').objectStore('records').getAll().onsuccess ="
+                      " function (g) { ok(g.target.result.map(function (r) { return [r.state, r.files.map("
+                      " function (f) { return f.blob === null; })]; })); }; }; })")
+        assert sorted(stored) == [["conflict", []], ["sent", [True]]]      # a sent record's photo is freed
         # a forced resend of the sent record's key: the first result, no second report
         again = b.js(f"""fetch('/api/v1/field/form').then(function (r) {{ return r.json(); }}).then(function (f) {{
             var body = new FormData();

@@ -358,7 +358,10 @@
             if (stopped) return null;
             r.state = "sending";
             return put(r).then(draw).then(function () { return sendOne(r); }).then(function (a) {
-              if (a.status === 200 || a.status === 201) { r.state = "sent"; r.result = a.body; r.detail = null; }
+              if (a.status === 200 || a.status === 201) {   // the server has the photos: the phone frees them
+                r.state = "sent"; r.result = a.body; r.detail = null;
+                r.files = r.files.map(function (f) { return {blob: null, name: f.name}; });
+              }
               else if (a.status === 404 || a.status === 409) { r.state = "conflict"; r.detail = a.body.detail; }
               else if (a.status === 401) { r.state = "queued"; stopped = true; sessionEnded.hidden = false; }
               else if (a.status === 403 && /CSRF/.test(a.body.detail || "")) { r.state = "queued"; csrf = null; }

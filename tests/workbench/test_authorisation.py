@@ -63,6 +63,7 @@ LEAST_ROLE = {
     "/api/v1/notices": NEEDS[Permission.ENFORCE],
     "/api/v1/notices/{nid}/events": NEEDS[Permission.ENFORCE],
     "/reports/annual/{year}/overrides": NEEDS[Permission.ENFORCE],   # a count stated by hand (test_reports.py)
+    "/api/v1/field/sends": NEEDS[Permission.RECORD_INSPECTION],     # the field form's queue (routes/test_field.py)
 }
 # A valid body for each compliance write (so the refusal is the role's, not the body's)
 AT = "2026-06-01T15:00:00Z"
@@ -202,7 +203,7 @@ def _records(bench) -> None:
 def _target(path: str) -> str:
     if _compliance_key(path):
         return COMPLIANCE_TARGETS[_compliance_key(path)]
-    for part, target in (("/users/", "user:viewer"), ("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
+    for part, target in (("/field/", "field"), ("/users/", "user:viewer"), ("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
                          ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
         if part in path:
             return target
@@ -283,7 +284,9 @@ def test_a_member_of_another_municipality_only_is_refused(bench):
 # Reads anyone may make: their own authority, or none needed.
 PUBLIC_READS = {"/health": "liveness", "/health/ready": "readiness (no data)", "/metrics": "operators only",
                 "/login": "the login form", "/favicon.ico": "the icon",
-                "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema"}
+                "/ack/{token}": "the signed link (test_ack.py)", "/api/v1/openapi.json": "the schema",
+                "/field/sw.js": "the field form's service worker (code, no records)",
+                "/field/manifest.webmanifest": "the field form's web app manifest (no records)"}
 EXAMPLES = {"{iid}": "1", "{rid}": "1", "{sid}": "OF-12", "{oid}": "OF-12", "{sha}": "0" * 64, "{token}": "x",
             "{cid}": "1", "{nid}": "1", "{year}": "2026", "{section}": "outfalls", "{fmt}": "pdf"}
 

@@ -3,9 +3,10 @@ server also has ``lobby.router`` at its root (log in, choose a town)."""
 
 from __future__ import annotations
 
-from . import (account, ack, auth, compliance, health, home, incidents, inspections, metrics, network, outfalls, reports, sms,
-               stations, storms, tracing)
+from . import (account, ack, auth, compliance, field, health, home, incidents, inspections, metrics, network, outfalls,
+               reports, sms, stations, storms, tracing)
 from .api import compliance as api_compliance
+from .api import field as api_field
 from .api import incidents as api_incidents
 from .api import inspections as api_inspections
 from .api import me as api_me
@@ -37,6 +38,8 @@ ROUTERS = [
     api_storms.router,
     api_me.router,
     api_compliance.router,
+    field.router,
+    api_field.router,
 ]
 
 __all__ = ["ROUTERS"]

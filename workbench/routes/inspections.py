@@ -91,7 +91,8 @@ def report(request: Request, rid: ReportId, actor: CurrentActor, services: Servi
     site = next((s for s in services.registry.construction_sites if s.id == r.site), None)
     return render(request, "report.html", title=f"Inspection report {rid}", actor=actor, r=r, site=site,
                   labels=ITEMS, closed=closed, engine={i: items[i] for i in r.closed if i in items},
-                  recorded=bool(recorded), may_record=actor.may(Permission.RECORD_INSPECTION))
+                  recorded=bool(recorded), may_record=actor.may(Permission.RECORD_INSPECTION),
+                  taken=services.field.photos_taken(actor, "inspection", rid) if services.field else {})
 
 
 @router.get("/inspections/{rid}/photos/{sha}")

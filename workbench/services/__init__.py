@@ -22,11 +22,13 @@ from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
 from ..auth.users import UserStore
 from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
+from ..records.field_sends import FieldSends
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
 from .compliance import ComplianceDesk, FileStore
 from .corrections import CorrectionDesk
+from .field import FieldDesk
 from .health import Health
 from .incidents import IncidentDesk
 from .inspections import InspectionDesk
@@ -66,6 +68,7 @@ class Workbench:
     compliance: ComplianceDesk | None = None   # cases, samples, notices, releases, SWPPP reviews (issue 12)
     corrections: CorrectionDesk | None = None  # drift corrections: a station's, and reverting one (issue 13)
     tracing: TraceDesk | None = None           # source tracing on a case, over the town's map (issue 24)
+    field: FieldDesk | None = None             # the offline field form's sends, each once (issue 23)
 
     @property
     def municipality(self) -> str:
@@ -113,18 +116,20 @@ class Workbench:
                               thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
         tracing = TraceDesk(desk, town_dir)
         desk.trace_of = tracing.of_case
+        inspections = InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side)
+        field = FieldDesk(registry, FieldSends(conn, lock, clock), inspections, desk, audit, clock)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
                    desk=IncidentDesk(incidents, audit, registry, charts),
                    sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier, ReceivedSms(conn, lock)),
                    health=health, metrics=metrics,
                    stations=StationDesk(registry, incidents, readings, clock, alert_side, corrections),
-                   inspections=InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side),
+                   inspections=inspections,
                    inventory=Inventory(registry, suppressions, audit, clock, alert_side),
                    storms=StormLog(registry, incidents, clock, alert_side),
                    conn=conn, towns=tuple(towns) or (registry.municipality,), compliance=desk,
                    corrections=CorrectionDesk(registry, corrections, audit, clock, registry.station_ids()),
-                   tracing=tracing)
+                   tracing=tracing, field=field)
 
     def close(self) -> None:
         self.stations.close()

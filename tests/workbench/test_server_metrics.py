@@ -7,6 +7,7 @@ Scraped over HTTP as Prometheus would, parsed with prometheus_client's parser.""
 
 from __future__ import annotations
 
+import platform
 import shutil
 import time
 from pathlib import Path
@@ -20,9 +21,7 @@ import ms4watch
 from ms4watch.contract.wire import encode_readings
 from ms4watch.server import Server, build_server
 from ms4watch.settings import Settings
-from tests.support.influx_fixtures import influxd  # noqa: F401 (fixture)
 from tests.support.notify_peers import SmtpSink
-from tests.support.servers import free_port
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.mosquitto
@@ -87,8 +86,7 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         assert m["ms4watch_station_stale_after_seconds{station=RG-1}"] == 4          # 1 x the registry's 4 s
         assert m["ms4watch_station_stale_after_seconds{station=OF-12}"] == 15 * 60   # 1 x the default 15 min
         assert "ms4watch_station_last_reading_age_seconds{station=RG-1}" not in m     # never reported: no age
-        assert m["ms4watch_build_info{python=%s,version=%s}" % (__import__("platform").python_version(),
-                                                                 ms4watch.__version__)] == 1
+        assert m[f"ms4watch_build_info{{python={platform.python_version()},version={ms4watch.__version__}}}"] == 1
         assert m["process_resident_memory_bytes"] > 10e6 and m["process_open_fds"] > 0
         free = shutil.disk_usage(tmp_path / "data").free
         assert abs(m["ms4watch_data_dir_free_bytes"] - free) < 0.01 * free

@@ -44,3 +44,17 @@ def test_wheel_ships_py_typed(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [pkg for pkg in roots if pkg.replace(".", "/") + "/py.typed" not in names]
     assert missing == [], f"no py.typed in the wheel for {missing}"
+
+
+def test_wheel_ships_the_prometheus_rules(tmp_path):
+    """The alert rules docs/operations.md points at are in the wheel, beside ``ms4watch.monitoring``."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("ms4watch-*.whl")
+    assert "ms4watch/monitoring/prometheus/ms4watch-rules.yml" in zipfile.ZipFile(wheel).namelist()

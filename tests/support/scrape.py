@@ -28,7 +28,8 @@ contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
 
 def exported_series(tmp_path: Path) -> set[str]:
     """Every sample name of one scrape (``ms4watch_readings_stored_total``,
-    ``ms4watch_alert_latency_seconds_bucket``, ``process_cpu_seconds_total`` …)."""
+    ``ms4watch_alert_latency_seconds_bucket``, ``process_cpu_seconds_total`` …), and the
+    gauges declared without a sample yet (a station's age before its first reading)."""
     (tmp_path / "sites.yaml").write_text(SITES)
     server = build_server(Settings.model_validate({
         "registry": tmp_path / "sites.yaml", "data_dir": tmp_path / "data",
@@ -39,6 +40,7 @@ def exported_series(tmp_path: Path) -> set[str]:
     try:
         r = httpx.get(f"{server.web_url}/metrics", timeout=30)
         assert r.status_code == 200, r.text
-        return {s.name for fam in text_string_to_metric_families(r.text) for s in fam.samples}
+        families = list(text_string_to_metric_families(r.text))
+        return {s.name for fam in families for s in fam.samples} | {fam.name for fam in families if fam.type == "gauge"}
     finally:
         server.stop()

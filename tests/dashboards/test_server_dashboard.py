@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import paho.mqtt.client as mqtt
 import pytest
+import yaml
 
 from ms4watch.contract.wire import encode_readings
 from ms4watch.monitoring import RULES
@@ -30,6 +31,18 @@ REMOTE_STORE_ONLY = {"ms4watch_store_spool_depth"}   # a SQLite store needs no s
 MIN = 60 * 10**9
 H = 60 * MIN
 TOKEN = "prometheus-" + "p" * 32
+
+
+def documented_scrape_config(target: str, token_file: Path) -> dict:
+    """docs/operations.md's scrape configuration ("Monitoring the server"), pointed at ``target``."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    section = docs[docs.index("### Monitoring the server"):]
+    config = yaml.safe_load(section[section.index("```yaml") + 7:section.index("```", section.index("```yaml") + 7)])
+    [job] = config["scrape_configs"]
+    assert job["job_name"] == "ms4watch" and config["rule_files"][0].endswith(RULES.name)
+    job["static_configs"][0]["targets"] = [target]
+    job["authorization"]["credentials_file"] = str(token_file)
+    return job
 
 
 def panel_queries() -> list[tuple[str, str]]:
@@ -68,9 +81,8 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
         "http": {"listen": "127.0.0.1:0"}, "engine": {"tick": "1s"}, "web": {"metrics_token": TOKEN}}),
         report=lambda line: None).start()
     (tmp_path / "metrics-token").write_text(TOKEN)
-    prometheus = Prometheus(tmp_path / "prometheus", [{   # as docs/operations.md configures it
-        "job_name": "ms4watch", "static_configs": [{"targets": [server.web_url.removeprefix("http://")]}],
-        "authorization": {"credentials_file": str(tmp_path / "metrics-token")}}], rule_files=[RULES])
+    prometheus = Prometheus(tmp_path / "prometheus", [documented_scrape_config(
+        server.web_url.removeprefix("http://"), tmp_path / "metrics-token")], rule_files=[RULES])
     pub = None
     try:
         prometheus.start()

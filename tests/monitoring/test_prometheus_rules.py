@@ -62,9 +62,14 @@ def test_the_unit_tests_catch_a_rule_that_fires_too_soon(promtool, tmp_path):
     assert out.returncode != 0 and "alertname: Ms4watchBrokerLost, time: 13m" in out.stdout + out.stderr, out.stdout + out.stderr
 
 
-def test_every_metric_the_rules_query_is_exported_by_the_server(tmp_path):
+def test_every_metric_the_rules_query_and_the_docs_name_is_exported_by_the_server(tmp_path):
     queried = {name for r in rules() for name in re.findall(r"\b(ms4watch_\w+)", r["expr"])}
     assert {"ms4watch_broker_connected", "ms4watch_station_stale", "ms4watch_delivery_queue_oldest_age_seconds",
             "ms4watch_store_write_errors_total", "ms4watch_data_dir_free_bytes"} <= queried
-    missing = queried - exported_series(tmp_path)
-    assert missing == set(), f"the rules query metrics the server does not export: {sorted(missing)}"
+    docs = (HERE.parents[1] / "docs" / "operations.md").read_text()
+    section = docs[docs.index("### Monitoring the server"):]
+    documented = set(re.findall(r"`(ms4watch_\w+)", section[:section.index("\n## ")]))
+    assert len(documented) >= 12, documented
+    exported = exported_series(tmp_path)
+    assert queried - exported == set(), f"the rules query metrics the server does not export: {sorted(queried - exported)}"
+    assert documented - exported == set(), f"docs/operations.md names metrics not exported: {sorted(documented - exported)}"

@@ -389,7 +389,7 @@ class IncidentStore:
     def unresolved_counts(self) -> dict[tuple[str, str], int]:
         """Incidents not resolved, by (kind, state): open or acknowledged."""
         return {(r[0], r[1]): r[2] for r in self.conn.execute(
-            "SELECT kind, state, COUNT(*) FROM incidents WHERE state != 'resolved' GROUP BY kind, state")}
+            "SELECT kind, state, COUNT(*) FROM incidents WHERE state IN ('open', 'acknowledged') GROUP BY kind, state")}
 
     def with_deadline(self) -> list[Incident]:
         rows = self.conn.execute(

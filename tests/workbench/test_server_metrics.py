@@ -149,7 +149,9 @@ def test_a_mail_server_that_refuses_backs_the_queue_up_and_an_acknowledgement_mo
         age = scrape()["ms4watch_delivery_queue_oldest_age_seconds"]
         assert wait_for(lambda: scrape.value("ms4watch_delivery_queue_oldest_age_seconds") > age + 1, 10)
         [incident] = server.pipeline.incidents.list(kind="dry_weather_flow")
-        assert server.pipeline.incidents.notifications(incident.id)[0].attempts >= 1   # tried and refused
+        assert wait_for(lambda: any(r.attempts >= 1 and "refused" in (r.last_error or "")   # tried and refused
+                                    for r in server.pipeline.incidents.notifications(incident.id)), 30)
+        assert scrape()["ms4watch_delivery_queue_depth"] == 1          # being retried: still owed
 
         server.pipeline.incidents.acknowledge(incident.id, by="Pat Doe")
         m = scrape()

@@ -112,8 +112,8 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
         instances = prometheus.api("label/instance/values", **{"match[]": 'ms4watch_build_info{job="ms4watch"}'})
         assert instances == [server.web_url.removeprefix("http://")]      # the dashboard's variable
 
-        rules = [r for g in prometheus.api("rules")["groups"] for r in g["rules"]]
-        assert len(rules) == 6 and all(r["health"] == "ok" for r in rules), rules
+        rules = lambda: [r for g in prometheus.api("rules")["groups"] for r in g["rules"]]   # noqa: E731
+        assert wait_for(lambda: len(rules()) == 6 and all(r["health"] == "ok" for r in rules()), 10), rules()
         firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"]}
         assert "Ms4watchDown" not in firing and "Ms4watchBrokerLost" not in firing
         assert httpx.get(f"{server.web_url}/metrics").status_code == 401    # without the token: nothing

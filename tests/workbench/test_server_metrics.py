@@ -182,7 +182,7 @@ def test_a_store_that_goes_down_counts_write_errors(tmp_path, mosquitto_broker, 
         influxd.stop()
         publish(pub, "RG-1", "LOG-RG1", 2, [(now + 10**9, "rain", "rain", 0.0, "in", [], None)])
         assert wait_for(lambda: scrape.value("ms4watch_store_write_errors_total") >= 1, 30)
-        assert scrape()["ms4watch_store_spool_depth"] == 1        # acknowledged, kept for the store
+        assert wait_for(lambda: scrape.value("ms4watch_store_spool_depth") == 1, 30)   # acknowledged, kept for the store
         influxd.start()
         assert wait_for(lambda: scrape.value("ms4watch_store_spool_depth") == 0, 60)
     finally:

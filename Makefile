@@ -3,8 +3,9 @@
 PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
-# Debian packages the tests start themselves (real broker, real InfluxDB, real VictoriaMetrics, headless Chromium, nginx).
-DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils nginx
+# Debian packages the tests start themselves (real broker, real InfluxDB, real VictoriaMetrics, headless Chromium,
+# nginx; promtool from prometheus checks the alert rules).
+DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils nginx prometheus
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test soak setup test-deps bench clean check lint types

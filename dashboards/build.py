@@ -1,10 +1,15 @@
 """Generate the Grafana dashboards (``dashboards/json/*.json``) from code: ``python dashboards/build.py``.
 
-Queries are InfluxQL over the schema in ``docs/store.md`` so they run on InfluxDB 1.x, 2.x
-(with the DBRP mapping ``ms4watch store init`` creates) and 3.x. Every query is a raw query
-(``rawQuery``) using only ``$timeFilter``, ``$__interval`` and the dashboard's own
-variables; ``tests/dashboards`` checks the structure and runs every query against a real
-InfluxDB.
+The five of the data: queries are InfluxQL over the schema in ``docs/store.md`` so they run
+on InfluxDB 1.x, 2.x (with the DBRP mapping ``ms4watch store init`` creates) and 3.x. Every
+query is a raw query (``rawQuery``) using only ``$timeFilter``, ``$__interval`` and the
+dashboard's own variables; ``tests/dashboards`` checks the structure and runs every query
+against a real InfluxDB.
+
+The server's own (``ms4watch-server``): PromQL over what ``/metrics`` exports, from the
+Prometheus that scrapes it (docs/operations.md, "Monitoring the server");
+``tests/dashboards`` checks every metric it names is exported by a real server and runs its
+queries on a real Prometheus scraping one.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "json"
 DATASOURCE_UID = "ms4watch-influxdb"
 DS = {"type": "influxdb", "uid": DATASOURCE_UID}
+PROMETHEUS_UID = "ms4watch-prometheus"
+PROM = {"type": "prometheus", "uid": PROMETHEUS_UID}
 ALL_TIME = "time > now() - 1096d"   # records kept ≥ 3 years: "everything still open"
 
 
@@ -246,8 +253,94 @@ def device_health() -> dict[str, Any]:
                      [variable("device", "Logger", 'SHOW TAG VALUES FROM "reading" WITH KEY = "device"')])
 
 
+def prom(expr: str, legend: str = "", ref: str = "A", instant: bool = False) -> dict[str, Any]:
+    """A PromQL target; ``legend`` in Grafana's ``{{label}}`` form."""
+    t: dict[str, Any] = {"datasource": PROM, "refId": ref, "expr": expr, "legendFormat": legend or "__auto",
+                         "range": not instant, "instant": instant}
+    return t
+
+
+def _red_from(value: float) -> dict[str, Any]:
+    return {"thresholds": {"mode": "absolute", "steps": [{"color": "green", "value": None}, {"color": "red", "value": value}]}}
+
+
+def server() -> dict[str, Any]:
+    """The server itself, from Prometheus: is it up, connected, keeping up, telling the SMO."""
+    sel = 'job="ms4watch", instance=~"$instance"'
+    L = Layout()
+    L.add("Up", "stat", 4, 4, [prom(f"min(up{{{sel}}})", instant=True)], datasource=PROM,
+          description="1: Prometheus scrapes /metrics.", defaults={
+              "mappings": [{"type": "value", "options": {"0": {"text": "down", "color": "red"},
+                                                         "1": {"text": "up", "color": "green"}}}]})
+    L.add("Broker", "stat", 4, 4, [prom(f"min(ms4watch_broker_connected{{{sel}}})", instant=True)], datasource=PROM,
+          description="1: ingest is connected to the MQTT broker and subscribed.", defaults={
+              "mappings": [{"type": "value", "options": {"0": {"text": "lost", "color": "red"},
+                                                         "1": {"text": "connected", "color": "green"}}}]})
+    L.add("Stations stale", "stat", 4, 4, [prom(f"sum(ms4watch_stations_stale{{{sel}}})", instant=True)],
+          datasource=PROM, defaults=_red_from(1),
+          description="Silent for longer than rules.stale_intervals x their report interval.")
+    L.add("Notifications owed", "stat", 4, 4, [prom(f"sum(ms4watch_delivery_queue_depth{{{sel}}})", instant=True)],
+          datasource=PROM, defaults=_red_from(1),
+          description="Due and not yet accepted by their channel, or being retried.")
+    L.add("Longest wait", "stat", 4, 4, [prom(f"max(ms4watch_delivery_queue_oldest_age_seconds{{{sel}}})",
+                                              instant=True)], unit="s", datasource=PROM, defaults=_red_from(900),
+          description="How long the longest-waiting notification has waited for its channel.")
+    L.add("Version", "stat", 4, 4, [prom(f"ms4watch_build_info{{{sel}}}", legend="{{version}}", instant=True)],
+          datasource=PROM, options={"textMode": "name", "reduceOptions": {"calcs": ["lastNotNull"]}})
+    L.add("Age of each station's newest reading", "timeseries", 16, 8, [
+        prom(f"ms4watch_station_last_reading_age_seconds{{{sel}}}", legend="{{municipality}} {{station}}")],
+        unit="s", datasource=PROM, description="By the reading's own time. Stale past its limit (right).")
+    L.add("Stations: stale now", "bargauge", 8, 8, [
+        prom(f"ms4watch_station_last_reading_age_seconds{{{sel}}} / ms4watch_station_stale_after_seconds{{{sel}}}",
+             legend="{{municipality}} {{station}}", instant=True)], unit="percentunit", datasource=PROM,
+        description="Silence as a share of the station's stale limit: past 100 % it is stale.", defaults={
+            "min": 0, "max": 2, "thresholds": {"mode": "absolute", "steps": [
+                {"color": "green", "value": None}, {"color": "orange", "value": 0.75}, {"color": "red", "value": 1}]}})
+    L.add("Readings stored", "timeseries", 8, 7, [
+        prom(f"sum by (municipality) (rate(ms4watch_readings_stored_total{{{sel}}}[5m]))", legend="stored {{municipality}}"),
+        prom(f"sum by (municipality) (rate(ms4watch_messages_rejected_total{{{sel}}}[5m]))",
+             legend="messages rejected {{municipality}}", ref="B")], unit="reqps", datasource=PROM,
+        description="Per second; rejected messages are kept in rejected.jsonl.")
+    L.add("Store", "timeseries", 8, 7, [
+        prom(f"sum by (municipality) (increase(ms4watch_store_write_errors_total{{{sel}}}[5m]))",
+             legend="write errors {{municipality}}"),
+        prom(f"sum by (municipality) (ms4watch_store_spool_depth{{{sel}}})", legend="waiting in the spool {{municipality}}",
+             ref="B")], datasource=PROM,
+        description="Failed or refused writes per 5 min; readings acknowledged and waiting for a remote store.")
+    L.add("Alert latency", "timeseries", 8, 7, [
+        prom(f"histogram_quantile(0.5, sum by (le) (rate(ms4watch_alert_latency_seconds_bucket{{{sel}}}[1h])))",
+             legend="median"),
+        prom(f"histogram_quantile(0.95, sum by (le) (rate(ms4watch_alert_latency_seconds_bucket{{{sel}}}[1h])))",
+             legend="95th percentile", ref="B")], unit="s", datasource=PROM,
+        description="From a stored batch to the first notification of an incident it opened being accepted.")
+    L.add("Unresolved incidents", "timeseries", 12, 8, [
+        prom(f"sum by (kind, state) (ms4watch_incidents_unresolved{{{sel}}}) > 0", legend="{{kind}} {{state}}")],
+        datasource=PROM, defaults={"custom": {"stacking": {"mode": "normal"}, "fillOpacity": 30}},
+        description="Open: not acknowledged yet.")
+    L.add("Delivery queue", "timeseries", 12, 8, [
+        prom(f"sum by (status) (ms4watch_outbox_notifications{{{sel}}})", legend="{{status}}"),
+        prom(f"sum(ms4watch_delivery_queue_depth{{{sel}}})", legend="owed now", ref="B")], datasource=PROM,
+        description="Notification rows by status (sent, failed, held … since the database began) and those owed now.")
+    L.add("CPU", "timeseries", 6, 7, [prom(f"rate(process_cpu_seconds_total{{{sel}}}[5m])", legend="{{instance}}")],
+          unit="percentunit", datasource=PROM)
+    L.add("Memory", "timeseries", 6, 7, [prom(f"process_resident_memory_bytes{{{sel}}}", legend="{{instance}}")],
+          unit="bytes", datasource=PROM)
+    L.add("Open files", "timeseries", 6, 7, [
+        prom(f"process_open_fds{{{sel}}} / process_max_fds{{{sel}}}", legend="{{instance}}")],
+        unit="percentunit", datasource=PROM)
+    L.add("Data directory free", "timeseries", 6, 7, [
+        prom(f"min by (instance) (ms4watch_data_dir_free_bytes{{{sel}}} / ms4watch_data_dir_size_bytes{{{sel}}})",
+             legend="{{instance}}")], unit="percentunit", datasource=PROM, defaults={"min": 0, "max": 1},
+        description="Share of DATA_DIR's file system free (the Ms4watchDiskFilling alert: under 10 %).")
+    instance = {"name": "instance", "label": "Server", "type": "query", "datasource": PROM,
+                "query": {"query": 'label_values(ms4watch_build_info{job="ms4watch"}, instance)', "refId": "instance"},
+                "definition": 'label_values(ms4watch_build_info{job="ms4watch"}, instance)', "refresh": 2, "sort": 1,
+                "multi": True, "includeAll": True, "current": {}, "hide": 0}
+    return dashboard("ms4watch-server", "ms4watch · Server", L, [instance], time_from="now-24h")
+
+
 DASHBOARDS = {"overview": overview, "outfall": outfall, "turbidity-pair": turbidity_pair,
-              "storms-inspections": storms, "device-health": device_health}
+              "storms-inspections": storms, "device-health": device_health, "server": server}
 
 
 def build() -> dict[str, dict[str, Any]]:

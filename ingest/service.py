@@ -73,6 +73,7 @@ class IngestStats:
     rejected_messages: int = 0
     conflicting_messages: int = 0     # set aside: (device, epoch, seq) stored with other content
     store_retries: int = 0
+    store_errors: int = 0             # writes of readings or events the store failed or refused (each attempt)
     events: int = 0                   # event messages stored (calibration records among them)
 
 
@@ -428,6 +429,7 @@ class IngestService:
                     events = []
                 break
             except StoreRejected as e:
+                self.stats.store_errors += 1
                 # The store refused the data itself: retrying cannot help. What it refused is
                 # kept aside for a person, the rest was written, and everything is acknowledged
                 # so one bad message never blocks the ones behind it.
@@ -443,6 +445,7 @@ class IngestService:
                 if not isinstance(e, StoreUnavailable):
                     log.exception("ingest: writing a batch of %d messages failed unexpectedly", len(batch))
                     e = StoreUnavailable(f"{type(e).__name__}: {e}")
+                self.stats.store_errors += 1
                 self.stats.store_retries += 1
                 if self._stop.is_set() and delay >= 5:
                     log.error("ingest: stopping with %d messages unstored and unacknowledged; "

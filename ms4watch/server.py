@@ -283,7 +283,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
     from .workbench.records import load_suppressions, with_recorded
-    from .workbench.services.metrics import Metrics
+    from .workbench.services.metrics import Metrics, TownParts
 
     m = registry.municipality
     data_dir = settings.town_data_dir(m)
@@ -316,9 +316,13 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
+    spool = sink if isinstance(sink, SpoolingSink) else None
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
-                  spool_depth=(lambda: sink.spool_depth) if isinstance(sink, SpoolingSink) else None,
-                  queue=lambda: incidents.delivery_backlog()[0])
+                  spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
+                  town=TownParts(clock=incidents.clock, operations=incidents.operations,
+                                 stations=pipeline.engine.station_freshness, broker_connected=ingest.connected.is_set,
+                                 store_errors=lambda: ingest.stats.store_errors + (spool.write_errors if spool else 0),
+                                 data_dir=data_dir))
     if links is not None and secret is not None:
         from .workbench import Workbench
         from .workbench.services.health import Health

@@ -47,3 +47,17 @@ def test_wheel_ships_py_typed(tmp_path):
     # the drawn map's library is vendored (no CDN): its code, style, images and licence ship too
     for name in ("leaflet.js", "leaflet.css", "LICENSE", "VERSION", "images/marker-icon.png"):
         assert f"ms4watch/workbench/static/vendor/leaflet/{name}" in names, name
+
+
+def test_wheel_ships_the_prometheus_rules(tmp_path):
+    """The alert rules docs/operations.md points at are in the wheel, beside ``ms4watch.monitoring``."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("ms4watch-*.whl")
+    assert "ms4watch/monitoring/prometheus/ms4watch-rules.yml" in zipfile.ZipFile(wheel).namelist()

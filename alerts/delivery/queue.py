@@ -240,6 +240,18 @@ class DeliveryQueue:
                                 " AND next_attempt_at <= ?", (iso(now),)).fetchone()
         return from_iso(row[0])
 
+    def waiting(self, now: datetime) -> tuple[int, datetime | None]:
+        """The rows delivery owes now: pending and due, or pending after a failed attempt
+        (retrying, whenever their next attempt is), with when the longest-waiting of them
+        began to wait: its due time, or for one being retried its queuing (the first due
+        time is not kept). A row deferred or scheduled for later (an escalation, quiet hours)
+        and not yet tried is not owed yet."""
+        row = self.conn.execute(
+            "SELECT COUNT(*), MIN(CASE WHEN attempts = 0 THEN next_attempt_at ELSE created_at END)"
+            " FROM notification_queue WHERE status = 'pending' AND (next_attempt_at <= ? OR attempts > 0)",
+            (iso(now),)).fetchone()
+        return int(row[0]), from_iso(row[1])
+
 
 def _row(r: sqlite3.Row) -> QueuedNotification:
     return QueuedNotification(

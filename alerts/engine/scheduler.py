@@ -276,6 +276,17 @@ class StreamingEngine:
         self.inspected.append(ev.Inspection(site, t, inspector, note))
         return self.evaluate((), sites=True)
 
+    def station_freshness(self) -> list[tuple[str, int | None, int]]:
+        """For the server's ``/metrics``: every station (the registry's and any that reported)
+        with the newest reading it was fed [UTC ns] (None: none yet) and the silence after
+        which it is stale [ns], ``rules.stale_intervals`` × its expected report interval
+        (:func:`~..evaluate.report_interval`: the registry's, its logger's stated, the default).
+        Copies, so a scrape from another thread never sees a batch half-fed."""
+        newest, stated = dict(self.latest), dict(self.status_intervals)
+        n = self.rules.stale_intervals
+        return [(s, newest.get(s), n * ev.report_interval(self.reg, s, stated)[0])
+                for s in sorted(set(newest) | self.reg.station_ids())]
+
     def inputs(self) -> set[tuple[str, str]]:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
         return set(self.deps) | {(s, "battery") for s in self.reg.station_ids()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Operations:
+    """The incident database as the server's ``/metrics`` shows it (:meth:`IncidentService.operations`)."""
+
+    unresolved: dict[tuple[str, str], int]   # (kind, state: open | acknowledged) -> incidents
+    queue: dict[str, int]                    # notification rows by status
+    owed: int                                # rows delivery owes now: due, or being retried
+    owed_since: datetime | None              # when the longest-waiting of them began to wait
 
 
 class IncidentService:
@@ -129,6 +140,15 @@ class IncidentService:
             queue = self.dispatcher.queue
             return queue.counts(), queue.oldest_due(self.clock())
 
+    def operations(self) -> "Operations":
+        """What ``/metrics`` reads of the incident database, in one locked read: incidents not
+        resolved by (kind, state), the delivery queue's rows by status, the rows delivery owes
+        now and when the longest-waiting of them began to wait (``NotificationQueue.waiting``)."""
+        with self._lock:
+            queue = self.dispatcher.queue
+            owed, since = queue.waiting(self.clock())
+            return Operations(self.store.unresolved_counts(), queue.counts(), owed, since)
+
     def close(self) -> None:
         with self._lock:
             self.conn.close()
@@ -142,4 +162,4 @@ class IncidentService:
         return inc
 
 
-__all__ = ["IncidentService"]
+__all__ = ["IncidentService", "Operations"]

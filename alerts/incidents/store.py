@@ -391,6 +391,11 @@ class IncidentStore:
             " AND suppressed IS NULL ORDER BY start DESC, id DESC LIMIT ?", (limit,)).fetchall()
         return [_incident(r) for r in rows if policy_for(r["kind"]).escalates]
 
+    def unresolved_counts(self) -> dict[tuple[str, str], int]:
+        """Incidents not resolved, by (kind, state): open or acknowledged."""
+        return {(r[0], r[1]): r[2] for r in self.conn.execute(
+            "SELECT kind, state, COUNT(*) FROM incidents WHERE state IN ('open', 'acknowledged') GROUP BY kind, state")}
+
     def with_deadline(self) -> list[Incident]:
         rows = self.conn.execute(
             "SELECT * FROM incidents WHERE deadline IS NOT NULL AND state != 'resolved' AND suppressed IS NULL"

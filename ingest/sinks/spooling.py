@@ -137,6 +137,7 @@ class SpoolingSink:
         self._readings = 0
         self.spooled_readings_total = 0       # readings that ever went through the spool
         self.drained_readings_total = 0
+        self.write_errors = 0                 # writes to the store that failed or were refused (each attempt)
 
     # -- the Sink interface --------------------------------------------------------------
     def open(self) -> None:
@@ -175,6 +176,7 @@ class SpoolingSink:
                     self._open_inner()
                     return self.inner.write(batch)
             except StoreUnavailable as e:
+                self.write_errors += 1
                 log.warning("store unavailable (%s); spooling", e)
                 if e.retry_after_s:
                     self._hold_until = time.monotonic() + min(e.retry_after_s, 3600.0)
@@ -486,13 +488,18 @@ class SpoolingSink:
                     self._open_inner()
                     self.inner.write(batch)
             except MessagesRejected as e:
+                self.write_errors += 1
                 # Bad data, not retryable: the store has taken the rest; keep what it refused
                 # aside for a person (one row per message, with its reason) and go on.
                 log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
                 self._reject([(reason, encode_batch([m])) for m, reason in e.rejected])
             except StoreRejected as e:
+                self.write_errors += 1
                 log.error("store refused spooled data, kept in %s (table rejected): %s", self.spool_path, e)
                 self._reject([(str(e), r[3]) for r in rows])
+            except Exception:
+                self.write_errors += 1    # unavailable: the drain's retry waits and tries again
+                raise
             self._delete(rows)
             self.drained_readings_total += sum(r[1] for r in rows)
         if not self._rows:

@@ -269,6 +269,23 @@ def test_the_report_interval_a_logger_states_in_its_status_is_used_and_kept(tmp_
             and e["station"] == "RG-1"} == {"registry"}
 
 
+def test_station_freshness_is_the_newest_reading_fed_and_the_stale_limit_the_rules_use():
+    """What ``/metrics`` reads: each station's newest reading (one fed out of order does not
+    move it back; a reading without a value is no reading) and its stale limit —
+    rules.stale_intervals x the registry's interval, else the logger's stated, else the default."""
+    reg = registry(REGISTRY.replace("  - {id: OF-1, name", "  - {id: OF-1, report_interval: 5min, name"),
+                   rules="  stale_intervals: 2\n")
+    eng = StreamingEngine(reg, None)
+    eng.feed([reading(at(10), "RG-1", "rain", 0.0), reading(at(3), "RG-1", "rain", 0.0),
+              reading(at(20), "OF-1", "flow", 1.0), reading(at(30), "OF-1", "flow", float("nan"))._replace(value=None)])
+    eng.station_report_interval("RG-1", 3600.0)
+    fresh = {s: (t, limit) for s, t, limit in eng.station_freshness()}
+    assert fresh["RG-1"] == (at(10), 2 * 60 * MIN)          # stated 1 h
+    assert fresh["OF-1"] == (at(20), 2 * 5 * MIN)           # the registry's 5 min
+    assert fresh["TU-1"] == (None, 2 * 15 * MIN)            # never reported; the default 15 min
+    assert set(fresh) == reg.station_ids()
+
+
 def test_registry_stations_that_never_reported_become_stale_in_streaming_as_in_replay():
     from ms4watch.alerts.replay import final_state, replay
 

@@ -1,4 +1,6 @@
-"""Grafana provisioning: structure checks, and every panel's query run against a real InfluxDB."""
+"""Grafana provisioning: structure checks; every query of the five data dashboards run against a
+real InfluxDB; the server's dashboard naming only metrics a real server exports, and its
+queries run on a real Prometheus scraping a real server."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from tests.dashboards.seed import seed
 ROOT = Path(__file__).resolve().parents[2] / "dashboards"
 BUILTINS = {"timeFilter", "__interval", "__interval_ms", "__timeFilter", "__from", "__to", "tag_station",
             "tag_device", "tag_gauge"}
-KINDS = {"overview", "outfall", "turbidity-pair", "storms-inspections", "device-health"}
+KINDS = {"overview", "outfall", "turbidity-pair", "storms-inspections", "device-health", "server"}
+PROMETHEUS_KINDS = {"server"}      # PromQL over the server's /metrics; the others InfluxQL over the store
 
 
 def _build_module():
@@ -29,13 +32,15 @@ def _build_module():
 
 BUILD = _build_module()
 FILES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "json").glob("*.json"))}
+DATA = {name: d for name, d in FILES.items() if name not in PROMETHEUS_KINDS}
 
 
-def _datasource_uids() -> set[str]:
-    uids = set()
+def _datasource_uids() -> dict[str, str]:
+    """uid -> type of every provisioned datasource."""
+    uids = {}
     for f in (ROOT / "provisioning" / "datasources").glob("*.yaml"):
         for ds in yaml.safe_load(f.read_text())["datasources"]:
-            uids.add(ds["uid"])
+            uids[ds["uid"]] = ds["type"]
     return uids
 
 
@@ -43,9 +48,10 @@ def _queries(d):
     """(where, datasource ref, query) of every panel target, variable and annotation."""
     for p in d["panels"]:
         for t in p["targets"]:
-            yield f"panel {p['id']} {p['title']!r} {t['refId']}", t.get("datasource", p["datasource"]), t["query"]
+            yield f"panel {p['id']} {p['title']!r} {t['refId']}", t.get("datasource", p["datasource"]), \
+                t["expr"] if t.get("datasource", p["datasource"])["type"] == "prometheus" else t["query"]
     for v in d["templating"]["list"]:
-        yield f"variable {v['name']}", v["datasource"], v["query"]
+        yield f"variable {v['name']}", v["datasource"], v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
     for a in d["annotations"]["list"]:
         if not a.get("builtIn"):
             yield f"annotation {a['name']!r}", a["datasource"], a["query"]
@@ -77,12 +83,13 @@ def test_unique_ids_and_positions():
 
 def test_datasource_references_resolve():
     uids = _datasource_uids()
-    assert uids == {BUILD.DATASOURCE_UID}
+    assert uids == {BUILD.DATASOURCE_UID: "influxdb", BUILD.PROMETHEUS_UID: "prometheus"}
     for name, d in FILES.items():
+        kind = "prometheus" if name in PROMETHEUS_KINDS else "influxdb"
         for where, ds, _ in _queries(d):
-            assert ds["uid"] in uids and ds["type"] == "influxdb", f"{name}: {where}"
+            assert uids.get(ds["uid"]) == ds["type"] == kind, f"{name}: {where}"
         for p in d["panels"]:
-            assert p["datasource"]["uid"] in uids
+            assert uids.get(p["datasource"]["uid"]) == kind, f"{name}: panel {p['title']!r}"
 
 
 def test_variables_used_are_defined():
@@ -108,7 +115,7 @@ def _run_panels(server, db: str) -> tuple[list[str], int]:
     Returns (failures, queries run).
     """
     failures, ran = [], 0
-    for name, d in FILES.items():
+    for name, d in DATA.items():
         values = {}
         for v in d["templating"]["list"]:
             vals = _values(server, db, v["query"])
@@ -141,8 +148,8 @@ def test_every_query_returns_rows_on_a_seeded_influxdb(influxd):
     assert seed(sink) > 0
     failures, ran = _run_panels(influxd, "ms4watch")
     assert not failures, "\n".join(failures)
-    assert ran == sum(len(p["targets"]) for d in FILES.values() for p in d["panels"]) + \
-        sum(1 for d in FILES.values() for a in d["annotations"]["list"] if not a.get("builtIn"))
+    assert ran == sum(len(p["targets"]) for d in DATA.values() for p in d["panels"]) + \
+        sum(1 for d in DATA.values() for a in d["annotations"]["list"] if not a.get("builtIn"))
     sink.close()
 
 
@@ -162,14 +169,14 @@ def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
                    report=lambda *a: None).run()
     assert summary.readings_stored == summary.readings_published > 0
     failures, ran = _run_panels(influxd, "ms4watch")
-    assert ran == sum(len(p["targets"]) for d in FILES.values() for p in d["panels"]) + \
-        sum(1 for d in FILES.values() for a in d["annotations"]["list"] if not a.get("builtIn"))
+    assert ran == sum(len(p["targets"]) for d in DATA.values() for p in d["panels"]) + \
+        sum(1 for d in DATA.values() for a in d["annotations"]["list"] if not a.get("builtIn"))
     assert not failures, "\n".join(failures)
 
 
 def test_queries_use_only_documented_measurements():
     from ms4watch.ingest.sinks.influxdb.schema import MEASUREMENTS
-    for name, d in FILES.items():
+    for name, d in DATA.items():
         for where, _, q in _queries(d):
             used = set(re.findall(r'FROM "(\w+)"', q))
             assert used and used <= set(MEASUREMENTS), f"{name} {where}: {sorted(used - set(MEASUREMENTS))}"

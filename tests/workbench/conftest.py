@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.influx_fixtures import influxd  # noqa: F401 (fixture: test_server_metrics.py)
 from tests.support.notify_peers import Clock, utc
 from tests.support.workbench import start_bench
 

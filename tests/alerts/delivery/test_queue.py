@@ -55,6 +55,24 @@ def test_not_before_defers_the_first_attempt(tmp_path):
     assert len(ob.due(T0 + timedelta(minutes=30))) == 1
 
 
+def test_what_delivery_owes_is_due_or_being_retried_and_waits_from_its_due_time(tmp_path):
+    """``/metrics``' queue depth and oldest age: a row scheduled for later (an escalation)
+    is not owed before its time; a row being retried is owed throughout its back-off, and
+    waits from its queuing; a row sent or failed for good is owed no more."""
+    ob = DeliveryQueue(connect(tmp_path / "o.db"))
+    assert ob.waiting(T0) == (0, None)
+    later = _q(ob, stage="escalation", not_before=T0 + timedelta(minutes=30))
+    assert ob.waiting(T0 + timedelta(minutes=29)) == (0, None)
+    assert ob.waiting(T0 + timedelta(minutes=31)) == (1, T0 + timedelta(minutes=30))   # due since 16:30
+    oid = _q(ob, now=T0 + timedelta(minutes=10))
+    assert ob.waiting(T0 + timedelta(minutes=20)) == (1, T0 + timedelta(minutes=10))
+    ob.retry(oid, T0 + timedelta(minutes=20), "connection refused")      # next attempt in 15 s: still owed
+    assert ob.waiting(T0 + timedelta(minutes=20, seconds=1)) == (1, T0 + timedelta(minutes=10))
+    ob.fail(oid, T0 + timedelta(minutes=21), "550 no such user")
+    ob.mark_sent(later, T0 + timedelta(minutes=31))
+    assert ob.waiting(T0 + timedelta(hours=1)) == (0, None)
+
+
 def test_cancelled_row_is_revived_by_a_new_enqueue(tmp_path):
     ob = DeliveryQueue(connect(tmp_path / "o.db"))
     oid = _q(ob, stage="recovery")

@@ -25,6 +25,7 @@ from tests.support.servers import InfluxDB1, free_port, have
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 
+SYSTEM_FOLDERS = ("/etc/ms4watch", "/etc/mosquitto/ms4watch", "/var/lib/ms4watch", "/var/backups/ms4watch")
 SYSTEMD = "systemd runs no units in the test container (the units: tests/test_systemd_units.py)"
 SKIPS = [
     Skip(r"\bapt(-get)? ", "installs Debian packages: .ci/run installs what the tests need"),
@@ -77,6 +78,10 @@ def logger_config(scratch: Scratch) -> str:
 def scratch(tmp_path, monkeypatch) -> Scratch:
     if not have("mosquitto"):
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    present = [p for p in SYSTEM_FOLDERS if Path(p).exists()]
+    if present:
+        pytest.skip(f"this machine has an ms4watch install ({', '.join(present)}): a command whose default "
+                    "is a system folder (backup's settings folder, say) would reach it")
     # Not under pytest's folder: every pytest session run as root makes /tmp/pytest-of-root
     # 0700 again, and Mosquitto, once it is user mosquitto, must walk to its files.
     root = Path(tempfile.mkdtemp(prefix="ms4watch-docs-")) / "scratchroot"
@@ -109,6 +114,7 @@ def scratch(tmp_path, monkeypatch) -> Scratch:
         except ProcessLookupError:
             pass
     shutil.rmtree(root.parent, ignore_errors=True)
+    assert not [p for p in SYSTEM_FOLDERS if Path(p).exists()], "the docs' commands reached the system's folders"
     print("\n".join(f"{doc}:{line}: {why}: {cmd}" for doc, line, cmd, why in s.done))
 
 

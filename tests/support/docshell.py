@@ -97,9 +97,10 @@ class Scratch:
     def paths(self) -> list[tuple[str, str]]:
         r = self.root
         return [("/opt/ms4watch/venv/bin/ms4watch", str(self.bin_dir / "ms4watch")),
+                ("/opt/ms4watch/venv/lib/python3*/site-packages/ms4watch", str(self.repo / "ms4watch")),
                 ("/opt/ms4watch", str(self.repo)),
-                *[(p, f"{r}{p}") for p in ("/etc/ms4watch", "/etc/mosquitto", "/etc/systemd", "/var/lib/ms4watch",
-                                           "/var/backups", "/root")]]
+                *[(p, f"{r}{p}") for p in ("/etc/ms4watch", "/etc/mosquitto", "/etc/systemd", "/etc/nginx",
+                                           "/var/lib/ms4watch", "/var/backups", "/root")]]
 
     def translate(self, text: str) -> str:
         """A command or a file's text with the scratch root's paths, hosts, user and group."""

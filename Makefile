@@ -21,6 +21,9 @@ setup: $(BIN)/ms4watch
 demo: setup
 	$(BIN)/ms4watch demo
 
+# curl: docs/operations.md's InfluxDB commands, which tests/test_docs_shell.py runs
+DEB_PKGS += curl
+
 test-deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

@@ -170,9 +170,11 @@ def test_a_broker_url_naming_another_service_s_port(tmp_path):
         smtp.stop()
 
 
-def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(tmp_path):
+@pytest.mark.parametrize("auth", ["both", "password"])
+def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(tmp_path, auth):
     """The broker as a town runs it (``ms4watch broker-config``: TLS on its own port, client
-    certificates, passwords, the ACL): ingest's credentials pass; a wrong password is named."""
+    certificates, passwords, the ACL): ingest's credentials pass; a wrong password is named
+    where the broker reads one (``--auth password``: with a certificate its name is the user)."""
     from ms4watch.brokerconf import Auth, generate
     from ms4watch.contract.devices import load_devices
     from ms4watch.contract.registry import load_registry
@@ -183,7 +185,7 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
     reg, loggers = town(tmp_path / "town")
     out, port = tmp_path / "broker-etc", free_port()
-    generate(load_devices(load_registry(reg), loggers), out, auth=Auth.BOTH, port=port, bind="127.0.0.1",
+    generate(load_devices(load_registry(reg), loggers), out, auth=Auth(auth), port=port, bind="127.0.0.1",
              hosts=["localhost", "127.0.0.1"])
     broker = Mosquitto(tmp_path / "mosquitto")
     broker.configure_text((out / "mosquitto.conf").read_text(), port)
@@ -206,10 +208,13 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
         assert res.exit_code == 0, res.output
         assert f"ok: broker: connected to mqtts://localhost:{port} as ms4watch-ingest" in res.output, res.output
         res = check(wrong)
-        assert res.exit_code == 1, res.output
-        [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
-        assert line.startswith(f"error: broker: mqtts://localhost:{port} refused the connection: Not authorized"), \
-            res.output
+        if auth == "password":
+            assert res.exit_code == 1, res.output
+            [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
+            assert line.startswith(f"error: broker: mqtts://localhost:{port} refused the connection: Not authorized"), \
+                res.output
+        else:
+            assert res.exit_code == 0, res.output
         res = check(client / "password", ca="client.crt")      # not the CA that signed the broker's certificate
         assert res.exit_code == 1, res.output
         [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]

@@ -14,10 +14,16 @@ One folder holds everything (``OUT``, e.g. ``/etc/mosquitto/ms4watch``)::
         ca.crt 0644, client.crt 0644, client.key 0600, password 0600
 
 Clients: every device of the firmware configs (user name = device id) and the server's
-services ``ms4watch-ingest`` (reads readings, status and events), ``ms4watch-engine``
-(writes commands, reads status) and ``ms4watch-workbench`` (writes config and commands,
-reads status and events). A device publishes only ``readings``, ``status`` and ``events`` under
+services ``ms4watch-ingest`` (reads readings, status and events) and ``ms4watch-workbench``
+(``ms4watch device``: writes config and commands, reads status and events); no credential
+for what nothing uses (earlier versions made ``ms4watch-engine``: a run revokes it). A device
+publishes only ``readings``, ``status`` and ``events`` under
 ``ms4/<municipality>/<station>/<device>/`` and reads only its own ``config`` and ``cmd``.
+With a client certificate (``--auth certificate`` or ``both``) the broker takes the
+certificate's common name as the user name (``use_identity_as_username``): a logger's
+certificate acts only as that logger, whatever user name and password it sends. Mosquitto
+checks no password once the certificate names the user, so ``both`` is ``certificate``
+at the broker; the clients still get and send a password, for a switch to ``password``.
 
 Running again keeps every credential that is still good, makes the missing ones, replaces
 those named in ``rotate`` (a new password, key and certificate; the old certificate
@@ -58,13 +64,13 @@ class BrokerConfigError(Ms4Error):
 class Auth(str, enum.Enum):
     PASSWORD = "password"          # TLS to a verified broker, then user name and password
     CERTIFICATE = "certificate"    # a client certificate; its common name is the user name
-    BOTH = "both"                  # a client certificate and the password
+    BOTH = "both"                  # as CERTIFICATE at the broker (it checks no password once the
+                                   # certificate names the user); clients also hold a password
 
 
 SERVICES: dict[str, tuple[tuple[str, str], ...]] = {
     # service user -> (access, channel) on every device's topics of the town
     "ms4watch-ingest": (("read", "readings"), ("read", "status"), ("read", "events")),
-    "ms4watch-engine": (("write", "cmd"), ("read", "status")),
     "ms4watch-workbench": (("write", "config"), ("write", "cmd"), ("read", "status"), ("read", "events")),
 }
 DEVICE_ACCESS = (("write", "readings"), ("write", "status"), ("write", "events"), ("read", "config"), ("read", "cmd"))
@@ -103,7 +109,7 @@ def mosquitto_conf_text(out: Path, *, town: str, auth: Auth, port: int, bind: st
     lines = [f"# ms4watch broker-config: {town}. Made by the command; re-run it instead of editing.\n",
              "# Include it from /etc/mosquitto/conf.d/ (docs/operations.md).\n",
              "allow_anonymous false\n"]
-    if auth is not Auth.CERTIFICATE:
+    if auth is Auth.PASSWORD:      # with a certificate Mosquitto takes its name and reads no password
         lines.append(f"password_file {out / 'passwd'}\n")
     lines.append(f"acl_file {out / 'acl'}\n")
     lines.append(f"listener {port}{' ' + bind if bind else ''}\n")
@@ -111,7 +117,9 @@ def mosquitto_conf_text(out: Path, *, town: str, auth: Auth, port: int, bind: st
               "tls_version tlsv1.2\n"]
     if auth is not Auth.PASSWORD:
         lines += ["require_certificate true\n", f"crlfile {out / 'crl.pem'}\n"]
-    if auth is Auth.CERTIFICATE:
+    if auth is not Auth.PASSWORD:
+        # the certificate's common name is the user (and the ACL's): a logger's certificate
+        # cannot act as another logger with that one's user name and password
         lines.append("use_identity_as_username true\n")
     return "".join(lines) + mosquitto_conf(mosquitto_settings(expiry))
 

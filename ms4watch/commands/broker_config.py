@@ -24,7 +24,8 @@ def broker_config(
     firmware_configs: Optional[Path] = typer.Option(None, "--firmware-configs",
                                                     help="Folder of the town's logger configs, one <device>.yaml "
                                                          "each: the devices it lists (default: the settings')."),
-    auth: str = typer.Option("both", help="How clients prove who they are: password, certificate, or both."),
+    auth: str = typer.Option("both", help="How clients prove who they are: password, certificate, or both (a certificate, whose "
+                                               "name is the user; Mosquitto then reads no password)."),
     port: int = typer.Option(8883, min=1, max=65535, help="The broker's TLS port."),
     bind: Optional[str] = typer.Option(None, help="Address the TLS listener binds (default: every address)."),
     host: list[str] = typer.Option([], "--host", help="A name or address loggers reach the broker by (repeatable; "
@@ -40,7 +41,7 @@ def broker_config(
                                             "than any ingest outage you plan for."),
 ) -> None:
     """Write the broker's configuration: a TLS listener, a password and a client certificate
-    for every listed logger and for ingest, the engine and the workbench, and an ACL letting
+    for every listed logger and for ingest and the workbench, and an ACL letting
     a logger publish only under its own topics and read only its own config and cmd.
 
     Secrets go only to files in --out (0600, or 0640 for the broker's group), never to the

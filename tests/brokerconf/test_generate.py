@@ -46,7 +46,7 @@ def test_the_password_hash_is_mosquittos():
 def test_files_modes_and_one_credential_per_client(tmp_path):
     out = tmp_path / "out"
     r = generate(directory(tmp_path), out, port=18883, hosts=["localhost"])
-    assert r.new_ca and r.created == ["ms4watch-ingest", "ms4watch-engine", "ms4watch-workbench", "LOG-1", "LOG-2"]
+    assert r.new_ca and r.created == ["ms4watch-ingest", "ms4watch-workbench", "LOG-1", "LOG-2"]
     secret = {"ca.key": 0o600, "revoked.json": 0o600, "passwd": 0o640, "acl": 0o640, "server.key": 0o640}
     public = {"ca.crt": 0o644, "server.crt": 0o644, "crl.pem": 0o644, "mosquitto.conf": 0o644}
     for name, m in {**secret, **public}.items():
@@ -65,9 +65,10 @@ def test_files_modes_and_one_credential_per_client(tmp_path):
            "topic read ms4/town/OF-1/LOG-1/cmd\n" in acl
     conf = (out / "mosquitto.conf").read_text()
     for line in ("allow_anonymous false", "listener 18883", "require_certificate true", "message_size_limit 8388608",
-                 "max_queued_messages 0", f"password_file {out}/passwd", f"acl_file {out}/acl", f"crlfile {out}/crl.pem"):
+                 "max_queued_messages 0", f"acl_file {out}/acl", f"crlfile {out}/crl.pem"):
         assert line + "\n" in conf
-    assert "use_identity_as_username" not in conf
+    # the certificate names the user; Mosquitto would not read a password (test_mosquitto.py)
+    assert "use_identity_as_username true\n" in conf and "password_file" not in conf
 
 
 def test_running_again_keeps_rotates_and_revokes(tmp_path):
@@ -108,7 +109,7 @@ def test_the_command_prints_no_secret(tmp_path):
     res = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
                                            "--out", str(out), "--host", "localhost"])
     assert res.exit_code == 0, res.output
-    assert "new: ms4watch-ingest, ms4watch-engine, ms4watch-workbench, LOG-1, LOG-2" in res.output
+    assert "new: ms4watch-ingest, ms4watch-workbench, LOG-1, LOG-2" in res.output
     for client in (out / "clients").iterdir():
         for f in ("password", "client.key"):
             secret = (client / f).read_text().strip()
@@ -140,3 +141,28 @@ def test_persistent_sessions_expire(tmp_path):
                                            "--session-expiry", "30d"])
     assert res.exit_code == 0, res.output
     assert "\npersistent_client_expiration 30d\n" in (tmp_path / "out" / "mosquitto.conf").read_text()
+
+
+def test_no_credential_for_what_nothing_uses(tmp_path):
+    """``ms4watch-engine`` (written commands to every logger) was made by earlier versions but
+    used by nothing: a run revokes the one an earlier run made, like an unlisted logger."""
+    out = tmp_path / "out"
+    generate(directory(tmp_path), out, port=18883, hosts=["localhost"])
+    assert "ms4watch-engine" not in (out / "acl").read_text() + (out / "passwd").read_text()
+    assert not (out / "clients" / "ms4watch-engine").exists()
+    old = out / "clients" / "ms4watch-engine"          # as an earlier version left it
+    old.mkdir(mode=0o700)
+    (old / "password").write_text("old")
+    r = generate(directory(tmp_path), out, port=18883, hosts=["localhost"])
+    assert r.revoked == ["ms4watch-engine"] and not old.exists()
+
+
+@pytest.mark.parametrize("auth, identity", [(Auth.BOTH, True), (Auth.CERTIFICATE, True), (Auth.PASSWORD, False)])
+def test_a_certificate_names_its_user(tmp_path, auth, identity):
+    """With a client certificate the broker takes its common name as the user name, so a
+    logger's certificate can act only as that logger (``use_identity_as_username``)."""
+    out = tmp_path / "out"
+    generate(directory(tmp_path), out, auth=auth, port=18883, hosts=["localhost"])
+    lines = (out / "mosquitto.conf").read_text().splitlines()
+    assert ("use_identity_as_username true" in lines) is identity
+    assert any(x.startswith("password_file ") for x in lines) is not identity

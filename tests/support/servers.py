@@ -136,10 +136,11 @@ class InfluxDB1:
     store down for a while and bring it back.
     """
 
-    def __init__(self, workdir: Path, port: int | None = None):
+    def __init__(self, workdir: Path, port: int | None = None, auth: bool = False):
         self.workdir = Path(workdir)
         self.port = port or free_port()
         self.rpc_port = free_port()
+        self.auth = auth                 # ``[http] auth-enabled``: every request needs a user
         self.proc: subprocess.Popen | None = None
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.conf = self.workdir / "influxdb.conf"
@@ -156,6 +157,7 @@ class InfluxDB1:
             "[retention]\n  enabled = false\n"
             f'[http]\n  bind-address = "127.0.0.1:{self.port}"\n  log-enabled = false\n'
             "  suppress-write-log = true\n"
+            f"  auth-enabled = {'true' if auth else 'false'}\n"
         )
 
     @property
@@ -174,8 +176,9 @@ class InfluxDB1:
         _wait_http(f"{self.http_url}/ping", self.proc)
         return self
 
-    def query(self, q: str, database: str | None = None) -> dict:
-        """Run InfluxQL through ``/query`` and return the decoded JSON (tests read back with it)."""
+    def query(self, q: str, database: str | None = None, login: tuple[str, str] | None = None) -> dict:
+        """Run InfluxQL through ``/query`` and return the decoded JSON (tests read back with it);
+        ``login`` (user, password) for a server with ``auth=True``."""
         import json
         import urllib.parse
         import urllib.request
@@ -183,7 +186,11 @@ class InfluxDB1:
         if database:
             params["db"] = database
         data = urllib.parse.urlencode(params).encode()
-        with urllib.request.urlopen(f"{self.http_url}/query", data=data, timeout=30) as r:
+        request = urllib.request.Request(f"{self.http_url}/query", data=data)
+        if login:
+            import base64
+            request.add_header("Authorization", "Basic " + base64.b64encode(":".join(login).encode()).decode())
+        with urllib.request.urlopen(request, timeout=30) as r:
             return json.loads(r.read())
 
     def stop(self) -> None:

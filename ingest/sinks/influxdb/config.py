@@ -67,6 +67,39 @@ class InfluxTarget:
                 raise ValueError(f"cannot read the InfluxDB token file {path}: {e.strerror}") from None
         return None
 
+    def token_source(self) -> str | None:
+        """Where :meth:`token` reads the token, for messages (never the secret); None when
+        no token is set: ms4watch then does not log in."""
+        if os.environ.get(TOKEN_ENV):
+            return TOKEN_ENV
+        if self.token_file:
+            return f"the token file {self.token_file} (?token_file=)"
+        if os.environ.get(TOKEN_FILE_ENV):
+            return f"the token file {os.environ[TOKEN_FILE_ENV]} ({TOKEN_FILE_ENV})"
+        cred = credential(INFLUX_TOKEN)
+        return f"the systemd credential {INFLUX_TOKEN} ({cred})" if cred else None
+
+    def login_hint(self, status: int) -> str:
+        """What to fix when InfluxDB answered 401 (no or a wrong login) or 403 (too few rights)."""
+        source = self.token_source()
+        if source is None:
+            return (f"no InfluxDB token is set: name a file holding {'USER:PASSWORD' if self.version == 1 else 'the token'}"
+                    f" with ?token_file= in the store URL (or {TOKEN_FILE_ENV}, or the systemd credential "
+                    f"{INFLUX_TOKEN}); {NO_LOGIN_DOC}")
+        try:
+            user, sep, _ = (self.token() or "").partition(":")
+        except ValueError:
+            sep = ""
+        who = f"user {user!r} of {source}" if sep else f"the token of {source}"
+        if status == 401:
+            return f"InfluxDB refused the login of {who}: is {'USER:PASSWORD' if sep else 'the token'} in it right?"
+        return f"{who} lacks the rights this needs ({NO_LOGIN_DOC})"
+
+
+NO_LOGIN_DOC = "docs/operations.md, InfluxDB authentication"
+NO_TOKEN = (f"no InfluxDB token is set (?token_file= in the store URL, {TOKEN_FILE_ENV} or the systemd "
+            f"credential {INFLUX_TOKEN}): connecting without a login")
+
 
 def parse_url(url: str) -> InfluxTarget:
     """Parse an ``influxdb1[s]://`` or ``influxdb2[s]://`` URL; ValueError names what is wrong."""

@@ -1,7 +1,7 @@
 """HTTP answers and transport failures of InfluxDB, translated into ingest errors.
 
 429 and 503 (and other 5xx, 401/403/404: fixable without losing data) → StoreUnavailable,
-with the server's Retry-After when it sent one; 400/413/422 (the data itself) →
+with the server's Retry-After when it sent one (a 401/403 naming the token to fix); 400/413/422 (the data itself) →
 StoreRejected; connection refused, resets and timeouts → StoreUnavailable.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import time
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ...errors import IngestError, StoreRejected, StoreUnavailable
 from ...errors import MessagesRejected  # noqa: F401 — raised by these sinks; its home is ingest/errors.py
@@ -44,11 +44,15 @@ def retry_after_s(headers: Mapping[str, str] | None, now: float | None = None) -
     return max(0.0, when - (time.time() if now is None else now))
 
 
-def from_status(where: str, status: int, body: str, headers: Mapping[str, str] | None) -> IngestError:
-    """The ingest error for a non-2xx answer of an InfluxDB write endpoint."""
+def from_status(where: str, status: int, body: str, headers: Mapping[str, str] | None,
+                login_hint: Callable[[int], str] | None = None) -> IngestError:
+    """The ingest error for a non-2xx answer of an InfluxDB write endpoint; a 401 or 403 also
+    says which token (setting and file, never the secret) to fix, through ``login_hint``."""
     text = _short(body)
     if status in (400, 413, 422):
         return StoreRejected(f"{where}: HTTP {status}: {text}")
+    if status in (401, 403) and login_hint is not None:
+        text = f"{text}: {login_hint(status)}"
     return StoreUnavailable(f"{where}: HTTP {status}: {text}", retry_after_s=retry_after_s(headers))
 
 

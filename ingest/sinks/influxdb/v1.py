@@ -11,7 +11,7 @@ import requests
 
 from ...errors import StoreUnavailable
 from .common import InfluxSinkBase, retention_to_seconds
-from .config import InfluxTarget, parse_url
+from .config import NO_TOKEN, InfluxTarget, parse_url
 from .errors import StoreMisconfigured, from_status, connection_reason
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,8 @@ class Influx1Sink(InfluxSinkBase):
 
     def open(self) -> None:
         """Check the server answers, the database exists and keeps data long enough."""
+        if self.target.token_source() is None:
+            log.info("store %s: %s", self.target.display, NO_TOKEN)
         self._request("GET", "/ping")
         dbs = self.query("SHOW DATABASES")
         names = {row[0] for row in _rows(dbs)}
@@ -88,7 +90,7 @@ class Influx1Sink(InfluxSinkBase):
         except requests.RequestException as e:
             raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         if r.status_code >= 300:
-            raise from_status(where, r.status_code, r.text, r.headers)
+            raise from_status(where, r.status_code, r.text, r.headers, self.target.login_hint)
         return r
 
     # -- reading and administration ----------------------------------------------------

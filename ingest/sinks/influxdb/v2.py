@@ -18,7 +18,7 @@ from influxdb_client.rest import ApiException
 
 from ...errors import StoreRejected, StoreUnavailable
 from .common import InfluxSinkBase
-from .config import TOKEN_ENV, InfluxTarget, parse_url
+from .config import NO_TOKEN, InfluxTarget, parse_url
 from .errors import StoreMisconfigured, from_status, connection_reason
 
 log = logging.getLogger(__name__)
@@ -57,9 +57,8 @@ class Influx2Sink(InfluxSinkBase):
         """Check the server answers and the bucket keeps data long enough."""
         client = self._connect()
         self._call("/ping", client.ping)
-        if not self.target.token():
-            log.warning("%s: no token (%s is not set); writes will fail if the server wants one",
-                        self.target.display, TOKEN_ENV)
+        if self.target.token_source() is None:
+            log.warning("store %s: %s; writes will fail if the server wants one", self.target.display, NO_TOKEN)
         self.check_retention()
 
     def close(self) -> None:
@@ -79,7 +78,8 @@ class Influx2Sink(InfluxSinkBase):
         try:
             return fn()
         except ApiException as e:
-            raise from_status(where, int(e.status or 0) or 503, e.body or e.reason or "", e.headers) from None
+            raise from_status(where, int(e.status or 0) or 503, e.body or e.reason or "", e.headers,
+                              self.target.login_hint) from None
         except (urllib3.exceptions.HTTPError, OSError) as e:
             raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         except InfluxDBError as e:   # the client's own checks, e.g. an unknown organisation
@@ -149,7 +149,7 @@ class Influx2Sink(InfluxSinkBase):
         except requests.RequestException as e:
             raise StoreUnavailable(f"{where}: {type(e).__name__}: {connection_reason(e)}") from None
         if r.status_code >= 300:
-            raise from_status(where, r.status_code, r.text, r.headers)
+            raise from_status(where, r.status_code, r.text, r.headers, self.target.login_hint)
         try:
             body = r.json()
         except ValueError:

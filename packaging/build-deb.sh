@@ -98,6 +98,8 @@ find "$stage" -type d -exec chmod 0755 {} +
 find "$stage" -path "$stage/DEBIAN" -prune -o -type f -perm /111 -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
 find "$stage" -type f -name '*.so*' -exec chmod 0644 {} +     # shared objects are mapped, never run
 
-# xz (lintian refuses zstd) at a low level: the environment is ~550 MB
-dpkg-deb --root-owner-group -Zxz -z${DEB_XZ_LEVEL:-2} --build "$stage" "dist/$name.deb" >/dev/null
+# gzip: lintian refuses zstd, and xz of the ~550 MB environment takes minutes on a small builder
+# (into a .part first: make must never take a half-written package for a built one)
+dpkg-deb --root-owner-group -Zgzip -z6 --build "$stage" "dist/$name.deb.part" >/dev/null
+mv "dist/$name.deb.part" "dist/$name.deb"
 echo "dist/$name.deb"

@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from contextlib import contextmanager
@@ -63,10 +64,11 @@ def installed() -> bool:
 
 @pytest.fixture(scope="module")
 def deb() -> Path:
-    """``make deb`` with this test run's environment as the build's pip."""
+    """``make deb`` with this test run's environment as the build's pip (``-o``: never
+    reinstalled by the build, even when pyproject.toml is newer than it)."""
     arch = run("dpkg", "--print-architecture").stdout.strip()
     with step("make deb"):
-        run("make", "deb", f"VENV={sys.prefix}", cwd=REPO, timeout=3000)
+        run("make", "deb", f"VENV={sys.prefix}", "-o", f"{sys.prefix}/bin/ms4watch", cwd=REPO, timeout=3000)
     path = REPO / "dist" / f"ms4watch_{VERSION}-1_{arch}.deb"
     assert path.is_file()
     return path
@@ -117,7 +119,18 @@ def _mode(path: str) -> tuple[str, str, int]:
     return pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name, stat.S_IMODE(st.st_mode)
 
 
-def test_install_check_demo_upgrade_purge(deb, tmp_path):
+@pytest.fixture
+def scratch():
+    """A folder of this test's own, not pytest's tmp_path: the test runs for minutes, and other
+    pytest runs of the same user (the machine is shared) delete all but their last three
+    basetemp folders."""
+    path = Path(tempfile.mkdtemp(prefix="ms4watch-deb-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_install_check_demo_upgrade_purge(deb, scratch):
+    tmp_path = scratch
     if not have("mosquitto"):
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
     if shutil.which("logrotate") is None:
@@ -127,22 +140,22 @@ def test_install_check_demo_upgrade_purge(deb, tmp_path):
     user_existed = _user_exists()
     broker = Mosquitto(tmp_path / "mosquitto")
     try:
-        with step("apt-get install"):
-            run(*APT, "install", deb, timeout=1800)
-        assert installed()
-        _installed_as_documented()
-        with step("serve --check"):
-            _serve_check(broker)
-        with step("demo"):
-            _demo(tmp_path)
-        with step("upgrade"):
-            _upgrade_backs_up_and_keeps(deb)
-        _logrotate(tmp_path)
-    finally:
-        broker.stop()
-        with step("apt-get purge"):
-            run(*APT, "purge", "ms4watch", timeout=600, ok=False)
-    try:
+        try:
+            with step("apt-get install"):
+                run(*APT, "install", deb, timeout=1800)
+            assert installed()
+            _installed_as_documented()
+            with step("serve --check"):
+                _serve_check(broker)
+            with step("demo"):
+                _demo(tmp_path)
+            with step("upgrade"):
+                _upgrade_backs_up_and_keeps(deb)
+            _logrotate(tmp_path)
+        finally:
+            broker.stop()
+            with step("apt-get purge"):
+                run(*APT, "purge", "ms4watch", timeout=600, ok=False)
         assert not installed()
         assert not os.path.lexists("/usr/bin/ms4watch")
         for gone in ("/opt/ms4watch", "/var/lib/ms4watch", "/etc/ms4watch", "/etc/logrotate.d/ms4watch",

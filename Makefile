@@ -4,11 +4,12 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 # Debian packages the tests start themselves (real broker, real InfluxDB, real VictoriaMetrics, headless Chromium,
-# nginx; promtool from prometheus checks the alert rules).
-DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils nginx prometheus
+# nginx; promtool from prometheus checks the alert rules; dpkg-dev, lintian, logrotate build and check the package).
+DEB_PKGS := mosquitto mosquitto-clients influxdb victoria-metrics chromium openssl tmux poppler-utils nginx prometheus \
+            dpkg-dev lintian logrotate
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test soak setup test-deps bench clean check lint types
+.PHONY: demo test soak setup test-deps bench clean check lint types deb lock
 
 $(BIN)/ms4watch: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -53,5 +54,31 @@ soak: setup test-deps
 bench: setup test-deps
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
+# `make deb`: dist/ms4watch_<version>-<revision>_<arch>.deb for the Debian release of this machine
+# (packaging/build-deb.sh says what it holds; install: docs/operations.md). Rebuilt only
+# when a file it packs changed.
+DEB_PY   ?= /usr/bin/python3
+DEB_VER  := $(shell $(DEB_PY) -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')-1
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE := dist/ms4watch_$(DEB_VER)_$(DEB_ARCH).deb
+DEB_SRCS := $(shell git ls-files pyproject.toml README.md packaging docs dashboards ms4watch contract edge ingest alerts \
+                                 workbench compliance network firmware_configs 2>/dev/null)
+
+deb: $(DEB_FILE)
+
+$(DEB_FILE): $(BIN)/ms4watch $(DEB_SRCS)
+	DEB_PY=$(DEB_PY) PIP=$(BIN)/pip packaging/build-deb.sh
+
+# The package's dependencies, locked: `make lock` after changing pyproject.toml's dependencies
+# (or to take newer releases), then commit packaging/requirements.lock. It installs ms4watch
+# alone (no extras) in a fresh environment of $(DEB_PY) and writes what pip chose.
+lock: setup
+	rm -rf build/lock-venv
+	$(DEB_PY) -m venv --without-pip build/lock-venv
+	$(BIN)/pip --python build/lock-venv/bin/python install --quiet --no-compile .
+	( echo "# ms4watch's runtime dependencies, locked for the Debian package (make lock; packaging/build-deb.sh)"; \
+	  $(BIN)/pip --python build/lock-venv/bin/python freeze --exclude ms4watch ) > packaging/requirements.lock
+	rm -rf build/lock-venv
+
 clean:
-	rm -rf $(VENV) ms4watch-demo *.egg-info build .mypy_cache .ruff_cache
+	rm -rf $(VENV) ms4watch-demo *.egg-info build dist .mypy_cache .ruff_cache

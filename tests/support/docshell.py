@@ -99,6 +99,7 @@ class Scratch:
         return [("/opt/ms4watch/venv/bin/ms4watch", str(self.bin_dir / "ms4watch")),
                 ("/opt/ms4watch/venv/lib/python3*/site-packages/ms4watch", str(self.repo / "ms4watch")),
                 ("/opt/ms4watch", str(self.repo)),
+                ("/usr/share/ms4watch/docs", str(self.repo / "docs")),
                 *[(p, f"{r}{p}") for p in ("/etc/ms4watch", "/etc/mosquitto", "/etc/systemd", "/etc/nginx",
                                            "/var/lib/ms4watch", "/var/backups", "/root")]]
 

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Build dist/ms4watch_<version>_<arch>.deb from this checkout: `make deb` runs it.
+#
+# A staged tree and `dpkg-deb --root-owner-group --build` (no debhelper): a virtual
+# environment at /opt/ms4watch/venv holding the locked dependencies
+# (packaging/requirements.lock) and ms4watch, /usr/bin/ms4watch, the systemd units of
+# ms4watch/systemd and edge/systemd, the settings example in /etc/ms4watch (a conffile), the
+# docs, dashboards and example town under /usr/share/ms4watch, a logrotate file, and the
+# maintainer scripts of packaging/debian/.
+#
+# Build on the Debian release the package is for: the environment runs on that release's
+# python3 (the package depends on exactly its minor version).
+#
+# Environment: DEB_PY (the system Python, /usr/bin/python3), PIP (a pip of 22.3 or later that
+# installs into DEB_PY's environment with --python), DEB_REVISION (the Debian revision, 1).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+cd "$repo"
+
+DEB_PY=${DEB_PY:-/usr/bin/python3}
+PIP=${PIP:-.venv/bin/pip}
+DEB_REVISION=${DEB_REVISION:-1}
+
+upstream=$("$DEB_PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
+version="$upstream-$DEB_REVISION"
+if ! head -1 packaging/debian/changelog | grep -qF "ms4watch ($version)"; then
+    echo "error: packaging/debian/changelog's first entry is not ms4watch ($version): add one" >&2
+    exit 1
+fi
+arch=$(dpkg --print-architecture)
+pyver=$("$DEB_PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+pynext=$("$DEB_PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1] + 1}")')
+
+name="ms4watch_${version}_${arch}"
+stage="$repo/build/deb/$name"
+venv_at=/opt/ms4watch/venv
+venv="$stage$venv_at"
+rm -rf "$stage"
+mkdir -p "$stage/DEBIAN" dist
+
+# -- the program: a virtual environment, locked dependencies, no byte code (postinst compiles it)
+"$DEB_PY" -m venv --without-pip "$venv"
+"$PIP" --python "$venv/bin/python" install --quiet --no-compile --no-deps -r packaging/requirements.lock
+"$PIP" --python "$venv/bin/python" install --quiet --no-compile --no-deps .
+"$PIP" --python "$venv/bin/python" check >/dev/null      # the lock holds everything ms4watch asks for
+# it was built at $venv, it runs from $venv_at: scripts' #! lines, activate, pyvenv.cfg
+grep -rlIF "$venv" "$venv/bin" "$venv/pyvenv.cfg" | xargs -r sed -i "s#$venv#$venv_at#g"
+find "$venv" -name direct_url.json -path '*ms4watch-*' -delete      # names this checkout's path
+find "$venv" -name __pycache__ -prune -exec rm -rf {} +
+rm -rf build/lib build/bdist.* ./*.egg-info
+if left=$(grep -rlIF "$stage" "$stage"); then
+    echo "error: the staged tree still names $stage in: $left" >&2
+    exit 1
+fi
+
+# -- commands, units, settings, logs
+mkdir -p "$stage/usr/bin" "$stage/lib/systemd/system" "$stage/etc/ms4watch" "$stage/etc/logrotate.d"
+ln -s "$venv_at/bin/ms4watch" "$stage/usr/bin/ms4watch"
+ln -s /usr/share/ms4watch/docs "$stage/opt/ms4watch/docs"     # the units' Documentation=, as in a checkout at /opt/ms4watch
+for unit in ms4watch/systemd/*.service ms4watch/systemd/*.timer edge/systemd/*.service edge/systemd/*.timer; do
+    [ -e "$unit" ] || continue
+    install -m 0644 "$unit" "$stage/lib/systemd/system/"
+done
+install -m 0644 packaging/debian/ms4watch.toml "$stage/etc/ms4watch/ms4watch.toml"
+install -m 0644 packaging/debian/logrotate "$stage/etc/logrotate.d/ms4watch"
+
+# -- docs, dashboards, the example town
+share="$stage/usr/share/ms4watch"
+mkdir -p "$share/docs" "$share/examples/town/loggers"
+cp docs/*.md README.md "$share/docs/"
+cp -r docs/examples "$share/docs/"                              # the nginx site (docs/operations.md)
+cp -r dashboards/json dashboards/provisioning "$share/"
+mv "$share/json" "$share/dashboards"
+install -m 0644 firmware_configs/demo/sites.yaml "$share/examples/town/sites.yaml"
+install -m 0644 firmware_configs/demo/LOG-*.yaml "$share/examples/town/loggers/"
+doc="$stage/usr/share/doc/ms4watch"
+mkdir -p "$doc" "$stage/usr/share/lintian/overrides"
+install -m 0644 packaging/debian/copyright "$doc/copyright"
+gzip -9n < packaging/debian/changelog > "$doc/changelog.Debian.gz"
+install -m 0644 packaging/debian/lintian-overrides "$stage/usr/share/lintian/overrides/ms4watch"
+
+# -- package metadata
+depends="python3 (>= $pyver~), python3 (<< $pynext), adduser, $(DEB_PY=$DEB_PY "$DEB_PY" "$here/shlibdeps.py" "$stage")"
+installed_kb=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" -e "s/@SIZE@/$installed_kb/" \
+    packaging/debian/control > "$stage/DEBIAN/control"
+install -m 0644 packaging/debian/conffiles "$stage/DEBIAN/conffiles"
+for script in preinst postinst prerm postrm; do
+    install -m 0755 "packaging/debian/$script" "$stage/DEBIAN/$script"
+done
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \
+    > "$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/md5sums"
+
+# directories 0755, files 0644 or executable 0755, whatever the umask was
+find "$stage" -type d -exec chmod 0755 {} +
+find "$stage" -path "$stage/DEBIAN" -prune -o -type f -perm /111 -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
+find "$stage" -type f -name '*.so*' -exec chmod 0644 {} +     # shared objects are mapped, never run
+
+# gzip: lintian refuses zstd, and xz of the ~550 MB environment takes minutes on a small builder
+# (into a .part first: make must never take a half-written package for a built one)
+dpkg-deb --root-owner-group -Zgzip -z6 --build "$stage" "dist/$name.deb.part" >/dev/null
+mv "dist/$name.deb.part" "dist/$name.deb"
+echo "dist/$name.deb"

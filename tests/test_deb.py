@@ -1,0 +1,257 @@
+"""The Debian package (``make deb``, packaging/): built, checked by lintian, installed on this
+machine with apt, used as docs/operations.md says (the example town, ``broker-config``, a
+real Mosquitto, ``serve --check`` as the service user, the demo from /usr/bin), upgraded in
+place (a backup first, /etc and /var/lib kept), then purged.
+
+Needs root, apt-get and dpkg-deb (CI runs as root on a clean Debian 12). It installs the
+package on this machine, so it refuses to run where an ms4watch package is installed
+already. Debian 13 is not tested here (this machine is Debian 12)."""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import Mosquitto, free_port, have
+
+REPO = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+UNIT_FOLDERS = [REPO / "ms4watch" / "systemd", REPO / "edge" / "systemd"]
+APT = ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=600"]
+
+pytestmark = [
+    pytest.mark.mosquitto,
+    pytest.mark.timeout(3600),     # building (pip), lintian and apt on a loaded 2-core machine
+    pytest.mark.skipif(os.geteuid() != 0, reason="installs a Debian package: needs root"),
+    pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("dpkg-deb")),
+                       reason="needs apt-get and dpkg-deb (Debian)"),
+]
+
+
+def run(*cmd: str | Path, ok: bool = True, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", **kw.pop("env", {})}
+    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, **kw)
+    if ok:
+        assert out.returncode == 0, f"{' '.join(map(str, cmd))} exited {out.returncode}:\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}"
+    return out
+
+
+@contextmanager
+def step(name: str):
+    """Print how long each step took (``pytest -s``): the test is long, and this says where."""
+    t0 = time.monotonic()
+    yield
+    print(f"test_deb: {name}: {time.monotonic() - t0:.0f} s")
+
+
+def installed() -> bool:
+    out = run("dpkg-query", "-W", "-f=${db:Status-Status}", "ms4watch", ok=False)
+    return out.returncode == 0 and out.stdout.strip() not in ("", "not-installed", "config-files")
+
+
+@pytest.fixture(scope="module")
+def deb() -> Path:
+    """``make deb`` with this test run's environment as the build's pip (``-o``: never
+    reinstalled by the build, even when pyproject.toml is newer than it)."""
+    arch = run("dpkg", "--print-architecture").stdout.strip()
+    with step("make deb"):
+        run("make", "deb", f"VENV={sys.prefix}", "-o", f"{sys.prefix}/bin/ms4watch", cwd=REPO, timeout=3000)
+    path = REPO / "dist" / f"ms4watch_{VERSION}-1_{arch}.deb"
+    assert path.is_file()
+    return path
+
+
+def test_lintian_reports_no_error(deb):
+    if shutil.which("lintian") is None:
+        pytest.skip("lintian is not installed (apt-get install lintian)")
+    with step("lintian"):
+        out = run("lintian", "--no-tag-display-limit", deb, ok=False, timeout=3000)
+    errors = [line for line in out.stdout.splitlines() if line.startswith("E:")]
+    assert not errors, "\n".join(errors)
+    assert out.returncode == 0 or not errors
+
+
+def test_package_contents(deb):
+    """What the package holds, without installing it: every unit of the unit folders, the
+    conffiles, the docs and dashboards, the maintainer scripts."""
+    files = run("dpkg-deb", "--contents", deb).stdout
+    units = [p.name for folder in UNIT_FOLDERS for pattern in ("*.service", "*.timer") for p in folder.glob(pattern)]
+    assert units
+    for name in units:
+        assert f"./lib/systemd/system/{name}\n" in files, name
+    for path in ("./usr/bin/ms4watch -> /opt/ms4watch/venv/bin/ms4watch", "./opt/ms4watch/venv/bin/ms4watch\n",
+                 "./etc/ms4watch/ms4watch.toml\n", "./etc/logrotate.d/ms4watch\n",
+                 "./usr/share/ms4watch/docs/operations.md\n", "./usr/share/ms4watch/dashboards/overview.json\n",
+                 "./usr/share/ms4watch/examples/town/sites.yaml\n", "./usr/share/doc/ms4watch/copyright\n",
+                 "./usr/share/doc/ms4watch/changelog.Debian.gz\n"):
+        assert path in files, path
+    assert "__pycache__" not in files
+    assert run("dpkg-deb", "-f", deb, "Version").stdout.strip() == f"{VERSION}-1"
+    depends = run("dpkg-deb", "-f", deb, "Depends").stdout
+    assert "python3 (>= 3.11~)" in depends and "libc6" in depends
+    control = Path(run("mktemp", "-d").stdout.strip())
+    try:
+        run("dpkg-deb", "--control", deb, control)
+        assert set((control / "conffiles").read_text().split()) == {"/etc/ms4watch/ms4watch.toml",
+                                                                    "/etc/logrotate.d/ms4watch"}
+        for script in ("preinst", "postinst", "prerm", "postrm"):
+            assert (control / script).stat().st_mode & 0o111, script
+            run("sh", "-n", control / script)
+    finally:
+        shutil.rmtree(control)
+
+
+def _mode(path: str) -> tuple[str, str, int]:
+    st = os.stat(path)
+    return pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name, stat.S_IMODE(st.st_mode)
+
+
+@pytest.fixture
+def scratch():
+    """A folder of this test's own, not pytest's tmp_path: the test runs for minutes, and other
+    pytest runs of the same user (the machine is shared) delete all but their last three
+    basetemp folders."""
+    path = Path(tempfile.mkdtemp(prefix="ms4watch-deb-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_install_check_demo_upgrade_purge(deb, scratch):
+    tmp_path = scratch
+    if not have("mosquitto"):
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    if shutil.which("logrotate") is None:
+        pytest.skip("logrotate is not installed (apt-get install logrotate)")
+    if installed():
+        pytest.skip("an ms4watch package is installed on this machine: this test would replace and purge it")
+    user_existed = _user_exists()
+    broker = Mosquitto(tmp_path / "mosquitto")
+    try:
+        try:
+            with step("apt-get install"):
+                run(*APT, "install", deb, timeout=1800)
+            assert installed()
+            _installed_as_documented()
+            with step("serve --check"):
+                _serve_check(broker)
+            with step("demo"):
+                _demo(tmp_path)
+            with step("upgrade"):
+                _upgrade_backs_up_and_keeps(deb)
+            _logrotate(tmp_path)
+        finally:
+            broker.stop()
+            with step("apt-get purge"):
+                run(*APT, "purge", "ms4watch", timeout=600, ok=False)
+        assert not installed()
+        assert not os.path.lexists("/usr/bin/ms4watch")
+        for gone in ("/opt/ms4watch", "/var/lib/ms4watch", "/etc/ms4watch", "/etc/logrotate.d/ms4watch",
+                     "/lib/systemd/system/ms4watch-serve.service"):
+            assert not os.path.lexists(gone), gone
+        assert Path("/var/backups/ms4watch").is_dir()          # backups outlive a purge, by design
+    finally:
+        shutil.rmtree("/var/backups/ms4watch", ignore_errors=True)
+        if not user_existed and _user_exists():
+            run("deluser", "--system", "ms4watch", ok=False)
+
+
+def _user_exists() -> bool:
+    try:
+        pwd.getpwnam("ms4watch")
+        return True
+    except KeyError:
+        return False
+
+
+def _installed_as_documented() -> None:
+    out = run("/usr/bin/ms4watch", "--version")
+    assert VERSION in out.stdout
+    assert pwd.getpwnam("ms4watch").pw_shell == "/usr/sbin/nologin"
+    assert _mode("/var/lib/ms4watch") == ("ms4watch", "ms4watch", 0o750)
+    assert _mode("/etc/ms4watch") == ("root", "ms4watch", 0o750)
+    assert _mode("/etc/ms4watch/loggers") == ("root", "ms4watch", 0o750)
+    assert _mode("/etc/ms4watch/ms4watch.toml") == ("root", "ms4watch", 0o640)
+    assert _mode("/var/backups/ms4watch") == ("ms4watch", "ms4watch", 0o700)
+    for name in (p.name for folder in UNIT_FOLDERS for p in folder.glob("*.service")):
+        assert Path("/lib/systemd/system", name).is_file(), name
+    # postinst compiled the environment: the service (ProtectSystem=strict) could not
+    assert list(Path("/opt/ms4watch/venv/lib").glob("python3*/site-packages/ms4watch/__pycache__/*.pyc"))
+
+
+def _serve_check(broker: Mosquitto) -> None:
+    """docs/operations.md, Install: the town's registry and loggers in /etc/ms4watch,
+    broker-config, the ingest client's files beside the settings, ``serve --check``."""
+    examples = Path("/usr/share/ms4watch/examples/town")
+    run("install", "-o", "root", "-g", "ms4watch", "-m", "0640", examples / "sites.yaml", "/etc/ms4watch/sites.yaml")
+    for logger in sorted((examples / "loggers").glob("*.yaml")):
+        run("install", "-o", "root", "-g", "ms4watch", "-m", "0640", logger, "/etc/ms4watch/loggers/")
+    out = broker.workdir / "etc"      # /etc/mosquitto/ms4watch on a server
+    port = free_port()
+    run("/usr/bin/ms4watch", "broker-config", "--registry", "/etc/ms4watch/sites.yaml",
+        "--firmware-configs", "/etc/ms4watch/loggers", "--out", out, "--host", "localhost",
+        "--port", str(port), "--bind", "127.0.0.1")
+    broker.configure_text((out / "mosquitto.conf").read_text(), port)
+    broker.start()
+    client = out / "clients" / "ms4watch-ingest"
+    for source, target, mode in (("password", "mqtt-password", "0640"), ("ca.crt", "mqtt-ca.crt", "0644"),
+                                 ("client.crt", "ms4watch-ingest.crt", "0644"),
+                                 ("client.key", "ms4watch-ingest.key", "0640")):
+        run("install", "-o", "root", "-g", "ms4watch", "-m", mode, client / source, f"/etc/ms4watch/{target}")
+    # the example's broker is mqtts://localhost:8883; this one listens on a free port
+    check = run("runuser", "-u", "ms4watch", "--", "env", f"MS4WATCH_BROKER__URL=mqtts://localhost:{port}",
+                "/usr/bin/ms4watch", "serve", "--check", ok=False, cwd="/")
+    assert check.returncode == 0, check.stdout + check.stderr
+    # and it does fail, naming the broker, when nothing listens there
+    broker.stop()
+    down = run("runuser", "-u", "ms4watch", "--", "env", f"MS4WATCH_BROKER__URL=mqtts://localhost:{port}",
+               "/usr/bin/ms4watch", "serve", "--check", ok=False, cwd="/")
+    assert down.returncode == 1 and "broker" in (down.stdout + down.stderr), down.stdout + down.stderr
+
+
+def _demo(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    run("/usr/bin/ms4watch", "demo", "--days", "0.05", "--speed", "0", "--http", "off",
+        "--workdir", tmp_path / "demo", "--summary-json", summary, timeout=600, cwd=tmp_path)
+    data = json.loads(summary.read_text())
+    assert data["readings_published"] > 0 and data["readings_stored"] == data["readings_published"]
+
+
+def _upgrade_backs_up_and_keeps(deb: Path) -> None:
+    """The same package again (dpkg runs it as an upgrade): preinst backs up the data
+    directory with the installed version; the settings edited and the data stay."""
+    data = Path("/var/lib/ms4watch/rejected.jsonl")
+    data.write_text('{"kept": true}\n')
+    shutil.chown(data, "ms4watch", "ms4watch")
+    settings = Path("/etc/ms4watch/ms4watch.toml")
+    settings.write_text(settings.read_text() + "# edited by the town\n")
+    run(*APT, "install", "--reinstall", deb, timeout=1800)
+    assert data.read_text() == '{"kept": true}\n'
+    assert settings.read_text().endswith("# edited by the town\n")
+    assert _mode(str(settings)) == ("root", "ms4watch", 0o640)
+    backups = sorted(Path("/var/backups/ms4watch").glob(f"before-{VERSION}-1-*"))
+    assert len(backups) == 1, backups
+    manifest = json.loads((backups[0] / "MANIFEST.json").read_text())
+    assert "rejected.jsonl" in json.dumps(manifest)
+    assert (backups[0] / "rejected.jsonl").read_text() == '{"kept": true}\n'
+
+
+def _logrotate(tmp_path: Path) -> None:
+    """/etc/logrotate.d/ms4watch moves aside what the server appends to, as its user."""
+    data = Path("/var/lib/ms4watch/rejected.jsonl")
+    before = data.read_text()
+    run("logrotate", "--force", "--state", tmp_path / "logrotate.state", "/etc/logrotate.d/ms4watch")
+    assert Path("/var/lib/ms4watch/rejected.jsonl.1").read_text() == before
+    assert data.read_text() == "" and _mode(str(data)) == ("ms4watch", "ms4watch", 0o640)

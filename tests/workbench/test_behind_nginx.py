@@ -150,6 +150,7 @@ def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_bro
                    f'[http]\nlisten = "127.0.0.1:{listen}"\npublic_url = "https://127.0.0.1:{https}"\n'
                    'trusted_proxies = ["127.0.0.1"]\n')
     (tmp_path / "pw").write_text(PASSWORD)
+    (tmp_path / "data").mkdir()      # the data folder an install makes (users add refuses a missing one)
     ms4 = [sys.executable, "-m", "ms4watch"]
     added = subprocess.run([*ms4, "users", "add", "smo", "--role", "smo", "--password-file", str(tmp_path / "pw"),
                             "--config", str(cfg)], capture_output=True, text=True, timeout=120)

@@ -32,8 +32,11 @@ test-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# On every core (pytest-xdist); a test file stays on one worker (--dist loadfile), so its
+# module-scoped servers and benches are built once. `.venv/bin/python -m pytest <files>` for
+# a few files (one process).
 test: setup test-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The rules, the contract and the laws' clocks: pure functions, no servers.
 PURE_TESTS := tests/contract tests/alerts/rules tests/compliance/test_clocks.py \

@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..contract.text import NOT_BLANK
 from ..contract.when import RecordDay, RecordTime
 
-Text = Field(min_length=1, max_length=4000, pattern=r"\S")
-Name = Field(min_length=1, max_length=200, pattern=r"\S")
+Text = Field(min_length=1, max_length=4000, pattern=NOT_BLANK)
+Name = Field(min_length=1, max_length=200, pattern=NOT_BLANK)
 Opt = Field(default=None, max_length=4000)
 Id = Field(default=None, ge=1, le=2**53 - 1)
 StationId = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -95,7 +96,7 @@ class PartyIn(_In):
     """An owner or operator with a postal address, and (optionally) the place they answer for."""
 
     name: str = Name
-    address: str = Field(min_length=1, max_length=1000, pattern=r"\S")
+    address: str = Field(min_length=1, max_length=1000, pattern=NOT_BLANK)
     phone: str | None = Field(default=None, max_length=64)
     email: str | None = Field(default=None, max_length=254)
     place: Literal["outfall", "site", "case", "property"] | None = None
@@ -127,11 +128,11 @@ class NoticeIn(_In):
     party_id: int = Field(ge=1, le=2**53 - 1, description="the addressee (the first recipient)")
     recipients: list[RecipientIn] = Field(default_factory=list, max_length=20,
                                           description="everyone the notice goes to; the addressee if left out")
-    place: str = Field(min_length=1, max_length=1000, pattern=r"\S")
+    place: str = Field(min_length=1, max_length=1000, pattern=NOT_BLANK)
     provisions: list[ProvisionRef] = Field(default_factory=list, max_length=20,
                                            description="the provisions violated: keys of the law's catalogue "
                                                        "(GET /api/v1/laws), optionally as law:key")
-    violation: str = Field(min_length=1, max_length=4000, pattern=r"\S",
+    violation: str = Field(min_length=1, max_length=4000, pattern=NOT_BLANK,
                            description="the statement of the violation (§ 148-18A(3), § 218-44A)")
     requirements: list[Literal["eliminate", "cease", "abate", "monitor", "fine", "bmps"]] = Field(default_factory=list,
                                                                                                 max_length=6)

@@ -17,6 +17,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contract.text import NOT_BLANK
 from ..alerts.incidents.db import connect, transaction
 from .errors import ComplianceError
 
@@ -44,7 +45,7 @@ class OverrideIn(BaseModel):
     line: str = Field(min_length=1, max_length=80, pattern=r"^[a-z_]+(:[A-Za-z0-9_ .-]+)?$",
                       description="the summary line, e.g. fines_construction or inspections:late")
     value: int = Field(ge=0, le=1_000_000)
-    reason: str = Field(min_length=1, max_length=2000, pattern=r"\S",
+    reason: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK,
                         description="where the count comes from, or why the records' count is wrong")
 
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -8,6 +11,51 @@ from tests.support.servers import have, mosquitto
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data" / "real"
+
+# pytest's temporary folders in memory when the machine has room there: the tests' SQLite
+# databases, spools and broker persistence commit hundreds of times, and each commit's fsync
+# on a disk cost ~70 ms a schema on this machine (a workbench's set-up: 1.1 s on /tmp, 0.15 s
+# on tmpfs). Nothing here outlives the process that wrote it, so no test needs the disk's
+# durability. `--basetemp` or MS4_TEST_TMP (a folder) choose otherwise; MS4_TEST_TMP=disk
+# keeps pytest's default.
+MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_MIN_FREE = 2 << 30
+
+
+def _memory_tmp() -> Path | None:
+    chosen = os.environ.get("MS4_TEST_TMP")
+    if chosen == "disk":
+        return None
+    parent = Path(chosen) if chosen else MEMORY_TMP
+    try:
+        if not chosen and shutil.disk_usage(parent).free < MEMORY_TMP_MIN_FREE:
+            return None
+        return Path(tempfile.mkdtemp(prefix="pytest-ms4watch-", dir=parent))
+    except OSError:
+        return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's workers get their basetemp from the controller: only the controller chooses
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        base = _memory_tmp()
+        if base is not None:
+            config.option.basetemp = str(base)
+            config.stash[_CREATED_TMP] = base
+
+
+_CREATED_TMP = pytest.StashKey[Path]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    base = config.stash.get(_CREATED_TMP, None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"temporary folders: {config.option.basetemp or 'pytest default'}"
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..contract.text import NOT_BLANK
 from ..alerts.incidents import AuditEntry, Priority, State
 from ..contract import duetext
 from ..contract.registry import Outfall, PipeMaterial
@@ -144,7 +145,7 @@ class AcknowledgeIn(BaseModel):
 
 
 class ResolveIn(BaseModel):
-    note: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why it is resolved (required)")
+    note: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK, description="why it is resolved (required)")
 
 
 class MeOut(BaseModel):
@@ -356,15 +357,15 @@ class SuppressionIn(BaseModel):
     start: RecordTime
     end: RecordTime | None = Field(default=None, description="required: one without an end is refused (409)")
     flow: str | None = Field(default=None, max_length=200, description="an exempt flow's kind (required for one)")
-    reason: str = Field(min_length=1, max_length=2000, pattern=r"\S")
+    reason: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK)
 
 
 class WithdrawIn(BaseModel):
-    note: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why it is withdrawn")
+    note: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK, description="why it is withdrawn")
 
 
 class RevertIn(BaseModel):
-    why: str = Field(min_length=1, max_length=2000, pattern=r"\S", description="why the correction stops applying")
+    why: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK, description="why the correction stops applying")
 
 
 class CorrectionOut(BaseModel):

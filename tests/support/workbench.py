@@ -1,11 +1,22 @@
-"""A workbench on a real uvicorn on a loopback port, over the town's real alert pipeline
-(engine, incident database, delivery queue: the delivery worker not started, ``tick`` by
-hand) and a real SQLite store, with a user (and an API token) for each role; HTTP through
-httpx."""
+"""A workbench over the town's real alert pipeline (engine, incident database, delivery
+queue: the delivery worker not started, ``tick`` by hand) and a real SQLite store, with a
+user (and an API token) for each role; HTTP through httpx.
+
+The bench's clients (``client``, ``api``, ``login``) reach the app in process (no socket:
+``tests/support/inprocess.py``), at ``base_url``, the address its acknowledge links carry.
+``url`` serves the same app on a real uvicorn at that address, started on first use: for a
+test that needs a socket (raw HTTP, proxy headers, a browser, a client of its own). Until
+then the address refuses connections (it is bound, not listening): a client of one's own
+that forgot ``url`` fails at once, not after a timeout.
+
+Old style ``httpx.Client(base_url=bench.url)`` still works (on uvicorn, ~0.3 s slower a
+test); in process it is ``bench.client()``, and a URL only compared or formatted is
+``bench.base_url``."""
 
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -30,6 +41,7 @@ from ms4watch.workbench.serving import WebServer
 from ms4watch.workbench.services.health import Health
 from ms4watch.workbench.services.metrics import Metrics
 
+from .inprocess import InProcess
 from .notify_peers import REGISTRY_YAML, registry
 
 # The notification tests' town, with what the workbench's pages show besides: coordinates,
@@ -72,14 +84,66 @@ class PipelineAlerting:
         self.pipeline.close()
 
 
+class _ReservedWebServer(WebServer):
+    """uvicorn on a socket bound beforehand (so its address is known, and refuses
+    connections, before anything serves)."""
+
+    def __init__(self, reserved: socket.socket, **kw: Any):
+        self._reserved = reserved
+        super().__init__("127.0.0.1", reserved.getsockname()[1], **kw)
+
+    def bind(self, host: str, port: int) -> socket.socket:  # type: ignore[override]
+        sock = self._reserved
+        sock.listen(128)
+        sock.setblocking(False)
+        return sock
+
+
+class LazyWeb:
+    """The bench's address on a loopback port; uvicorn serves it from the first ``serve()``."""
+
+    def __init__(self, *, trusted_proxies: Any = ()):
+        self.trusted_proxies = trusted_proxies
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # as WebServer.bind
+        self._sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self.app: Any = None
+        self.server: WebServer | None = None
+
+    def serve(self) -> str:
+        if self.server is None:
+            self.server = _ReservedWebServer(self._sock, trusted_proxies=self.trusted_proxies).start(self.app)
+        return self.url
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        else:
+            self._sock.close()
+
+
 @dataclass
 class Bench:
-    url: str
+    base_url: str                                          # the address: of the in-process clients, the links, ``url``
     alerting: PipelineAlerting
     workbench: Workbench
-    server: WebServer
+    web: LazyWeb
+    transport: InProcess
     store: Any = None                                        # the SQLite store (the readings port)
     tokens: dict[str, str] = field(default_factory=dict)   # role -> API token of the user of that role
+
+    @property
+    def url(self) -> str:
+        """The bench on a real uvicorn (started now if it was not): for tests that need a socket."""
+        return self.web.serve()
+
+    @property
+    def server(self) -> WebServer:
+        self.web.serve()
+        assert self.web.server is not None
+        return self.web.server
 
     @property
     def pipeline(self) -> AlertPipeline:
@@ -101,20 +165,27 @@ class Bench:
     def municipality(self) -> str:
         return self.workbench.municipality
 
+    def client(self, **kw: Any) -> httpx.Client:
+        """A client of the app in process, at ``base_url`` (no redirects followed; ``kw`` as
+        httpx.Client's: headers, cookies, …)."""
+        return httpx.Client(**{"base_url": self.base_url, "follow_redirects": False, "timeout": 30, **kw},
+                            transport=self.transport)
+
     def api(self, role: str | None = None, **kw: Any) -> httpx.Client:
         """A client with the API token of the user whose role is ``role`` (None: no token)."""
         headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
-        return httpx.Client(base_url=self.url, headers=headers, follow_redirects=False, timeout=30, **kw)
+        return self.client(headers=headers, **kw)
 
     def login(self, role: str) -> "Session":
-        c = httpx.Client(base_url=self.url, follow_redirects=False, timeout=30)
+        c = self.client()
         page = c.get("/login")
         r = c.post("/login", data={"username": role, "password": PASSWORD, "csrf": csrf_of(page.text), "next": "/"})
         assert r.status_code == 303, r.text
-        return Session(c)
+        return Session(c, self.client)
 
     def close(self) -> None:
-        self.server.stop()
+        self.web.stop()
+        self.transport.shutdown()
         self.workbench.close()
         self.alerting.close()
         if self.store is not None:
@@ -124,8 +195,17 @@ class Bench:
 class Session:
     """A logged-in browser-like client: cookies, and the CSRF token its pages carry."""
 
-    def __init__(self, client: httpx.Client):
+    def __init__(self, client: httpx.Client, new_client: Any = None):
         self.client = client
+        self._new_client = new_client
+
+    def copy(self) -> httpx.Client:
+        """Another client holding the same cookies (a cookie copied out of the browser)."""
+        c = self._new_client() if self._new_client else httpx.Client(base_url=str(self.client.base_url),
+                                                                     follow_redirects=False, timeout=30)
+        for cookie in self.client.cookies.jar:
+            c.cookies.set(cookie.name, cookie.value)
+        return c
 
     def csrf(self) -> str:
         return csrf_of(self.client.get("/incidents").text)
@@ -170,10 +250,10 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
                         metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
                         sms_verifier=settings.sms.verifier(), alert_side=pipeline, compliance=compliance)
-    server = WebServer("127.0.0.1", 0, trusted_proxies=settings.http.trusted_proxies)
-    links.base_url = server.url
-    server.start(create_app(settings, wb))
-    bench = Bench(server.url, alerting, wb, server, readings)
+    web = LazyWeb(trusted_proxies=settings.http.trusted_proxies)
+    links.base_url = web.url
+    web.app = create_app(settings, wb)
+    bench = Bench(web.url, alerting, wb, web, InProcess(web.app), readings)
     for role in ROLES:
         wb.users.add(role, PASSWORD, municipality=reg.municipality, role=Role(role), display_name=f"{role.title()} User")
         bench.tokens[role] = wb.users.create_token(role, "tests")[1]

@@ -282,7 +282,7 @@ def test_the_acknowledge_page_names_the_day(bench):
     inc = next(i for i in api_json(bench, "/api/v1/incidents?kind=compliance_deadline&limit=500")
                if i["due"]["last_day"] == "2026-06-17")
     full = bench.alerting.incidents.get(inc["id"])
-    text = html.unescape(page_of(bench, bench.workbench.links.url(full).removeprefix(bench.url)))
+    text = html.unescape(page_of(bench, bench.workbench.links.url(full).removeprefix(bench.base_url)))
     assert "due Wed 2026-06-17 (end of day)" in text and "2026-06-18" not in text
 
 
@@ -305,9 +305,9 @@ _SESSIONS: dict[str, object] = {}
 
 
 def _session(bench):
-    if bench.url not in _SESSIONS:
-        _SESSIONS[bench.url] = bench.login("viewer")
-    return _SESSIONS[bench.url]
+    if bench.base_url not in _SESSIONS:
+        _SESSIONS[bench.base_url] = bench.login("viewer")
+    return _SESSIONS[bench.base_url]
 
 
 def page_of(bench, path: str) -> str:

@@ -19,6 +19,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...contract.text import NOT_BLANK
 from ...alerts.incidents.db import transaction
 from ...contract.when import RecordTime
 from .photos import Photo
@@ -73,7 +74,7 @@ class Credential(str, enum.Enum):
                 "cpesc": "CPESC"}[self.value]
 
 
-Text = Field(min_length=1, max_length=4000, pattern=r"\S")
+Text = Field(min_length=1, max_length=4000, pattern=NOT_BLANK)
 
 
 class ReportIn(BaseModel):
@@ -83,10 +84,10 @@ class ReportIn(BaseModel):
 
     site: str = Field(min_length=1, max_length=64, description="construction site id")
     at: RecordTime = Field(description="when the site was inspected (with its UTC offset, 2000-2100)")
-    inspector: str = Field(min_length=1, max_length=200, pattern=r"\S",
+    inspector: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK,
                            description="the licensed/certified professional who inspected")
     credential: Credential
-    license_no: str = Field(min_length=1, max_length=64, pattern=r"\S",
+    license_no: str = Field(min_length=1, max_length=64, pattern=NOT_BLANK,
                             description="licence or CPESC certification number")
     disturbed_areas: str = Text
     stabilized_areas: str = Text

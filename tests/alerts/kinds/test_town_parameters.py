@@ -273,9 +273,9 @@ _SESSIONS: dict[str, object] = {}
 
 
 def _session(bench):
-    if bench.url not in _SESSIONS:
-        _SESSIONS[bench.url] = bench.login("viewer")
-    return _SESSIONS[bench.url]
+    if bench.base_url not in _SESSIONS:
+        _SESSIONS[bench.base_url] = bench.login("viewer")
+    return _SESSIONS[bench.base_url]
 
 
 def test_the_api_describes_the_incident_in_the_towns_words(town):

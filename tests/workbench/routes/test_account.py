@@ -15,10 +15,7 @@ NEW = "a brand new passphrase"
 
 
 def _copy(session) -> httpx.Client:
-    c = httpx.Client(base_url=str(session.client.base_url), follow_redirects=False, timeout=30)
-    for cookie in session.client.cookies.jar:
-        c.cookies.set(cookie.name, cookie.value)
-    return c
+    return session.copy()
 
 
 def test_changing_ones_password_ends_the_other_sessions_and_keeps_this_one(bench):
@@ -70,7 +67,7 @@ def test_a_token_is_revoked_by_its_owner_or_the_towns_admin_only(bench):
 def test_a_token_revokes_itself_over_the_api_and_tokens_expire(bench):
     users = bench.workbench.users
     made, secret = users.create_token("inspector", "ci", timedelta(days=1))
-    with httpx.Client(base_url=bench.url, headers={"Authorization": f"Bearer {secret}"}) as c:
+    with bench.client(headers={"Authorization": f"Bearer {secret}"}) as c:
         assert c.get("/api/v1/me").status_code == 200
         now = users.clock()
         users.clock = lambda: now + timedelta(days=1, seconds=1)
@@ -82,7 +79,7 @@ def test_a_token_revokes_itself_over_the_api_and_tokens_expire(bench):
         assert c.post("/api/v1/tokens/999/revoke").status_code == 404
         assert c.get("/api/v1/me").status_code == 200                           # the other token goes on
     assert users.tokens("inspector")[1].revoked_at is not None and kept.revoked_at is None
-    with httpx.Client(base_url=bench.url, headers={"Authorization": f"Bearer {secret}"}) as c:
+    with bench.client(headers={"Authorization": f"Bearer {secret}"}) as c:
         users.clock = lambda: now
         assert c.get("/api/v1/me").status_code == 401
 

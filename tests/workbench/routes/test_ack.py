@@ -20,6 +20,7 @@ def _link(bench, smtp) -> str:
 
 
 def test_the_emailed_link_acknowledges_after_a_button_press(mailing_bench, smtp, clock):
+    """On a real uvicorn (``bench.url``): the link, as a mail client follows it."""
     bench = mailing_bench
     link = _link(bench, smtp)
     assert re.fullmatch(rf"{bench.url}/ack/[\w.-]+", link)
@@ -51,11 +52,11 @@ def test_a_tampered_or_forged_link_is_refused(mailing_bench, smtp):
     payload, stamp, sig = token.split(".")
     forged_sig = f"{payload}.{stamp}.{('B' if sig[0] != 'B' else 'C') + sig[1:]}"   # (not the last character: its
     other_payload = f"eyJpbmNpZGVudCI6Mn0.{stamp}.{sig}"                             # low bits are base64 padding)
-    with httpx.Client() as c:
-        assert c.get(f"{mailing_bench.url}/ack/{forged_sig}").status_code == 404
-        assert c.post(f"{mailing_bench.url}/ack/{forged_sig}", data={"by": "Mallory"}).status_code == 404
-        assert c.post(f"{mailing_bench.url}/ack/{other_payload}", data={"by": "Mallory"}).status_code == 404
-        assert c.get(f"{mailing_bench.url}/ack/{other}").status_code == 404     # no incident 2
+    with mailing_bench.client() as c:
+        assert c.get(f"{mailing_bench.base_url}/ack/{forged_sig}").status_code == 404
+        assert c.post(f"{mailing_bench.base_url}/ack/{forged_sig}", data={"by": "Mallory"}).status_code == 404
+        assert c.post(f"{mailing_bench.base_url}/ack/{other_payload}", data={"by": "Mallory"}).status_code == 404
+        assert c.get(f"{mailing_bench.base_url}/ack/{other}").status_code == 404     # no incident 2
     assert mailing_bench.alerting.store.get(1).state is State.OPEN
 
 
@@ -67,7 +68,7 @@ def test_a_link_older_than_its_lifetime_has_expired(mailing_bench, smtp, monkeyp
     monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda self: real(self) - int(lifetime.total_seconds()) - 5)
     old = bench.workbench.links.url(bench.alerting.store.get(1))     # made a week and 5 s ago
     monkeypatch.setattr(TimestampSigner, "get_timestamp", real)
-    with httpx.Client() as c:
+    with bench.client() as c:
         for r in (c.get(old), c.post(old, data={"by": "Pat SMO"})):
             assert r.status_code == 410 and "expired" in r.text and "log in" in r.text
     assert bench.alerting.store.get(1).state is State.OPEN
@@ -76,7 +77,7 @@ def test_a_link_older_than_its_lifetime_has_expired(mailing_bench, smtp, monkeyp
 def test_a_resolved_incident_cannot_be_acknowledged_by_link(mailing_bench, smtp):
     link = _link(mailing_bench, smtp)
     mailing_bench.alerting.resolve(1, by="Pat SMO", note="fixed")
-    with httpx.Client() as c:
+    with mailing_bench.client() as c:
         assert "Resolved (manual) by Pat SMO" in c.get(link).text
         r = c.post(link, data={"by": "Dee"})
     assert r.status_code == 409 and "already resolved" in r.text
@@ -88,7 +89,7 @@ def test_the_link_of_an_episode_that_ended_unreviewed_reviews_it(mailing_bench, 
     link = _link(mailing_bench, smtp)
     mailing_bench.alerting.handle(dwf("2026-06-01T15:30:00Z", "2026-06-01T15:55:00Z"))    # the flow stopped
     assert mailing_bench.alerting.store.get(1).resolution == "auto"
-    with httpx.Client() as c:
+    with mailing_bench.client() as c:
         page = c.get(link).text
         assert "ended, not reviewed" in page and "<form" in page
         r = c.post(link, data={"by": "Pat SMO", "note": "seen: a hydrant flush"})
@@ -97,5 +98,5 @@ def test_the_link_of_an_episode_that_ended_unreviewed_reviews_it(mailing_bench, 
     assert (inc.state, inc.acknowledged_by) == (State.RESOLVED, "Pat SMO")
     web = mailing_bench.workbench.audit.entries(target="incident:1")[0]
     assert (web.who, web.via, web.outcome) == ("Pat SMO", "email link", "done")
-    with httpx.Client() as c:
+    with mailing_bench.client() as c:
         assert "<form" not in c.get(link).text

@@ -16,7 +16,7 @@ def _login(c: httpx.Client, username: str, password: str, next_url: str = "/") -
 
 
 def test_log_in_see_the_pages_log_out(bench):
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         r = c.get("/incidents?state=all")
         assert r.status_code == 303 and r.headers["location"] == "/login?next=/incidents"
         r = _login(c, "smo", PASSWORD, "/incidents")
@@ -33,7 +33,7 @@ def test_log_in_see_the_pages_log_out(bench):
 
 
 def test_wrong_password_unknown_user_and_a_login_without_csrf_are_refused(bench):
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         wrong = _login(c, "smo", "not the password")
         unknown = _login(c, "nobody", PASSWORD)
         assert wrong.status_code == unknown.status_code == 401
@@ -45,7 +45,7 @@ def test_wrong_password_unknown_user_and_a_login_without_csrf_are_refused(bench)
 
 def test_login_attempts_are_rate_limited_per_user_name(bench):
     limit = bench.workbench.settings.web.login_attempts
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         for _ in range(limit):
             assert _login(c, "inspector", "guess").status_code == 401
         r = _login(c, "inspector", PASSWORD)                 # even the right password waits now
@@ -61,7 +61,7 @@ def test_the_limit_lifts_after_the_window(tmp_path, clock):
         users = bench.workbench.users
         now = users.clock()
         users.clock = lambda: now
-        with httpx.Client(base_url=bench.url) as c:
+        with bench.client() as c:
             assert [_login(c, "smo", "x").status_code for _ in range(3)] == [401, 401, 429]
             users.clock = lambda: now + timedelta(minutes=16)
             assert _login(c, "smo", PASSWORD).status_code == 303
@@ -70,7 +70,7 @@ def test_the_limit_lifts_after_the_window(tmp_path, clock):
 
 
 def test_next_is_a_path_of_ours_only(bench):
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         for evil in ("https://evil.test/", "//evil.test/x", "/\\evil.test"):
             r = _login(c, "viewer", PASSWORD, evil)
             assert r.status_code == 303 and r.headers["location"] == "/", evil
@@ -92,10 +92,7 @@ def test_a_login_lasts_session_max_age(tmp_path, clock):
 
 def _copy(session) -> httpx.Client:
     """Another client holding the same cookies (a cookie copied out of the browser)."""
-    c = httpx.Client(base_url=str(session.client.base_url), follow_redirects=False, timeout=30)
-    for cookie in session.client.cookies.jar:
-        c.cookies.set(cookie.name, cookie.value)
-    return c
+    return session.copy()
 
 
 def test_a_cookie_copied_before_logout_is_refused_after_it(bench):

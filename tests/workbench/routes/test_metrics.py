@@ -4,7 +4,6 @@ the server is ready (not which part failed, nor the broker's address)."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from ms4watch.workbench.roles import Role
@@ -31,7 +30,7 @@ def test_anonymous_gets_neither_metrics_nor_readiness_details(bench):
 def test_an_admin_of_another_town_reads_nothing_of_this_one(bench):
     bench.workbench.users.add("elsewhere", "correct horse battery", municipality="ramapo", role=Role.ADMIN)
     token = bench.workbench.users.create_token("elsewhere", "t")[1]
-    with httpx.Client(base_url=bench.url, headers={"Authorization": f"Bearer {token}"}) as c:
+    with bench.client(headers={"Authorization": f"Bearer {token}"}) as c:
         assert c.get("/metrics").status_code == 403
         assert c.get("/health/ready").json() == {"status": "ready"}
 
@@ -45,7 +44,7 @@ def test_an_admin_of_another_town_reads_nothing_of_this_one(bench):
 def test_the_configured_networks_and_bearer_read_everything(tmp_path, clock, web, headers, allowed):
     bench = start_bench(tmp_path, clock, web=web)
     try:
-        with httpx.Client(base_url=bench.url, headers=headers) as c:
+        with bench.client(headers=headers) as c:
             assert (c.get("/metrics").status_code == 200) is allowed
             assert ("checks" in c.get("/health/ready").json()) is allowed
     finally:

@@ -42,6 +42,6 @@ def test_outfalls_findings_and_a_trace(bench, tmp_path):
 
 
 def test_the_pages_need_a_login(bench, tmp_path):
-    import httpx
-    r = httpx.get(bench.url + "/network", follow_redirects=False)
+    with bench.client() as c:
+        r = c.get("/network")
     assert r.status_code in (303, 401)

@@ -8,7 +8,6 @@ import socket
 import threading
 from urllib.parse import urlencode
 
-import httpx
 import pytest
 
 from ms4watch.alerts.incidents import State
@@ -20,7 +19,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 def test_inbound_sms_twilio_form_acknowledges_and_answers_twiml(bench):
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
     code = bench.alerting.store.get(1).code
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         r = c.post("/sms/inbound", content=urlencode({"From": "+15555550101", "To": "+15555550199",
                                                       "Body": f"ok {code.lower()} thx"}), headers=FORM)
     assert r.status_code == 200 and r.text.startswith("<?xml") and f"{code} acknowledged by Pat SMO" in r.text
@@ -33,7 +32,7 @@ def test_inbound_sms_twilio_form_acknowledges_and_answers_twiml(bench):
 def test_inbound_sms_json_and_bad_bodies(bench):
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
     code = bench.alerting.store.get(1).code
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         r = c.post("/sms/inbound", json={"from": "+15555559999", "body": code})
         assert r.status_code == 200 and r.json()["acknowledged"] is None
         assert bench.alerting.store.get(1).state is State.OPEN          # a stranger cannot acknowledge
@@ -57,7 +56,7 @@ def test_the_webhook_checks_the_providers_signature_and_is_off_by_default(tmp_pa
         code = signed.alerting.store.get(1).code
         body = json.dumps({"from": "+15555550101", "body": code}).encode()
         ctype = {"Content-Type": "application/json"}
-        with httpx.Client(base_url=signed.url) as c:
+        with signed.client() as c:
             r = c.post("/sms/inbound", content=body, headers=ctype)
             assert r.status_code == 403 and "X-MS4Watch-Signature" in r.json()["detail"]
             r = c.post("/sms/inbound", content=body, headers={**ctype, "X-MS4Watch-Signature": sign_body("k" * 31 + "x", body)})
@@ -65,7 +64,7 @@ def test_the_webhook_checks_the_providers_signature_and_is_off_by_default(tmp_pa
             assert signed.alerting.store.get(1).state is State.OPEN
             r = c.post("/sms/inbound", content=body, headers={**ctype, "X-MS4Watch-Signature": sign_body("k" * 32, body)})
             assert r.status_code == 200 and r.json()["acknowledged"] == 1
-        with httpx.Client(base_url=off.url) as c:
+        with off.client() as c:
             r = c.post("/sms/inbound", content=body, headers=ctype)
             assert r.status_code == 404 and "sms.inbound" in r.json()["detail"]
     finally:
@@ -89,9 +88,9 @@ def test_a_replayed_signed_request_is_not_acted_on_again(tmp_path, clock):
         code = bench.alerting.store.get(1).code
         params = {"MessageSid": "SM0123456789abcdef0123456789abcdef", "From": "+15555550101", "To": "+15555550199",
                   "Body": f"ack {code}"}
-        signature = RequestValidator(token).compute_signature(bench.url + "/sms/inbound", params)
+        signature = RequestValidator(token).compute_signature(bench.base_url + "/sms/inbound", params)
         signed = {**FORM, "X-Twilio-Signature": signature}
-        with httpx.Client(base_url=bench.url) as c:
+        with bench.client() as c:
             first = c.post("/sms/inbound", content=urlencode(params), headers=signed)
             replay = c.post("/sms/inbound", content=urlencode(params), headers=signed)
         assert first.status_code == 200 and "<Message>" in first.text and "acknowledged" in first.text
@@ -112,7 +111,7 @@ def test_a_json_replay_without_an_id_is_known_by_its_body(bench):
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
     code = bench.alerting.store.get(1).code
     body = json.dumps({"from": "+15555550101", "body": code})
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         first = c.post("/sms/inbound", content=body, headers={"Content-Type": "application/json"})
         again = c.post("/sms/inbound", content=body, headers={"Content-Type": "application/json"})
     assert first.json()["acknowledged"] == 1 and again.json() == {"reply": None, "acknowledged": None, "replay": True}
@@ -150,7 +149,7 @@ def _answer(s: socket.socket) -> bytes:
 
 
 def test_a_declared_length_over_the_limit_is_refused_at_once(bench):
-    with httpx.Client(base_url=bench.url) as c:
+    with bench.client() as c:
         r = c.post("/sms/inbound", content=b"a" * (64 * 1024 + 1),
                    headers={"Content-Type": "multipart/form-data; boundary=xyz"})
     assert r.status_code == 413

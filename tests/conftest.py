@@ -10,6 +10,17 @@ import pytest
 from tests.support.servers import have, mosquitto
 
 REPO = Path(__file__).resolve().parents[1]
+
+# No test reads this machine's own settings (a real install's /etc/ms4watch/ms4watch.toml, or
+# the package tests/test_deb.py installs while other files run beside it under xdist): the
+# commands tests start get an empty settings file unless they name one, and in process the
+# system path points nowhere (``_no_system_settings``).
+os.environ.setdefault("MS4WATCH_CONFIG", str(REPO / "tests" / "support" / "empty-settings.toml"))
+
+
+@pytest.fixture(autouse=True)
+def _no_system_settings(monkeypatch):
+    monkeypatch.setattr("ms4watch.settings.SYSTEM_CONFIG", Path("/nonexistent/ms4watch/ms4watch.toml"))
 SHARED_DATA = REPO.parent / "shared" / "data" / "real"
 
 # pytest's temporary folders in memory when the machine has room there: the tests' SQLite

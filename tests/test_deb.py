@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.servers import Mosquitto, free_port, have
+from tests.support.systemlock import source_build_lock, system_install_lock
 
 REPO = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
@@ -42,7 +43,9 @@ pytestmark = [
 
 
 def run(*cmd: str | Path, ok: bool = True, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", **kw.pop("env", {})}
+    # the installed program reads the installed settings: not the tests' empty file (tests/conftest.py)
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")}
+    env = {**inherited, "DEBIAN_FRONTEND": "noninteractive", **kw.pop("env", {})}
     out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, **kw)
     if ok:
         assert out.returncode == 0, f"{' '.join(map(str, cmd))} exited {out.returncode}:\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}"
@@ -67,7 +70,7 @@ def deb() -> Path:
     """``make deb`` with this test run's environment as the build's pip (``-o``: never
     reinstalled by the build, even when pyproject.toml is newer than it)."""
     arch = run("dpkg", "--print-architecture").stdout.strip()
-    with step("make deb"):
+    with step("make deb"), source_build_lock():
         run("make", "deb", f"VENV={sys.prefix}", "-o", f"{sys.prefix}/bin/ms4watch", cwd=REPO, timeout=3000)
     path = REPO / "dist" / f"ms4watch_{VERSION}-1_{arch}.deb"
     assert path.is_file()
@@ -129,7 +132,14 @@ def scratch():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_install_check_demo_upgrade_purge(deb, scratch):
+@pytest.fixture
+def machine():
+    """The machine's install paths are this test's from install to purge (tests/support/systemlock.py)."""
+    with system_install_lock():
+        yield
+
+
+def test_install_check_demo_upgrade_purge(deb, scratch, machine):
     tmp_path = scratch
     if not have("mosquitto"):
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")

@@ -21,6 +21,7 @@ import pytest
 
 from tests.support.docshell import Block, Rewrite, Scratch, Skip, blocks
 from tests.support.servers import InfluxDB1, free_port, have
+from tests.support.systemlock import system_install_lock
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -79,6 +80,11 @@ def logger_config(scratch: Scratch) -> str:
 def scratch(tmp_path, monkeypatch) -> Scratch:
     if not have("mosquitto"):
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    with system_install_lock():     # tests/test_deb.py's package is never installed meanwhile
+        yield from _scratch(tmp_path, monkeypatch)
+
+
+def _scratch(tmp_path, monkeypatch):
     before = {p for p in SYSTEM_FOLDERS if Path(p).exists()}
     present = sorted(before & {"/etc/ms4watch", "/etc/mosquitto/ms4watch"})
     if present:

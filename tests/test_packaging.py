@@ -3,6 +3,8 @@
 import tomllib
 from pathlib import Path
 
+from tests.support.systemlock import source_build_lock
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -27,20 +29,10 @@ def test_console_script():
 
 def test_wheel_ships_py_typed(tmp_path):
     """pyproject promises py.typed (PEP 561): each package-dir root carries one into the wheel."""
-    import shutil
-    import subprocess
-    import sys
     import zipfile
 
     roots = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    # setuptools copies through build/lib and keeps what an earlier build left there.
-    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-         "--wheel-dir", str(tmp_path), str(REPO)],
-        check=True, capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("ms4watch-*.whl")
+    wheel = _wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [pkg for pkg in roots if pkg.replace(".", "/") + "/py.typed" not in names]
     assert missing == [], f"no py.typed in the wheel for {missing}"
@@ -51,13 +43,21 @@ def test_wheel_ships_py_typed(tmp_path):
 
 def test_wheel_ships_the_prometheus_rules(tmp_path):
     """The alert rules docs/operations.md points at are in the wheel, beside ``ms4watch.monitoring``."""
+    import zipfile
+
+    wheel = _wheel(tmp_path)
+    assert "ms4watch/monitoring/prometheus/ms4watch-rules.yml" in zipfile.ZipFile(wheel).namelist()
+
+
+def _wheel(tmp_path):
+    """A wheel of this checkout. setuptools copies through build/lib and keeps what an earlier
+    build left there: cleared first, and no other build from the checkout meanwhile."""
     import shutil
     import subprocess
     import sys
-    import zipfile
-
-    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
-                   check=True, capture_output=True)
+    with source_build_lock():
+        shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path),
+                        str(REPO)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("ms4watch-*.whl")
-    assert "ms4watch/monitoring/prometheus/ms4watch-rules.yml" in zipfile.ZipFile(wheel).namelist()
+    return wheel

@@ -34,10 +34,11 @@ from .alerts.delivery.routing import RoutingPolicy
 from .alerts.calibration_watch import CalibrationWatch
 from .compliance.watch import ComplianceWatch
 from .alerts.engine import StreamingEngine
+from .alerts.errors import AlertError
 from .alerts.events import Event, EventKind, EventStatus
 from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
-from .alerts.notifiers.urls import build_channels
+from .alerts.notifiers.urls import Channels, build_channels
 from .alerts.rules._common import td_ns
 from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
@@ -59,6 +60,25 @@ holds a mark no later than its engine state (a re-feed from it is a superset, ne
 CLOCK_SLACK_NS = 5 * 60 * 10**9
 """How much earlier than the checkpointed mark the re-feed starts [ns]: a wall clock stepped
 back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-read."""
+
+
+def open_incidents(registry: Registry, db: Path, channels: Channels, *, clock: Callable[[], datetime],
+                   policy: RoutingPolicy | None = None, delivery: DeliverySettings | None = None,
+                   ack_link: AckLink | None = None, on_incident: Callable[[Incident], None] | None = None,
+                   sms_limiter: Any = None) -> IncidentService:
+    """The town's incident service on its database ``db`` (incidents, audit log, delivery
+    queue in one SQLite file, under one lock): what the pipeline and ``open_town`` (the
+    ``incidents`` command) both use. ``channels``: where its dispatcher delivers (empty in a
+    process that only records what people do: the server delivers)."""
+    policy = policy or RoutingPolicy()
+    delivery = delivery or DeliverySettings()
+    conn = connect(db)
+    db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
+    store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
+    dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=clock, policy=policy,
+                            ack_link=ack_link, retry_first=delivery.retry_first, retry_max=delivery.retry_max)
+    return IncidentService(registry, store, dispatcher, db_lock, clock=clock, on_incident=on_incident,
+                           sms_limiter=sms_limiter)
 
 
 class AlertPipeline:
@@ -105,15 +125,11 @@ class AlertPipeline:
             list(notify_urls), file_path=workdir / "notifications.txt", clock=self._clock,
             readings_lookup=StoreReadings(readings, registry) if readings is not None else None,
             stream=NotificationEcho(report))
-        conn = connect(workdir / "incidents.db")
-        db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
-        store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
-        self.dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=self._clock, policy=policy,
-                                     ack_link=ack_link, retry_first=delivery.retry_first,
-                                     retry_max=delivery.retry_max)
-        self.incidents = IncidentService(registry, store, self.dispatcher, db_lock, clock=self._clock,
-                                         on_incident=self._incident_record if self.records else None,
-                                         sms_limiter=sms_limiter)
+        self.incidents = open_incidents(registry, workdir / "incidents.db", channels, clock=self._clock,
+                                        policy=policy, delivery=delivery, ack_link=ack_link,
+                                        on_incident=self._incident_record if self.records else None,
+                                        sms_limiter=sms_limiter)
+        self.dispatcher = self.incidents.dispatcher
         self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds())
         self.dispatcher.wake = self.delivery.wake
         self._on_alert_latency = on_alert_latency
@@ -334,10 +350,23 @@ class AlertPipeline:
             self._handle(self.engine.record_inspection(site, at, by, note))
             return done
 
-    def record_engine_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
-        """An inspection already in the incident database (recorded by another process)."""
+    def learn_inspections(self) -> int:
+        """Tell the engine of the inspections in the incident database it does not hold yet
+        (recorded by another process, ``ms4watch incidents inspected``, or while no server
+        ran), so its items close too. The engine's state is what it holds, so one is told
+        once, across restarts. Returns how many were new to it."""
         with self._lock:
-            self._handle(self.engine.record_inspection(site, at, by, note))
+            known = {(i.site, i.time_ns, i.inspector) for i in self.engine.inspections}
+            new = [(site, at, who, note) for _, site, at, who, note in self.incidents.inspections()
+                   if (site, to_ns(at), who) not in known]
+            told = 0
+            for site, at, who, note in new:
+                try:
+                    self._handle(self.engine.record_inspection(site, at, who, note or ""))
+                    told += 1
+                except AlertError as e:   # a site since removed from the registry
+                    log.warning("inspection of %s at %s not told to the engine: %s", site, at, e)
+            return told
 
     def use_registry(self, registry: Registry) -> None:
         """The town's registry with the approved discharges and exempt flows recorded on the

@@ -51,6 +51,8 @@ from .townlock import TownLock
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from .alerts.incidents.service import IncidentService
+
     from .workbench import Workbench
     from .workbench.serving import WebServer
 
@@ -76,18 +78,17 @@ class Town:
     def municipality(self) -> str:
         return self.registry.municipality
 
-    def sync_inspections(self) -> int:
-        """Tell the engine of inspections recorded in the incident database by another
-        process (``ms4watch incidents inspected``), so its items close too."""
-        marker = self.data_dir / "inspections-synced"
-        last = int(marker.read_text()) if marker.exists() else 0
-        rows = self.pipeline.incidents.store.inspections_after(last)
-        for iid, site, at, who, note in rows:
-            self.pipeline.record_engine_inspection(site, at, who, note or "")
-            last = iid
-        if rows:
-            marker.write_text(str(last))
-        return len(rows)
+    def sync(self) -> int:
+        """Learn what another process (``ms4watch incidents``, through :func:`open_town`)
+        changed in the incident database: the incident service notices a commit not its own
+        (SQLite's data_version, one pragma per tick); then the delivery worker looks again
+        at once (an acknowledgement stops an escalation) and the engine is told of new
+        inspections. Returns how many inspections were new to the engine."""
+        incidents = self.pipeline.incidents
+        if not incidents.changed_elsewhere():
+            return 0
+        incidents.dispatcher.wake()
+        return self.pipeline.learn_inspections()
 
 
 @dataclass
@@ -194,6 +195,7 @@ class Server:
             if t.refed_readings:
                 log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
                          t.refed_readings)
+            t.sync()   # what was recorded while no server ran (``ms4watch incidents inspected``)
         for t in self.towns:
             t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:
@@ -208,15 +210,15 @@ class Server:
         while not self._stop.wait(every):
             for t in self.towns:
                 try:
-                    t.sync_inspections()
+                    t.sync()
                     t.pipeline.advance(time.time_ns())
                     t.pipeline.checkpoint()
                 except Exception:  # the clock must keep ticking
                     log.exception("advancing the alert clock of %s failed", t.municipality)
 
-    def sync_inspections(self) -> int:
-        """Every town's :meth:`Town.sync_inspections`."""
-        return sum(t.sync_inspections() for t in self.towns)
+    def sync(self) -> int:
+        """Every town's :meth:`Town.sync` (the clock tick's first step)."""
+        return sum(t.sync() for t in self.towns)
 
     def stop(self, end_ns: int | None = None) -> None:
         """Stop taking messages, store what is queued, deliver what is due, checkpoint."""
@@ -231,6 +233,59 @@ class Server:
             if t.workbench is not None:
                 t.workbench.close()
         self._unlock_towns()
+
+
+@dataclass
+class TownRecords:
+    """One town's records opened for a command (``ms4watch incidents``): its registry, its
+    data directory and its incident service. No thread runs and nothing is delivered here:
+    what a person records goes through the service, and the server, noticing the commit,
+    delivers (:meth:`Town.sync`)."""
+
+    registry: Registry
+    data_dir: Path
+    incidents: "IncidentService"
+
+    @property
+    def municipality(self) -> str:
+        return self.registry.municipality
+
+    def close(self) -> None:
+        self.incidents.close()
+
+    def __enter__(self) -> "TownRecords":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_town(settings: Settings, municipality: str | None = None, *,
+              incidents_db: Path | None = None) -> TownRecords:
+    """One town's records as ``settings`` name them (the town of a one-town server, or
+    ``municipality`` of a coalition's), opened without starting anything; ``incidents_db``
+    instead of the town's ``incidents.db`` (a copy, say). SettingsError for a town the
+    settings do not name or an incident database that does not exist (the server makes it)."""
+    registries = [load_registry(p) for p in settings.registry_paths()]
+    names = [r.municipality for r in registries]
+    if municipality is None and len(registries) > 1:
+        raise SettingsError(f"registries: the settings name a coalition; say which town ({', '.join(names)})")
+    try:
+        registry = registries[0] if municipality is None else registries[names.index(municipality)]
+    except ValueError:
+        raise SettingsError(f"{municipality}: no registry of that municipality in the settings "
+                            f"({', '.join(names)})") from None
+    data_dir = settings.town_data_dir(registry.municipality)
+    db = incidents_db or data_dir / "incidents.db"
+    if not Path(db).exists():
+        raise SettingsError(f"no incident database at {db} (the server makes it in data_dir)")
+    from datetime import datetime, timezone
+
+    from .alerts.notifiers.urls import Channels
+    from .pipeline import open_incidents
+    incidents = open_incidents(registry, Path(db), Channels(), clock=lambda: datetime.now(timezone.utc),
+                               delivery=settings.delivery, sms_limiter=settings.sms.limiter())
+    return TownRecords(registry, data_dir, incidents)
 
 
 def _town_path(settings: Settings, municipality: str) -> str:
@@ -332,4 +387,4 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     return town
 
 
-__all__ = ["Server", "Town", "build_server"]
+__all__ = ["Server", "Town", "TownRecords", "build_server", "open_town"]

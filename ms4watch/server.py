@@ -42,9 +42,9 @@ from .contract.registry import Registry, load_registry
 from .ingest.identity import Identity
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
+from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, RecordsSink, Sink
 from .ingest.sinks.spooling import SpoolingSink
-from .pipeline import AlertPipeline
+from .pipeline import AlertPipeline, PipelineParts
 from .settings import Settings, SettingsError
 from .townlock import TownLock
 
@@ -344,7 +344,9 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     data_dir = settings.town_data_dir(m)
     data_dir.mkdir(parents=True, exist_ok=True)
     sink = open_store(settings.town_store_url(m), data_dir)
-    records = None if settings.town_store_url(m).startswith("sqlite:") else sink   # dashboards: InfluxDB only
+    # dashboards: InfluxDB only
+    write_records = sink.write_records if isinstance(sink, RecordsSink) and \
+        not settings.town_store_url(m).startswith("sqlite:") else None
     metrics = Metrics()
     readings = sink if isinstance(sink, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
@@ -352,13 +354,13 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
     compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
     calendar = BusinessCalendar(registry.tz, registry.office_closures)
-    pipeline = AlertPipeline(
-        judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
+    pipeline = AlertPipeline(judged, data_dir, PipelineParts(
+        notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
-        ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
+        ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=sink if isinstance(sink, CalibrationHistory) else None,
-        compliance=lambda now: all_deadlines(compliance, calendar))
+        compliance=lambda now: all_deadlines(compliance, calendar)))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
     ingest = IngestService(

@@ -47,6 +47,7 @@ from .ingest.sinks.spooling import SpoolingSink
 from .pipeline import AlertPipeline, PipelineParts
 from .settings import Settings, SettingsError
 from .townlock import TownLock
+from .wiring import build_ingest
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -363,13 +364,10 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         compliance=lambda now: all_deadlines(compliance, calendar)))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
-    ingest = IngestService(
-        broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,
-        password=broker.secret(), tls=broker.tls(),
-        identity=Identity(registry.station_ids(), settings.devices(registry)),   # who may send what
-        on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=data_dir / "rejected.jsonl",
-        batch_wait_s=settings.ingest.batch_wait.total_seconds(),
-        time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
+    ingest = build_ingest(settings, m, sink, client_id=client_id,
+                          identity=Identity(registry.station_ids(), settings.devices(registry)),   # who sends what
+                          on_stored=pipeline.feed, on_status=pipeline.station_status,
+                          time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from .alerts.incidents.service import IncidentService
+    from .compliance.store import ComplianceStore
 
     from .workbench import Workbench
     from .workbench.serving import WebServer
@@ -243,6 +244,7 @@ class TownRecords:
     what a person records goes through the service, and the server, noticing the commit,
     delivers (:meth:`Town.sync`)."""
 
+    settings: Settings
     registry: Registry
     data_dir: Path
     incidents: "IncidentService"
@@ -250,6 +252,15 @@ class TownRecords:
     @property
     def municipality(self) -> str:
         return self.registry.municipality
+
+    def open_store(self) -> Sink:
+        """The town's readings store (its calibrations and readings); the caller closes it."""
+        return open_store(self.settings.town_store_url(self.municipality), self.data_dir)
+
+    def open_compliance(self) -> "ComplianceStore":
+        """The town's compliance records (``compliance.db``); the caller closes it."""
+        from .compliance.store import ComplianceStore
+        return ComplianceStore(self.data_dir / "compliance.db", tz=self.registry.tz)
 
     def close(self) -> None:
         self.incidents.close()
@@ -266,7 +277,8 @@ def open_town(settings: Settings, municipality: str | None = None, *,
     """One town's records as ``settings`` name them (the town of a one-town server, or
     ``municipality`` of a coalition's), opened without starting anything; ``incidents_db``
     instead of the town's ``incidents.db`` (a copy, say). SettingsError for a town the
-    settings do not name or an incident database that does not exist (the server makes it)."""
+    settings do not name, or a data directory without the town's records (the server makes
+    them), before anything is created."""
     registries = [load_registry(p) for p in settings.registry_paths()]
     names = [r.municipality for r in registries]
     if municipality is None and len(registries) > 1:
@@ -277,16 +289,20 @@ def open_town(settings: Settings, municipality: str | None = None, *,
         raise SettingsError(f"{municipality}: no registry of that municipality in the settings "
                             f"({', '.join(names)})") from None
     data_dir = settings.town_data_dir(registry.municipality)
+    if incidents_db is not None and not incidents_db.exists():
+        raise SettingsError(f"no incident database at {incidents_db}")
+    if incidents_db is None and not any((data_dir / f).is_file() for f in ("incidents.db", "compliance.db")):
+        # an empty or wrong directory: opening the databases would create them (and report zeros)
+        raise SettingsError(f"no incidents.db or compliance.db in {data_dir}: not {registry.municipality}'s data "
+                            "directory (check data_dir in the settings)")
     db = incidents_db or data_dir / "incidents.db"
-    if not Path(db).exists():
-        raise SettingsError(f"no incident database at {db} (the server makes it in data_dir)")
     from datetime import datetime, timezone
 
     from .alerts.notifiers.urls import Channels
     from .pipeline import open_incidents
     incidents = open_incidents(registry, Path(db), Channels(), clock=lambda: datetime.now(timezone.utc),
                                delivery=settings.delivery, sms_limiter=settings.sms.limiter())
-    return TownRecords(registry, data_dir, incidents)
+    return TownRecords(settings, registry, data_dir, incidents)
 
 
 def _town_path(settings: Settings, municipality: str) -> str:

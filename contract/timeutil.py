@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
+from .errors import ConfigValueError
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h|hr|d|day|days)\s*$")
 _FACTORS = {"ms": 0.001, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "hr": 3600,
             "d": 86400, "day": 86400, "days": 86400}
@@ -82,10 +84,14 @@ def parse_wire_time(text: object) -> datetime:
 
 
 def parse_time(text: str) -> datetime:
-    """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused."""
-    dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused
+    (:class:`~.errors.ConfigValueError`, a ValueError too)."""
+    try:
+        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigValueError(f"not an ISO 8601 time: {text!r} (e.g. 2026-06-01T09:00:00-04:00)") from None
     if dt.tzinfo is None:
-        raise ValueError(f"time without a UTC offset: {text!r}")
+        raise ConfigValueError(f"time without a UTC offset: {text!r}")
     return dt
 
 

@@ -74,7 +74,7 @@ def ingest(
                                rejected_path=rejected, shared_group=shared_group, identity=identity)
         tune_gc()
         service.start()
-    except (Ms4Error, ValueError, OSError) as e:
+    except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     stop = stop_on_signals()

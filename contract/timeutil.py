@@ -24,6 +24,16 @@ def parse_duration(text: str | int | float | timedelta) -> timedelta:
     return timedelta(seconds=float(m.group(1)) * _FACTORS[m.group(2)])
 
 
+def parse_month_day(text: str) -> tuple[int, int]:
+    """``"01-03"`` -> (1, 3); a day that no year has is refused (29 February too: a year must start every year)."""
+    try:
+        m, d = (int(x) for x in str(text).split("-"))
+        date(2001, m, d)
+    except ValueError:
+        raise ValueError(f"not a month and day as MM-DD: {text!r}") from None
+    return m, d
+
+
 def format_duration(td: timedelta) -> str:
     s = td.total_seconds()
     for unit, f in (("d", 86400), ("h", 3600), ("min", 60)):

@@ -18,7 +18,9 @@ authorized representative (40 CFR 122.22(a)(3), (b)).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, tzinfo
+from datetime import datetime, tzinfo
+
+from ..contract.timeutil import parse_month_day
 
 
 @dataclass(frozen=True)
@@ -47,16 +49,6 @@ CERTIFICATION = (
     "of my knowledge and belief, true, accurate, and complete. I am aware that there are significant penalties for "
     "submitting false information, including the possibility of fine and imprisonment for knowing violations.")
 CERTIFICATION_SOURCE = "40 CFR 122.22(d)"
-
-
-def parse_month_day(text: str) -> tuple[int, int]:
-    """``"01-03"`` -> (1, 3); a day that no year has is refused (29 February too: a year must start every year)."""
-    try:
-        m, d = (int(x) for x in str(text).split("-"))
-        date(2001, m, d)
-    except ValueError:
-        raise ValueError(f"not a month and day as MM-DD: {text!r}") from None
-    return m, d
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,18 @@ class ConfigError(Ms4Error):
         super().__init__("\n".join(lines))
 
 
+class ConfigValueError(ConfigError, ValueError):
+    """One value — a command-line argument, a setting, a URL — is not one we understand, e.g.
+    ``--now 2026-06-01T09:00: time without a UTC offset``. Raised by the parsers of such
+    values, so a command catches :class:`Ms4Error` alone; a ValueError too, so code that
+    parses values and catches that still does."""
+
+    def __init__(self, message: str, source: str = ""):
+        self.source = source
+        self.problems = [(None, "", message)]
+        Ms4Error.__init__(self, f"{source}: {message}" if source else message)
+
+
 class ContractError(Ms4Error):
     """A message on the wire does not follow the contract. Names the topic and field."""
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from .errors import ConfigValueError
+
 if TYPE_CHECKING:
     import paho.mqtt.client as mqtt
 
@@ -34,9 +36,9 @@ class BrokerURL:
     def parse(cls, url: str) -> "BrokerURL":
         p = urlparse(url)
         if p.scheme not in ("mqtt", "mqtts"):
-            raise ValueError(f"broker URL must be mqtt://HOST:PORT or mqtts://HOST:PORT, got {url!r}")
+            raise ConfigValueError(f"broker URL must be mqtt://HOST:PORT or mqtts://HOST:PORT, got {url!r}")
         if not p.hostname:
-            raise ValueError(f"broker URL has no host: {url!r}")
+            raise ConfigValueError(f"broker URL has no host: {url!r}")
         tls = p.scheme == "mqtts"
         return cls(p.hostname, p.port or (8883 if tls else 1883), tls,
                    unquote(p.username) if p.username else None, unquote(p.password) if p.password else None)
@@ -59,7 +61,7 @@ class TlsFiles:
     def __post_init__(self) -> None:
         if (self.cert_file is None) != (self.key_file is None):
             missing = "key_file" if self.key_file is None else "cert_file"
-            raise ValueError(f"{self.option}{missing}: needed with "
+            raise ConfigValueError(f"{self.option}{missing}: needed with "
                              f"{'cert_file' if missing == 'key_file' else 'key_file'}")
 
     @property
@@ -69,26 +71,26 @@ class TlsFiles:
 
 def tls_context(files: TlsFiles | None = None) -> ssl.SSLContext:
     """A client TLS context that verifies the server (chain and host name) and presents the
-    client certificate, if any. Raises ValueError naming the option whose file is wrong."""
+    client certificate, if any. Raises ConfigValueError naming the option whose file is wrong."""
     files = files or TlsFiles()
     opt = files.option
     try:
         ctx = ssl.create_default_context(cafile=str(files.ca_file) if files.ca_file else None)
     except FileNotFoundError:
-        raise ValueError(f"{opt}ca_file: no such file: {files.ca_file}") from None
+        raise ConfigValueError(f"{opt}ca_file: no such file: {files.ca_file}") from None
     except (ssl.SSLError, OSError) as e:
-        raise ValueError(f"{opt}ca_file: {files.ca_file}: not a PEM CA certificate ({_reason(e)})") from None
+        raise ConfigValueError(f"{opt}ca_file: {files.ca_file}: not a PEM CA certificate ({_reason(e)})") from None
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if files.cert_file is not None and files.key_file is not None:    # both or neither: TLSFiles checks
         for name, path in (("cert_file", files.cert_file), ("key_file", files.key_file)):
             if not Path(path).is_file():
-                raise ValueError(f"{opt}{name}: no such file: {path}")
+                raise ConfigValueError(f"{opt}{name}: no such file: {path}")
         try:
             ctx.load_cert_chain(str(files.cert_file), str(files.key_file))
         except PermissionError:
-            raise ValueError(f"{opt}key_file: cannot read {files.key_file}: permission denied") from None
+            raise ConfigValueError(f"{opt}key_file: cannot read {files.key_file}: permission denied") from None
         except (ssl.SSLError, OSError) as e:
-            raise ValueError(f"{opt}cert_file: {files.cert_file} and {opt}key_file: {files.key_file} "
+            raise ConfigValueError(f"{opt}cert_file: {files.cert_file} and {opt}key_file: {files.key_file} "
                              f"are not a PEM certificate and its key ({_reason(e)})") from None
     return ctx
 

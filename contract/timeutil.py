@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
+from .errors import ConfigValueError
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h|hr|d|day|days)\s*$")
 _FACTORS = {"ms": 0.001, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "hr": 3600,
             "d": 86400, "day": 86400, "days": 86400}
@@ -20,6 +22,16 @@ def parse_duration(text: str | int | float | timedelta) -> timedelta:
     if not m:
         raise ValueError(f"not a duration: {text!r} (write e.g. 6h, 30min, 90s, 7d)")
     return timedelta(seconds=float(m.group(1)) * _FACTORS[m.group(2)])
+
+
+def parse_month_day(text: str) -> tuple[int, int]:
+    """``"01-03"`` -> (1, 3); a day that no year has is refused (29 February too: a year must start every year)."""
+    try:
+        m, d = (int(x) for x in str(text).split("-"))
+        date(2001, m, d)
+    except ValueError:
+        raise ValueError(f"not a month and day as MM-DD: {text!r}") from None
+    return m, d
 
 
 def format_duration(td: timedelta) -> str:
@@ -82,10 +94,14 @@ def parse_wire_time(text: object) -> datetime:
 
 
 def parse_time(text: str) -> datetime:
-    """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused."""
-    dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    """ISO 8601 with an offset (``Z`` allowed). A time without an offset is refused
+    (:class:`~.errors.ConfigValueError`, a ValueError too)."""
+    try:
+        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigValueError(f"not an ISO 8601 time: {text!r} (e.g. 2026-06-01T09:00:00-04:00)") from None
     if dt.tzinfo is None:
-        raise ValueError(f"time without a UTC offset: {text!r}")
+        raise ConfigValueError(f"time without a UTC offset: {text!r}")
     return dt
 
 

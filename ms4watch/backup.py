@@ -7,7 +7,7 @@ What a server keeps in ``DATA_DIR`` (see docs/operations.md): SQLite databases (
 embedded store ``store.db``, the incident database ``incidents.db`` with the audit log and
 the notification queue, the workbench's ``workbench.db``, the InfluxDB spool
 ``store-spool.db``), the engine's checkpoint ``engine-state.json`` and small files
-(``rejected.jsonl``, ``inspections-synced``, the session secret).
+(``rejected.jsonl``, the session secret).
 
 Each SQLite database is copied with SQLite's online backup API, which gives a consistent
 snapshot while writers go on (WAL mode); other files are copied as they are (the engine

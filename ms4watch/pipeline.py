@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,10 +35,12 @@ from .alerts.delivery.routing import RoutingPolicy
 from .alerts.calibration_watch import CalibrationWatch
 from .compliance.watch import ComplianceWatch
 from .alerts.engine import StreamingEngine
+from .alerts.errors import AlertError
 from .alerts.events import Event, EventKind, EventStatus
 from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
-from .alerts.notifiers.urls import build_channels
+from .alerts.incidents.sms_auth import ReplyLimiter
+from .alerts.notifiers.urls import Channels, build_channels
 from .alerts.rules._common import td_ns
 from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
@@ -61,25 +64,66 @@ CLOCK_SLACK_NS = 5 * 60 * 10**9
 back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-read."""
 
 
+def open_incidents(registry: Registry, db: Path, channels: Channels, *, clock: Callable[[], datetime],
+                   policy: RoutingPolicy | None = None, delivery: DeliverySettings | None = None,
+                   ack_link: AckLink | None = None, on_incident: Callable[[Incident], None] | None = None,
+                   sms_limiter: Any = None) -> IncidentService:
+    """The town's incident service on its database ``db`` (incidents, audit log, delivery
+    queue in one SQLite file, under one lock): what the pipeline and ``open_town`` (the
+    ``incidents`` command) both use. ``channels``: where its dispatcher delivers (empty in a
+    process that only records what people do: the server delivers)."""
+    policy = policy or RoutingPolicy()
+    delivery = delivery or DeliverySettings()
+    conn = connect(db)
+    db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
+    store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
+    dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=clock, policy=policy,
+                            ack_link=ack_link, retry_first=delivery.retry_first, retry_max=delivery.retry_max)
+    return IncidentService(registry, store, dispatcher, db_lock, clock=clock, on_incident=on_incident,
+                           sms_limiter=sms_limiter)
+
+
+@dataclass(frozen=True)
+class PipelineParts:
+    """What the composition root (``server.build_server``) wires into a town's pipeline.
+
+    ``notify_urls``: the channels (``--notify``); ``report``: where the terminal's lines go;
+    ``readings``: the store's readings port (charts in emails, re-feeding after a crash);
+    ``now_ns``: the wall clock (None: the data's own clock, as in the demo);
+    ``eval_interval``: how often the engine evaluates (0: every stored batch at once);
+    ``ack_link``: an incident's acknowledge link (the workbench signs it);
+    ``write_records``: the store's dashboard-records writer (InfluxDB, for Grafana; None: none);
+    ``on_alert_latency``: told, in wall seconds, how long each incident a stored batch opened
+    took from that batch reaching the pipeline to its first notification being accepted by a
+    channel; ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]``);
+    ``calibrations``: the store's calibration state, whose due and overdue sensors become
+    notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`);
+    ``compliance``: the town's compliance deadlines at a time (``compliance.deadlines``), whose
+    actionable clocks become deadline incidents (:class:`~.compliance.watch.ComplianceWatch`)."""
+
+    notify_urls: Sequence[str] = ()
+    report: Reporter = print
+    readings: ReadingsSource | None = None
+    now_ns: Callable[[], int] | None = None
+    eval_interval: timedelta = timedelta(0)
+    ack_link: AckLink | None = None
+    write_records: Callable[[Sequence[Any]], int] | None = None
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
+    policy: RoutingPolicy = field(default_factory=RoutingPolicy)
+    on_alert_latency: Callable[[float], None] | None = None
+    sms_limiter: ReplyLimiter | None = None
+    calibrations: CalibrationHistory | None = None
+    compliance: Callable[[datetime], list[Any]] | None = None
+
+
 class AlertPipeline:
-    def __init__(self, registry: Registry, workdir: Path, *, notify_urls: Sequence[str] = (),
-                 report: Reporter = print, readings: ReadingsSource | None = None,
-                 now_ns: Callable[[], int] | None = None, eval_interval: timedelta = timedelta(0),
-                 ack_link: AckLink | None = None, records_sink: Any = None,
-                 delivery: DeliverySettings | None = None, policy: RoutingPolicy | None = None,
-                 on_alert_latency: Callable[[float], None] | None = None, sms_limiter: Any = None,
-                 calibrations: CalibrationHistory | None = None,
-                 compliance: Callable[[datetime], list[Any]] | None = None):
-        """``readings``: the store's readings port (charts in emails, re-feeding after a crash);
-        ``now_ns``: the wall clock (None: the data's own clock, as in the demo); ``ack_link``:
-        an incident's acknowledge link (the workbench signs it); ``on_alert_latency``: told,
-        in wall seconds, how long each incident a stored batch opened took from that batch
-        reaching the pipeline to its first notification being accepted by a channel;
-        ``sms_limiter``: SMS replies per sender and attempts per incident (``[sms]`` settings);
-        ``calibrations``: the store's calibration state, whose due and overdue sensors become
-        notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`);
-        ``compliance``: the town's compliance deadlines at a time (``compliance.deadlines``), whose
-        actionable clocks become deadline incidents (:class:`~.compliance.watch.ComplianceWatch`)."""
+    def __init__(self, registry: Registry, workdir: Path, parts: PipelineParts | None = None):
+        """The town's pipeline on its files in ``workdir`` (engine state, incident database),
+        with what the root wires (:class:`PipelineParts`; defaults: nothing but a file of
+        notifications)."""
+        parts = parts or PipelineParts()
+        report, readings, now_ns, delivery, policy = (parts.report, parts.readings, parts.now_ns, parts.delivery,
+                                                      parts.policy)
         self.registry = registry
         self.report = report
         self._lock = threading.RLock()
@@ -88,36 +132,29 @@ class AlertPipeline:
         # eval_interval 0: every stored batch is evaluated at once (alert latency is the
         # pipeline's). The demo, running thousands of times faster than real time, evaluates
         # every 60 simulated minutes instead.
-        self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=eval_interval)
+        self.engine = StreamingEngine(registry, workdir / "engine-state.json", eval_interval=parts.eval_interval)
         self.readings = readings
         # ingest's ``stored_mark`` (the server wires it): checkpointed with the engine, so a
         # restart re-feeds what the store received after it, however old the readings' times
         self.stored_mark: Callable[[], int] | None = None
         self._mark_path = workdir / STORED_MARK_FILE
-        delivery = delivery or DeliverySettings()
-        policy = policy or RoutingPolicy()
         # Dashboard records (alerts, storms, inspections, incidents) for a store that keeps
         # them (InfluxDB, for Grafana). Derived data: the engine state and the incident
         # database are the record, so a store that is down only costs dashboard points.
-        write_records = getattr(records_sink, "write_records", None)
-        self.records = RecordsWriter(write_records) if write_records else None
+        self.records = RecordsWriter(parts.write_records) if parts.write_records is not None else None
         channels = build_channels(   # first: a bad URL is refused before anything is opened
-            list(notify_urls), file_path=workdir / "notifications.txt", clock=self._clock,
+            list(parts.notify_urls), file_path=workdir / "notifications.txt", clock=self._clock,
             readings_lookup=StoreReadings(readings, registry) if readings is not None else None,
             stream=NotificationEcho(report))
-        conn = connect(workdir / "incidents.db")
-        db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
-        store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
-        self.dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=self._clock, policy=policy,
-                                     ack_link=ack_link, retry_first=delivery.retry_first,
-                                     retry_max=delivery.retry_max)
-        self.incidents = IncidentService(registry, store, self.dispatcher, db_lock, clock=self._clock,
-                                         on_incident=self._incident_record if self.records else None,
-                                         sms_limiter=sms_limiter)
+        self.incidents = open_incidents(registry, workdir / "incidents.db", channels, clock=self._clock,
+                                        policy=policy, delivery=delivery, ack_link=parts.ack_link,
+                                        on_incident=self._incident_record if self.records else None,
+                                        sms_limiter=parts.sms_limiter)
+        self.dispatcher = self.incidents.dispatcher
         self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds(),
                                        prepare=channels.prepare)
         self.dispatcher.wake = self.delivery.wake
-        self._on_alert_latency = on_alert_latency
+        self._on_alert_latency = on_alert_latency = parts.on_alert_latency
         self._batch_t0: float | None = None          # monotonic time the batch being fed arrived
         self._awaiting_delivery: dict[int, float] = {}  # incident id -> its batch's arrival
         if on_alert_latency is not None:
@@ -130,10 +167,10 @@ class AlertPipeline:
         self._stated: dict[str, float] = {}          # report intervals the loggers stated, as last told
         self._reported_end: set[str] = set()
         self.fed_readings = 0
-        self.calibrations = calibrations
+        self.calibrations = calibrations = parts.calibrations
         self.calibration_watch = CalibrationWatch(registry.rules.calibration_warn, workdir / "calibration-watch.json") \
             if calibrations is not None else None
-        self.compliance = compliance
+        self.compliance = compliance = parts.compliance
         self.compliance_watch = ComplianceWatch(workdir / "compliance-watch.json") if compliance is not None else None
 
     def _clock(self) -> datetime:
@@ -335,10 +372,23 @@ class AlertPipeline:
             self._handle(self.engine.record_inspection(site, at, by, note))
             return done
 
-    def record_engine_inspection(self, site: str, at: datetime, by: str, note: str = "") -> None:
-        """An inspection already in the incident database (recorded by another process)."""
+    def learn_inspections(self) -> int:
+        """Tell the engine of the inspections in the incident database it does not hold yet
+        (recorded by another process, ``ms4watch incidents inspected``, or while no server
+        ran), so its items close too. The engine's state is what it holds, so one is told
+        once, across restarts. Returns how many were new to it."""
         with self._lock:
-            self._handle(self.engine.record_inspection(site, at, by, note))
+            known = {(i.site, i.time_ns, i.inspector) for i in self.engine.inspections}
+            new = [(site, at, who, note) for _, site, at, who, note in self.incidents.inspections()
+                   if (site, to_ns(at), who) not in known]
+            told = 0
+            for site, at, who, note in new:
+                try:
+                    self._handle(self.engine.record_inspection(site, at, who, note or ""))
+                    told += 1
+                except AlertError as e:   # a site since removed from the registry
+                    log.warning("inspection of %s at %s not told to the engine: %s", site, at, e)
+            return told
 
     def use_registry(self, registry: Registry) -> None:
         """The town's registry with the approved discharges and exempt flows recorded on the

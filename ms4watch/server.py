@@ -42,14 +42,18 @@ from .contract.registry import Registry, load_registry
 from .ingest.identity import Identity
 from .ingest.service import IngestService
 from .ingest.sinks import open_store
-from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, Sink
+from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, RecordsSink, Sink
 from .ingest.sinks.spooling import SpoolingSink
-from .pipeline import AlertPipeline
+from .pipeline import AlertPipeline, PipelineParts
 from .settings import Settings, SettingsError
 from .townlock import TownLock
+from .wiring import build_ingest
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+    from .alerts.incidents.service import IncidentService
+    from .compliance.store import ComplianceStore
 
     from .workbench import Workbench
     from .workbench.serving import WebServer
@@ -76,18 +80,17 @@ class Town:
     def municipality(self) -> str:
         return self.registry.municipality
 
-    def sync_inspections(self) -> int:
-        """Tell the engine of inspections recorded in the incident database by another
-        process (``ms4watch incidents inspected``), so its items close too."""
-        marker = self.data_dir / "inspections-synced"
-        last = int(marker.read_text()) if marker.exists() else 0
-        rows = self.pipeline.incidents.store.inspections_after(last)
-        for iid, site, at, who, note in rows:
-            self.pipeline.record_engine_inspection(site, at, who, note or "")
-            last = iid
-        if rows:
-            marker.write_text(str(last))
-        return len(rows)
+    def sync(self) -> int:
+        """Learn what another process (``ms4watch incidents``, through :func:`open_town`)
+        changed in the incident database: the incident service notices a commit not its own
+        (SQLite's data_version, one pragma per tick); then the delivery worker looks again
+        at once (an acknowledgement stops an escalation) and the engine is told of new
+        inspections. Returns how many inspections were new to the engine."""
+        incidents = self.pipeline.incidents
+        if not incidents.changed_elsewhere():
+            return 0
+        incidents.dispatcher.wake()
+        return self.pipeline.learn_inspections()
 
 
 @dataclass
@@ -194,6 +197,7 @@ class Server:
             if t.refed_readings:
                 log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
                          t.refed_readings)
+            t.sync()   # what was recorded while no server ran (``ms4watch incidents inspected``)
         for t in self.towns:
             t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:
@@ -208,15 +212,15 @@ class Server:
         while not self._stop.wait(every):
             for t in self.towns:
                 try:
-                    t.sync_inspections()
+                    t.sync()
                     t.pipeline.advance(time.time_ns())
                     t.pipeline.checkpoint()
                 except Exception:  # the clock must keep ticking
                     log.exception("advancing the alert clock of %s failed", t.municipality)
 
-    def sync_inspections(self) -> int:
-        """Every town's :meth:`Town.sync_inspections`."""
-        return sum(t.sync_inspections() for t in self.towns)
+    def sync(self) -> int:
+        """Every town's :meth:`Town.sync` (the clock tick's first step)."""
+        return sum(t.sync() for t in self.towns)
 
     def stop(self, end_ns: int | None = None) -> None:
         """Stop taking messages, store what is queued, deliver what is due, checkpoint."""
@@ -231,6 +235,74 @@ class Server:
             if t.workbench is not None:
                 t.workbench.close()
         self._unlock_towns()
+
+
+@dataclass
+class TownRecords:
+    """One town's records opened for a command (``ms4watch incidents``): its registry, its
+    data directory and its incident service. No thread runs and nothing is delivered here:
+    what a person records goes through the service, and the server, noticing the commit,
+    delivers (:meth:`Town.sync`)."""
+
+    settings: Settings
+    registry: Registry
+    data_dir: Path
+    incidents: "IncidentService"
+
+    @property
+    def municipality(self) -> str:
+        return self.registry.municipality
+
+    def open_store(self) -> Sink:
+        """The town's readings store (its calibrations and readings); the caller closes it."""
+        return open_store(self.settings.town_store_url(self.municipality), self.data_dir)
+
+    def open_compliance(self) -> "ComplianceStore":
+        """The town's compliance records (``compliance.db``); the caller closes it."""
+        from .compliance.store import ComplianceStore
+        return ComplianceStore(self.data_dir / "compliance.db", tz=self.registry.tz)
+
+    def close(self) -> None:
+        self.incidents.close()
+
+    def __enter__(self) -> "TownRecords":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_town(settings: Settings, municipality: str | None = None, *,
+              incidents_db: Path | None = None) -> TownRecords:
+    """One town's records as ``settings`` name them (the town of a one-town server, or
+    ``municipality`` of a coalition's), opened without starting anything; ``incidents_db``
+    instead of the town's ``incidents.db`` (a copy, say). SettingsError for a town the
+    settings do not name, or a data directory without the town's records (the server makes
+    them), before anything is created."""
+    registries = [load_registry(p) for p in settings.registry_paths()]
+    names = [r.municipality for r in registries]
+    if municipality is None and len(registries) > 1:
+        raise SettingsError(f"registries: the settings name a coalition; say which town ({', '.join(names)})")
+    try:
+        registry = registries[0] if municipality is None else registries[names.index(municipality)]
+    except ValueError:
+        raise SettingsError(f"{municipality}: no registry of that municipality in the settings "
+                            f"({', '.join(names)})") from None
+    data_dir = settings.town_data_dir(registry.municipality)
+    if incidents_db is not None and not incidents_db.exists():
+        raise SettingsError(f"no incident database at {incidents_db}")
+    if incidents_db is None and not any((data_dir / f).is_file() for f in ("incidents.db", "compliance.db")):
+        # an empty or wrong directory: opening the databases would create them (and report zeros)
+        raise SettingsError(f"no incidents.db or compliance.db in {data_dir}: not {registry.municipality}'s data "
+                            "directory (check data_dir in the settings)")
+    db = incidents_db or data_dir / "incidents.db"
+    from datetime import datetime, timezone
+
+    from .alerts.notifiers.urls import Channels
+    from .pipeline import open_incidents
+    incidents = open_incidents(registry, Path(db), Channels(), clock=lambda: datetime.now(timezone.utc),
+                               delivery=settings.delivery, sms_limiter=settings.sms.limiter())
+    return TownRecords(settings, registry, data_dir, incidents)
 
 
 def _town_path(settings: Settings, municipality: str) -> str:
@@ -289,7 +361,9 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     data_dir = settings.town_data_dir(m)
     data_dir.mkdir(parents=True, exist_ok=True)
     sink = open_store(settings.town_store_url(m), data_dir)
-    records = None if settings.town_store_url(m).startswith("sqlite:") else sink   # dashboards: InfluxDB only
+    # dashboards: InfluxDB only
+    write_records = sink.write_records if isinstance(sink, RecordsSink) and \
+        not settings.town_store_url(m).startswith("sqlite:") else None
     metrics = Metrics()
     readings = sink if isinstance(sink, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
@@ -297,22 +371,19 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
     compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
     calendar = BusinessCalendar(registry.tz, registry.office_closures)
-    pipeline = AlertPipeline(
-        judged, data_dir, notify_urls=settings.notify, report=report, readings=readings,
+    pipeline = AlertPipeline(judged, data_dir, PipelineParts(
+        notify_urls=settings.notify, report=report, readings=readings,
         now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
-        ack_link=links.url if links else None, records_sink=records, delivery=settings.delivery,
+        ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=sink if isinstance(sink, CalibrationHistory) else None,
-        compliance=lambda now: all_deadlines(compliance, calendar))
+        compliance=lambda now: all_deadlines(compliance, calendar)))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
-    ingest = IngestService(
-        broker.url, m, sink, client_id=client_id or settings.town_client_id(m), username=broker.username,
-        password=broker.secret(), tls=broker.tls(),
-        identity=Identity(registry.station_ids(), settings.devices(registry)),   # who may send what
-        on_stored=pipeline.feed, on_status=pipeline.station_status, rejected_path=data_dir / "rejected.jsonl",
-        batch_wait_s=settings.ingest.batch_wait.total_seconds(),
-        time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's own time
+    ingest = build_ingest(settings, m, sink, client_id=client_id,
+                          identity=Identity(registry.station_ids(), settings.devices(registry)),   # who sends what
+                          on_stored=pipeline.feed, on_status=pipeline.station_status,
+                          time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, sink, pipeline, ingest)
     incidents = pipeline.incidents
@@ -336,4 +407,4 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     return town
 
 
-__all__ = ["Server", "Town", "build_server"]
+__all__ = ["Server", "Town", "TownRecords", "build_server", "open_town"]

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from ms4watch.contract.timeutil import to_ns
-from ms4watch.pipeline import AlertPipeline
+from ms4watch.pipeline import AlertPipeline, PipelineParts
 from tests.alerts.support import MIN, at, reading, registry
 from tests.support.waiting import wait_for
 
@@ -33,7 +33,8 @@ class HungStore:
 
 def test_a_hung_store_read_on_the_clock_does_not_hold_up_feed(tmp_path):
     store = HungStore()
-    p = AlertPipeline(registry(), tmp_path, report=lambda line: None, calibrations=store, now_ns=lambda: at(0))
+    p = AlertPipeline(registry(), tmp_path, PipelineParts(report=lambda line: None, calibrations=store,
+                                                        now_ns=lambda: at(0)))
     fed = threading.Event()
     try:
         ticker = threading.Thread(target=p.advance, args=(at(60),), daemon=True)
@@ -78,8 +79,9 @@ def _subjects(smtp) -> list[str]:
 def _backlog_pipeline(tmp_path, smtp, now_ns) -> AlertPipeline:
     from ms4watch.alerts.delivery.routing import RoutingPolicy
     from ms4watch.contract.registry import parse_registry
-    return AlertPipeline(parse_registry(BACKLOG_TOWN), tmp_path, notify_urls=[smtp.url], report=lambda line: None,
-                         now_ns=now_ns, policy=RoutingPolicy(daily_caps={"email": 3, "sms": 10})).start()
+    return AlertPipeline(parse_registry(BACKLOG_TOWN), tmp_path, PipelineParts(
+        notify_urls=[smtp.url], report=lambda line: None, now_ns=now_ns,
+        policy=RoutingPolicy(daily_caps={"email": 3, "sms": 10}))).start()
 
 
 def test_the_first_start_summarises_what_fell_due_before_it_in_one_message(tmp_path, smtp):
@@ -130,21 +132,40 @@ def test_the_delivery_worker_draws_a_first_chart_as_it_starts(tmp_path, smtp, mo
     email is as quick as the others (``bench_alert_latency.py``'s p99 was that first chart)."""
     from ms4watch.alerts.notifiers.email import chart
     from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.pipeline import PipelineParts
     drawn: list[str] = []
     real = chart.warm_up
     monkeypatch.setattr(chart, "warm_up", lambda: (drawn.append(threading.current_thread().name), real())[1])
     sink = SqliteSink(tmp_path / "store.db")
     sink.open()
-    p = AlertPipeline(registry(), tmp_path, notify_urls=[smtp.url], report=lambda line: None, readings=sink).start()
+    p = AlertPipeline(registry(), tmp_path, PipelineParts(notify_urls=[smtp.url], report=lambda line: None, readings=sink)).start()
     try:
         assert p.delivery.flush(20)
         assert drawn == ["ms4watch-delivery"]
     finally:
         p.close()
         sink.close()
-    p = AlertPipeline(registry(), tmp_path / "plain", notify_urls=[smtp.url], report=lambda line: None).start()
+    p = AlertPipeline(registry(), tmp_path / "plain", PipelineParts(notify_urls=[smtp.url], report=lambda line: None)).start()
     try:                            # no readings port: no charts, nothing to prepare
         assert p.delivery.flush(20)
         assert drawn == ["ms4watch-delivery"]
+def test_the_pipeline_takes_its_parts_as_one_typed_object(tmp_path):
+    """What the root wires into the pipeline is one :class:`PipelineParts`: here the store's
+    dashboard-records writer, which is told of every incident change."""
+    from ms4watch.pipeline import PipelineParts
+    from tests.support.notify_peers import dwf
+
+    written: list = []
+
+    def write_records(records) -> int:
+        written.extend(records)
+        return len(records)
+
+    p = AlertPipeline(registry(), tmp_path, PipelineParts(report=lambda line: None, now_ns=lambda: at(0),
+                                                          write_records=write_records)).start()
+    try:
+        inc = p.incidents.handle(dwf("2026-06-01T15:30:00Z", outfall="OF-1")).incident
+        assert p.records is not None and p.records.flush(10)
+        assert any(str(inc.id) in repr(r) for r in written)
     finally:
         p.close()

@@ -8,6 +8,8 @@ browser, types a name and clicks Acknowledge; the incident is acknowledged, with
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import paho.mqtt.client as mqtt
@@ -90,27 +92,98 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
         smtp.stop()
 
 
-def test_an_inspection_recorded_at_the_terminal_reaches_the_running_engine(tmp_path):
-    """``ms4watch incidents inspected`` writes the incident database from another process;
-    the server's clock tick tells the engine, once, so its inspection items close too."""
-    import subprocess
-    import sys
+def _cli(*args: str, config) -> subprocess.CompletedProcess[str]:
+    """``ms4watch incidents …`` in a process of its own, reading the server's settings file."""
+    return subprocess.run([sys.executable, "-m", "ms4watch", "incidents", *args, "--config", str(config)],
+                          capture_output=True, text=True)
 
-    (tmp_path / "sites.yaml").write_text(SITES + "construction_sites: [{id: CS-7, name: Hillcrest, "
-                                         "rain_gauges: [RG-1], active_from: 2026-04-01}]\n")
-    server = build_server(Settings.model_validate({"registry": tmp_path / "sites.yaml", "data_dir": tmp_path / "data",
-                                                   "http": {"listen": "off"}}), report=lambda line: None)
+
+def _town_config(tmp_path, extra: str = "", **settings: str):
+    (tmp_path / "sites.yaml").write_text(SITES + extra)
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'registry = "{tmp_path / "sites.yaml"}"\ndata_dir = "{tmp_path / "data"}"\n'
+                   + "".join(f"{k} = {v}\n" for k, v in settings.items()))
+    return cfg
+
+
+SITE = "construction_sites: [{id: CS-7, name: Hillcrest, rain_gauges: [RG-1], active_from: 2026-04-01}]\n"
+
+
+def test_an_inspection_recorded_at_the_terminal_reaches_the_running_engine(tmp_path, mosquitto_broker):
+    """``ms4watch incidents inspected`` records through the town's incident service (the
+    root's ``open_town``) in another process; the running server's clock tick notices the
+    database changed (SQLite's data_version, no marker file) and tells the engine, once."""
+    from ms4watch.settings import load_settings
+    from tests.support.waiting import wait_for
+
+    cfg = _town_config(tmp_path, SITE)
+    server = build_server(load_settings(cfg, broker={"url": mosquitto_broker.url}, http={"listen": "off"},
+                                        engine={"tick": "1s"}), report=lambda line: None).start()
     try:
-        out = subprocess.run([sys.executable, "-m", "ms4watch", "incidents", "inspected", "CS-7", "--by", "J. Rivera",
-                              "--at", "2026-06-02T09:00:00-04:00", "--note", "silt fence repaired",
-                              "--db", str(tmp_path / "data" / "incidents.db")], capture_output=True, text=True)
+        out = _cli("inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00",
+                   "--note", "silt fence repaired", config=cfg)
         assert out.returncode == 0, out.stderr
-        assert server.sync_inspections() == 1
-        assert server.sync_inspections() == 0          # told once
+        assert wait_for(lambda: server.pipeline.engine.inspections, timeout_s=10)
         [insp] = server.pipeline.engine.inspections
         assert insp.site == "CS-7" and insp.inspector == "J. Rivera"
+        assert server.sync() == 0                      # told once; nothing changed since
+        assert [i.site for i in server.pipeline.engine.inspections] == ["CS-7"]
+        assert not (tmp_path / "data" / "inspections-synced").exists()
     finally:
-        server.pipeline.close()
+        server.stop()
+
+
+def test_an_acknowledgement_at_the_terminal_stops_the_servers_escalation(tmp_path):
+    """The server opens an incident; ``ms4watch incidents ack`` in another process
+    acknowledges it through the incident service; past the escalation delay the server
+    escalates nothing, and its audit says the terminal did it."""
+    from ms4watch.alerts.delivery.routing import Stage
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.settings import load_settings
+    from tests.support.notify_peers import dwf, utc
+
+    deputy = "{name: Dee Puty, role: deputy, email: dep@town.test}"
+    cfg = _town_config(tmp_path)
+    (tmp_path / "sites.yaml").write_text(SITES.replace("email: smo@town.test}]", f"email: smo@town.test}}, {deputy}]"))
+    server = build_server(load_settings(cfg, http={"listen": "off"}), report=lambda line: None, simulated=True)
+    pipeline = server.pipeline
+    try:
+        pipeline.advance(to_ns(utc(2026, 6, 1, 16)))
+        inc = pipeline.incidents.handle(dwf("2026-06-01T15:30:00Z")).incident
+        assert inc is not None
+        assert server.sync() == 0                      # the server's own writes are not news to it
+        out = _cli("ack", inc.code, "--by", "Pat Doe", "--note", "on my way", config=cfg)
+        assert out.returncode == 0, out.stderr
+        server.sync()                                  # what the clock tick does
+        assert pipeline.incidents.get(inc.id).state.value == "acknowledged"
+        assert pipeline.incidents.audit(inc.id)[-1].how == "cli"
+        pipeline.advance(to_ns(utc(2026, 6, 1, 17)))   # 60 min later: past escalate_after (30 min)
+        pipeline.dispatcher.tick()
+        assert pipeline.incidents.notifications(inc.id)
+        assert not [n for n in pipeline.incidents.notifications(inc.id) if n.stage == Stage.ESCALATION.value]
+        assert not (tmp_path / "data" / "inspections-synced").exists()
+    finally:
+        pipeline.close()
+
+
+def test_an_inspection_recorded_while_the_server_was_down_reaches_the_engine_once(tmp_path):
+    """Recorded while no server ran: the next start tells the engine; after a checkpoint and
+    another start it is not told again (the engine's state holds it)."""
+    from ms4watch.settings import load_settings
+
+    cfg = _town_config(tmp_path, SITE)
+    settings = load_settings(cfg, http={"listen": "off"})
+    build_server(settings, report=lambda line: None).pipeline.close()   # the town's files exist
+    out = _cli("inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00", config=cfg)
+    assert out.returncode == 0, out.stderr
+    for _ in range(2):
+        server = build_server(settings, report=lambda line: None)
+        try:
+            server.sync()
+            assert [i.inspector for i in server.pipeline.engine.inspections] == ["J. Rivera"]
+            server.pipeline.checkpoint()
+        finally:
+            server.pipeline.close()
 
 
 def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_being_called_stale(tmp_path,

@@ -57,6 +57,7 @@ class IncidentService:
         self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
         self.on_incident = on_incident  # told of every incident change (dashboards' incident records)
         self.sms_limiter = sms_limiter if sms_limiter is not None else ReplyLimiter()
+        self._data_version: int | None = None   # see changed_elsewhere
 
     # -- the engine's events -------------------------------------------------------------
     def handle(self, event: Event) -> Change:
@@ -79,6 +80,11 @@ class IncidentService:
     def get(self, iid: int) -> Incident:
         with self._lock:
             return self.store.get(iid)
+
+    def find(self, ref: int | str) -> Incident:
+        """By id or acknowledge code (IncidentError when there is none)."""
+        with self._lock:
+            return self.store.find(ref)
 
     def acknowledge(self, ref: int | str, *, by: str, how: str = "api", note: str | None = None) -> Incident:
         with self._lock:
@@ -148,6 +154,21 @@ class IncidentService:
             queue = self.dispatcher.queue
             owed, since = queue.waiting(self.clock())
             return Operations(self.store.unresolved_counts(), queue.counts(), owed, since)
+
+    def inspections(self) -> list[tuple[int, str, datetime, str, str | None]]:
+        """Every inspection recorded: (id, site, at, who, note), oldest first."""
+        with self._lock:
+            return self.store.inspections_after(0)
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another connection (``ms4watch incidents`` in another process) committed to
+        the incident database since the last call: SQLite's ``PRAGMA data_version``, which
+        this connection's own commits leave alone. True at the first call. The server asks at
+        every clock tick; it costs no read of any table."""
+        with self._lock:
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        seen, self._data_version = self._data_version, version
+        return seen != version
 
     def close(self) -> None:
         with self._lock:

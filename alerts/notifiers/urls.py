@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Callable, TextIO
 from urllib.parse import unquote, urlsplit
 
+from ms4watch.contract.errors import ConfigValueError
+
 from .base import Notifier, Recipient
 from .email import EmailNotifier
 from .email.chart import ReadingsLookup
@@ -52,7 +54,18 @@ class Channels:
 
 def build_channels(urls: list[str], *, file_path: Path, readings_lookup: ReadingsLookup | None = None,
                    clock: Callable[[], datetime] | None = None, stream: TextIO | None = None) -> Channels:
-    """Refuses a bad or unsupported URL with a ValueError naming it (secrets masked)."""
+    """Refuses a bad or unsupported URL with a ConfigValueError (a ValueError too) naming it
+    (secrets masked)."""
+    try:
+        return _build_channels(urls, file_path=file_path, readings_lookup=readings_lookup, clock=clock, stream=stream)
+    except ConfigValueError:
+        raise
+    except ValueError as e:   # the notifiers' URL parsers: a setting the user wrote
+        raise ConfigValueError(str(e)) from None
+
+
+def _build_channels(urls: list[str], *, file_path: Path, readings_lookup: ReadingsLookup | None,
+                    clock: Callable[[], datetime] | None, stream: TextIO | None) -> Channels:
     ch = Channels()
     if not urls:
         urls = [Path(file_path).resolve().as_uri()]

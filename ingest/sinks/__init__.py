@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ...contract.errors import ConfigValueError
 from .base import Sink, StoredMessage, WriteResult
 from .sqlite import SqliteSink
 
@@ -26,7 +27,17 @@ def open_store(url: str, spool_dir: str | Path) -> Sink:
 
 
 def open_sink(url: str) -> Sink:
-    """Build (not connect) the sink a store URL names. Raises ValueError for an unknown scheme."""
+    """Build (not connect) the sink a store URL names. Raises ConfigValueError (a ValueError
+    too) for an unknown scheme or a URL its store refuses."""
+    try:
+        return _open_sink(url)
+    except ConfigValueError:
+        raise
+    except ValueError as e:   # the stores' URL parsers: a setting the user wrote
+        raise ConfigValueError(str(e)) from None
+
+
+def _open_sink(url: str) -> Sink:
     scheme = urlparse(url).scheme
     if scheme == "sqlite":
         return SqliteSink.from_url(url)
@@ -37,4 +48,4 @@ def open_sink(url: str) -> Sink:
     if scheme in ("influxdb2", "influxdb2s"):
         from .influxdb import Influx2Sink  # type: ignore[attr-defined]
         return Influx2Sink.from_url(url)
-    raise ValueError(f"unknown store URL scheme {scheme!r} in {url!r} (sqlite:///PATH, influxdb1://…, influxdb2://…)")
+    raise ConfigValueError(f"unknown store URL scheme {scheme!r} in {url!r} (sqlite:///PATH, influxdb1://…, influxdb2://…)")

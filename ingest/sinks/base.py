@@ -225,6 +225,14 @@ class Probing(Protocol):
     def check_writable(self) -> None: ...
 
 
+@runtime_checkable
+class RecordsSink(Protocol):
+    """Optional ability: keep the alert side's dashboard records (alerts, storms,
+    inspections, incidents as points; InfluxDB, for Grafana). Returns how many it wrote."""
+
+    def write_records(self, records: Sequence[Any]) -> int: ...
+
+
 # -- events and the calibration history (issue 13) -----------------------------------------
 @dataclass(frozen=True, slots=True)
 class DeviceEvent:

@@ -87,7 +87,7 @@ def _link(config: Optional[Path], broker: Optional[str], timeout: float):
     try:
         return DeviceLink(settings.broker.url, username=settings.broker.username, password=settings.broker.secret(),
                           timeout_s=timeout, tls=settings.broker.tls())
-    except (Ms4Error, ValueError) as e:
+    except Ms4Error as e:
         _fail(str(e))
 
 

@@ -50,13 +50,15 @@ def register(app: typer.Typer) -> None:
         from ms4watch.ingest.sinks.base import ReadingsSource
 
         settings = settings_or_exit(config, registry=registry, store=store)
+        from ms4watch.ingest.sinks import open_sink
         try:
             reg = load_registry(settings.require_registry())
             tip_in = parse_depth(tip) if tip else None
+            sink = None if dry_run or no_store else open_sink(settings.store_url)   # a bad URL: before any work
             imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in,
                                   date_order=date_order)
                         for f in files]
-        except (Ms4Error, ValueError) as e:
+        except (Ms4Error, OSError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         for imp in imported:
@@ -85,10 +87,8 @@ def register(app: typer.Typer) -> None:
             return
         if out is not None:
             typer.echo(f"{write_csv(imported, out)} readings written to {out}")
-        if no_store:
+        if sink is None:   # --no-store
             return
-        from ms4watch.ingest.sinks import open_sink
-        sink = open_sink(settings.store_url)
         try:
             sink.open()
             written = dup = 0

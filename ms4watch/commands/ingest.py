@@ -45,8 +45,9 @@ def ingest(
 
     Reads the same settings as `serve` (--config, MS4WATCH_*); options override them.
     """
-    from ..ingest.service import IngestService, tune_gc
+    from ..ingest.service import tune_gc
     from ..ingest.sinks import open_store
+    from ..wiring import build_ingest
 
     log = logging.getLogger("ms4watch.ingest")
     settings = settings_or_exit(config, store=store, data_dir=spool_dir,
@@ -55,7 +56,6 @@ def ingest(
     try:
         muni = municipality or _registry_municipality(settings)
         password = settings.broker.secret()
-        tls = settings.broker.tls()
         identity = _identity(settings, muni)
     except Ms4Error as e:
         typer.echo(f"error: {e}", err=True)
@@ -70,12 +70,11 @@ def ingest(
         rejected.parent.mkdir(parents=True, exist_ok=True)
         if not settings.store_url.startswith("sqlite:"):
             data.mkdir(parents=True, exist_ok=True)    # the spool for a remote store
-        service = IngestService(settings.broker.url, muni, open_store(settings.store_url, data), client_id=base_id,
-                                username=settings.broker.username, password=password, rejected_path=rejected,
-                                shared_group=shared_group, tls=tls, identity=identity)
+        service = build_ingest(settings, muni, open_store(settings.store_url, data), client_id=base_id,
+                               rejected_path=rejected, shared_group=shared_group, identity=identity)
         tune_gc()
         service.start()
-    except (Ms4Error, ValueError, OSError) as e:
+    except (Ms4Error, OSError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     stop = stop_on_signals()

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ms4watch.contract.errors import Ms4Error
+from ms4watch.contract.errors import ConfigValueError, Ms4Error
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         try:
             now_ns = to_ns(parse_time(now)) if now else None
             if corrections is not None and not corrections.is_file():
-                raise ValueError(f"--corrections {corrections}: no such file")
+                raise ConfigValueError(f"--corrections {corrections}: no such file")
             reg = load_registry(registry)
             csv = None
             if approvals is not None and _is_sqlite(approvals):
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
             n, problems, unknown = replay_files(reg, readings, out, show_progress=progress, now_ns=now_ns,
                                                 inspections=inspections, corrections=corrections,
                                                 suppressions=csv)
-        except (Ms4Error, ValueError) as e:
+        except (Ms4Error, OSError) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         for line, field, msg in problems[:20]:

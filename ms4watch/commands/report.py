@@ -15,16 +15,6 @@ import typer
 from ._settings import config_option, settings_or_exit
 
 
-class _Incidents:
-    """The incident store with the incident service's reading names (the report reads only)."""
-
-    def __init__(self, store):
-        self.store = store
-
-    def list(self, states=None, *, kind=None, subject=None, limit=1000, offset=0):
-        return self.store.list(states, limit, kind=kind, subject=subject, offset=offset)
-
-
 def register(app: typer.Typer) -> None:
     report = typer.Typer(help="Reports from the town's records.", no_args_is_help=True)
     app.add_typer(report, name="report")
@@ -42,53 +32,42 @@ def register(app: typer.Typer) -> None:
                         "demo's simulated present, as its workbench counts)"),
                config: Optional[Path] = config_option()) -> None:
         """Write the annual report: <section>.csv for each section, report.html, report.pdf."""
-        from ms4watch.alerts.incidents import IncidentStore, connect
+        from ms4watch.alerts.incidents import connect
         from ms4watch.compliance import report as rp
         from ms4watch.compliance.report_overrides import ReportOverrides
-        from ms4watch.compliance.store import ComplianceStore
-        from ms4watch.workbench.records.inspections import InspectionReports
         from ms4watch.contract.errors import Ms4Error
-        from ms4watch.contract.registry import load_registry
-        from ms4watch.ingest.sinks import open_store
+        from ms4watch.server import open_town
+        from ms4watch.workbench.records.inspections import InspectionReports
         from ms4watch.workbench.services.stations import stations_of
 
         settings = settings_or_exit(config)
         try:
-            registries = [load_registry(p) for p in settings.registry_paths()]
+            t = open_town(settings, town)
         except Ms4Error as e:
-            raise typer.BadParameter(str(e), param_hint="registry") from None
-        reg = next((r for r in registries if town in (None, r.municipality)), None)
-        if reg is None or (town is None and len(registries) > 1):
-            raise typer.BadParameter(f"say which town: {', '.join(r.municipality for r in registries)}",
-                                     param_hint="--town")
-        data_dir = settings.town_data_dir(reg.municipality)
-        if not any((data_dir / f).is_file() for f in ("incidents.db", "compliance.db")):
-            # an empty or wrong directory: opening the databases would create them and report zeros
-            typer.echo(f"error: no incidents.db or compliance.db in {data_dir}: not {reg.municipality}'s data "
-                       "directory (check data_dir in the settings)", err=True)
-            raise typer.Exit(2)
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        reg, data_dir = t.registry, t.data_dir
         from ms4watch.demo import simulated_now
         now = as_of or simulated_now(data_dir) or datetime.now(timezone.utc)
-        compliance = ComplianceStore(data_dir / "compliance.db", tz=reg.tz)
-        overrides = ReportOverrides(data_dir / "compliance.db")
-        conn = connect(data_dir / "incidents.db")
-        sink = open_store(settings.town_store_url(reg.municipality), data_dir)
-        bench = connect(settings.workbench_db) if settings.workbench_db.is_file() else None
-        try:
-            r = rp.build(registry=reg, store=compliance, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)),
-                         year=year, now=now, calibrations=sink, readings=sink,
-                         start_md=(1, 1) if calendar_year else None, stations=lambda: stations_of(reg),
-                         reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
-                         overrides=overrides)
-            target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
-            written = rp.write(r, target)
-        finally:
-            sink.close()
-            conn.close()
-            if bench is not None:
-                bench.close()
-            overrides.close()
-            compliance.close()
+        with t:
+            compliance = t.open_compliance()
+            overrides = ReportOverrides(data_dir / "compliance.db")
+            sink = t.open_store()
+            bench = connect(settings.workbench_db) if settings.workbench_db.is_file() else None
+            try:
+                r = rp.build(registry=reg, store=compliance, incidents=t.incidents, year=year, now=now,
+                             calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,
+                             stations=lambda: stations_of(reg),
+                             reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
+                             overrides=overrides)
+                target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
+                written = rp.write(r, target)
+            finally:
+                sink.close()
+                if bench is not None:
+                    bench.close()
+                overrides.close()
+                compliance.close()
         typer.echo(f"{reg.municipality}, reporting year {year} ({r.start:%Y-%m-%d} to {r.end:%Y-%m-%d}, exclusive)"
                    + (f", counted to {r.as_of:%Y-%m-%d %H:%M %Z}" if r.as_of < r.end else "") + ":")
         typer.echo(f"  {r.permit.id}; permittee {reg.permittee.name or reg.municipality}, SPDES ID "

@@ -55,7 +55,7 @@ def serve(
     stop = stop_on_signals()   # before starting: a Ctrl-C meanwhile is a stop, not an exception half-way
     try:
         server = build_server(settings, report=say).start()
-    except (Ms4Error, ValueError, OSError) as e:
+    except (Ms4Error, OSError) as e:
         say(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     where = f", workbench on {server.web_url}" if server.web_url else ""

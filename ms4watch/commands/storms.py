@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ms4watch.contract.errors import Ms4Error
+from ms4watch.contract.errors import ConfigValueError, Ms4Error
 from ms4watch.contract.timeutil import parse_duration
 
 
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
                                                  "HOBOware file's dates when the file cannot settle it"),
     ) -> None:
         """Print the storm events of a rain record as CSV."""
-        from ms4watch.alerts.rainfiles import RainFormat, parse_depth, read_rain
+        from ms4watch.alerts.rainfiles import parse_depth, read_rain
         from ms4watch.alerts.rules.storms import StormParams, storm_events
         from ms4watch.alerts.storm_table import write_storm_table
 
@@ -49,18 +49,26 @@ def register(app: typer.Typer) -> None:
                 qualifying_in=Decimal(repr(parse_depth(qualifying))),
                 start_offset=timedelta(minutes=1) if rainmaker_start else timedelta(0),
             )
-            rec = read_rain(file, fmt=RainFormat(fmt) if fmt else None,
+            rec = read_rain(file, fmt=_format(fmt) if fmt else None,
                             tip_in=parse_depth(tip) if tip else None, station=station, column=column, tz=tz,
                             date_order=date_order)
             table = storm_events(rec.rain_in, params)
-        except (Ms4Error, ValueError, InvalidOperation) as e:
+        except (Ms4Error, OSError, InvalidOperation) as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         write_storm_table(table, sys.stdout, naive=rec.naive)
+
+
+def _format(text: str):
+    from ms4watch.alerts.rainfiles import RainFormat
+    try:
+        return RainFormat(text)
+    except ValueError:
+        raise ConfigValueError(f"--format {text!r}: one of {' | '.join(f.value for f in RainFormat)}") from None
 
 
 def _dur(text: str, opt: str) -> timedelta:
     try:
         return parse_duration(text)
     except ValueError as e:
-        raise ValueError(f"{opt}: {e}") from None
+        raise ConfigValueError(f"{opt}: {e}") from None

@@ -116,3 +116,31 @@ def test_ingest_with_a_registry_checks_who_sends_what(tmp_path):
     settings = load_settings(None, store=f"sqlite:///{tmp_path}/s.db", data_dir=tmp_path, registry=sites,
                              broker={"url": "mqtt://127.0.0.1:1883"})
     assert isinstance(_identity(settings, load_registry(sites).municipality), Identity)
+
+
+def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatch):
+    """``ms4watch ingest`` takes its ingest service from the composition root
+    (``ms4watch.wiring.build_ingest``, which ``serve`` uses too): the ``[ingest]`` settings
+    apply to it as they do to ``serve``'s."""
+    import threading
+
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    from ms4watch.ingest.service import IngestService
+
+    started: list[IngestService] = []
+    monkeypatch.setattr(IngestService, "start", lambda self, *a, **k: started.append(self) or self)
+    monkeypatch.setattr(IngestService, "stop", lambda self, *a, **k: None)
+    done = threading.Event()
+    done.set()
+    monkeypatch.setattr("ms4watch.commands.ingest.stop_on_signals", lambda: done)
+    for k in [k for k in os.environ if k.startswith("MS4WATCH_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("MS4WATCH_INGEST__BATCH_WAIT", "250ms")
+    r = CliRunner().invoke(build_app("ingest"), ["ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
+                                 "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    [service] = started
+    assert service.batch_wait_s == 0.25 and service.municipality == "town"
+    assert service.client_id == "ms4watch-ingest-town"

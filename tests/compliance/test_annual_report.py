@@ -175,23 +175,23 @@ def test_the_html_links_every_count_and_the_pdf_reads_back(seeded):
 def test_the_period_and_continuous_monitoring_are_the_towns_choice(seeded):
     """The registry's annual_report: another first day (GP-0-15-003's 10 March) moves the year;
     continuous monitoring counts an outfall as screened when the town says so."""
-    from ms4watch.alerts.incidents import IncidentStore, connect
-    from ms4watch.commands.report import _Incidents
     from ms4watch.compliance import report as rp
+    from ms4watch.server import open_town
+    from ms4watch.settings import load_settings
     from ms4watch.workbench.services.stations import stations_of
     wd, _, _ = seeded
     base = load_registry(demo_configs() / "sites.yaml")
     reg = base.model_copy(update={"annual_report": base.annual_report.model_copy(
         update={"year_starts": "03-10", "continuous_monitoring_screens": True})})
-    store, conn, sink = ComplianceStore(wd / "compliance.db", tz=reg.tz), connect(wd / "incidents.db"), \
-        SqliteSink(wd / "store.db")
+    town = open_town(load_settings(None, registry=demo_configs() / "sites.yaml", data_dir=wd))
+    store, sink = town.open_compliance(), town.open_store()
     try:
-        r = rp.build(registry=reg, store=store, incidents=_Incidents(IncidentStore(conn, tz=reg.tz)), year=2026,
+        r = rp.build(registry=reg, store=store, incidents=town.incidents, year=2026,
                      now=datetime(2026, 6, 8, tzinfo=timezone.utc), calibrations=sink, readings=sink,
                      stations=lambda: stations_of(reg))
     finally:
         sink.close()
-        conn.close()
+        town.close()
         store.close()
     assert (r.start.isoformat(), r.end.isoformat()) == ("2026-03-10T00:00:00-04:00", "2027-03-10T00:00:00-05:00")
     screened = {x["outfall"]: x["method"] for x in r.sections["screened"].rows}

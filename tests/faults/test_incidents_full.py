@@ -22,7 +22,7 @@ from ms4watch.contract.registry import parse_registry
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.sinks.base import StoredMessage
 from ms4watch.ingest.sinks.sqlite import SqliteSink
-from ms4watch.pipeline import AlertPipeline
+from ms4watch.pipeline import AlertPipeline, PipelineParts
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
 
@@ -65,8 +65,8 @@ class Disk:
 
 
 def pipeline(work: Path, smtp: SmtpSink, store: SqliteSink) -> AlertPipeline:
-    p = AlertPipeline(parse_registry(SITES), work, notify_urls=[smtp.url], report=lambda line: None,
-                      readings=store, now_ns=time.time_ns)
+    p = AlertPipeline(parse_registry(SITES), work, PipelineParts(notify_urls=[smtp.url], report=lambda line: None,
+                                                                 readings=store, now_ns=time.time_ns))
     p.stored_mark = time.time_ns         # ingest's: here every stored batch is fed at once
     return p.start()
 

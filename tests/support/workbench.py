@@ -31,7 +31,7 @@ from ms4watch.compliance.store import ComplianceStore
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.sinks.base import StoredMessage
-from ms4watch.pipeline import AlertPipeline
+from ms4watch.pipeline import AlertPipeline, PipelineParts
 from ms4watch.settings import Settings
 from ms4watch.workbench import Workbench, create_app
 from ms4watch.workbench.auth import AckLinks
@@ -238,9 +238,9 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     links = AckLinks(SECRET, settings.web.ack_link_lifetime)
     compliance = ComplianceStore(tmp_path / "data" / "compliance.db", clock, tz=reg.tz)
     calendar = BusinessCalendar(reg.tz, reg.office_closures)
-    pipeline = AlertPipeline(reg, tmp_path / "data", notify_urls=urls or [], readings=readings,
-                             now_ns=lambda: to_ns(clock()), ack_link=links.url, eval_interval=timedelta(0),
-                             compliance=lambda now: all_deadlines(compliance, calendar))
+    pipeline = AlertPipeline(reg, tmp_path / "data", PipelineParts(
+        notify_urls=urls or [], readings=readings, now_ns=lambda: to_ns(clock()), ack_link=links.url,
+        eval_interval=timedelta(0), compliance=lambda now: all_deadlines(compliance, calendar)))
     alerting = PipelineAlerting(pipeline)
     incidents = alerting.incidents
     metrics = Metrics()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -21,6 +22,13 @@ def build_app() -> typer.Typer:
 
     incidents.register(app)
     return app
+
+
+@pytest.fixture(autouse=True)
+def _town(tmp_path, monkeypatch):
+    """The town the command opens (``open_town``): the registry the server's settings name."""
+    (tmp_path / "town.yaml").write_text("municipality: town\ntimezone: America/New_York\n")
+    monkeypatch.setenv("MS4WATCH_REGISTRY", str(tmp_path / "town.yaml"))
 
 
 def test_listed_in_the_cli():
@@ -112,3 +120,22 @@ def test_a_compliance_deadline_is_shown_by_its_last_day(tmp_path):
     inc = store.apply_event(deadline_event(release_deadlines(r, BusinessCalendar(ny))[0]), utc(2026, 7, 2, 21)).incident
     out = CliRunner().invoke(build_app(), ["incidents", "show", str(inc.id), "--db", str(db)]).output
     assert "deadline Fri 2026-07-03 (end of day)" in out and "2026-07-04" not in out, out
+
+
+def test_a_coalition_needs_the_town_named(tmp_path, monkeypatch):
+    """A coalition's settings name several towns: ``--town`` picks one (its DATA_DIR/<town>/
+    incidents.db); without it, one line and exit 2."""
+    monkeypatch.delenv("MS4WATCH_REGISTRY")
+    for town in ("ramapo", "suffern"):
+        (tmp_path / f"{town}.yaml").write_text(f"municipality: {town}\n")
+    store = IncidentStore(connect(tmp_path / "data" / "suffern" / "incidents.db"))
+    a = store.apply_event(dwf("2026-06-01T15:30:00Z"), utc(2026, 6, 1, 16)).incident
+    cfg = tmp_path / "ms4watch.toml"
+    cfg.write_text(f'registries = ["{tmp_path / "ramapo.yaml"}", "{tmp_path / "suffern.yaml"}"]\n'
+                   f'data_dir = "{tmp_path / "data"}"\n')
+    r = CliRunner().invoke(build_app(), ["incidents", "ack", a.code, "--by", "Pat", "--config", str(cfg)])
+    assert r.exit_code == 2 and "ramapo, suffern" in r.output and len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(build_app(), ["incidents", "ack", a.code, "--by", "Pat", "--config", str(cfg),
+                                         "--town", "suffern"])
+    assert r.exit_code == 0, r.output
+    assert store.get(a.id).state is State.ACKNOWLEDGED

@@ -169,10 +169,11 @@ def html_pages(b) -> tuple[dict[str, str], dict[str, str]]:
 
 
 # -- what is checked on each page -------------------------------------------------------------
-# boxes that scroll sideways inside the page (a chart 720 px wide in a 360 px box)
-SIDEWAYS_BOXES = """Array.from(document.querySelectorAll('main *')).filter(e => {
+# boxes that scroll sideways inside the page or cut what they hold (a chart 720 px wide in a
+# 360 px box; a navigation bar hiding sections behind a sideways scroll)
+SIDEWAYS_BOXES = """Array.from(document.querySelectorAll('body *')).filter(e => {
   const s = getComputedStyle(e);
-  return ['auto', 'scroll'].includes(s.overflowX) && e.scrollWidth > e.clientWidth + 1;
+  return ['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX) && e.scrollWidth > e.clientWidth + 1;
 }).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : '')
             + ' ' + e.scrollWidth + ' in ' + e.clientWidth)"""
 

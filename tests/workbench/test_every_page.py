@@ -4,7 +4,7 @@
 
 The pages are the app's own GET routes that answer HTML: each route's ids come from the
 links on the pages already seen (so a new page is covered as soon as a page links to it),
-or from ``EXAMPLES`` for a page nothing links to; what answers anything but HTML is listed
+or from ``unlinked_pages`` for a page nothing links to; what answers anything but HTML is listed
 as skipped with its reason. On each page, at each size: a screenshot (under the test's tmp
 dir), the page itself never scrolls sideways, no box in it scrolls sideways (a chart fits
 its width), no card label runs into its value, and (at the phone's and the laptop's size)
@@ -110,7 +110,7 @@ def _id(b, kind: str) -> int:
 
 
 # -- the pages, from the app's routes ---------------------------------------------------------
-def EXAMPLES(b) -> dict[str, str]:
+def unlinked_pages(b) -> dict[str, str]:
     """Pages no page links to, with a real id: route path -> URL."""
     inc = b.alerting.store.get(_id(b, "turbidity_contrast"))
     return {"/ack/{token}": "/ack/" + b.workbench.links.token(inc.id)}
@@ -136,7 +136,7 @@ def _links(html: str) -> list[str]:
 def html_pages(b) -> tuple[dict[str, str], dict[str, str]]:
     """(route path -> a URL of it that answers HTML, route path -> why it is not visited)
     for every GET route of the app outside the API; fails naming a route no page links to
-    and ``EXAMPLES`` does not give."""
+    and ``unlinked_pages`` does not give."""
     routes = [r for router in ROUTERS for r in router.routes]        # in the order the app tries them
     assert all(hasattr(r, "path_regex") for r in routes), "a router nests another: list its routes here too"
     routes = [r for r in routes if "GET" in (getattr(r, "methods", None) or ()) and not r.path.startswith("/api/")]
@@ -147,7 +147,7 @@ def html_pages(b) -> tuple[dict[str, str], dict[str, str]]:
     session = b.login("smo")
     pages: dict[str, str] = {}
     skipped: dict[str, str] = {"/login": "visited logged out by the keyboard test"}
-    queue = [r.path for r in routes if "{" not in r.path] + list(EXAMPLES(b).values())
+    queue = [r.path for r in routes if "{" not in r.path] + list(unlinked_pages(b).values())
     while queue:
         url = queue.pop(0)
         route = route_of(urlsplit(url).path)
@@ -164,7 +164,7 @@ def html_pages(b) -> tuple[dict[str, str], dict[str, str]]:
         else:
             skipped[route.path] = f"answers {r.status_code} {kind or 'without a type'}"
     unseen = [r.path for r in routes if r.path not in pages and r.path not in skipped]
-    assert unseen == [], f"no page links to {unseen} and EXAMPLES gives none: add a real URL of each to EXAMPLES"
+    assert unseen == [], f"no page links to {unseen} and unlinked_pages gives none: add a real URL of each there"
     return pages, skipped
 
 

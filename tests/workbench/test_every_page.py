@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import time
-from datetime import timedelta
+from datetime import date, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,7 +30,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from ms4watch.contract.timeutil import to_ns
-from ms4watch.contract.wire import CanonicalReading
+from ms4watch.contract.wire import CanonicalReading, SensorCalibration
+from ms4watch.ingest.sinks.base import DeviceStatus
 from ms4watch.network.importer import import_map
 from ms4watch.network.store import NetworkStore
 from ms4watch.workbench.routes import ROUTERS
@@ -67,6 +68,9 @@ def _fill(b, tmp: Path) -> None:
                              "in", "", 0) for i in range(70)])
     b.feed([CanonicalReading(to_ns(T0 - timedelta(hours=24) + timedelta(minutes=10 * i)), "OF-12", "LOG-OF-12",
                              "flow", "flow", 0.2 + (i % 7) * 0.3, "gpm", "", 0) for i in range(144)])
+    b.feed([CanonicalReading(to_ns(T0 - timedelta(minutes=3)), "OF-14", "LOG-OF-14", "flow", "flow", 0.2, "gpm", "", 0)])
+    b.store.write_status(DeviceStatus("LOG-OF-14", "OF-14", to_ns(T0), "online", 12.4, -83.0, 0, 0, "c1", "0.1", "synced",
+                                      (SensorCalibration(sensor="flow", performed=date(2025, 11, 1), due=date(2026, 5, 1)),)))
     b.pipeline.advance(to_ns(T0))
     b.alerting.handle(dwf("2026-06-01T15:30:00Z"))
     b.alerting.handle(turbidity("2026-06-01T14:00:00Z"))

@@ -294,7 +294,8 @@ def _tab_to(browser: Browser, condition: str, most: int = 60) -> dict:
     raise AssertionError(f"{most} presses of Tab never reached {condition}")
 
 
-def test_the_login_and_an_acknowledgement_by_keyboard_alone(town, browser):
+def test_the_login_and_an_acknowledgement_by_keyboard_alone(town, browser, tmp_path):
+    shots = Path(os.environ.get("A11Y_SHOTS") or tmp_path)
     browser.call("Network.clearBrowserCookies")
     browser.viewport(390, 844, mobile=True, scale=1)
     browser.goto(f"{town.url}/incidents")
@@ -305,6 +306,20 @@ def test_the_login_and_an_acknowledgement_by_keyboard_alone(town, browser):
     browser.type(PASSWORD)
     browser.press("Enter")
     browser.wait_for("location.pathname === '/incidents' && document.readyState === 'complete'")
+
+    browser.goto(f"{town.url}/")                  # the status page, its map's pins too: the ring on each control
+    seen = []
+    for _ in range(200):                          # until the focus leaves the page or comes round again
+        browser.press("Tab")
+        here = browser.js("(e => e === document.body || e === window.firstFocused ? null :"
+                          " ((window.firstFocused = window.firstFocused || e), e.getAttribute('href') || ''))"
+                          "(document.activeElement)")
+        if here is None:
+            break
+        seen.append(_focus_shows(browser)["name"])
+        if here.endswith("/stations/OF-12") and browser.js("!!document.activeElement.closest('svg')"):
+            browser.screenshot(shots / "focus-on-a-map-pin.png", full_page=False)
+    assert len(seen) > 20 and any("OF-12" in x for x in seen), seen
 
     iid = _id(town, "turbidity_contrast")
     browser.goto(f"{town.url}/incidents/{iid}")

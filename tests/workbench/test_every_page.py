@@ -245,8 +245,10 @@ def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, brow
             _open(browser, town.url + url)
             assert browser.js("location.pathname") != "/login", f"{url} sent the browser to log in"
             shot = tmp_path / f"{width}-{_slug(route)}.png"
-            shot.write_bytes(base64.b64decode(browser.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                                                           optimizeForSpeed=True)["data"]))
+            w, h = browser.js("[innerWidth, document.documentElement.scrollHeight]")   # the whole page, the window's width
+            shot.write_bytes(base64.b64decode(browser.call(
+                "Page.captureScreenshot", format="png", captureBeyondViewport=True, optimizeForSpeed=True,
+                clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1})["data"]))
             if keep:
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(shot, keep / shot.name)

@@ -196,6 +196,12 @@ LABEL_OVERLAPS = """(() => {
   }).map(td => td.dataset.label);
 })()"""
 
+# words drawn in an inline SVG (a map) scaled down below what a phone's reader can read
+SMALL_SVG_TEXT = """Array.from(document.querySelectorAll('svg text')).filter(t => {
+  const r = t.getBoundingClientRect();
+  return t.textContent.trim() && r.height > 0 && r.height < 9;
+}).map(t => `"${t.textContent.trim()}" ${t.getBoundingClientRect().height.toFixed(1)} px high`)"""
+
 AXE_RUN = """axe.run(document, {resultTypes: ['violations'], rules: {'target-size': {enabled: true}}}).then(r => r.violations
   .filter(v => ['serious', 'critical'].includes(v.impact))
   .map(v => `${v.impact} ${v.id}: ${v.help}: ` + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' '
@@ -256,7 +262,8 @@ def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, brow
             wide, inner = browser.js("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
             if wide > inner:
                 problems.append(f"{width} px {url}: the page is {wide} px wide in a {inner} px window")
-            checks = [("scrolls sideways", SIDEWAYS_BOXES), ("label runs into its value", LABEL_OVERLAPS)]
+            checks = [("scrolls sideways", SIDEWAYS_BOXES), ("label runs into its value", LABEL_OVERLAPS),
+                      ("text too small to read", SMALL_SVG_TEXT)]
             if width in AXE_SIZES:
                 browser.call("Runtime.evaluate", expression=axe)
                 checks.append(("axe", AXE_RUN))

@@ -71,6 +71,21 @@ class Browser:
         self.call("Page.navigate", url=url)
         self.wait_for("document.readyState === 'complete' && location.href !== 'about:blank'")
 
+    def wait_event(self, method: str, timeout_s: float = 15.0) -> dict:
+        """The next event ``method`` (``Page.loadEventFired`` after ``Page.enable``), taken out
+        of what the page said meanwhile if it came already."""
+        for e in self.events:
+            if e["method"] == method:
+                self.events.remove(e)
+                return e
+        deadline = time.monotonic() + timeout_s
+        while True:
+            msg = json.loads(self.ws.recv(timeout=max(deadline - time.monotonic(), 0.01)))
+            if msg.get("method") == method:
+                return msg
+            if "method" in msg:
+                self.events.append(msg)
+
     def wait_for(self, condition: str, timeout_s: float = 15.0) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -93,6 +108,20 @@ class Browser:
         """Lay pages out as a device of that size would (a phone: 375 x 812, mobile)."""
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale,
                   mobile=mobile)
+
+    KEYS = {"Tab": ("Tab", 9, ""), "Enter": ("Enter", 13, "\r"), "Space": (" ", 32, " "),
+            "Escape": ("Escape", 27, "")}
+
+    def press(self, key: str) -> None:
+        """A key as a person presses it (it moves the focus, submits a form, ...)."""
+        name, code, text = self.KEYS[key]
+        down = {"key": name, "code": key, "windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code}
+        self.call("Input.dispatchKeyEvent", type="keyDown", **down, **({"text": text} if text else {}))
+        self.call("Input.dispatchKeyEvent", type="keyUp", **down)
+
+    def type(self, text: str) -> None:
+        """Text typed into the focused field."""
+        self.call("Input.insertText", text=text)
 
     def set_files(self, selector: str, paths: list[Path]) -> None:
         """Choose files in a file input, as a person picking photos would."""

@@ -255,7 +255,8 @@ def _upgrade_backs_up_and_keeps(deb: Path) -> None:
     assert len(backups) == 1, backups
     manifest = json.loads((backups[0] / "MANIFEST.json").read_text())
     assert "rejected.jsonl" in json.dumps(manifest)
-    assert (backups[0] / "rejected.jsonl").read_text() == '{"kept": true}\n'
+    assert (backups[0] / "data" / "rejected.jsonl").read_text() == '{"kept": true}\n'   # backup's data/ part
+    assert (backups[0] / "config" / "ms4watch.toml").is_file()                          # and the settings
 
 
 def _logrotate(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ def logger_config(tmp_path, broker: str) -> Path:
      "error: broker.ca_file: no such file: {t}/absent"),
 ])
 def test_one_line_naming_the_option(tmp_path, monkeypatch, args, env, error):
+    monkeypatch.delenv("MS4WATCH_CONFIG", raising=False)     # no settings file: the message names none
     for k, v in env.items():
         monkeypatch.setenv(k, v.format(t=tmp_path))
     res = CliRunner().invoke(build_app(), args(tmp_path))

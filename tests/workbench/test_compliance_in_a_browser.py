@@ -82,7 +82,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         _submit(browser, "form.lab-form")
         browser.wait_for("document.body.innerText.includes('Imported 3 lab result(s)')", 30)
         verdicts = browser.js("Array.from(document.querySelectorAll('table.results td.verdict')).map(t => t.textContent)")
-        assert verdicts == ["exceeds", "exceeds", "not detected"]
+        assert verdicts == ["outside the limit", "outside the limit", "not detected"]
         browser.screenshot(ARTEFACTS / "phone-case.png")
 
         # the responsible party, then the notice of violation

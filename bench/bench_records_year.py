@@ -97,7 +97,7 @@ def records(server, days: int, rng: np.random.Generator) -> dict[str, int]:
         for gauge in ("RG-1", "RG-2"):
             s, e = t, t + timedelta(hours=float(rng.uniform(3, 20)))
             incidents.handle(event("storm", gauge=gauge, start=iso(s), end=iso(e), depth_in=round(float(rng.uniform(0.25, 2)), 2),
-                                   last_rain=iso(e)))
+                                   last_rain=iso(e), qualifying=True))
             counts["storms"] += 1
             for site in reg.construction_sites:
                 if site.active_from <= e.date() and (site.active_to is None or site.active_to >= e.date()) \

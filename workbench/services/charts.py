@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .incidents import IncidentView
 
 log = logging.getLogger(__name__)
+RAIN_BARS = tuple(m * 60 * 10**9 for m in (5, 10, 15, 30, 60, 120, 180, 360))   # about 100 bars a window
 
 
 class Charts:
@@ -59,7 +60,11 @@ class Charts:
         rain = [c for c in cols if c.lower().startswith("rain")]
         limits = [c for c in cols if c.lower().startswith("threshold")]
         series = [c for c in cols if c not in rain and c not in limits]
-        width = max((b - a) // max(pixels, 1), *(_interval(cols[c][0]) for c in series + rain), 1)
+        width = max((b - a) // max(pixels, 1), *(_interval(cols[c][0]) for c in series), 1)
+        if rain:   # rain as depth per a few minutes at least (a tipping bucket's tips are seconds apart);
+            # rain alone (a storm, an inspection item): about a hundred bars of a round width
+            width = max(width, RAIN_BARS[0] if series else next((w for w in RAIN_BARS if (b - a) // w <= 120),
+                                                                  RAIN_BARS[-1]))
         buckets = {c: summarise_arrays(t, v, a, width) for c, (t, v) in cols.items()}
         lines = [svgchart.Line(_label(c), buckets[c], svgchart.COLOURS[k % len(svgchart.COLOURS)])
                  for k, c in enumerate(series)]

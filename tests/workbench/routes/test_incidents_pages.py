@@ -114,3 +114,29 @@ def test_the_csv_link_of_every_state_filter_answers(bench):
         r = s.get(url)
         assert r.status_code == 200, (state, url, r.text)
         assert len(r.text.strip().splitlines()) == 1 + rows, (state, r.text)
+
+
+def test_a_storms_chart_shows_its_rain_in_bars_of_a_few_minutes(bench):
+    """A tipping bucket's tips a few seconds apart: bars of a round few minutes (about a hundred
+    over the window), not one bar per tip at the tips' own interval."""
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    from tests.support.notify_peers import event
+
+    storm = bench.alerting.handle(event("storm", gauge="RG-1", start="2026-06-01T10:00:00Z",
+                                        end="2026-06-01T14:00:00Z", depth_in=0.9, qualifying=True,
+                                        last_rain="2026-06-01T14:00:00Z")).incident
+    t0 = 1_780_308_000_000_000_000       # 2026-06-01T10:00Z
+    tips = tuple(CanonicalReading(t0 + k * 40 * 10**9, "RG-1", "LOG-RG1", "rain", "rain", 0.01, "in", "", k)
+                 for k in range(90))      # an hour of tips 40 s apart
+    store = SqliteSink(bench.workbench.settings.data_dir / "store.db")
+    store.open()
+    store.write([StoredMessage("LOG-RG1", 1, tips)])
+    store.close()
+    svg = bench.login("viewer").get(f"/incidents/{storm.id}/chart.svg?w=800").text
+    assert 'class="rain"' in svg, svg[:600]
+    bars = re.findall(r'<rect x="[\d.]+" y="\d+" width="([\d.]+)" height="([\d.]+)"/>', svg.split('class="rain"')[1])
+    assert 5 <= len(bars) <= 30, len(bars)                 # 5-minute bars over the hour of rain
+    assert max(float(h) for _, h in bars) > 0
+    assert "rain per" in svg and "5 min" in svg

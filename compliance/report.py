@@ -55,6 +55,7 @@ replaced by a correction, is listed but not counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import date, datetime, timedelta
 from html import escape
 from typing import Any, Callable
@@ -66,6 +67,7 @@ from . import pdf
 from .permit import CERTIFICATION, CERTIFICATION_SOURCE, DEFAULT, PERMITS, Permit, ReportingYear
 from .required_inspections import judge_all
 from .traces import observations
+from .uptime import count_hours
 
 SECTIONS: list[tuple[str, str]] = [
     ("outfalls", "Outfalls in the inventory"),
@@ -243,12 +245,14 @@ def _in(t: datetime | None, start: datetime, end: datetime) -> bool:
 
 def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime, calibrations: Any = None,
           readings: Any = None, start_md: tuple[int, int] | None = None,
-          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: Any = None
-          ) -> AnnualReport:
+          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: Any = None,
+          hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None) -> AnnualReport:
     """``start_md``: the reporting year's first day (month, day); None: the registry's
     ``annual_report.year_starts`` (GP-0-24-001's 3 January by default). ``reports``: the
     workbench's inspection reports (``list(municipality, limit=)``), None where not at hand;
-    ``overrides``: the counts stated by hand (:class:`.report_overrides.ReportOverrides`)."""
+    ``overrides``: the counts stated by hand (:class:`.report_overrides.ReportOverrides`);
+    ``hours_with_readings``: the uptime's count (:class:`.uptime.HoursWithReadings`, kept by a
+    long-lived caller between reports), None: counted from ``readings`` in full."""
     tz = registry.tz
     settings = getattr(registry, "annual_report", None)
     if start_md is None:
@@ -266,10 +270,12 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                     yield c, e
 
     hours = max(1, int((upto - start).total_seconds() // 3600))
+    if hours_with_readings is None:
+        hours_with_readings = partial(count_hours, readings)
     flow_hours: dict[str, int] = {}
     uptime = []
     for st in (stations() if stations else []):
-        with_data = _hours_with_readings(readings, st.id, st.quantity, start, upto) if readings is not None else 0
+        with_data = hours_with_readings(st.id, st.quantity, start, upto) if readings is not None else 0
         uptime.append({"station": st.id, "name": st.name, "quantity": st.quantity, "hours": hours,
                        "hours_with_readings": with_data, "uptime_pct": round(100.0 * with_data / hours, 1)})
         if st.quantity == "flow":
@@ -467,19 +473,6 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     return AnnualReport(registry.municipality, year, start, end, upto.astimezone(tz),
                         {k: S[k] for k, _ in SECTIONS}, permit, getattr(registry, "permittee", None), latest, history,
                         continuous)
-
-
-def _hours_with_readings(readings: Any, station: str, quantity: str, start: datetime, end: datetime) -> int:
-    width = 3_600_000_000_000
-    if hasattr(readings, "summary"):
-        buckets = readings.summary(station, quantity, start, end - timedelta(microseconds=1), width,
-                                   frozenset({"count"}))
-    else:
-        from ..ingest.sinks.summary import summarise
-        from ..contract.timeutil import to_ns
-        buckets = summarise(readings.readings(station, quantity, start, end - timedelta(microseconds=1)),
-                            to_ns(start), width)
-    return sum(1 for b in buckets if (b.count or 0) > 0)
 
 
 # -- rendering ------------------------------------------------------------------------------------

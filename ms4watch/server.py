@@ -202,6 +202,8 @@ class Server:
             t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:
             self.web.start(self.app)
+            from .workbench import warmup
+            warmup.start()        # matplotlib and reportlab imported now, not in the first chart or packet
         if not self.simulated:
             self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
             self._ticker.start()

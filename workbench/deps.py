@@ -12,7 +12,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse
@@ -36,6 +36,7 @@ def get_services(request: Request) -> Workbench:
 Services = Annotated[Workbench, Depends(get_services)]
 IncidentId = Annotated[int, Path(ge=1, le=MAX_ID, description="the incident's id")]
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+Pixels = Annotated[int, Query(ge=200, le=2400, description="the chart's width in pixels (one bucket each)")]
 StationPath = Annotated[str, Path(pattern=ID_PATTERN, description="a station id (rain gauge, outfall, turbidity probe)")]
 OutfallPath = Annotated[str, Path(pattern=ID_PATTERN, description="an outfall id")]
 ReportId = Annotated[int, Path(ge=1, le=MAX_ID, description="the inspection report's id")]

@@ -28,6 +28,24 @@ def site_bench(tmp_path, clock):
     b.close()
 
 
+def _store_turbidity(b, start: str, minutes: int) -> None:
+    """Upstream at 5 NTU, downstream rising to 80 NTU, a reading a minute from ``start``."""
+    from datetime import datetime
+
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    t0 = to_ns(datetime.fromisoformat(start.replace("Z", "+00:00")))
+    rows = {sid: tuple(CanonicalReading(t0 + k * 60 * 10**9, sid, "LOG-" + sid, "turbidity", "turbidity", v(k), "NTU", "", k)
+                       for k in range(minutes))
+            for sid, v in (("TU-1", lambda k: 5.0), ("TD-1", lambda k: 6.0 if k < 60 else min(80.0, 6.0 + k - 60)))}
+    store = SqliteSink(b.workbench.settings.data_dir / "store.db")
+    store.open()
+    store.write([StoredMessage("LOG-" + sid, 1, r) for sid, r in rows.items()])
+    store.close()
+
+
 def _no_sideways_scroll(browser: Browser, what: str) -> None:
     wide, inner = browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
     assert wide <= inner, f"{what} is {wide} px wide in a {inner} px window"
@@ -77,16 +95,24 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         browser.goto(f"{b.url}/")
         assert not browser.js("!!document.querySelector('#unreviewed')")
 
+        # the turbidity episode's readings, for its chart (SVG: both probes, the moving limit dashed)
+        _store_turbidity(b, "2026-06-01T13:00:00Z", minutes=150)
+
         # a phone: no sideways scrolling of the page itself
         browser.viewport(390, 844, mobile=True, scale=2)
         for name, path in (("status", "/"), ("incident", f"/incidents/{alerting.id}")):
             browser.goto(b.url + path)
-            browser.wait_for(LOADED)
+            browser.wait_for(LOADED + " && Array.from(document.images).every(i => i.complete)")
             browser.screenshot(ARTEFACTS / f"phone-390-{name}.png")
             _no_sideways_scroll(browser, path)
         fits = browser.js("document.querySelector('.chart img').getBoundingClientRect().width"
                           " <= document.querySelector('.chart').clientWidth")
         assert fits, "the incident's chart is wider than its box: the episode is off-screen on a phone"
+        src, drawn = browser.js("[document.querySelector('.chart img').getAttribute('src'),"
+                                " document.querySelector('.chart img').naturalWidth]")
+        assert src.startswith(f"/incidents/{alerting.id}/chart.svg") and drawn > 0
+        svg = browser.js(f"fetch('/incidents/{alerting.id}/chart.svg?w=800').then(r => r.text())")
+        assert 'class="series"' in svg and 'path class="threshold"' in svg and 'class="band episode"' in svg, svg[:400]
         for width in (390, 768):              # every section in the navigation is in sight, none cut
             browser.viewport(width, 900, mobile=width < 720, scale=2 if width < 720 else 1)
             browser.goto(f"{b.url}/")

@@ -13,7 +13,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ...alerts.events import EventKind
 from ...alerts.incidents import State
-from ..deps import CurrentActor, IncidentId, Services, base_path, render
+from .. import svgchart
+from ..deps import CurrentActor, IncidentId, Pixels, Services, base_path, render
 from ..roles import Permission
 from ..services.incidents import ACTIVE
 
@@ -77,6 +78,14 @@ async def chart(iid: IncidentId, actor: CurrentActor, services: Services) -> Res
     if png is None:   # an image all the same: the page shows it in the chart's place
         return Response(NO_READINGS_SVG, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=60"})
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+
+
+@router.get("/incidents/{iid}/chart.svg")
+async def chart_svg(iid: IncidentId, actor: CurrentActor, services: Services, w: Pixels = 800) -> Response:
+    """The page's chart: SVG from the PNG's readings, drawn in tens of milliseconds."""
+    c = await run_in_threadpool(services.desk.chart_svg, actor, iid, w - svgchart.LEFT - svgchart.RIGHT)
+    body = NO_READINGS_SVG if c is None else svgchart.render(c, services.tz, width=w)
+    return Response(body, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=60"})
 
 
 NO_READINGS_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 120"><rect width="800" height="120" '

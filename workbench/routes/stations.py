@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from ...contract.timeutil import from_ns
 from .. import svgchart
 from ..csvout import csv_response
-from ..deps import CorrectionId, CurrentActor, Services, StationPath, base_path, parse_when, render
+from ..deps import CorrectionId, CurrentActor, Pixels, Services, StationPath, base_path, parse_when, render
 from ..errors import WorkbenchError
 from ..roles import Permission
 from ..services.stations import window_of
@@ -24,7 +24,6 @@ router = APIRouter(include_in_schema=False)
 
 Days = Annotated[int | None, Query(ge=1, le=1100, description="the window: this many days up to now")]
 When = Annotated[str, Query(max_length=40, description="YYYY-MM-DD, YYYY-MM-DDTHH:MM (local) or ISO 8601")]
-Pixels = Annotated[int, Query(ge=200, le=2400, description="the chart's width in pixels (one bucket each)")]
 Values = Annotated[Literal["raw", "corrected"], Query(description="raw readings (default) or with the drift "
                                                                   "corrections in force applied")]
 PRESETS = (1, 7, 30, 90, 365)

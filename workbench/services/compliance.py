@@ -781,7 +781,15 @@ class ComplianceDesk:
         return rp.build(registry=self.registry, store=self.store, incidents=self.incidents, year=year,
                         now=self.clock(), calibrations=self.calibrations, readings=self.readings,
                         stations=lambda: stations_of(self.registry), reports=self.reports,
-                        overrides=self.overrides)
+                        overrides=self.overrides, hours_with_readings=self._hours_with_readings)
+
+    @property
+    def _hours_with_readings(self):
+        """The report's uptime, counted once and kept up to date from the store's receipts."""
+        from ...compliance.uptime import HoursWithReadings
+        if getattr(self, "_uptime", None) is None:
+            self._uptime = HoursWithReadings(self.readings)
+        return self._uptime
 
     @property
     def overrides(self):

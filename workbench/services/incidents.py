@@ -26,6 +26,7 @@ from ..roles import Actor, Permission, Via
 if TYPE_CHECKING:
     from ...alerts.delivery.queue import QueuedNotification
     from ...alerts.incidents.service import IncidentService
+    from .. import svgchart
     from .charts import Charts
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,14 @@ class IncidentDesk:
         if self.charts is None:
             return None
         return self.charts.png(view)
+
+    def chart_svg(self, actor: Actor, iid: int, pixels: int) -> "svgchart.Chart | None":
+        """The same chart for the incident's page (``svgchart``), ``pixels`` columns wide;
+        None when there are no readings."""
+        view = self.get(actor, iid)
+        if self.charts is None:
+            return None
+        return self.charts.svg(view, pixels)
 
     # -- writing ------------------------------------------------------------------------------
     def acknowledge(self, actor: Actor, iid: int, note: str | None = None) -> IncidentView:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from xml.etree import ElementTree
 
 from ms4watch.alerts.incidents import State
 from tests.support.notify_peers import dwf, turbidity
@@ -41,9 +42,11 @@ def test_an_incidents_page_and_resolving_it_with_a_note(bench):
     assert re.search(r"Dry-weather flow at Main St outfall", page)
     assert "flow floor: 0.5 gpm" in page                              # the rule's threshold
     assert "<h2>The law</h2>" in page and html.escape(bench.alerting.store.get(1).provision, quote=False) in page
-    assert 'src="/incidents/1/chart.png"' in page and "opened" in page
+    assert 'src="/incidents/1/chart.svg' in page and 'href="/incidents/1/chart.png"' in page and "opened" in page
     chart = s.get("/incidents/1/chart.png")
     assert chart.status_code == 200 and chart.headers["content-type"] == "image/svg+xml"   # no readings here
+    chart = s.get("/incidents/1/chart.svg")
+    assert chart.status_code == 200 and "No readings are stored" in chart.text
     assert s.post_form("/incidents/1/resolve", {"note": ""}).status_code == 400
     r = s.post_form("/incidents/1/resolve", {"note": "cross-connection plugged", "confirm": "yes"})
     assert r.status_code == 303 and r.headers["location"] == "/incidents/1"
@@ -85,6 +88,20 @@ def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
     png = s.get("/incidents/1/chart.png")
     assert png.status_code == 200 and png.headers["content-type"] == "image/png"
     assert png.content[:8] == b"\x89PNG\r\n\x1a\n" and len(png.content) > 10_000
+    # the page's chart: SVG drawn from the same readings, the floor dashed, the episode shaded
+    svg = s.get("/incidents/1/chart.svg?w=800")
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    root = ElementTree.fromstring(svg.text)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    (floor,) = root.findall("s:line[@class='threshold']", ns)
+    assert "flow floor" in floor.find("s:title", ns).text
+    (flow,) = [p for p in root.findall("s:path[@class='series']", ns) if p.find("s:title", ns).text == "flow"]
+    ys = [float(v) for v in re.findall(r"[ML][\d.]+ ([\d.]+)", flow.get("d"))]
+    assert min(ys) < float(floor.get("y1")) < max(ys)          # 0.5 gpm, between the 0.2 and the 4.0 readings
+    (episode,) = root.findall("s:rect[@class='band episode']", ns)
+    # the window is the episode (15:30-16:30) with an hour either side: the middle third of the plot
+    left, plot = 56, 800 - 56 - 46
+    assert abs(float(episode.get("x")) - (left + plot / 3)) < 2 and abs(float(episode.get("width")) - plot / 3) < 2
 
 
 def test_the_csv_link_of_every_state_filter_answers(bench):
@@ -97,3 +114,29 @@ def test_the_csv_link_of_every_state_filter_answers(bench):
         r = s.get(url)
         assert r.status_code == 200, (state, url, r.text)
         assert len(r.text.strip().splitlines()) == 1 + rows, (state, r.text)
+
+
+def test_a_storms_chart_shows_its_rain_in_bars_of_a_few_minutes(bench):
+    """A tipping bucket's tips a few seconds apart: bars of a round few minutes (about a hundred
+    over the window), not one bar per tip at the tips' own interval."""
+    from ms4watch.contract.wire import CanonicalReading
+    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.sinks.base import StoredMessage
+    from tests.support.notify_peers import event
+
+    storm = bench.alerting.handle(event("storm", gauge="RG-1", start="2026-06-01T10:00:00Z",
+                                        end="2026-06-01T14:00:00Z", depth_in=0.9, qualifying=True,
+                                        last_rain="2026-06-01T14:00:00Z")).incident
+    t0 = 1_780_308_000_000_000_000       # 2026-06-01T10:00Z
+    tips = tuple(CanonicalReading(t0 + k * 40 * 10**9, "RG-1", "LOG-RG1", "rain", "rain", 0.01, "in", "", k)
+                 for k in range(90))      # an hour of tips 40 s apart
+    store = SqliteSink(bench.workbench.settings.data_dir / "store.db")
+    store.open()
+    store.write([StoredMessage("LOG-RG1", 1, tips)])
+    store.close()
+    svg = bench.login("viewer").get(f"/incidents/{storm.id}/chart.svg?w=800").text
+    assert 'class="rain"' in svg, svg[:600]
+    bars = re.findall(r'<rect x="[\d.]+" y="\d+" width="([\d.]+)" height="([\d.]+)"/>', svg.split('class="rain"')[1])
+    assert 5 <= len(bars) <= 30, len(bars)                 # 5-minute bars over the hour of rain
+    assert max(float(h) for _, h in bars) > 0
+    assert "rain per" in svg and "5 min" in svg

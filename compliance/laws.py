@@ -59,8 +59,9 @@ class ClockRule:
     def describe(self) -> str:
         if self.counting is Counting.IMMEDIATELY:
             return f"{self.what}: immediately ({self.provision})"
-        n = "as the notice sets" if self.n is None else f"{self.n} {self.counting.value}"
-        return f"{self.what}: within {n} of {self.start} ({self.provision})"
+        if self.n is None:
+            return f"{self.what}: by the date the notice sets ({self.provision})"
+        return f"{self.what}: within {self.n} {self.counting.value} of {self.start} ({self.provision})"
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,13 @@ def test_each_law_has_a_plain_distinct_name_for_pickers():
                                                "and Sediment Control")
     assert LAWS["ramapo-218"].label == "Ramapo ch. 218: Illicit Discharges"
     assert not any(law.key in law.label for law in LAWS.values())
+
+
+def test_every_clock_reads_as_a_sentence():
+    """Issue 23: "remediation or restoration: within as the notice sets of the notice": a clock
+    whose length the notice sets reads "by the date the notice sets"."""
+    from ms4watch.compliance.laws import LAWS
+    texts = [getattr(law, f).describe() for law in LAWS.values() for f in law.__dataclass_fields__
+             if hasattr(getattr(law, f), "describe")]
+    assert texts and not [t for t in texts if "within as" in t or "sets of" in t], texts
+    assert any("by the date the notice sets" in t for t in texts)

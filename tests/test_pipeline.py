@@ -149,6 +149,10 @@ def test_the_delivery_worker_draws_a_first_chart_as_it_starts(tmp_path, smtp, mo
     try:                            # no readings port: no charts, nothing to prepare
         assert p.delivery.flush(20)
         assert drawn == ["ms4watch-delivery"]
+    finally:
+        p.close()
+
+
 def test_the_pipeline_takes_its_parts_as_one_typed_object(tmp_path):
     """What the root wires into the pipeline is one :class:`PipelineParts`: here the store's
     dashboard-records writer, which is told of every incident change."""

@@ -174,8 +174,10 @@ def html_pages(b) -> tuple[dict[str, str], dict[str, str]]:
 
 # -- what is checked on each page -------------------------------------------------------------
 # boxes that scroll sideways inside the page or cut what they hold (a chart 720 px wide in a
-# 360 px box; a navigation bar hiding sections behind a sideways scroll)
+# 360 px box; a navigation bar hiding sections behind a sideways scroll). A pan-and-zoom map
+# (Leaflet's container) is a window onto a larger plane by design: it and what it holds are not.
 SIDEWAYS_BOXES = """Array.from(document.querySelectorAll('body *')).filter(e => {
+  if (e.closest('.leaflet-container')) return false;
   const s = getComputedStyle(e);
   return ['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX) && e.scrollWidth > e.clientWidth + 1;
 }).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : '')

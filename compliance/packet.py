@@ -237,7 +237,7 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
 
 def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
     st = pdf.styles()
-    story: list = [pdf.para("Evidence packet", st["small"]), pdf.para(p.title, st["title"]),
+    story: list[pdf.Flowable] = [pdf.para("Evidence packet", st["small"]), pdf.para(p.title, st["title"]),
                    pdf.para(f"Times in {p.timezone_name}. The zip beside this PDF holds the data behind it; "
                             "SHA256SUMS lists the SHA-256 of every file (sha256sum -c SHA256SUMS).", st["small"])]
     tz = p.tz

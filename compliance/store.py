@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, overload
 
-from ..alerts.incidents.db import connect, transaction
+from ..alerts.incidents.db import connect, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
@@ -141,7 +141,14 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
+@overload
+def t(text: str) -> datetime: ...
+@overload
+def t(text: None) -> None: ...
+@overload
+def t(text: str | None) -> datetime | None: ...
 def t(text: str | None) -> datetime | None:
+    """A stored ISO time back to a datetime; a NULL column stays None."""
     return None if text is None else datetime.fromisoformat(text)
 
 
@@ -485,7 +492,7 @@ class ComplianceStore:
         cols = ", ".join(values)
         cur = self.conn.execute(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' * len(values))})",
                                 tuple(values.values()))
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     # -- parties ------------------------------------------------------------------------------
     def add_party(self, *, name: str, address: str, phone: str | None, email: str | None, by: str) -> Party:

@@ -327,6 +327,10 @@ class Recipient:
     reference: str | None = None
 
 
+# What a letter states, as data: JSON (made by letters.notice_facts, stored as text, read back by json.loads).
+Facts = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class FrozenLetter:
     """The letter as served: its PDF and the facts it states, each with its SHA-256, made once
@@ -335,7 +339,7 @@ class FrozenLetter:
     notice_id: int
     pdf: bytes
     pdf_sha256: str
-    facts: dict
+    facts: Facts
     facts_sha256: str
     made_at: datetime
 
@@ -672,7 +676,8 @@ class ComplianceStore:
     def samples(self, *, case_id: int | None = None, incident_id: int | None = None,
                 station: str | None = None) -> list[Sample]:
         """Newest first. ``case_id``: the case's own, those linked to it, and its incident's."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[int | str] = []
         if case_id is not None:
             case = self.case(case_id)
             where.append("(case_id = ? OR id IN (SELECT sample_id FROM sample_links WHERE case_id = ?)"
@@ -697,7 +702,7 @@ class ComplianceStore:
                      by: str, signatory: str, provisions: Iterable[str] = (),
                      remedies: dict[str, str] | None = None, recipients: Iterable[Recipient] = (),
                      corrects: int | None = None,
-                     letter: Callable[[Notice], tuple[bytes, dict]] | None = None) -> Notice:
+                     letter: Callable[[Notice], tuple[bytes, Facts]] | None = None) -> Notice:
         """A notice, its recipients (``party_id`` first, as the addressee) and — ``letter`` given —
         the letter as served, frozen in the same transaction: all or nothing."""
         self.party(party_id)

@@ -70,6 +70,7 @@ from .traces import observations
 from .uptime import count_hours
 
 if TYPE_CHECKING:
+    from ..contract.registry import Permittee, Registry
     from .report_overrides import Override
     from .store import Case, ComplianceStore, Entry, Notice
 
@@ -164,7 +165,7 @@ class AnnualReport:
     as_of: datetime
     sections: dict[str, Section]
     permit: Permit = DEFAULT
-    permittee: Any = None                       # the registry's Permittee
+    permittee: Permittee | None = None
     overrides: dict[str, Override] = field(default_factory=dict)     # line id -> its latest Override
     history: list[Override] = field(default_factory=list)            # every override of the year
     screening_counts_monitoring: bool = False
@@ -247,7 +248,7 @@ def _in(t: datetime | None, start: datetime, end: datetime) -> bool:
     return t is not None and start <= t < end
 
 
-def build(*, registry: Any, store: ComplianceStore, incidents: Any, year: int, now: datetime, calibrations: Any = None,
+def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: int, now: datetime, calibrations: Any = None,
           readings: Any = None, start_md: tuple[int, int] | None = None,
           stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: Any = None,
           hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None) -> AnnualReport:

@@ -19,10 +19,14 @@ import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Iterable, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, overload
 
 from ..alerts.incidents.db import connect, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
+
+if TYPE_CHECKING:
+    from .labs import Threshold
+    from .traces import TraceVisit
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
           "lab_imports", "lab_results", "notices", "notice_events", "notice_recipients", "notice_letters",
@@ -588,7 +592,7 @@ class ComplianceStore:
                     r["reporter"], r["reporter_contact"], t(r["observed_at"]), r["opened_by"], t(r["opened_at"]),
                     tuple(entries))
 
-    def trace_visits(self, case_id: int, thresholds: tuple[Any, ...]) -> list[Any]:
+    def trace_visits(self, case_id: int, thresholds: tuple[Threshold, ...]) -> list[TraceVisit]:
         """The case's trace visits (:mod:`.traces`), their field tests judged by ``thresholds``."""
         from . import traces
         with self._lock:

@@ -71,7 +71,7 @@ from .uptime import count_hours
 
 if TYPE_CHECKING:
     from ..contract.registry import Permittee, Registry
-    from .report_overrides import Override
+    from .report_overrides import Override, ReportOverrides
     from .store import Case, ComplianceStore, Entry, Notice
 
 SECTIONS: list[tuple[str, str]] = [
@@ -250,7 +250,7 @@ def _in(t: datetime | None, start: datetime, end: datetime) -> bool:
 
 def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: int, now: datetime, calibrations: Any = None,
           readings: Any = None, start_md: tuple[int, int] | None = None,
-          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: Any = None,
+          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: ReportOverrides | None = None,
           hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None) -> AnnualReport:
     """``start_md``: the reporting year's first day (month, day); None: the registry's
     ``annual_report.year_starts`` (GP-0-24-001's 3 January by default). ``reports``: the

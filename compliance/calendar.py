@@ -26,10 +26,11 @@ the board and in letters (:attr:`~ms4watch.contract.due.Due.closures`).
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 from holidays.countries.united_states import UnitedStates
-from holidays.observed_holiday_base import SUN_TO_NEXT_MON
+from holidays.holiday_base import DateArg
+from holidays.observed_holiday_base import SUN_TO_NEXT_MON, ObservedRule
 
 from ..contract.due import NonBusinessDay
 
@@ -37,17 +38,19 @@ from ..contract.due import NonBusinessDay
 class NewYorkPublicHolidays(UnitedStates):
     """``holidays.US(subdiv="NY")`` held to N.Y. General Construction Law § 24 (see the module)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:   # holidays' own keyword arguments (years, language, …)
         kwargs.update(subdiv="NY", observed=True, observed_rule=SUN_TO_NEXT_MON)
-        super().__init__(**kwargs)
+        super().__init__(**kwargs)   # type: ignore[no-untyped-call]  # holidays leaves its constructors unannotated
 
-    def _add_observed(self, dt=None, name=None, *, rule=None, **kwargs):
+    def _add_observed(self, dt: DateArg | None = None, name: str | None = None, *, rule: ObservedRule | None = None,
+                      force_observed: bool = False, show_observed_label: bool = True) -> tuple[bool, date | None]:
         # "if any of such days ... is Sunday, the next day thereafter": the US class asks for
         # Saturday-to-Friday too, year by year; § 24 knows only the Sunday rule.
-        return super()._add_observed(dt, name, rule=SUN_TO_NEXT_MON, **kwargs)
+        return super()._add_observed(dt, name, rule=SUN_TO_NEXT_MON, force_observed=force_observed,
+                                     show_observed_label=show_observed_label)
 
-    def _populate_subdiv_ny_public_holidays(self):
-        super()._populate_subdiv_ny_public_holidays()
+    def _populate_subdiv_ny_public_holidays(self) -> None:
+        super()._populate_subdiv_ny_public_holidays()   # type: ignore[no-untyped-call]  # holidays leaves its populate hooks unannotated
         if self.get_named("Susan B. Anthony Day", lookup="iexact"):
             self.pop_named("Susan B. Anthony Day", lookup="iexact")
 
@@ -70,7 +73,7 @@ class BusinessCalendar:
     @property
     def tz_name(self) -> str:
         key = getattr(self.tz, "key", None)
-        if not key:
+        if not isinstance(key, str) or not key:
             raise ValueError(f"the town's zone must be an IANA zone (ZoneInfo), got {self.tz!r}")
         return key
 

@@ -29,7 +29,7 @@ import enum
 import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Iterable
+from typing import Iterable, TypedDict
 
 from ..contract.due import Due
 from .calendar import BusinessCalendar
@@ -57,6 +57,15 @@ def period_text(rule: ClockRule, days: int | None = None) -> str:
     return f"{n} {'business day' if rule.counting is Counting.BUSINESS_DAYS else 'day'}{'' if n == 1 else 's'}"
 
 
+class _DueOf(TypedDict):
+    """What every :class:`Due` of one started rule states (spread into ``Due.end_of_day``)."""
+
+    provision: str
+    runs_from: str
+    start: datetime
+    period: str
+
+
 def deadline(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: int | None = None) -> Due:
     """``rule`` started at ``start`` as a :class:`~ms4watch.contract.due.Due` (see the module's notes):
     the last day, the instant it ends, the provision and the event it runs from, the
@@ -66,7 +75,7 @@ def deadline(rule: ClockRule, start: datetime, cal: BusinessCalendar, *, days: i
         return Due.at(start, tz, provision=rule.provision, runs_from=rule.start, start=start, period="immediately")
     n = _number(rule, days)
     d = cal.local_date(start)
-    common = dict(provision=rule.provision, runs_from=rule.start, start=start, period=period_text(rule, days))
+    common = _DueOf(provision=rule.provision, runs_from=rule.start, start=start, period=period_text(rule, days))
     if rule.counting is Counting.BUSINESS_DAYS:
         last = cal.add_business_days(d, n)
         return Due.end_of_day(last, tz, closures=cal.closures_between(d + timedelta(days=1), last), **common)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TypedDict
 
 from ..contract import duetext
 from ..contract.due import Due
@@ -94,11 +95,20 @@ class Deadline:
         return self.met_at is None and self.closed is None
 
 
+class _Record(TypedDict):
+    """The fields every deadline of one record shares (spread into :class:`Deadline`)."""
+
+    record: str
+    number: str
+    place: str | None
+    href: str
+
+
 def notice_deadlines(n: Notice, cal: BusinessCalendar) -> list[Deadline]:
     if n.kind != "nov":
         return []
     lw = law(n.law)
-    base = dict(record=f"notice:{n.id}", number=n.number, place=n.site or n.outfall, href=f"/notices/{n.id}")
+    base = _Record(record=f"notice:{n.id}", number=n.number, place=n.site or n.outfall, href=f"/notices/{n.id}")
     withdrawn = n.first("withdrawn")
     complied = n.first("complied")
     appeal = n.first("appeal_filed")
@@ -163,7 +173,7 @@ def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     # "Notifications in person or by telephone shall be confirmed by written notice ... within
     # three business days of the telephone notice": only a call starts that clock.
     notice_rule, written_rule = clocks.release_rules(lw, kind)
-    base = dict(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
+    base = _Record(record=f"release:{r.id}", number=r.number, place=r.outfall, href=f"/releases/{r.id}")
     out = [Deadline(f"release/{r.id}/notice", label=f"{notice_rule.what} ({r.number})", who=notice_rule.who,
                     start=r.known_at, when=clocks.deadline(notice_rule, r.known_at, cal), rule=notice_rule,
                     met_at=notified, **base)]
@@ -186,7 +196,7 @@ def swppp_deadlines(s: Swppp, cal: BusinessCalendar) -> list[Deadline]:
     clock, met by the first ``complete``/``incomplete`` recorded after it and before the
     next revision (a revision before any determination supersedes the earlier clock);
     § 148-6B, C: a decision within 30 days of receiving the complete (original or revised) plan."""
-    base = dict(record=f"swppp:{s.id}", number=s.number, place=s.site, href=f"/swppp/{s.id}")
+    base = _Record(record=f"swppp:{s.id}", number=s.number, place=s.site, href=f"/swppp/{s.id}")
     rule = clocks.SWPPP_COMPLETENESS_DEVIATING if s.deviates else clocks.SWPPP_COMPLETENESS
     subs = _submissions(s)
     out = []
@@ -233,7 +243,7 @@ def all_deadlines(store: ComplianceStore, cal: BusinessCalendar) -> list[Deadlin
     return sorted(out, key=sort_key)
 
 
-def sort_key(d: Deadline) -> tuple:
+def sort_key(d: Deadline) -> tuple[bool, datetime, str]:
     """Nearest due first; a pending clock (no day yet) after every dated one."""
     return (d.due is None, d.due or datetime.max.replace(tzinfo=d.when.zone), d.key)
 

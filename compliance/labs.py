@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..contract.errors import UnitError
 from ..contract.units import UnitSpelling
 from .errors import ComplianceError, ImportRefused
+
+if TYPE_CHECKING:
+    import pint
 
 QUALIFIERS = {
     "": "",
@@ -56,9 +59,9 @@ MAX_ROWS = 10_000
 
 
 @lru_cache(maxsize=1)
-def _ureg():   # pint's registry with the microbial count units (made on first use)
+def _ureg() -> pint.UnitRegistry[float]:   # pint's registry with the microbial count units (made on first use)
     import pint
-    u = pint.UnitRegistry()
+    u: pint.UnitRegistry[float] = pint.UnitRegistry()
     u.define("colony_forming_unit = [microbial_count] = CFU = cfu")
     u.define("most_probable_number = colony_forming_unit = MPN = mpn")
     # Turbidity by the two methods a town meets, kept apart (not convertible): EPA 180.1's
@@ -72,7 +75,7 @@ _DIMENSIONLESS = {"", "s.u.", "su", "ph", "ph units", "standard units", "unitles
 KNOWN_HINT = "e.g. mg/L, ug/L, CFU/100 mL, MPN/100mL, NTU, FNU, s.u."
 
 
-def parse_unit(text: str):
+def parse_unit(text: str) -> pint.Quantity[float]:
     """A pint quantity of one ``text`` (``CFU/100 mL`` → CFU per 100 millilitres). ValueError.
 
     The text is matched, never evaluated (pint's parser would compute ``10**10**7 mg/L``):

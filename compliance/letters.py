@@ -20,9 +20,9 @@ from ..contract import duetext
 from ..contract.due import Due
 from . import clocks, pdf
 from .clocks import BusinessCalendar
-from .laws import law as law_of
+from .laws import Law, law as law_of
 from .provisions import DEFAULT, Provision
-from .store import Notice, Party
+from .store import Facts, Notice, Party
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,11 @@ def due_text(due: Due | datetime, tz: tzinfo | None = None) -> str:
     a § 25-a extension and the town's office closures said as such. Given an end instant
     (``clocks.due``) and the town's zone instead, the day that instant ends."""
     if isinstance(due, datetime):
-        if tz is None or not getattr(tz, "key", None):
+        key = getattr(tz, "key", None)
+        if tz is None or not isinstance(key, str) or not key:
             raise ValueError("due_text: an end instant needs the town's zone (a ZoneInfo)")
         last = (due.astimezone(tz) - timedelta(microseconds=1)).date()
-        due = Due.end_of_day(last, tz.key, provision="", runs_from="")
+        due = Due.end_of_day(last, key, provision="", runs_from="")
     notes = [x for x in (duetext.moved_note(due), duetext.closures_note(due)) if x]
     return duetext.long(due) + (f" ({'; '.join(notes)})" if notes else "")
 
@@ -85,7 +86,7 @@ def deadline_due(n: Notice, cal: BusinessCalendar) -> Due | None:
     return clocks.deadline(lw.remediation, n.issued_at, cal, days=n.remediation_days)
 
 
-def deadline_fact(n: Notice, cal: BusinessCalendar, tz: tzinfo) -> dict | None:
+def deadline_fact(n: Notice, cal: BusinessCalendar, tz: tzinfo) -> Facts | None:
     """The remediation deadline as the letter states it (a fact frozen with the letter)."""
     due = deadline_due(n, cal)
     if due is None:
@@ -187,7 +188,7 @@ def notice_sections(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCal
 
 
 def notice_facts(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar, tz: tzinfo,
-                 replaces: Notice | None = None) -> dict:
+                 replaces: Notice | None = None) -> Facts:
     """What the letter states, as data (JSON): frozen with the letter at issue."""
     lw = law_of(n.law)
     issued_day = n.issued_at.astimezone(tz).date()
@@ -213,13 +214,13 @@ def _ordinal(n: int) -> str:
     return {1: "first", 2: "second", 3: "third or subsequent"}[n]
 
 
-def _article(lw) -> str:
+def _article(lw: Law) -> str:
     """The chapter or article whose offences count towards a repeat offence ("this article")."""
     return {"schenectady-148-II": "Schenectady ch. 148 Article II", "schenectady-148-I":
             "Schenectady ch. 148 Article I"}.get(lw.key, lw.short)
 
 
-def _cite(lw, key: str) -> str:
+def _cite(lw: Law, key: str) -> str:
     return next((e.provision for e in lw.elements if e.key == key), lw.short)
 
 
@@ -228,7 +229,7 @@ def notice_pdf(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar
     lw = law_of(n.law)
     st = pdf.styles()
     what = "NOTICE OF VIOLATION" if n.kind == "nov" else "STOP-WORK ORDER"
-    story = [pdf.para(f"{town} \u2014 Stormwater Management Officer", st["small"]),
+    story: list[pdf.Flowable] = [pdf.para(f"{town} \u2014 Stormwater Management Officer", st["small"]),
              pdf.para(f"{what} {n.number}", st["title"]),
              pdf.para(f"Issued {day(n.issued_at, tz)} under the {lw.title}.", st["p"])]
     for s in notice_sections(n, parties, cal=cal, tz=tz, town=town, replaces=replaces):
@@ -241,7 +242,7 @@ def notice_pdf(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar
 
 
 def notice_letter(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalendar, tz: tzinfo, town: str,
-                  replaces: Notice | None = None) -> tuple[bytes, dict]:
+                  replaces: Notice | None = None) -> tuple[bytes, Facts]:
     """The letter to freeze at issue: its PDF and the facts it states (with its text, section
     by section, so the notice page shows the words served whatever later versions print)."""
     facts = notice_facts(n, parties, cal=cal, tz=tz, replaces=replaces)
@@ -250,7 +251,7 @@ def notice_letter(n: Notice, parties: Mapping[int, Party], *, cal: BusinessCalen
     return notice_pdf(n, parties, cal=cal, tz=tz, town=town, replaces=replaces), facts
 
 
-def frozen_sections(facts: dict) -> list[Section] | None:
+def frozen_sections(facts: Facts) -> list[Section] | None:
     """The letter's text as frozen at issue (None: facts frozen without it)."""
     if "letter" not in facts:
         return None

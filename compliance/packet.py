@@ -19,7 +19,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..alerts.kinds.params import param_lines, threshold_words
 from ..alerts.incidents.due import incident_due
@@ -30,6 +30,10 @@ from .laws import LAWS
 from .letters import cited, day
 from .store import Case, Notice, Party, Sample
 
+if TYPE_CHECKING:
+    from ..alerts.incidents.model import AuditEntry, Incident
+    from .traces import TraceVisit
+
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 MARGIN = timedelta(hours=1)
 MAX_WINDOW = timedelta(days=3)
@@ -37,9 +41,9 @@ MAX_WINDOW = timedelta(days=3)
 
 @dataclass
 class IncidentEvidence:
-    incident: Any                          # alerts.incidents.Incident
+    incident: Incident
     station_name: str
-    audit: list[Any]                       # its AuditEntry rows: acknowledgements, resolution
+    audit: list[AuditEntry]                # its acknowledgements, resolution
     readings: Any = None                   # a DataFrame (time index, one column per series) or None
     threshold: dict[str, Any] | None = None
     provision_text: str = ""
@@ -57,7 +61,7 @@ class IncidentEvidence:
 class TraceEvidence:
     """A case's source trace: the visits (compliance.traces.TraceVisit) and what they leave."""
     outfall: str | None                    # the case's outfall on the town's map
-    visits: list[Any]
+    visits: list[TraceVisit]
     suspect_pipes: list[str]
     suspect_length_ft: float | None
     next_structure: str | None
@@ -73,7 +77,7 @@ class TraceEvidence:
                        else f" No structure splits it: walk the pipes {', '.join(self.suspect_pipes)}.")
 
 
-def _tests_text(v: Any) -> str:
+def _tests_text(v: TraceVisit) -> str:
     return "; ".join(f"{t.indicator.value} {t.value:g} {t.unit}" + (f" (exceeds {t.threshold})" if t.verdict == "exceeds"
                                                                      else "") for t in v.tests)
 
@@ -93,7 +97,7 @@ class Packet:
     trace: TraceEvidence | None = None
 
 
-def window(inc: Any) -> tuple[datetime, datetime]:
+def window(inc: Incident) -> tuple[datetime, datetime]:
     """The readings to draw: the episode with an hour either side, an open one's first three days."""
     start = inc.start
     if inc.kind == "inspection_due":
@@ -237,7 +241,7 @@ def data_files(p: Packet, chart: Callable[[IncidentEvidence], bytes | None],
 
 def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
     st = pdf.styles()
-    story: list = [pdf.para("Evidence packet", st["small"]), pdf.para(p.title, st["title"]),
+    story: list[pdf.Flowable] = [pdf.para("Evidence packet", st["small"]), pdf.para(p.title, st["title"]),
                    pdf.para(f"Times in {p.timezone_name}. The zip beside this PDF holds the data behind it; "
                             "SHA256SUMS lists the SHA-256 of every file (sha256sum -c SHA256SUMS).", st["small"])]
     tz = p.tz

@@ -13,7 +13,9 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import letter
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import inch
-from reportlab.platypus import Image, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import Flowable, Image, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.platypus.doctemplate import BaseDocTemplate
 
 # Streams deflated, not also ASCII85-encoded: reportlab's pure-Python encoder took ~60 ms of
 # a packet with a chart (the chart's pixels), and the file is a fifth smaller. A PDF is a
@@ -56,10 +58,10 @@ def image(png: bytes, width_in: float = 6.5) -> Image:
     return Image(io.BytesIO(png), width=width_in * inch, height=width_in * inch * h / w)
 
 
-def build(story: list, *, title: str, footer: str) -> bytes:
+def build(story: list[Flowable], *, title: str, footer: str) -> bytes:
     buf = io.BytesIO()
 
-    def on_page(canvas, doc) -> None:
+    def on_page(canvas: Canvas, doc: BaseDocTemplate) -> None:
         canvas.saveState()
         canvas.setFont("Helvetica", 7.5)
         canvas.setFillColor(colors.grey)
@@ -74,4 +76,4 @@ def build(story: list, *, title: str, footer: str) -> bytes:
     return buf.getvalue()
 
 
-__all__ = ["styles", "para", "table", "image", "build", "Spacer", "KeepTogether", "inch"]
+__all__ = ["styles", "para", "table", "image", "build", "Flowable", "Spacer", "KeepTogether", "inch"]

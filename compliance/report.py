@@ -56,9 +56,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from html import escape
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 from pathlib import Path
 
 from ..alerts.kinds.units import inches
@@ -68,6 +68,11 @@ from .permit import CERTIFICATION, CERTIFICATION_SOURCE, DEFAULT, PERMITS, Permi
 from .required_inspections import judge_all
 from .traces import observations
 from .uptime import count_hours
+
+if TYPE_CHECKING:
+    from ..contract.registry import Permittee, Registry
+    from .report_overrides import Override, ReportOverrides
+    from .store import Case, ComplianceStore, Entry, Notice
 
 SECTIONS: list[tuple[str, str]] = [
     ("outfalls", "Outfalls in the inventory"),
@@ -144,7 +149,7 @@ class Line:
     computed: int | None
     column: str | None = None
     value: str | None = None
-    override: Any = None
+    override: Override | None = None
 
     @property
     def reported(self) -> int | None:
@@ -160,9 +165,9 @@ class AnnualReport:
     as_of: datetime
     sections: dict[str, Section]
     permit: Permit = DEFAULT
-    permittee: Any = None                       # the registry's Permittee
-    overrides: dict[str, Any] = field(default_factory=dict)     # line id -> its latest Override
-    history: list[Any] = field(default_factory=list)            # every override of the year
+    permittee: Permittee | None = None
+    overrides: dict[str, Override] = field(default_factory=dict)     # line id -> its latest Override
+    history: list[Override] = field(default_factory=list)            # every override of the year
     screening_counts_monitoring: bool = False
 
     def lines(self) -> list[Line]:
@@ -201,7 +206,7 @@ class AnnualReport:
         return [(ln.section or ln.id, ln.label, ln.reported, ln.column, ln.value) for ln in self.lines()]
 
 
-def notice_status(n: Any) -> str:
+def notice_status(n: Notice) -> str:
     """A notice's status in the report: the one place it is read. (A ``status`` the notice
     carries wins: the notices' own status column, when it comes, replaces the events.)"""
     own = getattr(n, "status", None)
@@ -215,13 +220,13 @@ def notice_status(n: Any) -> str:
     return "issued"
 
 
-def _counted(n: Any) -> bool:
+def _counted(n: Notice) -> bool:
     """An enforcement action the report counts: not withdrawn, not replaced by a correction
     (the correction is counted in its place)."""
     return n.first("withdrawn") is None and getattr(n, "corrected_by", None) is None
 
 
-def _notice_outcome(n: Any) -> str:
+def _notice_outcome(n: Notice) -> str:
     d = n.last("decided")
     if d is not None and d.outcome:
         return f"appeal {d.outcome}"
@@ -234,7 +239,7 @@ def _notice_outcome(n: Any) -> str:
     return ""
 
 
-def permit_year(year: int, tz: Any, start_md: tuple[int, int] = DEFAULT.year_starts) -> tuple[datetime, datetime]:
+def permit_year(year: int, tz: tzinfo, start_md: tuple[int, int] = DEFAULT.year_starts) -> tuple[datetime, datetime]:
     y = ReportingYear(year, start_md, tz)
     return y.start, y.end
 
@@ -243,9 +248,9 @@ def _in(t: datetime | None, start: datetime, end: datetime) -> bool:
     return t is not None and start <= t < end
 
 
-def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime, calibrations: Any = None,
+def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: int, now: datetime, calibrations: Any = None,
           readings: Any = None, start_md: tuple[int, int] | None = None,
-          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: Any = None,
+          stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: ReportOverrides | None = None,
           hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None) -> AnnualReport:
     """``start_md``: the reporting year's first day (month, day); None: the registry's
     ``annual_report.year_starts`` (GP-0-24-001's 3 January by default). ``reports``: the
@@ -263,7 +268,7 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     S: dict[str, Section] = {}
     cases = store.cases()
 
-    def entries(kind: str):
+    def entries(kind: str) -> Iterator[tuple[Case, Entry]]:
         for c in cases:
             for e in c.entries:
                 if e.kind == kind and _in(e.at, start, upto):
@@ -290,13 +295,14 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                               "lat": o.lat, "lon": o.lon, "monitored": flow_hours.get(o.id, 0) > 0} for o in outfalls],
                             [f"/outfalls/{o.id}" for o in outfalls])
     inventory = {o.id for o in registry.outfalls}
-    screened: dict[str, list[tuple[Any, Any]]] = {}
+    screened: dict[str, list[tuple[Case, Entry]]] = {}
     for c, e in entries("screening"):
-        if e.dry_weather and c.outfall in inventory:
+        if e.dry_weather and c.outfall is not None and c.outfall in inventory:
             screened.setdefault(c.outfall, []).append((c, e))
     continuous = bool(getattr(settings, "continuous_monitoring_screens", False))
     monitored = {o: h for o, h in flow_hours.items() if h > 0 and o in inventory} if continuous else {}
-    rows, links = [], []
+    rows: list[dict[str, Any]] = []
+    links: list[str | None] = []
     for o in sorted(set(screened) | set(monitored)):
         v = screened.get(o, [])
         method = " + ".join(m for m, on in (("field screening", bool(v)), ("continuous monitoring", o in monitored))
@@ -397,10 +403,10 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
                                [f"/incidents/{r['incident']}" for r in rows])
     issued = sorted([n for n in store.notices() if _in(n.issued_at, start, upto)], key=lambda n: (n.issued_at, n.id))
     acts = [n for n in issued if _counted(n)]
-    gone = [n for n in issued if not _counted(n)]
+    withdrawn = [n for n in issued if not _counted(n)]
     columns = ["notice", "kind", "law", "mcm", "issued_at", "place", "party", "status", "outcome", "counted"]
 
-    def notice_rows(ns: list[Any]) -> list[dict[str, Any]]:
+    def notice_rows(ns: list[Notice]) -> list[dict[str, Any]]:
         out = []
         for n in ns:
             status = notice_status(n)
@@ -413,16 +419,16 @@ def build(*, registry: Any, store: Any, incidents: Any, year: int, now: datetime
     for key, ns in (("enforcement", acts), ("idde_enforcement", [n for n in acts if n.law in IDDE_LAWS]),
                     ("construction_enforcement", [n for n in acts if n.law in CONSTRUCTION_LAWS])):
         S[key] = Section(key, TITLES[key], columns, notice_rows(ns), [f"/notices/{n.id}" for n in ns])
+
+    def withdrawal_row(n: Notice) -> dict[str, Any]:
+        w = n.first("withdrawn")
+        return {"notice": n.number, "kind": "notice of violation" if n.kind == "nov" else "stop-work order",
+                "law": n.law, "issued_at": n.issued_at.astimezone(tz), "party": store.party(n.party_id).name,
+                "status": notice_status(n), "at": w.at.astimezone(tz) if w else None,
+                "reason": w.note if w else None, "counted": False}
     S["notices_withdrawn"] = Section("notices_withdrawn", TITLES["notices_withdrawn"],
                                      ["notice", "kind", "law", "issued_at", "party", "status", "at", "reason", "counted"],
-                                     [{"notice": n.number, "kind": "notice of violation" if n.kind == "nov"
-                                       else "stop-work order", "law": n.law, "issued_at": n.issued_at.astimezone(tz),
-                                       "party": store.party(n.party_id).name, "status": notice_status(n),
-                                       "at": n.first("withdrawn").at.astimezone(tz) if n.first("withdrawn") else None,
-                                       "reason": n.first("withdrawn").note if n.first("withdrawn") else None,
-                                       "counted": False}
-                                      for n in gone],
-                                     [f"/notices/{n.id}" for n in gone])
+                                     [withdrawal_row(n) for n in withdrawn], [f"/notices/{n.id}" for n in withdrawn])
     plans = []
     for p in store.swppps():
         decided = p.last("decided")
@@ -557,7 +563,7 @@ def html(r: AnnualReport, base: str = "", csrf: str | None = None) -> str:
 
 def report_pdf(r: AnnualReport) -> bytes:
     st = pdf.styles()
-    story: list = [pdf.para(f"{r.municipality} — MS4 annual report", st["small"]),
+    story: list[pdf.Flowable] = [pdf.para(f"{r.municipality} — MS4 annual report", st["small"]),
                    pdf.para(f"{r.permit.id} annual report, reporting year {r.year}", st["title"]),
                    pdf.table([[k, v] for k, v in identification(r)], widths=[110, 350]),
                    pdf.para("Every count is the number of records listed under it; each section is also a CSV. "

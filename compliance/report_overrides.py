@@ -18,7 +18,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contract.text import NOT_BLANK
-from ..alerts.incidents.db import connect, transaction
+from ..alerts.incidents.db import connect, inserted_id, transaction
 from .errors import ComplianceError
 
 SCHEMA = """
@@ -81,7 +81,7 @@ class ReportOverrides:
         with self._lock, transaction(self.conn):
             cur = self.conn.execute("INSERT INTO report_overrides (year, line, value, reason, recorded_by, recorded_at)"
                                     " VALUES (?,?,?,?,?,?)", (year, line, value, reason.strip(), by, at.isoformat()))
-            return Override(int(cur.lastrowid), year, line, value, reason.strip(), by, at)
+            return Override(inserted_id(cur), year, line, value, reason.strip(), by, at)
 
     def history(self, year: int) -> list[Override]:
         with self._lock:

@@ -24,10 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..alerts.rules.inspections import RoutineItem, routine_inspections
 from ..contract.timeutil import from_ns, to_ns
+
+if TYPE_CHECKING:
+    from ..contract.registry import Registry
 
 
 class Kept(str, Enum):
@@ -57,7 +60,7 @@ class InspectionJudge:
     """Judges the inspection items (incidents of kind ``inspection_due``) of one registry
     against the inspections recorded [aware datetimes], as of ``now``."""
 
-    def __init__(self, registry: Any, inspections: dict[str, Sequence[datetime]], now: datetime):
+    def __init__(self, registry: Registry, inspections: Mapping[str, Sequence[datetime]], now: datetime):
         self.registry = registry
         self.now = now
         self.inspections = {s: sorted(t for t in ts if t <= now) for s, ts in inspections.items()}
@@ -102,7 +105,7 @@ class InspectionJudge:
         return Judged(opened, due, closed, status)
 
 
-def judge_all(registry: Any, items: Iterable[Any], inspections: dict[str, Sequence[datetime]],
+def judge_all(registry: Registry, items: Iterable[Any], inspections: Mapping[str, Sequence[datetime]],
               now: datetime) -> list[Judged]:
     j = InspectionJudge(registry, inspections, now)
     return [j.judge(i) for i in items]

@@ -19,10 +19,14 @@ import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, overload
 
-from ..alerts.incidents.db import connect, transaction
+from ..alerts.incidents.db import connect, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
+
+if TYPE_CHECKING:
+    from .labs import Threshold
+    from .traces import TraceVisit
 
 TABLES = ("parties", "party_links", "cases", "case_entries", "attachments", "samples", "sample_links", "custody",
           "lab_imports", "lab_results", "notices", "notice_events", "notice_recipients", "notice_letters",
@@ -141,7 +145,14 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
+@overload
+def t(text: str) -> datetime: ...
+@overload
+def t(text: None) -> None: ...
+@overload
+def t(text: str | None) -> datetime | None: ...
 def t(text: str | None) -> datetime | None:
+    """A stored ISO time back to a datetime; a NULL column stays None."""
     return None if text is None else datetime.fromisoformat(text)
 
 
@@ -320,6 +331,10 @@ class Recipient:
     reference: str | None = None
 
 
+# What a letter states, as data: JSON (made by letters.notice_facts, stored as text, read back by json.loads).
+Facts = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class FrozenLetter:
     """The letter as served: its PDF and the facts it states, each with its SHA-256, made once
@@ -328,7 +343,7 @@ class FrozenLetter:
     notice_id: int
     pdf: bytes
     pdf_sha256: str
-    facts: dict
+    facts: Facts
     facts_sha256: str
     made_at: datetime
 
@@ -485,7 +500,7 @@ class ComplianceStore:
         cols = ", ".join(values)
         cur = self.conn.execute(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' * len(values))})",
                                 tuple(values.values()))
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     # -- parties ------------------------------------------------------------------------------
     def add_party(self, *, name: str, address: str, phone: str | None, email: str | None, by: str) -> Party:
@@ -577,7 +592,7 @@ class ComplianceStore:
                     r["reporter"], r["reporter_contact"], t(r["observed_at"]), r["opened_by"], t(r["opened_at"]),
                     tuple(entries))
 
-    def trace_visits(self, case_id: int, thresholds: tuple[Any, ...]) -> list[Any]:
+    def trace_visits(self, case_id: int, thresholds: tuple[Threshold, ...]) -> list[TraceVisit]:
         """The case's trace visits (:mod:`.traces`), their field tests judged by ``thresholds``."""
         from . import traces
         with self._lock:
@@ -665,7 +680,8 @@ class ComplianceStore:
     def samples(self, *, case_id: int | None = None, incident_id: int | None = None,
                 station: str | None = None) -> list[Sample]:
         """Newest first. ``case_id``: the case's own, those linked to it, and its incident's."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[int | str] = []
         if case_id is not None:
             case = self.case(case_id)
             where.append("(case_id = ? OR id IN (SELECT sample_id FROM sample_links WHERE case_id = ?)"
@@ -690,7 +706,7 @@ class ComplianceStore:
                      by: str, signatory: str, provisions: Iterable[str] = (),
                      remedies: dict[str, str] | None = None, recipients: Iterable[Recipient] = (),
                      corrects: int | None = None,
-                     letter: Callable[[Notice], tuple[bytes, dict]] | None = None) -> Notice:
+                     letter: Callable[[Notice], tuple[bytes, Facts]] | None = None) -> Notice:
         """A notice, its recipients (``party_id`` first, as the addressee) and — ``letter`` given —
         the letter as served, frozen in the same transaction: all or nothing."""
         self.party(party_id)

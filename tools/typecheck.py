@@ -6,7 +6,7 @@ cannot follow. So this lays a tree of symlinks (build/typecheck/ms4watch/contrac
 …) from pyproject's own package-dir table, runs mypy there with pyproject's [tool.mypy]
 settings, and rewrites the paths in its output back to the folders you edit.
 
-    python tools/typecheck.py            # the packages [tool.mypy] lists under `packages`
+    python tools/typecheck.py            # the packages and modules [tool.mypy] lists (`packages`, `modules`)
     python tools/typecheck.py -p ms4watch.contract
 """
 
@@ -55,7 +55,9 @@ def _link(at: Path, target: Path) -> None:
 def main(argv: list[str]) -> int:
     rewrites = lay_tree()
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    args = argv or [a for p in pyproject["tool"]["mypy"].get("packages", []) for a in ("-p", p)]
+    mypy_cfg = pyproject["tool"]["mypy"]
+    args = argv or ([a for p in mypy_cfg.get("packages", []) for a in ("-p", p)]
+                    + [a for m in mypy_cfg.get("modules", []) for a in ("-m", m)])
     env = dict(os.environ, MYPYPATH=os.path.relpath(TREE, ROOT))
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", *args],

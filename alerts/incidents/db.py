@@ -37,3 +37,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made (``lastrowid``, which sqlite3 types as optional)."""
+    if cur.lastrowid is None:
+        raise sqlite3.ProgrammingError("no row was inserted")
+    return cur.lastrowid

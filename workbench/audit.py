@@ -5,14 +5,12 @@ the incident log (``alerts/incidents/store.py``), which keeps its own rows (who,
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable
 
 from ..alerts.incidents.db import transaction
 from .roles import Actor
+from .records.table import RecordTable, append_only
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -29,11 +27,7 @@ CREATE TABLE IF NOT EXISTS audit (
     outcome TEXT NOT NULL DEFAULT 'done'   -- done, or refused: why
 );
 CREATE INDEX IF NOT EXISTS audit_target ON audit (target, id);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-"""
+""" + append_only("audit", changed="the audit log is append-only", deleted="the audit log is append-only")
 
 
 @dataclass(frozen=True)
@@ -51,14 +45,8 @@ class AuditRecord:
     outcome: str
 
 
-class AuditLog:
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
-        self.conn = conn
-        self._lock = lock
-        self.clock = clock
-        with lock:
-            conn.executescript(SCHEMA)
+class AuditLog(RecordTable):
+    SCHEMA = SCHEMA
 
     def record(self, actor: Actor, action: str, *, target: str | None = None, detail: str | None = None,
                outcome: str = "done") -> None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
 from ...alerts.incidents.db import transaction
+from .table import RecordTable, append_only
 
 KEY_PATTERN = r"^[A-Za-z0-9_-]{16,80}$"
 
@@ -46,11 +46,7 @@ CREATE TABLE IF NOT EXISTS field_claims (   -- a send under way: its record may 
     claimed_at TEXT NOT NULL,
     PRIMARY KEY (municipality, key)
 );
-CREATE TRIGGER IF NOT EXISTS field_sends_no_update BEFORE UPDATE ON field_sends
-BEGIN SELECT RAISE(ABORT, 'a field send is never changed'); END;
-CREATE TRIGGER IF NOT EXISTS field_sends_no_delete BEFORE DELETE ON field_sends
-BEGIN SELECT RAISE(ABORT, 'a field send is kept'); END;
-"""
+""" + append_only("field_sends", changed="a field send is never changed", deleted="a field send is kept")
 
 
 @dataclass(frozen=True)
@@ -64,14 +60,8 @@ class FieldSend:
     received_at: datetime
 
 
-class FieldSends:
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
-        self.conn = conn
-        self._lock = lock
-        self.clock = clock
-        with lock:
-            conn.executescript(SCHEMA)
+class FieldSends(RecordTable):
+    SCHEMA = SCHEMA
 
     def get(self, municipality: str, key: str) -> FieldSend | None:
         with self._lock:

@@ -11,11 +11,9 @@ engine alike (``services/inspections.py``).
 from __future__ import annotations
 
 import enum
-import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +21,7 @@ from ...contract.text import NOT_BLANK
 from ...alerts.incidents.db import transaction
 from ...contract.when import RecordTime
 from .photos import Photo
+from .table import RecordTable, append_only
 
 PROVISION = ("Schenectady ch. 148 Art. I, construction inspections, subsection B: during each inspection the "
              "licensed/certified professional shall record items (1) to (6)")
@@ -160,29 +159,17 @@ CREATE TABLE IF NOT EXISTS inspection_closures (
     incident_id INTEGER NOT NULL,
     PRIMARY KEY (report_id, incident_id)
 );
-CREATE TRIGGER IF NOT EXISTS inspection_reports_no_update BEFORE UPDATE ON inspection_reports
-BEGIN SELECT RAISE(ABORT, 'an inspection report is never changed'); END;
-CREATE TRIGGER IF NOT EXISTS inspection_reports_no_delete BEFORE DELETE ON inspection_reports
-BEGIN SELECT RAISE(ABORT, 'an inspection report is kept'); END;
-CREATE TRIGGER IF NOT EXISTS inspection_photos_no_update BEFORE UPDATE ON inspection_photos
-BEGIN SELECT RAISE(ABORT, 'an inspection photo is never changed'); END;
-CREATE TRIGGER IF NOT EXISTS inspection_photos_no_delete BEFORE DELETE ON inspection_photos
-BEGIN SELECT RAISE(ABORT, 'an inspection photo is kept'); END;
-"""
+""" + append_only("inspection_reports", changed="an inspection report is never changed",
+                         deleted="an inspection report is kept") \
+    + append_only("inspection_photos", changed="an inspection photo is never changed", deleted="an inspection photo is kept")
 
 
 def _iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
-class InspectionReports:
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
-        self.conn = conn
-        self._lock = lock
-        self.clock = clock
-        with lock:
-            conn.executescript(SCHEMA)
+class InspectionReports(RecordTable):
+    SCHEMA = SCHEMA
 
     def add(self, municipality: str, report: ReportIn, *, by: str, photos: list[Photo]) -> InspectionReport:
         now = _iso(self.clock())

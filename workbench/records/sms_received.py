@@ -4,11 +4,10 @@ acted on again (a signature proves who sent a body, not that it is new)."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from datetime import datetime, timezone
 
 from ...alerts.incidents.db import transaction
+from .table import RecordTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sms_received (
@@ -19,12 +18,8 @@ CREATE TABLE IF NOT EXISTS sms_received (
 """
 
 
-class ReceivedSms:
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock):
-        self.conn = conn
-        self._lock = lock
-        with lock:
-            conn.executescript(SCHEMA)
+class ReceivedSms(RecordTable):
+    SCHEMA = SCHEMA
 
     def first_time(self, message_id: str, *, municipality: str, at: datetime) -> bool:
         """Record the message; False when it was recorded before (a replay)."""

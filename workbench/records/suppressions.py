@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import enum
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ...alerts.incidents.db import transaction
 from ...contract.registry import ApprovedDischarge, ExemptFlow, Registry
+from .table import RecordTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS suppressions (
@@ -117,14 +117,8 @@ def _row(r: sqlite3.Row) -> Suppression:
                        r["withdrawn_by"], _dt(r["withdrawn_at"]), r["withdrawn_note"])
 
 
-class SuppressionStore:
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
-        self.conn = conn
-        self._lock = lock
-        self.clock = clock
-        with lock:
-            conn.executescript(SCHEMA)
+class SuppressionStore(RecordTable):
+    SCHEMA = SCHEMA
 
     def add(self, *, municipality: str, kind: SuppressionKind, outfall: str, start: datetime, end: datetime,
             reason: str, by: str, flow: str | None = None) -> Suppression:

@@ -16,6 +16,22 @@ from .errors import DemoError
 log = logging.getLogger(__name__)
 
 
+class _SnapshotTable(dict):  # type: ignore[type-arg]
+    """amqtt's subscription table, walked over a copy of its keys.
+
+    amqtt 0.12.1 iterates ``Broker._subscriptions`` across awaits (sending retained messages to
+    a connecting client; broadcasting); a SUBSCRIBE from another client in between ended the
+    connecting session with "dictionary changed size during iteration". Walking a snapshot
+    sends to the filters that existed when the walk began, which is what the broker means.
+    """
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(list(super().keys()))
+
+    def items(self):  # type: ignore[no-untyped-def]
+        return list(super().items())
+
+
 class EmbeddedBroker:
     def __init__(self, port: int, host: str = "127.0.0.1"):
         self.host = host
@@ -25,6 +41,7 @@ class EmbeddedBroker:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self.client_errors: list[str] = []
 
     @property
     def url(self) -> str:
@@ -45,6 +62,7 @@ class EmbeddedBroker:
         for name in ("amqtt", "transitions"):
             logging.getLogger(name).setLevel(logging.ERROR)
         loop = asyncio.new_event_loop()
+        loop.set_exception_handler(self._client_failed)
         self._loop = loop
         asyncio.set_event_loop(loop)
         config = {
@@ -53,8 +71,10 @@ class EmbeddedBroker:
         }
 
         async def boot() -> None:
-            self._broker = Broker(config, loop=loop)
-            await self._broker.start()
+            broker = Broker(config, loop=loop)
+            broker._subscriptions = _SnapshotTable()
+            self._broker = broker
+            await broker.start()
 
         try:
             loop.run_until_complete(boot())
@@ -65,6 +85,13 @@ class EmbeddedBroker:
         self._ready.set()
         loop.run_forever()
         loop.close()
+
+    def _client_failed(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:  # type: ignore[type-arg]
+        """A client's session ended on an error inside amqtt: one line, not a traceback."""
+        exc = context.get("exception")
+        line = f"embedded broker: a client session ended: {exc!r}" if exc else f"embedded broker: {context.get('message')}"
+        self.client_errors.append(line)
+        log.warning(line)
 
     def stop(self) -> None:
         loop, broker = self._loop, self._broker

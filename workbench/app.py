@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..alerts.incidents.due import incident_due
+from ..alerts.notifiers.base import recipient_words
 from ..contract import duetext
 from ..contract.timeutil import from_ns
 from ..settings import Settings
@@ -138,6 +139,7 @@ def templates(tz: tzinfo, settings: Settings) -> Jinja2Templates:
 
     env.filters["deadline_text"] = deadline_text
     env.filters["num"] = number_text
+    env.filters["recipient"] = recipient_words
     return templates
 
 

@@ -29,6 +29,20 @@ class Recipient:
     address: str            # email address, E.164 number, or the feed's (credential-free) label
 
 
+FEED_WORDS = {"file": "notification log", "webhook": "webhook", "apprise": "message service"}
+ROLE_WORDS = {"smo": "SMO", "deputy": "deputy", "inspector": "inspector", "site_operator": "site operator"}
+
+
+def recipient_words(r: Recipient) -> tuple[str, str]:
+    """A recipient as people read it: ``(who, detail)``. A feed's stored name is its label
+    (``file:/var/lib/…/notifications.jsonl``, made in urls.py): the kind of feed in words, and
+    the path or host as the detail; a person: their name and role."""
+    if r.role == "feed":
+        kind, _, where = r.name.partition(":")
+        return FEED_WORDS.get(kind, kind), where
+    return r.name, ROLE_WORDS.get(r.role, r.role.replace("_", " "))
+
+
 @dataclass(frozen=True)
 class Notification:
     """One message to one recipient over one channel, as stored in the delivery queue.

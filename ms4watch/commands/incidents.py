@@ -67,6 +67,8 @@ def _fail(e: Exception) -> None:
 
 
 def _list(t: "TownRecords", states: list[Any], limit: int) -> None:
+    from ms4watch.alerts.kinds import spec_for
+
     tz, incidents = t.registry.tz, t.incidents
     table = Table("id", "code", "state", "kind", "subject", "since", "ended", "deadline", "by", "notifications")
     for inc in incidents.list(states, limit=limit):
@@ -75,7 +77,7 @@ def _list(t: "TownRecords", states: list[Any], limit: int) -> None:
             counts[r.status] = counts.get(r.status, 0) + 1
         who = inc.acknowledged_by or inc.resolved_by or ""
         table.add_row(str(inc.id), inc.code, inc.state.value + (" (suppressed)" if inc.suppressed else ""),
-                      inc.kind, inc.subject, _t(inc.start, tz), _t(inc.end, tz), _deadline(inc, tz), who,
+                      spec_for(inc.kind).name, inc.subject, _t(inc.start, tz), _t(inc.end, tz), _deadline(inc, tz), who,
                       " ".join(f"{k}:{v}" for k, v in sorted(counts.items())))
     Console(width=None if Console().is_terminal else 200).print(table)
 
@@ -87,7 +89,9 @@ def _show(t: "TownRecords", ref: str) -> None:
     except Ms4Error as e:   # IncidentError and the rest of ours
         _fail(e)
         return
-    typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {inc.kind} {inc.subject} since {_t(inc.start, tz)}"
+    from ms4watch.alerts.kinds import spec_for
+
+    typer.echo(f"#{inc.id} {inc.code} {inc.state.value} {spec_for(inc.kind).name} {inc.subject} since {_t(inc.start, tz)}"
                + (f" ended {_t(inc.end, tz)}" if inc.end else "")
                + (f" deadline {_deadline(inc, tz)}" if inc.deadline else ""))
     if inc.suppressed:

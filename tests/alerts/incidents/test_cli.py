@@ -49,7 +49,8 @@ def test_list_ack_resolve_show(tmp_path):
     app = build_app()
     r = run(app, ["incidents", "list", "--db", str(db)])
     assert r.exit_code == 0, r.output
-    assert a.code in r.output and b.code in r.output and "dry_weather_flow" in r.output
+    assert a.code in r.output and b.code in r.output
+    assert "dry-weather flow" in r.output and "dry_weather_flow" not in r.output    # the kind's name, in words
 
     r = run(app, ["incidents", "ack", a.code, "--db", str(db), "--by", "Pat", "--note", "looking"])
     assert r.exit_code == 0, r.output

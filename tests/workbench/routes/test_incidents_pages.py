@@ -42,6 +42,8 @@ def test_an_incidents_page_and_resolving_it_with_a_note(bench):
     assert re.search(r"Dry-weather flow at Main St outfall", page)
     assert "flow floor: 0.5 gpm" in page                              # the rule's threshold
     assert "<h2>The law</h2>" in page and html.escape(bench.alerting.store.get(1).provision, quote=False) in page
+    # the notifications file in words, its path beside it, not the feed's raw "file:/…" label
+    assert "notification log" in page and "file:/" not in page and "feed</span>" not in page
     assert 'src="/incidents/1/chart.svg' in page and 'href="/incidents/1/chart.png"' in page and "opened" in page
     chart = s.get("/incidents/1/chart.png")
     assert chart.status_code == 200 and chart.headers["content-type"] == "image/svg+xml"   # no readings here

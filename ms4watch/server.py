@@ -35,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
@@ -50,17 +50,32 @@ from .townlock import TownLock
 from .wiring import build_ingest
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from fastapi import FastAPI
 
     from .alerts.incidents.service import IncidentService
     from .compliance.store import ComplianceStore
 
     from .workbench import Workbench
+    from .workbench.auth.passwords import Passwords
     from .workbench.serving import WebServer
 
 log = logging.getLogger(__name__)
 
 Reporter = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ServerParts:
+    """What a caller puts in place of what the settings would make; every field left None
+    is built from the settings as ``serve`` builds it. The tests use it: a registry held in
+    memory, a clock they move (the engine, incidents, records and pages all read it), the
+    password hasher at its smallest cost."""
+
+    registries: Sequence[Registry] | None = None        # instead of the settings' registry files
+    clock: "Callable[[], datetime] | None" = None        # instead of wall time (or the demo's data time)
+    passwords: "Passwords | None" = None                 # instead of argon2id at its default cost
 
 
 @dataclass
@@ -313,12 +328,14 @@ def _town_path(settings: Settings, municipality: str) -> str:
 
 
 def build_server(settings: Settings, *, report: Reporter = log.info, simulated: bool = False,
-                 ingest_client_id: str | None = None) -> Server:
+                 ingest_client_id: str | None = None, parts: ServerParts | None = None) -> Server:
     """The server for ``settings`` — one town's, or a coalition's (one registry per
     municipality, each town with its own store, alert pipeline and ingest; one workbench
     for all, each town's under ``/t/<town>``). Refuses a bad registry, store URL or channel
-    URL, or two registries of one municipality, before anything is opened or connected."""
-    registries = [load_registry(p) for p in settings.registry_paths()]
+    URL, or two registries of one municipality, before anything is opened or connected.
+    ``parts``: what the caller makes itself (:class:`ServerParts`)."""
+    parts = parts or ServerParts()
+    registries = list(parts.registries) if parts.registries else [load_registry(p) for p in settings.registry_paths()]
     names = [r.municipality for r in registries]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -331,7 +348,7 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
         secret = load_secret(settings)
     towns = [_town(settings, reg, report=report, simulated=simulated, links=_links(settings, secret, reg.municipality),
                    sms_verifier=sms_verifier, secret=secret, towns=tuple(names),
-                   client_id=ingest_client_id if len(registries) == 1 else None)
+                   client_id=ingest_client_id if len(registries) == 1 else None, parts=parts)
              for reg in registries]
     server = Server(settings, towns, simulated=simulated, report=report)
     if secret is not None:
@@ -352,7 +369,8 @@ def _links(settings: Settings, secret: str | None, municipality: str) -> Any:
 
 
 def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated: bool, links: Any,
-          sms_verifier: Any, secret: str | None, towns: tuple[str, ...], client_id: str | None) -> Town:
+          sms_verifier: Any, secret: str | None, towns: tuple[str, ...], client_id: str | None,
+          parts: ServerParts) -> Town:
     from .compliance.clocks import BusinessCalendar
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
@@ -375,7 +393,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     calendar = BusinessCalendar(registry.tz, registry.office_closures)
     pipeline = AlertPipeline(judged, data_dir, PipelineParts(
         notify_urls=settings.notify, report=report, readings=readings,
-        now_ns=None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
+        now_ns=_now_ns(parts.clock) if parts.clock else None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=sink if isinstance(sink, CalibrationHistory) else None,
@@ -405,8 +423,13 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
                                         health=health, metrics=metrics, readings=readings, clock=incidents.clock,
                                         sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
-                                        compliance=compliance)
+                                        compliance=compliance, passwords=parts.passwords)
     return town
 
 
-__all__ = ["Server", "Town", "TownRecords", "build_server", "open_town"]
+def _now_ns(clock: "Callable[[], datetime]") -> Callable[[], int]:
+    from .contract.timeutil import to_ns
+    return lambda: to_ns(clock())
+
+
+__all__ = ["Server", "ServerParts", "Town", "TownRecords", "build_server", "open_town"]

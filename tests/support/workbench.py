@@ -18,28 +18,21 @@ from __future__ import annotations
 import re
 import socket
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 from argon2 import PasswordHasher
 
-from ms4watch.compliance.clocks import BusinessCalendar
-from ms4watch.compliance.deadlines import all_deadlines
-from ms4watch.compliance.store import ComplianceStore
-from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.sinks.base import StoredMessage
-from ms4watch.pipeline import AlertPipeline, PipelineParts
+from ms4watch.pipeline import AlertPipeline
+from ms4watch.server import ServerParts, build_server
 from ms4watch.settings import Settings
-from ms4watch.workbench import Workbench, create_app
-from ms4watch.workbench.auth import AckLinks
+from ms4watch.workbench import Workbench
 from ms4watch.workbench.auth.passwords import Passwords
 from ms4watch.workbench.roles import Role
 from ms4watch.workbench.serving import WebServer
-from ms4watch.workbench.services.health import Health
-from ms4watch.workbench.services.metrics import Metrics
 
 from .inprocess import InProcess
 from .notify_peers import REGISTRY_YAML, registry
@@ -132,6 +125,7 @@ class Bench:
     web: LazyWeb
     transport: InProcess
     store: Any = None                                        # the SQLite store (the readings port)
+    root: Any = None                                         # the Server build_server made (not started)
     tokens: dict[str, str] = field(default_factory=dict)   # role -> API token of the user of that role
 
     @property
@@ -148,6 +142,12 @@ class Bench:
     @property
     def pipeline(self) -> AlertPipeline:
         return self.alerting.pipeline
+
+    def subscribed(self) -> "Bench":
+        """As when the server's ingest holds its broker subscription (the bench starts no
+        broker, so until then ``/health/ready`` says, rightly, not ready)."""
+        self.root.ingest.connected.set()
+        return self
 
     def feed(self, readings: list[CanonicalReading]) -> None:
         """As ingest does: into the store, then to the alert pipeline."""
@@ -226,34 +226,25 @@ def csrf_of(html: str) -> str:
 
 def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, web: dict | None = None,
                 sms: dict | None = None, reg: Any = None, http: dict | None = None) -> Bench:
-    """The readings port is a SQLite store at ``data/store.db`` (opened, empty until a test
-    writes it); the SMS webhook takes unsigned posts unless ``sms`` says otherwise; the
-    pipeline's clock is ``clock``."""
-    from ms4watch.ingest.sinks import SqliteSink
-    readings = SqliteSink(tmp_path / "data" / "store.db")
-    readings.open()
-    settings = Settings.model_validate({"data_dir": tmp_path / "data", "http": {"listen": "127.0.0.1:0", **(http or {})},
+    """The town's server as ``serve`` builds it (``build_server``), not started: its
+    readings store is SQLite at ``data/store.db``, its clock is ``clock``, the registry is
+    ``reg`` (the workbench town by default), the SMS webhook takes unsigned posts unless
+    ``sms`` says otherwise; no broker (the ingest is built, never started), the delivery
+    worker ticked by hand."""
+    settings = Settings.model_validate({"data_dir": tmp_path / "data", "notify": urls or [],
+                                        "http": {"listen": "127.0.0.1:0", **(http or {})},
                                         "web": {"secret": SECRET, **(web or {})}, "sms": sms or {"inbound": "none"}})
     reg = reg or registry(WORKBENCH_YAML)
-    links = AckLinks(SECRET, settings.web.ack_link_lifetime)
-    compliance = ComplianceStore(tmp_path / "data" / "compliance.db", clock, tz=reg.tz)
-    calendar = BusinessCalendar(reg.tz, reg.office_closures)
-    pipeline = AlertPipeline(reg, tmp_path / "data", PipelineParts(
-        notify_urls=urls or [], readings=readings, now_ns=lambda: to_ns(clock()), ack_link=links.url,
-        eval_interval=timedelta(0), compliance=lambda now: all_deadlines(compliance, calendar)))
-    alerting = PipelineAlerting(pipeline)
-    incidents = alerting.incidents
-    metrics = Metrics()
-    metrics.watch(ingest=None, spool_depth=None, queue=lambda: incidents.delivery_backlog()[0])
-    health = Health(broker_connected=None, store=None, backlog=incidents.delivery_backlog, clock=clock,
-                    backlog_max=settings.web.ready_backlog_max)
-    wb = Workbench.open(settings, registry=reg, incidents=incidents, secret=SECRET, links=links, health=health,
-                        metrics=metrics, readings=readings, clock=clock, passwords=cheap_passwords(),
-                        sms_verifier=settings.sms.verifier(), alert_side=pipeline, compliance=compliance)
+    server = build_server(settings, parts=ServerParts(registries=[reg], clock=clock, passwords=cheap_passwords()))
+    town = server.town
+    town.sink.open()          # as ingest opens it when it starts
+    assert town.workbench is not None and server.app is not None
     web = LazyWeb(trusted_proxies=settings.http.trusted_proxies)
-    links.base_url = web.url
-    web.app = create_app(settings, wb)
-    bench = Bench(web.url, alerting, wb, web, InProcess(web.app), readings)
+    town.workbench.links.base_url = web.url
+    web.app = server.app
+    bench = Bench(web.url, PipelineAlerting(town.pipeline), town.workbench, web, InProcess(web.app), town.sink)
+    bench.root = server
+    wb = town.workbench
     for role in ROLES:
         wb.users.add(role, PASSWORD, municipality=reg.municipality, role=Role(role), display_name=f"{role.title()} User")
         bench.tokens[role] = wb.users.create_token(role, "tests")[1]

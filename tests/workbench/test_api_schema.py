@@ -55,7 +55,7 @@ def dates_the_api_takes():
 
 @pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 def test_the_api_conforms_to_its_schema_and_never_fails(tmp_path, clock, dates_the_api_takes):
-    bench = start_bench(tmp_path, clock)
+    bench = start_bench(tmp_path, clock).subscribed()   # else /health/ready is 503, rightly: no broker here
     try:
         bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
         bench.alerting.handle(turbidity("2026-06-01T14:00:00Z", "2026-06-01T15:00:00Z"))

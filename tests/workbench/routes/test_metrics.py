@@ -13,6 +13,7 @@ METRICS_TOKEN = "prometheus-" + "m" * 32
 
 
 def test_anonymous_gets_neither_metrics_nor_readiness_details(bench):
+    bench.subscribed()
     with bench.api() as anonymous:
         r = anonymous.get("/metrics")
         assert r.status_code == 401 and "metrics_networks" in r.json()["detail"]
@@ -24,10 +25,11 @@ def test_anonymous_gets_neither_metrics_nor_readiness_details(bench):
             assert "checks" not in c.get("/health/ready").json(), role
     with bench.api("admin") as admin:
         assert "ms4watch_outbox_notifications" in admin.get("/metrics").text
-        assert set(admin.get("/health/ready").json()["checks"]) == {"delivery queue"}
+        assert set(admin.get("/health/ready").json()["checks"]) == {"broker", "store", "delivery queue"}
 
 
 def test_an_admin_of_another_town_reads_nothing_of_this_one(bench):
+    bench.subscribed()
     bench.workbench.users.add("elsewhere", "correct horse battery", municipality="ramapo", role=Role.ADMIN)
     token = bench.workbench.users.create_token("elsewhere", "t")[1]
     with bench.client(headers={"Authorization": f"Bearer {token}"}) as c:

@@ -125,6 +125,7 @@ def _bodies(route: APIRoute) -> list[tuple[str, str, Any]]:
 
 
 def test_no_route_answers_odd_input_with_a_server_error(bench, clock):
+    bench.subscribed()          # else /health/ready answers 503, rightly: no broker here
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
     failures: dict[tuple[str, str, str], str] = {}       # (method, route, what was odd) -> an example
     asked = 0

@@ -121,9 +121,13 @@ class _Chart:
     is the chart a new figure would show (``test_chart.py`` compares the pixels)."""
 
     def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure  # imported when a chart is drawn: keeps start-up light
 
         self.fig = Figure(figsize=(8, 4), dpi=100)
+        # its own Agg canvas: savefig draws with it, and with its renderer, kept from chart to
+        # chart (the tick labels' sizes cached), instead of a new canvas and renderer per save
+        FigureCanvasAgg(self.fig)
         self.ax = self.fig.subplots()
         self.ax2 = self.ax.twinx()
         self.drawn = False

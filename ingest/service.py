@@ -16,7 +16,9 @@
   is logged and the batch tried again; ``stop`` returns even then.
 * So is a message larger than ``max_message_bytes``: the subscriber reads past it keeping
   only its first bytes, and the rejected file gets its topic, size and those bytes.
-* Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``).
+* Messages are written in batches (up to ``batch_readings`` readings or ``batch_wait_s``);
+  the wait is a linger only when busy: a message that finds the writer idle is written at
+  once, with whatever is queued behind it (:meth:`IngestService._write_loop`).
 * Who may send what (:mod:`.identity`): a payload whose device is not its topic's, a device
   the town did not list, a reading for a station its device does not serve or the registry
   does not know — each message is set aside whole, like one breaking the contract.
@@ -359,21 +361,32 @@ class IngestService:
 
     # -- writer thread --------------------------------------------------------------------------
     def _write_loop(self) -> None:
+        """Gather a batch, store it, repeat. The batch wait is a linger only when busy: a
+        message that finds the writer idle (it waited for it on an empty queue) is written
+        with what is queued behind it at once — alert latency, a lone reading does not wait
+        ``batch_wait_s``; when messages were already waiting (they arrived while the last
+        batch was being written) the writer gathers for up to ``batch_wait_s`` more, so a
+        backlog is written in few large commits."""
         stopping = False
         while not stopping:
             try:
-                item = self._queue.get(timeout=0.5)
+                item = self._queue.get_nowait()
+                busy = True                # it queued up while the last batch was being written
             except queue.Empty:
-                if self._stop.is_set():    # stop could not queue its marker (the queue was full): it is empty now
-                    return
-                continue
+                busy = False
+                try:
+                    item = self._queue.get(timeout=0.5)
+                except queue.Empty:
+                    if self._stop.is_set():    # stop could not queue its marker (the queue was full): it is empty now
+                        return
+                    continue
             if item is None or self._stop.is_set():
                 stopping = True
             batch: list[tuple[tuple[int, int] | None, StoredMessage | DeviceEvent]] = [] if item is None else list(item)
             n = sum(len(m.readings) for _, m in batch)
-            deadline = time.monotonic() + self.batch_wait_s
+            deadline = time.monotonic() + (self.batch_wait_s if busy else 0.0)
             while not stopping and n < self.batch_readings:
-                try:
+                try:      # idle: only what is queued now (a zero timeout never blocks)
                     item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     break

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
     from .workbench.serving import WebServer
 
 log = logging.getLogger(__name__)
+READY_WAIT_S = 10.0
+"""How long a start waits for each delivery worker to be ready (:attr:`DeliveryWorker.ready`) before
+ingest takes readings [s]: a warm-up that hangs costs the start this much, never the alerts."""
 
 Reporter = Callable[[str], None]
 
@@ -213,6 +216,10 @@ class Server:
                 log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
                          t.refed_readings)
             t.sync()   # what was recorded while no server ran (``ms4watch incidents inspected``)
+        for t in self.towns:   # readings once the delivery worker drew its warm-up chart: the first alert
+            if not t.pipeline.delivery.ready.wait(READY_WAIT_S):     # does not wait behind it
+                log.warning("%s: the delivery worker is not ready after %.0f s; starting ingest", t.municipality,
+                            READY_WAIT_S)
         for t in self.towns:
             t.ingest.start(connect_timeout_s)
         if self.web is not None and self.app is not None:

@@ -283,7 +283,8 @@ class EngineSettings(_Section):
 
 
 class IngestSettings(_Section):
-    batch_wait: Duration = Field(default=timedelta(milliseconds=50), description="gather a batch this long")
+    batch_wait: Duration = Field(default=timedelta(milliseconds=50),
+                                description="when busy, gather a batch this long (an idle writer stores at once)")
 
 
 class Settings(BaseSettings):

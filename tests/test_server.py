@@ -249,3 +249,40 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
         server.stop()
     [r] = read_rejected(tmp_path / "data").records
     assert r.device == "LOG-OF12" and "is not one of the town's loggers" in r.error
+
+
+def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_path, mosquitto_broker, monkeypatch):
+    """Issue 22: the first alert after a start waited ~0.9 s behind the delivery worker's
+    warm-up chart (bench_alert_latency's p99). The server now takes readings only once the
+    worker is ready. The warm-up here waits (at most 2 s) for ingest to start, so a server
+    that started ingest during the warm-up is seen doing so."""
+    import threading
+
+    from ms4watch.alerts.notifiers.email import chart
+    from ms4watch.ingest.service import IngestService
+
+    order: list[str] = []
+    ingest_started = threading.Event()
+    real_warm_up, real_start = chart.warm_up, IngestService.start
+
+    def warm_up():
+        ingest_started.wait(2)
+        real_warm_up()
+        order.append("warm-up drawn")
+
+    def start(self, *a, **k):
+        order.append("ingest started")
+        ingest_started.set()
+        return real_start(self, *a, **k)
+    monkeypatch.setattr(chart, "warm_up", warm_up)
+    monkeypatch.setattr(IngestService, "start", start)
+    (tmp_path / "sites.yaml").write_text(SITES)
+    smtp = SmtpSink().start()
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "off"}, "notify": [smtp.url]}), report=lambda line: None).start()
+    try:
+        assert order == ["warm-up drawn", "ingest started"]
+    finally:
+        server.stop()
+        smtp.stop()

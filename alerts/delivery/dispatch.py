@@ -138,15 +138,19 @@ class Dispatcher:
 
     # -- time passing (the delivery worker) ---------------------------------------------------
     def tick(self) -> None:
-        """Escalate, remind, gather digests, then deliver every due row."""
+        """Deliver every due row, then escalate, remind, gather digests, and deliver what
+        that queued. Sending first: the row a commit woke the worker for does not wait behind
+        the scans of every open incident."""
         now = self.clock()
+        failures: dict[int, int] = {}       # per channel, over the whole tick
+        self._deliver(now, failures)
         with self._lock:
             self._escalations(now)
             self._deadlines(now)
             self._digests(now)
             if self.summarising:
                 self._summarise_backlog(now)
-        self._deliver(now)
+        self._deliver(now, failures)
 
     def summarise_backlog(self, now: datetime | None = None) -> int:
         """Queue one summary per recipient of the backlog rows held so far (see the module's
@@ -282,12 +286,13 @@ class Dispatcher:
             self.queue.mark_digested([r.id for r in rows], oid)
 
     # -- delivery ---------------------------------------------------------------------------
-    def _deliver(self, now: datetime) -> None:
-        """Send the due rows. A channel that failed twice in this tick is not tried again
-        until the next one (a dead SMTP server costs two timeouts per tick, not one per row)."""
+    def _deliver(self, now: datetime, failures: dict[int, int]) -> None:
+        """Send the due rows, emails last (each draws its evidence chart first, the slow step
+        before a send: an SMS or webhook of the same alert does not wait for it). A channel
+        that failed twice in this tick (``failures``, by notifier) is not tried again until the
+        next one (a dead SMTP server costs two timeouts per tick, not one per row)."""
         with self._lock:
-            due = self.queue.due(now)
-        failures: dict[int, int] = {}
+            due = sorted(self.queue.due(now), key=lambda r: r.channel == "email")   # stable: else in queue order
         for row in due:
             with self._lock:
                 notifier, verdict = self._prepare(row, now)

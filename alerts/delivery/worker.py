@@ -5,7 +5,8 @@ woken — the incident transaction that queued something has committed, or time 
 and at least every ``idle_s`` seconds so retries and deadlines come due without a wake.
 A tick may take as long as an SMTP timeout; nobody else waits for it. As it starts it runs
 ``prepare`` once (the channels' one-time costs, such as the first chart's fonts and caches),
-so the first alert does not pay them.
+so the first alert does not pay them; ``ready`` is set once it returned (the server starts
+ingest after it: an alert of the first readings does not wait behind the warm-up chart).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._done = threading.Condition()
+        self.ready = threading.Event()  # prepare has returned (or failed): a notification waits for nothing
         self._started = 0             # ticks begun
         self._ticks = 0               # ticks completed
         self._thread: threading.Thread | None = None
@@ -72,6 +74,7 @@ class DeliveryWorker:
                 self._prepare()
             except Exception:  # only a cost moved to the first alert: never a reason not to deliver
                 log.exception("preparing the delivery channels failed; the first notification pays it")
+        self.ready.set()
         while not self._stop.is_set():
             self._wake.wait(self.idle_s)
             self._wake.clear()

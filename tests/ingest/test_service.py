@@ -128,15 +128,23 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     again on the new connection, the old connection's acknowledgements are dropped, and the
     store still holds every message once."""
     sink = SqliteSink(tmp_path / "store.db")
-    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restart", batch_wait_s=3.0).start()
+    real_write, gate = sink.write, threading.Event()
+
+    def write(batch):           # the store takes nothing until the broker has restarted
+        gate.wait(60)
+        return real_write(batch)
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restart", max_queue=1000).start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 101)])
     pub.loop_stop()
-    assert svc.stats.stored_readings == 0   # the writer holds them for its 3 s batch wait
+    assert wait_for(lambda: svc._client.stats.received >= 100, 30)
+    assert svc.stats.stored_readings == 0   # held at the store: none acknowledged
     mosquitto_broker.stop()
     mosquitto_broker.start()
     assert wait_for(lambda: svc.connected.is_set(), 30)
+    gate.set()
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(101, 201)])
     pub.loop_stop()
@@ -421,3 +429,56 @@ def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, 
     assert wait_for(lambda: svc.stats.stored_readings >= 10)
     svc.stop()
     assert svc._client.stats.received == 1
+
+
+def test_a_lone_message_on_an_idle_writer_is_stored_without_the_batch_wait(tmp_path, mosquitto_broker):
+    """Alert latency (issue 22): a message that finds the writer idle (nothing queued behind
+    it) is stored and acknowledged at once; the batch wait, here far longer than the test
+    waits, only gathers messages that arrive while the writer is busy."""
+    sink = SqliteSink(tmp_path / "store.db")
+    stored = threading.Event()
+    real_write = sink.write
+
+    def write(batch):
+        result = real_write(batch)
+        stored.set()
+        return result
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-idle", batch_wait_s=3600).start()
+    try:
+        assert svc.connected.wait(10)
+        pub = publisher(mosquitto_broker.port)
+        publish_all(pub, [good(1)])
+        pub.loop_stop()
+        assert stored.wait(30), "the lone message waited for the batch wait"
+        assert wait_for(lambda: svc.stats.stored_readings == 10)
+    finally:
+        svc.stop()
+
+
+def test_messages_arriving_while_the_writer_is_busy_are_gathered_into_one_batch(tmp_path, mosquitto_broker):
+    """The other half of the batcher: what queues up while a batch is being written is
+    written as one batch after it (one commit), not one write per message."""
+    sink = SqliteSink(tmp_path / "store.db")
+    real_write, gate, writes = sink.write, threading.Event(), []
+
+    def write(batch):
+        writes.append(len(batch))
+        gate.wait(60)            # the first write holds the writer while the rest arrive
+        return real_write(batch)
+    sink.write = write
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-busy", max_queue=1000).start()
+    try:
+        assert svc.connected.wait(10)
+        pub = publisher(mosquitto_broker.port)
+        publish_all(pub, [good(1)])
+        assert wait_for(lambda: writes == [1])
+        publish_all(pub, [good(s) for s in range(2, 31)])
+        pub.loop_stop()
+        assert wait_for(lambda: sum(len(item) for item in list(svc._queue.queue) if item) == 29)
+        gate.set()
+        assert wait_for(lambda: svc.stats.stored_readings == 300)
+        assert writes == [1, 29]
+    finally:
+        gate.set()
+        svc.stop()

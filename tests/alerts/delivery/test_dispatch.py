@@ -447,3 +447,44 @@ def test_an_inspection_item_pages_no_deputy_before_its_deadline(tmp_path, smtp):
     clock.set(utc(2026, 6, 4, 16, 0))
     n.tick()
     assert [s[:19] for s in _subjects(smtp.to("dee@town.test"))] == ["[ms4watch] OVERDUE:"]
+
+
+def test_a_tick_sends_the_sms_before_the_email_that_draws_a_chart(tmp_path, smtp):
+    """Issue 22: the email's evidence chart is the slow step between an alert's queue row and
+    its send; the SMS and webhooks of the same tick go out before the emails, not behind them."""
+    provider = HttpSink().start()
+    try:
+        n = _make(tmp_path, [smtp.url, f"json://127.0.0.1:{provider.port}/sms?:to={{sms}}"], Clock(T0))
+        order: list[str] = []
+        for channel in (n.channels.email, n.channels.sms):
+            real = channel.send
+            channel.send = lambda notification, real=real, name=channel.channel: (order.append(name), real(notification))[1]
+        n.handle(dwf("2026-06-01T15:30:00Z"))
+        n.tick()
+        assert order == ["sms", "email"]
+        assert len(provider.requests) == 1 and len(smtp.to("pat@town.test")) == 1
+        n.close()
+    finally:
+        provider.stop()
+
+
+def test_a_tick_sends_what_is_due_before_it_looks_for_escalations_and_deadlines(tmp_path, smtp):
+    """The row a commit woke the worker for does not wait behind the tick's scans of every
+    open incident (escalations, deadline reminders, digests); what those queue is sent in the
+    same tick."""
+    clock = Clock(T0)
+    n = _make(tmp_path, [smtp.url], clock)
+    order: list[str] = []
+    real_send, real_escalations = n.channels.email.send, n.dispatcher._escalations
+    n.channels.email.send = lambda notification: (order.append(f"send {notification.stage}"),
+                                                  real_send(notification))[1]
+    n.dispatcher._escalations = lambda now: (order.append("escalations"), real_escalations(now))[1]
+    n.handle(dwf("2026-06-01T15:30:00Z"))
+    n.tick()
+    assert order == ["send open", "escalations"]
+    clock.advance(minutes=30)
+    order.clear()
+    n.tick()
+    assert order == ["escalations", "send escalation"]       # queued by the scan, sent in its tick
+    assert len(smtp.to("dee@town.test")) == 1
+    n.close()

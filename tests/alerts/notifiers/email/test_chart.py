@@ -123,3 +123,48 @@ def test_the_time_axis_reads_the_towns_local_time():
     assert "11:00" in labels and not labels & {"14:00", "15:00", "16:00"}, labels   # 10:00 to 13:00 local
     [line] = lines(fig, "flow_gpm")
     assert mdates.num2date(line.get_xdata()[0]) == START          # the data themselves are UTC instants
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def _fresh_png(frame, **kw) -> bytes:
+    buf = io.BytesIO()
+    chart_figure(frame, **kw).savefig(buf, format="png", pil_kwargs={"compress_level": 1})
+    return buf.getvalue()
+
+
+def test_charts_drawn_one_after_another_are_each_the_chart_a_new_figure_shows():
+    """``chart_png`` draws on its thread's figure again (issue 22: a new figure's axes and
+    tick labels were half a chart's cost): nothing of the chart before may show — not its
+    lines, rain axis, legend, limits, colours, title or time zone."""
+    contrast = interleaved("turbidity_up_ntu", None)
+    contrast["turbidity_down_ntu"] = contrast["turbidity_up_ntu"] * 3
+    contrast["rain_in"] = 0.25
+    charts = [
+        (contrast, dict(title="turbidity contrast at Site 7", start=START, end=None, tz="America/Chicago",
+                        threshold={"kind": "turbidity_contrast", "label": "10 % or 5 NTU", "fraction": 0.1,
+                                   "delta": 5.0})),
+        (interleaved("flow_gpm", "threshold_gpm").drop(columns=["rain_in"]),      # no rain: no rain axis
+         dict(title="dry-weather flow", start=START, end=None, tz="America/New_York",
+              threshold={"label": "flow floor", "value": 0.5, "unit": "gpm"})),
+        (interleaved("flow_gpm", None), dict(title="t", start=START, end=START + pd.Timedelta(hours=1), tz="UTC",
+                                             threshold=None)),
+    ]
+    for frame, kw in charts + charts[:1]:
+        reused, fresh = _pixels(chart_png(frame, **kw)), _pixels(_fresh_png(frame, **kw))
+        # a shade of anti-aliasing may differ where two lines cross (seen: 9 pixels); a line,
+        # axis, legend or limit left over from the chart before differs in thousands
+        assert (reused != fresh).any(axis=2).sum() < 100, kw["title"]
+
+
+def test_a_chart_after_the_first_on_a_thread_makes_no_new_figure(monkeypatch):
+    from matplotlib.figure import Figure
+    chart_png(interleaved("flow_gpm", None), title="t", start=START, end=None, threshold=None, tz="UTC")
+    made = []
+    real = Figure.__init__
+    monkeypatch.setattr(Figure, "__init__", lambda self, *a, **k: (made.append(1), real(self, *a, **k))[1])
+    chart_png(interleaved("turbidity_down_ntu", None), title="u", start=START, end=None, threshold=None, tz="UTC")
+    assert made == []

@@ -122,7 +122,7 @@ class Column:
 @dataclass
 class LoggerFile:
     path: Path
-    format: str                       # "toa5" | "hoboware" | "korexo" | "winsitu" | "solinst"
+    format: str                       # "toa5" | "hoboware" | "korexo" | "winsitu" | "vusitu" | "solinst"
     station: str | None               # what the file says (TOA5 station name; HOBOware plot title)
     serial: str | None
     tz: tzinfo
@@ -167,13 +167,13 @@ def skip_reason(name: str, unit: str) -> str:
 
 
 def looks_like(path: Path) -> str | None:
-    """``"toa5"``, ``"hoboware"``, ``"korexo"``, ``"winsitu"`` or ``"solinst"`` when the
-    file's first lines say so, else None."""
-    from . import korexo, solinst, winsitu
+    """``"toa5"``, ``"hoboware"``, ``"korexo"``, ``"winsitu"``, ``"vusitu"`` or ``"solinst"``
+    when the file's first lines say so, else None."""
+    from . import korexo, solinst, vusitu, winsitu
     from .loggertext import head
     text = head(Path(path))
     for name, test in (("korexo", korexo.looks_like_korexo), ("winsitu", winsitu.looks_like_winsitu),
-                       ("solinst", solinst.looks_like_solinst)):
+                       ("vusitu", vusitu.looks_like_vusitu), ("solinst", solinst.looks_like_solinst)):
         if text and test(text):
             return name
     try:

@@ -236,6 +236,23 @@ def test_dry_run_of_a_korexo_export_names_fnu_turbidity_the_held_zone_and_serial
     assert lines[-1] == "dry run: nothing stored"
 
 
+def test_dry_run_of_a_vusitu_export_reads_the_files_offset_and_names_each_temperature_by_its_serial(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    f = EXPORTS / "vusitu_aquatroll600_live.csv"
+    out = ms4("import", str(f), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"{f}: vusitu, times in UTC-05:00 (the file's header)")
+    assert ("  would store OF-1 Depth level [ft] S/N 671053: 14 readings, 2020-01-24T20:05:14Z … "
+            "2020-01-24T20:06:04Z, min 0.541098, max 29.3271") in lines
+    assert any(line.startswith("  would store OF-1 Temperature_674484 temperature [degC] S/N 674484: 14 readings")
+               for line in lines)
+    assert "  instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in lines
+    assert "  column 'Pressure psi' not imported: 'Pressure' is none of ms4watch's quantities (unit 'psi')" in lines
+    nameless = ms4("import", str(f), "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert nameless.returncode == 2 and "the file names no station: give --station" in nameless.stderr
+
+
 def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_without_a_known_zone_is_refused(
         tmp_path):
     (tmp_path / "sites.yaml").write_text(SITES)

@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="zone of a logger clock when the file names none "
                                                             "(default: the registry's)"),
         tip: Optional[str] = typer.Option(None, "--tip", help="depth of one tip of an event logger, e.g. 0.01in"),
-        fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | korexo | winsitu | solinst | readings | "
+        fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | korexo | winsitu | vusitu | solinst | "
+                                                                  "readings | "
                                                                   "tips | fixed | rdb "
                                                                   "(default: what the header says; a --format it "
                                                                   "contradicts is refused)"),

@@ -282,3 +282,6 @@ def test_storms_refuses_a_sonde_or_level_logger_export_naming_what_it_is():
     out = ms4("storms", str(EXPORTS / "korexo_via_sacra_fnu.csv"))
     assert out.returncode == 2
     assert "korexo_via_sacra_fnu.csv: a KorEXO export holds no rain series" in out.stderr
+    vu = ms4("storms", str(EXPORTS / "vusitu_aquatroll600_live.csv"))
+    assert vu.returncode == 2 and "vusitu_aquatroll600_live.csv: a VuSitu export holds no rain series" in vu.stderr
+

@@ -18,6 +18,7 @@ sequence numbers count its batches, so importing the same file twice stores it o
 from __future__ import annotations
 
 import math
+import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,28 @@ def _id(text: str, what: str) -> str:
     return check_id(what, clean)
 
 
+_HOBOCONNECT = re.compile(r'^\ufeff?"?#"?[,;\t]\s*"?(Date-Time \([^)]*\))')
+
+
+def _unknown_format(path: Path) -> str | None:
+    """Why ``path``, whose first lines fit no format, is refused: a HOBOconnect export said as
+    such; any other file with what ``ms4watch import`` reads. None when the file cannot be read
+    (the caller's message stands)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            first = next((ln.strip() for ln in f if ln.strip()), "")
+    except OSError:
+        return None
+    if not first:
+        return None
+    m = _HOBOCONNECT.match(first)
+    if m:
+        return (f'{path}:1: a HOBOconnect export (time column "{m.group(1)}", not HOBOware\'s "Date Time, GMT±hh:mm"): '
+                "not read yet; convert it to a readings CSV (docs/logger-files.md)")
+    return (f"{path}:1: not a file `ms4watch import` reads (first line {first[:60]!r}): it reads logger exports "
+            f"({', '.join(LOGGER_FORMATS)}) and readings, tips, fixed and rdb records")
+
+
 def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station: str | None = None,
               device: str | None = None, tz: str | None = None, tip_in: float | None = None,
               date_order: str | None = None) -> Imported:
@@ -114,7 +137,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         try:
             found = sniff(path).value
         except RainFileError as e:
-            raise ImportError_(str(e)) from None
+            raise ImportError_(_unknown_format(path) or str(e)) from None
     if fmt is not None and fmt != found:
         raise ImportError_(f"{path}: --format {fmt} does not fit this file: its header says it is {found}")
     known = registry.station_ids()

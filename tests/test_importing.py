@@ -68,7 +68,7 @@ def test_import_refuses_what_it_cannot_read(tmp_path):
     junk = tmp_path / "notes.csv"
     junk.write_text("when,what\nmonday,cleaned the funnel\n")
     out = ms4("import", str(junk), "--registry", str(tmp_path / "sites.yaml"), "--no-store")
-    assert out.returncode == 2 and "cannot tell the format of this rain record (header 'when,what')" in out.stderr
+    assert out.returncode == 2 and "notes.csv:1: not a file `ms4watch import` reads (first line 'when,what')" in out.stderr
     out = ms4("import", str(DATA / "RG-1_Rain15.dat"), "--format", "hoboware", "--registry",
               str(tmp_path / "sites.yaml"), "--no-store")
     assert out.returncode == 2 and "--format hoboware does not fit this file: its header says it is toa5" in out.stderr
@@ -276,6 +276,24 @@ def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_wi
     assert refused.returncode == 2
     assert ("winsitu_aquatroll100_dst.csv:67: Time Zone: the file's zone 'Westeuropäische Normalzeit/Westeuropäische "
             "Sommerzeit' is not one ms4watch knows") in refused.stderr
+
+
+def test_a_file_import_cannot_read_is_refused_naming_what_it_reads_and_a_hoboconnect_export_says_so(tmp_path):
+    """HOBOconnect (the app of Onset's MX loggers) names its time column "Date-Time (EDT)", not
+    HOBOware's "Date Time, GMT-04:00": refused as what it is, not as an unknown rain record."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    hc = tmp_path / "MX2001 2026-06-02 09_00_00 EDT (Data EDT).csv"
+    hc.write_text('"#","Date-Time (EDT)","Ch: 1 - Water Level   (ft)"\n1,06/01/2026 08:00:00,0.42\n', encoding="utf-8")
+    out = ms4("import", str(hc), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert out.returncode == 2
+    assert (f'{hc}:1: a HOBOconnect export (time column "Date-Time (EDT)", not HOBOware\'s "Date Time, GMT±hh:mm"): '
+            "not read yet; convert it to a readings CSV (docs/logger-files.md)") in out.stderr
+    odd = tmp_path / "odd.csv"
+    odd.write_text("Zeit;Pegel\n01.06.2026 08:00;0,42\n", encoding="utf-8")
+    out = ms4("import", str(odd), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert out.returncode == 2
+    assert (f"{odd}:1: not a file `ms4watch import` reads (first line 'Zeit;Pegel'): it reads logger exports (hoboware, "
+            "toa5, korexo, winsitu, vusitu, solinst) and readings, tips, fixed and rdb records") in out.stderr
 
 
 def test_storms_refuses_a_sonde_or_level_logger_export_naming_what_it_is():

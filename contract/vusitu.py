@@ -29,6 +29,8 @@ serial numbers (the layout of a real HydroVu export; tested on a file written to
   number is the first one's.
 - ``Device Location`` is the location VuSitu files readings under when none is chosen: no
   station.
+- VuSitu's report states how many readings it holds (``Readings = 26``): a file holding
+  another number (cut short, rows deleted) is reported.
 - Files re-saved by Excel (a byte-order mark, empty fields after the properties, dates
   ``2019/10/12 15:16:08.000``, no final line break), fields separated by ``;`` with decimal
   commas, and separate ``Date`` and ``Time`` columns are read alike.
@@ -109,6 +111,9 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     if instruments:
         notes.insert(0, "instruments: " + ", ".join(f"{m} S/N {s}" if s else m for m, s in instruments))
     notes += notes_body + steps(t_ns, line_nos)
+    said = props.get("Readings", "")
+    if said.isdigit() and int(said) != len(body):
+        notes.append(f"the report says {said} readings, the file holds {len(body)} (cut short or edited?)")
     parsed = []
     for j, col in enumerate(header):
         if j == 0 or not col:

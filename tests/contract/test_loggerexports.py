@@ -419,6 +419,14 @@ def test_vusitu_times_at_the_files_offset_each_sensors_serial_and_the_instrument
     assert {"Pressure psi", "Barometric Pressure mm Hg", "Barometric Pressure mbar", "Latitude °", "Marked"} <= set(skipped)
     assert (lf.station, lf.serial) == (None, "676038")      # "Device Location": VuSitu's name for no location
     assert "instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in lf.notes
+    # the clip keeps 14 of the report's 26 rows: the report's own count tells a cut file
+    assert "the report says 26 readings, the file holds 14 (cut short or edited?)" in lf.notes
+
+
+def test_vusitu_a_report_holding_the_readings_it_says_has_no_such_note(tmp_path):
+    said = [ln.replace('"Readings = 26"', '"Readings = 14"') for ln in _vu_lines()]
+    assert said != _vu_lines()
+    assert not any("the report says" in n for n in read_vusitu(_vu_write(tmp_path, said[:-1])).notes)
 
 
 def test_vusitu_resaved_by_excel_bom_trailing_commas_slashed_dates_no_final_line_break():

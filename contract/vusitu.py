@@ -81,8 +81,8 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     zone_line: tuple[int, str] | None = None          # (line, text) of the offset the file states
     for k, row in enumerate(rows[:h]):
         cell = (row[0] if row else "").strip().lstrip("\ufeff")
-        if cell.startswith("Time shown in") or cell.startswith("Time Offset"):
-            zone_line = (k + 1, cell)
+        if cell.startswith(("Time shown in", "Time Offset")) or re.match(r"(?i)(?:time ?zone|utc offset)\b", cell):
+            zone_line = (k + 1, cell)         # what the file says of its zone: read below, or refused naming it
         key, eq, value = cell.partition(" = ")
         if not eq:
             continue

@@ -454,6 +454,10 @@ def test_vusitu_a_zone_given_overrides_the_offset_and_a_file_naming_none_asks_fo
                                           r"ms4watch can read: give it \(--tz\)"):
         read_vusitu(odd)
     assert read_vusitu(odd, "-05:00").columns
+    named = _vu_write(tmp_path, lines[:5] + ['"Time Zone = Mountain Standard Time"'] + lines[6:], "named.csv")
+    with pytest.raises(ConfigError, match=r"named.csv:6: \"Time Zone = Mountain Standard Time\": not a zone ms4watch "
+                                          r"can read: give it \(--tz\)"):
+        read_vusitu(named)
 
 
 def test_hydrovu_layout_times_shown_in_utc_and_columns_without_serials(tmp_path):

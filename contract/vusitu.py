@@ -31,6 +31,9 @@ serial numbers (the layout of a real HydroVu export; tested on a file written to
   station.
 - VuSitu's report states how many readings it holds (``Readings = 26``): a file holding
   another number (cut short, rows deleted) is reported.
+- VuSitu shares a report as HTML by default: the same rows in ``<table id="isi-report">``
+  (told by its ``isi-report-*`` meta tags), read alike; errors name the line the row starts
+  on, and a table cut off before ``</table>`` loses its last row, reported.
 - Files re-saved by Excel (a byte-order mark, empty fields after the properties, dates
   ``2019/10/12 15:16:08.000``, no final line break), fields separated by ``;`` with decimal
   commas, and separate ``Date`` and ``Time`` columns are read alike.
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta, timezone, tzinfo
+from html.parser import HTMLParser
 from pathlib import Path
 
 from .errors import ConfigError
@@ -55,27 +59,36 @@ _COLUMN = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^()]*)\))?\s*(?:\((?P<sn>
 
 
 def looks_like_vusitu(head: str) -> bool:
-    """The first lines of a VuSitu or HydroVu CSV export: ``Location Properties``, then a
-    ``Date Time`` header."""
+    """The first lines of a VuSitu or HydroVu CSV export (``Location Properties``, then a
+    ``Date Time`` header) or of VuSitu's HTML report (its ``isi-report`` meta tags)."""
+    if re.search(r'<meta name="isi-report-(?:type|id)"', head):
+        return True
     first = next((ln for ln in head.lstrip("\ufeff").splitlines() if ln.strip(' ",;\t')), "")
     return first.strip().strip(",;\t").strip('"') == "Location Properties" and bool(_HEADER.search(head))
 
 
 def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order: str | None = None) -> LoggerFile:
-    """A VuSitu or HydroVu CSV export, its times in the offset it states (``tz`` overrides it,
-    and is needed when it states none)."""
+    """A VuSitu or HydroVu CSV export, or VuSitu's HTML report, its times in the offset it
+    states (``tz`` overrides it, and is needed when it states none)."""
     path = Path(path)
     src = str(path)
     text = decode(path)
-    lines = text.splitlines()
-    h = next((k for k, ln in enumerate(lines) if _HEADER.match(ln)), None)
-    if not looks_like_vusitu(text[:8192]) or h is None:
-        raise ConfigError(src, [(h + 1 if h else 1, "", 'not a VuSitu or HydroVu export: "Location Properties", then '
-                                                        'a header "Date Time",<parameter> (<unit>),… expected')])
-    found = _HEADER.match(lines[h])
-    assert found is not None                          # h is the line it matched
-    delimiter = found.group(1)
-    rows = split_rows(text, delimiter, src)
+    if not looks_like_vusitu(text[:8192]):
+        raise ConfigError(src, [(1, "", 'not a VuSitu or HydroVu export: "Location Properties", then a header "Date '
+                                        'Time",<parameter> (<unit>),… expected')])
+    if re.search(r'<meta name="isi-report-(?:type|id)"', text[:8192]):
+        rows, complete = _html_rows(text)
+        delimiter = ","
+    else:
+        m = _HEADER.search(text)
+        delimiter = m.group(1) if m else ","
+        rows, complete = split_rows(text, delimiter, src), text.endswith(("\n", "\r"))
+    h = next((k for k, r in enumerate(rows) if len(r) > 1 and (r[0].strip().lstrip("\ufeff") == "Date Time" or
+                                                               (r[0].strip() == "Date" and r[1].strip() == "Time"))),
+             None)
+    if h is None:
+        raise ConfigError(src, [(None, "", 'not a VuSitu or HydroVu export: no header "Date Time",<parameter> '
+                                           '(<unit>),… (a quote left open?)')])
     props: dict[str, str] = {}
     instruments: list[tuple[str, str]] = []          # (model, serial)
     zone_line: tuple[int, str] | None = None          # (line, text) of the offset the file states
@@ -100,7 +113,7 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     notes: list[str] = []
     tzi, source = _zone(tz, zone_line, src, notes)
     notes_body: list[str] = []
-    body = records(rows, h + 1, len(header), 0, src, text.endswith(("\n", "\r")), notes_body)
+    body = records(rows, h + 1, len(header), 0, src, complete, notes_body)
     if split:
         body = [(line, [f"{r[0].strip()} {r[1].strip() if len(r) > 1 else ''}".strip()] + r[2:]) for line, r in body]
         header = ["Date Time"] + header[2:]
@@ -135,6 +148,51 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     out.columns = read_columns(specs, body, t_ns, src, decimal_comma, out.skipped)
     out.notes = notes
     return out
+
+
+class _Table(HTMLParser):
+    """The rows of VuSitu's HTML report (``<table id="isi-report">``): each ``<tr>``'s cells
+    as text, with the line the row starts on; ``closed`` once the table ends."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[tuple[int, list[str]]] = []
+        self.closed = False
+        self._inside = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and dict(attrs).get("id") == "isi-report":
+            self._inside = True
+        elif self._inside and tag == "tr":
+            self.rows.append((self.getpos()[0], []))
+        elif self._inside and tag == "td" and self.rows:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1][1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "table" and self._inside:
+            self._inside, self.closed = False, True
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _html_rows(text: str) -> tuple[list[list[str]], bool]:
+    """The report's rows placed at the lines they start on (other lines empty, so errors name
+    the file's line), and whether the table is complete (a cut download is not)."""
+    table = _Table()
+    table.feed(text)
+    table.close()
+    rows: list[list[str]] = [[] for _ in range(text.count("\n") + 1)]
+    if len({line for line, _ in table.rows}) < len(table.rows):      # rows sharing a line: number them instead
+        return [cells for _, cells in table.rows], table.closed
+    for line, cells in table.rows:
+        rows[line - 1] = cells
+    return rows, table.closed
 
 
 def _zone(tz: str | tzinfo | None, stated: tuple[int, str] | None, src: str, notes: list[str]) -> tuple[tzinfo, str]:

@@ -28,6 +28,7 @@ TROLL_TURB = EXPORTS / "winsitu_aquatroll600_turbidity.csv"
 SOL_EDGE = EXPORTS / "solinst_edge_2010143.csv"
 VU_LIVE = EXPORTS / "vusitu_aquatroll600_live.csv"
 VU_EXCEL = EXPORTS / "vusitu_excel_resaved.csv"
+VU_HTML = EXPORTS / "vusitu_aquatroll600_live.htm"
 
 
 def utc(*a: int) -> int:
@@ -50,7 +51,8 @@ def _text(path: Path) -> str:
                                        ("solinst_decimal_comma.csv", "solinst"),
                                        ("solinst_edge_2010143.xle", "solinst"),
                                        ("vusitu_aquatroll600_live.csv", "vusitu"),
-                                       ("vusitu_excel_resaved.csv", "vusitu")])
+                                       ("vusitu_excel_resaved.csv", "vusitu"),
+                                       ("vusitu_aquatroll600_live.htm", "vusitu")])
 def test_each_real_export_is_told_by_its_first_lines(name, fmt):
     assert looks_like(EXPORTS / name) == fmt
 
@@ -520,3 +522,29 @@ def test_vusitu_daylight_saving_of_a_zone_given_is_reported(tmp_path):
     moved = [ln.replace('"2020-01-24 15:', '"2019-11-03 01:') for ln in lines]
     lf = read_vusitu(_vu_write(tmp_path, moved[:-1], "dst.csv"), "America/New_York")
     assert any("rows in the hour repeated on 2019-11-03" in n for n in lf.notes)
+
+
+def test_vusitu_html_export_reads_as_its_csv():
+    """VuSitu shares a report as HTML (its default) and CSV: the same table, the same readings."""
+    h, c = read_vusitu(VU_HTML), read_vusitu(VU_LIVE)
+    assert (str(h.tz), h.tz_source, h.serial, h.station) == (str(c.tz), c.tz_source, c.serial, c.station)
+    assert [(x.sensor, x.quantity, x.unit, x.serial) for x in h.columns] == \
+        [(x.sensor, x.quantity, x.unit, x.serial) for x in c.columns]
+    for a, b in zip(h.columns, c.columns):
+        assert a.times_ns.tolist() == b.times_ns.tolist() and a.values.tolist() == b.values.tolist()
+    assert h.skipped == c.skipped
+    assert "instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in h.notes
+
+
+def test_vusitu_html_a_bad_cell_names_its_line_and_a_cut_file_loses_its_last_row(tmp_path):
+    text = VU_HTML.read_bytes().decode("utf-8")
+    line = text[:text.index("<td>0.5410975</td>")].count("\n") + 1
+    bad = tmp_path / "bad.htm"
+    bad.write_bytes(text.replace("<td>0.5410975</td>", "<td>0.54x</td>").encode("utf-8"))
+    with pytest.raises(ConfigError, match=rf"bad.htm:{line}: Depth ft: not a number: '0.54x'"):
+        read_vusitu(bad)
+    cut = tmp_path / "cut.htm"
+    cut.write_bytes(text[:text.index("<td>48932.21</td>") + 40].encode("utf-8"))      # inside the last row
+    lf = read_vusitu(cut)
+    assert len(column(lf, "Depth").values) == 13
+    assert any(n.endswith("the last line is cut short (a download interrupted?): left out") for n in lf.notes)

@@ -39,6 +39,7 @@ CASES = {
     "solinst_edge_2041929.lev": lambda p: read_solinst(p, "UTC"),
     "vusitu_aquatroll600_live.csv": lambda p: read_vusitu(p),
     "vusitu_excel_resaved.csv": lambda p: read_vusitu(p, "UTC"),
+    "vusitu_aquatroll600_live.htm": lambda p: read_vusitu(p),
 }
 TEXTS = {name: _text(name) for name in CASES}
 

@@ -20,8 +20,9 @@ serial numbers (the layout of a real HydroVu export; tested on a file written to
 - Parameters are named ``<name> (<unit>)``: ``Depth (ft)`` is a level, ``Turbidity (NTU)``
   and ``(FNU)`` different sensors, ``Actual`` and ``Specific Conductivity`` each its own;
   pressures, dissolved oxygen, salinity, positions and the ``Marked`` column are listed as
-  skipped with the reason. ``Depth to Water`` (measured down from the top of a well) is
-  skipped: it falls as the water rises.
+  skipped with the reason. ``Depth to Water`` (measured down from the top of a well: it
+  falls as the water rises) and an ``Elevation`` (above a datum) are skipped, not read as a
+  level.
 - Each column's sensor serial number (the last parenthesis) is kept with it. A parameter
   measured by two instruments (``Temperature`` of the sonde in the water and of the
   Bluetooth device in the air) is two sensors, each named with its serial number
@@ -137,9 +138,8 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     names = [name for _, name, _, _ in parsed]
     specs = [Spec(j, name, unit, serial, f"{name}_{serial}" if serial and names.count(name) > 1 else name)
              for j, name, unit, serial in parsed]
-    skipped = [(f"{s.name} {s.unit}".strip(), "a depth to water, measured down from the top of a well: it falls as the "
-                                              "water rises, not a level") for s in specs if "to water" in s.name.lower()]
-    specs = [s for s in specs if "to water" not in s.name.lower()]
+    skipped = [(f"{s.name} {s.unit}".strip(), why) for s in specs if (why := _not_a_level(s.name))]
+    specs = [s for s in specs if not _not_a_level(s.name)]
     location = props.get("Location Name") or None
     serial = next((s for _, s in instruments if s), None)
     out = LoggerFile(path, "vusitu", None if location == _NO_LOCATION else location, serial, tzi, source)
@@ -148,6 +148,16 @@ def read_vusitu(path: str | Path, tz: str | tzinfo | None = None, *, date_order:
     out.columns = read_columns(specs, body, t_ns, src, decimal_comma, out.skipped)
     out.notes = notes
     return out
+
+
+def _not_a_level(name: str) -> str:
+    """Why a column named like a level is not one ("" when it is, or is no level at all)."""
+    low = name.lower()
+    if "to water" in low:
+        return "a depth to water, measured down from the top of a well: it falls as the water rises, not a level"
+    if "elevation" in low:
+        return "an elevation above a datum, not the depth of water at the station: export the depth"
+    return ""
 
 
 class _Table(HTMLParser):

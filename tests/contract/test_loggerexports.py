@@ -483,6 +483,18 @@ def test_hydrovu_layout_times_shown_in_utc_and_columns_without_serials(tmp_path)
     assert dict(lf.skipped)["Pressure cm H₂O"] == "'Pressure' is none of ms4watch's quantities (unit 'cm H₂O')"
 
 
+def test_vusitu_a_depth_to_water_or_an_elevation_is_not_a_level(tmp_path):
+    rows = ['"Location Properties"', '"Location Name = MW-2"', '"Time shown in UTC"', '""',
+            '"Date Time","Level: Depth to Water (ft) (812345)","Level: Elevation (ft) (812345)","Depth (ft) (812345)"',
+            '"2021-06-01 00:00:00","7.5","1203.2","2.5"', '"2021-06-01 00:15:00","7.4","1203.3","2.6"']
+    lf = read_vusitu(_vu_write(tmp_path, rows, "well.csv"))
+    assert [c.sensor for c in lf.columns] == ["Depth"]
+    skipped = dict(lf.skipped)
+    assert skipped["Level: Depth to Water ft"].startswith("a depth to water, measured down from the top of a well")
+    assert skipped["Level: Elevation ft"] == ("an elevation above a datum, not the depth of water at the station: "
+                                              "export the depth")
+
+
 def test_vusitu_variants_semicolons_decimal_commas_separate_date_and_time_lf(tmp_path):
     lines = _vu_lines()
     h = lines.index(next(ln for ln in lines if ln.startswith('"Date Time"')))

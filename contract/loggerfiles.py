@@ -30,6 +30,13 @@ as HOBOware's data assistant writes it is the cumulative depth. Channels of one 
 4-channel logger's ``Temp``) are each their own sensor, named by ``LBL`` or ``SEN S/N``. Status columns (``Coupler
 Attached``, ``Host Connected``, ``Stopped``, ``End Of File``, …) carry no readings.
 
+**HOBOconnect CSV** (the app of the MX loggers; the layout of a real MX2501 export, see
+``tests/contract/test_loggerfiles.py``): ``#,Date-Time (EST/EDT),Temperature (°C) ,…,Host
+Connected,Stopped,End of File``, times ``03-09-2025 01:56:06``. The time column names the zone:
+one abbreviation (``EDT``) is one offset; a pair (``EST/EDT``, ``AST/ADT``) the zone with its
+daylight saving, as the logger's times follow it (the real export steps from 01:56:06 to
+03:06:06 on 9 March 2025). Series are ``<name> (<unit>)``, ``Ch: 1 - <name>   (<unit>)``.
+
 Columns become quantities by their names and units (:func:`quantity_of`); a column that is
 none of ours is listed in ``skipped`` with the reason, never guessed. Errors name the file,
 the line and the column.
@@ -185,7 +192,8 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|"?[,;\t]\s*"?Time)', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|-Time|"?[,;\t]\s*"?Time)',
+                                                                  line):
             return "hoboware"
     return None
 
@@ -388,6 +396,18 @@ def _is_number(text: str) -> bool:
         return False
 
 
+# HOBOconnect's time column names its zone: one abbreviation, one offset; a pair, the zone with its daylight saving
+_ABBREVIATED = {
+    "UTC": "+00:00", "GMT": "+00:00", "EST": "-05:00", "EDT": "-04:00", "CST": "-06:00", "CDT": "-05:00",
+    "MST": "-07:00", "MDT": "-06:00", "PST": "-08:00", "PDT": "-07:00", "AST": "-04:00", "ADT": "-03:00",
+    "AKST": "-09:00", "AKDT": "-08:00", "HST": "-10:00", "NST": "-03:30", "NDT": "-02:30", "BST": "+01:00",
+    **{f"{a}/{b}": iana for a, b, iana in (
+        ("EST", "EDT", "America/New_York"), ("CST", "CDT", "America/Chicago"), ("MST", "MDT", "America/Denver"),
+        ("PST", "PDT", "America/Los_Angeles"), ("AST", "ADT", "America/Halifax"), ("AKST", "AKDT", "America/Anchorage"),
+        ("NST", "NDT", "America/St_Johns"), ("GMT", "BST", "Europe/London"))},
+}
+_ABBREVIATED.update({f"{k.split('/')[1]}/{k.split('/')[0]}": v for k, v in list(_ABBREVIATED.items()) if "/" in k})
+_CONNECT_SERIES = re.compile(r"^(?:Ch:\s*\d+\s*-\s*)?(?P<name>[^()]+?)\s*\((?P<unit>[^():]*)\)\s*$")
 _SERIES = re.compile(r"^(?P<name>[^,(]+?)(?:,\s*(?P<unit>[^(]*?))?\s*(?:\((?P<sn>[^)]*)\))?\s*$")
 _DEPTH_UNITS = ("mm", "in", "inch", "inches")
 
@@ -408,7 +428,8 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     split = len(rows) > h and len(rows[h]) > 3 and rows[h][1].strip() == "Date" and rows[h][2].startswith("Time")
     if split:        # "separate date and time columns": one date-time column as in the default export
         rows[h:] = [r[:1] + [f"{r[1].strip()} {r[2].strip()}".strip()] + r[3:] if len(r) > 2 else r for r in rows[h:]]
-    if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
+    if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or \
+            not rows[h][1].startswith(("Date Time", "Date-Time")):
         got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
         raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
                                             'expected (fields separated by ",", ";" or tabs); '
@@ -416,8 +437,15 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     header = rows[h]
     decimal_comma = delimiter != ","          # ";" or tabs between fields: "," is the decimal sign
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
+    named = re.search(r"\(([A-Za-z]{2,5}(?:/[A-Za-z]{2,5})?)\)", header[1]) if header[1].startswith("Date-Time") else None
     if m:
         tzi, tz_source = zone(m.group(1)), "header"
+    elif named:       # HOBOconnect: "Date-Time (EDT)", one offset; "Date-Time (EST/EDT)", the zone with its daylight saving
+        found = _ABBREVIATED.get(named.group(1).upper())
+        if found is None:
+            raise ConfigError(src, [(h + 1, header[1].strip(), f"{named.group(1)!r} is not a zone ms4watch knows: give it "
+                                                               "(--tz)")])
+        tzi, tz_source = zone(found), "header"
     elif tz is not None:
         tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
     else:
@@ -432,13 +460,17 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                                             header=header[1])
     except DateOrderError as e:
         raise ConfigError(src, [(body[e.index][0] if body else h + 2, "Date Time", str(e))]) from None
-    t_ns = np.array([_to_ns(d.replace(tzinfo=tzi)) for d in local], dtype=np.int64)
+    t_ns = np.array(_localise(local, tzi, out.notes), dtype=np.int64)
     serial = None
+    hoboconnect = header[1].startswith("Date-Time")
     series = []
     for j, col in enumerate(header[2:], start=2):
         sm = _SERIES.match(col)
         name = (sm.group("name") if sm else col).strip()
         unit = ((sm.group("unit") or "") if sm else "").strip()
+        cm = _CONNECT_SERIES.match(col) if hoboconnect and not unit else None
+        if cm:        # HOBOconnect: "Temperature (°C) ", "Ch: 1 - Water Level   (ft)"
+            name, unit = cm.group("name").strip(), cm.group("unit").strip()
         tags = dict(re.findall(r"(LGR S/N|SEN S/N|LBL):\s*([^,)]+)", col))
         if tags.get("LGR S/N") and serial is None:
             serial = tags["LGR S/N"].strip()

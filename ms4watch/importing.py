@@ -18,7 +18,6 @@ sequence numbers count its batches, so importing the same file twice stores it o
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -102,13 +101,9 @@ def _id(text: str, what: str) -> str:
     return check_id(what, clean)
 
 
-_HOBOCONNECT = re.compile(r'^\ufeff?"?#"?[,;\t]\s*"?(Date-Time \([^)]*\))')
-
-
 def _unknown_format(path: Path) -> str | None:
-    """Why ``path``, whose first lines fit no format, is refused: a HOBOconnect export said as
-    such; any other file with what ``ms4watch import`` reads. None when the file cannot be read
-    (the caller's message stands)."""
+    """Why ``path``, whose first lines fit no format, is refused: its first line and what
+    ``ms4watch import`` reads. None when the file cannot be read (the caller's message stands)."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as f:
             first = next((ln.strip() for ln in f if ln.strip()), "")
@@ -116,10 +111,6 @@ def _unknown_format(path: Path) -> str | None:
         return None
     if not first:
         return None
-    m = _HOBOCONNECT.match(first)
-    if m:
-        return (f'{path}:1: a HOBOconnect export (time column "{m.group(1)}", not HOBOware\'s "Date Time, GMT±hh:mm"): '
-                "not read yet; convert it to a readings CSV (docs/logger-files.md)")
     return (f"{path}:1: not a file `ms4watch import` reads (first line {first[:60]!r}): it reads logger exports "
             f"({', '.join(LOGGER_FORMATS)}) and readings, tips, fixed and rdb records")
 

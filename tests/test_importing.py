@@ -278,16 +278,18 @@ def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_wi
             "Sommerzeit' is not one ms4watch knows") in refused.stderr
 
 
-def test_a_file_import_cannot_read_is_refused_naming_what_it_reads_and_a_hoboconnect_export_says_so(tmp_path):
+def test_a_hoboconnect_export_imports_and_a_file_import_cannot_read_is_refused_naming_what_it_reads(tmp_path):
     """HOBOconnect (the app of Onset's MX loggers) names its time column "Date-Time (EDT)", not
-    HOBOware's "Date Time, GMT-04:00": refused as what it is, not as an unknown rain record."""
+    HOBOware's "Date Time, GMT-04:00": read in that offset, not refused as an unknown rain record."""
     (tmp_path / "sites.yaml").write_text(SITES)
     hc = tmp_path / "MX2001 2026-06-02 09_00_00 EDT (Data EDT).csv"
     hc.write_text('"#","Date-Time (EDT)","Ch: 1 - Water Level   (ft)"\n1,06/01/2026 08:00:00,0.42\n', encoding="utf-8")
-    out = ms4("import", str(hc), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
-    assert out.returncode == 2
-    assert (f'{hc}:1: a HOBOconnect export (time column "Date-Time (EDT)", not HOBOware\'s "Date Time, GMT±hh:mm"): '
-            "not read yet; convert it to a readings CSV (docs/logger-files.md)") in out.stderr
+    out = ms4("import", str(hc), "--station", "OF-1", "--dry-run", "--date-order", "mdy", "--registry",
+              str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].startswith(f"{hc}: hoboware, times in UTC-04:00 (the file's header)")
+    assert ("  would store OF-1 Water_Level level [ft]: 1 readings, 2026-06-01T12:00:00Z … 2026-06-01T12:00:00Z, "
+            "min 0.42, max 0.42") in out.stdout.splitlines()
     odd = tmp_path / "odd.csv"
     odd.write_text("Zeit;Pegel\n01.06.2026 08:00;0,42\n", encoding="utf-8")
     out = ms4("import", str(odd), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))

@@ -255,3 +255,53 @@ def test_a_real_export_with_two_digit_years_first_is_read_as_year_month_day(tmp_
     assert read_hoboware(early).date_order == "ymd"
     with pytest.raises(ConfigError, match=r"hobo_yy_mm_dd_one_day.csv:3: Date Time: .*year/month/day.*--date-order"):
         read_hoboware(EXPORTS / "hobo_yy_mm_dd_one_day.csv")      # one day: 20 March 2009 or 9 March 2020
+
+
+# -- HOBOconnect (the app of Onset's MX loggers) ------------------------------------------------
+# Written here to the layout of a real HOBOconnect export of an MX2501 pH logger
+# (dempsey-CMAR/sensorstrings, inst/testdata/hobo_ph/22058687.csv, GPL-3: not copied): the header
+# line as it is, "MM-DD-YYYY hh:mm:ss" times in the zone the header names with its daylight
+# saving ("AST/ADT": the real file steps from 01:56:06 to 03:06:06 on 9 March 2025), event
+# columns, and event rows after the readings; values ours.
+
+_MX_HEADER = "#,Date-Time (EST/EDT),Temperature (°C) ,Millivolts (mv) ,pH (pH) ,Button Down,Button Up,Host Connected,Stopped,End of File"
+
+
+def _mx(path: Path, header: str = _MX_HEADER, stamps: tuple[str, ...] = ("03-09-2025 01:36:06", "03-09-2025 01:46:06",
+        "03-09-2025 01:56:06", "03-09-2025 03:06:06", "03-09-2025 03:16:06")) -> Path:
+    rows = [f"{k + 1},{s},{4.5 + k / 10:.2f},-66.5,8.06,,,,," for k, s in enumerate(stamps)]
+    rows += [f"{len(stamps) + 1},03-09-2025 03:17:00,,,,,,Logged,,", f"{len(stamps) + 2},03-09-2025 03:17:05,,,,,,,Logged,"]
+    path.write_text("\n".join([header] + rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_hoboconnect_export_is_read_in_the_zone_its_header_names_with_its_daylight_saving(tmp_path):
+    f = _mx(tmp_path / "MX2501.csv")
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f, date_order="mdy")          # one day, every field <= 12: the file cannot settle it
+    assert (str(lf.tz), lf.tz_source, lf.date_order) == ("America/New_York", "header", "mdy")
+    temp = lf.column(Quantity.TEMPERATURE)
+    assert (temp.name, temp.unit) == ("Temperature", "degC")
+    # 01:56:06 EST then 03:06:06 EDT: ten minutes apart, as logged
+    assert temp.times_ns.tolist()[2:4] == [utc(2025, 3, 9, 6, 56, 6), utc(2025, 3, 9, 7, 6, 6)]
+    assert temp.values.tolist() == pytest.approx([4.5, 4.6, 4.7, 4.8, 4.9])    # the event rows hold no reading
+    skipped = dict(lf.skipped)
+    assert skipped["pH"] == "'pH' is none of ms4watch's quantities (unit 'pH')"
+    assert skipped["Host Connected"] == "a status column" and "Millivolts" in skipped
+
+
+def test_a_hoboconnect_export_in_one_offset_and_channel_names(tmp_path):
+    header = "#,Date-Time (EDT),Ch: 1 - Temperature   (°F ),Ch: 2 - Water Level   (ft)"
+    f = tmp_path / "MX2001.csv"
+    f.write_text(header + "\n1,06/01/2026 08:00:00,68.0,0.42\n2,06/01/2026 08:15:00,68.9,0.45\n", encoding="utf-8")
+    lf = read_hoboware(f, date_order="mdy")
+    assert (str(lf.tz), lf.tz_source) == ("UTC-04:00", "header")
+    level = lf.column(Quantity.LEVEL)
+    assert (level.name, level.unit, level.values.tolist()) == ("Water Level", "ft", [0.42, 0.45])
+    assert level.times_ns[0] == utc(2026, 6, 1, 12, 0)
+    assert lf.column(Quantity.TEMPERATURE).unit == "degF"
+    unknown = tmp_path / "zone.csv"
+    unknown.write_text(header.replace("(EDT)", "(XYZ)") + "\n1,06/01/2026 08:00:00,68.0,0.42\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"zone.csv:1: Date-Time \(XYZ\): 'XYZ' is not a zone ms4watch knows: give it "
+                                          r"\(--tz\)"):
+        read_hoboware(unknown, date_order="mdy")

@@ -476,6 +476,7 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
             serial = tags["LGR S/N"].strip()
         series.append((j, name, unit, tags))
     names = Counter(name for _, name, _, _ in series)
+    has_reading = np.zeros(len(body), dtype=bool)      # rows with a reading (not only events)
     for j, name, unit, tags in series:
         low = name.lower()
         if low.startswith("event") or (low.startswith("rain") and unit.lower() in ("", "units", "tips", "count")):
@@ -500,6 +501,7 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                 raise ConfigError(src, [(i, name, f"not a number: {cell!r}")]) from None
         v = np.array(vals, dtype=np.float64)
         ok = ~np.isnan(v)
+        has_reading |= ok
         kind = "cumulative" if q is Quantity.RAIN else "sample"
         if kind == "cumulative" and np.any(np.diff(v[ok]) < 0):
             k = int(np.flatnonzero(np.diff(v[ok]) < 0)[0]) + 1
@@ -516,6 +518,8 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
             else:
                 sensor = f"{name}_ch{[jj for jj, n, _, _ in series if n == name].index(j) + 1}"
         out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
+    from .loggertext import steps
+    out.notes += steps(t_ns[has_reading], [i for (i, _), h in zip(body, has_reading) if h])
     out.serial = serial
     return out
 

@@ -305,3 +305,16 @@ def test_a_hoboconnect_export_in_one_offset_and_channel_names(tmp_path):
     with pytest.raises(ConfigError, match=r"zone.csv:1: Date-Time \(XYZ\): 'XYZ' is not a zone ms4watch knows: give it "
                                           r"\(--tz\)"):
         read_hoboware(unknown, date_order="mdy")
+
+
+def test_hobo_gaps_and_times_that_go_back_are_listed_event_rows_aside(tmp_path):
+    """As the real MX2501 export's last rows do: a day missing, then readings stamped earlier."""
+    f = _mx(tmp_path / "MX2501.csv", stamps=("03-07-2025 21:56:06", "03-07-2025 22:06:06", "03-08-2025 22:16:06",
+                                             "03-08-2025 22:26:06", "03-08-2025 22:36:06", "03-08-2025 22:16:07"))
+    lf = read_hoboware(f)
+    assert lf.date_order == "mdy"
+    assert "gap of 1 d 10 min before line 4 (logging every 10 min)" in lf.notes
+    assert "line 7: the time goes back 19 min 59 s" in lf.notes
+    assert not any("line 8" in n or "line 9" in n for n in lf.notes)          # event rows: no readings, no steps
+    plain = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
+    assert not any(n.startswith(("gap", "line")) for n in plain.notes)

@@ -401,10 +401,11 @@ _ABBREVIATED = {
     "UTC": "+00:00", "GMT": "+00:00", "EST": "-05:00", "EDT": "-04:00", "CST": "-06:00", "CDT": "-05:00",
     "MST": "-07:00", "MDT": "-06:00", "PST": "-08:00", "PDT": "-07:00", "AST": "-04:00", "ADT": "-03:00",
     "AKST": "-09:00", "AKDT": "-08:00", "HST": "-10:00", "NST": "-03:30", "NDT": "-02:30", "BST": "+01:00",
+    "CET": "+01:00", "CEST": "+02:00",
     **{f"{a}/{b}": iana for a, b, iana in (
         ("EST", "EDT", "America/New_York"), ("CST", "CDT", "America/Chicago"), ("MST", "MDT", "America/Denver"),
         ("PST", "PDT", "America/Los_Angeles"), ("AST", "ADT", "America/Halifax"), ("AKST", "AKDT", "America/Anchorage"),
-        ("NST", "NDT", "America/St_Johns"), ("GMT", "BST", "Europe/London"))},
+        ("NST", "NDT", "America/St_Johns"), ("GMT", "BST", "Europe/London"), ("CET", "CEST", "Europe/Berlin"))},
 }
 _ABBREVIATED.update({f"{k.split('/')[1]}/{k.split('/')[0]}": v for k, v in list(_ABBREVIATED.items()) if "/" in k})
 _CONNECT_SERIES = re.compile(r"^(?:Ch:\s*\d+\s*-\s*)?(?P<name>[^()]+?)\s*\((?P<unit>[^():]*)\)\s*$")
@@ -440,12 +441,13 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     named = re.search(r"\(([A-Za-z]{2,5}(?:/[A-Za-z]{2,5})?)\)", header[1]) if header[1].startswith("Date-Time") else None
     if m:
         tzi, tz_source = zone(m.group(1)), "header"
-    elif named:       # HOBOconnect: "Date-Time (EDT)", one offset; "Date-Time (EST/EDT)", the zone with its daylight saving
-        found = _ABBREVIATED.get(named.group(1).upper())
-        if found is None:
+    elif named and (named.group(1).upper() in _ABBREVIATED or tz is None):
+        # HOBOconnect: "Date-Time (EDT)", one offset; "Date-Time (EST/EDT)", the zone with its daylight saving
+        abbreviated = _ABBREVIATED.get(named.group(1).upper())
+        if abbreviated is None:
             raise ConfigError(src, [(h + 1, header[1].strip(), f"{named.group(1)!r} is not a zone ms4watch knows: give it "
                                                                "(--tz)")])
-        tzi, tz_source = zone(found), "header"
+        tzi, tz_source = zone(abbreviated), "header"
     elif tz is not None:
         tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
     else:

@@ -318,3 +318,23 @@ def test_hobo_gaps_and_times_that_go_back_are_listed_event_rows_aside(tmp_path):
     assert not any("line 8" in n or "line 9" in n for n in lf.notes)          # event rows: no readings, no steps
     plain = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
     assert not any(n.startswith(("gap", "line")) for n in plain.notes)
+
+
+def test_a_semicolon_hoboconnect_export_with_decimal_commas_a_bom_and_crlf(tmp_path):
+    header = "#;Date-Time (CET/CEST);Temperature (°C) ;Water Level (m) ;Host Connected;End of File"
+    rows = ["1;29.03.2026 01:40:00;4,5;0,305;;", "2;29.03.2026 01:50:00;4,6;0,3048;;",
+            "3;29.03.2026 03:00:00;4,7;0,61;;", "4;30.03.2026 03:10:00;;;Logged;"]
+    f = tmp_path / "mx_de.csv"
+    f.write_bytes(("\r\n".join([header] + rows) + "\r\n").encode("utf-8-sig"))
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f)
+    assert (str(lf.tz), lf.tz_source, lf.date_order) == ("Europe/Berlin", "header", "dmy")
+    t, v = lf.column(Quantity.LEVEL).canonical()
+    assert v.tolist() == pytest.approx([0.305 / 0.3048, 1.0, 0.61 / 0.3048])
+    assert t.tolist() == [utc(2026, 3, 29, 0, 40), utc(2026, 3, 29, 0, 50), utc(2026, 3, 29, 1, 0)]   # CET, then CEST
+    odd = tmp_path / "odd.csv"
+    odd.write_bytes(f.read_bytes().replace(b"(CET/CEST)", b"(MEZ/MESZ)"))
+    with pytest.raises(ConfigError, match=r"'MEZ/MESZ' is not a zone ms4watch knows: give it \(--tz\)"):
+        read_hoboware(odd)
+    given = read_hoboware(odd, "Europe/Berlin")                 # a zone given stands in for one the header names
+    assert given.tz_source == "given" and given.column(Quantity.LEVEL).times_ns.tolist() == t.tolist()

@@ -1,6 +1,6 @@
-"""In-Situ data exported as CSV by VuSitu (the phone app of the Aqua TROLL, Level TROLL and
-Rugged TROLL instruments) and by HydroVu (In-Situ's web service), read into columns of
-canonical readings.
+"""In-Situ data exported by VuSitu (the phone app of the Aqua TROLL, Level TROLL and Rugged
+TROLL instruments; CSV or its HTML report) and as CSV by HydroVu (In-Situ's web service), read
+into columns of canonical readings.
 
 The layout, as VuSitu writes it (read from real exports, ``tests/contract/testdata/exports/
 README.md``): UTF-8, CRLF, every field quoted; blocks of ``"Key = Value"`` lines, each under
@@ -28,8 +28,8 @@ serial numbers (the layout of a real HydroVu export; tested on a file written to
   Bluetooth device in the air) is two sensors, each named with its serial number
   (``Temperature_676038``). The instruments are listed in the notes; the file's serial
   number is the first one's.
-- ``Device Location`` is the location VuSitu files readings under when none is chosen: no
-  station.
+- ``Location Name = Device Location`` (every real export in the tests' sources: readings taken
+  with no site chosen, it seems) names no station: ``--station`` says which.
 - VuSitu's report states how many readings it holds (``Readings = 26``): a file holding
   another number (cut short, rows deleted) is reported.
 - VuSitu shares a report as HTML by default: the same rows in ``<table id="isi-report">``

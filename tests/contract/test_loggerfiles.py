@@ -8,6 +8,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ms4watch.contract.errors import ConfigError
@@ -338,3 +339,13 @@ def test_a_semicolon_hoboconnect_export_with_decimal_commas_a_bom_and_crlf(tmp_p
         read_hoboware(odd)
     given = read_hoboware(odd, "Europe/Berlin")                 # a zone given stands in for one the header names
     assert given.tz_source == "given" and given.column(Quantity.LEVEL).times_ns.tolist() == t.tolist()
+
+
+def test_a_10_hz_toa5_keeps_every_tenth_of_a_second(tmp_path):
+    """Issue 25 found a 10 Hz TOA5 imported 0 readings without saying why."""
+    stamps = [f"2026-06-01 08:00:{k // 10:02d}" + (f".{k % 10}" if k % 10 else "") for k in range(30)]
+    lf = read_toa5(_toa5(tmp_path / "fast.dat", stamps, [f"{k / 10:.1f}" for k in range(30)]), "-05:00")
+    rain = lf.column(Quantity.RAIN)
+    assert len(rain.times_ns) == 30 and rain.times_ns[0] == utc(2026, 6, 1, 13, 0)
+    assert set(np.diff(rain.times_ns).tolist()) == {100_000_000}                  # 0.1 s apart, none merged
+    assert not [n for n in lf.notes if "RECORD" in n]

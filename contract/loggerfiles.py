@@ -60,8 +60,8 @@ from .errors import ConfigError, UnitError
 from .loggerdates import EARLIEST, DateOrderError, parse_times
 from .units import Quantity, converter
 
-__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason",
-           "standard_time", "zone"]
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "method_named", "quantity_of",
+           "skip_reason", "standard_time", "zone"]
 
 # name keyword → quantity (names are matched lower-case, first keyword found wins)
 _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
@@ -141,6 +141,14 @@ class LoggerFile:
 
     def column(self, quantity: Quantity) -> Column | None:
         return next((c for c in self.columns if c.quantity is quantity), None)
+
+
+def method_named(sensor: str, quantity: Quantity, unit: str) -> str:
+    """``sensor``, with the turbidity's unit added when its name does not say it: FNU and NTU
+    are different methods, never one series (``Turbidity`` in FNU → ``Turbidity FNU``)."""
+    if quantity is Quantity.TURBIDITY and unit.upper() not in sensor.upper():
+        return f"{sensor} {unit.upper()}"
+    return sensor
 
 
 def quantity_of(name: str, unit: str) -> tuple[Quantity, str] | None:
@@ -282,7 +290,7 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
             k = next(k for k, c in enumerate(cells) if not _is_number(c[j]))
             raise ConfigError(src, [(k + 5, name, f"not a number: {cells[k][j]!r}")]) from None
         ok = ~np.isnan(vals)
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok]))
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok], method_named(name, q, u)))
     return out
 
 
@@ -519,7 +527,7 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                     break
             else:
                 sensor = f"{name}_ch{[jj for jj, n, _, _ in series if n == name].index(j) + 1}"
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], method_named(sensor, q, u)))
     from .loggertext import steps
     out.notes += steps(t_ns[has_reading], [i for (i, _), h in zip(body, has_reading) if h])
     out.serial = serial

@@ -349,3 +349,16 @@ def test_a_10_hz_toa5_keeps_every_tenth_of_a_second(tmp_path):
     assert len(rain.times_ns) == 30 and rain.times_ns[0] == utc(2026, 6, 1, 13, 0)
     assert set(np.diff(rain.times_ns).tolist()) == {100_000_000}                  # 0.1 s apart, none merged
     assert not [n for n in lf.notes if "RECORD" in n]
+
+
+def test_turbidity_in_fnu_or_ntu_is_named_so_in_toa5_and_hoboware_as_in_the_other_readers(tmp_path):
+    f = tmp_path / "turb.dat"
+    f.write_text('"TOA5","OF-1","CR1000","1031","CR1000.Std.32","CPU:t.CR1","1","Turb"\r\n'
+                 '"TIMESTAMP","RECORD","Turbidity","Turb_NTU"\r\n"TS","RN","FNU","NTU"\r\n"","","Smp","Smp"\r\n'
+                 '"2026-06-01 08:00:00",0,4.1,4.3\r\n"2026-06-01 08:15:00",1,4.2,4.4\r\n')
+    lf = read_toa5(f, "-05:00")
+    assert sorted(c.sensor for c in lf.columns) == ["Turb_NTU", "Turbidity FNU"]
+    h = tmp_path / "turb.csv"
+    h.write_text('"#","Date Time, GMT-05:00","Turbidity, FNU (LGR S/N: 1, SEN S/N: 1)"\n'
+                 '1,06/01/26 08:00:00 AM,4.1\n2,06/13/26 08:15:00 AM,4.2\n', encoding="utf-8")
+    assert [c.sensor for c in read_hoboware(h).columns] == ["Turbidity FNU"]

@@ -72,7 +72,7 @@ KNOWN = ("readings (time,station,quantity,value,unit), tips (DateTime,Cumulative
 
 
 # logger exports ms4watch reads that never hold a rain gauge (sondes and level loggers)
-_NO_RAIN = {"korexo": "KorEXO", "winsitu": "Win-Situ", "solinst": "Solinst"}
+_NO_RAIN = {"korexo": "KorEXO", "winsitu": "Win-Situ", "vusitu": "VuSitu", "solinst": "Solinst"}
 
 
 def _is_depth(name: str) -> bool:

@@ -30,6 +30,13 @@ as HOBOware's data assistant writes it is the cumulative depth. Channels of one 
 4-channel logger's ``Temp``) are each their own sensor, named by ``LBL`` or ``SEN S/N``. Status columns (``Coupler
 Attached``, ``Host Connected``, ``Stopped``, ``End Of File``, …) carry no readings.
 
+**HOBOconnect CSV** (the app of the MX loggers; the layout of a real MX2501 export, see
+``tests/contract/test_loggerfiles.py``): ``#,Date-Time (EST/EDT),Temperature (°C) ,…,Host
+Connected,Stopped,End of File``, times ``03-09-2025 01:56:06``. The time column names the zone:
+one abbreviation (``EDT``) is one offset; a pair (``EST/EDT``, ``AST/ADT``) the zone with its
+daylight saving, as the logger's times follow it (the real export steps from 01:56:06 to
+03:06:06 on 9 March 2025). Series are ``<name> (<unit>)``, ``Ch: 1 - <name>   (<unit>)``.
+
 Columns become quantities by their names and units (:func:`quantity_of`); a column that is
 none of ours is listed in ``skipped`` with the reason, never guessed. Errors name the file,
 the line and the column.
@@ -53,8 +60,8 @@ from .errors import ConfigError, UnitError
 from .loggerdates import EARLIEST, DateOrderError, parse_times
 from .units import Quantity, converter
 
-__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "quantity_of", "skip_reason",
-           "standard_time", "zone"]
+__all__ = ["Column", "LoggerFile", "read_toa5", "read_hoboware", "looks_like", "method_named", "quantity_of",
+           "skip_reason", "standard_time", "zone"]
 
 # name keyword → quantity (names are matched lower-case, first keyword found wins)
 _KEYWORDS: tuple[tuple[str, Quantity], ...] = (
@@ -122,7 +129,7 @@ class Column:
 @dataclass
 class LoggerFile:
     path: Path
-    format: str                       # "toa5" | "hoboware" | "korexo" | "winsitu" | "solinst"
+    format: str                       # "toa5" | "hoboware" | "korexo" | "winsitu" | "vusitu" | "solinst"
     station: str | None               # what the file says (TOA5 station name; HOBOware plot title)
     serial: str | None
     tz: tzinfo
@@ -134,6 +141,14 @@ class LoggerFile:
 
     def column(self, quantity: Quantity) -> Column | None:
         return next((c for c in self.columns if c.quantity is quantity), None)
+
+
+def method_named(sensor: str, quantity: Quantity, unit: str) -> str:
+    """``sensor``, with the turbidity's unit added when its name does not say it: FNU and NTU
+    are different methods, never one series (``Turbidity`` in FNU → ``Turbidity FNU``)."""
+    if quantity is Quantity.TURBIDITY and unit.upper() not in sensor.upper():
+        return f"{sensor} {unit.upper()}"
+    return sensor
 
 
 def quantity_of(name: str, unit: str) -> tuple[Quantity, str] | None:
@@ -167,13 +182,13 @@ def skip_reason(name: str, unit: str) -> str:
 
 
 def looks_like(path: Path) -> str | None:
-    """``"toa5"``, ``"hoboware"``, ``"korexo"``, ``"winsitu"`` or ``"solinst"`` when the
-    file's first lines say so, else None."""
-    from . import korexo, solinst, winsitu
+    """``"toa5"``, ``"hoboware"``, ``"korexo"``, ``"winsitu"``, ``"vusitu"`` or ``"solinst"``
+    when the file's first lines say so, else None."""
+    from . import korexo, solinst, vusitu, winsitu
     from .loggertext import head
     text = head(Path(path))
     for name, test in (("korexo", korexo.looks_like_korexo), ("winsitu", winsitu.looks_like_winsitu),
-                       ("solinst", solinst.looks_like_solinst)):
+                       ("vusitu", vusitu.looks_like_vusitu), ("solinst", solinst.looks_like_solinst)):
         if text and test(text):
             return name
     try:
@@ -185,7 +200,8 @@ def looks_like(path: Path) -> str | None:
     if first.startswith('"TOA5"') or first.startswith("TOA5,"):
         return "toa5"
     for line in (first, second):
-        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|"?[,;\t]\s*"?Time)', line):
+        if line.lstrip('"').startswith("Plot Title") or re.match(r'^"?#"?[,;\t]\s*"?Date(?: Time|-Time|"?[,;\t]\s*"?Time)',
+                                                                  line):
             return "hoboware"
     return None
 
@@ -274,7 +290,7 @@ def read_toa5(path: str | Path, tz: str | tzinfo | None) -> LoggerFile:
             k = next(k for k, c in enumerate(cells) if not _is_number(c[j]))
             raise ConfigError(src, [(k + 5, name, f"not a number: {cells[k][j]!r}")]) from None
         ok = ~np.isnan(vals)
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok]))
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], vals[ok], method_named(name, q, u)))
     return out
 
 
@@ -388,6 +404,19 @@ def _is_number(text: str) -> bool:
         return False
 
 
+# HOBOconnect's time column names its zone: one abbreviation, one offset; a pair, the zone with its daylight saving
+_ABBREVIATED = {
+    "UTC": "+00:00", "GMT": "+00:00", "EST": "-05:00", "EDT": "-04:00", "CST": "-06:00", "CDT": "-05:00",
+    "MST": "-07:00", "MDT": "-06:00", "PST": "-08:00", "PDT": "-07:00", "AST": "-04:00", "ADT": "-03:00",
+    "AKST": "-09:00", "AKDT": "-08:00", "HST": "-10:00", "NST": "-03:30", "NDT": "-02:30", "BST": "+01:00",
+    "CET": "+01:00", "CEST": "+02:00",
+    **{f"{a}/{b}": iana for a, b, iana in (
+        ("EST", "EDT", "America/New_York"), ("CST", "CDT", "America/Chicago"), ("MST", "MDT", "America/Denver"),
+        ("PST", "PDT", "America/Los_Angeles"), ("AST", "ADT", "America/Halifax"), ("AKST", "AKDT", "America/Anchorage"),
+        ("NST", "NDT", "America/St_Johns"), ("GMT", "BST", "Europe/London"), ("CET", "CEST", "Europe/Berlin"))},
+}
+_ABBREVIATED.update({f"{k.split('/')[1]}/{k.split('/')[0]}": v for k, v in list(_ABBREVIATED.items()) if "/" in k})
+_CONNECT_SERIES = re.compile(r"^(?:Ch:\s*\d+\s*-\s*)?(?P<name>[^()]+?)\s*\((?P<unit>[^():]*)\)\s*$")
 _SERIES = re.compile(r"^(?P<name>[^,(]+?)(?:,\s*(?P<unit>[^(]*?))?\s*(?:\((?P<sn>[^)]*)\))?\s*$")
 _DEPTH_UNITS = ("mm", "in", "inch", "inches")
 
@@ -408,7 +437,8 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     split = len(rows) > h and len(rows[h]) > 3 and rows[h][1].strip() == "Date" and rows[h][2].startswith("Time")
     if split:        # "separate date and time columns": one date-time column as in the default export
         rows[h:] = [r[:1] + [f"{r[1].strip()} {r[2].strip()}".strip()] + r[3:] if len(r) > 2 else r for r in rows[h:]]
-    if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or not rows[h][1].startswith("Date Time"):
+    if len(rows) <= h or len(rows[h]) < 3 or rows[h][0].strip() != "#" or \
+            not rows[h][1].startswith(("Date Time", "Date-Time")):
         got = ",".join(rows[h][:3]) if len(rows) > h else "nothing"
         raise ConfigError(src, [(h + 1, "", 'not a HOBOware export: a header "#","Date Time, GMT±hh:mm",<series>,… '
                                             'expected (fields separated by ",", ";" or tabs); '
@@ -416,8 +446,16 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
     header = rows[h]
     decimal_comma = delimiter != ","          # ";" or tabs between fields: "," is the decimal sign
     m = re.search(r"GMT\s*([+-]\d\d:\d\d)", header[1])
+    named = re.search(r"\(([A-Za-z]{2,5}(?:/[A-Za-z]{2,5})?)\)", header[1]) if header[1].startswith("Date-Time") else None
     if m:
         tzi, tz_source = zone(m.group(1)), "header"
+    elif named and (named.group(1).upper() in _ABBREVIATED or tz is None):
+        # HOBOconnect: "Date-Time (EDT)", one offset; "Date-Time (EST/EDT)", the zone with its daylight saving
+        abbreviated = _ABBREVIATED.get(named.group(1).upper())
+        if abbreviated is None:
+            raise ConfigError(src, [(h + 1, header[1].strip(), f"{named.group(1)!r} is not a zone ms4watch knows: give it "
+                                                               "(--tz)")])
+        tzi, tz_source = zone(abbreviated), "header"
     elif tz is not None:
         tzi, tz_source = (zone(tz) if isinstance(tz, str) else tz), "given"
     else:
@@ -432,18 +470,23 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                                             header=header[1])
     except DateOrderError as e:
         raise ConfigError(src, [(body[e.index][0] if body else h + 2, "Date Time", str(e))]) from None
-    t_ns = np.array([_to_ns(d.replace(tzinfo=tzi)) for d in local], dtype=np.int64)
+    t_ns = np.array(_localise(local, tzi, out.notes), dtype=np.int64)
     serial = None
+    hoboconnect = header[1].startswith("Date-Time")
     series = []
     for j, col in enumerate(header[2:], start=2):
         sm = _SERIES.match(col)
         name = (sm.group("name") if sm else col).strip()
         unit = ((sm.group("unit") or "") if sm else "").strip()
+        cm = _CONNECT_SERIES.match(col) if hoboconnect and not unit else None
+        if cm:        # HOBOconnect: "Temperature (°C) ", "Ch: 1 - Water Level   (ft)"
+            name, unit = cm.group("name").strip(), cm.group("unit").strip()
         tags = dict(re.findall(r"(LGR S/N|SEN S/N|LBL):\s*([^,)]+)", col))
         if tags.get("LGR S/N") and serial is None:
             serial = tags["LGR S/N"].strip()
         series.append((j, name, unit, tags))
     names = Counter(name for _, name, _, _ in series)
+    has_reading = np.zeros(len(body), dtype=bool)      # rows with a reading (not only events)
     for j, name, unit, tags in series:
         low = name.lower()
         if low.startswith("event") or (low.startswith("rain") and unit.lower() in ("", "units", "tips", "count")):
@@ -468,6 +511,7 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                 raise ConfigError(src, [(i, name, f"not a number: {cell!r}")]) from None
         v = np.array(vals, dtype=np.float64)
         ok = ~np.isnan(v)
+        has_reading |= ok
         kind = "cumulative" if q is Quantity.RAIN else "sample"
         if kind == "cumulative" and np.any(np.diff(v[ok]) < 0):
             k = int(np.flatnonzero(np.diff(v[ok]) < 0)[0]) + 1
@@ -483,7 +527,9 @@ def read_hoboware(path: str | Path, tz: str | tzinfo | None = None, *, date_orde
                     break
             else:
                 sensor = f"{name}_ch{[jj for jj, n, _, _ in series if n == name].index(j) + 1}"
-        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], sensor))
+        out.columns.append(Column(name, q, u, kind, t_ns[ok], v[ok], method_named(sensor, q, u)))
+    from .loggertext import steps
+    out.notes += steps(t_ns[has_reading], [i for (i, _), h in zip(body, has_reading) if h])
     out.serial = serial
     return out
 

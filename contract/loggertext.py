@@ -31,7 +31,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .loggerdates import DateOrderError, parse_times
-from .loggerfiles import Column, _localise, quantity_of, skip_reason, zone
+from .loggerfiles import Column, _localise, method_named, quantity_of, skip_reason, zone
 from .units import Quantity
 
 __all__ = ["Spec", "clock_zone", "decode", "head", "local_times", "number", "read_columns", "records", "split_rows", "steps",
@@ -231,10 +231,8 @@ def read_columns(specs: list[Spec], body: list[tuple[int, list[str]]], t_ns: np.
             except ValueError:
                 raise ConfigError(src, [(line, _label(s), f"not a number: {cell.strip()!r}")]) from None
         ok = ~np.isnan(vals)
-        sensor = s.sensor or s.name
-        if q is Quantity.TURBIDITY and u.upper() not in sensor.upper():
-            sensor = f"{sensor} {u.upper()}"      # FNU and NTU are different methods: never one sensor
-        out.append(Column(_label(s), q, u, "sample", t_ns[ok], vals[ok], sensor, s.serial))
+        out.append(Column(_label(s), q, u, "sample", t_ns[ok], vals[ok], method_named(s.sensor or s.name, q, u),
+                          s.serial))
     return out
 
 

@@ -3,7 +3,8 @@ readings CSV for ``ms4watch replay``.
 
 Reads HOBOware CSV exports and Campbell TOA5 files (units and time zones from their headers,
 :mod:`ms4watch.contract.loggerfiles`), YSI KorEXO exports (:mod:`~ms4watch.contract.korexo`),
-In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), Solinst Levelogger CSV,
+In-Situ Win-Situ 5 CSV exports (:mod:`~ms4watch.contract.winsitu`), In-Situ VuSitu and HydroVu
+CSV exports (:mod:`~ms4watch.contract.vusitu`), Solinst Levelogger CSV,
 ``.xle`` and ``.lev`` files (:mod:`~ms4watch.contract.solinst`) and the formats ``ms4watch storms`` reads (our readings
 CSV; tip logs, fixed-interval depths and USGS RDB files of one rain gauge). Every value is
 converted to its canonical unit. Readings of stations the registry does not know are left out
@@ -30,6 +31,7 @@ from .contract.ids import check_id
 from .contract.korexo import read_korexo
 from .contract.loggerfiles import LoggerFile, looks_like, read_hoboware, read_toa5, standard_time
 from .contract.solinst import read_solinst
+from .contract.vusitu import read_vusitu
 from .contract.winsitu import read_winsitu
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
@@ -99,6 +101,20 @@ def _id(text: str, what: str) -> str:
     return check_id(what, clean)
 
 
+def _unknown_format(path: Path) -> str | None:
+    """Why ``path``, whose first lines fit no format, is refused: its first line and what
+    ``ms4watch import`` reads. None when the file cannot be read (the caller's message stands)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            first = next((ln.strip() for ln in f if ln.strip()), "")
+    except OSError:
+        return None
+    if not first:
+        return None
+    return (f"{path}:1: not a file `ms4watch import` reads (first line {first[:60]!r}): it reads logger exports "
+            f"({', '.join(LOGGER_FORMATS)}) and readings, tips, fixed and rdb records")
+
+
 def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station: str | None = None,
               device: str | None = None, tz: str | None = None, tip_in: float | None = None,
               date_order: str | None = None) -> Imported:
@@ -112,7 +128,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
         try:
             found = sniff(path).value
         except RainFileError as e:
-            raise ImportError_(str(e)) from None
+            raise ImportError_(_unknown_format(path) or str(e)) from None
     if fmt is not None and fmt != found:
         raise ImportError_(f"{path}: --format {fmt} does not fit this file: its header says it is {found}")
     known = registry.station_ids()
@@ -210,7 +226,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
                     units=units, serials=serials)
 
 
-LOGGER_FORMATS = ("hoboware", "toa5", "korexo", "winsitu", "solinst")
+LOGGER_FORMATS = ("hoboware", "toa5", "korexo", "winsitu", "vusitu", "solinst")
 
 
 def _read_logger(fmt: str, path: Path, tz: str | None, registry_zone: str, date_order: str | None) -> LoggerFile:
@@ -225,6 +241,8 @@ def _read_logger(fmt: str, path: Path, tz: str | None, registry_zone: str, date_
         return read_korexo(path, tz, default_zone=registry_zone, date_order=date_order)
     if fmt == "solinst":
         return read_solinst(path, tz, default_zone=registry_zone, date_order=date_order)
+    if fmt == "vusitu":
+        return read_vusitu(path, tz, date_order=date_order)
     return read_winsitu(path, tz, date_order=date_order)
 
 

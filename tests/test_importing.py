@@ -68,7 +68,7 @@ def test_import_refuses_what_it_cannot_read(tmp_path):
     junk = tmp_path / "notes.csv"
     junk.write_text("when,what\nmonday,cleaned the funnel\n")
     out = ms4("import", str(junk), "--registry", str(tmp_path / "sites.yaml"), "--no-store")
-    assert out.returncode == 2 and "cannot tell the format of this rain record (header 'when,what')" in out.stderr
+    assert out.returncode == 2 and "notes.csv:1: not a file `ms4watch import` reads (first line 'when,what')" in out.stderr
     out = ms4("import", str(DATA / "RG-1_Rain15.dat"), "--format", "hoboware", "--registry",
               str(tmp_path / "sites.yaml"), "--no-store")
     assert out.returncode == 2 and "--format hoboware does not fit this file: its header says it is toa5" in out.stderr
@@ -236,6 +236,23 @@ def test_dry_run_of_a_korexo_export_names_fnu_turbidity_the_held_zone_and_serial
     assert lines[-1] == "dry run: nothing stored"
 
 
+def test_dry_run_of_a_vusitu_export_reads_the_files_offset_and_names_each_temperature_by_its_serial(tmp_path):
+    (tmp_path / "sites.yaml").write_text(SITES)
+    f = EXPORTS / "vusitu_aquatroll600_live.csv"
+    out = ms4("import", str(f), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"{f}: vusitu, times in UTC-05:00 (the file's header)")
+    assert ("  would store OF-1 Depth level [ft] S/N 671053: 14 readings, 2020-01-24T20:05:14Z … "
+            "2020-01-24T20:06:04Z, min 0.541098, max 29.3271") in lines
+    assert any(line.startswith("  would store OF-1 Temperature_674484 temperature [degC] S/N 674484: 14 readings")
+               for line in lines)
+    assert "  instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in lines
+    assert "  column 'Pressure psi' not imported: 'Pressure' is none of ms4watch's quantities (unit 'psi')" in lines
+    nameless = ms4("import", str(f), "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert nameless.returncode == 2 and "the file names no station: give --station" in nameless.stderr
+
+
 def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_without_a_known_zone_is_refused(
         tmp_path):
     (tmp_path / "sites.yaml").write_text(SITES)
@@ -261,7 +278,30 @@ def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_wi
             "Sommerzeit' is not one ms4watch knows") in refused.stderr
 
 
+def test_a_hoboconnect_export_imports_and_a_file_import_cannot_read_is_refused_naming_what_it_reads(tmp_path):
+    """HOBOconnect (the app of Onset's MX loggers) names its time column "Date-Time (EDT)", not
+    HOBOware's "Date Time, GMT-04:00": read in that offset, not refused as an unknown rain record."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    hc = tmp_path / "MX2001 2026-06-02 09_00_00 EDT (Data EDT).csv"
+    hc.write_text('"#","Date-Time (EDT)","Ch: 1 - Water Level   (ft)"\n1,06/01/2026 08:00:00,0.42\n', encoding="utf-8")
+    out = ms4("import", str(hc), "--station", "OF-1", "--dry-run", "--date-order", "mdy", "--registry",
+              str(tmp_path / "sites.yaml"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].startswith(f"{hc}: hoboware, times in UTC-04:00 (the file's header)")
+    assert ("  would store OF-1 Water_Level level [ft]: 1 readings, 2026-06-01T12:00:00Z … 2026-06-01T12:00:00Z, "
+            "min 0.42, max 0.42") in out.stdout.splitlines()
+    odd = tmp_path / "odd.csv"
+    odd.write_text("Zeit;Pegel\n01.06.2026 08:00;0,42\n", encoding="utf-8")
+    out = ms4("import", str(odd), "--station", "OF-1", "--dry-run", "--registry", str(tmp_path / "sites.yaml"))
+    assert out.returncode == 2
+    assert (f"{odd}:1: not a file `ms4watch import` reads (first line 'Zeit;Pegel'): it reads logger exports (hoboware, "
+            "toa5, korexo, winsitu, vusitu, solinst) and readings, tips, fixed and rdb records") in out.stderr
+
+
 def test_storms_refuses_a_sonde_or_level_logger_export_naming_what_it_is():
     out = ms4("storms", str(EXPORTS / "korexo_via_sacra_fnu.csv"))
     assert out.returncode == 2
     assert "korexo_via_sacra_fnu.csv: a KorEXO export holds no rain series" in out.stderr
+    vu = ms4("storms", str(EXPORTS / "vusitu_aquatroll600_live.csv"))
+    assert vu.returncode == 2 and "vusitu_aquatroll600_live.csv: a VuSitu export holds no rain series" in vu.stderr
+

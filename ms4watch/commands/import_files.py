@@ -1,5 +1,6 @@
 """``ms4watch import FILE…``: readings from loggers already in the ground (HOBOware CSV
-exports, Campbell TOA5 files, KorEXO, Win-Situ and Solinst exports, and what ``storms`` reads) into the store and/or a readings CSV
+exports, HOBOconnect CSV, Campbell TOA5 files, KorEXO, Win-Situ, VuSitu/HydroVu and Solinst exports, and what ``storms``
+reads) into the store and/or a readings CSV
 for ``replay``; says what was read, in which zone, and which stations the registry does not
 know."""
 
@@ -18,8 +19,9 @@ from ._settings import config_option, settings_or_exit
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_files(
-        files: list[Path] = typer.Argument(..., help="HOBOware CSV, Campbell TOA5 (.dat), KorEXO CSV, Win-Situ "
-                                                      "CSV, Solinst CSV, .xle or .lev, readings CSV, tip log, "
+        files: list[Path] = typer.Argument(..., help="HOBOware or HOBOconnect CSV, Campbell TOA5 (.dat), KorEXO "
+                                                      "CSV, Win-Situ CSV, VuSitu CSV or HTML, HydroVu CSV, Solinst "
+                                                      "CSV, .xle or .lev, readings CSV, tip log, "
                                                       "fixed-interval CSV or USGS RDB files"),
         station: Optional[str] = typer.Option(None, "--station", help="the station the file's readings belong to "
                                                                        "(default: the station the file names)"),
@@ -28,7 +30,8 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="zone of a logger clock when the file names none "
                                                             "(default: the registry's)"),
         tip: Optional[str] = typer.Option(None, "--tip", help="depth of one tip of an event logger, e.g. 0.01in"),
-        fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | korexo | winsitu | solinst | readings | "
+        fmt: Optional[str] = typer.Option(None, "--format", help="hoboware | toa5 | korexo | winsitu | vusitu | solinst | "
+                                                                  "readings | "
                                                                   "tips | fixed | rdb "
                                                                   "(default: what the header says; a --format it "
                                                                   "contradicts is refused)"),

@@ -1,4 +1,4 @@
-"""KorEXO, Win-Situ and Solinst exports: real files (``testdata/exports/README.md`` names
+"""KorEXO, Win-Situ, VuSitu and Solinst exports: real files (``testdata/exports/README.md`` names
 their sources) and variants of them — BOM, CRLF, decimal commas, separate date and time
 columns, trailing rows, missing values, daylight saving, gaps, duplicates, truncation."""
 
@@ -17,6 +17,7 @@ from ms4watch.contract.loggerfiles import looks_like
 from ms4watch.contract.solinst import read_solinst
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.units import Quantity
+from ms4watch.contract.vusitu import read_vusitu
 from ms4watch.contract.winsitu import read_winsitu
 
 EXPORTS = Path(__file__).parent / "testdata" / "exports"
@@ -25,6 +26,9 @@ EXO_FNU = EXPORTS / "korexo_via_sacra_fnu.csv"
 TROLL_DST = EXPORTS / "winsitu_aquatroll100_dst.csv"
 TROLL_TURB = EXPORTS / "winsitu_aquatroll600_turbidity.csv"
 SOL_EDGE = EXPORTS / "solinst_edge_2010143.csv"
+VU_LIVE = EXPORTS / "vusitu_aquatroll600_live.csv"
+VU_EXCEL = EXPORTS / "vusitu_excel_resaved.csv"
+VU_HTML = EXPORTS / "vusitu_aquatroll600_live.htm"
 
 
 def utc(*a: int) -> int:
@@ -45,7 +49,10 @@ def _text(path: Path) -> str:
                                        ("winsitu_aquatroll600_turbidity.csv", "winsitu"),
                                        ("solinst_edge_2010143.csv", "solinst"), ("solinst_gold_1062280.csv", "solinst"),
                                        ("solinst_decimal_comma.csv", "solinst"),
-                                       ("solinst_edge_2010143.xle", "solinst")])
+                                       ("solinst_edge_2010143.xle", "solinst"),
+                                       ("vusitu_aquatroll600_live.csv", "vusitu"),
+                                       ("vusitu_excel_resaved.csv", "vusitu"),
+                                       ("vusitu_aquatroll600_live.htm", "vusitu")])
 def test_each_real_export_is_told_by_its_first_lines(name, fmt):
     assert looks_like(EXPORTS / name) == fmt
 
@@ -381,3 +388,175 @@ def test_an_export_with_a_header_and_no_records_reads_as_empty(tmp_path):
     f.write_bytes(b"\n".join(lines[:12]) + b"\n")
     lf = read_solinst(f, default_zone="America/New_York")
     assert [len(c.values) for c in lf.columns] == [0, 0]
+
+
+# -- In-Situ, VuSitu (and HydroVu) --------------------------------------------------------------
+
+def _vu_lines() -> list[str]:
+    return VU_LIVE.read_bytes().decode("utf-8").split("\r\n")
+
+
+def _vu_write(tmp_path: Path, lines: list[str], name: str = "vu.csv", end: str = "\r\n") -> Path:
+    f = tmp_path / name
+    f.write_bytes(("\r\n".join(lines) + end).encode("utf-8"))
+    return f
+
+
+def test_vusitu_times_at_the_files_offset_each_sensors_serial_and_the_instruments():
+    lf = read_vusitu(VU_LIVE)
+    assert (str(lf.tz), lf.tz_source, lf.date_order) == ("UTC-05:00", "header", "ymd")
+    depth = column(lf, "Depth")
+    assert (depth.quantity, depth.unit, depth.serial) == (Quantity.LEVEL, "ft", "671053")
+    assert depth.times_ns[0] == utc(2020, 1, 24, 20, 5, 14)              # 15:05:14 at -05:00
+    assert depth.values[:2].tolist() == [0.5642365, 0.5410975] and len(depth.values) == 14
+    assert depth.times_ns[-1] == utc(2020, 1, 24, 20, 6, 4)
+    spc = column(lf, "Specific Conductivity")
+    assert (spc.quantity, spc.unit, spc.serial, spc.values[0]) == (Quantity.CONDUCTIVITY, "uS/cm", "673392", 36324.39)
+    assert column(lf, "Actual Conductivity").values[0] == 33400.79
+    # two temperatures: the sonde's in the water and the Bluetooth device's in the air, each its own sensor
+    water, air = column(lf, "Temperature_676038"), column(lf, "Temperature_674484")
+    assert (water.values[0], air.values[0]) == (20.85243, 22.15088)
+    skipped = dict(lf.skipped)
+    assert skipped["RDO Concentration mg/L"] == "'RDO Concentration' is none of ms4watch's quantities (unit 'mg/L')"
+    assert {"Pressure psi", "Barometric Pressure mm Hg", "Barometric Pressure mbar", "Latitude °", "Marked"} <= set(skipped)
+    assert (lf.station, lf.serial) == (None, "676038")      # "Device Location": VuSitu's name for no location
+    assert "instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in lf.notes
+    # the clip keeps 14 of the report's 26 rows: the report's own count tells a cut file
+    assert "the report says 26 readings, the file holds 14 (cut short or edited?)" in lf.notes
+
+
+def test_vusitu_a_report_holding_the_readings_it_says_has_no_such_note(tmp_path):
+    said = [ln.replace('"Readings = 26"', '"Readings = 14"') for ln in _vu_lines()]
+    assert said != _vu_lines()
+    assert not any("the report says" in n for n in read_vusitu(_vu_write(tmp_path, said[:-1])).notes)
+
+
+def test_vusitu_resaved_by_excel_bom_trailing_commas_slashed_dates_no_final_line_break():
+    lf = read_vusitu(VU_EXCEL)
+    assert (str(lf.tz), lf.tz_source) == ("UTC-04:00", "header")        # October: the phone's daylight time
+    depth = column(lf, "Depth")
+    assert depth.serial == "669389" and depth.times_ns[0] == utc(2019, 10, 12, 19, 16, 8)
+    assert depth.values[0] == 2.963771 and len(depth.values) == 8       # the last row, complete, is kept
+    assert depth.times_ns[-1] == utc(2019, 10, 12, 19, 19, 32)
+    assert "gap of 3 min 12 s before line 26 (logging every 2 s)" in lf.notes
+    assert "Salinity ppt" in dict(lf.skipped)
+
+
+def test_vusitu_a_zone_given_overrides_the_offset_and_a_file_naming_none_asks_for_it(tmp_path):
+    lf = read_vusitu(VU_LIVE, "UTC")
+    assert lf.tz_source == "given" and column(lf, "Depth").times_ns[0] == utc(2020, 1, 24, 15, 5, 14)
+    assert "the file's offset is -05:00:00; read in the zone given" in lf.notes
+    lines = _vu_lines()
+    none = _vu_write(tmp_path, lines[:5] + lines[6:], "none.csv")
+    with pytest.raises(ConfigError, match=r"none.csv: the file says no time offset \(\"Time Offset = …\" or \"Time "
+                                          r"shown in UTC\"\): give its zone \(--tz\)"):
+        read_vusitu(none)
+    odd = _vu_write(tmp_path, lines[:5] + ['"Time shown in telemetry device\'s time zone"'] + lines[6:], "odd.csv")
+    with pytest.raises(ConfigError, match=r"odd.csv:6: \"Time shown in telemetry device's time zone\": not a zone "
+                                          r"ms4watch can read: give it \(--tz\)"):
+        read_vusitu(odd)
+    assert read_vusitu(odd, "-05:00").columns
+    named = _vu_write(tmp_path, lines[:5] + ['"Time Zone = Mountain Standard Time"'] + lines[6:], "named.csv")
+    with pytest.raises(ConfigError, match=r"named.csv:6: \"Time Zone = Mountain Standard Time\": not a zone ms4watch "
+                                          r"can read: give it \(--tz\)"):
+        read_vusitu(named)
+
+
+def test_hydrovu_layout_times_shown_in_utc_and_columns_without_serials(tmp_path):
+    """HydroVu's export: a location block, "Time shown in UTC", then "Date Time" and
+    "<parameter> (<unit>)" columns — the layout of a real HydroVu export (see the README)."""
+    rows = ['"Location Properties"', '"Location Name = Outfall 7"', '"Location ID = 1234567890123456"',
+            '"Latitude = 42.6526 °"', '"Longitude = -73.7562 °"', '"Time shown in UTC"', '""', '""',
+            '"Date Time","Depth (m)","Pressure (cm H₂O)","Temperature (C)","Turbidity (NTU)"',
+            '"2020-04-28 13:45:00.000","0.3048","998.35","10.1","4.2"',
+            '"2020-04-28 14:00:00.000","0.6096","997.65","10.18",""',
+            '"2020-04-28 14:15:00.000","0.9144","997.65","10.26","5.0"']
+    f = _vu_write(tmp_path, rows, "HydroVu_OF7.csv")
+    assert looks_like(f) == "vusitu"
+    lf = read_vusitu(f)
+    assert (lf.tz_source, lf.station, lf.tz.utcoffset(None)) == ("header", "Outfall 7", timezone.utc.utcoffset(None))
+    t, v = column(lf, "Depth").canonical()
+    assert t[0] == utc(2020, 4, 28, 13, 45) and v.tolist() == pytest.approx([1.0, 2.0, 3.0])       # m → ft
+    turb = column(lf, "Turbidity NTU")
+    assert turb.values.tolist() == [4.2, 5.0] and turb.serial == ""                  # a missing value left out
+    assert column(lf, "Temperature").unit == "degC"
+    assert dict(lf.skipped)["Pressure cm H₂O"] == "'Pressure' is none of ms4watch's quantities (unit 'cm H₂O')"
+
+
+def test_vusitu_a_depth_to_water_or_an_elevation_is_not_a_level(tmp_path):
+    rows = ['"Location Properties"', '"Location Name = MW-2"', '"Time shown in UTC"', '""',
+            '"Date Time","Level: Depth to Water (ft) (812345)","Level: Elevation (ft) (812345)","Depth (ft) (812345)"',
+            '"2021-06-01 00:00:00","7.5","1203.2","2.5"', '"2021-06-01 00:15:00","7.4","1203.3","2.6"']
+    lf = read_vusitu(_vu_write(tmp_path, rows, "well.csv"))
+    assert [c.sensor for c in lf.columns] == ["Depth"]
+    skipped = dict(lf.skipped)
+    assert skipped["Level: Depth to Water ft"].startswith("a depth to water, measured down from the top of a well")
+    assert skipped["Level: Elevation ft"] == ("an elevation above a datum, not the depth of water at the station: "
+                                              "export the depth")
+
+
+def test_vusitu_variants_semicolons_decimal_commas_separate_date_and_time_lf(tmp_path):
+    lines = _vu_lines()
+    h = lines.index(next(ln for ln in lines if ln.startswith('"Date Time"')))
+    eu = lines[:h] + [lines[h].replace('","', '";"').replace('"Date Time"', '"Date";"Time"')]
+    for ln in lines[h + 1:]:
+        if ln:
+            cells = ln.split('","')
+            d, t = cells[0].strip('"').split(" ")
+            eu.append(";".join([f'"{d}"', f'"{t}"'] + [f'"{c.strip(chr(34)).replace(".", ",")}"' for c in cells[1:]]))
+    f = tmp_path / "eu.csv"
+    f.write_bytes(("\n".join(eu) + "\n").encode("utf-8"))
+    lf = read_vusitu(f)
+    depth = column(lf, "Depth")
+    assert depth.values[:2].tolist() == [0.5642365, 0.5410975] and depth.times_ns[0] == utc(2020, 1, 24, 20, 5, 14)
+
+
+def test_vusitu_truncation_trailing_rows_duplicates_gaps_missing_values_and_a_bad_cell(tmp_path):
+    lines = _vu_lines()
+    assert lines[-1] == ""
+    cut = _vu_write(tmp_path, lines[:-2] + [lines[-2][:40]], "cut.csv", end="")
+    lf = read_vusitu(cut)
+    assert "line 33: the last line is cut short (a download interrupted?): left out" in lf.notes
+    assert len(column(lf, "Depth").values) == 13
+    dup = _vu_write(tmp_path, lines[:22] + lines[21:22] + lines[22:-1] + ["", '"Log Note","Battery low"'], "dup.csv")
+    lf = read_vusitu(dup)
+    assert "line 23: the time repeats" in lf.notes and "line 36: not a record (after the data): left out" in lf.notes
+    assert "gap of 26 s before line 32 (logging every 2 s)" in read_vusitu(VU_LIVE).notes   # the clip's own gap
+    miss = _vu_write(tmp_path, [ln.replace('"0.5410975"', '""') for ln in lines[:-1]], "miss.csv")
+    assert len(column(read_vusitu(miss), "Depth").values) == 13
+    bad = _vu_write(tmp_path, [ln.replace('"0.5410975"', '"0.54x"') for ln in lines[:-1]], "bad.csv")
+    with pytest.raises(ConfigError, match=r"bad.csv:21: Depth ft: not a number: '0.54x'"):
+        read_vusitu(bad)
+
+
+def test_vusitu_daylight_saving_of_a_zone_given_is_reported(tmp_path):
+    lines = _vu_lines()
+    moved = [ln.replace('"2020-01-24 15:', '"2019-11-03 01:') for ln in lines]
+    lf = read_vusitu(_vu_write(tmp_path, moved[:-1], "dst.csv"), "America/New_York")
+    assert any("rows in the hour repeated on 2019-11-03" in n for n in lf.notes)
+
+
+def test_vusitu_html_export_reads_as_its_csv():
+    """VuSitu shares a report as HTML (its default) and CSV: the same table, the same readings."""
+    h, c = read_vusitu(VU_HTML), read_vusitu(VU_LIVE)
+    assert (str(h.tz), h.tz_source, h.serial, h.station) == (str(c.tz), c.tz_source, c.serial, c.station)
+    assert [(x.sensor, x.quantity, x.unit, x.serial) for x in h.columns] == \
+        [(x.sensor, x.quantity, x.unit, x.serial) for x in c.columns]
+    for a, b in zip(h.columns, c.columns):
+        assert a.times_ns.tolist() == b.times_ns.tolist() and a.values.tolist() == b.values.tolist()
+    assert h.skipped == c.skipped
+    assert "instruments: Aqua TROLL 600 Vented S/N 676038, In-Situ Bluetooth Device S/N 674484" in h.notes
+
+
+def test_vusitu_html_a_bad_cell_names_its_line_and_a_cut_file_loses_its_last_row(tmp_path):
+    text = VU_HTML.read_bytes().decode("utf-8")
+    line = text[:text.index("<td>0.5410975</td>")].count("\n") + 1
+    bad = tmp_path / "bad.htm"
+    bad.write_bytes(text.replace("<td>0.5410975</td>", "<td>0.54x</td>").encode("utf-8"))
+    with pytest.raises(ConfigError, match=rf"bad.htm:{line}: Depth ft: not a number: '0.54x'"):
+        read_vusitu(bad)
+    cut = tmp_path / "cut.htm"
+    cut.write_bytes(text[:text.index("<td>48932.21</td>") + 40].encode("utf-8"))      # inside the last row
+    lf = read_vusitu(cut)
+    assert len(column(lf, "Depth").values) == 13
+    assert any(n.endswith("the last line is cut short (a download interrupted?): left out") for n in lf.notes)

@@ -8,6 +8,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ms4watch.contract.errors import ConfigError
@@ -255,3 +256,109 @@ def test_a_real_export_with_two_digit_years_first_is_read_as_year_month_day(tmp_
     assert read_hoboware(early).date_order == "ymd"
     with pytest.raises(ConfigError, match=r"hobo_yy_mm_dd_one_day.csv:3: Date Time: .*year/month/day.*--date-order"):
         read_hoboware(EXPORTS / "hobo_yy_mm_dd_one_day.csv")      # one day: 20 March 2009 or 9 March 2020
+
+
+# -- HOBOconnect (the app of Onset's MX loggers) ------------------------------------------------
+# Written here to the layout of a real HOBOconnect export of an MX2501 pH logger
+# (dempsey-CMAR/sensorstrings, inst/testdata/hobo_ph/22058687.csv, GPL-3: not copied): the header
+# line as it is, "MM-DD-YYYY hh:mm:ss" times in the zone the header names with its daylight
+# saving ("AST/ADT": the real file steps from 01:56:06 to 03:06:06 on 9 March 2025), event
+# columns, and event rows after the readings; values ours.
+
+_MX_HEADER = "#,Date-Time (EST/EDT),Temperature (°C) ,Millivolts (mv) ,pH (pH) ,Button Down,Button Up,Host Connected,Stopped,End of File"
+
+
+def _mx(path: Path, header: str = _MX_HEADER, stamps: tuple[str, ...] = ("03-09-2025 01:36:06", "03-09-2025 01:46:06",
+        "03-09-2025 01:56:06", "03-09-2025 03:06:06", "03-09-2025 03:16:06")) -> Path:
+    rows = [f"{k + 1},{s},{4.5 + k / 10:.2f},-66.5,8.06,,,,," for k, s in enumerate(stamps)]
+    rows += [f"{len(stamps) + 1},03-09-2025 03:17:00,,,,,,Logged,,", f"{len(stamps) + 2},03-09-2025 03:17:05,,,,,,,Logged,"]
+    path.write_text("\n".join([header] + rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_hoboconnect_export_is_read_in_the_zone_its_header_names_with_its_daylight_saving(tmp_path):
+    f = _mx(tmp_path / "MX2501.csv")
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f, date_order="mdy")          # one day, every field <= 12: the file cannot settle it
+    assert (str(lf.tz), lf.tz_source, lf.date_order) == ("America/New_York", "header", "mdy")
+    temp = lf.column(Quantity.TEMPERATURE)
+    assert (temp.name, temp.unit) == ("Temperature", "degC")
+    # 01:56:06 EST then 03:06:06 EDT: ten minutes apart, as logged
+    assert temp.times_ns.tolist()[2:4] == [utc(2025, 3, 9, 6, 56, 6), utc(2025, 3, 9, 7, 6, 6)]
+    assert temp.values.tolist() == pytest.approx([4.5, 4.6, 4.7, 4.8, 4.9])    # the event rows hold no reading
+    skipped = dict(lf.skipped)
+    assert skipped["pH"] == "'pH' is none of ms4watch's quantities (unit 'pH')"
+    assert skipped["Host Connected"] == "a status column" and "Millivolts" in skipped
+
+
+def test_a_hoboconnect_export_in_one_offset_and_channel_names(tmp_path):
+    header = "#,Date-Time (EDT),Ch: 1 - Temperature   (°F ),Ch: 2 - Water Level   (ft)"
+    f = tmp_path / "MX2001.csv"
+    f.write_text(header + "\n1,06/01/2026 08:00:00,68.0,0.42\n2,06/01/2026 08:15:00,68.9,0.45\n", encoding="utf-8")
+    lf = read_hoboware(f, date_order="mdy")
+    assert (str(lf.tz), lf.tz_source) == ("UTC-04:00", "header")
+    level = lf.column(Quantity.LEVEL)
+    assert (level.name, level.unit, level.values.tolist()) == ("Water Level", "ft", [0.42, 0.45])
+    assert level.times_ns[0] == utc(2026, 6, 1, 12, 0)
+    assert lf.column(Quantity.TEMPERATURE).unit == "degF"
+    unknown = tmp_path / "zone.csv"
+    unknown.write_text(header.replace("(EDT)", "(XYZ)") + "\n1,06/01/2026 08:00:00,68.0,0.42\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"zone.csv:1: Date-Time \(XYZ\): 'XYZ' is not a zone ms4watch knows: give it "
+                                          r"\(--tz\)"):
+        read_hoboware(unknown, date_order="mdy")
+
+
+def test_hobo_gaps_and_times_that_go_back_are_listed_event_rows_aside(tmp_path):
+    """As the real MX2501 export's last rows do: a day missing, then readings stamped earlier."""
+    f = _mx(tmp_path / "MX2501.csv", stamps=("03-07-2025 21:56:06", "03-07-2025 22:06:06", "03-08-2025 22:16:06",
+                                             "03-08-2025 22:26:06", "03-08-2025 22:36:06", "03-08-2025 22:16:07"))
+    lf = read_hoboware(f)
+    assert lf.date_order == "mdy"
+    assert "gap of 1 d 10 min before line 4 (logging every 10 min)" in lf.notes
+    assert "line 7: the time goes back 19 min 59 s" in lf.notes
+    assert not any("line 8" in n or "line 9" in n for n in lf.notes)          # event rows: no readings, no steps
+    plain = read_hoboware(DATA / "OF-1_u20_hoboware.csv")
+    assert not any(n.startswith(("gap", "line")) for n in plain.notes)
+
+
+def test_a_semicolon_hoboconnect_export_with_decimal_commas_a_bom_and_crlf(tmp_path):
+    header = "#;Date-Time (CET/CEST);Temperature (°C) ;Water Level (m) ;Host Connected;End of File"
+    rows = ["1;29.03.2026 01:40:00;4,5;0,305;;", "2;29.03.2026 01:50:00;4,6;0,3048;;",
+            "3;29.03.2026 03:00:00;4,7;0,61;;", "4;30.03.2026 03:10:00;;;Logged;"]
+    f = tmp_path / "mx_de.csv"
+    f.write_bytes(("\r\n".join([header] + rows) + "\r\n").encode("utf-8-sig"))
+    assert looks_like(f) == "hoboware"
+    lf = read_hoboware(f)
+    assert (str(lf.tz), lf.tz_source, lf.date_order) == ("Europe/Berlin", "header", "dmy")
+    t, v = lf.column(Quantity.LEVEL).canonical()
+    assert v.tolist() == pytest.approx([0.305 / 0.3048, 1.0, 0.61 / 0.3048])
+    assert t.tolist() == [utc(2026, 3, 29, 0, 40), utc(2026, 3, 29, 0, 50), utc(2026, 3, 29, 1, 0)]   # CET, then CEST
+    odd = tmp_path / "odd.csv"
+    odd.write_bytes(f.read_bytes().replace(b"(CET/CEST)", b"(MEZ/MESZ)"))
+    with pytest.raises(ConfigError, match=r"'MEZ/MESZ' is not a zone ms4watch knows: give it \(--tz\)"):
+        read_hoboware(odd)
+    given = read_hoboware(odd, "Europe/Berlin")                 # a zone given stands in for one the header names
+    assert given.tz_source == "given" and given.column(Quantity.LEVEL).times_ns.tolist() == t.tolist()
+
+
+def test_a_10_hz_toa5_keeps_every_tenth_of_a_second(tmp_path):
+    """Issue 25 found a 10 Hz TOA5 imported 0 readings without saying why."""
+    stamps = [f"2026-06-01 08:00:{k // 10:02d}" + (f".{k % 10}" if k % 10 else "") for k in range(30)]
+    lf = read_toa5(_toa5(tmp_path / "fast.dat", stamps, [f"{k / 10:.1f}" for k in range(30)]), "-05:00")
+    rain = lf.column(Quantity.RAIN)
+    assert len(rain.times_ns) == 30 and rain.times_ns[0] == utc(2026, 6, 1, 13, 0)
+    assert set(np.diff(rain.times_ns).tolist()) == {100_000_000}                  # 0.1 s apart, none merged
+    assert not [n for n in lf.notes if "RECORD" in n]
+
+
+def test_turbidity_in_fnu_or_ntu_is_named_so_in_toa5_and_hoboware_as_in_the_other_readers(tmp_path):
+    f = tmp_path / "turb.dat"
+    f.write_text('"TOA5","OF-1","CR1000","1031","CR1000.Std.32","CPU:t.CR1","1","Turb"\r\n'
+                 '"TIMESTAMP","RECORD","Turbidity","Turb_NTU"\r\n"TS","RN","FNU","NTU"\r\n"","","Smp","Smp"\r\n'
+                 '"2026-06-01 08:00:00",0,4.1,4.3\r\n"2026-06-01 08:15:00",1,4.2,4.4\r\n')
+    lf = read_toa5(f, "-05:00")
+    assert sorted(c.sensor for c in lf.columns) == ["Turb_NTU", "Turbidity FNU"]
+    h = tmp_path / "turb.csv"
+    h.write_text('"#","Date Time, GMT-05:00","Turbidity, FNU (LGR S/N: 1, SEN S/N: 1)"\n'
+                 '1,06/01/26 08:00:00 AM,4.1\n2,06/13/26 08:15:00 AM,4.2\n', encoding="utf-8")
+    assert [c.sensor for c in read_hoboware(h).columns] == ["Turbidity FNU"]

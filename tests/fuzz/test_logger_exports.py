@@ -1,4 +1,4 @@
-"""Property-based fuzzing (hypothesis) of the KorEXO, Win-Situ and Solinst readers on
+"""Property-based fuzzing (hypothesis) of the KorEXO, Win-Situ, VuSitu and Solinst readers on
 mutations of the real exports in ``tests/contract/testdata/exports``: whatever the input,
 a result or the project's own error naming the file (``Ms4Error``), never another exception."""
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ms4watch.contract.errors import Ms4Error
 from ms4watch.contract.korexo import read_korexo
 from ms4watch.contract.solinst import read_solinst
+from ms4watch.contract.vusitu import read_vusitu
 from ms4watch.contract.winsitu import read_winsitu
 
 from .test_loaders import FUZZ, mutated
@@ -21,7 +22,12 @@ EXPORTS = Path(__file__).resolve().parents[1] / "contract" / "testdata" / "expor
 
 def _text(name: str) -> str:
     raw = (EXPORTS / name).read_bytes()
-    return raw.decode("utf-16") if raw[:2] == b"\xff\xfe" else raw.decode("cp1252")
+    if raw[:2] == b"\xff\xfe":
+        return raw.decode("utf-16")
+    try:
+        return raw.decode("utf-8")          # VuSitu
+    except UnicodeDecodeError:
+        return raw.decode("cp1252")         # Win-Situ, Solinst
 
 
 CASES = {
@@ -31,6 +37,9 @@ CASES = {
     "solinst_gold_1062280.csv": lambda p: read_solinst(p, "UTC"),
     "solinst_edge_2010143.xle": lambda p: read_solinst(p, "UTC"),
     "solinst_edge_2041929.lev": lambda p: read_solinst(p, "UTC"),
+    "vusitu_aquatroll600_live.csv": lambda p: read_vusitu(p),
+    "vusitu_excel_resaved.csv": lambda p: read_vusitu(p, "UTC"),
+    "vusitu_aquatroll600_live.htm": lambda p: read_vusitu(p),
 }
 TEXTS = {name: _text(name) for name in CASES}
 

@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from mypy.config_parser import parse_config_file
 from mypy.main import define_options
 from mypy.options import Options
@@ -66,6 +68,7 @@ def test_strict_on_the_four_and_default_on_the_rest():
         assert not on, f"{module} gets strict flags meant for the four: {on}"
 
 
+@pytest.mark.timeout(600)   # as long as the subprocess may take: a cold run is ~25 s of CPU, minutes on a loaded machine
 def test_mypy_is_clean():
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "typecheck.py")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)

@@ -69,7 +69,7 @@ class Inspection:
     note: str = ""
 
 
-def site_inspections(reg: Registry, site_id: str, confirmed_storms: dict[str, Sequence[int]],
+def site_inspections(reg: Registry, site_id: str, confirmed_storms: Mapping[str, Sequence[int]],
                      inspections_ns: Sequence[int], now_ns: int) -> list[Event]:
     """Post-storm and routine inspection items of one site, and escalations when overdue.
 

@@ -226,7 +226,8 @@ def _tips(path: Path, tip_in: float) -> RainRecord:
     if counts.isna().any():
         i = int(np.flatnonzero(counts.isna().to_numpy())[0])
         raise RainFileError(f"{path}:{i + 2}: {ccol}: not a tip count: {raw[ccol].iat[i]!r}")
-    tips = np.diff(counts.to_numpy(), prepend=counts.iat[0])  # first row: the logger start, 0 tips
+    cumulative = counts.to_numpy()
+    tips = np.diff(cumulative, prepend=cumulative[0])  # first row: the logger start, 0 tips
     if np.any(tips < 0):
         i = int(np.flatnonzero(tips < 0)[0])
         raise RainFileError(f"{path}:{i + 2}: {ccol}: cumulative count goes down")
@@ -239,7 +240,7 @@ def _fixed(path: Path) -> RainRecord:
     if not _is_depth(dcol):
         raise RainFileError(f"{path}:1: column {dcol!r} is not a depth per interval (Depth_mm, Rain_in, …): "
                             "not a fixed-interval record")
-    fmt = "%Y-%m-%d %H:%M:%S" if "-" in raw[tcol].iat[0] else "%m/%d/%y %H:%M:%S"
+    fmt = "%Y-%m-%d %H:%M:%S" if "-" in str(raw[tcol].iat[0]) else "%m/%d/%y %H:%M:%S"
     idx = _times(raw[tcol], fmt, path, 2)
     depth = pd.to_numeric(raw[dcol].str.strip(), errors="coerce")
     if depth.isna().any():

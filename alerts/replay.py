@@ -6,10 +6,10 @@ order they arrive in (tests/alerts/test_engine_property.py).
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,9 @@ from ms4watch.contract.registry import Registry, load_registry
 from . import evaluate as ev
 from .errors import AlertError
 from .events import Event, write_jsonl
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -247,7 +250,7 @@ def replay_files(registry: str | Path | Registry, readings: str | Path, out: str
     if suppressions:
         reg = read_suppressions(suppressions, reg)
     done = read_inspections(inspections, reg) if inspections else []
-    progress_cm = nullcontext(None)
+    progress_cm: AbstractContextManager[Progress | None] = nullcontext(None)
     if show_progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         progress_cm = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -279,8 +282,8 @@ def replay_files(registry: str | Path | Registry, readings: str | Path, out: str
     except OSError as e:
         raise AlertError(f"{out}: cannot write: {e.strerror}") from None
     known = reg.station_ids()
-    counts = res.frame["station"].value_counts() if len(res.frame) else {}
-    unknown = {str(st): int(c) for st, c in sorted(dict(counts).items()) if st not in known}
+    counts: dict[Any, int] = dict(res.frame["station"].value_counts()) if len(res.frame) else {}
+    unknown = {str(st): int(c) for st, c in sorted(counts.items()) if st not in known}
     return ReplayResult(n, res.problems, unknown)
 
 

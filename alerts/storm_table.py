@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,9 @@ def write_storm_table(table: pd.DataFrame, out: IO[str], *, naive: bool) -> int:
     """Write one CSV row per storm; times without offset when the record had none."""
     w = csv_writer(out)
     w.writerow(HEADER)
-    for r in table.itertuples(index=False):
+    # the columns of rules.storms.COLUMNS: start, end (Timestamp), depth_uin (int), duration_h, peaks (float), qualifying
+    rows: Iterable[Any] = table.itertuples(index=False)
+    for r in rows:
         w.writerow([_fmt_time(r.start, naive), _fmt_time(r.end, naive),
                     f"{r.depth_uin / 1e6:.6f}".rstrip("0").rstrip("."),
                     f"{r.depth_uin / 1e6 * MM_PER_IN:.2f}", f"{r.duration_h:.4f}",

@@ -42,7 +42,7 @@ import time
 import zlib
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -120,7 +120,7 @@ class Agent:
             on_control=self._queue_control)
 
     def _build_drivers(self, config: FirmwareConfig, options: list[BaseModel],
-                       reuse: list[Any] = ()) -> list[Any]:
+                       reuse: Sequence[Any] = ()) -> list[Any]:
         """One driver per sensor. A driver in ``reuse`` whose sensor is defined the same but
         for its calibration and interval is kept (its port, GPIO line and counters stay
         open) and given the new sensor definition."""

@@ -36,6 +36,8 @@ def parse_agent_config(text: str, source: str) -> tuple[FirmwareConfig, list[Bas
     options, problems = validated_options(config)
     if problems:
         lines: dict[tuple[Any, ...], int] = {}
-        _walk(yaml.compose(text, Loader=yaml.SafeLoader), (), lines)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None:  # None for an empty document
+            _walk(node, (), lines)
         raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
     return config, options

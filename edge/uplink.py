@@ -198,7 +198,7 @@ class Uplink:
             return
         channel = Channel.CONFIG if msg.topic.endswith("/config") else Channel.CMD
         try:
-            self.on_control(channel, msg.payload)
+            self.on_control(channel, bytes(msg.payload))
         except Exception:  # a bad control message must never stop the uplink
             log.exception("%s: handling %s failed", self.spool.device, msg.topic)
 

@@ -16,6 +16,7 @@ revert the old one first.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import sqlite3
 import threading
@@ -100,6 +101,13 @@ class AuditEntry:
     why: str
 
 
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made (sqlite3 types ``lastrowid`` as optional)."""
+    if cur.lastrowid is None:
+        raise sqlite3.ProgrammingError("no row was inserted")
+    return cur.lastrowid
+
+
 class CorrectionStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -139,7 +147,7 @@ class CorrectionStore:
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (station, quantity, sensor, c.t0_ns, c.t1_ns, c.fouling, c.fouling_kind.value, c.drift,
                      c.drift_kind.value, limit, record, by.strip(), now, why.strip()))
-                cid = int(cur.lastrowid)
+                cid = _row_id(cur)
                 self._db.execute("INSERT INTO correction_audit (correction_id, at_ns, who, action, why) "
                                  "VALUES (?,?,?,?,?)", (cid, now, by.strip(), "added", why.strip()))
                 self._db.execute("COMMIT")
@@ -183,7 +191,7 @@ class CorrectionStore:
                 cur = self._db.execute(f"INSERT INTO corrections ({', '.join(names)}) VALUES "
                                        f"({', '.join('?' * len(names))})",
                                        ([rec["id"]] if free else []) + [rec[c] for c in cols])
-                cid = int(cur.lastrowid)
+                cid = _row_id(cur)
                 self._db.executemany("INSERT INTO correction_audit (correction_id, at_ns, who, action, why) "
                                      "VALUES (?,?,?,?,?)", [(cid, *a[1:]) for a in audit])
                 self._db.execute("COMMIT")
@@ -209,17 +217,17 @@ class CorrectionStore:
             where.append("reverted_at_ns IS NULL")
         return self._select(("WHERE " + " AND ".join(where)) if where else "", tuple(params))
 
-    def in_force(self, station: str, quantity: str, start_ns: int, end_ns: int) -> list[Correction]:
+    def in_force(self, station: str, quantity: str, start_ns: int, end_ns: int) -> builtins.list[Correction]:
         return self._select("WHERE station = ? AND quantity = ? AND reverted_at_ns IS NULL AND t1_ns >= ? "
                             "AND t0_ns <= ?", (station, quantity, start_ns, end_ns))
 
-    def audit(self, cid: int) -> list[AuditEntry]:
+    def audit(self, cid: int) -> builtins.list[AuditEntry]:
         with self._lock:
             rows = self._db.execute("SELECT correction_id, at_ns, who, action, why FROM correction_audit "
                                     "WHERE correction_id = ? ORDER BY id", (cid,)).fetchall()
         return [AuditEntry(*r) for r in rows]
 
-    def _select(self, where: str, params: tuple) -> list[Correction]:
+    def _select(self, where: str, params: tuple) -> builtins.list[Correction]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, station, quantity, sensor, t0_ns, t1_ns, fouling, fouling_kind, drift, drift_kind, "

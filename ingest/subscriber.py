@@ -397,7 +397,7 @@ class Subscriber:
         reader = PacketReader(connection, self.max_packet_bytes)
         last_sent = last_heard = time.monotonic()
         ping_every = self.keepalive_s / 2
-        is_tls = isinstance(sock, ssl.SSLSocket)
+        tls = sock if isinstance(sock, ssl.SSLSocket) else None  # its buffered bytes select() cannot see
         while True:
             if self._flush_acks(sock, connection):
                 last_sent = time.monotonic()
@@ -414,7 +414,7 @@ class Subscriber:
                 sock.sendall(PINGREQ)
                 last_sent = now
             watch = [self._wake_r] if self._paused.is_set() else [sock, self._wake_r]
-            if is_tls and not self._paused.is_set() and sock.pending():
+            if tls is not None and not self._paused.is_set() and tls.pending():
                 readable = [sock]
             else:
                 readable, _, _ = select.select(watch, [], [], max(0.05, ping_every - (now - last_sent)))

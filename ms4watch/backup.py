@@ -377,9 +377,10 @@ def restore_backup(backup: Path, data_dir: Path, report: Report = _quiet, *, for
                 raise BackupError(f"{target}: not empty; {what} with --force to replace its files")
         restored = []
         for part in parts:
-            if targets[part] is None:
+            given = targets[part]
+            if given is None:
                 continue
-            target = Path(targets[part])
+            target = Path(given)
             uid = who.uid if who and part == DATA else -1
             gid = who.gid if who and part in (DATA, CONFIG) else -1
             top, sub = {DATA: (0o750, DIR_MODE), CONFIG: (0o750, 0o750), BROKER: (0o755, 0o755)}[part]

@@ -16,7 +16,7 @@ from .errors import DemoError
 log = logging.getLogger(__name__)
 
 
-class _SnapshotTable(dict):  # type: ignore[type-arg]
+class _SnapshotTable(dict):
     """amqtt's subscription table, walked over a copy of its keys.
 
     amqtt 0.12.1 iterates ``Broker._subscriptions`` across awaits (sending retained messages to
@@ -25,10 +25,10 @@ class _SnapshotTable(dict):  # type: ignore[type-arg]
     sends to the filters that existed when the walk began, which is what the broker means.
     """
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(list(super().keys()))
 
-    def items(self):  # type: ignore[no-untyped-def]
+    def items(self):
         return list(super().items())
 
 
@@ -86,7 +86,7 @@ class EmbeddedBroker:
         loop.run_forever()
         loop.close()
 
-    def _client_failed(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:  # type: ignore[type-arg]
+    def _client_failed(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
         """A client's session ended on an error inside amqtt: one line, not a traceback."""
         exc = context.get("exception")
         line = f"embedded broker: a client session ended: {exc!r}" if exc else f"embedded broker: {context.get('message')}"

@@ -204,12 +204,12 @@ def _broker(settings: Settings, timeout_s: float) -> Iterator[Result]:
 
 def _stores(settings: Settings) -> Iterator[Result]:
     from .ingest.sinks import open_sink
-    from .ingest.sinks.sqlite.sink import probe_write_lock
+    from .ingest.sinks.sqlite.sink import SqliteSink, probe_write_lock
     for url in _store_urls(settings):
         what = f"store {url.split('?')[0]}"
         if url.startswith("sqlite:"):
             try:
-                path = open_sink(url).path      # not opened: that would create the file
+                path = SqliteSink.from_url(url).path      # not opened: that would create the file
                 if path.exists():
                     probe_write_lock(path)
                 elif not os.access(next(p for p in path.parents if p.exists()), os.W_OK | os.X_OK):

@@ -64,10 +64,10 @@ def build_app(command: str | None = None) -> typer.Typer:
 def invoked_command(args: list[str]) -> str | None:
     """The command named on a command line (after the root options), or None: no command,
     an unknown one (typer's error lists them all) or only ``--help``/``--version``."""
-    args = iter(args)
-    for a in args:
+    words = iter(args)
+    for a in words:
         if a == "--log-format":
-            next(args, None)          # its value
+            next(words, None)          # its value
         elif not a.startswith("-"):
             return a if a in COMMANDS else None
     return None

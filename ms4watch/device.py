@@ -73,7 +73,7 @@ class DeviceLink:
 
         client.on_connect = on_connect
         client.on_subscribe = lambda *a: self._subscribed.set()
-        client.on_message = lambda c, u, msg: self._inbox.put((msg.topic, msg.payload))
+        client.on_message = lambda c, u, msg: self._inbox.put((msg.topic, bytes(msg.payload)))
         try:
             client.connect(self.url.host, self.url.port, keepalive=30)
         except OSError as e:

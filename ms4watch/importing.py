@@ -22,9 +22,12 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .contract.errors import ConfigError, Ms4Error
 from .contract.ids import check_id
@@ -168,7 +171,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             notes.append("sensor serial numbers: " + ", ".join(listed))
         for c in lf.columns:
             try:
-                t, v = c.canonical(tip=tip_in)
+                t, values = c.canonical(tip=tip_in)
             except ValueError as e:
                 raise ImportError_(f"{path}: {e} (--tip)") from None
             sensor = _id(c.sensor, "sensor id")
@@ -176,7 +179,7 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             if c.serial:
                 serials[sensor] = c.serial
             rows += [(int(a), st, sensor, c.quantity.value, float(b), CANONICAL[c.quantity])
-                     for a, b in zip(t.tolist(), v.tolist())]
+                     for a, b in zip(t.tolist(), values.tolist())]
         device = device or f"IMPORT-{found}-{lf.serial or st}"
     elif found == RainFormat.READINGS.value:
         from .contract.readings_csv import read_readings_csv
@@ -197,15 +200,16 @@ def read_file(path: Path, registry: Registry, *, fmt: str | None = None, station
             rec = read_rain(path, fmt=RainFormat(found), tip_in=tip_in, tz=tz)
         except RainFileError as e:
             raise ImportError_(str(e)) from None
+        times = cast("pd.DatetimeIndex", rec.rain_in.index)
         if rec.naive:
             # wall-clock times of the logger: the registry's zone (the town's), never UTC by accident
-            idx = rec.rain_in.index.tz_localize(None).tz_localize(registry.timezone, ambiguous="NaT",
-                                                                   nonexistent="NaT").tz_convert("UTC")
+            idx = times.tz_localize(None).tz_localize(registry.timezone, ambiguous="NaT",
+                                                      nonexistent="NaT").tz_convert("UTC")
             zone_name = f"{tz} (given)" if tz else f"{registry.timezone} (the registry's; the file names none)"
         else:
-            idx = rec.rain_in.index
+            idx = times
             zone_name = "UTC"
-        ok = ~idx.isna()
+        ok = idx.notna()
         st = _id(station, "station id")
         rows = [(int(a), st, "rain", "rain", float(v), "in") for a, v in
                 zip(idx[ok].as_unit("ns").asi8.tolist(), rec.rain_in.to_numpy()[ok].tolist())]
@@ -246,6 +250,13 @@ def _read_logger(fmt: str, path: Path, tz: str | None, registry_zone: str, date_
     return read_winsitu(path, tz, date_order=date_order)
 
 
+def _value(r: CanonicalReading) -> float:
+    """An imported reading's value: every one has one (rows without a finite value are not kept)."""
+    if r.value is None:
+        raise ValueError(f"{r.station} {r.sensor} at {r.time_ns}: an imported reading without a value")
+    return r.value
+
+
 def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
@@ -261,13 +272,13 @@ def _once(readings: list[CanonicalReading], units: dict[str, str]) -> tuple[list
     for r in readings:
         key = (r.station, r.sensor, r.quantity, r.time_ns)
         if key in seen:
-            if _same(seen[key], r.value):
+            if _same(seen[key], _value(r)):
                 repeated += 1
             else:
-                conflicts.append(Conflict(r.station, r.sensor, r.quantity, r.time_ns, seen[key], r.value,
+                conflicts.append(Conflict(r.station, r.sensor, r.quantity, r.time_ns, seen[key], _value(r),
                                           units.get(r.sensor, r.unit)))
             continue
-        seen[key] = r.value
+        seen[key] = _value(r)
         out.append(r)
     return out, repeated, conflicts
 
@@ -289,10 +300,10 @@ def against_store(imp: Imported, source: ReadingsSource) -> Imported:
             v = stored.get((r.time_ns, r.sensor))
             if v is None:
                 keep.append(r)
-            elif _same(v, r.value):
+            elif _same(v, _value(r)):
                 same += 1
             else:
-                conflicts.append(Conflict(st, r.sensor, q, r.time_ns, v, r.value, imp.units.get(r.sensor, r.unit)))
+                conflicts.append(Conflict(st, r.sensor, q, r.time_ns, v, _value(r), imp.units.get(r.sensor, r.unit)))
     keep.sort(key=lambda r: (r.time_ns, r.station, r.sensor))
     return replace(imp, readings=keep, already_stored=same, store_conflicts=conflicts)
 
@@ -328,7 +339,7 @@ def summary(imp: Imported) -> list[ColumnSummary]:
     for r in imp.readings:
         groups.setdefault((r.station, r.sensor, r.quantity, r.unit), []).append(r)
     return [ColumnSummary(st, se, q, u, len(rs), min(r.time_ns for r in rs), max(r.time_ns for r in rs),
-                          min(r.value for r in rs), max(r.value for r in rs),
+                          min(_value(r) for r in rs), max(_value(r) for r in rs),
                           _file_unit(imp.units.get(se, ""), u), imp.serials.get(se, ""))
             for (st, se, q, u), rs in groups.items()]
 
@@ -359,7 +370,7 @@ def write_csv(imps: Iterable[Imported], out: Path) -> int:
     from .contract.readings_csv import write_readings_csv
     from .contract.timeutil import iso_utc
     with open(out, "w", encoding="utf-8", newline="") as f:
-        return write_readings_csv(((iso_utc(r.time_ns), r.station, r.quantity, r.value, r.unit)
+        return write_readings_csv(((iso_utc(r.time_ns), r.station, r.quantity, _value(r), r.unit)
                                    for imp in imps for r in imp.readings), f)
 
 

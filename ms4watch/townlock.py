@@ -86,7 +86,7 @@ class Holder:
                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.since))}")
 
     @classmethod
-    def parse(cls, payload: bytes) -> "Holder | None":
+    def parse(cls, payload: bytes | bytearray) -> "Holder | None":
         try:
             d = json.loads(payload)
             return cls(str(d["instance"]), str(d["host"]), int(d["pid"]), str(d["data_dir"]), float(d["since"]),
@@ -108,9 +108,9 @@ class TownLock:
         self._username, self._password, self._tls = username, password, tls
         self._fd: int | None = None
         self._client: mqtt.Client | None = None
-        me = {"instance": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(),
-              "data_dir": str(self.data_dir.resolve()), "since": time.time()}
-        self.me = Holder(**me, beat=me["since"])
+        since = time.time()
+        self.me = Holder(instance=uuid.uuid4().hex, host=socket.gethostname(), pid=os.getpid(),
+                         data_dir=str(self.data_dir.resolve()), since=since, beat=since)
         self._lock = threading.Lock()
         self._checked = threading.Event()      # the broker lock was checked (won, or found unusable)
         self._echoed = threading.Event()

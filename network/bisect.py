@@ -88,7 +88,8 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
     """:func:`plan` with pipes of unknown direction, counted structure by structure (each
     structure's ancestors, twice: a quadratic count, for the few networks that need it)."""
     import networkx as nx
-    may, surely = nx.DiGraph(), nx.DiGraph()
+    may: nx.DiGraph[str] = nx.DiGraph()
+    surely: nx.DiGraph[str] = nx.DiGraph()
     may.add_nodes_from(net.structures)
     surely.add_nodes_from(net.structures)
     length: dict[str, float] = {}
@@ -119,9 +120,10 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
         suspect -= draining_to(surely, m)
     total = ft(suspect)
     opened = {outfall, *flow, *no_flow}
-    ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)}
+    suspect_ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)
+                    if e is not None}
     scored = []
-    for m in ends - opened:
+    for m in suspect_ends - opened:
         part = draining_to(may, m) & suspect
         if 0 < len(part) < len(suspect):
             part_ft = ft(part)
@@ -147,23 +149,23 @@ def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[
         down[u] = v
         waiting[v] = waiting.get(v, 0) + 1
         waiting.setdefault(u, 0)
-    drained = {n: [0.0, 0] for n in waiting}
+    drained_ft = dict.fromkeys(waiting, 0.0)
+    drained_pipes = dict.fromkeys(waiting, 0)
     ready = [n for n, k in waiting.items() if k == 0]
     done = 0
     while ready:
         n = ready.pop()
         done += 1
-        v = down.get(n)
-        if v is not None:
-            d = drained[v]
-            d[0] += drained[n][0] + length[(n, v)]
-            d[1] += drained[n][1] + 1
-            waiting[v] -= 1
-            if waiting[v] == 0:
-                ready.append(v)
+        to = down.get(n)
+        if to is not None:
+            drained_ft[to] += drained_ft[n] + length[(n, to)]
+            drained_pipes[to] += drained_pipes[n] + 1
+            waiting[to] -= 1
+            if waiting[to] == 0:
+                ready.append(to)
     if done != len(waiting):                           # a loop: its structures never became ready
         return None
-    return {n: (d[0], d[1]) for n, d in drained.items()}
+    return {n: (drained_ft[n], drained_pipes[n]) for n in waiting}
 
 
 def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
@@ -172,7 +174,7 @@ def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tupl
     structure drains on by at most one path (the usual storm sewer). None otherwise: the
     caller counts each structure's ancestors instead."""
     import networkx as nx
-    h = nx.DiGraph()
+    h: nx.DiGraph[str] = nx.DiGraph()
     h.add_edges_from(suspect)
     c = nx.condensation(h)
     if any(d > 1 for _, d in c.out_degree()):

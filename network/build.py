@@ -21,14 +21,14 @@ class _Snapper:
     equirectangular frame (exact enough over a town for distances of feet)."""
 
     def __init__(self, structures: list[Structure], tolerance_ft: float):
-        located = [s for s in structures if s.lat is not None and s.lon is not None]
-        self.lat0 = math.radians(sum(s.lat for s in located) / len(located)) if located else 0.0
+        located = [(s.lon, s.lat, s.id) for s in structures if s.lat is not None and s.lon is not None]
+        self.lat0 = math.radians(sum(lat for _, lat, _ in located) / len(located)) if located else 0.0
         self.tolerance_m = tolerance_ft / FT_PER_M
         self.cell_m = max(tolerance_ft, NEAR_FT) / FT_PER_M
         self.grid: dict[tuple[int, int], list[tuple[float, float, str]]] = defaultdict(list)
-        for s in located:
-            x, y = self._xy(s.lon, s.lat)
-            self.grid[self._cell(x, y)].append((x, y, s.id))
+        for lon, lat, sid in located:
+            x, y = self._xy(lon, lat)
+            self.grid[self._cell(x, y)].append((x, y, sid))
 
     def _xy(self, lon: float, lat: float) -> tuple[float, float]:
         return (EARTH_RADIUS_M * math.radians(lon) * math.cos(self.lat0), EARTH_RADIUS_M * math.radians(lat))

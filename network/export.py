@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import NetworkError
-from .model import Network, StructureKind
+from .model import Network, Structure, StructureKind
 
 MULTI_LAYER = {".gpkg", ".kml", ".gdb"}
 DRIVERS = {".kml": "LIBKML"}           # GDAL has two KML writers; libkml keeps the attributes as ExtendedData
@@ -29,7 +29,7 @@ def export(net: Network, path: Path, outfalls_only: bool = False) -> list[Path]:
         raise NetworkError(f"{len(unplaced)} structures have no position (e.g. {unplaced[0]}): re-import the map "
                            "with its coordinate system (--crs) to export it")
     structures = [s for s in net.structures.values() if not outfalls_only or s.kind is StructureKind.OUTFALL]
-    layers = [("structures", "Point", [shapely.to_wkb(shapely.Point(s.lon, s.lat)) for s in structures],
+    layers = [("structures", "Point", [shapely.to_wkb(shapely.Point(*_lon_lat(s))) for s in structures],
                STRUCTURE_FIELDS, [_column(structures, f) for f in STRUCTURE_FIELDS])]
     if not outfalls_only:
         pipes = [c for c in net.conveyances.values() if len(c.coords) > 1]
@@ -61,6 +61,12 @@ def export(net: Network, path: Path, outfalls_only: bool = False) -> list[Path]:
         if target not in written:
             written.append(target)
     return written
+
+
+def _lon_lat(s: Structure) -> tuple[float, float]:
+    if s.lon is None or s.lat is None:  # export() refuses a network with such structures first
+        raise NetworkError(f"structure {s.id} has no position")
+    return s.lon, s.lat
 
 
 def _column(items: list, name: str) -> np.ndarray:

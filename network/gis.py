@@ -30,7 +30,7 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
         row = {n: _plain(columns[j][i]) for j, n in enumerate(names)}
         row["__fid__"] = int(fids[i])
         rows.append(row)
-    shapes = [shapely.from_wkb(g) if g is not None else None for g in geoms]
+    shapes = [None] * len(rows) if geoms is None else [shapely.from_wkb(g) if g is not None else None for g in geoms]
     return meta.get("crs"), rows, shapes
 
 

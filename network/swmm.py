@@ -84,7 +84,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     offsets_are_elevations = options.get("LINK_OFFSETS", "DEPTH") == "ELEVATION"
 
     out = RawMap(georeferenced=mapping is not None and mapping.crs is not None)
-    tr = to_wgs84(mapping.crs, where) if out.georeferenced else None
+    tr = to_wgs84(mapping.crs, where) if mapping is not None and mapping.crs is not None else None
     coords = {r.fields[0]: (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
               for r in secs.get("COORDINATES", [])}
     vertices: dict[str, list[tuple[float, float]]] = {}
@@ -116,7 +116,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     seen_links: set[str] = set()
     for section, section_kind in LINK_SECTIONS.items():
         for r in secs.get(section, []):
-            kind = section_kind
+            link_kind = section_kind
             if len(r.fields) < 3:
                 raise NetworkError(f"{where}:{r.line}: [{section}] {r.fields[0]}: expected name, from node, to node")
             name, a, b = r.fields[:3]
@@ -131,8 +131,8 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
             if xs is not None and len(xs.fields) > 2:
                 diameter = num(xs, 2, "XSECTIONS", "Geom1") * to_ft * 12
                 if xs.fields[1].upper() in {"TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "IRREGULAR",
-                                            "RECT_OPEN", "POWER"} and kind is ConveyanceKind.PIPE:
-                    kind = ConveyanceKind.CHANNEL
+                                            "RECT_OPEN", "POWER"} and link_kind is ConveyanceKind.PIPE:
+                    link_kind = ConveyanceKind.CHANNEL
             pts = [coords[a]] if a in coords else []
             pts += vertices.get(name, [])
             pts += [coords[b]] if b in coords else []
@@ -142,7 +142,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                     out.findings.append(Finding("unconnected_end", lid, f"link {lid} ({where}:{r.line}) names node "
                                                 f"{end}, which no node section defines"))
             out.lines.append(RawLine(
-                id=lid, kind=kind, coords=line_coords, start_node=a if a in inverts else None,
+                id=lid, kind=link_kind, coords=line_coords, start_node=a if a in inverts else None,
                 end_node=b if b in inverts else None, start_invert_ft=a_inv, end_invert_ft=b_inv,
                 length_ft=length, diameter_in=diameter, source=f"{where}:{r.line}"))
 

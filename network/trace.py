@@ -54,7 +54,9 @@ def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
                 queue.append(n)
     children: dict[str, list[str]] = {n: [] for n in order}
     for n in order[1:]:
-        children[parent[n]].append(n)
+        up = parent[n]                                   # None only for start, order[0]
+        if up is not None:
+            children[up].append(n)
     reach: dict[str, float] = {}                         # pipe length drained through a structure's pipe
     for n in reversed(order):
         own = (via[n]["length_ft"] or 0.0) if n in via else 0.0

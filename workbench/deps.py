@@ -70,7 +70,8 @@ async def check_csrf(request: Request) -> None:
     given = request.headers.get(CSRF_HEADER)
     if given is None and request.headers.get("content-type", "").startswith(
             ("application/x-www-form-urlencoded", "multipart/form-data")):
-        given = (await request.form()).get(CSRF_FIELD)
+        posted = (await request.form()).get(CSRF_FIELD)
+        given = posted if isinstance(posted, str) else None
     if not expected or not isinstance(given, str) or not hmac.compare_digest(given, expected):
         raise Forbidden("the form is stale or did not come from this site (CSRF token missing or wrong); "
                         "reload the page and try again")

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from html import escape
-from typing import Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 from ..ingest.sinks.base import Bucket
 
@@ -58,7 +58,7 @@ class Chart:
     bands: Sequence[Band] = ()
     width_ns: int = 0                           # the buckets' width
     notes: Sequence[str] = field(default_factory=tuple)
-    basis: Mapping[str, str] = field(default_factory=dict)   # a line's label (or "rain") -> "corrected"
+    basis: Mapping[str, Literal["corrected"]] = field(default_factory=dict)   # a line's label (or "rain") -> "corrected"
 
 
 W, H = 800, 320
@@ -122,14 +122,17 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
     # the readings: a stroke through each bucket's least and greatest
     gap = 3 * c.width_ns
     for line in c.lines:
-        d, prev = [], None
-        for b in line.buckets:
-            cx = x(int(b.start_ns + half))
-            move = prev is None or b.start_ns - prev > gap
-            d.append(f"{'M' if move else 'L'}{cx:.1f} {y(b.max):.1f}")
-            if b.min != b.max:
-                d.append(f"L{cx:.1f} {y(b.min):.1f}")
-            prev = b.start_ns
+        d: list[str] = []
+        prev = None
+        for bucket in line.buckets:
+            if bucket.min is None or bucket.max is None:    # no reading in it
+                continue
+            cx = x(int(bucket.start_ns + half))
+            move = prev is None or bucket.start_ns - prev > gap
+            d.append(f"{'M' if move else 'L'}{cx:.1f} {y(bucket.max):.1f}")
+            if bucket.min != bucket.max:
+                d.append(f"L{cx:.1f} {y(bucket.min):.1f}")
+            prev = bucket.start_ns
         if d:
             out.append(f'<path class="series" d="{" ".join(d)}" fill="none" stroke="{line.colour}" '
                        f'stroke-width="1.4" stroke-linejoin="round"><title>{escape(line.label)}</title></path>')
@@ -139,13 +142,13 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
                        f'y2="{y(th.value):.1f}" stroke="#b3261e" stroke-dasharray="6 4" stroke-width="1.2">'
                        f'<title>{escape(th.label)}</title></line>')
         elif th.points:
-            d = " ".join(f"{'M' if i == 0 else 'L'}{x(int(t + half)):.1f} {y(min(v, hi)):.1f}"
-                         for i, (t, v) in enumerate(th.points))
-            out.append(f'<path class="threshold" d="{d}" fill="none" stroke="#b3261e" stroke-dasharray="6 4" '
+            steps = " ".join(f"{'M' if i == 0 else 'L'}{x(int(t + half)):.1f} {y(min(v, hi)):.1f}"
+                             for i, (t, v) in enumerate(th.points))
+            out.append(f'<path class="threshold" d="{steps}" fill="none" stroke="#b3261e" stroke-dasharray="6 4" '
                        f'stroke-width="1.2"><title>{escape(th.label)}</title></path>')
     out.append(f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#c5ccd3"/>')
     # legend along the top
-    lx = LEFT
+    lx: float = LEFT
     items = [(ln.label, ln.colour, "line") for ln in c.lines] + [(t.label, "#b3261e", "dash") for t in c.thresholds]
     if c.rain:
         items.append(("rain", RAIN, "bar"))
@@ -167,8 +170,8 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
             out.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '
                        'stroke-dasharray="5 3" stroke-width="1.5"/>')
         else:
-            op = "0.55" if how == "bar" else "0.25"
-            out.append(f'<rect x="{lx}" y="{ly - 9}" width="18" height="9" fill="{colour}" fill-opacity="{op}"/>')
+            opacity = "0.55" if how == "bar" else "0.25"
+            out.append(f'<rect x="{lx}" y="{ly - 9}" width="18" height="9" fill="{colour}" fill-opacity="{opacity}"/>')
         out.append(f'<text x="{lx + 22}" y="{ly}" fill="#1b1f24">{escape(label)}</text>')
         lx += w
     if not c.lines and not c.rain:
@@ -179,7 +182,7 @@ def render(c: Chart, tz: tzinfo, width: int = W, height: int = H) -> str:
 
 
 def _range(c: Chart) -> tuple[float, float]:
-    vals = [v for ln in c.lines for b in ln.buckets for v in (b.min, b.max)]
+    vals = [v for ln in c.lines for b in ln.buckets for v in (b.min, b.max) if v is not None]
     vals += [t.value for t in c.thresholds if t.value is not None]
     if not vals:
         return 0.0, 1.0
@@ -217,7 +220,7 @@ def _time_ticks(start_ns: int, end_ns: int, tz: tzinfo, max_ticks: int = 8) -> l
             break
     else:
         months = next((m for m in _MONTHS if span.days / 30.4 / m <= max_ticks), 24)
-        out = []
+        out: list[tuple[int, str]] = []
         t = start.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         while t <= end:
             if t >= start and (t.month - 1) % months == 0:
@@ -277,9 +280,10 @@ def _describe(c: Chart, tz: tzinfo) -> str:
 
     parts = [f"From {when(c.start_ns)} to {when(c.end_ns)}."]
     for ln in c.lines:
-        if ln.buckets:
-            parts.append(f"{ln.label}: from {_fmt(min(b.min for b in ln.buckets))} to "
-                         f"{_fmt(max(b.max for b in ln.buckets))} {c.unit}.")
+        lows = [b.min for b in ln.buckets if b.min is not None]
+        highs = [b.max for b in ln.buckets if b.max is not None]
+        if lows and highs:
+            parts.append(f"{ln.label}: from {_fmt(min(lows))} to {_fmt(max(highs))} {c.unit}.")
     if c.rain:
         parts.append(f"Rain: {_fmt(sum(b.sum or 0.0 for b in c.rain))} in in all.")
     for t in c.thresholds:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from ..incidents.db import transaction
+from ..incidents.db import inserted_id, transaction
 from ..incidents.model import from_iso, iso
 from ..notifiers.base import Notification, Recipient
 
@@ -134,7 +134,7 @@ class DeliveryQueue:
                 (ref, incident_id, recipient.name, recipient.role, recipient.address, channel, stage, priority,
                  status, json.dumps(payload, default=str), when, iso(now), iso(now) if held else None, note))
             if cur.rowcount:
-                return int(cur.lastrowid)
+                return inserted_id(cur)
             cur = self.conn.execute(
                 "UPDATE notification_queue SET status = ?, payload = ?, next_attempt_at = ?, held_at = ?, last_error = ?"
                 " WHERE ref = ? AND recipient = ? AND channel = ? AND stage = ? AND status = 'cancelled'"

@@ -9,6 +9,7 @@ people's side (web page, SMS reply, terminal). Nothing here waits on a network s
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from dataclasses import dataclass
@@ -132,11 +133,11 @@ class IncidentService:
         with self._lock:
             return self.store.list(states, limit, kind=kind, subject=subject, offset=offset)
 
-    def audit(self, iid: int) -> "list[AuditEntry]":
+    def audit(self, iid: int) -> "builtins.list[AuditEntry]":
         with self._lock:
             return self.store.audit(iid)
 
-    def notifications(self, iid: int) -> "list[QueuedNotification]":
+    def notifications(self, iid: int) -> "builtins.list[QueuedNotification]":
         with self._lock:
             return self.dispatcher.queue.for_incident(iid)
 
@@ -155,7 +156,7 @@ class IncidentService:
             owed, since = queue.waiting(self.clock())
             return Operations(self.store.unresolved_counts(), queue.counts(), owed, since)
 
-    def inspections(self) -> list[tuple[int, str, datetime, str, str | None]]:
+    def inspections(self) -> builtins.list[tuple[int, str, datetime, str, str | None]]:
         """Every inspection recorded: (id, site, at, who, note), oldest first."""
         with self._lock:
             return self.store.inspections_after(0)

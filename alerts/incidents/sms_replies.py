@@ -47,7 +47,7 @@ def parse_inbound(content_type: str, raw: bytes) -> InboundSms:
             sender, body = data.get("from") or data.get("From"), data.get("body") or data.get("Body")
         else:
             form = parse_qs(raw.decode("utf-8"), keep_blank_values=True)
-            sender, body = (form.get("From") or [None])[0], (form.get("Body") or [None])[0]
+            sender, body = next(iter(form.get("From", [])), None), next(iter(form.get("Body", [])), None)
     except (UnicodeDecodeError, ValueError) as e:
         raise ValueError(f"inbound SMS: unreadable body: {e}") from None
     if not sender:

@@ -8,6 +8,7 @@ new one, so a flapping sensor makes one incident, not twenty.
 
 from __future__ import annotations
 
+import builtins
 import json
 import secrets
 import sqlite3
@@ -17,7 +18,7 @@ from typing import Iterable
 
 from ..events import Event, EventKind, EventStatus
 from ..kinds.units import duration
-from .db import transaction
+from .db import inserted_id, transaction
 from .errors import IncidentError
 from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
 
@@ -159,7 +160,7 @@ class IncidentStore:
                     raise
         else:  # pragma: no cover - 32**5 codes
             raise IncidentError("could not draw a unique acknowledge code")
-        iid = int(cur.lastrowid)
+        iid = inserted_id(cur)
         self.conn.execute("INSERT INTO episodes (key, incident_id, start, \"end\") VALUES (?,?,?,?)",
                           (key, iid, iso(start), iso(end) if end else None))
         note = f"{pol.what} at {subject} since {self._local(start)}"
@@ -333,7 +334,7 @@ class IncidentStore:
     def inspections_after(self, last_id: int) -> list[tuple[int, str, datetime, str, str | None]]:
         """Inspections recorded after ``last_id``: (id, site, at, who, note), oldest first —
         how a running server learns of one recorded with ``ms4watch incidents inspected``."""
-        return [(int(r["id"]), r["site"], from_iso(r["at"]), r["who"], r["note"]) for r in self.conn.execute(
+        return [(int(r["id"]), r["site"], datetime.fromisoformat(r["at"]), r["who"], r["note"]) for r in self.conn.execute(
             "SELECT id, site, at, who, note FROM inspections WHERE id > ? ORDER BY id", (last_id,))]
 
     def get(self, iid: int) -> Incident:
@@ -373,17 +374,17 @@ class IncidentStore:
                                  (*args, limit, offset)).fetchall()
         return [_incident(r) for r in rows]
 
-    def audit(self, iid: int) -> list[AuditEntry]:
+    def audit(self, iid: int) -> builtins.list[AuditEntry]:
         rows = self.conn.execute("SELECT * FROM audit WHERE incident_id = ? ORDER BY id", (iid,)).fetchall()
-        return [AuditEntry(r["id"], r["incident_id"], from_iso(r["at"]), r["who"], r["how"], r["action"], r["note"])  # type: ignore[arg-type]
+        return [AuditEntry(r["id"], r["incident_id"], datetime.fromisoformat(r["at"]), r["who"], r["how"], r["action"], r["note"])
                 for r in rows]
 
-    def unacknowledged(self) -> list[Incident]:
+    def unacknowledged(self) -> builtins.list[Incident]:
         rows = self.conn.execute(
             "SELECT * FROM incidents WHERE state = 'open' AND suppressed IS NULL ORDER BY id").fetchall()
         return [_incident(r) for r in rows if policy_for(r["kind"]).escalates]
 
-    def ended_unreviewed(self, limit: int = 1000) -> list[Incident]:
+    def ended_unreviewed(self, limit: int = 1000) -> builtins.list[Incident]:
         """Episodes of alerting kinds that ended by themselves before anyone acknowledged
         them (not reviewed yet: :meth:`review`), the latest to begin first."""
         rows = self.conn.execute(
@@ -396,7 +397,7 @@ class IncidentStore:
         return {(r[0], r[1]): r[2] for r in self.conn.execute(
             "SELECT kind, state, COUNT(*) FROM incidents WHERE state IN ('open', 'acknowledged') GROUP BY kind, state")}
 
-    def with_deadline(self) -> list[Incident]:
+    def with_deadline(self) -> builtins.list[Incident]:
         rows = self.conn.execute(
             "SELECT * FROM incidents WHERE deadline IS NOT NULL AND state != 'resolved' AND suppressed IS NULL"
             " ORDER BY deadline").fetchall()

@@ -11,7 +11,7 @@ from ..events import EventKind
 from . import calibration, compliance_deadline, dry_weather_flow, health, inspection, storm, turbidity
 from .spec import Chart, ChartSeries, KindSpec, Priority, Words, notice
 
-KINDS: dict[EventKind, KindSpec] = {s.kind: s for s in (
+KINDS: dict[EventKind, KindSpec] = {EventKind(s.kind): s for s in (
     dry_weather_flow.SPEC, dry_weather_flow.UNKNOWN,
     turbidity.SPEC, turbidity.NOT_EVALUABLE,
     storm.SPEC,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 from ms4watch.contract.errors import ConfigValueError
@@ -28,6 +28,7 @@ from .base import Notifier, Recipient
 from .email import EmailNotifier
 from .email.chart import ReadingsLookup
 from .file import FileNotifier
+from .file.notifier import EntryStream
 from .sms import SmsNotifier
 from .sms.notifier import PLACEHOLDER
 from .sms.notifier import describe as describe_apprise
@@ -53,7 +54,7 @@ class Channels:
 
 
 def build_channels(urls: list[str], *, file_path: Path, readings_lookup: ReadingsLookup | None = None,
-                   clock: Callable[[], datetime] | None = None, stream: TextIO | None = None) -> Channels:
+                   clock: Callable[[], datetime] | None = None, stream: EntryStream | None = None) -> Channels:
     """Refuses a bad or unsupported URL with a ConfigValueError (a ValueError too) naming it
     (secrets masked)."""
     try:
@@ -65,7 +66,7 @@ def build_channels(urls: list[str], *, file_path: Path, readings_lookup: Reading
 
 
 def _build_channels(urls: list[str], *, file_path: Path, readings_lookup: ReadingsLookup | None,
-                    clock: Callable[[], datetime] | None, stream: TextIO | None) -> Channels:
+                    clock: Callable[[], datetime] | None, stream: EntryStream | None) -> Channels:
     ch = Channels()
     if not urls:
         urls = [Path(file_path).resolve().as_uri()]

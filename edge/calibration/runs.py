@@ -219,8 +219,8 @@ def _flow_reference(p: Prompter, method: str, unit: str, given: dict) -> FlowRef
     if method == "bucket":
         return procedures.flow_reference(method, unit, volume_gal=num("volume_gal", "Container volume [gal]", 5.0),
                                          seconds=num("seconds", "Seconds to fill it"))
-    kw = {"depth_ft": num("depth_ft", "Flow depth in the pipe [ft]"),
-          "diameter_in": num("diameter_in", "Pipe diameter [in]")}
+    depth_ft = num("depth_ft", "Flow depth in the pipe [ft]")
+    diameter_in = num("diameter_in", "Pipe diameter [in]")
     if method == "manning":
         material = given.get("material")
         n = given.get("n")
@@ -231,8 +231,10 @@ def _flow_reference(p: Prompter, method: str, unit: str, given: dict) -> FlowRef
             except ValueError:
                 pass
         return procedures.flow_reference(method, unit, slope=num("slope", "Pipe slope [ft/ft]"),
-                                         n=None if n is None else float(n), material=material, **kw)
-    return procedures.flow_reference(method, unit, velocity_ft_s=num("velocity_ft_s", "Mean velocity [ft/s]"), **kw)
+                                         n=None if n is None else float(n), material=material,
+                                         depth_ft=depth_ft, diameter_in=diameter_in)
+    return procedures.flow_reference(method, unit, velocity_ft_s=num("velocity_ft_s", "Mean velocity [ft/s]"),
+                                     depth_ft=depth_ft, diameter_in=diameter_in)
 
 
 # -- the summary -----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import termios
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import serial
 
@@ -207,7 +207,7 @@ class OnSharedPort:
     opened afresh when it broke (a replugged adapter). The driver gives ``serial_settings()``;
     ``sensor``, ``env`` and ``name`` come from :class:`~.base.DriverBase` and the driver."""
 
-    name: str
+    name: ClassVar[str]
     sensor: Any
     env: Any
     _port: SharedPort | None = None

@@ -43,9 +43,9 @@ def _open_sink(url: str) -> Sink:
         return SqliteSink.from_url(url)
     # Registry of further sinks: explicit import list, one line per implementation.
     if scheme in ("influxdb1", "influxdb1s"):
-        from .influxdb import Influx1Sink  # type: ignore[attr-defined]
+        from .influxdb import Influx1Sink
         return Influx1Sink.from_url(url)
     if scheme in ("influxdb2", "influxdb2s"):
-        from .influxdb import Influx2Sink  # type: ignore[attr-defined]
+        from .influxdb import Influx2Sink
         return Influx2Sink.from_url(url)
     raise ConfigValueError(f"unknown store URL scheme {scheme!r} in {url!r} (sqlite:///PATH, influxdb1://…, influxdb2://…)")

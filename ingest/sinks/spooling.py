@@ -443,7 +443,8 @@ class SpoolingSink:
         with self._db_lock:
             assert self._db is not None
             heads = self._db.execute("SELECT id, readings FROM spool ORDER BY id LIMIT 1000").fetchall()
-            ids, n = [], 0
+            ids: list[int] = []
+            n = 0
             for row_id, readings in heads:
                 if ids and n + readings > self.drain_batch_readings:
                     break

@@ -141,9 +141,9 @@ def generate(directory: DeviceDirectory, out: str | Path, *, auth: Auth = Auth.B
         raise BrokerConfigError(f"--session-expiry: {e}") from None
     out = Path(out).resolve()
     clients = list(SERVICES) + [d.id for d in directory]
-    for d in directory:
-        if d.id in SERVICES:
-            raise BrokerConfigError(f"{d.source}: device: {d.id!r} is the name of a service of the server")
+    for device in directory:
+        if device.id in SERVICES:
+            raise BrokerConfigError(f"{device.source}: device: {device.id!r} is the name of a service of the server")
     unknown = sorted(set(rotate) - set(clients))
     if unknown:
         raise BrokerConfigError(f"--rotate: {', '.join(unknown)}: not a listed device or a service "

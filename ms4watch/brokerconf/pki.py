@@ -19,7 +19,7 @@ from typing import Iterable
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_DAYS = 3650
@@ -34,7 +34,7 @@ def new_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+def key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -45,7 +45,7 @@ def cert_pem(cert: x509.Certificate) -> bytes:
 
 @dataclass(frozen=True)
 class CA:
-    key: ec.EllipticCurvePrivateKey
+    key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey  # ours are EC; a town's own RSA CA works too
     cert: x509.Certificate
 
     @classmethod
@@ -69,11 +69,13 @@ class CA:
     def load(cls, cert_file: Path, key_file: Path) -> "CA":
         cert = x509.load_pem_x509_certificate(cert_file.read_bytes())
         key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+        if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
+            raise ValueError(f"{key_file}: a CA key must be EC or RSA (it signs with SHA-256), not {type(key).__name__}")
         spki = serialization.PublicFormat.SubjectPublicKeyInfo
         if (key.public_key().public_bytes(serialization.Encoding.DER, spki)
                 != cert.public_key().public_bytes(serialization.Encoding.DER, spki)):
             raise ValueError(f"{key_file} is not the key of {cert_file}")
-        return cls(key, cert)   # type: ignore[arg-type]   (a town's own RSA CA works too)
+        return cls(key, cert)
 
     def issue(self, common_name: str, *, server_names: Iterable[str] = (), days: int = 730,
               key: ec.EllipticCurvePrivateKey | None = None) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:

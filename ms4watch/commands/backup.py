@@ -73,11 +73,13 @@ def register(app: typer.Typer) -> None:
         if include_ca_key and data_only:
             raise _fail("--include-ca-key with --data-only: the CA is not in a data-only backup")
         config_dir, broker_dir = _folders(config_dir, broker_dir, data_only, typer.echo)
-        to = to if to is not None else dated_folder(into)
+        if to is None:
+            assert into is not None          # one of them, checked above
+            to = dated_folder(into)
         try:
             items = create_backup(settings.data_dir, to, typer.echo, config_dir=config_dir, broker_dir=broker_dir,
                                   include_ca_key=include_ca_key)
-            if keep is not None:
+            if keep is not None and into is not None:      # --keep without --into was refused above
                 prune(into, keep, typer.echo)
         except BackupError as e:
             raise _fail(str(e)) from None

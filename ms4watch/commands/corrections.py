@@ -7,7 +7,7 @@ corrected values (docs/rules.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 
@@ -38,11 +38,11 @@ def register(app: typer.Typer) -> None:
             by: str = by_opt, why: str = why_opt, db: Optional[Path] = db_opt,
             town: Optional[str] = town_opt, config: Optional[Path] = config_option()) -> None:
         """Enter a correction measured at a service visit, prorated over the interval before it."""
-        from ms4watch.contract.drift import DriftCorrection
+        from ms4watch.contract.drift import CorrectionKind, DriftCorrection
         from ms4watch.contract.timeutil import parse_time, to_ns
         try:
-            c = DriftCorrection(to_ns(parse_time(start)), to_ns(parse_time(end)), fouling, drift, fouling_kind,
-                                drift_kind, max_allowable)
+            c = DriftCorrection(to_ns(parse_time(start)), to_ns(parse_time(end)), fouling, drift,
+                                CorrectionKind(fouling_kind), CorrectionKind(drift_kind), max_allowable)
         except ValueError as e:
             _fail(str(e))
         _show(_store(db, config, town).add(station, quantity, c, by=by, why=why, sensor=sensor), "added")
@@ -156,6 +156,6 @@ def _show(c, state: str) -> None:
                + f" — {state}" + (f" (record {c.record})" if c.record else ""))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)

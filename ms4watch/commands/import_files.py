@@ -79,8 +79,8 @@ def register(app: typer.Typer) -> None:
                            f"first kept): " + "; ".join(c.describe("kept") for c in imp.conflicts[:10])
                            + (" …" if len(imp.conflicts) > 10 else ""))
             if dry_run:
-                for col in summary(imp):
-                    typer.echo(f"  would store {col.describe()}")
+                for column in summary(imp):
+                    typer.echo(f"  would store {column.describe()}")
             if imp.unknown:
                 which = ", ".join(f"{st} ({n})" for st, n in sorted(imp.unknown.items()))
                 typer.echo(f"  {sum(imp.unknown.values())} readings of stations the registry does not know, left "

@@ -166,3 +166,27 @@ def test_a_certificate_names_its_user(tmp_path, auth, identity):
     lines = (out / "mosquitto.conf").read_text().splitlines()
     assert ("use_identity_as_username true" in lines) is identity
     assert any(x.startswith("password_file ") for x in lines) is not identity
+
+
+def test_a_town_ca_whose_key_cannot_sign_with_sha256_is_refused_in_one_line(tmp_path):
+    """A town's own CA may be EC (ours) or RSA; an Ed25519 key cannot sign with SHA-256, which every
+    certificate here is signed with: refused naming the key file, not a traceback at the first signature."""
+    import datetime as dt
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from cryptography.x509.oid import NameOID
+
+    out = tmp_path / "out"
+    out.mkdir()
+    key = ed25519.Ed25519PrivateKey.generate()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "town CA")])
+    now = dt.datetime.now(dt.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + dt.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, None))
+    (out / "ca.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                   serialization.NoEncryption()))
+    (out / "ca.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    with pytest.raises(BrokerConfigError, match=r"ca\.crt: cannot use the CA: .*ca\.key: a CA key must be EC or RSA"):
+        generate(directory(tmp_path), out)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...alerts.incidents.db import transaction
+from ...alerts.incidents.db import inserted_id, transaction
 from ..errors import RateLimited, UserError
 from ..roles import Role
 from .passwords import Passwords, check_strength
@@ -148,7 +148,7 @@ class UserStore:
                 raise UserError(f"user {username!r} exists already") from None
             self.conn.execute("INSERT INTO memberships (user_id, municipality, role) VALUES (?,?,?)",
                               (cur.lastrowid, municipality, role.value))
-            return self._get(int(cur.lastrowid))
+            return self._get(inserted_id(cur))
 
     def grant(self, username: str, *, municipality: str, role: Role) -> User:
         """Set the user's role in a municipality (adding the membership if new)."""
@@ -288,7 +288,7 @@ class UserStore:
             cur = self.conn.execute(
                 "INSERT INTO api_tokens (user_id, label, token_hash, created_at, expires_at) VALUES (?,?,?,?,?)",
                 (user.id, label.strip() or "token", token_hash(secret), _iso(now), _iso(now + lifetime)))
-            return self._token(int(cur.lastrowid)), secret
+            return self._token(inserted_id(cur)), secret
 
     def revoke_token(self, token_id: int, *, username: str | None = None) -> ApiToken:
         """Revoke one token (with ``username``: only if it is that user's)."""

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...contract.text import NOT_BLANK
-from ...alerts.incidents.db import transaction
+from ...alerts.incidents.db import inserted_id, transaction
 from ...contract.when import RecordTime
 from .photos import Photo
 from .table import RecordTable, append_only
@@ -182,7 +182,7 @@ class InspectionReports(RecordTable):
                  report.license_no, report.disturbed_areas, report.stabilized_areas, report.idle_areas,
                  report.sediment_pct, report.sediment_note or None, report.maintenance, report.deficiencies,
                  CERTIFICATION, by, now))
-            rid = int(cur.lastrowid)
+            rid = inserted_id(cur)
             for p in photos:
                 self._photo(rid, p, by, now)
             return self._get(rid)

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from ...alerts.incidents.db import transaction
+from ...alerts.incidents.db import inserted_id, transaction
 from ...contract.registry import ApprovedDischarge, ExemptFlow, Registry
 from .table import RecordTable
 
@@ -129,7 +129,7 @@ class SuppressionStore(RecordTable):
                 " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
                 (municipality, kind.value, outfall, _iso(start), _iso(end), flow, reason.strip(), by,
                  _iso(self.clock())))
-            return self._get(int(cur.lastrowid))
+            return self._get(inserted_id(cur))
 
     def withdraw(self, sid: int, *, by: str, note: str) -> Suppression:
         with self._lock, transaction(self.conn):

@@ -8,7 +8,7 @@ with the reason."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -45,7 +45,10 @@ def desk(services: Services):
     return services.compliance
 
 
-def from_form(model: type[BaseModel], form: Any, tz: Any, extra: dict[str, Any] | None = None) -> BaseModel:
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def from_form(model: type[Model], form: Any, tz: Any, extra: dict[str, Any] | None = None) -> Model:
     """A form's fields into the model: local times, ticked boxes, empty fields left out;
     ``extra``: fields the caller assembled from several inputs (a notice's recipients)."""
     data: dict[str, Any] = dict(extra or {})
@@ -298,7 +301,7 @@ def notice_form(form: Any, tz: Any) -> NoticeIn:
     ticked = [str(v) for v in form.getlist("provisions") if str(v).strip()]
     remedies = {ref: str(form.get(f"remedy:{ref}") or "").strip() for ref in ticked}
     # a box ticked under another law than the one chosen is refused by the service, by name
-    return from_form(NoticeIn, form, tz, extra={"recipients": recipients, "provisions": ticked,   # type: ignore
+    return from_form(NoticeIn, form, tz, extra={"recipients": recipients, "provisions": ticked,
                                                 "remedies": {k: v for k, v in remedies.items() if v}})
 
 

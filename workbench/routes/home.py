@@ -43,10 +43,11 @@ def home(request: Request, actor: CurrentActor, services: Services) -> Response:
                       key=lambda v: (v.incident.start, v.incident.id), reverse=True)
     now = services.inspections.clock()
     todo = attention.gather(now, services.tz, tasks, alerting, services.desk.unreviewed(actor))
-    located = [(s.station.lat, s.station.lon,
+    located = [(lat, lon,
                 Pin(f"/stations/{s.station.id}", s.station.id,
                     f"{s.station.name} ({s.station.id}): {', '.join(x.value for x in s.states) or 'reporting'}",
-                    f"pin {s.state.css}")) for s in board.located]
+                    f"pin {s.state.css}"))
+               for s in board.located if (lat := s.station.lat) is not None and (lon := s.station.lon) is not None]
     today = now.astimezone(services.tz).date()
     located += [(c.lat, c.lon, Pin(f"/inspections?site={c.id}", c.id,
                                    f"{c.name} ({c.id}): construction site{'' if c.active_on(today) else ', not active'}",

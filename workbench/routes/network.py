@@ -64,8 +64,8 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                                                                **{s: "absent" for s in dry}},
                               trace.next_structure, trace.outfall)
     board = services.stations.board(actor)
-    stations = [nm.Place(s.station.id, s.station.name, s.station.lat, s.station.lon, s.state.css,
-                         f"/stations/{s.station.id}") for s in board.located]
+    stations = [nm.Place(s.station.id, s.station.name, lat, lon, s.state.css, f"/stations/{s.station.id}")
+                for s in board.located if (lat := s.station.lat) is not None and (lon := s.station.lon) is not None]
     today = services.inspections.clock().astimezone(services.tz).date()
     sites = [nm.Place(c.id, c.name, c.lat, c.lon, "active" if c.active_on(today) else "inactive",
                       f"/inspections?site={c.id}")

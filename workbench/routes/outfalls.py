@@ -15,7 +15,7 @@ from ..errors import Conflict, NotFound
 from ..records import SuppressionKind
 from ..roles import Permission
 from ..services.incidents import ACTIVE
-from ..services.inventory import EXEMPT_FLOWS
+from ..services.inventory import EXEMPT_FLOWS, Listed
 
 router = APIRouter(include_in_schema=False)
 Text = Annotated[str, Form(max_length=2000)]
@@ -26,7 +26,7 @@ Short = Annotated[str, Form(max_length=200)]
 def outfalls(request: Request, actor: CurrentActor, services: Services) -> Response:
     inv = services.inventory
     now = inv.clock()
-    active = {}
+    active: dict[str, list[Listed]] = {}
     for x in inv.suppressions(actor):
         if x.covers(now):
             active.setdefault(x.outfall, []).append(x)

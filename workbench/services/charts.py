@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 import numpy as np
 
@@ -91,7 +91,8 @@ def _ns(t: datetime) -> int:
 def _arrays(s: "pd.Series") -> tuple[np.ndarray, np.ndarray]:
     import pandas as pd
     v = pd.to_numeric(s, errors="coerce").dropna()
-    return v.index.as_unit("ns").asi8.astype(np.int64), v.to_numpy(dtype=np.float64)
+    times = cast("pd.DatetimeIndex", v.index)
+    return times.as_unit("ns").asi8.astype(np.int64), v.to_numpy(dtype=np.float64)
 
 
 def _interval(t: np.ndarray) -> int:

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from ...compliance import deadlines as dl
 from ...compliance.clocks import BusinessCalendar
@@ -246,8 +246,8 @@ class ComplianceDesk:
                            lambda c: f"{c.number} ({c.origin}{f', incident {c.incident_id}' if c.incident_id else ''})"
                                      f" at {c.outfall or c.location}")
 
-    def add_entry(self, actor: Actor, cid: int, body: EntryIn, photos: list[tuple[str, bytes]] = (),
-                  files: list[tuple[str, bytes]] = ()) -> Case:
+    def add_entry(self, actor: Actor, cid: int, body: EntryIn, photos: Sequence[tuple[str, bytes]] = (),
+                  files: Sequence[tuple[str, bytes]] = ()) -> Case:
         target = f"case:{cid}"
 
         def work() -> Case:
@@ -512,8 +512,8 @@ class ComplianceDesk:
             party = self._get(lambda: self.store.party(body.party_id))
             self._outfall(body.outfall)
             self._site(body.site)
-            if body.case_id is not None:
-                self._get(lambda: self.store.case(body.case_id))
+            if (case_id := body.case_id) is not None:
+                self._get(lambda: self.store.case(case_id))
             self._not_future(body.issued_at, "issued_at")
             if body.kind == "stop_work" and lw.stop_work is None:
                 raise Refused(f"kind: stop-work orders are Schenectady ch. 148 § 148-18C's (construction); "
@@ -552,8 +552,8 @@ class ComplianceDesk:
                 seen.add(r.party_id)
                 parties[r.party_id] = self._get(lambda: self.store.party(r.party_id))
             old = None
-            if body.corrects is not None:
-                old = self._get(lambda: self.store.notice(body.corrects))
+            if (corrects := body.corrects) is not None:
+                old = self._get(lambda: self.store.notice(corrects))
                 if (old.law, old.kind) != (body.law, body.kind):
                     raise Refused(f"corrects: {old.number} is a {old.kind} under {old.law}; a correction is of the "
                                   "same kind under the same law")
@@ -613,15 +613,16 @@ class ComplianceDesk:
             if body.recipient_id is not None and body.kind not in self.DELIVERY:
                 raise Refused("recipient_id: only a delivery (mailed, posted, delivered) is to one recipient")
             if body.kind in self.DELIVERY:
+                r: Recipient | None
                 if body.recipient_id is None:
                     r = n.recipients[0]
                 else:
                     r = next((x for x in n.recipients if x.id == body.recipient_id and x.id), None)
                     if r is None:
                         raise Refused(f"recipient_id: {body.recipient_id} is not a recipient of {n.number}")
-                if body.kind == "delivered" and n.delivered_to(r) is not None:
+                if body.kind == "delivered" and (earlier := n.delivered_to(r)) is not None:
                     raise Conflict(f"{n.number} was delivered to that recipient already "
-                                   f"({n.delivered_to(r).at.isoformat()})")
+                                   f"({earlier.at.isoformat()})")
                 recipient = r.id or None
             return self.store.notice_event(nid, kind=body.kind, at=body.at, by=actor.username,
                                            reference=body.reference, outcome=body.outcome, note=body.note,
@@ -685,10 +686,10 @@ class ComplianceDesk:
         def work() -> Release:
             self._adopted(body.law)
             self._outfall(body.outfall)
-            if body.party_id is not None:
-                self._get(lambda: self.store.party(body.party_id))
-            if body.case_id is not None:
-                self._get(lambda: self.store.case(body.case_id))
+            if (party_id := body.party_id) is not None:
+                self._get(lambda: self.store.party(party_id))
+            if (case_id := body.case_id) is not None:
+                self._get(lambda: self.store.case(case_id))
             self._not_future(body.known_at, "known_at")
             if body.called_at is not None and body.called_at < body.known_at:
                 raise Refused("called_at: before the release was known")
@@ -730,8 +731,8 @@ class ComplianceDesk:
                 raise Refused(f"site: SWPPP reviews are Schenectady ch. 148 Art. I's (§ 148-6); {self.municipality} "
                               f"has not adopted it (the registry's local_laws: {', '.join(self.laws)})")
             self._site(body.site)
-            if body.party_id is not None:
-                self._get(lambda: self.store.party(body.party_id))
+            if (party_id := body.party_id) is not None:
+                self._get(lambda: self.store.party(party_id))
             self._not_future(body.received_at, "received_at")
             return self.store.add_swppp(site=body.site, title=body.title, party_id=body.party_id,
                                         received_at=body.received_at, deviates=body.deviates, by=actor.username)

@@ -7,6 +7,7 @@ the incident service (its own audit row: who, how) and then to the workbench's a
 
 from __future__ import annotations
 
+import builtins
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -94,7 +95,7 @@ class IncidentDesk:
         return [self.view(i) for i in self.incidents.list(list(states), kind=kind or None, subject=subject or None,
                                                            limit=limit, offset=offset)]
 
-    def unreviewed(self, actor: Actor, *, kind: str | None = None, subject: str | None = None) -> list[IncidentView]:
+    def unreviewed(self, actor: Actor, *, kind: str | None = None, subject: str | None = None) -> builtins.list[IncidentView]:
         """Episodes that ended by themselves and nobody has reviewed yet, the latest first."""
         actor.require(Permission.READ)
         return [self.view(i) for i in self.incidents.ended_unreviewed()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...alerts.events import EventKind
 from ...alerts.incidents import Incident, State
@@ -127,7 +127,7 @@ class InspectionDesk:
         return photo, self.photos.read(sha256)
 
     # -- writing ---------------------------------------------------------------------------
-    def record(self, actor: Actor, report: ReportIn, photos: list[tuple[str, bytes]] = ()) -> Recorded:
+    def record(self, actor: Actor, report: ReportIn, photos: Sequence[tuple[str, bytes]] = ()) -> Recorded:
         """Keep the report and its photos, record the inspection (incidents and engine)."""
         target = f"site:{report.site}"
         summary = f"inspection at {report.at.isoformat()} by {report.inspector} ({report.credential.label} " \

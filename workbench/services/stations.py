@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, AbstractSet, Callable
 
 from ...alerts.events import EventKind
 from ...alerts.kinds import describe
@@ -353,7 +353,7 @@ class StationDesk:
                               {label[k]: "corrected" for k in fixed})
 
     def _summaries(self, want: dict[str, tuple[str, str, frozenset[str]]], start: datetime, end: datetime,
-                   width: int, notes: list[str], fixed: set[str] = frozenset()) -> dict[str, list[Bucket]]:
+                   width: int, notes: list[str], fixed: AbstractSet[str] = frozenset()) -> dict[str, list[Bucket]]:
         """Each series' buckets, asked of the store side by side (a remote store answers
         them in parallel: the chart waits for the slowest, not for the sum); those named in
         ``fixed`` with the drift corrections in force applied."""
@@ -399,10 +399,10 @@ class StationDesk:
             return sorted(out, key=lambda s: s["start"])
         for inc in self.incidents.list(None, kind=EventKind.STORM.value, limit=10_000):
             if inc.subject in gauges:
-                s = to_ns(inc.start)
-                e = to_ns(inc.end) if inc.end else to_ns(self.clock())
-                if s <= b and e >= a:
-                    out.append({"gauge": inc.subject, "start": s, "end": e, "last_rain": e,
+                s_ns = to_ns(inc.start)
+                e_ns = to_ns(inc.end) if inc.end else to_ns(self.clock())
+                if s_ns <= b and e_ns >= a:
+                    out.append({"gauge": inc.subject, "start": s_ns, "end": e_ns, "last_rain": e_ns,
                                 "depth_in": inc.event.get("depth_in"), "qualifying": True})
         return sorted(out, key=lambda s: s["start"])
 

@@ -6,6 +6,7 @@ the qualifying storms from the incident database."""
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable
@@ -62,7 +63,7 @@ class StormLog:
                              tuple(s.id for s in self.registry.sites_for_gauge(f["gauge"], day))))
         return sorted(out, key=lambda s: s.start, reverse=True)
 
-    def _storms(self) -> list[dict]:
+    def _storms(self) -> builtins.list[dict]:
         if self.alert_side is not None:
             return [dict(e.fields) for e in self.alert_side.engine_events() if e.kind is EventKind.STORM]
         out = []

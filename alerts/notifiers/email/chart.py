@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import threading
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,7 @@ def csv_excerpt(df: "pd.DataFrame") -> bytes:
     head = "# values: corrected for fouling and drift (USGS TM 1-D3); raw values kept in the store\n" \
         if df.attrs.get("values") == "corrected" else ""
     rows = ([t, *(None if v != v else v for v in values)]          # NaN: an empty cell, as pandas writes it
-            for t, values in zip(d.index.strftime("%Y-%m-%dT%H:%M:%SZ"), d.itertuples(index=False, name=None)))
+            for t, values in zip(cast("pd.DatetimeIndex", d.index).strftime("%Y-%m-%dT%H:%M:%SZ"), d.itertuples(index=False, name=None)))
     return (head + csv_text(["time", *map(str, d.columns)], rows)).encode("utf-8")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol
 
 from ..base import Notification, PermanentError, RetryableError
 from ..text import plain_text
@@ -15,14 +15,22 @@ from ..text import plain_text
 RULE = "=" * 72
 
 
+class EntryStream(Protocol):
+    """Where entries are echoed: a text stream (stdout), or the server's one-line echo."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class FileNotifier:
     channel = "file"
 
-    def __init__(self, path: str | Path, stream: TextIO | None = None):
+    def __init__(self, path: str | Path, stream: EntryStream | None = None):
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
             raise ValueError(f"notifications file {self.path} is a directory")
-        self.stream = stream if stream is not None else sys.stdout
+        self.stream: EntryStream = stream if stream is not None else sys.stdout
 
     def format(self, n: Notification) -> str:
         head = f"{RULE}\n[{n.created_at}] {n.stage.upper()} #{(n.incident or {}).get('id', '-')}  key {n.key}\n"

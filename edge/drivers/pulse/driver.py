@@ -44,7 +44,7 @@ __all__ = ["PulseDriver", "PulseOptions", "PulseSource", "GpioPulseSource"]
 class PulseSource(Protocol):
     """Calls ``on_edge(t_s)`` [s, time.monotonic()] for every closure of the switch."""
 
-    def start(self, on_edge: Callable[[float], None]) -> None: ...
+    def start(self, on_edge: Callable[[float], object]) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -58,7 +58,7 @@ class GpioPulseSource:
         self.pin_factory = pin_factory
         self._button: Any = None
 
-    def start(self, on_edge: Callable[[float], None]) -> None:
+    def start(self, on_edge: Callable[[float], object]) -> None:
         try:
             from gpiozero import DigitalInputDevice
             from gpiozero.exc import GPIOZeroError

@@ -28,9 +28,10 @@ class Influx2Sink(InfluxSinkBase):
     """Sink for InfluxDB 2.x/3.x/Cloud (``influxdb2://HOST:PORT/BUCKET?org=ORG``)."""
 
     def __init__(self, target: InfluxTarget):
-        if target.version != 2:
-            raise ValueError(f"{target.display}: not an influxdb2 URL")
+        if target.version != 2 or target.org is None:
+            raise ValueError(f"{target.display}: not an influxdb2 URL with ?org=ORG")
         super().__init__(target)
+        self._org: str = target.org
         self._client: InfluxDBClient | None = None
         self._write_api: Any = None
 
@@ -47,7 +48,7 @@ class Influx2Sink(InfluxSinkBase):
             # retries=False: this sink does not retry on its own; the spool and the caller do,
             # honouring Retry-After. The token never appears in a URL or a log line.
             self._client = InfluxDBClient(
-                url=self.target.base_url, token=self.target.token() or "", org=self.target.org,
+                url=self.target.base_url, token=self.target.token() or "", org=self._org,
                 timeout=int(self.target.timeout_s * 1000), verify_ssl=self.target.verify_tls,
                 retries=False)
             self._write_api = self._client.write_api(write_options=SYNCHRONOUS)

@@ -20,7 +20,7 @@ from ..compliance import desk
 
 router = APIRouter(prefix="/api/v1", tags=["compliance"], responses=ERRORS)
 NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such record"}}
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 CaseId = Annotated[int, Path(ge=1, le=MAX_ID, description="the case's id")]
 NoticeId = Annotated[int, Path(ge=1, le=MAX_ID, description="the notice's id")]
 
@@ -95,7 +95,7 @@ class EventOut(BaseModel):
     reference: str | None
     outcome: str | None
     note: str | None
-    recipient_id: int | None = Field(None, description="a delivery: to which recipient")
+    recipient_id: int | None = Field(default=None, description="a delivery: to which recipient")
 
 
 class RecipientOut(BaseModel):

@@ -22,7 +22,7 @@ Kind = Annotated[str | None, Query(max_length=64, description="e.g. dry_weather_
 Subject = Annotated[str | None, Query(max_length=64, description="outfall, pair, site or gauge id")]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 
 COLUMNS = ["id", "code", "kind", "subject", "station_name", "state", "priority", "opened_at", "start", "end",
            "deadline", "acknowledged_at", "acknowledged_by", "resolved_at", "resolved_by", "resolution",

@@ -17,7 +17,7 @@ from ...records import ReportIn
 from ...schemas import (BAD, CONFLICT, ERRORS, TOO_LARGE, DueItemOut, ErrorOut, IncidentOut, RecordedOut, ReportOut)
 
 router = APIRouter(prefix="/api/v1/inspections", tags=["inspections"], responses=ERRORS)
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such report or site"}}
 Site = Annotated[str | None, Query(max_length=64, description="a construction site id")]
 Limit = Annotated[int, Query(ge=1, le=1000)]

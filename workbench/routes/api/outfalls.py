@@ -16,7 +16,7 @@ from ...schemas import CONFLICT, ERRORS, ErrorOut, OutfallOut, SuppressionIn, Su
 from ...services.inventory import Listed
 
 router = APIRouter(prefix="/api/v1", tags=["outfalls"], responses=ERRORS)
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such outfall or record"}}
 OUTFALL_COLUMNS = ["id", "name", "lat", "lon", "receiving_water", "pipe_diameter_in", "pipe_material", "rain_gauges",
                    "flow_floor_gpm"]

@@ -25,7 +25,7 @@ from ...services.stations import EARLIEST, clamp_window
 from ..stations import Days, Values
 
 router = APIRouter(prefix="/api/v1", tags=["stations"], responses=ERRORS)
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 NO_STATION: dict[int | str, dict] = {404: {"model": ErrorOut, "description": "no such station"}}
 UNAVAILABLE: dict[int | str, dict] = {503: {"model": ErrorOut, "description": "the store does not answer"}}
 COLUMNS = ["id", "name", "kind", "quantity", "subject", "state", "states", "reasons", "latest_at", "latest_value",

@@ -12,7 +12,7 @@ from ...deps import CurrentActor, Services
 from ...schemas import ERRORS, StormOut
 
 router = APIRouter(prefix="/api/v1", tags=["storms"], responses=ERRORS)
-CSV = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
+CSV: dict[int | str, dict] = {200: {"content": {"text/csv": {}}, "description": "CSV, a header row, times in the town's zone"}}
 Gauge = Annotated[str | None, Query(max_length=64, description="a rain gauge id")]
 Qualifying = Annotated[bool, Query(description="only qualifying storms (the town's rules.storm_min_depth_in or more)")]
 Days = Annotated[int, Query(ge=1, le=1100, description="storms of the last this many days")]

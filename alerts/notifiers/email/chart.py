@@ -138,8 +138,9 @@ class _Chart:
         for ax in (self.ax, self.ax2):
             for artist in [*ax.lines, *ax.collections, *ax.patches]:
                 artist.remove()
-            if ax.get_legend() is not None:
-                ax.get_legend().remove()
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
             ax.dataLim.set(Bbox.null())        # as a new axes: no data yet, autoscaled on the next
             ax.ignore_existing_data_limits = True
             ax.set_autoscale_on(True)

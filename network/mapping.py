@@ -77,6 +77,22 @@ class ConveyanceLayer(_Strict):
         return self
 
 
+class DrainageAreaLayer(_Strict):
+    """Polygons of the land draining to one structure (a catchment, a subwatershed)."""
+    file: Path
+    layer: str | None = None
+    id: str
+    structure: str | None = None                 # the structure it drains to; empty or absent: the one inside it
+
+
+class ParcelLayer(_Strict):
+    """Tax parcels (or any polygons of land) to place on the network."""
+    file: Path
+    layer: str | None = None
+    id: str
+    tolerance_ft: float = Field(default=100.0, gt=0)   # a parcel in no area: the nearest inlet this close
+
+
 class Mapping(_Strict):
     crs: str | None = None                       # for sources that do not state one (SWMM, a .shp without .prj)
     elevation_unit: LengthUnit = "ft"
@@ -86,6 +102,8 @@ class Mapping(_Strict):
     structures: StructureLayer | None = None
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
+    drainage_areas: DrainageAreaLayer | None = None
+    parcels: ParcelLayer | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> "Mapping":
@@ -106,6 +124,10 @@ class Mapping(_Strict):
             upd["structures"] = self.structures.model_copy(update={"file": fix(self.structures.file)})
         if self.pipes is not None:
             upd["pipes"] = self.pipes.model_copy(update={"file": fix(self.pipes.file)})
+        for key in ("drainage_areas", "parcels"):
+            spec = getattr(self, key)
+            if spec is not None:
+                upd[key] = spec.model_copy(update={"file": fix(spec.file)})
         return self.model_copy(update=upd)
 
 

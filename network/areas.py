@@ -148,3 +148,13 @@ def read_parcels(mapping: Mapping, net: Network, areas: list[tuple[DrainageArea,
 def parcels_draining_to(parcels: Iterable[Parcel], structures: Collection[str]) -> list[Parcel]:
     """The parcels whose runoff enters the network at one of ``structures``, by id."""
     return sorted((p for p in parcels if p.structure is not None and p.structure in structures), key=lambda p: p.id)
+
+
+def reach_entries(net: Network, suspect_pipes: Collection[str], outfall: str, flow: Collection[str] = (),
+                  no_flow: Collection[str] = ()) -> set[str]:
+    """The structures where water may enter a suspect reach: the upstream end of each of its
+    pipes, and the structure at its foot where flow was seen (the outfall until a visit
+    finds flow higher up); a structure found dry is not one."""
+    ups = {net.conveyances[p].upstream for p in suspect_pipes if p in net.conveyances}
+    downs = {net.conveyances[p].downstream for p in suspect_pipes if p in net.conveyances}
+    return {s for s in ups | (downs & {outfall, *flow}) if s is not None} - set(no_flow)

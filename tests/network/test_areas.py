@@ -60,6 +60,22 @@ def test_the_parcels_draining_to_a_set_of_structures(town: Path):
     assert [p.id for p in parcels_draining_to(got.parcels, {"CB-3", "OF-2"})] == ["PA-3"]
 
 
+def test_the_parcels_of_a_suspect_reach(town: Path):
+    from ms4watch.network.areas import reach_entries
+    from ms4watch.network.bisect import plan
+    got = import_map(town)
+    net = got.network
+    p = plan(net, "OF-1")                            # every pipe upstream of OF-1; DA-6 drains to OF-1 itself
+    entries = reach_entries(net, p.suspect_pipes, "OF-1")
+    assert entries == {"OF-1", "MH-1", "MH-2", "MH-3", "MH-4", "MH-5", "CB-1", "CB-2"}
+    assert [x.id for x in parcels_draining_to(got.parcels, entries)] == ["PA-1", "PA-2"]
+    p = plan(net, "OF-1", flow=["MH-2"])             # the flow is above MH-2: CB-1's parcel is cleared
+    assert [x.id for x in parcels_draining_to(got.parcels, reach_entries(net, p.suspect_pipes, "OF-1",
+                                                                         ["MH-2"]))] == ["PA-2"]
+    p = plan(net, "OF-1", no_flow=["MH-2"])          # dry at MH-2: left P-1 and P-3 (CB-1's), and P-2 from MH-2
+    assert reach_entries(net, p.suspect_pipes, "OF-1", (), ["MH-2"]) == {"OF-1", "MH-1", "CB-1"}
+
+
 def test_areas_and_parcels_are_kept_and_replaced(town: Path, tmp_path: Path):
     got = import_map(town)
     with NetworkStore(tmp_path / "data") as store:

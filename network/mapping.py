@@ -98,8 +98,9 @@ class Mapping(_Strict):
     elevation_unit: LengthUnit = "ft"
     snap_tolerance_ft: float = Field(default=3.0, gt=0)
     direction: Literal["drawing", "inverts"] = "drawing"
+    no_data: list[float] = Field(default_factory=list)   # numbers the town records for "not known" (0, -9999)
     swmm: Path | None = None
-    structures: StructureLayer | None = None
+    structures: StructureLayer | list[StructureLayer] | None = None   # one layer, or one per kind
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
     drainage_areas: DrainageAreaLayer | None = None
@@ -111,7 +112,14 @@ class Mapping(_Strict):
             raise ValueError("give swmm: (an EPA SWMM .inp) or both structures: and pipes: layers")
         if self.swmm is not None and (self.structures or self.pipes):
             raise ValueError("swmm: and GIS layers: import one source at a time")
+        if isinstance(self.structures, list) and not self.structures:
+            raise ValueError("structures: name at least one layer")
         return self
+
+    @property
+    def structure_layers(self) -> list[StructureLayer]:
+        s = self.structures
+        return [] if s is None else s if isinstance(s, list) else [s]
 
     def relative_to(self, folder: Path) -> "Mapping":
         """File names resolved against the mapping file's folder."""
@@ -121,7 +129,8 @@ class Mapping(_Strict):
         if self.swmm is not None:
             upd["swmm"] = fix(self.swmm)
         if self.structures is not None:
-            upd["structures"] = self.structures.model_copy(update={"file": fix(self.structures.file)})
+            fixed = [layer.model_copy(update={"file": fix(layer.file)}) for layer in self.structure_layers]
+            upd["structures"] = fixed if isinstance(self.structures, list) else fixed[0]
         if self.pipes is not None:
             upd["pipes"] = self.pipes.model_copy(update={"file": fix(self.pipes.file)})
         for key in ("drainage_areas", "parcels"):

@@ -203,3 +203,29 @@ def test_numeric_codes_in_the_layer_and_the_mapping(synthetic):
     got = import_map(synthetic)
     assert got.network.structures["OF-1"].kind is StructureKind.OUTFALL
     assert not [f for f in got.findings if f.kind == "unknown_type"]
+
+
+def test_structures_in_a_layer_per_kind_and_the_towns_no_data_values(synthetic: Path):
+    """Outfalls in a layer of their own (as many towns keep them), ids unique across layers; an
+    invert of 0 (the town's "not recorded") read as unknown."""
+    folder = synthetic.parent
+    s = json.loads((folder / "structures.geojson").read_text())
+    outfalls = [f for f in s["features"] if f["properties"]["TYPE"] == "OF"]
+    others = [f for f in s["features"] if f["properties"]["TYPE"] != "OF"]
+    others[0]["properties"]["INV"] = 0                             # MH-1
+    others[1]["properties"]["FACILITYID"] = "OF-1"                 # MH-2 given an outfall's id
+    (folder / "outfalls.geojson").write_text(json.dumps({**s, "features": outfalls}))
+    (folder / "structures.geojson").write_text(json.dumps({**s, "features": others}))
+    text = synthetic.read_text().replace("structures:\n  file: structures.geojson\n", (
+        "no_data: [0]\nstructures:\n  - file: outfalls.geojson\n    id: FACILITYID\n    default_type: outfall\n"
+        "    receiving_water: RECV\n  - file: structures.geojson\n"))
+    text = text.replace("\n  id: FACILITYID\n  type: TYPE", "\n    id: FACILITYID\n    type: TYPE", 1)
+    for key in ("types", "invert", "receiving_water"):
+        text = text.replace(f"\n  {key}:", f"\n    {key}:", 1)
+    synthetic.write_text(text)
+    got = import_map(synthetic)
+    net = got.network
+    assert len(net.structures) == 10
+    assert net.structures["OF-1"].kind is StructureKind.OUTFALL and net.structures["OF-1~2"].kind is StructureKind.MANHOLE
+    assert by_kind(got.findings, "duplicate_id") == ["OF-1~2"]
+    assert net.structures["MH-1"].invert_ft is None and net.structures["CB-1"].invert_ft == 14.0

@@ -73,10 +73,10 @@ def _text(row: dict, field: str | None, where: str) -> str | None:
 
 
 def read_gis(mapping: Mapping) -> RawMap:
-    assert mapping.structures is not None and mapping.pipes is not None
+    assert mapping.point_layers and mapping.pipes is not None
     out = RawMap()
     seen: set[str] = set()                      # ids are the town's across its structure layers
-    for layer in mapping.structure_layers:
+    for layer in mapping.point_layers:
         _read_structures(mapping, layer, out, seen)
     _read_pipes(mapping, mapping.pipes, out)
     return out

@@ -100,7 +100,8 @@ class Mapping(_Strict):
     direction: Literal["drawing", "inverts"] = "drawing"
     no_data: list[float] = Field(default_factory=list)   # numbers the town records for "not known" (0, -9999)
     swmm: Path | None = None
-    structures: StructureLayer | list[StructureLayer] | None = None   # one layer, or one per kind
+    structures: StructureLayer | None = None
+    structure_layers: list[StructureLayer] | None = None    # instead of structures: one layer per kind
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
     drainage_areas: DrainageAreaLayer | None = None
@@ -108,18 +109,19 @@ class Mapping(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> "Mapping":
-        if self.swmm is None and (self.structures is None or self.pipes is None):
-            raise ValueError("give swmm: (an EPA SWMM .inp) or both structures: and pipes: layers")
-        if self.swmm is not None and (self.structures or self.pipes):
+        if self.structures is not None and self.structure_layers is not None:
+            raise ValueError("give structures: (one layer) or structure_layers: (a list), not both")
+        if self.swmm is None and (not self.point_layers or self.pipes is None):
+            raise ValueError("give swmm: (an EPA SWMM .inp) or both structures: (or structure_layers:) and pipes: "
+                             "layers")
+        if self.swmm is not None and (self.point_layers or self.pipes):
             raise ValueError("swmm: and GIS layers: import one source at a time")
-        if isinstance(self.structures, list) and not self.structures:
-            raise ValueError("structures: name at least one layer")
         return self
 
     @property
-    def structure_layers(self) -> list[StructureLayer]:
-        s = self.structures
-        return [] if s is None else s if isinstance(s, list) else [s]
+    def point_layers(self) -> list[StructureLayer]:
+        """The structure layers: ``structures:`` or each of ``structure_layers:``."""
+        return self.structure_layers or ([self.structures] if self.structures is not None else [])
 
     def relative_to(self, folder: Path) -> "Mapping":
         """File names resolved against the mapping file's folder."""
@@ -129,8 +131,9 @@ class Mapping(_Strict):
         if self.swmm is not None:
             upd["swmm"] = fix(self.swmm)
         if self.structures is not None:
-            fixed = [layer.model_copy(update={"file": fix(layer.file)}) for layer in self.structure_layers]
-            upd["structures"] = fixed if isinstance(self.structures, list) else fixed[0]
+            upd["structures"] = self.structures.model_copy(update={"file": fix(self.structures.file)})
+        if self.structure_layers is not None:
+            upd["structure_layers"] = [x.model_copy(update={"file": fix(x.file)}) for x in self.structure_layers]
         if self.pipes is not None:
             upd["pipes"] = self.pipes.model_copy(update={"file": fix(self.pipes.file)})
         for key in ("drainage_areas", "parcels"):

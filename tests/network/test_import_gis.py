@@ -217,7 +217,7 @@ def test_structures_in_a_layer_per_kind_and_the_towns_no_data_values(synthetic: 
     (folder / "outfalls.geojson").write_text(json.dumps({**s, "features": outfalls}))
     (folder / "structures.geojson").write_text(json.dumps({**s, "features": others}))
     text = synthetic.read_text().replace("structures:\n  file: structures.geojson\n", (
-        "no_data: [0]\nstructures:\n  - file: outfalls.geojson\n    id: FACILITYID\n    default_type: outfall\n"
+        "no_data: [0]\nstructure_layers:\n  - file: outfalls.geojson\n    id: FACILITYID\n    default_type: outfall\n"
         "    receiving_water: RECV\n  - file: structures.geojson\n"))
     text = text.replace("\n  id: FACILITYID\n  type: TYPE", "\n    id: FACILITYID\n    type: TYPE", 1)
     for key in ("types", "invert", "receiving_water"):

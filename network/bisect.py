@@ -112,7 +112,7 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     total_w = None if weights is None else sum(w[e] for e in suspect)
     if not total_w:                                    # nothing collected by the weight: halve the length
         w = length
-    opened = {outfall, *flow, *no_flow}
+    opened = {outfall, *flow, *no_flow} | _buried(net)
     parts = _parts_tree(suspect, w) or _parts_forest(suspect, w) or {
         m: (sum(w[e] for e in part), len(part))
         for m in {u for u, _ in suspect} | {v for _, v in suspect}
@@ -176,7 +176,7 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
         return ft(pipes) if not total_w else sum(weights.get(p, 0.0) for p in pipes)   # type: ignore[union-attr]
 
     whole = wt(suspect)
-    opened = {outfall, *flow, *no_flow}
+    opened = {outfall, *flow, *no_flow} | _buried(net)
     ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)}
     scored = []
     for m in ends - opened:
@@ -195,6 +195,13 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
     if weights is None:
         return Plan(frozenset(suspect), total, m, part_w)
     return Plan(frozenset(suspect), total, m, ft(part), total_w, part_w if total_w else 0.0)
+
+
+def _buried(net: Network) -> set[str]:
+    """Junctions the import implied where pipe ends meet with no structure drawn (a wye, a
+    bend): no crew can open them, so they are never named next."""
+    from .build import IMPLIED
+    return {s.id for s in net.structures.values() if s.source == IMPLIED}
 
 
 def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

@@ -41,7 +41,7 @@ def import_map(source: Path, crs: str | None = None) -> Imported:
         raise NetworkError(f"{source}: give a mapping file (.yaml) naming the town's layers, or a SWMM .inp")
     raw = read_swmm(mapping.swmm, mapping) if mapping.swmm is not None else read_gis(mapping)
     net, findings = build(raw, mapping.snap_tolerance_ft, mapping.direction)
-    if len(net.structures) != len(raw.structures) or len(net.conveyances) != len(raw.lines):
+    if not {s.id for s in raw.structures} <= net.structures.keys() or len(net.conveyances) != len(raw.lines):
         raise NetworkError(f"{source}: {len(raw.structures)} structures and {len(raw.lines)} conveyances read, "
                            f"{len(net.structures)} and {len(net.conveyances)} built: a feature was lost")
     got = Imported(net, findings + check(net), raw.georeferenced, len(raw.lines), len(raw.structures))

@@ -66,11 +66,18 @@ def import_(
     except Ms4Error as e:
         _fail(e)
     net = got.network
+    from ..network.build import IMPLIED
     kinds: dict[str, int] = {}
+    implied = 0
     for s in net.structures.values():
+        if s.source == IMPLIED:
+            implied += 1
+            continue
         kinds[s.kind.value] = kinds.get(s.kind.value, 0) + 1
     typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
                f"and {got.lines_read} conveyances from {source}")
+    if implied:
+        typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
     connected = sum(1 for c in net.conveyances.values() if c.upstream and c.downstream)
     typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends")
     if not got.georeferenced:

@@ -166,3 +166,14 @@ def test_bisect_by_drainage_area_and_by_inlets(town_with_areas: Path):
     out = run("bisect", "OF-1", "--by", "inlets", data=town / "data").stdout
     assert "open next: MH-2 (1,300 ft of the suspect pipe drains to it; 1 of the 2 catch basins and inlets)" in out
     assert "'volume' is not one of" in run("bisect", "OF-1", "--by", "volume", data=town / "data", ok=False).stderr
+
+
+def test_import_the_city_of_calgarys_real_layers(tmp_path: Path):
+    """The real clip of tests/network/testdata/real/calgary through the command."""
+    out = run("import", str(TESTDATA / "real" / "calgary" / "mapping.yaml"), data=tmp_path / "data").stdout
+    assert "read 40 structures (16 catch_basin, 20 manhole, 4 outfall) and 38 conveyances" in out
+    assert "joined pipe ends at 4 implied junctions (no structure drawn where they meet)" in out
+    assert "connected 23 of 38 conveyances at both ends" in out
+    assert "47 findings (4 implied_junction, 19 isolated, 5 no_outfall_downstream, 19 unconnected_end)" in out
+    out = run("trace", "B50", data=tmp_path / "data").stdout
+    assert out.splitlines()[0] == "upstream of B50: 5 structures, 861 ft of pipe"

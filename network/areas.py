@@ -40,7 +40,8 @@ class Parcel:
     distance_ft: float | None = None   # to the nearest inlet, when placed that way
 
 
-def _polygons(mapping: Mapping, spec: DrainageAreaLayer | ParcelLayer, what: str, findings: list[Finding]):
+def _polygons(mapping: Mapping, spec: DrainageAreaLayer | ParcelLayer, what: str,
+              findings: list[Finding]) -> tuple[str, list[tuple[str, Any, dict[str, Any]]]]:
     """Each feature's id and its polygon in WGS 84 (None without a geometry), and the row."""
     import shapely
     where = _where(spec.file, spec.layer)

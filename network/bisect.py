@@ -71,10 +71,11 @@ def weights(net: Network, by: Weight, areas: Iterable["DrainageArea"] = ()) -> d
             if a.structure is not None:
                 node[a.structure] = node.get(a.structure, 0.0) + a.area_sqft
     leaving: dict[str, int] = {}
-    connected = [c for c in net.conveyances.values() if c.upstream is not None and c.downstream is not None]
-    for c in connected:
-        leaving[c.upstream] = leaving.get(c.upstream, 0) + 1
-    return {c.id: node.get(c.upstream, 0.0) / leaving[c.upstream] for c in connected}
+    connected = [(c.id, c.upstream) for c in net.conveyances.values()
+                 if c.upstream is not None and c.downstream is not None]
+    for _, up in connected:
+        leaving[up] = leaving.get(up, 0) + 1
+    return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}
 
 
 def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = (),
@@ -170,10 +171,11 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
     for m in no_flow:
         suspect -= draining_to(surely, m)
     total = ft(suspect)
-    total_w = None if weights is None else sum(weights.get(p, 0.0) for p in suspect)
+    by: Mapping[str, float] = weights or {}
+    total_w = None if weights is None else sum(by.get(p, 0.0) for p in suspect)
 
     def wt(pipes: set[str]) -> float:
-        return ft(pipes) if not total_w else sum(weights.get(p, 0.0) for p in pipes)   # type: ignore[union-attr]
+        return ft(pipes) if not total_w else sum(by.get(p, 0.0) for p in pipes)
 
     whole = wt(suspect)
     opened = {outfall, *flow, *no_flow} | _buried(net)

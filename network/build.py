@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from .mapping import FlowDirection
 from .model import Conveyance, DirectionSource, Finding, Network, Structure
-from .raw import RawLine, RawMap
+from .raw import RawMap
 
 EARTH_RADIUS_M = 6_371_008.8     # mean radius (IUGG); only for snapping distances of a few feet
 FT_PER_M = 1 / 0.3048

@@ -142,8 +142,21 @@ class NetworkStore:
                 len(net.conveyances), len(findings)))
         return changes
 
-    def replace_areas(self, areas: list["DrainageArea"], parcels: list["Parcel"]) -> None:
-        """Keep the import's drainage areas and parcels in place of those kept (none: cleared)."""
+    def replace_areas(self, areas: list["DrainageArea"], parcels: list["Parcel"]) -> Changes:
+        """Keep the import's drainage areas and parcels in place of those kept (none: cleared);
+        what changed, matched by id (``area_sqft`` and ``distance_ft`` to 0.5 unit)."""
+        ch = Changes()
+        for label, before, after in (("drainage area", {a.id: a for a in self.drainage_areas()},
+                                      {a.id: a for a in areas}),
+                                     ("parcel", {p.id: p for p in self.parcels()}, {p.id: p for p in parcels})):
+            ch.added += [f"{label} {i}" for i in sorted(after.keys() - before.keys())]
+            ch.removed += [f"{label} {i}" for i in sorted(before.keys() - after.keys())]
+            for i in sorted(before.keys() & after.keys()):
+                for f in fields(after[i]):
+                    va, vb = getattr(before[i], f.name), getattr(after[i], f.name)
+                    same = (va is None) == (vb is None) and (abs(va - vb) < 0.5 if isinstance(va, float) else va == vb)
+                    if not same:
+                        ch.changed.append(f"{label} {i}: {f.name} {_show(va)} -> {_show(vb)}")
         with self.conn:
             self.conn.execute("DELETE FROM drainage_areas")
             self.conn.execute("DELETE FROM parcels")
@@ -151,6 +164,7 @@ class NetworkStore:
                                   [(a.id, a.structure, a.how, a.area_sqft) for a in areas])
             self.conn.executemany("INSERT INTO parcels VALUES (?,?,?,?,?)",
                                   [(p.id, p.structure, p.drainage_area, p.how, p.distance_ft) for p in parcels])
+        return ch
 
     def drainage_areas(self) -> list["DrainageArea"]:
         from .areas import DrainageArea

@@ -104,7 +104,10 @@ def import_(
         with NetworkStore(_folder(settings, municipality)) as store:
             first = store.last_import() is None
             changes = store.replace(net, got.findings, str(source))
-            store.replace_areas(got.areas, got.parcels)
+            land = store.replace_areas(got.areas, got.parcels)      # drainage areas and parcels
+            changes.added += land.added
+            changes.removed += land.removed
+            changes.changed += land.changed
             path = store.path
     except Ms4Error as e:
         _fail(e)

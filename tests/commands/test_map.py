@@ -139,8 +139,10 @@ def test_import_places_drainage_areas_and_parcels(town_with_areas: Path):
            "1 by the nearest inlet)" in out
     assert "drainage_area_unattached: drainage area DA-4 holds no structure and names none" in out
     assert "parcel_unplaced: parcel PA-4 lies in no drainage area" in out
-    # imported again without them: they are cleared
-    run("import", str(town / "mapping.yaml"), data=town / "data")
+    # imported again without them: they are cleared, and said so
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "removed: drainage area DA-1" in out and "removed: parcel PA-5" in out
+    assert "0 added, 11 removed, 0 changes" in out
     assert "parcels draining" not in run("trace", "OF-1", data=town / "data").stdout
 
 

@@ -84,8 +84,25 @@ def test_areas_and_parcels_are_kept_and_replaced(town: Path, tmp_path: Path):
         assert [(a.id, a.structure, a.how) for a in store.drainage_areas()] == [
             (a.id, a.structure, a.how) for a in got.areas]
         assert store.parcels() == got.parcels
+        unchanged = store.replace_areas(got.areas, got.parcels)
+        assert not unchanged.any
         store.replace_areas([], [])
         assert store.drainage_areas() == [] and store.parcels() == []
+
+
+def test_a_reimport_reports_what_changed_in_the_areas_and_parcels(town: Path, tmp_path: Path):
+    import json
+    got = import_map(town)
+    with NetworkStore(tmp_path / "data") as store:
+        store.replace_areas(got.areas, got.parcels)
+        areas = json.loads((town.parent / "areas.geojson").read_text())
+        areas["features"][0]["properties"]["OUTLET"] = "MH-1"          # DA-1 now drains to MH-1
+        del areas["features"][3]                                       # DA-4 gone
+        (town.parent / "areas.geojson").write_text(json.dumps(areas))
+        again = import_map(town)
+        ch = store.replace_areas(again.areas, again.parcels)
+    assert ch.removed == ["drainage area DA-4"] and ch.added == []
+    assert ch.changed == ["drainage area DA-1: structure CB-1 -> MH-1", "parcel PA-1: structure CB-1 -> MH-1"]
 
 
 def test_a_mapping_naming_a_missing_field_of_the_area_layer_is_refused(town: Path):

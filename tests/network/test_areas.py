@@ -118,3 +118,13 @@ def test_a_parcel_layer_of_points_is_refused_naming_the_feature(town: Path):
         '"geometry": {"type": "Point", "coordinates": [-73.8, 40.7]}}]}')
     with pytest.raises(NetworkError, match=r"parcels.geojson: parcel X-1: a Point, expected a polygon"):
         import_map(town)
+
+
+def test_parcels_without_drainage_areas_go_to_the_nearest_inlet(town: Path):
+    text = town.read_text()
+    town.write_text(text[:text.index("drainage_areas:")] + text[text.index("parcels:"):])
+    got = import_map(town)
+    assert got.areas == []
+    assert [(p.id, p.structure, p.how) for p in got.parcels] == [
+        ("PA-1", "CB-1", "nearest_inlet"), ("PA-2", "CB-2", "nearest_inlet"), ("PA-3", "CB-3", "nearest_inlet"),
+        ("PA-4", None, None), ("PA-5", None, None)]

@@ -18,15 +18,26 @@ The field practice it serves: storm drain network investigations working up from
 outfall through manholes at junctions, as in E. Brown, D. Caraco (Center for Watershed
 Protection) and R. Pitt, "Illicit Discharge Detection and Elimination: A Guidance Manual
 for Program Development and Technical Assessments", October 2004, EPA cooperative
-agreement X-82907801-0. Choosing the manhole by halving the suspect pipe length is ours."""
+agreement X-82907801-0. Choosing the manhole by halving the suspect pipe length is ours.
+
+Weights (``weights=``, from :func:`weights`): instead of pipe length, what the suspect
+reach collects: its catch basins and inlets, or its drainage areas' acreage. Each pipe
+carries the weight of its upstream structure (shared among the pipes leaving it), so the
+part draining to ``m`` weighs what enters the network upstream of ``m``. A reach that
+collects nothing by that measure is split by length."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
 
 from .errors import NetworkError
-from .model import Network
+from .model import Network, StructureKind
+
+if TYPE_CHECKING:
+    from .areas import DrainageArea
 
 
 @dataclass(frozen=True)
@@ -35,12 +46,43 @@ class Plan:
     suspect_length_ft: float
     next_structure: str | None       # None: the reach cannot be split further
     next_splits_ft: float | None     # suspect length draining to the next structure
+    suspect_weight: float | None = None       # with weights: what the suspect reach collects
+    next_splits_weight: float | None = None   # ... and the part of it upstream of the next structure
+
+
+class Weight(str, Enum):
+    LENGTH = "length"        # pipe length (the default: every map has it)
+    INLETS = "inlets"        # catch basins and inlets
+    AREA = "area"            # drainage area, square feet
+
+
+def weights(net: Network, by: Weight, areas: Iterable["DrainageArea"] = ()) -> dict[str, float] | None:
+    """Each pipe's weight for :func:`plan`: its upstream structure's catch basins and inlets
+    (1 or 0) or drainage area (square feet), shared among the pipes leaving that structure.
+    None for :attr:`Weight.LENGTH` (the plan's default)."""
+    if by is Weight.LENGTH:
+        return None
+    node: dict[str, float] = {}
+    if by is Weight.INLETS:
+        node = {s.id: 1.0 for s in net.structures.values()
+                if s.kind in (StructureKind.CATCH_BASIN, StructureKind.INLET)}
+    else:
+        for a in areas:
+            if a.structure is not None:
+                node[a.structure] = node.get(a.structure, 0.0) + a.area_sqft
+    leaving: dict[str, int] = {}
+    connected = [(c.id, c.upstream) for c in net.conveyances.values()
+                 if c.upstream is not None and c.downstream is not None]
+    for _, up in connected:
+        leaving[up] = leaving.get(up, 0) + 1
+    return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}
 
 
 def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = (),
-         two_way: Collection[str] = ()) -> Plan:
+         two_way: Collection[str] = (), weights: Mapping[str, float] | None = None) -> Plan:
     """The suspect reach after the observations (each structure opened: flow seen or not)
-    and the next structure to open. ``two_way``: pipes whose direction is not known."""
+    and the next structure to open. ``two_way``: pipes whose direction is not known;
+    ``weights``: what to halve instead of pipe length (pipe id -> weight, :func:`weights`)."""
     import networkx as nx
     if outfall not in net.structures:
         raise NetworkError(f"no structure {outfall!r} in the town's network")
@@ -52,9 +94,11 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
         if pid not in net.conveyances:
             raise NetworkError(f"no pipe {pid!r} in the town's network")
     if two_way:
-        return _plan_both_ways(net, outfall, flow, no_flow, set(two_way))
+        return _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
     length = {(u, v): (d["length_ft"] or 0.0) for u, v, d in g.edges(data=True)}
     ids = {(u, v): d["id"] for u, v, d in g.edges(data=True)}
+    w = length if weights is None else {
+        (u, v): sum(weights.get(i, 0.0) for i in d["ids"]) for u, v, d in g.edges(data=True)}
 
     def draining_to(m: str) -> set[tuple[str, str]]:
         nodes = nx.ancestors(g, m) | {m}
@@ -66,25 +110,34 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     for m in no_flow:
         suspect -= draining_to(m)
     total = sum(length[e] for e in suspect)
-    opened = {outfall, *flow, *no_flow}
-    parts = _parts_tree(suspect, length) or _parts_forest(suspect, length) or {
-        m: (sum(length[e] for e in part), len(part))
+    total_w = None if weights is None else sum(w[e] for e in suspect)
+    if not total_w:                                    # nothing collected by the weight: halve the length
+        w = length
+    opened = {outfall, *flow, *no_flow} | _buried(net)
+    parts = _parts_tree(suspect, w) or _parts_forest(suspect, w) or {
+        m: (sum(w[e] for e in part), len(part))
         for m in {u for u, _ in suspect} | {v for _, v in suspect}
         for part in [draining_to(m) & suspect]}
-    scored = [(abs(part_ft - total / 2), m, part_ft) for m, (part_ft, count) in parts.items()
+    half = sum(w[e] for e in suspect) / 2
+    scored = [(abs(part_w - half), m, part_w) for m, (part_w, count) in parts.items()
               if m not in opened and 0 < count < len(suspect)]
+    pipes = frozenset(ids[e] for e in suspect)
     if not scored:
-        return Plan(frozenset(ids[e] for e in suspect), total, None, None)
+        return Plan(pipes, total, None, None, total_w, None)
     least = min(score for score, _, _ in scored)
-    tied = [(m, part_ft) for score, m, part_ft in scored if score == least]
+    tied = [(m, part_w) for score, m, part_w in scored if score == least]
     if len(tied) > 1:                                  # the nearer the outfall, then the id
         depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
         tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
-    return Plan(frozenset(ids[e] for e in suspect), total, tied[0][0], tied[0][1])
+    m, part_w = tied[0]
+    if weights is None:
+        return Plan(pipes, total, m, part_w)
+    part_ft = sum(length[e] for e in draining_to(m) & suspect)
+    return Plan(pipes, total, m, part_ft, total_w, part_w if total_w else 0.0)
 
 
 def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
-                    unknown: set[str]) -> Plan:
+                    unknown: set[str], weights: Mapping[str, float] | None = None) -> Plan:
     """:func:`plan` with pipes of unknown direction, counted structure by structure (each
     structure's ancestors, twice: a quadratic count, for the few networks that need it)."""
     import networkx as nx
@@ -119,23 +172,40 @@ def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Se
     for m in no_flow:
         suspect -= draining_to(surely, m)
     total = ft(suspect)
-    opened = {outfall, *flow, *no_flow}
+    by: Mapping[str, float] = weights or {}
+    total_w = None if weights is None else sum(by.get(p, 0.0) for p in suspect)
+
+    def wt(pipes: set[str]) -> float:
+        return ft(pipes) if not total_w else sum(by.get(p, 0.0) for p in pipes)
+
+    whole = wt(suspect)
+    opened = {outfall, *flow, *no_flow} | _buried(net)
     suspect_ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)
                     if e is not None}
     scored = []
     for m in suspect_ends - opened:
         part = draining_to(may, m) & suspect
         if 0 < len(part) < len(suspect):
-            part_ft = ft(part)
-            scored.append((max(part_ft, total - ft(draining_to(surely, m) & suspect)), m, part_ft))
+            part_w = wt(part)
+            scored.append((max(part_w, whole - wt(draining_to(surely, m) & suspect)), m, part_w, part))
     if not scored:
-        return Plan(frozenset(suspect), total, None, None)
-    least = min(score for score, _, _ in scored)
-    tied = [(m, part_ft) for score, m, part_ft in scored if score == least]
+        return Plan(frozenset(suspect), total, None, None, total_w, None)
+    least = min(score for score, *_ in scored)
+    tied = [(m, part_w, part) for score, m, part_w, part in scored if score == least]
     if len(tied) > 1:                                  # the nearer the outfall, then the id
         depth = nx.single_source_shortest_path_length(may.reverse(copy=False), outfall)
         tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
-    return Plan(frozenset(suspect), total, tied[0][0], tied[0][1])
+    m, part_w, part = tied[0]
+    if weights is None:
+        return Plan(frozenset(suspect), total, m, part_w)
+    return Plan(frozenset(suspect), total, m, ft(part), total_w, part_w if total_w else 0.0)
+
+
+def _buried(net: Network) -> set[str]:
+    """Junctions the import implied where pipe ends meet with no structure drawn (a wye, a
+    bend): no crew can open them, so they are never named next."""
+    from .build import IMPLIED
+    return {s.id for s in net.structures.values() if s.source == IMPLIED}
 
 
 def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

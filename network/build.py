@@ -1,5 +1,7 @@
 """From what a reader found to a network: each drawn end snapped to the nearest structure
-within the tolerance, each conveyance directed, its direction's source kept."""
+within the tolerance, each conveyance directed, its direction's source kept. Drawn ends that
+touch no structure but meet each other (a bend or a wye with no point on the map) are
+joined at a junction of their own (:data:`IMPLIED`), reported."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ from collections import defaultdict
 
 from .mapping import FlowDirection
 from .model import Conveyance, DirectionSource, Finding, Network, Structure
-from .raw import RawLine, RawMap
+from .raw import RawMap
 
 EARTH_RADIUS_M = 6_371_008.8     # mean radius (IUGG); only for snapping distances of a few feet
 FT_PER_M = 1 / 0.3048
 NEAR_FT = 10.0                   # a miss names the nearest structure this close
+IMPLIED = "implied: pipe ends meet here"     # the source of a junction the map does not draw
 
 
 class _Snapper:
@@ -61,6 +64,8 @@ def build(raw: RawMap, tolerance_ft: float, direction: str = "drawing") -> tuple
     findings = list(raw.findings)
     net = Network(structures={s.id: s for s in raw.structures})
     snapper = _Snapper(raw.structures, tolerance_ft)
+    ends: dict[str, list[str | None]] = {}
+    loose: list[tuple[str, int, float, float, float | None]] = []   # pipe, 0/-1, lon, lat, nearest structure ft
     for line in raw.lines:
         start, end = line.start_node, line.end_node
         for which, named in (("start", start), ("end", end)):
@@ -70,10 +75,19 @@ def build(raw: RawMap, tolerance_ft: float, direction: str = "drawing") -> tuple
         start = start if start in net.structures else None
         end = end if end in net.structures else None
         if line.snap_ends and line.coords:
-            if start is None and line.start_node is None:
-                start = _snap(snapper, line, 0, "start", tolerance_ft, findings)
-            if end is None and line.end_node is None:
-                end = _snap(snapper, line, -1, "end", tolerance_ft, findings)
+            for i, named in ((0, line.start_node), (-1, line.end_node)):
+                if named is None:
+                    sid, dist = snapper.nearest(*line.coords[i])
+                    if sid is None:
+                        loose.append((line.id, i, *line.coords[i], dist))
+                    elif i == 0:
+                        start = sid
+                    else:
+                        end = sid
+        ends[line.id] = [start, end]
+    _join_loose_ends(net, loose, ends, tolerance_ft, findings)
+    for line in raw.lines:
+        start, end = ends[line.id]
         s_inv = line.start_invert_ft if line.start_invert_ft is not None else _invert(net, start)
         e_inv = line.end_invert_ft if line.end_invert_ft is not None else _invert(net, end)
         reverse, source = False, DirectionSource.DRAWING
@@ -98,12 +112,54 @@ def _invert(net: Network, sid: str | None) -> float | None:
     return net.structures[sid].invert_ft if sid is not None and sid in net.structures else None
 
 
-def _snap(snapper: _Snapper, line: RawLine, i: int, which: str, tolerance_ft: float,
-          findings: list[Finding]) -> str | None:
-    lon, lat = line.coords[i]
-    sid, dist = snapper.nearest(lon, lat)
-    if sid is None:
-        near = f" (nearest structure {dist:.1f} ft away)" if dist is not None else ""
-        findings.append(Finding("unconnected_end", line.id, f"pipe {line.id}: its {which} touches no structure within "
-                                f"{tolerance_ft:g} ft{near}"))
-    return sid
+def _join_loose_ends(net: Network, loose: list[tuple[str, int, float, float, float | None]],
+                     ends: dict[str, list[str | None]], tolerance_ft: float, findings: list[Finding]) -> None:
+    """Ends of two or more pipes within the tolerance of each other (and of no structure)
+    meet at a junction ``J:<pipe>:<start|end>`` (named after the first of them, so an
+    unchanged map keeps the id); an end meeting no other is reported unconnected."""
+    from .model import StructureKind
+    points = [Structure(str(k), StructureKind.JUNCTION, lon, lat) for k, (_, _, lon, lat, _) in enumerate(loose)]
+    grid = _Snapper(points, tolerance_ft)
+    parent = list(range(len(loose)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k, (_, _, lon, lat, _) in enumerate(loose):
+        x, y = grid._xy(lon, lat)
+        cx, cy = grid._cell(x, y)
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                for ox, oy, other in grid.grid.get((cx + dx, cy + dy), ()):
+                    if math.hypot(ox - x, oy - y) <= grid.tolerance_m:
+                        parent[root(int(other))] = root(k)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for k in range(len(loose)):
+        groups[root(k)].append(k)
+    which = {0: "start", -1: "end"}
+    order = {line_id: n for n, line_id in enumerate(ends)}
+    for k in range(len(loose)):
+        members = groups.get(k)
+        if members is None:
+            continue
+        members.sort(key=lambda m: (order[loose[m][0]], -loose[m][1]))
+        if len({loose[m][0] for m in members}) < 2:
+            for m in members:
+                pid, i, _, _, dist = loose[m]
+                near = f" (nearest structure {dist:.1f} ft away)" if dist is not None else ""
+                findings.append(Finding("unconnected_end", pid, f"pipe {pid}: its {which[i]} touches no structure "
+                                        f"within {tolerance_ft:g} ft{near}"))
+            continue
+        first = loose[members[0]]
+        jid = f"J:{first[0]}:{which[first[1]]}"
+        lon = sum(loose[m][2] for m in members) / len(members)
+        lat = sum(loose[m][3] for m in members) / len(members)
+        net.structures[jid] = Structure(jid, StructureKind.JUNCTION, lon, lat, source=IMPLIED)
+        for m in members:
+            ends[loose[m][0]][0 if loose[m][1] == 0 else 1] = jid
+        findings.append(Finding("implied_junction", jid, "pipes " + ", ".join(
+            f"{loose[m][0]} ({which[loose[m][1]]})" for m in members) + f" meet where the map has no structure; "
+            f"joined at junction {jid}"))

@@ -4,6 +4,7 @@ through pyogrio, geometries through shapely, coordinates to WGS 84 through pypro
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,9 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding]) -> float | None:
+def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding],
+            no_data: Sequence[float] = ()) -> float | None:
+    """The field's number; None when empty or one of the town's ``no_data`` values."""
     if not field:
         return None
     if field not in row:
@@ -52,10 +55,11 @@ def _number(row: dict, field: str | None, fid: str, what: str, where: str, findi
     if v is None or (isinstance(v, str) and not v.strip()):
         return None
     try:
-        return float(v)
+        x = float(v)
     except (TypeError, ValueError):
         findings.append(Finding("bad_value", fid, f"{what} {fid}: {field} = {v!r} is not a number; read as unknown"))
         return None
+    return None if x in no_data else x
 
 
 def _text(row: dict, field: str | None, where: str) -> str | None:
@@ -69,9 +73,11 @@ def _text(row: dict, field: str | None, where: str) -> str | None:
 
 
 def read_gis(mapping: Mapping) -> RawMap:
-    assert mapping.structures is not None and mapping.pipes is not None
+    assert mapping.point_layers and mapping.pipes is not None
     out = RawMap()
-    _read_structures(mapping, mapping.structures, out)
+    seen: set[str] = set()                      # ids are the town's across its structure layers
+    for layer in mapping.point_layers:
+        _read_structures(mapping, layer, out, seen)
     _read_pipes(mapping, mapping.pipes, out)
     return out
 
@@ -113,9 +119,8 @@ def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findi
     return kind
 
 
-def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> None:
+def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: set[str]) -> None:
     where, tr, elev, features = _open(mapping, spec)
-    seen: set[str] = set()
     for row, shape in features:
         sid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "structure", out.findings)
         kind = _kind(spec, row, sid, "structure", where, out.findings)
@@ -126,8 +131,8 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap) -> Non
         else:
             p = shape.centroid if shape.geom_type != "Point" else shape
             lon, lat = tr.transform(p.x, p.y)
-        inv = _number(row, spec.invert, sid, "structure", where, out.findings)
-        rim = _number(row, spec.rim, sid, "structure", where, out.findings)
+        inv = _number(row, spec.invert, sid, "structure", where, out.findings, mapping.no_data)
+        rim = _number(row, spec.rim, sid, "structure", where, out.findings, mapping.no_data)
         out.structures.append(Structure(
             id=sid, kind=kind, lon=lon, lat=lat,
             invert_ft=None if inv is None else inv * elev, rim_ft=None if rim is None else rim * elev,
@@ -168,10 +173,10 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             if value is not None and flow is None:
                 out.findings.append(Finding("unknown_direction", cid, f"pipe {cid}: {spec.flow_direction} = {value!r} "
                                             "is not in the mapping's flow_directions; read as unknown"))
-        s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings)
-        e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings)
-        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings)
-        length = _number(row, spec.length, cid, "pipe", where, out.findings)
+        s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
+        e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)
+        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data)
+        length = _number(row, spec.length, cid, "pipe", where, out.findings, mapping.no_data)
         out.lines.append(RawLine(
             id=cid, kind=kind, coords=coords,
             start_invert_ft=None if s_inv is None else s_inv * elev,

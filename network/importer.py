@@ -3,9 +3,10 @@ or a SWMM ``.inp`` given directly."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .areas import DrainageArea, Parcel
 from .build import build
 from .checks import check
 from .errors import NetworkError
@@ -20,6 +21,8 @@ class Imported:
     georeferenced: bool
     lines_read: int            # conveyances the source holds (all kept; see findings)
     structures_read: int
+    areas: list[DrainageArea] = field(default_factory=list)      # the mapping's drainage areas, if any
+    parcels: list[Parcel] = field(default_factory=list)
 
 
 def import_map(source: Path, crs: str | None = None) -> Imported:
@@ -38,7 +41,18 @@ def import_map(source: Path, crs: str | None = None) -> Imported:
         raise NetworkError(f"{source}: give a mapping file (.yaml) naming the town's layers, or a SWMM .inp")
     raw = read_swmm(mapping.swmm, mapping) if mapping.swmm is not None else read_gis(mapping)
     net, findings = build(raw, mapping.snap_tolerance_ft, mapping.direction)
-    if len(net.structures) != len(raw.structures) or len(net.conveyances) != len(raw.lines):
+    if not {s.id for s in raw.structures} <= net.structures.keys() or len(net.conveyances) != len(raw.lines):
         raise NetworkError(f"{source}: {len(raw.structures)} structures and {len(raw.lines)} conveyances read, "
                            f"{len(net.structures)} and {len(net.conveyances)} built: a feature was lost")
-    return Imported(net, findings + check(net), raw.georeferenced, len(raw.lines), len(raw.structures))
+    got = Imported(net, findings + check(net), raw.georeferenced, len(raw.lines), len(raw.structures))
+    shaped: list = []
+    if mapping.drainage_areas is not None:
+        from .areas import read_areas
+        shaped, area_findings = read_areas(mapping, net)
+        got.areas = [a for a, _ in shaped]
+        got.findings += area_findings
+    if mapping.parcels is not None:
+        from .areas import read_parcels
+        got.parcels, parcel_findings = read_parcels(mapping, net, shaped)
+        got.findings += parcel_findings
+    return got

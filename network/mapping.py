@@ -77,23 +77,51 @@ class ConveyanceLayer(_Strict):
         return self
 
 
+class DrainageAreaLayer(_Strict):
+    """Polygons of the land draining to one structure (a catchment, a subwatershed)."""
+    file: Path
+    layer: str | None = None
+    id: str
+    structure: str | None = None                 # the structure it drains to; empty or absent: the one inside it
+
+
+class ParcelLayer(_Strict):
+    """Tax parcels (or any polygons of land) to place on the network."""
+    file: Path
+    layer: str | None = None
+    id: str
+    tolerance_ft: float = Field(default=100.0, gt=0)   # a parcel in no area: the nearest inlet this close
+
+
 class Mapping(_Strict):
     crs: str | None = None                       # for sources that do not state one (SWMM, a .shp without .prj)
     elevation_unit: LengthUnit = "ft"
     snap_tolerance_ft: float = Field(default=3.0, gt=0)
     direction: Literal["drawing", "inverts"] = "drawing"
+    no_data: list[float] = Field(default_factory=list)   # numbers the town records for "not known" (0, -9999)
     swmm: Path | None = None
     structures: StructureLayer | None = None
+    structure_layers: list[StructureLayer] | None = None    # instead of structures: one layer per kind
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
+    drainage_areas: DrainageAreaLayer | None = None
+    parcels: ParcelLayer | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> "Mapping":
-        if self.swmm is None and (self.structures is None or self.pipes is None):
-            raise ValueError("give swmm: (an EPA SWMM .inp) or both structures: and pipes: layers")
-        if self.swmm is not None and (self.structures or self.pipes):
+        if self.structures is not None and self.structure_layers is not None:
+            raise ValueError("give structures: (one layer) or structure_layers: (a list), not both")
+        if self.swmm is None and (not self.point_layers or self.pipes is None):
+            raise ValueError("give swmm: (an EPA SWMM .inp) or both structures: (or structure_layers:) and pipes: "
+                             "layers")
+        if self.swmm is not None and (self.point_layers or self.pipes):
             raise ValueError("swmm: and GIS layers: import one source at a time")
         return self
+
+    @property
+    def point_layers(self) -> list[StructureLayer]:
+        """The structure layers: ``structures:`` or each of ``structure_layers:``."""
+        return self.structure_layers or ([self.structures] if self.structures is not None else [])
 
     def relative_to(self, folder: Path) -> "Mapping":
         """File names resolved against the mapping file's folder."""
@@ -104,8 +132,14 @@ class Mapping(_Strict):
             upd["swmm"] = fix(self.swmm)
         if self.structures is not None:
             upd["structures"] = self.structures.model_copy(update={"file": fix(self.structures.file)})
+        if self.structure_layers is not None:
+            upd["structure_layers"] = [x.model_copy(update={"file": fix(x.file)}) for x in self.structure_layers]
         if self.pipes is not None:
             upd["pipes"] = self.pipes.model_copy(update={"file": fix(self.pipes.file)})
+        for key in ("drainage_areas", "parcels"):
+            spec = getattr(self, key)
+            if spec is not None:
+                upd[key] = spec.model_copy(update={"file": fix(spec.file)})
         return self.model_copy(update=upd)
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import NetworkError
 from .model import Conveyance, ConveyanceKind, DirectionSource, Finding, Network, Structure, StructureKind
@@ -22,7 +23,15 @@ CREATE TABLE IF NOT EXISTS findings (kind TEXT NOT NULL, feature TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS imports (at TEXT NOT NULL, source TEXT NOT NULL, structures INTEGER NOT NULL,
     conveyances INTEGER NOT NULL, findings INTEGER NOT NULL);
 """
+AREAS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS drainage_areas (id TEXT PRIMARY KEY, structure TEXT, how TEXT, area_sqft REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS parcels (id TEXT PRIMARY KEY, structure TEXT, drainage_area TEXT, how TEXT,
+    distance_ft REAL);
+"""
 FILENAME = "network.db"
+
+if TYPE_CHECKING:
+    from .areas import DrainageArea, Parcel
 
 
 @dataclass
@@ -82,6 +91,7 @@ class NetworkStore:
             folder.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path)
             self.conn.executescript(SCHEMA)
+            self.conn.executescript(AREAS_SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise NetworkError(f"{self.path}: cannot open: {e}") from None
 
@@ -131,6 +141,40 @@ class NetworkStore:
                 datetime.now(timezone.utc).isoformat(timespec="seconds"), source, len(net.structures),
                 len(net.conveyances), len(findings)))
         return changes
+
+    def replace_areas(self, areas: list["DrainageArea"], parcels: list["Parcel"]) -> Changes:
+        """Keep the import's drainage areas and parcels in place of those kept (none: cleared);
+        what changed, matched by id (``area_sqft`` and ``distance_ft`` to 0.5 unit)."""
+        ch = Changes()
+        for label, before, after in (("drainage area", {a.id: a for a in self.drainage_areas()},
+                                      {a.id: a for a in areas}),
+                                     ("parcel", {p.id: p for p in self.parcels()}, {p.id: p for p in parcels})):
+            ch.added += [f"{label} {i}" for i in sorted(after.keys() - before.keys())]
+            ch.removed += [f"{label} {i}" for i in sorted(before.keys() - after.keys())]
+            for i in sorted(before.keys() & after.keys()):
+                for f in fields(after[i]):
+                    va, vb = getattr(before[i], f.name), getattr(after[i], f.name)
+                    same = (va is None) == (vb is None) and (abs(va - vb) < 0.5 if isinstance(va, float) else va == vb)
+                    if not same:
+                        ch.changed.append(f"{label} {i}: {f.name} {_show(va)} -> {_show(vb)}")
+        with self.conn:
+            self.conn.execute("DELETE FROM drainage_areas")
+            self.conn.execute("DELETE FROM parcels")
+            self.conn.executemany("INSERT INTO drainage_areas VALUES (?,?,?,?)",
+                                  [(a.id, a.structure, a.how, a.area_sqft) for a in areas])
+            self.conn.executemany("INSERT INTO parcels VALUES (?,?,?,?,?)",
+                                  [(p.id, p.structure, p.drainage_area, p.how, p.distance_ft) for p in parcels])
+        return ch
+
+    def drainage_areas(self) -> list["DrainageArea"]:
+        from .areas import DrainageArea
+        return [DrainageArea(*r) for r in self.conn.execute(
+            "SELECT id, structure, how, area_sqft FROM drainage_areas ORDER BY rowid")]
+
+    def parcels(self) -> list["Parcel"]:
+        from .areas import Parcel
+        return [Parcel(*r) for r in self.conn.execute(
+            "SELECT id, structure, drainage_area, how, distance_ft FROM parcels ORDER BY rowid")]
 
     def last_import(self) -> dict | None:
         r = self.conn.execute("SELECT at, source, structures, conveyances, findings FROM imports "

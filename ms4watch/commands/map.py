@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from ..network.bisect import Weight
 from ._settings import config_option, settings_or_exit
+
+ACRE_SQFT = 43_560.0
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -63,11 +66,18 @@ def import_(
     except Ms4Error as e:
         _fail(e)
     net = got.network
+    from ..network.build import IMPLIED
     kinds: dict[str, int] = {}
+    implied = 0
     for s in net.structures.values():
+        if s.source == IMPLIED:
+            implied += 1
+            continue
         kinds[s.kind.value] = kinds.get(s.kind.value, 0) + 1
     typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
                f"and {got.lines_read} conveyances from {source}")
+    if implied:
+        typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
     connected = sum(1 for c in net.conveyances.values() if c.upstream and c.downstream)
     typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends")
     if not got.georeferenced:
@@ -77,6 +87,14 @@ def import_(
     counts: dict[str, int] = {}
     for f in got.findings:
         counts[f.kind] = counts.get(f.kind, 0) + 1
+    if got.areas or got.parcels:
+        by: dict[str | None, int] = {}
+        for p in got.parcels:
+            by[p.how] = by.get(p.how, 0) + 1
+        placed = len(got.parcels) - by.get(None, 0)
+        typer.echo(f"read {len(got.areas)} drainage areas ({sum(1 for a in got.areas if a.structure)} drain to a "
+                   f"structure) and {len(got.parcels)} parcels ({placed} placed: {by.get('drainage_area', 0)} by "
+                   f"drainage area, {by.get('nearest_inlet', 0)} by the nearest inlet)")
     typer.echo(f"{len(got.findings)} findings ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"
                if got.findings else "no findings")
     if dry_run:
@@ -86,6 +104,10 @@ def import_(
         with NetworkStore(_folder(settings, municipality)) as store:
             first = store.last_import() is None
             changes = store.replace(net, got.findings, str(source))
+            land = store.replace_areas(got.areas, got.parcels)      # drainage areas and parcels
+            changes.added += land.added
+            changes.removed += land.removed
+            changes.changed += land.changed
             path = store.path
     except Ms4Error as e:
         _fail(e)
@@ -152,12 +174,24 @@ def _registry(settings: "Settings", municipality: Optional[str]):
 
 def _imported(settings, municipality: Optional[str]):
     """The town's kept network; exits 1 with a one-line reason when no map was imported."""
+    return _imported_with_areas(settings, municipality)[0]
+
+
+def _imported_with_areas(settings, municipality: Optional[str]):
+    """The town's kept network, its drainage areas and its parcels; exits 1 when no map was imported."""
     from ..network.store import NetworkStore
     with NetworkStore(_folder(settings, municipality)) as store:
         if store.last_import() is None:
             typer.echo("no map imported yet (ms4watch map import)")
             raise typer.Exit(1)
-        return store.load()
+        return store.load(), store.drainage_areas(), store.parcels()
+
+
+def _echo_parcels(label: str, parcels: list) -> None:
+    """The parcels draining to a trace or a suspect reach (when a parcel layer was imported)."""
+    if parcels:
+        typer.echo(f"parcels draining to {label}: {len(parcels)}: "
+                   + ", ".join(f"{p.id} ({p.structure})" for p in parcels))
 
 
 @app.command("trace")
@@ -166,9 +200,10 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
           municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
           config: Optional[Path] = config_option()) -> None:
     """The structures upstream of an outfall in the order a crew walks them (or downstream of a structure)."""
+    from ..network.areas import parcels_draining_to
     from ..network.errors import NetworkError
     from ..network.trace import Way, total_length_ft, walk
-    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
+    net, _, parcels = _imported_with_areas(settings_or_exit(config, data_dir=data_dir), municipality)
     try:
         steps = walk(net, structure, Way.DOWN if down else Way.UP)
     except NetworkError as e:
@@ -181,6 +216,8 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
         typer.echo(f"{s.order:>3}  {s.branch:<8} {s.structure:<14} {s.kind.value:<12} {s.via or '':<10} "
                    f"{s.from_structure or '':<12} {_ft(s.pipe_length_ft) if s.via else '':>9} "
                    f"{_ft(s.distance_ft):>11}")
+    if not down:
+        _echo_parcels("it", parcels_draining_to(parcels, {s.structure for s in steps}))
 
 
 @app.command("export")
@@ -203,18 +240,29 @@ def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file
 def bisect(outfall: str = typer.Argument(..., help="the outfall where the dry-weather flow was found"),
            flow: list[str] = typer.Option([], "--flow", help="a structure opened where the flow was seen (repeat)"),
            no_flow: list[str] = typer.Option([], "--no-flow", help="a structure opened and found dry (repeat)"),
+           by: Weight = typer.Option(Weight.LENGTH, "--by", help="what to halve: the pipe length, the catch "
+                                     "basins and inlets, or the drainage area (of an imported drainage_areas layer)"),
            municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
            config: Optional[Path] = config_option()) -> None:
-    """The next structure to open: the one that halves the pipe length still suspect."""
-    from ..network.bisect import plan
+    """The next structure to open: the one that halves the pipe length (or --by) still suspect."""
+    from ..network.areas import parcels_draining_to, reach_entries
+    from ..network.bisect import plan, weights
     from ..network.errors import NetworkError
-    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
+    net, areas, parcels = _imported_with_areas(settings_or_exit(config, data_dir=data_dir), municipality)
     try:
-        p = plan(net, outfall, flow, no_flow)
+        p = plan(net, outfall, flow, no_flow, weights=weights(net, by, areas))
     except NetworkError as e:
         _fail(e)
     typer.echo(f"suspect: {len(p.suspect_pipes)} pipes, {_ft(p.suspect_length_ft)}: {', '.join(sorted(p.suspect_pipes))}")
     if p.next_structure is None:
         typer.echo("no structure splits it further: walk these pipes")
     else:
-        typer.echo(f"open next: {p.next_structure} ({_ft(p.next_splits_ft)} of the suspect pipe drains to it)")
+        share = ""
+        if by is Weight.AREA:
+            share = f"; {p.next_splits_weight / ACRE_SQFT:,.2f} of the {p.suspect_weight / ACRE_SQFT:,.2f} acres " \
+                    "of drainage area"
+        elif by is Weight.INLETS:
+            share = f"; {p.next_splits_weight:g} of the {p.suspect_weight:g} catch basins and inlets"
+        typer.echo(f"open next: {p.next_structure} ({_ft(p.next_splits_ft)} of the suspect pipe drains to it{share})")
+    _echo_parcels("the suspect reach", parcels_draining_to(
+        parcels, reach_entries(net, p.suspect_pipes, outfall, flow, no_flow)))

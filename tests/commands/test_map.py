@@ -123,3 +123,59 @@ def test_show_attaches_the_registrys_monitored_outfalls(town: Path):
     assert "monitored outfall DS-7: on the map as OF-2 (" in out and "ids differ" in out
     assert "monitored outfall DS-8: not on the map" in out
     assert "construction site CS-7: nearest inlet CB-2 (" in out and "drains to OF-1" in out
+
+
+@pytest.fixture
+def town_with_areas(town: Path) -> Path:
+    for name in ("areas.geojson", "parcels.geojson", "mapping_areas.yaml"):
+        shutil.copy(TESTDATA / name, town / name)
+    return town
+
+
+def test_import_places_drainage_areas_and_parcels(town_with_areas: Path):
+    town = town_with_areas
+    out = run("import", str(town / "mapping_areas.yaml"), data=town / "data").stdout
+    assert "read 6 drainage areas (3 drain to a structure) and 5 parcels (3 placed: 2 by drainage area, " \
+           "1 by the nearest inlet)" in out
+    assert "drainage_area_unattached: drainage area DA-4 holds no structure and names none" in out
+    assert "parcel_unplaced: parcel PA-4 lies in no drainage area" in out
+    # imported again without them: they are cleared, and said so
+    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    assert "removed: drainage area DA-1" in out and "removed: parcel PA-5" in out
+    assert "0 added, 11 removed, 0 changes" in out
+    assert "parcels draining" not in run("trace", "OF-1", data=town / "data").stdout
+
+
+def test_trace_and_bisect_name_the_parcels_draining_to_the_reach(town_with_areas: Path):
+    town = town_with_areas
+    run("import", str(town / "mapping_areas.yaml"), data=town / "data")
+    out = run("trace", "OF-1", data=town / "data").stdout
+    assert "parcels draining to it: 2: PA-1 (CB-1), PA-2 (CB-2)" in out
+    assert "parcels draining" not in run("trace", "CB-2", "--down", data=town / "data").stdout
+    out = run("bisect", "OF-1", "--flow", "MH-2", data=town / "data").stdout
+    assert "parcels draining to the suspect reach: 1: PA-2 (CB-2)" in out
+
+
+def test_bisect_by_drainage_area_and_by_inlets(town_with_areas: Path):
+    town = town_with_areas
+    run("import", str(town / "mapping_areas.yaml"), data=town / "data")
+    # by area: DA-1 (CB-1, on P-3) and DA-2 (CB-2, on P-4), 40,000 sq ft each (0.92 acres); DA-6 drains
+    # to OF-1 itself, on no pipe. MH-2 drains P-4's 0.92 of the 1.84 acres: exactly half.
+    out = run("bisect", "OF-1", "--by", "area", data=town / "data").stdout
+    assert "open next: MH-2 (1,300 ft of the suspect pipe drains to it; 0.92 of the 1.84 acres of drainage area)" \
+        in out
+    # by inlets: CB-1 and CB-2 (CB-3 drains to OF-2): MH-2 drains CB-2, 1 of 2
+    out = run("bisect", "OF-1", "--by", "inlets", data=town / "data").stdout
+    assert "open next: MH-2 (1,300 ft of the suspect pipe drains to it; 1 of the 2 catch basins and inlets)" in out
+    assert "'volume' is not one of" in run("bisect", "OF-1", "--by", "volume", data=town / "data", ok=False).stderr
+
+
+def test_import_the_city_of_calgarys_real_layers(tmp_path: Path):
+    """The real clip of tests/network/testdata/real/calgary through the command."""
+    out = run("import", str(TESTDATA / "real" / "calgary" / "mapping.yaml"), data=tmp_path / "data").stdout
+    assert "read 40 structures (16 catch_basin, 20 manhole, 4 outfall) and 38 conveyances" in out
+    assert "joined pipe ends at 4 implied junctions (no structure drawn where they meet)" in out
+    assert "connected 23 of 38 conveyances at both ends" in out
+    assert "47 findings (4 implied_junction, 19 isolated, 5 no_outfall_downstream, 19 unconnected_end)" in out
+    out = run("trace", "B50", data=tmp_path / "data").stdout
+    assert out.splitlines()[0] == "upstream of B50: 5 structures, 861 ft of pipe"

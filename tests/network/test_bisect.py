@@ -128,3 +128,73 @@ def test_the_both_ways_count_agrees_with_the_one_pass_plan_when_every_direction_
 def test_an_unknown_pipe_id_is_refused():
     with pytest.raises(NetworkError, match="no pipe 'nope'"):
         plan(CHAIN, "O", two_way=["nope"])
+
+
+# -- weights: the contributing catch basins, or drainage area, instead of pipe length ----------------
+
+ACRE = 43_560.0
+
+
+def _inlets(n, ids):
+    from dataclasses import replace
+
+    from ms4watch.network.model import StructureKind
+    for s in ids:
+        n.structures[s] = replace(n.structures[s], kind=StructureKind.CATCH_BASIN)
+    return n
+
+
+def test_a_chain_split_by_its_catch_basins_instead_of_its_length():
+    from ms4watch.network.bisect import Weight, weights
+    #   O <-100- A <-100- B <-100- C <-700- D, all four catch basins. By length (1000, half 500):
+    #   A drains 900, B 800, C 700: C. By catch basins, each pipe carries its upstream basin:
+    #   A drains B C D (3), B drains C D (2), C drains D (1); 4 in all, half 2: B.
+    chain = _inlets(net([("p1", "A", "O", 100), ("p2", "B", "A", 100), ("p3", "C", "B", 100), ("p4", "D", "C", 700)]),
+                    "ABCD")
+    assert plan(chain, "O").next_structure == "C"
+    p = plan(chain, "O", weights=weights(chain, Weight.INLETS))
+    assert (p.next_structure, p.next_splits_ft, p.suspect_weight, p.next_splits_weight) == ("B", 800, 4, 2)
+    p = plan(chain, "O", flow=["B"], weights=weights(chain, Weight.INLETS))   # left: p3 p4 (C, D): no split
+    assert (p.suspect_pipes, p.suspect_weight, p.next_structure) == ({"p3", "p4"}, 2, "C")
+
+
+def test_a_tree_split_by_its_drainage_areas():
+    from ms4watch.network.areas import DrainageArea
+    from ms4watch.network.bisect import Weight, weights
+    #   O <-p1- A <-p2- B <-p3- D ;  A <-p4- C <-p5- E ; every pipe 100 ft.
+    #   Areas: 8 acres drain to D, 1 to E, 1 to B. By length (500, half 250) A, B and C tie (150
+    #   off): A, nearest the outfall. By area (10 acres, half 5): A drains 10, B 8 (D's), C 1 (E's): B.
+    tree = net([("p1", "A", "O", 100), ("p2", "B", "A", 100), ("p3", "D", "B", 100), ("p4", "C", "A", 100),
+                ("p5", "E", "C", 100)])
+    areas = [DrainageArea("DA-D", "D", "inside", 8 * ACRE), DrainageArea("DA-E", "E", "inside", ACRE),
+             DrainageArea("DA-B", "B", "attribute", ACRE), DrainageArea("DA-X", None, None, 5 * ACRE)]
+    assert plan(tree, "O").next_structure == "A"
+    p = plan(tree, "O", weights=weights(tree, Weight.AREA, areas))
+    assert (p.next_structure, p.next_splits_ft) == ("B", 100)
+    assert (p.suspect_weight, p.next_splits_weight) == (pytest.approx(10 * ACRE), pytest.approx(8 * ACRE))
+    # a dry B leaves p1 p2 p4 p5: 2 acres (B's own on p2, E's on p5), half 1: A drains p2 p4 p5 (2), C p5 (1): C
+    p = plan(tree, "O", no_flow=["B"], weights=weights(tree, Weight.AREA, areas))
+    assert (p.suspect_weight, p.next_structure, p.next_splits_weight) == (pytest.approx(2 * ACRE), "C",
+                                                                          pytest.approx(ACRE))
+
+
+def test_a_reach_without_inlets_or_areas_is_split_by_length():
+    from ms4watch.network.bisect import Weight, weights
+    p = plan(CHAIN, "O", weights=weights(CHAIN, Weight.INLETS))
+    assert (p.suspect_weight, p.next_structure, p.next_splits_ft, p.next_splits_weight) == (0, "B", 200, 0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_both_ways_count_agrees_with_the_one_pass_plan_by_weight(seed):
+    import random
+
+    from ms4watch.network.bisect import Weight, _plan_both_ways, weights
+    rnd = random.Random(seed)
+    pipes = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
+             for i in range(1, 30)]
+    n = _inlets(net(pipes, outfalls=("N0",)), rnd.sample([f"N{i}" for i in range(1, 30)], 12))
+    w = weights(n, Weight.INLETS)
+    nodes = sorted(n.structures)
+    for _ in range(4):
+        flow, dry = rnd.sample(nodes, 1), rnd.sample(nodes, 1)
+        assert plan(n, "N0", flow=flow, no_flow=dry, weights=w) == _plan_both_ways(n, "N0", flow, dry, set(), w)

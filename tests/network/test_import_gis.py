@@ -203,3 +203,68 @@ def test_numeric_codes_in_the_layer_and_the_mapping(synthetic):
     got = import_map(synthetic)
     assert got.network.structures["OF-1"].kind is StructureKind.OUTFALL
     assert not [f for f in got.findings if f.kind == "unknown_type"]
+
+
+def test_structures_in_a_layer_per_kind_and_the_towns_no_data_values(synthetic: Path):
+    """Outfalls in a layer of their own (as many towns keep them), ids unique across layers; an
+    invert of 0 (the town's "not recorded") read as unknown."""
+    folder = synthetic.parent
+    s = json.loads((folder / "structures.geojson").read_text())
+    outfalls = [f for f in s["features"] if f["properties"]["TYPE"] == "OF"]
+    others = [f for f in s["features"] if f["properties"]["TYPE"] != "OF"]
+    others[0]["properties"]["INV"] = 0                             # MH-1
+    others[1]["properties"]["FACILITYID"] = "OF-1"                 # MH-2 given an outfall's id
+    (folder / "outfalls.geojson").write_text(json.dumps({**s, "features": outfalls}))
+    (folder / "structures.geojson").write_text(json.dumps({**s, "features": others}))
+    text = synthetic.read_text().replace("structures:\n  file: structures.geojson\n", (
+        "no_data: [0]\nstructure_layers:\n  - file: outfalls.geojson\n    id: FACILITYID\n    default_type: outfall\n"
+        "    receiving_water: RECV\n  - file: structures.geojson\n"))
+    text = text.replace("\n  id: FACILITYID\n  type: TYPE", "\n    id: FACILITYID\n    type: TYPE", 1)
+    for key in ("types", "invert", "receiving_water"):
+        text = text.replace(f"\n  {key}:", f"\n    {key}:", 1)
+    synthetic.write_text(text)
+    got = import_map(synthetic)
+    net = got.network
+    assert len(net.structures) == 10
+    assert net.structures["OF-1"].kind is StructureKind.OUTFALL and net.structures["OF-1~2"].kind is StructureKind.MANHOLE
+    assert by_kind(got.findings, "duplicate_id") == ["OF-1~2"]
+    assert net.structures["MH-1"].invert_ft is None and net.structures["CB-1"].invert_ft == 14.0
+
+
+def test_pipe_ends_meeting_where_the_map_has_no_structure_are_joined_at_a_junction(tmp_path: Path):
+    """Real maps join pipes end to end at bends and wyes with no point drawn there: such ends
+    (within the tolerance of each other, of no structure) meet at a junction, reported; an end
+    meeting nothing is still unconnected. Feet in EPSG:2263."""
+    crs = {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::2263"}}
+
+    def fc(features):
+        return json.dumps({"type": "FeatureCollection", "crs": crs, "features": features})
+
+    def pt(i, t, x, y):
+        return {"type": "Feature", "properties": {"ID": i, "T": t}, "geometry": {"type": "Point", "coordinates": [x, y]}}
+
+    def line(i, *xy):
+        return {"type": "Feature", "properties": {"ID": i}, "geometry": {"type": "LineString", "coordinates": list(xy)}}
+
+    (tmp_path / "s.geojson").write_text(fc([pt("OF-1", "OF", 0, 0), pt("CB-1", "CB", 0, 400), pt("CB-2", "CB", 300, 200)]))
+    (tmp_path / "p.geojson").write_text(fc([
+        line("A", [0, 400], [0, 200]),            # CB-1 to a wye at (0, 200): no point drawn there
+        line("B", [300, 200], [1, 200.5]),        # CB-2 to the wye, its end 1.1 ft off A's
+        line("C", [0, 200], [0, 0]),              # the wye to OF-1
+        line("D", [500, 500], [400, 400])]))      # a stub meeting nothing
+    (tmp_path / "m.yaml").write_text(
+        "structures: {file: s.geojson, id: ID, type: T, types: {OF: outfall, CB: catch_basin}}\n"
+        "pipes: {file: p.geojson, id: ID}\n")
+    got = import_map(tmp_path / "m.yaml")
+    net = got.network
+    j = net.structures["J:A:end"]
+    assert j.kind is StructureKind.JUNCTION and j.source == "implied: pipe ends meet here"
+    assert [(c.id, c.upstream, c.downstream) for c in net.conveyances.values()] == [
+        ("A", "CB-1", "J:A:end"), ("B", "CB-2", "J:A:end"), ("C", "J:A:end", "OF-1"), ("D", None, None)]
+    assert [(f.kind, f.message) for f in got.findings if f.kind in ("implied_junction", "unconnected_end")] == [
+        ("implied_junction", "pipes A (end), B (end), C (start) meet where the map has no structure; joined at "
+                             "junction J:A:end"),
+        ("unconnected_end", "pipe D: its start touches no structure within 3 ft"),
+        ("unconnected_end", "pipe D: its end touches no structure within 3 ft")]
+    from ms4watch.network.bisect import plan
+    assert plan(net, "OF-1").next_structure is None        # a buried wye is not a structure to open

@@ -3,7 +3,9 @@ recorded (``compliance.traces``), the suspect reach they leave and the next stru
 open (``network.bisect``).
 
 Pipes the import doubted (an ``unknown_direction`` or ``uphill`` finding) are taken as
-flowing either way. The map is read from ``network.db`` in the town's data folder, again
+flowing either way. Where the map has drainage areas, the next structure is the one that
+halves the suspect reach's drainage area (``network.bisect.weights``); where it has parcels,
+the trace names those draining to the suspect reach. The map is read from ``network.db`` in the town's data folder, again
 only when a new import has replaced it."""
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import TYPE_CHECKING
 from ...compliance import traces
 from ...compliance.inputs import TraceVisitIn
 from ...compliance.traces import FieldTest, Flow, Indicator, TraceVisit
-from ...network.bisect import Plan, plan
+from ...network.areas import DrainageArea, Parcel, parcels_draining_to, reach_entries
+from ...network.bisect import Plan, Weight, plan, weights
 from ...network.model import Network, StructureKind
 from ..errors import Conflict
 from ..roles import Actor, Permission
@@ -32,6 +35,9 @@ DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's dire
 class TownMap:
     net: Network
     doubted: frozenset[str]       # pipes taken both ways
+    areas: tuple[DrainageArea, ...] = ()
+    parcels: tuple[Parcel, ...] = ()
+    weights: dict[str, float] | None = None    # by drainage area, where the map has areas
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class CaseTrace:
         return sorted(self.plan.suspect_pipes) if self.plan else []
 
     pipe_ends: dict[str, tuple[str, ...]] | None = None     # suspect pipe -> its structures
+    suspect_parcels: tuple[Parcel, ...] = ()                 # the parcels draining to the suspect reach
 
 
 class TraceDesk:
@@ -78,7 +85,9 @@ class TraceDesk:
                 net = store.load()
                 doubted = frozenset(f.feature for f in store.findings()
                                     if f.kind in DOUBTED and f.feature in net.conveyances)
-            got = TownMap(net, doubted)
+                areas, parcels = tuple(store.drainage_areas()), tuple(store.parcels())
+            attached = [a for a in areas if a.structure is not None]
+            got = TownMap(net, doubted, areas, parcels, weights(net, Weight.AREA, attached) if attached else None)
             self._cached = (stamp, got)
             return got
 
@@ -104,10 +113,11 @@ class TraceDesk:
             return CaseTrace(cid, None, f"the case's outfall {case.outfall or '(none)'} is not on the town's map",
                              visits, None)
         flow, dry = traces.observations([v for v in visits if v.structure in m.net.structures])
-        p = plan(m.net, outfall, flow=flow, no_flow=dry, two_way=sorted(m.doubted))
+        p = plan(m.net, outfall, flow=flow, no_flow=dry, two_way=sorted(m.doubted), weights=m.weights)
         ends = {c.id: tuple(x for x in (c.upstream, c.downstream) if x) for c in m.net.conveyances.values()
                 if c.id in p.suspect_pipes}
-        return CaseTrace(cid, outfall, None, visits, p, ends)
+        parcels = parcels_draining_to(m.parcels, reach_entries(m.net, p.suspect_pipes, outfall, flow, dry))
+        return CaseTrace(cid, outfall, None, visits, p, ends, tuple(parcels))
 
     # -- writing --------------------------------------------------------------------------------
     def record_visit(self, actor: Actor, cid: int, body: TraceVisitIn) -> TraceVisit:

@@ -247,3 +247,53 @@ def test_the_api_records_a_visit_and_gives_the_trace(bench):
         r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
             "structure": "MH-3", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "absent"})
         assert r.status_code == 403
+
+
+def _store_areas_and_parcels(folder) -> None:
+    """Drainage areas on the Main St network: 6 acres drain to MH-4, 1 to CB-1, 1 to MH-3 (8 in
+    all, half 4). Pipes carry their upstream structure's acres: P4 6, P5 1, P3 1. MH-1 and MH-2
+    each drain all 8 (4 off half), MH-3 drains P4's 6 (2 off): MH-3 first, where by length it is
+    MH-2. Parcels: two in CB-1's area, one nearest MH-4, one on no inlet."""
+    from ms4watch.network.areas import DrainageArea, Parcel
+    from ms4watch.network.store import NetworkStore
+    acre = 43_560.0
+    with NetworkStore(folder) as store:
+        store.replace_areas(
+            [DrainageArea("SW-4", "MH-4", "inside", 6 * acre), DrainageArea("SW-CB1", "CB-1", "attribute", acre),
+             DrainageArea("SW-3", "MH-3", "inside", acre)],
+            [Parcel("101.-1-2", "CB-1", "SW-CB1", "drainage_area"), Parcel("101.-1-1", "CB-1", "SW-CB1",
+                                                                              "drainage_area"),
+             Parcel("102.-3-7", "MH-4", None, "nearest_inlet", 42.0), Parcel("9.-9-9", None, None, None)])
+
+
+def test_with_drainage_areas_the_next_structure_halves_the_area_and_the_parcels_are_named(bench):
+    folder = _folder(bench)
+    store_network(folder)
+    _store_areas_and_parcels(folder)
+    case = _case(bench)
+    s = bench.login("inspector")
+    page = s.get(f"/cases/{case['id']}").text
+    assert ("Next: open <b class=\"next-structure\">MH-3</b>. It drains 100 ft of the 600 ft still suspect "
+            "(6.00 of the 8.00 acres of drainage area)") in page
+    assert "Parcels draining to the suspect reach: 101.-1-1 (CB-1), 101.-1-2 (CB-1), 102.-3-7 (MH-4)." in page
+    with bench.api("viewer") as c:
+        got = c.get(f"/api/v1/cases/{case['id']}/trace").json()
+    assert got["next_structure"] == "MH-3"
+    assert got["suspect_parcels"] == [{"id": "101.-1-1", "structure": "CB-1", "drainage_area": "SW-CB1"},
+                                      {"id": "101.-1-2", "structure": "CB-1", "drainage_area": "SW-CB1"},
+                                      {"id": "102.-3-7", "structure": "MH-4", "drainage_area": None}]
+    # flow at MH-3: the source is up P4, above MH-3: only MH-4's parcel is left
+    r = s.post_form(f"/cases/{case['id']}/trace-visits", {"structure": "MH-3", "at": "2026-06-01T11:00",
+                                                           "by": "J. Rivera", "flow": "present"})
+    assert r.status_code == 303, r.text
+    page = s.get(f"/cases/{case['id']}").text
+    assert "Parcels draining to the suspect reach: 102.-3-7 (MH-4)." in page
+
+
+def test_without_parcels_the_trace_names_none(bench):
+    store_network(_folder(bench))
+    case = _case(bench)
+    page = bench.login("viewer").get(f"/cases/{case['id']}").text
+    assert "Parcels draining" not in page
+    with bench.api("viewer") as c:
+        assert c.get(f"/api/v1/cases/{case['id']}/trace").json()["suspect_parcels"] == []

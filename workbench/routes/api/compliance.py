@@ -291,6 +291,12 @@ class TraceVisitOut(BaseModel):
     field_tests: list[FieldTestOut]
 
 
+class ParcelOut(BaseModel):
+    id: str
+    structure: str = Field(description="the catch basin, inlet or structure its runoff enters")
+    drainage_area: str | None = Field(description="the drainage area it lies in, if any")
+
+
 class TraceOut(BaseModel):
     """A case's source trace over the town's map (docs/network.md)."""
     outfall: str | None = Field(description="the case's outfall on the map; null: not on it, or no map")
@@ -298,12 +304,16 @@ class TraceOut(BaseModel):
     suspect_pipes: list[str]
     suspect_length_ft: float | None
     next_structure: str | None = Field(description="the structure to open next; null: walk the suspect pipes")
+    suspect_parcels: list[ParcelOut] = Field(description="the parcels draining to the suspect reach (when the "
+                                                         "town's map has a parcel layer)")
     visits: list[TraceVisitOut]
 
     @classmethod
     def of(cls, t: Any) -> "TraceOut":
         return cls(outfall=t.outfall, note=t.why_not, suspect_pipes=t.suspect_pipes,
                    suspect_length_ft=t.plan.suspect_length_ft if t.plan else None, next_structure=t.next_structure,
+                   suspect_parcels=[ParcelOut(id=x.id, structure=x.structure, drainage_area=x.drainage_area)
+                                    for x in t.suspect_parcels],
                    visits=[TraceVisitOut(entry_id=v.entry_id, structure=v.structure, at=v.at, by=v.by,
                                          flow=v.flow.value, odour=v.odour, colour=v.colour, notes=v.notes,
                                          field_tests=[FieldTestOut(indicator=x.indicator.value, value=x.value,

@@ -79,7 +79,7 @@ def read_areas(mapping: Mapping, net: Network) -> tuple[list[tuple[DrainageArea,
     where, polys = _polygons(mapping, spec, "drainage area", findings)
     geod = Geod(ellps="WGS84")
     located = [s for s in net.structures.values() if s.lon is not None and s.lat is not None]
-    tree = shapely.STRtree([shapely.Point(s.lon, s.lat) for s in located])
+    tree = shapely.STRtree([shapely.Point(s.lon, s.lat) for s in located if s.lon is not None and s.lat is not None])
     g = net.graph()
     out = []
     for aid, poly, row in polys:

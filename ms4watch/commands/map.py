@@ -257,12 +257,13 @@ def bisect(outfall: str = typer.Argument(..., help="the outfall where the dry-we
     if p.next_structure is None:
         typer.echo("no structure splits it further: walk these pipes")
     else:
-        share = ""
-        if by is Weight.AREA:
-            share = f"; {p.next_splits_weight / ACRE_SQFT:,.2f} of the {p.suspect_weight / ACRE_SQFT:,.2f} acres " \
-                    "of drainage area"
+        share, part, whole = "", p.next_splits_weight, p.suspect_weight
+        if part is None or whole is None:
+            pass
+        elif by is Weight.AREA:
+            share = f"; {part / ACRE_SQFT:,.2f} of the {whole / ACRE_SQFT:,.2f} acres of drainage area"
         elif by is Weight.INLETS:
-            share = f"; {p.next_splits_weight:g} of the {p.suspect_weight:g} catch basins and inlets"
+            share = f"; {part:g} of the {whole:g} catch basins and inlets"
         typer.echo(f"open next: {p.next_structure} ({_ft(p.next_splits_ft)} of the suspect pipe drains to it{share})")
     _echo_parcels("the suspect reach", parcels_draining_to(
         parcels, reach_entries(net, p.suspect_pipes, outfall, flow, no_flow)))

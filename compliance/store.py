@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, overload
 
-from ..alerts.incidents.db import connect, inserted_id, transaction
+from ..sqlite import connect, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
 
 if TYPE_CHECKING:
@@ -461,7 +461,7 @@ class ComplianceStore:
         """``tz``: the municipality's zone; a record number's year is the local year there."""
         self.path = Path(path)
         self.tz = tz
-        self.conn = connect(path)
+        self.conn = connect(path, row_factory=sqlite3.Row)
         self._lock = threading.RLock()
         self.clock = clock
         with self._lock:

@@ -17,7 +17,7 @@ from typing import Iterable
 
 from ..events import Event, EventKind, EventStatus
 from ..kinds.units import duration
-from .db import transaction
+from ...sqlite import transaction
 from .errors import IncidentError
 from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...alerts.incidents.db import transaction
+from ...sqlite import transaction
 from ..errors import RateLimited, UserError
 from ..roles import Role
 from .passwords import Passwords, check_strength

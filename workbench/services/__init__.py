@@ -6,17 +6,19 @@ the pipeline's incident service and the store's readings port, and ``create_app`
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ...alerts.incidents.db import connect
 from ...compliance.store import ComplianceStore
 from ...contract.registry import Registry
 from ...ingest.corrections import town_corrections
 from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
+from ...sqlite import connect
 from ..audit import AuditLog
 from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
@@ -40,8 +42,6 @@ from .storms import StormLog
 from .tracing import TraceDesk
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
 
@@ -96,7 +96,7 @@ class Workbench:
         ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR;
         ``compliance``: the town's compliance records (the composition root opens them for the
         pipeline too; None: opened here, in the town's data directory)."""
-        conn = connect(settings.workbench_db)
+        conn = connect_workbench_db(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
         clock = clock or (lambda: datetime.now(timezone.utc))
@@ -141,9 +141,15 @@ class Workbench:
         self.conn.close()
 
 
+def connect_workbench_db(path: Path) -> sqlite3.Connection:
+    """``workbench.db`` (users, sessions, the audit log, people's records), rows as
+    ``sqlite3.Row``, with the package's SQLite settings (``ms4watch/sqlite.py``)."""
+    return connect(path, row_factory=sqlite3.Row)
+
+
 def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connection"]:
     """The users and the audit log alone, for ``ms4watch users`` at a terminal."""
-    conn = connect(settings.workbench_db)
+    conn = connect_workbench_db(settings.workbench_db)
     lock = threading.RLock()
     return UserStore(conn, lock), AuditLog(conn, lock), conn
 

@@ -11,7 +11,10 @@ each has the same settings, chosen once here:
   only at checkpoints: the last commits may be lost in a power cut, the file is never
   corrupted; a store takes it only where losing them is harmless (the demo's and the
   benchmark's logger spool, the spool's own acknowledgements).
-* ``foreign_keys=ON`` — the ``REFERENCES`` the schemas declare are enforced.
+* ``foreign_keys=ON`` — the ``REFERENCES`` the schemas declare are enforced. One store
+  opts out: the embedded store's ``samples.series``, whose ids it takes from ``series`` in
+  the same transaction, would cost each stored reading a look-up (~20 % of inserting
+  200,000 samples, measured), on ingest's hot path.
 * ``busy_timeout`` (sqlite3's ``timeout``) — a writer waits this long for another
   process's write lock instead of failing at once (10 s unless the store says otherwise).
 * ``isolation_level=None`` — Python opens no transaction behind the code's back: a
@@ -60,10 +63,11 @@ class Synchronous(str, Enum):
 
 
 def connect(path: str | Path, *, synchronous: str | Synchronous = Synchronous.FULL,
-            busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, row_factory: RowFactory | None = None) -> sqlite3.Connection:
+            busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, row_factory: RowFactory | None = None,
+            foreign_keys: bool = True) -> sqlite3.Connection:
     """Open (creating it and its folder) the database at ``path`` for reading and writing,
-    with the settings of the module docstring. ``row_factory``: e.g. ``sqlite3.Row``.
-    sqlite3.Error or OSError when it cannot."""
+    with the settings of the module docstring. ``row_factory``: e.g. ``sqlite3.Row``;
+    ``foreign_keys``: False only for a store that says why. sqlite3.Error or OSError when it cannot."""
     mode = Synchronous.of(synchronous)
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +75,7 @@ def connect(path: str | Path, *, synchronous: str | Synchronous = Synchronous.FU
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={mode.value}")
-        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
     except BaseException:
         conn.close()
         raise

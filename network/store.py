@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..sqlite import connect, transaction
 from .errors import NetworkError
 from .model import Conveyance, ConveyanceKind, DirectionSource, Finding, Network, Structure, StructureKind
 
@@ -80,7 +81,7 @@ class NetworkStore:
         self.path = folder / FILENAME
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path)
+            self.conn = connect(self.path)
             self.conn.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise NetworkError(f"{self.path}: cannot open: {e}") from None
@@ -114,7 +115,7 @@ class NetworkStore:
     def replace(self, net: Network, findings: list[Finding], source: str) -> Changes:
         """Store ``net`` in place of the one kept, in one transaction; what changed."""
         changes = diff(self.load(), net)
-        with self.conn:
+        with transaction(self.conn):
             self.conn.execute("DELETE FROM structures")
             self.conn.execute("DELETE FROM conveyances")
             self.conn.execute("DELETE FROM findings")

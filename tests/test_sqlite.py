@@ -4,6 +4,7 @@ documented settings, and no module outside it opens SQLite on its own."""
 from __future__ import annotations
 
 import ast
+import functools
 import sqlite3
 from pathlib import Path
 from typing import Callable
@@ -108,10 +109,19 @@ def test_every_store_has_the_documented_settings(tmp_path, open_store, synchrono
 
 
 # -- nobody else opens SQLite ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """The syntax tree's nodes; none for a file that never says both ``sqlite`` and ``connect``."""
+    text = path.read_text(encoding="utf-8")
+    if "sqlite" not in text or "connect" not in text:
+        return ()
+    return tuple(ast.walk(ast.parse(text, str(path))))
+
+
 def _sqlite_connects(path: Path) -> list[str]:
     """``sqlite3.connect(…)`` calls (and ``from sqlite3 import connect``) in ``path``."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in _nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module == "sqlite3" and any(a.name == "connect" for a in node.names):
             out.append(f"{path.name}:{node.lineno}: from sqlite3 import connect")
         elif (isinstance(node, ast.Attribute) and node.attr == "connect" and isinstance(node.value, ast.Name)
@@ -139,7 +149,7 @@ def test_the_check_sees_a_connect(tmp_path):
 
 def _helper_openers(path: Path) -> bool:
     """Whether ``path`` imports the helper's read-write ``connect``."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in _nodes(path):
         if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "sqlite"
                 and any(a.name == "connect" for a in node.names)):
             return True

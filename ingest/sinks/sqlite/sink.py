@@ -55,7 +55,7 @@ from typing import Iterable, Iterator, Sequence
 from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
 from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading, SensorCalibration
-from ....sqlite import connect, connect_readonly
+from ....sqlite import columns, connect, connect_readonly
 from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
 from ..base import (STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, Receipt, StoredMessage, WriteResult,
                     receipts_of)
@@ -570,7 +570,7 @@ def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
 
 
 def _has_epochs(db: sqlite3.Connection) -> bool:
-    return "epoch" in {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+    return "epoch" in columns(db, "messages")
 
 
 def _convert_messages_table(db: sqlite3.Connection) -> None:

@@ -55,9 +55,8 @@ def _incidents(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
 
 
 def _workbench(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
-    from ms4watch.settings import Settings
-    from ms4watch.workbench.services import open_users
-    _, _, conn = open_users(Settings.model_validate({"data_dir": tmp}))
+    from ms4watch.workbench.records.table import connect_workbench_db   # what the workbench and `report` open
+    conn = connect_workbench_db(tmp / "workbench.db")
     return conn, conn.close
 
 
@@ -88,7 +87,7 @@ STORES = [
     ("server spool", "ingest/sinks/spooling.py", _spooling_sink, 2, 1),
     ("corrections", "ingest/corrections.py", _corrections, 2, 1),
     ("incidents.db", "alerts/incidents/db.py", _incidents, 2, 1),
-    ("workbench.db", "workbench/services/__init__.py", _workbench, 2, 1),
+    ("workbench.db", "workbench/records/table.py", _workbench, 2, 1),
     ("compliance.db", "compliance/store.py", _compliance, 2, 1),
     ("report overrides", "compliance/report_overrides.py", _report_overrides, 2, 1),
     ("network.db", "network/store.py", _network, 2, 1),

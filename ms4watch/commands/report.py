@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         from ms4watch.contract.errors import Ms4Error
         from ms4watch.server import open_town
         from ms4watch.workbench.records.inspections import InspectionReports
-        from ms4watch.workbench.services import connect_workbench_db
+        from ms4watch.workbench.records.table import connect_workbench_db
         from ms4watch.workbench.services.stations import stations_of
 
         settings = settings_or_exit(config)

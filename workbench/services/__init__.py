@@ -6,11 +6,9 @@ the pipeline's incident service and the store's readings port, and ``create_app`
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ...compliance.store import ComplianceStore
@@ -18,13 +16,13 @@ from ...contract.registry import Registry
 from ...ingest.corrections import town_corrections
 from ...ingest.sinks.base import ReadingsSource
 from ...settings import Settings
-from ...sqlite import connect
 from ..audit import AuditLog
 from ..auth.links import AckLinks
 from ..auth.passwords import Passwords
 from ..auth.users import UserStore
 from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
 from ..records.field_sends import FieldSends
+from ..records.table import connect_workbench_db
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
@@ -42,6 +40,8 @@ from .storms import StormLog
 from .tracing import TraceDesk
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
 
@@ -139,12 +139,6 @@ class Workbench:
         if self.corrections is not None:
             self.corrections.close()
         self.conn.close()
-
-
-def connect_workbench_db(path: Path) -> sqlite3.Connection:
-    """``workbench.db`` (users, sessions, the audit log, people's records), rows as
-    ``sqlite3.Row``, with the package's SQLite settings (``ms4watch/sqlite.py``)."""
-    return connect(path, row_factory=sqlite3.Row)
 
 
 def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connection"]:

@@ -9,6 +9,7 @@ The table lives in ``compliance.db`` beside the records it speaks about.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -18,7 +19,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contract.text import NOT_BLANK
-from ..alerts.incidents.db import connect, inserted_id, transaction
+from ..sqlite import connect, inserted_id, transaction
 from .errors import ComplianceError
 
 SCHEMA = """
@@ -62,7 +63,7 @@ class Override:
 
 class ReportOverrides:
     def __init__(self, path: str | Path, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
-        self.conn = connect(path)
+        self.conn = connect(path, row_factory=sqlite3.Row)
         self.clock = clock
         self._lock = threading.RLock()
         with self._lock:

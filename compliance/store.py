@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, overload
 
-from ..alerts.incidents.db import connect, inserted_id, transaction
+from ..sqlite import columns, connect, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
 
 if TYPE_CHECKING:
@@ -461,7 +461,7 @@ class ComplianceStore:
         """``tz``: the municipality's zone; a record number's year is the local year there."""
         self.path = Path(path)
         self.tz = tz
-        self.conn = connect(path)
+        self.conn = connect(path, row_factory=sqlite3.Row)
         self._lock = threading.RLock()
         self.clock = clock
         with self._lock:
@@ -476,11 +476,11 @@ class ComplianceStore:
 
     def _migrate(self) -> None:
         with transaction(self.conn):
-            for table, columns in self.ADDED.items():
-                have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for table, added in self.ADDED.items():
+                have = columns(self.conn, table)
                 if not have:
                     continue   # a new database: SCHEMA creates the table whole
-                for name, decl in columns:
+                for name, decl in added:
                     if name not in have:
                         self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 

@@ -34,6 +34,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from ..contract.firmware import SpoolPolicy
 from ..contract.wire import encode_readings
+from ..sqlite import Synchronous, connect
 from .drivers.base import RawReading
 from .errors import EdgeError
 
@@ -67,10 +68,8 @@ class Spool:
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))   # made 0600, not 0644 & ~umask
             if self.path.stat().st_uid == os.geteuid():
                 self.path.chmod(0o600)                                    # a spool made before: narrowed
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
-            self._synchronous = synchronous
+            self._db = connect(self.path, synchronous=synchronous, busy_timeout_s=30)
+            self._synchronous = Synchronous.of(synchronous).value
             self._db.executescript(SCHEMA)
             # a spool from before epochs gets one too; its formed messages keep epoch 0
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (secrets.randbelow(2**31 - 1) + 1,))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from ..contract.drift import MAX_ALLOWABLE_PCT, Basis, CorrectionKind, DriftCorr
 from ..contract.errors import Ms4Error
 from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading
+from ..sqlite import connect
 from .sinks.base import ReadingsSource
 
 log = logging.getLogger(__name__)
@@ -112,9 +112,7 @@ class CorrectionStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db = connect(self.path, busy_timeout_s=30)
         self._db.executescript(SCHEMA)
         self._lock = threading.Lock()
 
@@ -246,7 +244,7 @@ def split_shared(shared: Path, towns: Mapping[str, tuple[Path, Collection[str]]]
     ``corrections.shared.db``, and a line says so (re-enter it with ``ms4watch corrections
     add --town``). ``towns``: municipality -> (its data directory, its station ids).
     Returns what was done, a line each."""
-    old = sqlite3.connect(shared, isolation_level=None)
+    old = connect(shared)     # read and write: closing it checkpoints its WAL into the file renamed below
     try:
         rows = old.execute("SELECT * FROM corrections ORDER BY id").fetchall()
         cols = [d[0] for d in old.execute("SELECT * FROM corrections LIMIT 0").description]

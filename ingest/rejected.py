@@ -24,6 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..sqlite import connect_readonly
+
 REJECTED_FILE = "rejected.jsonl"
 SPOOL_FILE = "store-spool.db"
 
@@ -156,7 +158,7 @@ def _from_spool(path: Path, data_dir: Path) -> Iterator[Rejected]:
     from .sinks.spooling import decode_batch
     where = "" if path.parent == data_dir else f"@{path.parent.name}"
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = connect_readonly(path)
     except sqlite3.Error:
         return
     try:

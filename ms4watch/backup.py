@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .contract.errors import Ms4Error
+from .sqlite import backup as sqlite_backup
+from .sqlite import connect_readonly
 
 MANIFEST = "MANIFEST.json"
 FORMAT_1 = "ms4watch.backup/1"          # the data directory alone, its files at the top of the backup
@@ -196,9 +198,7 @@ def _create(data_dir: Path, to: Path, report: Report, config_dir: Path | None, b
         if sqlite:
             _private_file(dst).close()      # SQLite writes into it, and its journal takes its mode
             try:
-                with closing(sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=30)) as s, \
-                        closing(sqlite3.connect(dst)) as d:
-                    s.backup(d)
+                sqlite_backup(src, dst)
             except sqlite3.Error as e:
                 raise BackupError(f"{src}: cannot back up: {e} (running as user {_user()})") from None
         else:
@@ -293,7 +293,7 @@ def read_manifest(backup: Path) -> Manifest:
 def _integrity(path: Path) -> str | None:
     """SQLite's ``PRAGMA integrity_check`` of a backed-up database: None when it says ok."""
     try:
-        with closing(sqlite3.connect(path.absolute().as_uri() + "?mode=ro&immutable=1", uri=True)) as c:
+        with closing(connect_readonly(path, immutable=True)) as c:
             rows = [str(r[0]) for r in c.execute("PRAGMA integrity_check(5)")]
     except sqlite3.Error as e:
         return str(e)

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..sqlite import connect, transaction
 from .errors import NetworkError
 from .model import Conveyance, ConveyanceKind, DirectionSource, Finding, Network, Structure, StructureKind
 
@@ -89,7 +90,7 @@ class NetworkStore:
         self.path = folder / FILENAME
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path)
+            self.conn = connect(self.path)
             self.conn.executescript(SCHEMA)
             self.conn.executescript(AREAS_SCHEMA)
         except (OSError, sqlite3.Error) as e:
@@ -124,7 +125,7 @@ class NetworkStore:
     def replace(self, net: Network, findings: list[Finding], source: str) -> Changes:
         """Store ``net`` in place of the one kept, in one transaction; what changed."""
         changes = diff(self.load(), net)
-        with self.conn:
+        with transaction(self.conn):
             self.conn.execute("DELETE FROM structures")
             self.conn.execute("DELETE FROM conveyances")
             self.conn.execute("DELETE FROM findings")

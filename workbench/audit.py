@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..alerts.incidents.db import transaction
+from ..sqlite import transaction
 from .roles import Actor
 from .records.table import RecordTable, append_only
 

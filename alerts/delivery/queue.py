@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from ..incidents.db import inserted_id, transaction
+from ...sqlite import inserted_id, transaction
 from ..incidents.model import from_iso, iso
 from ..notifiers.base import Notification, Recipient
 

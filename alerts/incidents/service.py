@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ms4watch.contract.registry import Registry
 
 from ..events import Event, EventKind
-from .db import transaction
+from ...sqlite import transaction
 from .model import Incident
 from .sms_auth import ReplyLimiter
 from .sms_replies import SmsReply, handle_reply, parse_inbound

@@ -18,7 +18,7 @@ from typing import Iterable
 
 from ..events import Event, EventKind, EventStatus
 from ..kinds.units import duration
-from .db import inserted_id, transaction
+from ...sqlite import inserted_id, transaction
 from .errors import IncidentError
 from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
 

@@ -35,6 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_ran
 
 from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
+from ...sqlite import connect, connect_readonly
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
 from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource,
@@ -142,9 +143,7 @@ class SpoolingSink:
     # -- the Sink interface --------------------------------------------------------------
     def open(self) -> None:
         self.spool_path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.spool_path, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
+        db = connect(self.spool_path)
         db.executescript(_SCHEMA)
         self._db = db
         self._rows, self._readings, self._bytes = db.execute(
@@ -316,7 +315,7 @@ class SpoolingSink:
                 return self._db.execute(sql, params).fetchall()
         if not self.spool_path.exists():
             return []
-        db = sqlite3.connect(f"file:{self.spool_path}?mode=ro", uri=True)
+        db = connect_readonly(self.spool_path)
         try:
             return db.execute(sql, params).fetchall()
         except sqlite3.Error:

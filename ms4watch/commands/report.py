@@ -32,12 +32,12 @@ def register(app: typer.Typer) -> None:
                         "demo's simulated present, as its workbench counts)"),
                config: Optional[Path] = config_option()) -> None:
         """Write the annual report: <section>.csv for each section, report.html, report.pdf."""
-        from ms4watch.alerts.incidents import connect
         from ms4watch.compliance import report as rp
         from ms4watch.compliance.report_overrides import ReportOverrides
         from ms4watch.contract.errors import Ms4Error
         from ms4watch.server import open_town
         from ms4watch.workbench.records.inspections import InspectionReports
+        from ms4watch.workbench.records.table import connect_workbench_db
         from ms4watch.workbench.services.stations import stations_of
 
         settings = settings_or_exit(config)
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
             compliance = t.open_compliance()
             overrides = ReportOverrides(data_dir / "compliance.db")
             sink = t.open_store()
-            bench = connect(settings.workbench_db) if settings.workbench_db.is_file() else None
+            bench = connect_workbench_db(settings.workbench_db) if settings.workbench_db.is_file() else None
             try:
                 r = rp.build(registry=reg, store=compliance, incidents=t.incidents, year=year, now=now,
                              calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,

@@ -85,7 +85,7 @@ def _audit(audit, municipality: str, action: str, target: str, detail: str | Non
 
 def _together(conn):
     """One transaction for a change and its audit row (the stores' own transactions join it)."""
-    from ..alerts.incidents.db import transaction
+    from ..sqlite import transaction
     return transaction(conn)
 
 

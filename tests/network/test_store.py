@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from ms4watch.network.importer import import_map
 from ms4watch.network.store import NetworkStore
@@ -67,3 +70,17 @@ def test_a_structure_moved_a_few_feet_is_a_change(synthetic, tmp_path: Path):
         changes = store.replace(moved.network, moved.findings, "v2")
         assert [c.split(":")[0] for c in changes.changed] == ["structure CB-3"]
         assert "lon" in changes.changed[0]
+
+
+def test_a_replace_that_fails_halfway_keeps_the_network_before_it(synthetic, tmp_path: Path):
+    """One transaction: the structures and pipes deleted and re-inserted come back when a
+    later insert (here a finding SQLite cannot bind) fails."""
+    from ms4watch.network.model import Finding
+    with NetworkStore(tmp_path) as store:
+        got = import_map(synthetic)
+        store.replace(got.network, got.findings, "v1")
+        with pytest.raises(sqlite3.Error):
+            store.replace(got.network, [Finding("dangling", object(), "not a string")], "v2")  # type: ignore[arg-type]
+    with NetworkStore(tmp_path) as store:
+        assert store.load() == got.network and store.findings() == got.findings
+        assert store.last_import()["source"] == "v1"

@@ -15,7 +15,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...alerts.incidents.db import transaction
+from ...sqlite import transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...alerts.incidents.db import inserted_id, transaction
+from ...sqlite import columns, inserted_id, transaction
 from ..errors import RateLimited, UserError
 from ..roles import Role
 from .passwords import Passwords, check_strength
@@ -122,8 +122,7 @@ class UserStore:
 
     def _migrate(self) -> None:
         """A database from before tokens expired: they expire LEGACY_TOKEN_GRACE from now."""
-        columns = {r["name"] for r in self.conn.execute("PRAGMA table_info(api_tokens)")}
-        if "expires_at" not in columns:
+        if "expires_at" not in columns(self.conn, "api_tokens"):
             with transaction(self.conn):
                 self.conn.execute("ALTER TABLE api_tokens ADD COLUMN expires_at TEXT")
                 self.conn.execute("UPDATE api_tokens SET expires_at = ?", (_iso(self.clock() + LEGACY_TOKEN_GRACE),))

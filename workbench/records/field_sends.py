@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ...alerts.incidents.db import transaction
+from ...sqlite import transaction
 from .table import RecordTable, append_only
 
 KEY_PATTERN = r"^[A-Za-z0-9_-]{16,80}$"

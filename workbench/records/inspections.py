@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...contract.text import NOT_BLANK
-from ...alerts.incidents.db import inserted_id, transaction
+from ...sqlite import inserted_id, transaction
 from ...contract.when import RecordTime
 from .photos import Photo
 from .table import RecordTable, append_only

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ...alerts.incidents.db import transaction
+from ...sqlite import transaction
 from .table import RecordTable
 
 SCHEMA = """

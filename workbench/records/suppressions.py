@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from ...alerts.incidents.db import inserted_id, transaction
+from ...sqlite import connect_readonly, inserted_id, transaction
 from ...contract.registry import ApprovedDischarge, ExemptFlow, Registry
 from .table import RecordTable
 
@@ -161,8 +161,7 @@ def load_suppressions(db: Path, municipality: str) -> list[Suppression]:
     replay``); none when the database or its table does not exist yet."""
     if not Path(db).exists():
         return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
+    conn = connect_readonly(db, row_factory=sqlite3.Row)
     try:
         rows = conn.execute("SELECT * FROM suppressions WHERE municipality = ? ORDER BY id", (municipality,)).fetchall()
     except sqlite3.OperationalError as e:

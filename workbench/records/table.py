@@ -1,13 +1,23 @@
 """What every record store of ``workbench.db`` shares: the connection and lock of the
-database (one per workbench, passed in), the clock that stamps its rows, and its tables made
-on first open; and the triggers that keep a table append-only."""
+database (one per workbench, passed in; opened by :func:`connect_workbench_db`), the clock
+that stamps its rows, and its tables made on first open; and the triggers that keep a table
+append-only."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Callable, ClassVar
+
+from ...sqlite import connect
+
+
+def connect_workbench_db(path: Path) -> sqlite3.Connection:
+    """``workbench.db`` (users, sessions, the audit log, people's records), rows as
+    ``sqlite3.Row``, with the package's SQLite settings (``ms4watch/sqlite.py``)."""
+    return connect(path, row_factory=sqlite3.Row)
 
 
 def utc_now() -> datetime:

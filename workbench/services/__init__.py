@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Callable
 
-from ...alerts.incidents.db import connect
 from ...compliance.store import ComplianceStore
 from ...contract.registry import Registry
 from ...ingest.corrections import town_corrections
@@ -23,6 +22,7 @@ from ..auth.passwords import Passwords
 from ..auth.users import UserStore
 from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
 from ..records.field_sends import FieldSends
+from ..records.table import connect_workbench_db
 from .accounts import Accounts
 from .alertside import AlertSide
 from .charts import Charts
@@ -96,7 +96,7 @@ class Workbench:
         ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR;
         ``compliance``: the town's compliance records (the composition root opens them for the
         pipeline too; None: opened here, in the town's data directory)."""
-        conn = connect(settings.workbench_db)
+        conn = connect_workbench_db(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
         clock = clock or (lambda: datetime.now(timezone.utc))
@@ -143,7 +143,7 @@ class Workbench:
 
 def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connection"]:
     """The users and the audit log alone, for ``ms4watch users`` at a terminal."""
-    conn = connect(settings.workbench_db)
+    conn = connect_workbench_db(settings.workbench_db)
     lock = threading.RLock()
     return UserStore(conn, lock), AuditLog(conn, lock), conn
 

@@ -55,6 +55,7 @@ from typing import Iterable, Iterator, Sequence
 from ....contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState, due_state
 from ....contract.timeutil import iso_utc, to_ns
 from ....contract.wire import CanonicalReading, SensorCalibration
+from ....sqlite import columns, connect, connect_readonly
 from ...errors import MessagesRejected, StoreRejected, StoreUnavailable, refused_summary
 from ..base import (STATS, Bucket, DeviceEvent, DeviceStatus, LatestReading, Receipt, StoredMessage, WriteResult,
                     receipts_of)
@@ -163,9 +164,9 @@ class SqliteSink:
     def open(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(f"PRAGMA synchronous={self.synchronous}")
+            # foreign keys off, as before: samples.series is taken from series in the same transaction,
+            # and checking it costs each stored reading a look-up (ms4watch/sqlite.py)
+            db = connect(self.path, synchronous=self.synchronous, busy_timeout_s=30, foreign_keys=False)
             old = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'readings' AND type = 'table'").fetchone()
             if old:
                 _convert_readings_table(db)
@@ -404,8 +405,7 @@ class SqliteSink:
                 if self._reader is None:
                     if not self.path.exists():
                         return []
-                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
-                                                   check_same_thread=False)
+                    self._reader = connect_readonly(self.path, busy_timeout_s=30)
                 return self._reader.execute(sql, params).fetchall()
             except sqlite3.Error as e:
                 if "no such table" in str(e):
@@ -437,8 +437,7 @@ class SqliteSink:
                 if self._reader is None:
                     if not self.path.exists():
                         return []
-                    self._reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30,
-                                                   check_same_thread=False)
+                    self._reader = connect_readonly(self.path, busy_timeout_s=30)
                 rows = self._reader.execute(
                     "SELECT s.time_ns, r.device, r.sensor, s.value, r.unit, s.flags, s.seq FROM samples AS s "
                     "JOIN series AS r ON r.id = s.series WHERE r.station = ? AND r.quantity = ? "
@@ -482,7 +481,7 @@ class SqliteSink:
             db = self._idle_readers.pop() if self._idle_readers else None
         try:
             if db is None:
-                db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+                db = connect_readonly(self.path, busy_timeout_s=30)
             cur = db.cursor()
             for k in range(n):
                 lo_t = a + k * width_ns
@@ -560,7 +559,7 @@ def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
     if not path.exists():
         raise StoreUnavailable(f"{path} does not exist")
     try:
-        db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
+        db = connect(path, busy_timeout_s=timeout_s)
         try:
             db.execute("BEGIN IMMEDIATE")
             db.execute("ROLLBACK")
@@ -571,7 +570,7 @@ def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:
 
 
 def _has_epochs(db: sqlite3.Connection) -> bool:
-    return "epoch" in {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+    return "epoch" in columns(db, "messages")
 
 
 def _convert_messages_table(db: sqlite3.Connection) -> None:

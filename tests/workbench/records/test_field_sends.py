@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ms4watch.alerts.incidents.db import connect
+from ms4watch.workbench.records.table import connect_workbench_db
 from ms4watch.workbench.records.field_sends import FieldSends
 
 T = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
@@ -19,7 +19,7 @@ KEY = "0123456789abcdef0123"
 
 @pytest.fixture
 def sends(tmp_path):
-    conn = connect(tmp_path / "workbench.db")
+    conn = connect_workbench_db(tmp_path / "workbench.db")
     yield FieldSends(conn, threading.RLock(), lambda: T)
     conn.close()
 

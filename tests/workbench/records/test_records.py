@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ms4watch.alerts.incidents.db import connect
+from ms4watch.workbench.records.table import connect_workbench_db
 from ms4watch.workbench.records import (InspectionReports, PhotoStore, ReportIn, SuppressionKind, SuppressionStore,
                                         load_suppressions, with_recorded)
 from ms4watch.workbench.records.photos import PhotoRefused, PhotoTooLarge, media_type
@@ -50,7 +50,7 @@ def test_photos_are_kept_by_their_hash_once_and_limited_in_size(tmp_path):
 
 
 def _db(tmp_path):
-    return connect(tmp_path / "workbench.db"), threading.RLock()
+    return connect_workbench_db(tmp_path / "workbench.db"), threading.RLock()
 
 
 def test_a_report_is_never_changed_nor_deleted(tmp_path):

@@ -32,7 +32,7 @@ from ..contract.drift import MAX_ALLOWABLE_PCT, Basis, CorrectionKind, DriftCorr
 from ..contract.errors import Ms4Error
 from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading
-from ..sqlite import connect
+from ..sqlite import connect, inserted_id
 from .sinks.base import ReadingsSource
 
 log = logging.getLogger(__name__)
@@ -101,13 +101,6 @@ class AuditEntry:
     why: str
 
 
-def _row_id(cur: sqlite3.Cursor) -> int:
-    """The rowid an INSERT just made (sqlite3 types ``lastrowid`` as optional)."""
-    if cur.lastrowid is None:
-        raise sqlite3.ProgrammingError("no row was inserted")
-    return cur.lastrowid
-
-
 class CorrectionStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -145,7 +138,7 @@ class CorrectionStore:
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (station, quantity, sensor, c.t0_ns, c.t1_ns, c.fouling, c.fouling_kind.value, c.drift,
                      c.drift_kind.value, limit, record, by.strip(), now, why.strip()))
-                cid = _row_id(cur)
+                cid = inserted_id(cur)
                 self._db.execute("INSERT INTO correction_audit (correction_id, at_ns, who, action, why) "
                                  "VALUES (?,?,?,?,?)", (cid, now, by.strip(), "added", why.strip()))
                 self._db.execute("COMMIT")
@@ -189,7 +182,7 @@ class CorrectionStore:
                 cur = self._db.execute(f"INSERT INTO corrections ({', '.join(names)}) VALUES "
                                        f"({', '.join('?' * len(names))})",
                                        ([rec["id"]] if free else []) + [rec[c] for c in cols])
-                cid = _row_id(cur)
+                cid = inserted_id(cur)
                 self._db.executemany("INSERT INTO correction_audit (correction_id, at_ns, who, action, why) "
                                      "VALUES (?,?,?,?,?)", [(cid, *a[1:]) for a in audit])
                 self._db.execute("COMMIT")

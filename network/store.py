@@ -158,7 +158,7 @@ class NetworkStore:
                     same = (va is None) == (vb is None) and (abs(va - vb) < 0.5 if isinstance(va, float) else va == vb)
                     if not same:
                         ch.changed.append(f"{label} {i}: {f.name} {_show(va)} -> {_show(vb)}")
-        with self.conn:
+        with transaction(self.conn):
             self.conn.execute("DELETE FROM drainage_areas")
             self.conn.execute("DELETE FROM parcels")
             self.conn.executemany("INSERT INTO drainage_areas VALUES (?,?,?,?)",

@@ -25,7 +25,7 @@ sample the process's resident memory (peak). Figures and ratios are printed; not
 asserted. Usage::
 
     python bench/bench_backlog.py [--readings 200000] [--per-message 4,40] [--nodered-dir DIR] [--skip-nodered]
-                                 [--broker-inflight N] [--json FILE]
+                                 [--broker-inflight N] [--only ingest-influx,serve-influx] [--json FILE]
 """
 
 from __future__ import annotations
@@ -274,10 +274,15 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             contenders.append("nodered-bench")
         if a.skip_sqlite:
             contenders.remove("ingest-sqlite")
+        workers = 2                     # ms4watch ingest --workers 2: one shared-subscription group
+        if a.only:
+            contenders = [c for c in contenders + [f"ingest-x{workers}"] if c in a.only.split(",")]
+        x2 = f"ingest-x{workers}" in contenders or not a.only
+        if f"ingest-x{workers}" in contenders:
+            contenders.remove(f"ingest-x{workers}")
         for cid in contenders:          # one persistent session each: the broker queues the same backlog for all
             make_session(broker.port, cid, topic)
-        workers = 2                     # ms4watch ingest --workers 2: one shared-subscription group
-        for i in range(workers):
+        for i in range(workers if x2 else 0):
             make_session(broker.port, f"ingest-x{workers}-{i}", f"$share/ingest-x{workers}/{topic}")
         t = time.monotonic()
         publish_backlog(broker.port, target, per_message)
@@ -329,9 +334,10 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                 return p.pid
             return start
 
-        results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
-                               count_influx("ms4"), target))
-        _stop_all(procs)
+        if "ingest-influx" in contenders:
+            results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
+                                   count_influx("ms4"), target))
+            _stop_all(procs)
         serve_dir = work / "serve"
         serve_dir.mkdir()
         (serve_dir / "sites.yaml").write_text(SERVE_REGISTRY)
@@ -343,14 +349,16 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                                  env={**os.environ, "MS4WATCH_BROKER__CLIENT_ID": "serve-influx"})
             procs.append(p)
             return p.pid
-        res = measure("ms4watch serve→influxdb", serve_cli, count_influx("serve"), target)
-        _stop_all(procs)                # SIGTERM: serve checkpoints its engine on the way out
-        res["alerts_equal_replay"] = check_serve_alerts(serve_dir, target, per_message)
-        results.append(res)
-        results.append(measure(f"ms4watch→influxdb ×{workers}", ingest_cli(influx.store_url("ms4x2"),
-                                                                           f"ingest-x{workers}", "--workers", str(workers)),
-                               count_influx("ms4x2"), target))
-        _stop_all(procs)
+        if "serve-influx" in contenders:
+            res = measure("ms4watch serve→influxdb", serve_cli, count_influx("serve"), target)
+            _stop_all(procs)                # SIGTERM: serve checkpoints its engine on the way out
+            res["alerts_equal_replay"] = check_serve_alerts(serve_dir, target, per_message)
+            results.append(res)
+        if x2:
+            results.append(measure(f"ms4watch→influxdb ×{workers}",
+                                   ingest_cli(influx.store_url("ms4x2"), f"ingest-x{workers}", "--workers", str(workers)),
+                                   count_influx("ms4x2"), target))
+            _stop_all(procs)
         if "ingest-sqlite" in contenders:
             sqlite_path = work / "store.sqlite"
 
@@ -366,11 +374,13 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             results.append(measure("ms4watch→sqlite", ingest_cli(f"sqlite:///{sqlite_path}", "ingest-sqlite"),
                                    count_sqlite, target))
             _stop_all(procs)
-        if nodered:
+        if nodered and "nodered-bench" in contenders:
             results.append(measure("node-red→influxdb", lambda: nodered_start(nodered, broker.port, influx.port),
                                    count_influx("nodered"), target))
             _kill(nodered_pid[0] if nodered_pid else None)
         for label, cid in (("ceiling: bare paho", "paho-count"), ("ceiling: ms4watch subscriber", "sub-count")):
+            if cid not in contenders:
+                continue
             out = work / f"{cid}.txt"
 
             def count_file(final: bool, out: Path = out) -> int:
@@ -385,9 +395,11 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                                  f"-t '{topic}' -C {n_msgs} > /dev/null && echo {n_msgs} > {sub_done}", shell=True)
             procs.append(p)
             return p.pid
-        results.append(measure("ceiling: mosquitto_sub", start_sub, lambda final: int(sub_done.read_text()) * per_message
-                               if sub_done.exists() and sub_done.read_text().strip() else 0, target))
-        _stop_all(procs)
+        if "mosquitto-sub" in contenders:
+            results.append(measure("ceiling: mosquitto_sub", start_sub,
+                                   lambda final: int(sub_done.read_text()) * per_message
+                                   if sub_done.exists() and sub_done.read_text().strip() else 0, target))
+            _stop_all(procs)
     finally:
         _stop_all(procs)
         influx.stop()
@@ -445,6 +457,8 @@ def main(argv: list[str]) -> int:
                     help="where Node-RED is installed (kept between runs)")
     ap.add_argument("--skip-nodered", action="store_true")
     ap.add_argument("--skip-sqlite", action="store_true")
+    ap.add_argument("--only", help="comma-separated contenders to run (ingest-influx, serve-influx, ingest-x2, "
+                                   "ingest-sqlite, nodered-bench, paho-count, sub-count, mosquitto-sub); default all")
     ap.add_argument("--broker-inflight", type=int, default=None,
                     help="Mosquitto max_inflight_messages (unacknowledged QoS 1 messages per client); "
                          "default: the test helper's setting")
@@ -458,7 +472,7 @@ def main(argv: list[str]) -> int:
         if not have(b):
             print(f"{b} is not installed", file=sys.stderr)
             return 2
-    nodered = None if a.skip_nodered else nodered_setup(Path(a.nodered_dir))
+    nodered = None if a.skip_nodered or (a.only and "nodered-bench" not in a.only) else nodered_setup(Path(a.nodered_dir))
     compile_sources()
     everything = {}
     for pm in [int(x) for x in a.per_message.split(",")]:

@@ -249,3 +249,24 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
         server.stop()
     [r] = read_rejected(tmp_path / "data").records
     assert r.device == "LOG-OF12" and "is not one of the town's loggers" in r.error
+
+
+# -- start-up: what `serve --http off` imports ---------------------------------------------------
+OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance", "matplotlib",
+                       "apprise")
+
+
+def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
+    """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
+    imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
+    when no SMS channel is configured — a second or more of start-up before the first message
+    is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
+            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
+            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
+            "server = build_server(s, report=lambda line: None); "
+            f"print(server.app is None, sorted(m for m in {OFF_THE_INGEST_PATH!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "[]"], out.stdout

@@ -165,15 +165,21 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.proc = psutil.Process(pid)
         self.peak = 0
+        self.cpu_s = 0.0     # CPU time the process (and its children) used so far [s]: robust on a busy machine
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
             try:
                 rss = self.proc.memory_info().rss
+                t = self.proc.cpu_times()
+                cpu = t.user + t.system
                 for ch in self.proc.children(recursive=True):
                     rss += ch.memory_info().rss
+                    ct = ch.cpu_times()
+                    cpu += ct.user + ct.system
                 self.peak = max(self.peak, rss)
+                self.cpu_s = max(self.cpu_s, cpu)
             except psutil.Error:
                 return
             self.stop.wait(0.05)
@@ -185,11 +191,13 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
     sampler = Sampler(proc_pid)
     sampler.start()
     first = None
+    cpu_first = 0.0
     n = 0
     while time.monotonic() - t0 < timeout_s:
         n = count(False)
         if n and first is None:
             first = time.monotonic()
+            cpu_first = sampler.cpu_s
         if n >= target or not _alive(proc_pid):
             break
         time.sleep(0.1)
@@ -201,9 +209,11 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
         first = t0
     res = {"name": name, "stored": n, "total_s": end - t0, "drain_s": end - first,
            "rate_total": n / (end - t0), "rate_drain": n / (end - first),
-           "peak_rss_mb": sampler.peak / 2**20, "complete": n >= target}
+           "peak_rss_mb": sampler.peak / 2**20, "cpu_s": sampler.cpu_s, "cpu_start_s": cpu_first,
+           "complete": n >= target}
     print(f"  {name}: {n} readings in {res['total_s']:.1f}s from start ({res['rate_total']:,.0f}/s), "
           f"{res['drain_s']:.1f}s from the first stored ({res['rate_drain']:,.0f}/s); peak RSS {res['peak_rss_mb']:.0f} MB"
+          f"; CPU {res['cpu_s']:.1f}s ({res['cpu_start_s']:.1f}s before the first stored)"
           + ("" if res["complete"] else "  INCOMPLETE"), flush=True)
     return res
 
@@ -250,6 +260,8 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
     n_msgs = target // per_message
     work = Path(tempfile.mkdtemp(prefix="ms4bench-"))
     work.chmod(0o755)      # mosquitto runs as its own user and must reach its persistence dir
+    (work / "ms4watch.toml").write_text("")   # the contenders' settings are their flags, not this machine's
+    os.environ["MS4WATCH_CONFIG"] = str(work / "ms4watch.toml")             # /etc/ms4watch/ms4watch.toml
     broker = Mosquitto(work / "mosquitto")
     if a.broker_inflight:
         conf = broker.conf.read_text()
@@ -425,7 +437,8 @@ def report(results: list[dict], per_message: int) -> None:
     sv = by.get("ms4watch serve→influxdb")
     if ours and sv:
         print(f"  serve/ingest ({per_message}/msg): {sv['rate_drain'] / ours['rate_drain']:.2f}× drain, "
-              f"{sv['rate_total'] / ours['rate_total']:.2f}× total (target ≥ 0.5×); memory "
+              f"{sv['rate_total'] / ours['rate_total']:.2f}× total (target ≥ 0.5×); CPU "
+              f"{sv['cpu_s'] / max(ours['cpu_s'], 1e-9):.2f}× ingest's; memory "
               f"{sv['peak_rss_mb'] / ours['peak_rss_mb']:.2f}×; alerts equal to replay's: {sv.get('alerts_equal_replay')}")
     x2 = by.get("ms4watch→influxdb ×2")
     if x2 and nr:

@@ -253,14 +253,14 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
 
 # -- start-up: what `serve --http off` imports ---------------------------------------------------
 OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance", "matplotlib",
-                       "apprise")
+                       "apprise", "holidays")
 
 
 def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
     imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
-    when no SMS channel is configured — a second or more of start-up before the first message
-    is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
+    when no SMS channel is configured, nor the public holidays before a compliance clock needs
+    them — a second or more of start-up before the first message is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
     (tmp_path / "sites.yaml").write_text(SITES)
     code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
             f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "

@@ -25,7 +25,7 @@ sample the process's resident memory (peak). Figures and ratios are printed; not
 asserted. Usage::
 
     python bench/bench_backlog.py [--readings 200000] [--per-message 4,40] [--nodered-dir DIR] [--skip-nodered]
-                                 [--broker-inflight N] [--json FILE]
+                                 [--broker-inflight N] [--only ingest-influx,serve-influx] [--json FILE]
 """
 
 from __future__ import annotations
@@ -165,15 +165,21 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.proc = psutil.Process(pid)
         self.peak = 0
+        self.cpu_s = 0.0     # CPU time the process (and its children) used so far [s]: robust on a busy machine
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
             try:
                 rss = self.proc.memory_info().rss
+                t = self.proc.cpu_times()
+                cpu = t.user + t.system
                 for ch in self.proc.children(recursive=True):
                     rss += ch.memory_info().rss
+                    ct = ch.cpu_times()
+                    cpu += ct.user + ct.system
                 self.peak = max(self.peak, rss)
+                self.cpu_s = max(self.cpu_s, cpu)
             except psutil.Error:
                 return
             self.stop.wait(0.05)
@@ -185,11 +191,13 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
     sampler = Sampler(proc_pid)
     sampler.start()
     first = None
+    cpu_first = 0.0
     n = 0
     while time.monotonic() - t0 < timeout_s:
         n = count(False)
         if n and first is None:
             first = time.monotonic()
+            cpu_first = sampler.cpu_s
         if n >= target or not _alive(proc_pid):
             break
         time.sleep(0.1)
@@ -201,9 +209,11 @@ def measure(name: str, start_proc, count, target: int, timeout_s: float = 600) -
         first = t0
     res = {"name": name, "stored": n, "total_s": end - t0, "drain_s": end - first,
            "rate_total": n / (end - t0), "rate_drain": n / (end - first),
-           "peak_rss_mb": sampler.peak / 2**20, "complete": n >= target}
+           "peak_rss_mb": sampler.peak / 2**20, "cpu_s": sampler.cpu_s, "cpu_start_s": cpu_first,
+           "complete": n >= target}
     print(f"  {name}: {n} readings in {res['total_s']:.1f}s from start ({res['rate_total']:,.0f}/s), "
           f"{res['drain_s']:.1f}s from the first stored ({res['rate_drain']:,.0f}/s); peak RSS {res['peak_rss_mb']:.0f} MB"
+          f"; CPU {res['cpu_s']:.1f}s ({res['cpu_start_s']:.1f}s before the first stored)"
           + ("" if res["complete"] else "  INCOMPLETE"), flush=True)
     return res
 
@@ -250,6 +260,8 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
     n_msgs = target // per_message
     work = Path(tempfile.mkdtemp(prefix="ms4bench-"))
     work.chmod(0o755)      # mosquitto runs as its own user and must reach its persistence dir
+    (work / "ms4watch.toml").write_text("")   # the contenders' settings are their flags, not this machine's
+    os.environ["MS4WATCH_CONFIG"] = str(work / "ms4watch.toml")             # /etc/ms4watch/ms4watch.toml
     broker = Mosquitto(work / "mosquitto")
     if a.broker_inflight:
         conf = broker.conf.read_text()
@@ -274,10 +286,15 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             contenders.append("nodered-bench")
         if a.skip_sqlite:
             contenders.remove("ingest-sqlite")
+        workers = 2                     # ms4watch ingest --workers 2: one shared-subscription group
+        if a.only:
+            contenders = [c for c in contenders + [f"ingest-x{workers}"] if c in a.only.split(",")]
+        x2 = f"ingest-x{workers}" in contenders or not a.only
+        if f"ingest-x{workers}" in contenders:
+            contenders.remove(f"ingest-x{workers}")
         for cid in contenders:          # one persistent session each: the broker queues the same backlog for all
             make_session(broker.port, cid, topic)
-        workers = 2                     # ms4watch ingest --workers 2: one shared-subscription group
-        for i in range(workers):
+        for i in range(workers if x2 else 0):
             make_session(broker.port, f"ingest-x{workers}-{i}", f"$share/ingest-x{workers}/{topic}")
         t = time.monotonic()
         publish_backlog(broker.port, target, per_message)
@@ -329,9 +346,10 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                 return p.pid
             return start
 
-        results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
-                               count_influx("ms4"), target))
-        _stop_all(procs)
+        if "ingest-influx" in contenders:
+            results.append(measure("ms4watch→influxdb", ingest_cli(influx.store_url("ms4"), "ingest-influx"),
+                                   count_influx("ms4"), target))
+            _stop_all(procs)
         serve_dir = work / "serve"
         serve_dir.mkdir()
         (serve_dir / "sites.yaml").write_text(SERVE_REGISTRY)
@@ -343,14 +361,16 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                                  env={**os.environ, "MS4WATCH_BROKER__CLIENT_ID": "serve-influx"})
             procs.append(p)
             return p.pid
-        res = measure("ms4watch serve→influxdb", serve_cli, count_influx("serve"), target)
-        _stop_all(procs)                # SIGTERM: serve checkpoints its engine on the way out
-        res["alerts_equal_replay"] = check_serve_alerts(serve_dir, target, per_message)
-        results.append(res)
-        results.append(measure(f"ms4watch→influxdb ×{workers}", ingest_cli(influx.store_url("ms4x2"),
-                                                                           f"ingest-x{workers}", "--workers", str(workers)),
-                               count_influx("ms4x2"), target))
-        _stop_all(procs)
+        if "serve-influx" in contenders:
+            res = measure("ms4watch serve→influxdb", serve_cli, count_influx("serve"), target)
+            _stop_all(procs)                # SIGTERM: serve checkpoints its engine on the way out
+            res["alerts_equal_replay"] = check_serve_alerts(serve_dir, target, per_message)
+            results.append(res)
+        if x2:
+            results.append(measure(f"ms4watch→influxdb ×{workers}",
+                                   ingest_cli(influx.store_url("ms4x2"), f"ingest-x{workers}", "--workers", str(workers)),
+                                   count_influx("ms4x2"), target))
+            _stop_all(procs)
         if "ingest-sqlite" in contenders:
             sqlite_path = work / "store.sqlite"
 
@@ -366,11 +386,13 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
             results.append(measure("ms4watch→sqlite", ingest_cli(f"sqlite:///{sqlite_path}", "ingest-sqlite"),
                                    count_sqlite, target))
             _stop_all(procs)
-        if nodered:
+        if nodered and "nodered-bench" in contenders:
             results.append(measure("node-red→influxdb", lambda: nodered_start(nodered, broker.port, influx.port),
                                    count_influx("nodered"), target))
             _kill(nodered_pid[0] if nodered_pid else None)
         for label, cid in (("ceiling: bare paho", "paho-count"), ("ceiling: ms4watch subscriber", "sub-count")):
+            if cid not in contenders:
+                continue
             out = work / f"{cid}.txt"
 
             def count_file(final: bool, out: Path = out) -> int:
@@ -385,9 +407,11 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
                                  f"-t '{topic}' -C {n_msgs} > /dev/null && echo {n_msgs} > {sub_done}", shell=True)
             procs.append(p)
             return p.pid
-        results.append(measure("ceiling: mosquitto_sub", start_sub, lambda final: int(sub_done.read_text()) * per_message
-                               if sub_done.exists() and sub_done.read_text().strip() else 0, target))
-        _stop_all(procs)
+        if "mosquitto-sub" in contenders:
+            results.append(measure("ceiling: mosquitto_sub", start_sub,
+                                   lambda final: int(sub_done.read_text()) * per_message
+                                   if sub_done.exists() and sub_done.read_text().strip() else 0, target))
+            _stop_all(procs)
     finally:
         _stop_all(procs)
         influx.stop()
@@ -413,7 +437,8 @@ def report(results: list[dict], per_message: int) -> None:
     sv = by.get("ms4watch serve→influxdb")
     if ours and sv:
         print(f"  serve/ingest ({per_message}/msg): {sv['rate_drain'] / ours['rate_drain']:.2f}× drain, "
-              f"{sv['rate_total'] / ours['rate_total']:.2f}× total (target ≥ 0.5×); memory "
+              f"{sv['rate_total'] / ours['rate_total']:.2f}× total (target ≥ 0.5×); CPU "
+              f"{sv['cpu_s'] / max(ours['cpu_s'], 1e-9):.2f}× ingest's; memory "
               f"{sv['peak_rss_mb'] / ours['peak_rss_mb']:.2f}×; alerts equal to replay's: {sv.get('alerts_equal_replay')}")
     x2 = by.get("ms4watch→influxdb ×2")
     if x2 and nr:
@@ -445,6 +470,8 @@ def main(argv: list[str]) -> int:
                     help="where Node-RED is installed (kept between runs)")
     ap.add_argument("--skip-nodered", action="store_true")
     ap.add_argument("--skip-sqlite", action="store_true")
+    ap.add_argument("--only", help="comma-separated contenders to run (ingest-influx, serve-influx, ingest-x2, "
+                                   "ingest-sqlite, nodered-bench, paho-count, sub-count, mosquitto-sub); default all")
     ap.add_argument("--broker-inflight", type=int, default=None,
                     help="Mosquitto max_inflight_messages (unacknowledged QoS 1 messages per client); "
                          "default: the test helper's setting")
@@ -458,7 +485,7 @@ def main(argv: list[str]) -> int:
         if not have(b):
             print(f"{b} is not installed", file=sys.stderr)
             return 2
-    nodered = None if a.skip_nodered else nodered_setup(Path(a.nodered_dir))
+    nodered = None if a.skip_nodered or (a.only and "nodered-bench" not in a.only) else nodered_setup(Path(a.nodered_dir))
     compile_sources()
     everything = {}
     for pm in [int(x) for x in a.per_message.split(",")]:

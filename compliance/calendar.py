@@ -9,7 +9,7 @@ days except Flag day is Sunday, the next day thereafter; each general election d
 
 * only a holiday falling on a **Sunday** moves, to the Monday; one falling on a Saturday
   stays there (``holidays``' US default also moves it to the Friday before: not New York's
-  law) — :class:`NewYorkPublicHolidays` applies ``SUN_TO_NEXT_MON`` alone;
+  law) — :class:`~.nyholidays.NewYorkPublicHolidays` applies ``SUN_TO_NEXT_MON`` alone;
 * Lincoln's Birthday and the general Election Day are holidays (``subdiv="NY"``); Susan B.
   Anthony Day, which ``holidays`` lists for New York, is a commemoration outside § 24 and
   is dropped; the day after Thanksgiving is no holiday;
@@ -26,33 +26,23 @@ the board and in letters (:attr:`~ms4watch.contract.due.Due.closures`).
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Any, Iterable, Protocol
-
-from holidays.countries.united_states import UnitedStates
-from holidays.holiday_base import DateArg
-from holidays.observed_holiday_base import SUN_TO_NEXT_MON, ObservedRule
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from ..contract.due import NonBusinessDay
 
+if TYPE_CHECKING:
+    from .nyholidays import NewYorkPublicHolidays
 
-class NewYorkPublicHolidays(UnitedStates):
-    """``holidays.US(subdiv="NY")`` held to N.Y. General Construction Law § 24 (see the module)."""
 
-    def __init__(self, **kwargs: Any) -> None:   # holidays' own keyword arguments (years, language, …)
-        kwargs.update(subdiv="NY", observed=True, observed_rule=SUN_TO_NEXT_MON)
-        super().__init__(**kwargs)   # type: ignore[no-untyped-call]  # holidays leaves its constructors unannotated
-
-    def _add_observed(self, dt: DateArg | None = None, name: str | None = None, *, rule: ObservedRule | None = None,
-                      force_observed: bool = False, show_observed_label: bool = True) -> tuple[bool, date | None]:
-        # "if any of such days ... is Sunday, the next day thereafter": the US class asks for
-        # Saturday-to-Friday too, year by year; § 24 knows only the Sunday rule.
-        return super()._add_observed(dt, name, rule=SUN_TO_NEXT_MON, force_observed=force_observed,
-                                     show_observed_label=show_observed_label)
-
-    def _populate_subdiv_ny_public_holidays(self) -> None:
-        super()._populate_subdiv_ny_public_holidays()   # type: ignore[no-untyped-call]  # holidays leaves its populate hooks unannotated
-        if self.get_named("Susan B. Anthony Day", lookup="iexact"):
-            self.pop_named("Susan B. Anthony Day", lookup="iexact")
+def __getattr__(name: str) -> Any:
+    """:class:`~.nyholidays.NewYorkPublicHolidays`, still importable from here; the
+    ``holidays`` package is imported when a calendar first needs a holiday, not with this
+    module (a server whose town has no compliance clock never does: ~0.1 s of its start-up)."""
+    if name == "NewYorkPublicHolidays":
+        from .nyholidays import NewYorkPublicHolidays
+        return NewYorkPublicHolidays
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Closure(Protocol):
@@ -67,8 +57,12 @@ class BusinessCalendar:
 
     def __init__(self, tz: tzinfo, closures: Iterable[Closure] = ()):
         self.tz = tz
-        self._holidays = NewYorkPublicHolidays()
         self._closures = {c.day: c.name for c in closures}
+
+    @cached_property
+    def _holidays(self) -> "NewYorkPublicHolidays":
+        from .nyholidays import NewYorkPublicHolidays
+        return NewYorkPublicHolidays()
 
     @property
     def tz_name(self) -> str:

@@ -11,17 +11,39 @@ import enum
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 # Matched with fullmatch: ``$`` would also match before a final newline ("LOG-1\n").
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+_ID_RULE = "1-64 letters, digits, '-', '_', '.'; starts with a letter or digit"
 PREFIX = "ms4"
 
 
-def check_id(kind: str, value: str) -> str:
-    if not isinstance(value, str) or not _ID.fullmatch(value):
-        raise ValueError(
-            f"invalid {kind}: {value!r} (1-64 letters, digits, '-', '_', '.'; starts with a letter or digit)")
+def check_id(kind: str, value: str, pattern: re.Pattern[str] = _ID, rule: str = _ID_RULE) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise ValueError(f"invalid {kind}: {value!r} ({rule})")
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class IdRule:
+    """A string field holds an id: ``Annotated[str, IdRule("device id")]`` in a pydantic model.
+
+    The rule is data (``pattern``, whole match; ``rule`` in words for the error), so the wire
+    contract's fast decoder reads it from the model's field instead of keeping its own copy.
+    """
+
+    kind: str
+    pattern: re.Pattern[str] = _ID
+    rule: str = _ID_RULE
+
+    def check(self, value: str) -> str:
+        return check_id(self.kind, value, self.pattern, self.rule)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema    # pydantic only where a model uses the rule
+
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,12 @@ The contract is strict, and the bounds are those of :mod:`.bounds`: ``schema`` i
 ids are whole matches of ``[A-Za-z0-9][A-Za-z0-9_.-]{0,63}``; a time is exactly
 ``YYYY-MM-DDTHH:MM:SS[.ffffff]`` then ``Z`` or ``±HH:MM`` (RFC 3339), from 2000-01-01 to a
 day after ingest received the message; a value is finite, also once converted to the
-canonical unit. :func:`decode_canonical` (the ingest hot path) and the pydantic model
-accept exactly the same messages (a property test checks it).
+canonical unit. The pydantic models below are the contract's single definition:
+:func:`decode_canonical`, the ingest hot path, reads what it accepts (names, schema, bounds,
+id patterns, enumerations) from :class:`ReadingsMessage`'s fields when this module is
+imported (:mod:`.wire_fast`), and accepts exactly what the model accepts (a property test
+checks it). A contract change is an edit here; one the fast path cannot follow stops the
+import with :class:`~.wire_fast.FastPathError` naming the field.
 
 status (QoS 1, retained; the broker publishes the last will ``{"state": "offline"}``)::
 
@@ -67,17 +71,19 @@ import math
 
 import orjson
 from datetime import date, datetime
-from typing import Annotated, Any, Final, Literal, NamedTuple
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, PlainValidator, Strict, ValidationError,
-                      ValidationInfo, field_validator, model_validator)
+from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 
-from .bounds import COUNT_LIMIT, DEFAULT_WINDOW, STORE_MAX_NS, TimeWindow
+from .bounds import DEFAULT_WINDOW, STORE_MAX_NS, TimeWindow
 from .calibration import CALIBRATION_EVENT, CalibrationRecord
+from .canonical import CanonicalReading as CanonicalReading, DecodedReadings as DecodedReadings  # their old home
 from .errors import ContractError, UnitError
-from .ids import _ID, check_id
 from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
-from .units import CANONICAL, Quantity, _identity, canonical_unit, converter
+from .units import CANONICAL, Quantity, canonical_unit, converter
+from .wire_fast import FastDecoder, Slow
+from .wiretypes import Count, DeviceIdText, EventKindText, ReadingTime, SensorIdText, StationIdText
 
 READINGS_SCHEMA = "ms4watch.readings/1"
 STATUS_SCHEMA: Final = "ms4watch.status/1"
@@ -103,47 +109,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-class _SensorAtStation(_Strict):
-    """Something about one sensor, optionally at another station than its logger's topic."""
-    sensor: str
-    station: str | None = None
-
-    @field_validator("sensor")
-    @classmethod
-    def _sensor(cls, v: str) -> str:
-        return check_id("sensor id", v)
-
-    @field_validator("station")
-    @classmethod
-    def _station(cls, v: str | None) -> str | None:
-        return None if v is None else check_id("station id", v)
-
-
-def _reading_time(v: Any, info: ValidationInfo) -> datetime:
-    """A reading's time: the RFC 3339 form only, within the :class:`~.bounds.TimeWindow` around
-    the receive time the decoder was given (validation context ``received_ns``, ``window``)."""
-    when = parse_wire_time(v)
-    context = info.context or {}
-    window: TimeWindow = context.get("window", DEFAULT_WINDOW)
-    problem = window.problem(to_ns(when), v, context.get("received_ns"))
-    if problem:
-        raise ValueError(problem)
-    return when
-
-
-ReadingTime = Annotated[datetime, PlainValidator(_reading_time)]
-Count = Annotated[int, Strict(), Field(ge=0, lt=COUNT_LIMIT)]
-"""``seq`` and ``epoch``: a JSON integer (not a string, a float or a boolean), 0 ≤ n < 2^63."""
-
-
-class Reading(_SensorAtStation):
+class Reading(_Strict):
+    """One reading. The fast decoder (:mod:`.wire_fast`) reads its accepted values from these
+    fields; a validator added here must be repeated there (it refuses to build otherwise)."""
     time: ReadingTime
-    sensor: str
+    sensor: SensorIdText
     quantity: Quantity
     unit: str
     value: float | None     # after quantity and unit: it is checked in the canonical unit too
     flags: list[QualityFlag] = Field(default_factory=list)
-    station: str | None = None
+    station: StationIdText | None = None   # when not the topic's (a logger wired to two stations)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -183,18 +158,14 @@ class Reading(_SensorAtStation):
 
 
 class ReadingsMessage(_Strict):
+    """A readings message: the single definition of what one may carry (see :class:`Reading`)."""
     schema_: Literal["ms4watch.readings/1"] = Field(alias="schema")
-    device: str
+    device: DeviceIdText
     epoch: Count = 0
     seq: Count
     readings: list[Reading] = Field(min_length=1)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @field_validator("device")
-    @classmethod
-    def _device(cls, v: str) -> str:
-        return check_id("device id", v)
 
     def to_json(self) -> bytes:
         return encode_readings(self.device, self.seq, [
@@ -206,15 +177,15 @@ Day = Annotated[date, Strict()]
 """A calendar day on the wire: exactly ``YYYY-MM-DD`` (no time, no timestamp number)."""
 
 
-class SensorCalibration(_SensorAtStation):
+class SensorCalibration(_Strict):
     """One sensor's calibration as its logger reports it in the status message: the firmware
     config's ``calibration:`` block without the correction coefficients. Readings taken on a
     day after ``due`` carry the ``calibration_overdue`` flag."""
 
-    sensor: str
+    sensor: SensorIdText
     performed: Day
     due: Day
-    station: str | None = None
+    station: StationIdText | None = None
 
     @field_validator("due")
     @classmethod
@@ -261,22 +232,12 @@ EVENT_DATA_MAX_BYTES = 64 * 1024
 
 class EventMessage(_Strict):
     schema_: Literal["ms4watch.event/1"] = Field(default=EVENT_SCHEMA, alias="schema")
-    device: str
+    device: DeviceIdText
     time: AwareDatetime
-    kind: str
+    kind: EventKindText
     data: dict[str, Any] = Field(default_factory=dict)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @field_validator("device")
-    @classmethod
-    def _device(cls, v: str) -> str:
-        return check_id("device id", v)
-
-    @field_validator("kind")
-    @classmethod
-    def _kind(cls, v: str) -> str:
-        return check_id("event kind", v)
 
     @field_validator("time", mode="before")
     @classmethod
@@ -320,34 +281,6 @@ def decode_event(topic: str, payload: bytes | str, received_ns: int | None = Non
 
 
 CANONICAL_UNIT = {q.value: u for q, u in CANONICAL.items()}
-
-
-class CanonicalReading(NamedTuple):
-    """One reading as the store and the rules see it: UTC ns, canonical unit.
-
-    ``flags`` is a comma-separated string of :class:`QualityFlag` values ("" when clean),
-    so it is a plain field in every store.
-    """
-
-    time_ns: int
-    station: str
-    device: str
-    sensor: str
-    quantity: str
-    value: float | None
-    unit: str
-    flags: str
-    seq: int
-
-
-class DecodedReadings(NamedTuple):
-    """A readings message as ingest stores it: its identity and its canonical readings (in
-    the order of :class:`~ms4watch.ingest.sinks.base.StoredMessage`)."""
-
-    device: str
-    seq: int
-    readings: list[CanonicalReading]
-    epoch: int = 0
 
 
 def encode_readings(device: str, seq: int,
@@ -422,21 +355,20 @@ def canonicalize(msg: ReadingsMessage, station: str) -> list[CanonicalReading]:
     return out
 
 
-_QUANTITIES = {q.value: q for q in Quantity}
-_FLAGS = frozenset(f.value for f in QualityFlag)
-_READING_KEYS = frozenset(("time", "sensor", "quantity", "value", "unit", "flags", "station"))
-_MESSAGE_KEYS = frozenset(("schema", "device", "seq", "readings"))
-_MESSAGE_KEYS_EPOCH = _MESSAGE_KEYS | {"epoch"}
-_ID_RE = _ID
+FAST_READINGS = FastDecoder(ReadingsMessage)
+"""The ingest hot path's decoder, derived from :class:`ReadingsMessage` when this module is
+imported (:mod:`.wire_fast`)."""
+_fast_decide = FAST_READINGS.decide
 
 
 def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns: int | None = None,
                      window: TimeWindow = DEFAULT_WINDOW) -> DecodedReadings:
     """Decode a readings payload straight into canonical readings: ``(device, seq, readings, epoch)``.
 
-    The ingest hot path. It accepts exactly what :func:`decode_readings` accepts — anything
-    unusual is handed to the pydantic model, which raises the precise :class:`ContractError`
-    (topic and field) — but a well-formed message costs a few µs per reading instead of ~18.
+    The ingest hot path. It accepts exactly what :func:`decode_readings` accepts — its tables
+    are read from the model (:data:`FAST_READINGS`), and anything unusual is handed to the
+    model, which raises the precise :class:`ContractError` (topic and field) — but a
+    well-formed message costs a few µs per reading instead of ~18.
     ``received_ns`` and ``window``: as for :func:`decode_readings`.
     """
     try:
@@ -446,150 +378,11 @@ def decode_canonical(topic: str, station: str, payload: bytes | str, received_ns
     else:
         latest = STORE_MAX_NS if received_ns is None else min(STORE_MAX_NS, received_ns + window.future_ns)
         try:
-            return _fast_canonical(station, d, window.earliest_ns, latest)   # window.limits(), inlined
-        except _Slow:
+            return _fast_decide(station, d, window.earliest_ns, latest)   # window.limits(), inlined
+        except Slow:
             pass
     msg = decode_readings(topic, payload, received_ns, window)   # raises ContractError naming the field
     return DecodedReadings(msg.device, msg.seq, canonicalize(msg, station), msg.epoch)
-
-
-class _Slow(Exception):
-    """The fast path met something it does not decide on; the model will."""
-
-
-# Bounded caches of the fast path: a logger repeats its ids, units and (within a message)
-# its sample times, so each is validated or converted once, then looked up. They also hand
-# back one shared object per id and time, so readings waiting to be stored do not each
-# carry their own copies of the same strings (about half their memory).
-_TIME_NS: dict[str, int] = {}
-_GOOD_IDS: dict[str, str] = {}
-_UNIT_MAP: dict[tuple[str, str], tuple[Any, str, str]] = {}
-_CACHE_MAX = 65536
-_new_tuple = tuple.__new__
-_NO_TIME = object()      # what no reading's time is (the fast path's "no previous time")
-
-
-def _time_ns(t: Any) -> int:
-    """Epoch ns of a time in the wire's RFC 3339 form (:func:`~.timeutil.parse_wire_time`)."""
-    if type(t) is not str:
-        raise _Slow
-    ns = _TIME_NS.get(t)
-    if ns is None:
-        try:
-            ns = to_ns(parse_wire_time(t))
-        except ValueError:
-            raise _Slow from None
-        if len(_TIME_NS) >= _CACHE_MAX:
-            _TIME_NS.clear()
-        _TIME_NS[t] = ns
-    return ns
-
-
-def _good_id(s: Any) -> str:
-    """The shared copy of a valid id; raises _Slow for anything else."""
-    if type(s) is not str:
-        raise _Slow
-    known = _GOOD_IDS.get(s)
-    if known is None:
-        if not _ID_RE.fullmatch(s):
-            raise _Slow
-        if len(_GOOD_IDS) >= _CACHE_MAX:
-            _GOOD_IDS.clear()
-        known = _GOOD_IDS[s] = s
-    return known
-
-
-def _unit_map(q: Any, unit: Any) -> tuple[Any, str, str]:
-    """(converter or None when already canonical, canonical unit, the quantity's shared string)."""
-    if type(q) is not str or type(unit) is not str:
-        raise _Slow
-    hit = _UNIT_MAP.get((q, unit))
-    if hit is None:
-        if q not in _QUANTITIES:
-            raise _Slow
-        try:
-            conv = converter(q, unit)
-        except UnitError:
-            raise _Slow from None
-        if len(_UNIT_MAP) >= 4096:
-            _UNIT_MAP.clear()
-        hit = _UNIT_MAP[q, unit] = (None if conv is _identity else conv, CANONICAL_UNIT[q], _QUANTITIES[q].value)
-    return hit
-
-
-def _fast_canonical(station: str, d: Any, earliest_ns: int, latest_ns: int) -> DecodedReadings:
-    """The usual message, decided here; anything else raises _Slow. Reading times must lie in
-    [earliest_ns, latest_ns] (:meth:`~.bounds.TimeWindow.limits`)."""
-    if type(d) is not dict:
-        raise _Slow
-    keys = d.keys()
-    if keys == _MESSAGE_KEYS:
-        epoch = 0
-    elif keys == _MESSAGE_KEYS_EPOCH:
-        epoch = d["epoch"]
-        if type(epoch) is not int or not 0 <= epoch < COUNT_LIMIT:
-            raise _Slow
-    else:
-        raise _Slow
-    seq = d["seq"]
-    if (d["schema"] != READINGS_SCHEMA or type(seq) is not int or not 0 <= seq < COUNT_LIMIT
-            or type(d["readings"]) is not list or not d["readings"]):
-        raise _Slow
-    device = _good_id(d["device"])
-    out: list[CanonicalReading] = []
-    append = out.append
-    isfinite = math.isfinite
-    last_t: Any = _NO_TIME
-    ns = 0
-    for r in d["readings"]:
-        if type(r) is not dict:
-            raise _Slow
-        try:
-            if len(r) == 6 and "station" not in r:     # the usual shape: every key but station
-                t, sensor, q, value, unit, flags = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"], r["flags"]
-                st = station
-            else:
-                if len(r) < 5 or not r.keys() <= _READING_KEYS:
-                    raise _Slow
-                t, sensor, q, value, unit = r["time"], r["sensor"], r["quantity"], r["value"], r["unit"]
-                flags = r.get("flags", ())
-                given = r.get("station")
-                st = station if given is None else _good_id(given)
-        except KeyError:
-            raise _Slow from None
-        conv, cu, q = _unit_map(q, unit)
-        sensor = _good_id(sensor)
-        if flags:
-            if type(flags) is not list or not all(type(f) is str and f in _FLAGS for f in flags):
-                raise _Slow
-            joined = ",".join(flags)
-        elif flags == [] or flags == ():
-            joined = ""
-        else:
-            raise _Slow
-        tv = type(value)
-        if tv is float:
-            if not isfinite(value):
-                raise _Slow
-        elif tv is int:
-            value = float(value)
-        elif value is None:
-            if "sensor_error" not in flags:
-                raise _Slow
-        else:
-            raise _Slow
-        if conv is not None and value is not None:
-            value = conv(value)
-            if not isfinite(value):
-                raise _Slow
-        if t != last_t:              # the readings of a sample cycle share their time
-            ns = _time_ns(t)
-            if not earliest_ns <= ns <= latest_ns:
-                raise _Slow
-            last_t = t
-        # tuple.__new__ directly: the NamedTuple's own constructor is a Python function (~0.5 µs)
-        append(_new_tuple(CanonicalReading, (ns, st, device, sensor, q, value, cu, joined, seq)))
-    return _new_tuple(DecodedReadings, (device, seq, out, epoch))
 
 
 def encode_event(device: str, t_ns: int, kind: str, data: dict[str, Any]) -> bytes:

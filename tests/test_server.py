@@ -286,3 +286,24 @@ def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_pa
     finally:
         server.stop()
         smtp.stop()
+
+
+# -- start-up: what `serve --http off` imports ---------------------------------------------------
+OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance", "matplotlib",
+                       "apprise", "holidays")
+
+
+def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
+    """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
+    imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
+    when no SMS channel is configured, nor the public holidays before a compliance clock needs
+    them — a second or more of start-up before the first message is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
+            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
+            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
+            "server = build_server(s, report=lambda line: None); "
+            f"print(server.app is None, sorted(m for m in {OFF_THE_INGEST_PATH!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "[]"], out.stdout

@@ -276,6 +276,6 @@ def test_the_fast_path_decides_the_usual_message_itself():
     import orjson
 
     from ms4watch.contract.bounds import DEFAULT_WINDOW
-    from ms4watch.contract.wire import _fast_canonical
+    from ms4watch.contract.wire import FAST_READINGS
     for raw in (payload(), payload(epoch=5), encode_readings("LOG-1", 3, [(T, "f", "flow", 2.0, "cfs", [], "OF-2")])):
-        assert _fast_canonical("OF-1", orjson.loads(raw), *DEFAULT_WINDOW.limits(RECEIVED))[0] == "LOG-1"
+        assert FAST_READINGS.decide("OF-1", orjson.loads(raw), *DEFAULT_WINDOW.limits(RECEIVED))[0] == "LOG-1"

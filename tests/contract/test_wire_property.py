@@ -1,4 +1,4 @@
-"""Property: the ingest hot path (``decode_canonical`` and its ``_fast_canonical``) and the
+"""Property: the ingest hot path (``decode_canonical`` and its ``FAST_READINGS``) and the
 pydantic model accept exactly the same readings messages, and decode them alike.
 
 Messages are near-valid: a valid message with a few mutations (``MUTATIONS``, and generated
@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from ms4watch.contract.bounds import DEFAULT_WINDOW
 from ms4watch.contract.errors import ContractError
 from ms4watch.contract.timeutil import parse_time, to_ns
-from ms4watch.contract.wire import (QualityFlag, _fast_canonical, _Slow, canonicalize, decode_canonical,
-                                    decode_readings)
+from ms4watch.contract.wire import FAST_READINGS, QualityFlag, canonicalize, decode_canonical, decode_readings
+from ms4watch.contract.wire_fast import Slow
 
 TOPIC = "ms4/town/OF-1/LOG-1/readings"
 RECEIVED = to_ns(parse_time("2026-06-02T00:00:00Z"))
@@ -160,8 +160,8 @@ def check(raw: bytes) -> str:
     model = _decide(by_model)
     fast = _decide(lambda: decode_canonical(TOPIC, "OF-1", raw, received_ns=RECEIVED))
     try:
-        direct = _fast_canonical("OF-1", orjson.loads(raw), *DEFAULT_WINDOW.limits(RECEIVED))
-    except (_Slow, ValueError):
+        direct = FAST_READINGS.decide("OF-1", orjson.loads(raw), *DEFAULT_WINDOW.limits(RECEIVED))
+    except (Slow, ValueError):
         direct = None
     if isinstance(model, ContractError):
         assert isinstance(fast, ContractError), f"the hot path took what the model refuses ({model})"

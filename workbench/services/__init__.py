@@ -11,39 +11,36 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Callable
 
-from ...compliance.store import ComplianceStore
-from ...contract.registry import Registry
-from ...ingest.corrections import town_corrections
-from ...ingest.sinks.base import ReadingsSource
-from ...settings import Settings
-from ..audit import AuditLog
-from ..auth.links import AckLinks
-from ..auth.passwords import Passwords
-from ..auth.users import UserStore
-from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
-from ..records.field_sends import FieldSends
-from ..records.table import connect_workbench_db
-from .accounts import Accounts
-from .alertside import AlertSide
-from .charts import Charts
-from .compliance import ComplianceDesk, FileStore
-from .corrections import CorrectionDesk
-from .field import FieldDesk
-from .health import Health
-from .incidents import IncidentDesk
-from .inspections import InspectionDesk
-from .inventory import Inventory
-from .metrics import Metrics
-from .sms import SmsInbox
-from .stations import StationDesk
-from .storms import StormLog
-from .tracing import TraceDesk
-
+# The desks are imported when a workbench is opened, not with this package: the server imports
+# ``services.metrics`` whether or not it serves the workbench (``--http off``), and a package's
+# ``__init__`` runs before any of its modules (~1 s of FastAPI-free desks, pint, compliance).
 if TYPE_CHECKING:
     import sqlite3
 
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
+    from ...compliance.store import ComplianceStore
+    from ...contract.registry import Registry
+    from ...ingest.sinks.base import ReadingsSource
+    from ...settings import Settings
+    from ..audit import AuditLog
+    from ..auth.links import AckLinks
+    from ..auth.passwords import Passwords
+    from ..auth.users import UserStore
+    from .accounts import Accounts
+    from .alertside import AlertSide
+    from .compliance import ComplianceDesk
+    from .corrections import CorrectionDesk
+    from .field import FieldDesk
+    from .health import Health
+    from .incidents import IncidentDesk
+    from .inspections import InspectionDesk
+    from .inventory import Inventory
+    from .metrics import Metrics
+    from .sms import SmsInbox
+    from .stations import StationDesk
+    from .storms import StormLog
+    from .tracing import TraceDesk
 
 
 @dataclass
@@ -96,6 +93,26 @@ class Workbench:
         ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR;
         ``compliance``: the town's compliance records (the composition root opens them for the
         pipeline too; None: opened here, in the town's data directory)."""
+        from ..records.table import connect_workbench_db
+        from ...compliance.store import ComplianceStore
+        from ...ingest.corrections import town_corrections
+        from ..audit import AuditLog
+        from ..auth.users import UserStore
+        from ..records import InspectionReports, PhotoStore, ReceivedSms, SuppressionStore
+        from ..records.field_sends import FieldSends
+        from .accounts import Accounts
+        from .charts import Charts
+        from .compliance import ComplianceDesk, FileStore
+        from .corrections import CorrectionDesk
+        from .field import FieldDesk
+        from .incidents import IncidentDesk
+        from .inspections import InspectionDesk
+        from .inventory import Inventory
+        from .sms import SmsInbox
+        from .stations import StationDesk
+        from .storms import StormLog
+        from .tracing import TraceDesk
+
         conn = connect_workbench_db(settings.workbench_db)
         lock = threading.RLock()
         users = UserStore(conn, lock, passwords=passwords)
@@ -143,10 +160,13 @@ class Workbench:
 
 def open_users(settings: Settings) -> tuple[UserStore, AuditLog, "sqlite3.Connection"]:
     """The users and the audit log alone, for ``ms4watch users`` at a terminal."""
+    from ..records.table import connect_workbench_db
+    from ..audit import AuditLog
+    from ..auth.users import UserStore
+
     conn = connect_workbench_db(settings.workbench_db)
     lock = threading.RLock()
     return UserStore(conn, lock), AuditLog(conn, lock), conn
 
 
-__all__ = ["Workbench", "open_users", "Accounts", "IncidentDesk", "Health", "Metrics", "SmsInbox", "Charts",
-           "StationDesk", "InspectionDesk", "Inventory", "StormLog", "AlertSide", "ComplianceDesk"]
+__all__ = ["Workbench", "open_users"]

@@ -41,12 +41,16 @@ def network(request: Request, actor: CurrentActor, services: Services) -> Respon
                   findings=findings, last=last)
 
 
+NETWORK_JSON = "/network/map/network.json"
+
+
 @router.get("/network/map")
 def network_map(request: Request, actor: CurrentActor, services: Services,
                 case: Annotated[int, Query(ge=0, le=MAX_ID)] = 0) -> Response:
     """The map drawn (Leaflet, vendored; no tile server unless ``web.map_tiles`` names one):
     pipes, structures, stations and construction sites with their status; with ``case``, the
-    case's suspect reach, its visits and the next structure to open."""
+    case's suspect reach, its visits and the next structure to open. The network itself is
+    fetched from ``network.json``; the page carries what changes from one request to the next."""
     from .. import networkmap as nm
     tracing = services.tracing
     m = tracing.town_map() if tracing is not None else None    # read once per import, not per request
@@ -81,9 +85,27 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                 got = tracing.map_outfall(c.outfall, m) if c.status == "open" else None
                 if got:
                     with_cases.add(got)
-    data = nm.build(net, monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)
+    drawn = m.drawn if m is not None else None
+    data = nm.overlay(net, drawn.bounds if drawn else None, network_url=NETWORK_JSON if drawn else None,
+                      monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)
     return render(request, "network_map.html", title="Storm-sewer map", actor=actor, net=net, data=data,
-                  case=the_case, trace=trace)
+                  unplaced=drawn.unplaced if drawn else 0, case=the_case, trace=trace)
+
+
+@router.get(NETWORK_JSON)
+def network_json(request: Request, actor: CurrentActor, services: Services) -> Response:
+    """The whole network in compact arrays (``networkmap.encode_network``), encoded once per
+    import: gzip where the client takes it, and not sent again while its ETag holds."""
+    m = services.tracing.town_map() if services.tracing is not None else None
+    if m is None:
+        raise NotFound("no map imported: ms4watch map import")
+    drawn = m.drawn
+    headers = {"ETag": drawn.etag, "Cache-Control": "private, no-cache", "Vary": "Accept-Encoding"}
+    if drawn.etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers=headers)
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(drawn.gzip, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+    return Response(drawn.json, media_type="application/json", headers=headers)
 
 
 @router.get("/network/trace/{sid}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from ..roles import Actor, Permission
 from .compliance import Refused
 
 if TYPE_CHECKING:
+    from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
 
 DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's direction unknown
@@ -32,6 +34,12 @@ DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's dire
 class TownMap:
     net: Network
     doubted: frozenset[str]       # pipes taken both ways
+
+    @cached_property
+    def drawn(self) -> "EncodedNetwork":
+        """The network as the map page fetches it, encoded once per import."""
+        from ..networkmap import encode_network
+        return encode_network(self.net)
 
 
 @dataclass(frozen=True)

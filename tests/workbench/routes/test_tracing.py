@@ -10,7 +10,7 @@ import pytest
 
 from ms4watch.workbench.roles import Actor, Role, Via
 from tests.support.notify_peers import dwf
-from tests.support.town_network import store_network
+from tests.support.town_network import main_st_network, store_network
 
 
 def _case(bench) -> dict:
@@ -193,7 +193,7 @@ def _map_data(page: str) -> dict:
     return json.loads(html.unescape(raw))
 
 
-def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
+def test_the_map_page_carries_the_case_s_suspect_reach_and_the_registry_s_places(bench):
     case = _two_visits(bench)
     s = bench.login("viewer")
     page = s.get(f"/network/map?case={case['id']}")
@@ -201,22 +201,56 @@ def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
     assert '<script src="/static/vendor/leaflet/leaflet.js" defer></script>' in page.text
     assert "suspect reach 2 pipe(s), 300 ft; walk the pipes P3, P5." in page.text
     data = _map_data(page.text)
-    feats = data["features"]["features"]
-    pipes = {f["properties"]["id"]: f["properties"].get("suspect", False) for f in feats if f["properties"]["layer"] == "pipe"}
-    assert pipes == {"P1": False, "P2": False, "P3": True, "P4": False, "P5": True}
-    structures = {f["properties"]["id"]: f["properties"] for f in feats if f["properties"]["layer"] == "structure"}
-    assert (structures["MH-2"]["visit"], structures["MH-3"]["visit"], structures["MH-4"].get("visit")) == (
-        "present", "absent", None)
-    assert structures["OF-12"]["status"] == "case"                 # the case is open at it
-    of12 = next(f for f in feats if f["properties"]["id"] == "OF-12" and f["properties"]["layer"] == "structure")
-    assert of12["geometry"]["coordinates"] == [-73.9452, 42.8161]   # longitude, latitude (WGS 84)
-    stations = {f["properties"]["id"] for f in feats if f["properties"]["layer"] == "station"}
-    assert "OF-12" in stations
+    assert data["network"] == "/network/map/network.json"     # the network itself: fetched, cached per import
+    assert '<link rel="preload" href="/network/map/network.json" as="fetch" crossorigin>' in page.text
+    assert (data["trace"]["suspect"], data["trace"]["visits"], data["trace"]["next"]) == (
+        ["P3", "P5"], {"MH-2": "present", "MH-3": "absent"}, None)
+    assert data["outfalls"] == {"case": ["OF-12"], "monitored": ["OF-12"]}     # the case is open at it
+    stations = {p["id"]: p for p in data["places"] if p["layer"] == "station"}
+    assert "OF-12" in stations and set(stations["OF-12"]) == {"layer", "id", "name", "lat", "lon", "status", "href"}
     # framed on the suspect reach (P3, P5), the structures visited and the outfall; MH-4 (42.8173) left out
     assert data["bounds"] == [42.8161, -73.9452, 42.817, -73.944]
     plain = _map_data(s.get("/network/map").text)
-    assert not any(f["properties"].get("suspect") for f in plain["features"]["features"])
+    assert plain["trace"] == {"suspect": [], "visits": {}, "next": None}
+    assert plain["bounds"][2] == 42.8173              # without a case: the whole network and the places
     assert s.get("/network/map?case=999").status_code == 404
+
+
+def test_the_network_is_sent_once_per_import_as_compact_arrays_gzipped(bench):
+    store_network(_folder(bench))
+    s = bench.login("viewer")
+    r = s.get("/network/map/network.json", headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-encoding"] == "gzip" and r.headers["content-type"] == "application/json"
+    net = r.json()
+    st = net["structures"]
+    of12 = st["id"].index("OF-12")
+    assert (st["lon"][of12], st["lat"][of12]) == (-73.9452, 42.8161)    # longitude, latitude (WGS 84)
+    assert st["kinds"][st["kind"][of12]] == "outfall" and st["receiving_water"] == {"OF-12": "Mohawk River"}
+    assert sorted(st["id"]) == ["CB-1", "MH-1", "MH-2", "MH-3", "MH-4", "OF-12"]
+    pipes = net["pipes"]
+    p3 = pipes["id"].index("P3")
+    assert (pipes["kinds"][pipes["kind"][p3]], pipes["from"][p3], pipes["to"][p3], pipes["length_ft"][p3],
+            pipes["diameter_in"][p3]) == ("pipe", "MH-3", "MH-2", 100, 12)
+    assert pipes["coords"][p3] == [-73.9443, 42.817, -73.9446, 42.8167]      # upstream to downstream, flat
+    assert (net["unplaced"], net["bounds"]) == (0, [42.8161, -73.9452, 42.8173, -73.944])
+    # unchanged since the last fetch: not sent again
+    again = s.get("/network/map/network.json", headers={"If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    plain = s.get("/network/map/network.json", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.json() == net
+    # a new import: a new tag
+    net2 = main_st_network()
+    del net2.conveyances["P5"]
+    store_network(_folder(bench), net2)
+    r2 = s.get("/network/map/network.json", headers={"If-None-Match": r.headers["etag"]})
+    assert r2.status_code == 200 and "P5" not in r2.json()["pipes"]["id"]
+
+
+def test_without_a_map_the_network_is_not_found(bench):
+    assert bench.login("viewer").get("/network/map/network.json").status_code == 404
+    data = _map_data(bench.login("viewer").get("/network/map").text)
+    assert data["network"] is None
 
 
 def test_the_map_has_no_tile_server_unless_the_settings_name_one(bench):

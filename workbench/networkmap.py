@@ -36,6 +36,7 @@ class Place:
     lon: float
     status: str              # a station's state css ("ok", "alerting"…); a site's "active" / "inactive"
     href: str
+    note: str | None = None  # where it is on the network: "on the map at MH-1", "drains to CB-1, reaching OF-12"
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def overlay(net: Network | None, network_bounds: Bounds | None, *, network_url: 
     whole network and the places."""
     trace = trace or TraceMarks()
     places = [{"layer": layer, "id": p.id, "name": p.name, "lat": _r(p.lat), "lon": _r(p.lon), "status": p.status,
-               "href": p.href} for layer, group in (("station", stations), ("site", sites)) for p in group]
+               "href": p.href, **({"note": p.note} if p.note else {})}
+              for layer, group in (("station", stations), ("site", sites)) for p in group]
     lats: list[float] = []
     lons: list[float] = []
     if net is not None and trace.suspect_pipes:

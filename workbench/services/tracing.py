@@ -91,13 +91,15 @@ class TraceDesk:
             return got
 
     def map_outfall(self, oid: str | None, m: TownMap) -> str | None:
-        """The map's outfall of a registry outfall: by id, else by position (network.monitored)."""
+        """The map's structure of a registry outfall: the one the registry names (``structure:``),
+        else the outfall of the same id, else by position (network.monitored)."""
         from ...network.monitored import attach
         if not oid:
             return None
         o = next((o for o in self.compliance.registry.outfalls if o.id == oid), None)
         lat, lon = (getattr(o, "lat", None), getattr(o, "lon", None)) if o is not None else (None, None)
-        return attach(m.net, [(oid, lat, lon)])[0].map_id
+        named = getattr(o, "structure", None)
+        return attach(m.net, [(oid, lat, lon)], named={oid: named} if named else None)[0].map_id
 
     # -- reading --------------------------------------------------------------------------------
     def of_case(self, actor: Actor, cid: int) -> CaseTrace:

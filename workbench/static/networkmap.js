@@ -179,8 +179,10 @@
     }
     var p = f.point;
     if (p.place) {
-      return ["<b>" + esc(p.place.id) + "</b>", esc(p.place.name) + " (" + esc(p.place.status.replace("-", " ")) + ")",
-              '<a href="' + base + esc(p.place.href) + '">open</a>'].join("<br>");
+      lines = ["<b>" + esc(p.place.id) + "</b>", esc(p.place.name) + " (" + esc(p.place.status.replace("-", " ")) + ")"];
+      if (p.place.note) { lines.push(esc(p.place.note)); }
+      lines.push('<a href="' + base + esc(p.place.href) + '">open</a>');
+      return lines.join("<br>");
     }
     var st = net.structures, id = st.id[p.i], water = st.receiving_water[id];
     lines = ["<b>" + esc(id) + "</b>", esc(p.status.replace("_", " ")) + (water ? " \u2192 " + esc(water) : "")];

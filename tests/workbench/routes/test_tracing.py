@@ -207,7 +207,9 @@ def test_the_map_page_carries_the_case_s_suspect_reach_and_the_registry_s_places
         ["P3", "P5"], {"MH-2": "present", "MH-3": "absent"}, None)
     assert data["outfalls"] == {"case": ["OF-12"], "monitored": ["OF-12"]}     # the case is open at it
     stations = {p["id"]: p for p in data["places"] if p["layer"] == "station"}
-    assert "OF-12" in stations and set(stations["OF-12"]) == {"layer", "id", "name", "lat", "lon", "status", "href"}
+    assert "OF-12" in stations and set(stations["OF-12"]) == {"layer", "id", "name", "lat", "lon", "status", "href",
+                                                              "note"}
+    assert stations["OF-12"]["note"] == "on the map at OF-12"
     # framed on the suspect reach (P3, P5), the structures visited and the outfall; MH-4 (42.8173) left out
     assert data["bounds"] == [42.8161, -73.9452, 42.817, -73.944]
     plain = _map_data(s.get("/network/map").text)
@@ -281,3 +283,31 @@ def test_the_api_records_a_visit_and_gives_the_trace(bench):
         r = c.post(f"/api/v1/cases/{case['id']}/trace-visits", json={
             "structure": "MH-3", "at": "2026-06-01T15:00:00Z", "by": "J. Rivera", "flow": "absent"})
         assert r.status_code == 403
+
+
+def test_the_map_says_where_stations_sit_and_which_outfall_a_site_reaches(tmp_path, clock):
+    """The registry's ``structure:`` (the outfall meter in MH-1) and ``drains_to:`` (CS-7 into CB-1):
+    the station's popup names the structure, the site's the inlet and the outfall the
+    downstream trace reaches; a case at the station traces from MH-1."""
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML, start_bench
+    yaml = (WORKBENCH_YAML.replace("pipe_material: rcp}", "pipe_material: rcp, structure: MH-1}")
+            .replace('{id: CS-7, name: "Elm St site", rain_gauges: [RG-1], active_from: 2026-05-29}',
+                     '{id: CS-7, name: "Elm St site", rain_gauges: [RG-1], active_from: 2026-05-29, '
+                     'lat: 42.8165, lon: -73.9438, drains_to: [CB-1]}'))
+    assert "structure: MH-1" in yaml and "drains_to: [CB-1]" in yaml
+    b = start_bench(tmp_path, clock, reg=registry(yaml))
+    try:
+        store_network(_folder(b))
+        data = _map_data(b.login("viewer").get("/network/map").text)
+        places = {(p["layer"], p["id"]): p for p in data["places"]}
+        assert places[("station", "OF-12")]["note"] == "on the map at MH-1"
+        assert places[("site", "CS-7")]["note"] == "drains to CB-1, reaching OF-12"
+        assert "note" not in places[("station", "RG-1")]
+        assert data["outfalls"]["monitored"] == ["MH-1"]
+        case = _case(b)
+        with b.api("inspector") as c:
+            r = c.get(f"/api/v1/cases/{case['id']}/trace")
+        assert (r.json()["outfall"], r.json()["suspect_length_ft"]) == ("MH-1", 500)
+    finally:
+        b.close()

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                              calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,
                              stations=lambda: stations_of(reg),
                              reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
-                             overrides=overrides)
+                             overrides=overrides, network=_network(data_dir))
                 target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
                 written = rp.write(r, target)
             finally:
@@ -75,3 +75,12 @@ def register(app: typer.Typer) -> None:
         for _, label, n, _, _ in r.counts():
             typer.echo(f"  {label}: {'—' if n is None else n}")
         typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")
+
+
+def _network(folder: Path):
+    """The town's imported storm-sewer map (the outfall inventory), None when none was imported."""
+    from ms4watch.network.store import NetworkStore, has_map
+    if not has_map(folder):
+        return None
+    with NetworkStore(folder) as store:
+        return store.load()

@@ -90,6 +90,11 @@ class TraceDesk:
             self._cached = (stamp, got)
             return got
 
+    def network(self) -> Network | None:
+        """The town's imported map (None: none imported): the annual report's outfall inventory."""
+        m = self.town_map()
+        return m.net if m is not None else None
+
     def map_outfall(self, oid: str | None, m: TownMap) -> str | None:
         """The map's structure of a registry outfall: the one the registry names (``structure:``),
         else the outfall of the same id, else by position (network.monitored)."""

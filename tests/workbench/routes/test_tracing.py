@@ -311,3 +311,28 @@ def test_the_map_says_where_stations_sit_and_which_outfall_a_site_reaches(tmp_pa
         assert (r.json()["outfall"], r.json()["suspect_length_ft"]) == ("MH-1", 500)
     finally:
         b.close()
+
+
+def test_the_annual_report_counts_the_towns_outfalls_from_the_map_when_one_is_imported(bench):
+    """Every outfall of the map, monitored or not, with its receiving water; a registry outfall
+    the map lacks is kept (never dropped) and marked; the report says where the count is from."""
+    import csv
+    import html
+    import io
+
+    from ms4watch.network.model import Structure, StructureKind
+    s = bench.login("viewer")
+    before = list(csv.DictReader(io.StringIO(s.get("/reports/annual/2026/outfalls.csv").text)))
+    assert [(r["outfall"], r["source"]) for r in before] == [("OF-12", "registry"), ("OF-14", "registry")]
+    assert "counted from the registry (no storm-sewer map imported)" in s.get("/reports/annual/2026").text
+    net = main_st_network()
+    net.structures["OF-99"] = Structure("OF-99", StructureKind.OUTFALL, -73.95, 42.82, receiving_water="Alplaus Kill")
+    store_network(_folder(bench), net)
+    rows = list(csv.DictReader(io.StringIO(s.get("/reports/annual/2026/outfalls.csv").text)))
+    assert [(r["outfall"], r["station"], r["receiving_water"], r["pipe_diameter_in"], r["source"]) for r in rows] == [
+        ("OF-12", "OF-12", "Mohawk River", "12", "map"),          # the map's; its pipe P1's 12 in
+        ("OF-99", "", "Alplaus Kill", "", "map"),                 # not monitored: counted all the same
+        ("OF-14", "OF-14", "", "", "registry (not on the map)")]
+    assert rows[0]["name"] == "Main St outfall" and rows[1]["monitored"] == "False"
+    page = html.unescape(s.get("/reports/annual/2026").text)
+    assert "counted from the town's storm-sewer map (every outfall, monitored or not)" in page

@@ -73,7 +73,6 @@ from .uptime import count_hours
 
 if TYPE_CHECKING:
     from ..contract.registry import Permittee, Registry
-    from ..network.model import Network
     from .report_overrides import Override, ReportOverrides
     from .store import Case, ComplianceStore, Entry, Notice
 
@@ -257,14 +256,15 @@ def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: i
           readings: Any = None, start_md: tuple[int, int] | None = None,
           stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: ReportOverrides | None = None,
           hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None,
-          network: Network | None = None) -> AnnualReport:
+          map_outfalls: list[MapOutfall] | None = None) -> AnnualReport:
     """``start_md``: the reporting year's first day (month, day); None: the registry's
     ``annual_report.year_starts`` (GP-0-24-001's 3 January by default). ``reports``: the
     workbench's inspection reports (``list(municipality, limit=)``), None where not at hand;
     ``overrides``: the counts stated by hand (:class:`.report_overrides.ReportOverrides`);
     ``hours_with_readings``: the uptime's count (:class:`.uptime.HoursWithReadings`, kept by a
-    long-lived caller between reports), None: counted from ``readings`` in full. ``network``:
-    the town's imported storm-sewer map, whose outfalls are the inventory (None: the registry's)."""
+    long-lived caller between reports), None: counted from ``readings`` in full. ``map_outfalls``:
+    the outfalls of the town's imported storm-sewer map (``network.monitored.inventory``), the
+    inventory when given (None: the registry's)."""
     tz = registry.tz
     settings = getattr(registry, "annual_report", None)
     if start_md is None:
@@ -293,7 +293,7 @@ def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: i
         if st.quantity == "flow":
             flow_hours[st.id] = with_data
 
-    S["outfalls"], outfalls_from = _outfall_inventory(registry, network, flow_hours)
+    S["outfalls"], outfalls_from = _outfall_inventory(registry, map_outfalls, flow_hours)
     inventory = {o.id for o in registry.outfalls}
     screened: dict[str, list[tuple[Case, Entry]]] = {}
     for c, e in entries("screening"):
@@ -485,19 +485,29 @@ OUTFALL_COLUMNS = ["outfall", "name", "receiving_water", "pipe_diameter_in", "pi
                    "station", "source"]
 
 
-def _outfall_inventory(registry: Registry, network: Network | None,
+@dataclass(frozen=True)
+class MapOutfall:
+    """An outfall of the town's imported storm-sewer map, as the inventory lists it
+    (``network.monitored.inventory`` makes them): its receiving water, position and the
+    widest pipe into it, and the registry stations attached to it."""
+
+    id: str
+    receiving_water: str | None
+    lat: float | None
+    lon: float | None
+    pipe_diameter_in: float | None
+    pipe_material: str | None
+    stations: tuple[str, ...] = ()
+
+
+def _outfall_inventory(registry: Registry, map_outfalls: list[MapOutfall] | None,
                        flow_hours: dict[str, int]) -> tuple[Section, str]:
-    """The town's outfalls: every outfall of the imported map, monitored or not (its receiving
-    water, position and the pipe into it from the map, the registry's where the map has
-    none), each with the registry station attached to it (``network.monitored.attach``);
+    """The town's outfalls: every outfall of the imported map, monitored or not (the
+    registry's values where the map has none), with the registry stations attached to it;
     then the registry's outfalls the map lacks, kept and marked. Without a map (or one with
     no outfall), the registry's. Returns the section and where it is from (``map`` or
     ``registry``)."""
-    from ..network.model import StructureKind
-    from ..network.monitored import attach
     reg = {o.id: o for o in registry.outfalls}
-    map_outfalls = sorted((s for s in network.structures.values() if s.kind is StructureKind.OUTFALL),
-                          key=lambda s: s.id) if network is not None else []
     rows: list[dict[str, Any]] = []
     links: list[str | None] = []
 
@@ -512,31 +522,18 @@ def _outfall_inventory(registry: Registry, network: Network | None,
         for o in sorted(reg.values(), key=lambda o: o.id):
             registry_row(o, "registry")
         return Section("outfalls", TITLES["outfalls"], OUTFALL_COLUMNS, rows, links), "registry"
-    assert network is not None
-    stations: dict[str, list[str]] = {}
-    for a in attach(network, [(o.id, o.lat, o.lon) for o in reg.values()],
-                    named={o.id: o.structure for o in reg.values() if getattr(o, "structure", None)}):
-        if a.map_id is not None:
-            stations.setdefault(a.map_id, []).append(a.registry_id)
-    into: dict[str, Any] = {}                 # the widest pipe into each outfall
-    for c in network.conveyances.values():
-        if c.downstream is not None and (c.downstream not in into or (c.diameter_in or 0) >
-                                         (into[c.downstream].diameter_in or 0)):
-            into[c.downstream] = c
-    for s in map_outfalls:
-        ids = sorted(stations.get(s.id, []))
+    for m in sorted(map_outfalls, key=lambda m: m.id):
+        ids = sorted(i for i in m.stations if i in reg)
         first = reg[ids[0]] if ids else None
-        pipe = into.get(s.id)
-        rows.append({"outfall": s.id, "name": first.name if first else None,
-                     "receiving_water": s.receiving_water or (first.receiving_water if first else None),
-                     "pipe_diameter_in": _whole(pipe.diameter_in if pipe and pipe.diameter_in
-                                                else first.pipe_diameter_in if first else None),
-                     "pipe_material": (pipe.material if pipe and pipe.material else
-                                       getattr(first.pipe_material, "value", None) if first else None),
-                     "lat": s.lat, "lon": s.lon, "monitored": any(flow_hours.get(i, 0) > 0 for i in ids),
+        rows.append({"outfall": m.id, "name": first.name if first else None,
+                     "receiving_water": m.receiving_water or (first.receiving_water if first else None),
+                     "pipe_diameter_in": _whole(m.pipe_diameter_in or (first.pipe_diameter_in if first else None)),
+                     "pipe_material": m.pipe_material or (first.pipe_material.value if first and first.pipe_material
+                                                          else None),
+                     "lat": m.lat, "lon": m.lon, "monitored": any(flow_hours.get(i, 0) > 0 for i in ids),
                      "station": " ".join(ids), "source": "map"})
-        links.append(f"/outfalls/{ids[0]}" if ids else f"/network/trace/{s.id}")
-    attached = {i for ids in stations.values() for i in ids}
+        links.append(f"/outfalls/{ids[0]}" if ids else f"/network/trace/{m.id}")
+    attached = {i for m in map_outfalls for i in m.stations}
     for o in sorted((o for o in reg.values() if o.id not in attached), key=lambda o: o.id):
         registry_row(o, "registry (not on the map)")
     return Section("outfalls", TITLES["outfalls"], OUTFALL_COLUMNS, rows, links), "map"

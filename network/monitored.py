@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .model import Network, StructureKind
+from typing import TYPE_CHECKING
+
+from .model import Conveyance, Network, StructureKind
+
+if TYPE_CHECKING:
+    from ..compliance.report import MapOutfall
 
 NEAR_FT = 50.0     # a registry position and a map outfall this close are taken as one outfall
 
@@ -97,7 +102,9 @@ def site_drainage(net: Network, sites: list[tuple[str, float | None, float | Non
     out = []
     for sid, lat, lon in sites:
         best, best_ft = None, None
-        how, unknown, chosen = "none", (), ()
+        how = "none"
+        unknown: tuple[str, ...] = ()
+        chosen: tuple[str, ...] = ()
         if named.get(sid):
             how = "named"
             chosen = tuple(i for i in named[sid] if i in net.structures)
@@ -112,4 +119,29 @@ def site_drainage(net: Network, sites: list[tuple[str, float | None, float | Non
         outfalls = sorted({st.structure for i in chosen for st in walk(net, i, Way.DOWN)
                            if st.kind is StructureKind.OUTFALL})
         out.append(SiteDrainage(sid, chosen, how, best_ft, tuple(outfalls), unknown))
+    return out
+
+
+def inventory(net: Network, registry_outfalls: list[tuple[str, float | None, float | None]],
+              named: dict[str, str] | None = None) -> list["MapOutfall"]:
+    """Every outfall of the map, for the annual report's inventory: its receiving water,
+    position (to 6 decimals: 0.1 m), the widest pipe into it, and the registry stations (id, lat, lon; ``named``
+    as for :func:`attach`) attached to it."""
+    from ..compliance.report import MapOutfall
+    stations: dict[str, list[str]] = {}
+    for a in attach(net, registry_outfalls, named=named):
+        if a.map_id is not None:
+            stations.setdefault(a.map_id, []).append(a.registry_id)
+    into: dict[str, Conveyance] = {}
+    for c in net.conveyances.values():
+        if c.downstream is not None and (c.downstream not in into
+                                         or (c.diameter_in or 0) > (into[c.downstream].diameter_in or 0)):
+            into[c.downstream] = c
+    out = []
+    for s in net.structures.values():
+        if s.kind is StructureKind.OUTFALL:
+            pipe = into.get(s.id)
+            lat, lon = (round(s.lat, 6), round(s.lon, 6)) if s.lat is not None and s.lon is not None else (None, None)
+            out.append(MapOutfall(s.id, s.receiving_water, lat, lon, pipe.diameter_in if pipe else None,
+                                  pipe.material if pipe else None, tuple(sorted(stations.get(s.id, ())))))
     return out

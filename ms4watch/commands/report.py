@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                              calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,
                              stations=lambda: stations_of(reg),
                              reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
-                             overrides=overrides, network=_network(data_dir))
+                             overrides=overrides, map_outfalls=_map_outfalls(data_dir, reg))
                 target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
                 written = rp.write(r, target)
             finally:
@@ -77,10 +77,13 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")
 
 
-def _network(folder: Path):
-    """The town's imported storm-sewer map (the outfall inventory), None when none was imported."""
+def _map_outfalls(folder: Path, reg):
+    """The outfalls of the town's imported storm-sewer map (the inventory), None when none was imported."""
+    from ms4watch.network.monitored import inventory
     from ms4watch.network.store import NetworkStore, has_map
     if not has_map(folder):
         return None
     with NetworkStore(folder) as store:
-        return store.load()
+        net = store.load()
+    return inventory(net, [(o.id, o.lat, o.lon) for o in reg.outfalls],
+                     named={o.id: o.structure for o in reg.outfalls if o.structure})

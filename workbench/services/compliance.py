@@ -134,7 +134,7 @@ class ComplianceDesk:
         self.thresholds = thresholds
         self.on_change = on_change
         self.trace_of: Callable[[Actor, int], Any] | None = None   # a case's source trace (services.tracing)
-        self.town_network: Callable[[], Any] | None = None          # the imported storm-sewer map (services.tracing)
+        self.map_outfalls: Callable[[], Any] | None = None          # the imported map's outfalls (services.tracing)
         self.cal = BusinessCalendar(registry.tz, registry.office_closures)
 
     @classmethod
@@ -783,7 +783,7 @@ class ComplianceDesk:
                         now=self.clock(), calibrations=self.calibrations, readings=self.readings,
                         stations=lambda: stations_of(self.registry), reports=self.reports,
                         overrides=self.overrides, hours_with_readings=self._hours_with_readings,
-                        network=self.town_network() if self.town_network is not None else None)
+                        map_outfalls=self.map_outfalls() if self.map_outfalls is not None else None)
 
     @property
     def _hours_with_readings(self):

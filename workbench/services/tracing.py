@@ -24,6 +24,7 @@ from ..roles import Actor, Permission
 from .compliance import Refused
 
 if TYPE_CHECKING:
+    from ...compliance.report import MapOutfall
     from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
 
@@ -90,10 +91,16 @@ class TraceDesk:
             self._cached = (stamp, got)
             return got
 
-    def network(self) -> Network | None:
-        """The town's imported map (None: none imported): the annual report's outfall inventory."""
+    def outfall_inventory(self) -> list[MapOutfall] | None:
+        """The outfalls of the town's imported map with the registry stations attached (None:
+        no map imported): the annual report's outfall inventory."""
+        from ...network.monitored import inventory
         m = self.town_map()
-        return m.net if m is not None else None
+        if m is None:
+            return None
+        reg = self.compliance.registry.outfalls
+        return inventory(m.net, [(o.id, o.lat, o.lon) for o in reg],
+                         named={o.id: o.structure for o in reg if getattr(o, "structure", None)})
 
     def map_outfall(self, oid: str | None, m: TownMap) -> str | None:
         """The map's structure of a registry outfall: the one the registry names (``structure:``),

@@ -109,9 +109,12 @@ def site_drainage(net: Network, sites: list[tuple[str, float | None, float | Non
             how = "named"
             chosen = tuple(i for i in named[sid] if i in net.structures)
             unknown = tuple(i for i in named[sid] if i not in net.structures)
-        elif lat is not None and lon is not None:
-            for s in inlets:
-                ft = geod.inv(lon, lat, s.lon, s.lat)[2] / 0.3048
+        elif lat is not None and lon is not None and inlets:
+            # every inlet in one call (pyproj takes sequences): a town's 10,000 in milliseconds
+            dists = geod.inv([lon] * len(inlets), [lat] * len(inlets), [s.lon for s in inlets],
+                             [s.lat for s in inlets])[2]
+            for s, m in zip(inlets, dists):
+                ft = m / 0.3048
                 if ft <= near_ft and (best_ft is None or ft < best_ft):
                     best, best_ft = s.id, ft
             if best is not None:

@@ -1,7 +1,9 @@
-"""The drawn storm-sewer map at a phone's width: the whole town's network built into the
-page's GeoJSON on the server, then drawn by Leaflet in headless Chromium (390 x 844), with
-the page's bare load (its HTML and scripts, no features) as the peer measured in the same
-run.
+"""The drawn storm-sewer map at a phone's width: the whole town's network encoded on the
+server (``networkmap.encode_network``: compact arrays, gzip), then fetched by the page and
+drawn by Leaflet in headless Chromium (390 x 844), with the page's bare load (its HTML and
+scripts, no network) as the peer measured in the same run. The files are served over HTTP
+from localhost (a page cannot fetch from file://), the network gzipped as the workbench
+sends it.
 
     python bench/bench_network_map.py [--structures 10000] [--repeat 3]
 
@@ -13,9 +15,12 @@ structure upstream of one outfall).
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
 import json
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -28,7 +33,7 @@ from ms4watch.workbench import networkmap  # noqa: E402
 PAGE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="leaflet.css"><link rel="stylesheet" href="app.css"></head><body>
 <div id="netmap" class="netmap" data-tiles="" data-base=""></div>
-<script type="application/json" id="netmap-data">{data}</script>
+{preload}<script type="application/json" id="netmap-data">{data}</script>
 <script src="leaflet.js"></script><script src="networkmap.js"></script></body></html>"""
 
 
@@ -41,21 +46,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         net = import_map(write_town(folder, args.structures)).network
-        build_s, data = best(lambda: networkmap.build(net), args.repeat)
+        build_s, drawn = best(lambda: networkmap.encode_network(net), args.repeat)
         static = Path(__file__).resolve().parents[1] / "workbench" / "static"
         for name, src in (("leaflet.js", static / "vendor/leaflet/leaflet.js"),
                           ("leaflet.css", static / "vendor/leaflet/leaflet.css"),
                           ("networkmap.js", static / "networkmap.js"), ("app.css", static / "app.css")):
             (folder / name).write_bytes(src.read_bytes())
-        payload = json.dumps({"features": data.geojson, "bounds": data.bounds}).replace("<", "\\u003c")
-        (folder / "full.html").write_text(PAGE.format(data=payload))
-        empty = json.dumps({"features": {"type": "FeatureCollection", "features": []}, "bounds": data.bounds})
-        (folder / "empty.html").write_text(PAGE.format(data=empty))
+        (folder / "network.json").write_bytes(drawn.gzip)
+        for name, url in (("full", "/network.json"), ("empty", None)):
+            page = networkmap.overlay(net, drawn.bounds, network_url=url)
+            preload = f'<link rel="preload" href="{url}" as="fetch" crossorigin>' if url else ""
+            (folder / f"{name}.html").write_text(PAGE.format(preload=preload,
+                                                             data=json.dumps(page).replace("<", "\\u003c")))
         print(f"network: {len(net.structures):,} structures, {len(net.conveyances):,} pipes; "
-              f"page data {len(payload) / 1e6:.1f} MB; built in {build_s * 1000:.0f} ms")
+              f"network.json {len(drawn.json) / 1e6:.2f} MB, gzipped {len(drawn.gzip) / 1e6:.2f} MB; "
+              f"encoded in {build_s * 1000:.0f} ms (once per import)")
         if chromium_binary() is None:
             print("chromium is not installed: no drawing measured")
             return
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Files, directory=str(folder)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        root = f"http://127.0.0.1:{server.server_address[1]}"
         b = Browser()
         try:
             b.viewport(390, 844, mobile=True, scale=2)
@@ -65,7 +76,7 @@ def main() -> None:
                     b.call("Page.navigate", url="about:blank")
                     b.wait_for("location.href === 'about:blank'")
                     t = time.perf_counter()
-                    b.call("Page.navigate", url=(folder / f"{name}.html").as_uri())
+                    b.call("Page.navigate", url=f"{root}/{name}.html")
                     b.wait_for("!!document.querySelector('#netmap[data-ready]')", 60)
                     b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                     times.append(time.perf_counter() - t)
@@ -76,6 +87,20 @@ def main() -> None:
                       f"(of {args.repeat}: {', '.join(f'{x * 1000:.0f}' for x in times)})")
         finally:
             b.close()
+            server.shutdown()
+
+
+class _Files(http.server.SimpleHTTPRequestHandler):
+    """The folder over HTTP, network.json as the workbench sends it (gzip), nothing cached."""
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        if self.path.endswith(".json"):
+            self.send_header("Content-Encoding", "gzip")
+        super().end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ Sections (each a CSV; the HTML and PDF summary link or list them), by minimum co
 
 MCM 3, illicit discharge detection and elimination
 
-* ``outfalls`` — the outfall inventory: every outfall of the registry, monitored or not
-  (``monitored``: a flow reading in the year);
+* ``outfalls`` — the outfall inventory: every outfall of the town's imported storm-sewer map,
+  monitored or not, with its receiving water and the registry station attached to it, then
+  the registry's outfalls the map lacks (``source``); without a map, every outfall of the
+  registry (``monitored``: a flow reading in the year). The summary says which;
 * ``screened`` — outfalls screened: dry-weather field screenings of cases, and, when the town
   counts it (registry ``annual_report.continuous_monitoring_screens``), the outfalls whose
   flow was monitored continuously in the year (``method``);
@@ -150,7 +152,7 @@ class Line:
     column: str | None = None
     value: str | None = None
     override: Override | None = None
-
+    note: str | None = None          # where the count is from, when it is not plain
     @property
     def reported(self) -> int | None:
         return self.override.value if self.override is not None else self.computed
@@ -169,6 +171,7 @@ class AnnualReport:
     overrides: dict[str, Override] = field(default_factory=dict)     # line id -> its latest Override
     history: list[Override] = field(default_factory=list)            # every override of the year
     screening_counts_monitoring: bool = False
+    outfalls_from: str = "registry"        # "map": the imported storm-sewer map's outfalls; "registry"
 
     def lines(self) -> list[Line]:
         """The summary, MCM 3, MCM 4, then the monitoring itself."""
@@ -177,7 +180,8 @@ class AnnualReport:
 
         def add(lid: str, mcm: int | None, label: str, section: str | None, n: int | None,
                 col: str | None = None, val: str | None = None) -> None:
-            out.append(Line(lid, mcm, label, section, n, col, val, o.get(lid)))
+            out.append(Line(lid, mcm, label, section, n, col, val, o.get(lid),
+                            OUTFALLS_FROM[self.outfalls_from] if lid == "outfalls" else None))
 
         def of(key: str, mcm: int | None, breakdown: str | None = None, words: Callable[[str], str] = str) -> None:
             add(key, mcm, s[key].title, key, s[key].count)
@@ -251,13 +255,16 @@ def _in(t: datetime | None, start: datetime, end: datetime) -> bool:
 def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: int, now: datetime, calibrations: Any = None,
           readings: Any = None, start_md: tuple[int, int] | None = None,
           stations: Callable[[], list[Any]] | None = None, reports: Any = None, overrides: ReportOverrides | None = None,
-          hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None) -> AnnualReport:
+          hours_with_readings: Callable[[str, str, datetime, datetime], int] | None = None,
+          map_outfalls: list[MapOutfall] | None = None) -> AnnualReport:
     """``start_md``: the reporting year's first day (month, day); None: the registry's
     ``annual_report.year_starts`` (GP-0-24-001's 3 January by default). ``reports``: the
     workbench's inspection reports (``list(municipality, limit=)``), None where not at hand;
     ``overrides``: the counts stated by hand (:class:`.report_overrides.ReportOverrides`);
     ``hours_with_readings``: the uptime's count (:class:`.uptime.HoursWithReadings`, kept by a
-    long-lived caller between reports), None: counted from ``readings`` in full."""
+    long-lived caller between reports), None: counted from ``readings`` in full. ``map_outfalls``:
+    the outfalls of the town's imported storm-sewer map (``network.monitored.inventory``), the
+    inventory when given (None: the registry's)."""
     tz = registry.tz
     settings = getattr(registry, "annual_report", None)
     if start_md is None:
@@ -286,14 +293,7 @@ def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: i
         if st.quantity == "flow":
             flow_hours[st.id] = with_data
 
-    outfalls = sorted(registry.outfalls, key=lambda o: o.id)
-    S["outfalls"] = Section("outfalls", TITLES["outfalls"], ["outfall", "name", "receiving_water", "pipe_diameter_in",
-                                                             "pipe_material", "lat", "lon", "monitored"],
-                            [{"outfall": o.id, "name": o.name, "receiving_water": o.receiving_water,
-                              "pipe_diameter_in": o.pipe_diameter_in,
-                              "pipe_material": getattr(o.pipe_material, "value", o.pipe_material),
-                              "lat": o.lat, "lon": o.lon, "monitored": flow_hours.get(o.id, 0) > 0} for o in outfalls],
-                            [f"/outfalls/{o.id}" for o in outfalls])
+    S["outfalls"], outfalls_from = _outfall_inventory(registry, map_outfalls, flow_hours)
     inventory = {o.id for o in registry.outfalls}
     screened: dict[str, list[tuple[Case, Entry]]] = {}
     for c, e in entries("screening"):
@@ -478,7 +478,70 @@ def build(*, registry: Registry, store: ComplianceStore, incidents: Any, year: i
     history = overrides.history(year) if overrides is not None else []
     return AnnualReport(registry.municipality, year, start, end, upto.astimezone(tz),
                         {k: S[k] for k, _ in SECTIONS}, permit, getattr(registry, "permittee", None), latest, history,
-                        continuous)
+                        continuous, outfalls_from)
+
+
+OUTFALL_COLUMNS = ["outfall", "name", "receiving_water", "pipe_diameter_in", "pipe_material", "lat", "lon", "monitored",
+                   "station", "source"]
+
+
+@dataclass(frozen=True)
+class MapOutfall:
+    """An outfall of the town's imported storm-sewer map, as the inventory lists it
+    (``network.monitored.inventory`` makes them): its receiving water, position and the
+    widest pipe into it, and the registry stations attached to it."""
+
+    id: str
+    receiving_water: str | None
+    lat: float | None
+    lon: float | None
+    pipe_diameter_in: float | None
+    pipe_material: str | None
+    stations: tuple[str, ...] = ()
+
+
+def _outfall_inventory(registry: Registry, map_outfalls: list[MapOutfall] | None,
+                       flow_hours: dict[str, int]) -> tuple[Section, str]:
+    """The town's outfalls: every outfall of the imported map, monitored or not (the
+    registry's values where the map has none), with the registry stations attached to it;
+    then the registry's outfalls the map lacks, kept and marked. Without a map (or one with
+    no outfall), the registry's. Returns the section and where it is from (``map`` or
+    ``registry``)."""
+    reg = {o.id: o for o in registry.outfalls}
+    rows: list[dict[str, Any]] = []
+    links: list[str | None] = []
+
+    def registry_row(o: Any, source: str) -> None:
+        rows.append({"outfall": o.id, "name": o.name, "receiving_water": o.receiving_water,
+                     "pipe_diameter_in": o.pipe_diameter_in,
+                     "pipe_material": getattr(o.pipe_material, "value", o.pipe_material), "lat": o.lat, "lon": o.lon,
+                     "monitored": flow_hours.get(o.id, 0) > 0, "station": o.id, "source": source})
+        links.append(f"/outfalls/{o.id}")
+
+    if not map_outfalls:
+        for o in sorted(reg.values(), key=lambda o: o.id):
+            registry_row(o, "registry")
+        return Section("outfalls", TITLES["outfalls"], OUTFALL_COLUMNS, rows, links), "registry"
+    for m in sorted(map_outfalls, key=lambda m: m.id):
+        ids = sorted(i for i in m.stations if i in reg)
+        first = reg[ids[0]] if ids else None
+        rows.append({"outfall": m.id, "name": first.name if first else None,
+                     "receiving_water": m.receiving_water or (first.receiving_water if first else None),
+                     "pipe_diameter_in": _whole(m.pipe_diameter_in or (first.pipe_diameter_in if first else None)),
+                     "pipe_material": m.pipe_material or (first.pipe_material.value if first and first.pipe_material
+                                                          else None),
+                     "lat": m.lat, "lon": m.lon, "monitored": any(flow_hours.get(i, 0) > 0 for i in ids),
+                     "station": " ".join(ids), "source": "map"})
+        links.append(f"/outfalls/{ids[0]}" if ids else f"/network/trace/{m.id}")
+    attached = {i for m in map_outfalls for i in m.stations}
+    for o in sorted((o for o in reg.values() if o.id not in attached), key=lambda o: o.id):
+        registry_row(o, "registry (not on the map)")
+    return Section("outfalls", TITLES["outfalls"], OUTFALL_COLUMNS, rows, links), "map"
+
+
+def _whole(v: float | None) -> float | int | None:
+    """12.0 -> 12 (a diameter as the town writes it)."""
+    return int(v) if v is not None and float(v).is_integer() else v
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -509,9 +572,13 @@ def signature_block(r: AnnualReport) -> list[tuple[str, str]]:
             ("Signature", "_" * 32), ("Date", "_" * 16)]
 
 
+OUTFALLS_FROM = {"map": "counted from the town's storm-sewer map (every outfall, monitored or not)",
+                 "registry": "counted from the registry (no storm-sewer map imported)"}
+
+
 def _note(ln: Line) -> str:
     if ln.override is None:
-        return "" if ln.section else "stated by hand; no record kept here"
+        return (ln.note or "") if ln.section else "stated by hand; no record kept here"
     o = ln.override
     was = f"records: {ln.computed}; " if ln.computed is not None else ""
     return f"{was}stated by {o.recorded_by} on {o.recorded_at:%Y-%m-%d}: {o.reason}"

@@ -44,6 +44,11 @@ Longitude = Annotated[float | None, Field(default=None, ge=-180, le=180, allow_i
                                           description="WGS 84 longitude [decimal degrees, east positive]")]
 
 
+# An id of the town's storm-sewer map, as the town's GIS spells it (spaces, '/' and '#' are
+# kept: ``<layer>#<fid>`` names a feature that had none), so not an ``Ident``.
+MapId = Annotated[str, Field(min_length=1, max_length=100)]
+
+
 class _Located(_Model):
     """Optional coordinates (the workbench's map): both or neither."""
 
@@ -113,6 +118,10 @@ class Outfall(_Located):
     pipe_diameter_in: float | None = Field(default=None, gt=0, le=240, allow_inf_nan=False,
                                            description="inside diameter (or span) of the outfall pipe [in]")
     pipe_material: PipeMaterial | None = None
+    structure: MapId | None = Field(default=None, description=(
+        "the structure of the town's storm-sewer map the station sits at (an outfall the map spells "
+        "differently, or the manhole the meter is in); unset: the map's outfall of the same id, else the "
+        "nearest within 50 ft"))
 
     _interval = field_validator("report_interval")(_report_interval)
 
@@ -141,6 +150,9 @@ class ConstructionSite(_Located):
     active_from: date
     active_to: date | None = None
     disturbed_acres: float | None = Field(default=None, ge=0)
+    drains_to: list[MapId] = Field(default_factory=list, description=(
+        "the inlets or catch basins of the town's map the site's runoff enters; empty: the nearest one "
+        "within 500 ft is taken"))
 
     @model_validator(mode="after")
     def _order(self) -> "ConstructionSite":

@@ -140,19 +140,27 @@ def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = 
                    f"upstream, {_ft(total_length_ft(up))} of pipe")
     registry = _registry(settings, municipality)
     if registry is not None:
-        from ..network.monitored import How, attach
-        for a in attach(net, [(o.id, o.lat, o.lon) for o in registry.outfalls]):
-            where = {How.ID: f"on the map as {a.map_id}",
+        from ..network.monitored import How, attach, site_drainage
+        for a in attach(net, [(o.id, o.lat, o.lon) for o in registry.outfalls],
+                        named={o.id: o.structure for o in registry.outfalls if o.structure}):
+            where = {How.NAMED: f"on the map at {a.map_id} (named in the registry)",
+                     How.UNKNOWN_STRUCTURE: f"the registry names {a.named}, not on the map",
+                     How.ID: f"on the map as {a.map_id}",
                      How.POSITION: f"on the map as {a.map_id} ({_ft(a.distance_ft)} away; ids differ)",
                      How.MISSING: "not on the map"}[a.how]
             typer.echo(f"monitored outfall {a.registry_id}: {where}")
-        from ..network.monitored import site_drainage
-        for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in registry.construction_sites]):
-            if d.inlet is None:
+        for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in registry.construction_sites],
+                               named={c.id: tuple(c.drains_to) for c in registry.construction_sites if c.drains_to}):
+            reaching = ", ".join(d.outfalls) or "no outfall"
+            if d.how == "named":
+                missing = f"; not on the map: {', '.join(d.unknown)}" if d.unknown else ""
+                typer.echo(f"construction site {d.site_id}: drains to inlets {', '.join(d.inlets) or '(none on the map)'} "
+                           f"(named in the registry), reaching {reaching}{missing}")
+            elif d.inlet is None:
                 typer.echo(f"construction site {d.site_id}: no catch basin or inlet near it on the map")
             else:
                 typer.echo(f"construction site {d.site_id}: nearest inlet {d.inlet} ({_ft(d.distance_ft)}), drains to "
-                           f"{', '.join(d.outfalls) or 'no outfall'}")
+                           f"{reaching}")
     for f in findings:
         typer.echo(f"  {f.kind}: {f.message}")
 

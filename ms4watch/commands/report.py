@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                              calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,
                              stations=lambda: stations_of(reg),
                              reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
-                             overrides=overrides)
+                             overrides=overrides, map_outfalls=_map_outfalls(data_dir, reg))
                 target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
                 written = rp.write(r, target)
             finally:
@@ -75,3 +75,15 @@ def register(app: typer.Typer) -> None:
         for _, label, n, _, _ in r.counts():
             typer.echo(f"  {label}: {'—' if n is None else n}")
         typer.echo(f"{len(written)} files in {target}/ (report.html, report.pdf, a CSV per section)")
+
+
+def _map_outfalls(folder: Path, reg):
+    """The outfalls of the town's imported storm-sewer map (the inventory), None when none was imported."""
+    from ms4watch.network.monitored import inventory
+    from ms4watch.network.store import NetworkStore, has_map
+    if not has_map(folder):
+        return None
+    with NetworkStore(folder) as store:
+        net = store.load()
+    return inventory(net, [(o.id, o.lat, o.lon) for o in reg.outfalls],
+                     named={o.id: o.structure for o in reg.outfalls if o.structure})

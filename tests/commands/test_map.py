@@ -179,3 +179,18 @@ def test_import_the_city_of_calgarys_real_layers(tmp_path: Path):
     assert "47 findings (4 implied_junction, 19 isolated, 5 no_outfall_downstream, 19 unconnected_end)" in out
     out = run("trace", "B50", data=tmp_path / "data").stdout
     assert out.splitlines()[0] == "upstream of B50: 5 structures, 861 ft of pipe"
+
+
+def test_show_attaches_stations_and_sites_where_the_registry_names_the_structure(town: Path):
+    registry = town / "sites.yaml"
+    registry.write_text("municipality: town\nrain_gauges:\n  - {id: RG-1}\noutfalls:\n"
+                        "  - {id: DS-5, name: Main St manhole meter, rain_gauges: [RG-1], structure: MH-2}\n"
+                        "  - {id: DS-6, name: Lost, rain_gauges: [RG-1], structure: MH-99}\n"
+                        "construction_sites:\n"
+                        "  - {id: CS-7, name: Mill Lofts, rain_gauges: [RG-1], active_from: 2026-05-01,"
+                        " lat: 40.71738, lon: -73.94318, drains_to: [CB-1, CB-3]}\n")
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    out = run("show", data=town / "data", MS4WATCH_REGISTRY=str(registry)).stdout
+    assert "monitored outfall DS-5: on the map at MH-2 (named in the registry)" in out
+    assert "monitored outfall DS-6: the registry names MH-99, not on the map" in out
+    assert "construction site CS-7: drains to inlets CB-1, CB-3 (named in the registry), reaching OF-1, OF-2" in out

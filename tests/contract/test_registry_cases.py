@@ -76,3 +76,11 @@ def test_suppressions_recorded_elsewhere_join_the_files():
         reg.with_suppressions([d.model_copy(update={"outfall": "OF-99"})])
     other = reg.model_copy(update={"rain_gauges": []})
     assert not reg.same_stations(other)
+
+
+def test_the_map_attachment_fields():
+    reg = load_registry(CASES[0].parent / "ok_map_attachment" / "sites.yaml")
+    assert reg.outfall("DS-5").structure == "MH-2"
+    assert reg.construction_sites[0].drains_to == ["CB-1", "CB 3/4"]     # the town GIS's spelling
+    bare = load_registry(CASES[0].parent / "ok_inventory" / "sites.yaml")
+    assert bare.outfall("OF-12").structure is None and bare.construction_sites[0].drains_to == []

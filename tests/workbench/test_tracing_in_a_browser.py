@@ -114,6 +114,16 @@ def test_a_trace_from_the_alert_to_the_suspect_reach_on_a_phone(bench):
         assert browser.js("document.querySelector('#netmap').dataset.suspect") == "0"
         plain = _red_pixels(browser, "#netmap")
         assert red > plain + 1000, (red, plain)
+        # a tap (a finger) on a manhole, then on a pipe: each opens its popup (framed on the network first:
+        # the page frames the stations and sites too)
+        browser.js("document.querySelector('#netmap').leafletMap.setView([42.8167, -73.9446], 18, {animate: false}); true")
+        for (lat, lon), says in (((42.8173, -73.9440), "MH-4\nmanhole"), ((42.81655, -73.94475), "MH-2 \u2192 MH-1")):
+            x, y = browser.js(f"(() => {{ const el = document.querySelector('#netmap'), r = el.getBoundingClientRect();"
+                              f"const p = el.leafletMap.latLngToContainerPoint([{lat}, {lon}]);"
+                              "return [r.x + p.x, r.y + p.y]; })()")
+            browser.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
+            browser.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+            browser.wait_for(f"(document.querySelector('.leaflet-popup-content')?.innerText || '').includes({says!r})")
         assert browser.console_errors() == []
         assert case_path.startswith("/cases/")
     finally:

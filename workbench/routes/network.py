@@ -41,12 +41,16 @@ def network(request: Request, actor: CurrentActor, services: Services) -> Respon
                   findings=findings, last=last)
 
 
+NETWORK_JSON = "/network/map/network.json"
+
+
 @router.get("/network/map")
 def network_map(request: Request, actor: CurrentActor, services: Services,
                 case: Annotated[int, Query(ge=0, le=MAX_ID)] = 0) -> Response:
     """The map drawn (Leaflet, vendored; no tile server unless ``web.map_tiles`` names one):
     pipes, structures, stations and construction sites with their status; with ``case``, the
-    case's suspect reach, its visits and the next structure to open."""
+    case's suspect reach, its visits and the next structure to open. The network itself is
+    fetched from ``network.json``; the page carries what changes from one request to the next."""
     from .. import networkmap as nm
     tracing = services.tracing
     m = tracing.town_map() if tracing is not None else None    # read once per import, not per request
@@ -63,27 +67,65 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
         marks = nm.TraceMarks(frozenset(trace.suspect_pipes), {**{s: "present" for s in flow},
                                                                **{s: "absent" for s in dry}},
                               trace.next_structure, trace.outfall)
-    board = services.stations.board(actor)
-    stations = [nm.Place(s.station.id, s.station.name, lat, lon, s.state.css, f"/stations/{s.station.id}")
-                for s in board.located if (lat := s.station.lat) is not None and (lon := s.station.lon) is not None]
-    today = services.inspections.clock().astimezone(services.tz).date()
-    sites = [nm.Place(c.id, c.name, c.lat, c.lon, "active" if c.active_on(today) else "inactive",
-                      f"/inspections?site={c.id}")
-             for c in services.registry.construction_sites if c.lat is not None and c.lon is not None]
     monitored, with_cases = set(), set()
+    station_notes: dict[str, str] = {}
+    site_notes: dict[str, str] = {}
+    located_sites = [c for c in services.registry.construction_sites if c.lat is not None and c.lon is not None]
     if m is not None and tracing is not None:
         for o in services.registry.outfalls:         # the registry's outfalls are the monitored ones
             got = tracing.map_outfall(o.id, m)
+            station_notes[o.id] = f"on the map at {got}" if got else "not on the map"
             if got:
                 monitored.add(got)
+        site_notes = _site_notes(m.net, located_sites)
+    board = services.stations.board(actor)
+    stations = [nm.Place(s.station.id, s.station.name, s.station.lat, s.station.lon, s.state.css,
+                         f"/stations/{s.station.id}", station_notes.get(s.station.id)) for s in board.located]
+    today = services.inspections.clock().astimezone(services.tz).date()
+    sites = [nm.Place(c.id, c.name, c.lat, c.lon, "active" if c.active_on(today) else "inactive",
+                      f"/inspections?site={c.id}", site_notes.get(c.id)) for c in located_sites]
+    if m is not None and tracing is not None:
         if services.compliance is not None:
             for c in services.compliance.cases(actor):
                 got = tracing.map_outfall(c.outfall, m) if c.status == "open" else None
                 if got:
                     with_cases.add(got)
-    data = nm.build(net, monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)
+    drawn = m.drawn if m is not None else None
+    data = nm.overlay(net, drawn.bounds if drawn else None, network_url=NETWORK_JSON if drawn else None,
+                      monitored=monitored, with_cases=with_cases, stations=stations, sites=sites, trace=marks)
     return render(request, "network_map.html", title="Storm-sewer map", actor=actor, net=net, data=data,
-                  case=the_case, trace=trace)
+                  unplaced=drawn.unplaced if drawn else 0, case=the_case, trace=trace)
+
+
+def _site_notes(net, sites) -> dict[str, str]:
+    """Each site's inlets (the registry's ``drains_to``, else the nearest) and the outfalls
+    they reach, in a line."""
+    from ms4watch.network.monitored import site_drainage
+    out = {}
+    for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in sites],
+                           named={c.id: tuple(c.drains_to) for c in sites if c.drains_to}):
+        if not d.inlets:
+            out[d.site_id] = "no inlet on the map" + (f" ({', '.join(d.unknown)} not on it)" if d.unknown else "")
+            continue
+        which = "drains to" if d.how == "named" else "nearest inlet"
+        out[d.site_id] = f"{which} {', '.join(d.inlets)}, reaching {', '.join(d.outfalls) or 'no outfall'}"
+    return out
+
+
+@router.get(NETWORK_JSON)
+def network_json(request: Request, actor: CurrentActor, services: Services) -> Response:
+    """The whole network in compact arrays (``networkmap.encode_network``), encoded once per
+    import: gzip where the client takes it, and not sent again while its ETag holds."""
+    m = services.tracing.town_map() if services.tracing is not None else None
+    if m is None:
+        raise NotFound("no map imported: ms4watch map import")
+    drawn = m.drawn
+    headers = {"ETag": drawn.etag, "Cache-Control": "private, no-cache", "Vary": "Accept-Encoding"}
+    if drawn.etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers=headers)
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(drawn.gzip, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+    return Response(drawn.json, media_type="application/json", headers=headers)
 
 
 @router.get("/network/trace/{sid}")

@@ -133,6 +133,7 @@ class Workbench:
                               thresholds=ComplianceDesk.thresholds_for(town_dir), on_change=sync, corrections=corrections)
         tracing = TraceDesk(desk, town_dir)
         desk.trace_of = tracing.of_case
+        desk.map_outfalls = tracing.outfall_inventory
         inspections = InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side)
         field = FieldDesk(registry, FieldSends(conn, lock, clock), inspections, desk, audit, clock)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,

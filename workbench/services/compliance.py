@@ -134,6 +134,7 @@ class ComplianceDesk:
         self.thresholds = thresholds
         self.on_change = on_change
         self.trace_of: Callable[[Actor, int], Any] | None = None   # a case's source trace (services.tracing)
+        self.map_outfalls: Callable[[], Any] | None = None          # the imported map's outfalls (services.tracing)
         self.cal = BusinessCalendar(registry.tz, registry.office_closures)
 
     @classmethod
@@ -782,7 +783,8 @@ class ComplianceDesk:
         return rp.build(registry=self.registry, store=self.store, incidents=self.incidents, year=year,
                         now=self.clock(), calibrations=self.calibrations, readings=self.readings,
                         stations=lambda: stations_of(self.registry), reports=self.reports,
-                        overrides=self.overrides, hours_with_readings=self._hours_with_readings)
+                        overrides=self.overrides, hours_with_readings=self._hours_with_readings,
+                        map_outfalls=self.map_outfalls() if self.map_outfalls is not None else None)
 
     @property
     def _hours_with_readings(self):

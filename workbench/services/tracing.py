@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ from ..roles import Actor, Permission
 from .compliance import Refused
 
 if TYPE_CHECKING:
+    from ...compliance.report import MapOutfall
+    from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
 
 DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's direction unknown
@@ -38,6 +41,12 @@ class TownMap:
     areas: tuple[DrainageArea, ...] = ()
     parcels: tuple[Parcel, ...] = ()
     weights: dict[str, float] | None = None    # by drainage area, where the map has areas
+
+    @cached_property
+    def drawn(self) -> "EncodedNetwork":
+        """The network as the map page fetches it, encoded once per import."""
+        from ..networkmap import encode_network
+        return encode_network(self.net)
 
 
 @dataclass(frozen=True)
@@ -91,14 +100,27 @@ class TraceDesk:
             self._cached = (stamp, got)
             return got
 
+    def outfall_inventory(self) -> list[MapOutfall] | None:
+        """The outfalls of the town's imported map with the registry stations attached (None:
+        no map imported): the annual report's outfall inventory."""
+        from ...network.monitored import inventory
+        m = self.town_map()
+        if m is None:
+            return None
+        reg = self.compliance.registry.outfalls
+        return inventory(m.net, [(o.id, o.lat, o.lon) for o in reg],
+                         named={o.id: o.structure for o in reg if getattr(o, "structure", None)})
+
     def map_outfall(self, oid: str | None, m: TownMap) -> str | None:
-        """The map's outfall of a registry outfall: by id, else by position (network.monitored)."""
+        """The map's structure of a registry outfall: the one the registry names (``structure:``),
+        else the outfall of the same id, else by position (network.monitored)."""
         from ...network.monitored import attach
         if not oid:
             return None
         o = next((o for o in self.compliance.registry.outfalls if o.id == oid), None)
         lat, lon = (getattr(o, "lat", None), getattr(o, "lon", None)) if o is not None else (None, None)
-        return attach(m.net, [(oid, lat, lon)])[0].map_id
+        named = getattr(o, "structure", None)
+        return attach(m.net, [(oid, lat, lon)], named={oid: named} if named else None)[0].map_id
 
     # -- reading --------------------------------------------------------------------------------
     def of_case(self, actor: Actor, cid: int) -> CaseTrace:

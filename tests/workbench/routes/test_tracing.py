@@ -10,7 +10,7 @@ import pytest
 
 from ms4watch.workbench.roles import Actor, Role, Via
 from tests.support.notify_peers import dwf
-from tests.support.town_network import store_network
+from tests.support.town_network import main_st_network, store_network
 
 
 def _case(bench) -> dict:
@@ -193,7 +193,7 @@ def _map_data(page: str) -> dict:
     return json.loads(html.unescape(raw))
 
 
-def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
+def test_the_map_page_carries_the_case_s_suspect_reach_and_the_registry_s_places(bench):
     case = _two_visits(bench)
     s = bench.login("viewer")
     page = s.get(f"/network/map?case={case['id']}")
@@ -201,22 +201,58 @@ def test_the_map_page_carries_the_network_and_the_case_s_suspect_reach(bench):
     assert '<script src="/static/vendor/leaflet/leaflet.js" defer></script>' in page.text
     assert "suspect reach 2 pipe(s), 300 ft; walk the pipes P3, P5." in page.text
     data = _map_data(page.text)
-    feats = data["features"]["features"]
-    pipes = {f["properties"]["id"]: f["properties"].get("suspect", False) for f in feats if f["properties"]["layer"] == "pipe"}
-    assert pipes == {"P1": False, "P2": False, "P3": True, "P4": False, "P5": True}
-    structures = {f["properties"]["id"]: f["properties"] for f in feats if f["properties"]["layer"] == "structure"}
-    assert (structures["MH-2"]["visit"], structures["MH-3"]["visit"], structures["MH-4"].get("visit")) == (
-        "present", "absent", None)
-    assert structures["OF-12"]["status"] == "case"                 # the case is open at it
-    of12 = next(f for f in feats if f["properties"]["id"] == "OF-12" and f["properties"]["layer"] == "structure")
-    assert of12["geometry"]["coordinates"] == [-73.9452, 42.8161]   # longitude, latitude (WGS 84)
-    stations = {f["properties"]["id"] for f in feats if f["properties"]["layer"] == "station"}
-    assert "OF-12" in stations
+    assert data["network"] == "/network/map/network.json"     # the network itself: fetched, cached per import
+    assert '<link rel="preload" href="/network/map/network.json" as="fetch" crossorigin>' in page.text
+    assert (data["trace"]["suspect"], data["trace"]["visits"], data["trace"]["next"]) == (
+        ["P3", "P5"], {"MH-2": "present", "MH-3": "absent"}, None)
+    assert data["outfalls"] == {"case": ["OF-12"], "monitored": ["OF-12"]}     # the case is open at it
+    stations = {p["id"]: p for p in data["places"] if p["layer"] == "station"}
+    assert "OF-12" in stations and set(stations["OF-12"]) == {"layer", "id", "name", "lat", "lon", "status", "href",
+                                                              "note"}
+    assert stations["OF-12"]["note"] == "on the map at OF-12"
     # framed on the suspect reach (P3, P5), the structures visited and the outfall; MH-4 (42.8173) left out
     assert data["bounds"] == [42.8161, -73.9452, 42.817, -73.944]
     plain = _map_data(s.get("/network/map").text)
-    assert not any(f["properties"].get("suspect") for f in plain["features"]["features"])
+    assert plain["trace"] == {"suspect": [], "visits": {}, "next": None}
+    assert plain["bounds"][2] == 42.8173              # without a case: the whole network and the places
     assert s.get("/network/map?case=999").status_code == 404
+
+
+def test_the_network_is_sent_once_per_import_as_compact_arrays_gzipped(bench):
+    store_network(_folder(bench))
+    s = bench.login("viewer")
+    r = s.get("/network/map/network.json", headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-encoding"] == "gzip" and r.headers["content-type"] == "application/json"
+    net = r.json()
+    st = net["structures"]
+    of12 = st["id"].index("OF-12")
+    assert (st["lon"][of12], st["lat"][of12]) == (-73.9452, 42.8161)    # longitude, latitude (WGS 84)
+    assert st["kinds"][st["kind"][of12]] == "outfall" and st["receiving_water"] == {"OF-12": "Mohawk River"}
+    assert sorted(st["id"]) == ["CB-1", "MH-1", "MH-2", "MH-3", "MH-4", "OF-12"]
+    pipes = net["pipes"]
+    p3 = pipes["id"].index("P3")
+    assert (pipes["kinds"][pipes["kind"][p3]], pipes["from"][p3], pipes["to"][p3], pipes["length_ft"][p3],
+            pipes["diameter_in"][p3]) == ("pipe", "MH-3", "MH-2", 100, 12)
+    assert pipes["coords"][p3] == [-73.9443, 42.817, -73.9446, 42.8167]      # upstream to downstream, flat
+    assert (net["unplaced"], net["bounds"]) == (0, [42.8161, -73.9452, 42.8173, -73.944])
+    # unchanged since the last fetch: not sent again
+    again = s.get("/network/map/network.json", headers={"If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    plain = s.get("/network/map/network.json", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.json() == net
+    # a new import: a new tag
+    net2 = main_st_network()
+    del net2.conveyances["P5"]
+    store_network(_folder(bench), net2)
+    r2 = s.get("/network/map/network.json", headers={"If-None-Match": r.headers["etag"]})
+    assert r2.status_code == 200 and "P5" not in r2.json()["pipes"]["id"]
+
+
+def test_without_a_map_the_network_is_not_found(bench):
+    assert bench.login("viewer").get("/network/map/network.json").status_code == 404
+    data = _map_data(bench.login("viewer").get("/network/map").text)
+    assert data["network"] is None
 
 
 def test_the_map_has_no_tile_server_unless_the_settings_name_one(bench):
@@ -297,3 +333,56 @@ def test_without_parcels_the_trace_names_none(bench):
     assert "Parcels draining" not in page
     with bench.api("viewer") as c:
         assert c.get(f"/api/v1/cases/{case['id']}/trace").json()["suspect_parcels"] == []
+
+
+def test_the_map_says_where_stations_sit_and_which_outfall_a_site_reaches(tmp_path, clock):
+    """The registry's ``structure:`` (the outfall meter in MH-1) and ``drains_to:`` (CS-7 into CB-1):
+    the station's popup names the structure, the site's the inlet and the outfall the
+    downstream trace reaches; a case at the station traces from MH-1."""
+    from tests.support.notify_peers import registry
+    from tests.support.workbench import WORKBENCH_YAML, start_bench
+    yaml = (WORKBENCH_YAML.replace("pipe_material: rcp}", "pipe_material: rcp, structure: MH-1}")
+            .replace('{id: CS-7, name: "Elm St site", rain_gauges: [RG-1], active_from: 2026-05-29}',
+                     '{id: CS-7, name: "Elm St site", rain_gauges: [RG-1], active_from: 2026-05-29, '
+                     'lat: 42.8165, lon: -73.9438, drains_to: [CB-1]}'))
+    assert "structure: MH-1" in yaml and "drains_to: [CB-1]" in yaml
+    b = start_bench(tmp_path, clock, reg=registry(yaml))
+    try:
+        store_network(_folder(b))
+        data = _map_data(b.login("viewer").get("/network/map").text)
+        places = {(p["layer"], p["id"]): p for p in data["places"]}
+        assert places[("station", "OF-12")]["note"] == "on the map at MH-1"
+        assert places[("site", "CS-7")]["note"] == "drains to CB-1, reaching OF-12"
+        assert "note" not in places[("station", "RG-1")]
+        assert data["outfalls"]["monitored"] == ["MH-1"]
+        case = _case(b)
+        with b.api("inspector") as c:
+            r = c.get(f"/api/v1/cases/{case['id']}/trace")
+        assert (r.json()["outfall"], r.json()["suspect_length_ft"]) == ("MH-1", 500)
+    finally:
+        b.close()
+
+
+def test_the_annual_report_counts_the_towns_outfalls_from_the_map_when_one_is_imported(bench):
+    """Every outfall of the map, monitored or not, with its receiving water; a registry outfall
+    the map lacks is kept (never dropped) and marked; the report says where the count is from."""
+    import csv
+    import html
+    import io
+
+    from ms4watch.network.model import Structure, StructureKind
+    s = bench.login("viewer")
+    before = list(csv.DictReader(io.StringIO(s.get("/reports/annual/2026/outfalls.csv").text)))
+    assert [(r["outfall"], r["source"]) for r in before] == [("OF-12", "registry"), ("OF-14", "registry")]
+    assert "counted from the registry (no storm-sewer map imported)" in s.get("/reports/annual/2026").text
+    net = main_st_network()
+    net.structures["OF-99"] = Structure("OF-99", StructureKind.OUTFALL, -73.95, 42.82, receiving_water="Alplaus Kill")
+    store_network(_folder(bench), net)
+    rows = list(csv.DictReader(io.StringIO(s.get("/reports/annual/2026/outfalls.csv").text)))
+    assert [(r["outfall"], r["station"], r["receiving_water"], r["pipe_diameter_in"], r["source"]) for r in rows] == [
+        ("OF-12", "OF-12", "Mohawk River", "12", "map"),          # the map's; its pipe P1's 12 in
+        ("OF-99", "", "Alplaus Kill", "", "map"),                 # not monitored: counted all the same
+        ("OF-14", "OF-14", "", "", "registry (not on the map)")]
+    assert rows[0]["name"] == "Main St outfall" and rows[1]["monitored"] == "False"
+    page = html.unescape(s.get("/reports/annual/2026").text)
+    assert "counted from the town's storm-sewer map (every outfall, monitored or not)" in page

@@ -136,8 +136,8 @@ def overlay(net: Network | None, network_bounds: Bounds | None, *, network_url: 
                 lons.append(_r(s.lon))
                 lats.append(_r(s.lat))
     if not lats:           # no trace to frame: the whole map
-        lats = [p["lat"] for p in places]
-        lons = [p["lon"] for p in places]
+        lats = [_r(p.lat) for group in (stations, sites) for p in group]
+        lons = [_r(p.lon) for group in (stations, sites) for p in group]
         if network_bounds is not None:
             lats += [network_bounds[0], network_bounds[2]]
             lons += [network_bounds[1], network_bounds[3]]

@@ -79,11 +79,13 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                 monitored.add(got)
         site_notes = _site_notes(m.net, located_sites)
     board = services.stations.board(actor)
-    stations = [nm.Place(s.station.id, s.station.name, s.station.lat, s.station.lon, s.state.css,
-                         f"/stations/{s.station.id}", station_notes.get(s.station.id)) for s in board.located]
+    stations = [nm.Place(s.station.id, s.station.name, lat, lon, s.state.css, f"/stations/{s.station.id}",
+                         station_notes.get(s.station.id))
+                for s in board.located if (lat := s.station.lat) is not None and (lon := s.station.lon) is not None]
     today = services.inspections.clock().astimezone(services.tz).date()
-    sites = [nm.Place(c.id, c.name, c.lat, c.lon, "active" if c.active_on(today) else "inactive",
-                      f"/inspections?site={c.id}", site_notes.get(c.id)) for c in located_sites]
+    sites = [nm.Place(c.id, c.name, lat, lon, "active" if c.active_on(today) else "inactive",
+                      f"/inspections?site={c.id}", site_notes.get(c.id))
+             for c in located_sites if (lat := c.lat) is not None and (lon := c.lon) is not None]
     if m is not None and tracing is not None:
         if services.compliance is not None:
             for c in services.compliance.cases(actor):

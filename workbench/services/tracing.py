@@ -109,7 +109,7 @@ class TraceDesk:
             return None
         reg = self.compliance.registry.outfalls
         return inventory(m.net, [(o.id, o.lat, o.lon) for o in reg],
-                         named={o.id: o.structure for o in reg if getattr(o, "structure", None)})
+                         named={o.id: s for o in reg if (s := o.structure)})
 
     def map_outfall(self, oid: str | None, m: TownMap) -> str | None:
         """The map's structure of a registry outfall: the one the registry names (``structure:``),

@@ -80,7 +80,7 @@ def readings(server, days: int) -> int:
                          for i, x in enumerate(v.tolist()))
             msgs += [StoredMessage(device, d * 1000 + k, rows[k:k + 288]) for k in range(0, len(rows), 288)]
             n += len(rows)
-        server.sink.write(msgs)
+        server.store.write(msgs)
     return n
 
 

@@ -102,7 +102,7 @@ def load(server, data: dict[str, np.ndarray], days: int, report) -> float:
             for h in range(0, 1440, 60):
                 seq[device] = seq.get(device, 0) + 1
                 msgs.append(StoredMessage(device, seq[device], tuple(rows[h:h + 60])))
-        server.sink.write(msgs)
+        server.store.write(msgs)
         readings.sort(key=lambda r: r.time_ns)
         server.pipeline.feed(readings)
         server.pipeline.advance(t_start + (d + 1) * DAY)
@@ -111,7 +111,7 @@ def load(server, data: dict[str, np.ndarray], days: int, report) -> float:
     end = t_start + days * DAY
     for sid, (device, q, unit) in STATIONS.items():     # each logger's status, with a calibration
         due = (START + timedelta(days=days - 20 if sid != "OF-1" else days - 40)).date()
-        server.sink.write_status(DeviceStatus(device, sid, end, "online", 12.6, -78.0, 0, 0, "c1", "0.1", "synced",
+        server.store.write_status(DeviceStatus(device, sid, end, "online", 12.6, -78.0, 0, 0, "c1", "0.1", "synced",
                                               (SensorCalibration(sensor=q, performed=date(2025, 5, 1), due=due),)))
     return time.perf_counter() - started
 
@@ -174,7 +174,7 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
         chart = timed(lambda: client.get(f"/stations/{sid}/chart.svg?{q}&w=900").raise_for_status(), requests)
         api = timed(lambda: client.get(f"/api/v1/stations/{sid}/readings?{q}&buckets=800").raise_for_status(),
                     requests)
-        sink = server.sink
+        sink = server.store
         inner = getattr(sink, "inner", sink)
         width = (to_ns(b) - to_ns(a)) // 800
         if kind == "sqlite":

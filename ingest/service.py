@@ -2,9 +2,9 @@
 
 * Persistent MQTT session (clean_session=False, fixed client id) with QoS 1, so messages
   published while ingest is down wait in the broker.
-* ``manual_ack``: a message is acknowledged only after the sink's ``write`` returned, i.e.
+* ``manual_ack``: a message is acknowledged only after the store's ``write`` returned, i.e.
   after its readings are durable. If the process dies before that, the broker redelivers;
-  the sink's (device, epoch, seq) filter writes it once. A message under a (device, epoch,
+  the store's (device, epoch, seq) filter writes it once. A message under a (device, epoch,
   seq) the store holds with other content (a logger whose sequence restarted) is not a
   duplicate: it is set aside with a warning, never dropped without a word.
 * A message that breaks the contract is logged with topic and field, kept in a rejected
@@ -93,7 +93,7 @@ def tune_gc() -> None:
 
 
 class IngestService:
-    def __init__(self, broker_url: str, municipality: str, sink: Sink, *,
+    def __init__(self, broker_url: str, municipality: str, store: Sink, *,
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
@@ -102,7 +102,7 @@ class IngestService:
                  identity: Identity | None = None, on_status: OnStatus | None = None):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
-        self.sink = sink
+        self.store = store
         self.client_id = client_id or f"ms4watch-ingest-{municipality}"
         self.on_stored = on_stored
         self.on_status = on_status
@@ -153,7 +153,7 @@ class IngestService:
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self, timeout_s: float = 15.0) -> "IngestService":
-        self.sink.open()
+        self.store.open()
         self._writer = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
         self._writer.start()
         self._client.start()
@@ -175,7 +175,7 @@ class IngestService:
                 log.error("ingest: the writer did not finish within 60 s; stopping without it "
                           "(what it did not acknowledge, the broker delivers again)")
         self._client.stop()
-        self.sink.close()
+        self.store.close()
 
     # -- the subscriber's callbacks (its network thread) ----------------------------------------
     def _on_subscribed(self, ok: bool) -> None:
@@ -253,9 +253,9 @@ class IngestService:
         except (ContractError, ValueError) as e:
             self._reject(msg, str(e))
             return
-        if isinstance(self.sink, StatusSink):
+        if isinstance(self.store, StatusSink):
             try:
-                self.sink.write_status(DeviceStatus(
+                self.store.write_status(DeviceStatus(
                     st.device, topic.station, time.time_ns(), st.state, st.battery_v, st.signal_dbm,
                     st.spool_depth, st.dropped, st.config_version, st.agent_version, st.clock, st.calibrations))
             except StoreUnavailable as e:
@@ -288,17 +288,17 @@ class IngestService:
     def _store_events(self, events: list[DeviceEvent]) -> list[dict]:
         """Write events; one the store refuses as bad data is returned to be set aside (rejected
         file), the others are written. StoreUnavailable propagates (the batch is retried)."""
-        if not isinstance(self.sink, EventSink):
+        if not isinstance(self.store, EventSink):
             return [{"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
                      "error": "the store keeps no events", "data": dict(ev.data)} for ev in events]
         aside = []
         try:
-            self.sink.write_events(events)
+            self.store.write_events(events)
             self.stats.events += len(events)
         except StoreRejected:
             for ev in events:       # find the one it refuses
                 try:
-                    self.sink.write_events([ev])
+                    self.store.write_events([ev])
                     self.stats.events += 1
                 except StoreRejected as e:
                     self.stats.rejected_messages += 1
@@ -436,7 +436,7 @@ class IngestService:
         while True:
             try:
                 if result is None:
-                    result = self.sink.write(messages) if messages else WriteResult(0)
+                    result = self.store.write(messages) if messages else WriteResult(0)
                 if events:
                     aside += self._store_events(events)
                     events = []

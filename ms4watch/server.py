@@ -88,7 +88,7 @@ class Town:
 
     registry: Registry
     data_dir: Path
-    sink: Sink
+    store: Sink
     pipeline: AlertPipeline
     ingest: IngestService
     workbench: "Workbench | None" = None
@@ -134,8 +134,8 @@ class Server:
         return self.town.registry
 
     @property
-    def sink(self) -> Sink:
-        return self.town.sink
+    def store(self) -> Sink:
+        return self.town.store
 
     @property
     def pipeline(self) -> AlertPipeline:
@@ -210,7 +210,7 @@ class Server:
                     t.workbench.links.base_url = self.web.url + _town_path(self.settings, t.municipality)
         for t in self.towns:
             t.pipeline.start()
-            t.refed_readings = t.pipeline.start_up(t.sink if isinstance(t.sink, ReadingsSource) else None,
+            t.refed_readings = t.pipeline.start_up(t.store if isinstance(t.store, ReadingsSource) else None,
                                                    now_ns=None if self.simulated else time.time_ns())
             if t.refed_readings:
                 log.info("%s: engine re-fed with %d stored readings newer than its checkpoint", t.municipality,
@@ -387,12 +387,12 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     m = registry.municipality
     data_dir = settings.town_data_dir(m)
     data_dir.mkdir(parents=True, exist_ok=True)
-    sink = open_store(settings.town_store_url(m), data_dir)
+    store = open_store(settings.town_store_url(m), data_dir)
     # dashboards: InfluxDB only
-    write_records = sink.write_records if isinstance(sink, RecordsSink) and \
+    write_records = store.write_records if isinstance(store, RecordsSink) and \
         not settings.town_store_url(m).startswith("sqlite:") else None
     metrics = Metrics()
-    readings = sink if isinstance(sink, ReadingsSource) else None
+    readings = store if isinstance(store, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
@@ -403,18 +403,18 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         now_ns=_now_ns(parts.clock) if parts.clock else None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
-        calibrations=sink if isinstance(sink, CalibrationHistory) else None,
+        calibrations=store if isinstance(store, CalibrationHistory) else None,
         compliance=lambda now: all_deadlines(compliance, calendar)))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
-    ingest = build_ingest(settings, m, sink, client_id=client_id,
+    ingest = build_ingest(settings, m, store, client_id=client_id,
                           identity=Identity(registry.station_ids(), settings.devices(registry)),   # who sends what
                           on_stored=pipeline.feed, on_status=pipeline.station_status,
                           time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
-    town = Town(registry, data_dir, sink, pipeline, ingest)
+    town = Town(registry, data_dir, store, pipeline, ingest)
     incidents = pipeline.incidents
-    spool = sink if isinstance(sink, SpoolingSink) else None
+    spool = store if isinstance(store, SpoolingSink) else None
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
                   spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
                   town=TownParts(clock=incidents.clock, operations=incidents.operations,
@@ -424,7 +424,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     if links is not None and secret is not None:
         from .workbench import Workbench
         from .workbench.services.health import Health
-        health = Health(broker_connected=ingest.connected.is_set, store=sink if isinstance(sink, Probing) else None,
+        health = Health(broker_connected=ingest.connected.is_set, store=store if isinstance(store, Probing) else None,
                         backlog=incidents.delivery_backlog, clock=incidents.clock,
                         backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
         town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,

@@ -20,17 +20,17 @@ if TYPE_CHECKING:
     from .ingest.sinks.base import Sink
 
 
-def build_ingest(settings: Settings, municipality: str, sink: "Sink", *, client_id: str | None = None,
+def build_ingest(settings: Settings, municipality: str, store: "Sink", *, client_id: str | None = None,
                  rejected_path: Path | None = None, identity: "Identity | None" = None,
                  on_stored: OnStored | None = None, on_status: OnStatus | None = None,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW) -> IngestService:
-    """``municipality``'s ingest into ``sink``: its broker session (``client_id``, else the
+    """``municipality``'s ingest into ``store``: its broker session (``client_id``, else the
     town's from the settings), who may send what (``identity``), where contract breakers go
     (``rejected_path``, else ``rejected.jsonl`` in the town's data directory) and the batch
     wait of ``[ingest]``. Refuses a bad broker setting (Ms4Error) before anything connects."""
     broker = settings.broker
     return IngestService(
-        broker.url, municipality, sink, client_id=client_id or settings.town_client_id(municipality),
+        broker.url, municipality, store, client_id=client_id or settings.town_client_id(municipality),
         username=broker.username, password=broker.secret(), tls=broker.tls(), identity=identity,
         on_stored=on_stored, on_status=on_status,
         rejected_path=rejected_path or settings.town_data_dir(municipality) / "rejected.jsonl",

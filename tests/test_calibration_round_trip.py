@@ -78,7 +78,7 @@ def test_calibrate_record_history_config_applied_readings_change(tmp_path, mosqu
         loop = threading.Thread(target=agent.run, args=(stop,), daemon=True)
         loop.start()
         try:
-            store = server.sink
+            store = server.store
             # 1. overdue: the readings are flagged, the SMO and the technician are told
             assert wait_for(lambda: turb(store) and turb(store)[-1][1:] == (STREAM_RAW, "calibration_overdue"), 30)
             for who in ("tech@town.test", "smo@town.test"):

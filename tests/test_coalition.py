@@ -95,7 +95,7 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         pub.loop_stop()
         assert wait_for(lambda: g.pipeline.incidents.list([State.OPEN], kind="dry_weather_flow"), 20)
         assert wait_for(lambda: r.ingest.stats.stored_readings == 3, 10)
-        assert g.sink.count_readings() == len(rain) + len(flow) and r.sink.count_readings() == 3
+        assert g.store.count_readings() == len(rain) + len(flow) and r.store.count_readings() == 3
         assert r.pipeline.incidents.list(kind="dry_weather_flow") == []
         [g_inc] = g.pipeline.incidents.list([State.OPEN], kind="dry_weather_flow")
 

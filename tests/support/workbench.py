@@ -237,12 +237,12 @@ def start_bench(tmp_path: Path, clock: Any, *, urls: list[str] | None = None, we
     reg = reg or registry(WORKBENCH_YAML)
     server = build_server(settings, parts=ServerParts(registries=[reg], clock=clock, passwords=cheap_passwords()))
     town = server.town
-    town.sink.open()          # as ingest opens it when it starts
+    town.store.open()          # as ingest opens it when it starts
     assert town.workbench is not None and server.app is not None
     web = LazyWeb(trusted_proxies=settings.http.trusted_proxies)
     town.workbench.links.base_url = web.url
     web.app = server.app
-    bench = Bench(web.url, PipelineAlerting(town.pipeline), town.workbench, web, InProcess(web.app), town.sink)
+    bench = Bench(web.url, PipelineAlerting(town.pipeline), town.workbench, web, InProcess(web.app), town.store)
     bench.root = server
     wb = town.workbench
     for role in ROLES:

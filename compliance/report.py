@@ -572,8 +572,8 @@ def signature_block(r: AnnualReport) -> list[tuple[str, str]]:
             ("Signature", "_" * 32), ("Date", "_" * 16)]
 
 
-OUTFALLS_FROM = {"map": "counted from the town's storm-sewer map (every outfall, monitored or not)",
-                 "registry": "counted from the registry (no storm-sewer map imported)"}
+OUTFALLS_FROM = {"map": "counted from the town's storm-sewer map: every outfall, monitored or not",
+                 "registry": "counted from the registry: no storm-sewer map imported"}
 
 
 def _note(ln: Line) -> str:

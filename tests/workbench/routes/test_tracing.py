@@ -374,7 +374,7 @@ def test_the_annual_report_counts_the_towns_outfalls_from_the_map_when_one_is_im
     s = bench.login("viewer")
     before = list(csv.DictReader(io.StringIO(s.get("/reports/annual/2026/outfalls.csv").text)))
     assert [(r["outfall"], r["source"]) for r in before] == [("OF-12", "registry"), ("OF-14", "registry")]
-    assert "counted from the registry (no storm-sewer map imported)" in s.get("/reports/annual/2026").text
+    assert "counted from the registry: no storm-sewer map imported" in s.get("/reports/annual/2026").text
     net = main_st_network()
     net.structures["OF-99"] = Structure("OF-99", StructureKind.OUTFALL, -73.95, 42.82, receiving_water="Alplaus Kill")
     store_network(_folder(bench), net)
@@ -385,4 +385,4 @@ def test_the_annual_report_counts_the_towns_outfalls_from_the_map_when_one_is_im
         ("OF-14", "OF-14", "", "", "registry (not on the map)")]
     assert rows[0]["name"] == "Main St outfall" and rows[1]["monitored"] == "False"
     page = html.unescape(s.get("/reports/annual/2026").text)
-    assert "counted from the town's storm-sewer map (every outfall, monitored or not)" in page
+    assert "counted from the town's storm-sewer map: every outfall, monitored or not" in page

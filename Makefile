@@ -34,7 +34,8 @@ test-deps:
 
 # On every core (pytest-xdist); a test file stays on one worker (--dist loadfile), so its
 # module-scoped servers and benches are built once. `.venv/bin/python -m pytest <files>` for
-# a few files (one process).
+# a few files (one process). The longest files start first (tests/support/schedule.py, tests/conftest.py):
+# a long file handed out last would end the run alone.
 test: setup test-deps
 	$(BIN)/python -m pytest -n auto --dist loadfile
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.schedule import order
 from tests.support.servers import have, mosquitto
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,6 +55,15 @@ def pytest_configure(config: pytest.Config) -> None:
         if base is not None:
             config.option.basetemp = str(base)
             config.stash[_CREATED_TMP] = base
+    # xdist hands the files out in our order (tests/support/schedule.py), not most tests first
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (tests/support/schedule.py): under ``--dist loadfile`` a long
+    file started last would end the run alone."""
+    items[:] = [items[i] for i in order([item.nodeid for item in items])]
 
 
 _CREATED_TMP = pytest.StashKey[Path]()

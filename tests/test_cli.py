@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
-ENV = {"PATH": "/usr/bin:/bin"}
+# the tests' empty settings (tests/conftest.py), not a package's /etc/ms4watch installed beside (test_deb.py)
+ENV = {"PATH": "/usr/bin:/bin", "MS4WATCH_CONFIG": os.environ["MS4WATCH_CONFIG"]}
 
 
 def ms4watch(*args: str, **kw):

@@ -13,6 +13,9 @@ import pytest
 from ms4watch.settings import SettingsError, load_settings
 
 
+EMPTY_SETTINGS = Path(__file__).parent / "support" / "empty-settings.toml"
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch):
     import os
@@ -102,7 +105,7 @@ def test_a_missing_config_file_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--http", "eighty"], "error: http.listen: expected HOST:PORT, PORT or 'off', got 'eighty'"),
+    (["--http", "eighty"], f"error: http.listen ({EMPTY_SETTINGS}): expected HOST:PORT, PORT or 'off', got 'eighty'"),
     (["--password-file", "/nonexistent/pw"], "error: broker.password_file: cannot read /nonexistent/pw"),
     ([], "error: registry: not set"),
 ])
@@ -111,7 +114,9 @@ def test_serve_start_up_mistakes_are_one_line_not_a_traceback(tmp_path, args, me
     registry = [] if message.startswith("error: registry") else ["--registry", str(tmp_path / "sites.yaml")]
     out = subprocess.run([sys.executable, "-m", "ms4watch", "serve", "--data-dir", str(tmp_path / "d"),
                           *registry, *args], capture_output=True, text=True, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                              # the tests' empty settings, not those of the package test_deb.py installs beside
+                              "MS4WATCH_CONFIG": str(EMPTY_SETTINGS)})
     assert out.returncode == 2
     assert out.stderr.startswith(message), out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -1,0 +1,37 @@
+"""The order ``make test`` hands test files to its workers (tests/support/schedule.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.schedule import LONGEST_FIRST, order
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_long_files_first_then_most_tests_first_each_file_whole_and_in_order():
+    ids = ["tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2", "tests/long.py::x",
+           "tests/c.py::t1", "tests/c.py::t2", "tests/c.py::t3", "tests/a.py::t2", "tests/longer.py::y"]
+    ordered = [ids[i] for i in order(ids, longest_first=("tests/longer.py", "tests/long.py"))]
+    assert ordered == ["tests/longer.py::y", "tests/long.py::x",
+                       "tests/c.py::t1", "tests/c.py::t2", "tests/c.py::t3",
+                       "tests/a.py::t1", "tests/a.py::t2", "tests/b.py::t1", "tests/b.py::t2"]
+
+
+def test_the_long_files_named_exist():
+    for name in LONGEST_FIRST:
+        assert (REPO / name).is_file(), name
+
+
+def test_a_collection_starts_with_the_package_build_and_xdist_keeps_that_order(pytestconfig):
+    """What a worker collects is the order xdist hands files out in, as tests/conftest.py tells
+    it (with xdist's default, most tests first, the three tests of test_deb.py went last)."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/test_schedule.py", "tests/test_types.py", "tests/test_deb.py"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    files = [line.split("::", 1)[0] for line in out.stdout.splitlines() if "::" in line]
+    assert files[0] == "tests/test_deb.py", out.stdout + out.stderr
+    assert files.index("tests/test_types.py") < files.index("tests/test_schedule.py")
+    assert pytestconfig.option.loadscopereorder is False

@@ -231,17 +231,54 @@ def trace(structure: str = typer.Argument(..., help="an outfall (or any structur
 @app.command("export")
 def export_(out: Path = typer.Argument(..., help="a new file: .geojson (one file per layer), .gpkg, .kml, .shp…"),
             outfalls: bool = typer.Option(False, "--outfalls", help="the outfalls only"),
+            records: bool = typer.Option(False, "--records", help="and the town's IDDE records: outfalls with their "
+                                         "screenings, cases, trace visits, open cases' suspect reaches"),
             municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = DATA_DIR,
             config: Optional[Path] = config_option()) -> None:
-    """The kept network as GIS layers in WGS 84 (structures and conveyances)."""
+    """The kept network as GIS layers in WGS 84 (structures and conveyances), with --records
+    the town's cases, trace visits and screenings on it."""
     from ..contract.errors import Ms4Error
     from ..network.export import export
-    net = _imported(settings_or_exit(config, data_dir=data_dir), municipality)
+    settings = settings_or_exit(config, data_dir=data_dir)
+    net = _imported(settings, municipality)
     try:
-        for path in export(net, out, outfalls_only=outfalls):
-            typer.echo(f"wrote {path}")
+        if records:
+            written, unplaced = _export_records(settings, municipality, net, out, outfalls)
+        else:
+            written, unplaced = export(net, out, outfalls_only=outfalls), []
     except Ms4Error as e:
         _fail(e)
+    for path in written:
+        typer.echo(f"wrote {path}")
+    for line in unplaced:
+        typer.echo(f"not on the map: {line}")
+
+
+def _export_records(settings: "Settings", municipality: Optional[str], net, out: Path,
+                    outfalls_only: bool) -> tuple[list[Path], list[str]]:
+    """The network's layers and the records' (network.records), the town's compliance records
+    opened as ``ms4watch report`` opens them; the files written and what could not be placed."""
+    from ..compliance.labs import DEFAULT_THRESHOLDS, load_thresholds
+    from ..network.records import Records, export_records
+    from ..network.store import NetworkStore
+    from ..server import open_town
+    from ..workbench.services.tracing import DOUBTED
+    with NetworkStore(_folder(settings, municipality)) as ns:
+        doubted = {f.feature for f in ns.findings() if f.kind in DOUBTED}
+    with open_town(settings, municipality) as town:
+        p = town.data_dir / "screening-thresholds.yaml"         # as the workbench judges field tests
+        thresholds = load_thresholds(p) if p.exists() else DEFAULT_THRESHOLDS
+        store = town.open_compliance()
+        try:
+            cases = store.cases()
+            visits = {c.id: store.trace_visits(c.id, thresholds) for c in cases}
+        finally:
+            store.close()
+        reg = town.registry
+        got = export_records(net, Records(cases, visits, [(o.id, o.lat, o.lon) for o in reg.outfalls],
+                                          {o.id: o.structure for o in reg.outfalls if o.structure}),
+                             out, tz=reg.tz, two_way=doubted, with_network=True, outfalls_only=outfalls_only)
+    return got.written, got.unplaced
 
 
 @app.command("bisect")

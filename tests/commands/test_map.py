@@ -194,3 +194,61 @@ def test_show_attaches_stations_and_sites_where_the_registry_names_the_structure
     assert "monitored outfall DS-5: on the map at MH-2 (named in the registry)" in out
     assert "monitored outfall DS-6: the registry names MH-99, not on the map" in out
     assert "construction site CS-7: drains to inlets CB-1, CB-3 (named in the registry), reaching OF-1, OF-2" in out
+
+
+def test_export_the_records(town: Path):
+    """Cases, trace visits and screenings from the town's compliance.db, placed through the registry."""
+    from datetime import datetime, timezone
+
+    from ms4watch.compliance import traces
+    from ms4watch.compliance.store import ComplianceStore
+    from ms4watch.compliance.traces import FieldTest, Flow, Indicator
+    registry = town / "sites.yaml"
+    registry.write_text("municipality: town\ntimezone: America/New_York\nrain_gauges:\n  - {id: RG-1}\noutfalls:\n"
+                        "  - {id: OF-1, name: Main St, rain_gauges: [RG-1]}\n"
+                        "  - {id: DS-7, name: Creek Rd, rain_gauges: [RG-1], lat: 40.7156, lon: -73.9396}\n")
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    assert "error: no incidents.db or compliance.db in" in run(
+        "export", str(town / "r.geojson"), "--records", data=town / "data", MS4WATCH_REGISTRY=str(registry),
+        ok=False).stderr
+    t0 = datetime(2026, 6, 1, 14, tzinfo=timezone.utc)
+    store = ComplianceStore(town / "data" / "compliance.db", clock=lambda: t0)
+    try:
+        a = store.open_case(origin="incident", incident_id=None, outfall="OF-1", location="OF-1", description="flow",
+                            reporter=None, reporter_contact=None, observed_at=t0, by="smo")
+        store.add_entry(a.id, kind="tracing", at=t0, by="J. Rivera", notes="", recorded_by="smo",
+                        then=lambda conn, eid: traces.write(conn, eid, "MH-1", Flow.PRESENT, "sewage", None,
+                                                            (FieldTest(Indicator.SURFACTANTS, 0.3, "mg/L"),)))
+        b = store.open_case(origin="screening", incident_id=None, outfall="DS-7", location="Creek Rd",
+                            description="screening", reporter=None, reporter_contact=None, observed_at=t0, by="smo")
+        store.add_entry(b.id, kind="screening", at=t0, by="A. Lee", notes="", dry_weather=True, flow_observed=False,
+                        finding="no_flow", recorded_by="smo")
+    finally:
+        store.close()
+    out = run("export", str(town / "r.geojson"), "--records", data=town / "data",
+              MS4WATCH_REGISTRY=str(registry)).stdout.splitlines()
+    assert out == [f"wrote {town / f'r.{layer}.geojson'}" for layer in
+                   ("structures", "conveyances", "outfalls", "cases", "trace_visits", "suspect_reaches")]
+    cases = json.loads((town / "r.cases.geojson").read_text())["features"]
+    assert [(c["properties"]["case"], c["properties"]["outfall"], c["properties"]["structure"],
+             c["properties"]["opened"]) for c in cases] == [
+        ("IDDE-2026-001", "OF-1", "OF-1", "2026-06-01T10:00:00-04:00"),
+        ("IDDE-2026-002", "DS-7", "OF-2", "2026-06-01T10:00:00-04:00")]     # DS-7 by its position
+    visit = json.loads((town / "r.trace_visits.geojson").read_text())["features"][0]["properties"]
+    assert (visit["structure"], visit["flow"], visit["odour"], visit["surfactants_mg_l"], visit["exceeds"]) == \
+        ("MH-1", "present", "sewage", 0.3, "surfactants")
+    outfalls = {f["properties"]["id"]: f["properties"] for f in
+                json.loads((town / "r.outfalls.geojson").read_text())["features"]}
+    assert (outfalls["OF-2"]["screenings"], outfalls["OF-2"]["last_finding"], outfalls["OF-1"]["open_case"]) == \
+        (1, "no_flow", "IDDE-2026-001")
+    reach = json.loads((town / "r.suspect_reaches.geojson").read_text())["features"]
+    # flow at MH-1, nothing found dry yet: all above MH-1 (P-5 and P-7, doubted uphill, taken both ways);
+    # nothing opened on the second case: all above OF-2
+    assert [(f["properties"]["case"], f["properties"]["pipe"]) for f in reach] == [
+        *(("IDDE-2026-001", p) for p in ("P-2", "P-3", "P-4", "P-5", "P-7", "P-8", "P-9")), ("IDDE-2026-002", "P-10")]
+
+
+def test_export_records_needs_the_towns_registry(town: Path):
+    run("import", str(town / "mapping.yaml"), data=town / "data")
+    err = run("export", str(town / "r.kml"), "--records", data=town / "data", ok=False).stderr
+    assert err.strip().startswith("error: ") and len(err.strip().splitlines()) == 1

@@ -151,6 +151,22 @@ def record_layers(net: Network, records: Records, *, tz: tzinfo = timezone.utc,
     return layers, unplaced
 
 
+def feature_collection(layers: Sequence[Layer]) -> dict[str, Any]:
+    """The layers as one GeoJSON FeatureCollection (WGS 84), each feature's ``layer`` naming
+    its layer: what the workbench's map offers to download."""
+    import shapely
+    features = []
+    for layer in layers:
+        for i, g in enumerate(layer.geometries):
+            props: dict[str, Any] = {"layer": layer.name}
+            for name, col in zip(layer.fields, layer.columns):
+                v = col[i]
+                props[name] = None if v is None or (isinstance(v, float) and v != v) else \
+                    v.item() if isinstance(v, np.generic) else v
+            features.append({"type": "Feature", "properties": props, "geometry": shapely.geometry.mapping(g)})
+    return {"type": "FeatureCollection", "features": features}
+
+
 def _tests(v: "TraceVisit") -> list[Any]:
     from ..compliance.traces import Indicator
     by = {t.indicator: t for t in v.tests}
@@ -198,4 +214,4 @@ def _text(v: Any) -> str | None:
     return str(v)
 
 
-__all__ = ["Records", "Exported", "export_records", "record_layers"]
+__all__ = ["Records", "Exported", "export_records", "record_layers", "feature_collection"]

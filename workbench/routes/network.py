@@ -130,6 +130,21 @@ def network_json(request: Request, actor: CurrentActor, services: Services) -> R
     return Response(drawn.json, media_type="application/json", headers=headers)
 
 
+@router.get("/network/map/records.geojson")
+def records_geojson(actor: CurrentActor, services: Services) -> Response:
+    """The town's IDDE records on its map as one GeoJSON FeatureCollection, each feature's
+    ``layer`` saying which: ``outfalls`` (with their screenings), ``cases``, ``trace_visits``,
+    ``suspect_reaches`` (as ``ms4watch map export --records`` writes them, docs/network.md)."""
+    import json
+
+    from ms4watch.network.records import feature_collection
+    got = services.tracing.record_layers(actor) if services.tracing is not None else None
+    if got is None:
+        raise NotFound("no map imported: ms4watch map import")
+    return Response(json.dumps(feature_collection(got[0])), media_type="application/geo+json",
+                    headers={"Content-Disposition": 'attachment; filename="idde-records.geojson"'})
+
+
 @router.get("/network/trace/{sid}")
 def trace(request: Request, sid: StructurePath, actor: CurrentActor, services: Services,
           down: bool = False) -> Response:

@@ -28,6 +28,7 @@ from .compliance import Refused
 
 if TYPE_CHECKING:
     from ...compliance.report import MapOutfall
+    from ...network.export import Layer
     from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
 
@@ -140,6 +141,23 @@ class TraceDesk:
                 if c.id in p.suspect_pipes}
         parcels = parcels_draining_to(m.parcels, reach_entries(m.net, p.suspect_pipes, outfall, flow, dry))
         return CaseTrace(cid, outfall, None, visits, p, ends, tuple(parcels))
+
+    def record_layers(self, actor: Actor) -> tuple[list["Layer"], list[str]] | None:
+        """The town's IDDE records on its map (``network.records``: outfalls with their
+        screenings, cases, trace visits, open cases' suspect reaches) and what could not be
+        placed; None without a map."""
+        from ...network.records import Records, record_layers
+        actor.require(Permission.READ)
+        m = self.town_map()
+        if m is None:
+            return None
+        d = self.compliance
+        cases = d.cases(actor)
+        visits = {c.id: d.store.trace_visits(c.id, d.thresholds) for c in cases}
+        reg = d.registry.outfalls
+        return record_layers(m.net, Records(cases, visits, [(o.id, o.lat, o.lon) for o in reg],
+                                            {o.id: s for o in reg if (s := o.structure)}),
+                             tz=d.tz, two_way=m.doubted)
 
     # -- writing --------------------------------------------------------------------------------
     def record_visit(self, actor: Actor, cid: int, body: TraceVisitIn) -> TraceVisit:

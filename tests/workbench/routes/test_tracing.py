@@ -386,3 +386,31 @@ def test_the_annual_report_counts_the_towns_outfalls_from_the_map_when_one_is_im
     assert rows[0]["name"] == "Main St outfall" and rows[1]["monitored"] == "False"
     page = html.unescape(s.get("/reports/annual/2026").text)
     assert "counted from the town's storm-sewer map: every outfall, monitored or not" in page
+
+
+def test_the_map_offers_its_records_as_one_geojson(bench):
+    """Outfalls with their screenings, cases, trace visits and suspect reaches, one
+    FeatureCollection, each feature's ``layer`` saying which (as ``ms4watch map export --records``)."""
+    assert bench.login("viewer").get("/network/map/records.geojson").status_code == 404      # no map yet
+    case = _two_visits(bench)
+    s = bench.login("viewer")
+    assert '<a href="/network/map/records.geojson" download>' in s.get("/network/map").text
+    r = s.get("/network/map/records.geojson")
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "application/geo+json"
+    by: dict[str, list] = {}
+    for f in r.json()["features"]:
+        by.setdefault(f["properties"].pop("layer"), []).append(f)
+    assert sorted(by) == ["cases", "outfalls", "suspect_reaches", "trace_visits"]
+    [of12] = by["outfalls"]
+    assert of12["geometry"] == {"type": "Point", "coordinates": [-73.9452, 42.8161]}
+    assert (of12["properties"]["id"], of12["properties"]["screenings"], of12["properties"]["open_case"]) == (
+        "OF-12", 0, case["number"])
+    assert [(c["properties"]["case"], c["properties"]["status"], c["properties"]["structure"]) for c in by["cases"]] \
+        == [(case["number"], "open", "OF-12")]
+    visits = [v["properties"] for v in by["trace_visits"]]
+    assert [(v["structure"], v["flow"], v["odour"], v["ammonia_mg_l"], v["exceeds"]) for v in visits] == [
+        ("MH-2", "present", "sewage", 1.2, "ammonia"), ("MH-3", "absent", None, None, None)]
+    assert visits[0]["at"] == "2026-06-01T11:00:00-04:00"                         # the town's time
+    assert [(p["properties"]["pipe"], p["geometry"]["type"]) for p in by["suspect_reaches"]] == [
+        ("P3", "LineString"), ("P5", "LineString")]

@@ -7,6 +7,7 @@ from enum import Enum
 from .model import Finding, Network, StructureKind
 
 UPHILL_TOLERANCE_FT = 0.0    # any rise against the flow is reported; the town decides what is real
+DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's direction unknown (traced both ways)
 
 
 class FindingKind(str, Enum):

@@ -259,10 +259,10 @@ def _export_records(settings: "Settings", municipality: Optional[str], net, out:
     """The network's layers and the records' (network.records), the town's compliance records
     opened as ``ms4watch report`` opens them; the files written and what could not be placed."""
     from ..compliance.labs import DEFAULT_THRESHOLDS, load_thresholds
+    from ..network.checks import DOUBTED
     from ..network.records import Records, export_records
     from ..network.store import NetworkStore
     from ..server import open_town
-    from ..workbench.services.tracing import DOUBTED
     with NetworkStore(_folder(settings, municipality)) as ns:
         doubted = {f.feature for f in ns.findings() if f.kind in DOUBTED}
     with open_town(settings, municipality) as town:

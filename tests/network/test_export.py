@@ -184,3 +184,11 @@ def test_a_case_off_the_map_is_named_not_dropped(synthetic, records: Records, tm
     got = export_records(import_map(synthetic).network, Records(moved, records.visits), tmp_path / "r.gpkg")
     assert got.unplaced == ["case IDDE-2026-002: its outfall OF-99 is not on the town's map"]
     assert pyogrio.read_info(tmp_path / "r.gpkg", layer="cases")["features"] == 1
+
+
+def test_a_town_without_records_gets_empty_layers(synthetic, tmp_path: Path):
+    got = export_records(import_map(synthetic).network, Records([], {}), tmp_path / "none.gpkg")
+    assert [(layer, pyogrio.read_info(got.written[0], layer=layer)["features"])
+            for layer in ("outfalls", "cases", "trace_visits", "suspect_reaches")] == [
+        ("outfalls", 2), ("cases", 0), ("trace_visits", 0), ("suspect_reaches", 0)]
+    assert [f["screenings"] for f in _features(got.written[0], layer="outfalls")] == [0, 0]

@@ -21,6 +21,7 @@ from ...compliance.inputs import TraceVisitIn
 from ...compliance.traces import FieldTest, Flow, Indicator, TraceVisit
 from ...network.areas import DrainageArea, Parcel, parcels_draining_to, reach_entries
 from ...network.bisect import Plan, Weight, plan, weights
+from ...network.checks import DOUBTED        # findings that make a pipe's direction unknown
 from ...network.model import Network, StructureKind
 from ..errors import Conflict
 from ..roles import Actor, Permission
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from ...network.export import Layer
     from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
-
-DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's direction unknown
 
 
 @dataclass(frozen=True)

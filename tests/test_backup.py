@@ -18,16 +18,10 @@ from ms4watch.server import build_server
 from ms4watch.settings import Settings
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.towns import SITES
 
 MIN = 60 * 10**9
 H = 60 * MIN
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def server_for(tmp_path, data, broker, smtp, client_id):

@@ -14,16 +14,9 @@ from typer.testing import CliRunner
 from ms4watch.cli import build_app
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port, have, influxdb1
+from tests.support.towns import SITES
 
 pytestmark = pytest.mark.mosquitto
-
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def settings_file(tmp_path, *, broker: str, notify: str, store: str | None = None, extra: str = "") -> str:

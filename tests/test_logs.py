@@ -10,27 +10,15 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from datetime import datetime
 
-import paho.mqtt.client as mqtt
 import pytest
 
-from ms4watch.contract.wire import encode_readings
 from tests.support.servers import free_port
 from tests.support.waiting import wait_for
+from tests.support.towns import SITES, publish_dry_weather_flow
 
 pytestmark = pytest.mark.mosquitto
-MIN = 60 * 10**9
-H = 60 * MIN
-
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 class Lines:
@@ -56,17 +44,7 @@ def test_every_line_of_serve_is_one_json_object(tmp_path, mosquitto_broker):
     out, err = Lines(proc.stdout), Lines(proc.stderr)
     try:
         assert wait_for(lambda: any("serving town" in line for line in out.lines + err.lines), timeout_s=60)
-        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
-        pub.connect("127.0.0.1", mosquitto_broker.port)
-        pub.loop_start()
-        now = time.time_ns() // MIN * MIN
-        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
-        flow = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 4.0 + k / 10, "L/s", [], None)
-                for k in range(8)]
-        pub.publish("ms4/town/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
-        pub.publish("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
-        pub.loop_stop()
-        pub.disconnect()
+        publish_dry_weather_flow(mosquitto_broker.port)
         assert wait_for(lambda: any("✉" in line for line in out.lines + err.lines), timeout_s=60)   # notified
     finally:
         proc.send_signal(signal.SIGTERM)

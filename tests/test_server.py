@@ -21,18 +21,11 @@ from ms4watch.settings import Settings
 from tests.support.browser import Browser, chromium_binary
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port
+from tests.support.towns import SITES, publish_dry_weather_flow
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
 H = 60 * MIN
-
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_broker):
@@ -48,16 +41,7 @@ def test_alert_email_and_acknowledge_link_in_a_real_browser(tmp_path, mosquitto_
     browser = None
     try:
         assert server.ingest.connected.wait(10)
-        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
-        pub.connect("127.0.0.1", mosquitto_broker.port)
-        pub.loop_start()
-        now = time.time_ns() // MIN * MIN
-        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
-        flow = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 4.0 + k / 10, "L/s", [], None)
-                for k in range(8)]
-        pub.publish("ms4/town/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
-        pub.publish("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        publish_dry_weather_flow(mosquitto_broker.port)
         deadline = time.monotonic() + 20
         while not smtp.to("smo@town.test") and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -9,27 +9,23 @@ import json
 import math
 import re
 import shutil
-import time
 from pathlib import Path
 
 import httpx
-import paho.mqtt.client as mqtt
 import pytest
 import yaml
 
-from ms4watch.contract.wire import encode_readings
 from ms4watch.monitoring import RULES
 from ms4watch.server import build_server
 from ms4watch.settings import Settings
 from tests.support.prometheus import Prometheus
-from tests.support.scrape import SITES, exported_series
+from tests.support.scrape import exported_series
+from tests.support.towns import SITES, publish_dry_weather_flow
 from tests.support.waiting import wait_for
 
 DASHBOARD = json.loads((Path(__file__).resolve().parents[2] / "dashboards" / "json" / "server.json").read_text())
 PROMETHEUS_OWN = {"up"}      # made by Prometheus for each target, not exported
 REMOTE_STORE_ONLY = {"ms4watch_store_spool_depth"}   # a SQLite store needs no spool
-MIN = 60 * 10**9
-H = 60 * MIN
 TOKEN = "prometheus-" + "p" * 32
 
 
@@ -83,21 +79,12 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
     (tmp_path / "metrics-token").write_text(TOKEN)
     prometheus = Prometheus(tmp_path / "prometheus", [documented_scrape_config(
         server.web_url.removeprefix("http://"), tmp_path / "metrics-token")], rule_files=[RULES])
-    pub = None
     try:
         prometheus.start()
         assert wait_for(lambda: [s["value"][1] for s in prometheus.query('up{job="ms4watch"}')] == ["1"], 30)
 
         # while it is scraped: a logger's readings, and a dry-weather flow alert delivered
-        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
-        pub.connect("127.0.0.1", mosquitto_broker.port)
-        pub.loop_start()
-        now = time.time_ns() // MIN * MIN
-        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
-        flow = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 4.0 + k / 10, "L/s", [], None)
-                for k in range(8)]
-        for topic, device, rows in (("RG-1", "LOG-RG1", rain), ("OF-12", "LOG-OF12", flow)):
-            pub.publish(f"ms4/town/{topic}/{device}/readings", encode_readings(device, 1, rows), qos=1).wait_for_publish(5)
+        publish_dry_weather_flow(mosquitto_broker.port)
         assert wait_for(lambda: prometheus.query("increase(ms4watch_alert_latency_seconds_count[1m]) > 0"), 30)
 
         empty = {}
@@ -118,7 +105,5 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
         assert "Ms4watchDown" not in firing and "Ms4watchBrokerLost" not in firing
         assert httpx.get(f"{server.web_url}/metrics").status_code == 401    # without the token: nothing
     finally:
-        if pub is not None:
-            pub.loop_stop()
         prometheus.stop()
         server.stop()

@@ -25,18 +25,12 @@ from ms4watch.ingest.sinks.sqlite import SqliteSink
 from ms4watch.pipeline import AlertPipeline, PipelineParts
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.towns import SITES
 
 pytestmark = pytest.mark.faults
 MIN = 60 * 10**9
 H = 60 * MIN
 SMO = "smo@town.test"
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def discharge() -> list[StoredMessage]:

@@ -24,18 +24,11 @@ import pytest
 from ms4watch.contract.wire import encode_readings
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.towns import SITES
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
 MIN = 60 * 10**9
 H = 60 * MIN
-
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def config(tmp_path: Path, broker, smtp: SmtpSink) -> Path:

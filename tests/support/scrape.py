@@ -16,14 +16,7 @@ from ms4watch.server import build_server
 from ms4watch.settings import Settings
 
 from .servers import free_port
-
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
+from .towns import SITES
 
 
 def exported_series(tmp_path: Path) -> set[str]:

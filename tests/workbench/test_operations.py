@@ -4,28 +4,17 @@ and coming back, the metrics follow readings and an alert."""
 
 from __future__ import annotations
 
-import time
 
 import httpx
-import paho.mqtt.client as mqtt
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ms4watch.contract.wire import encode_readings
 from ms4watch.server import build_server
 from ms4watch.settings import Settings
 from tests.support.waiting import wait_for
+from tests.support.towns import SITES, publish_dry_weather_flow
 
 pytestmark = pytest.mark.mosquitto
-MIN = 60 * 10**9
-H = 60 * MIN
-SITES = """\
-municipality: town
-timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
-outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
-"""
 
 
 def metrics(c: httpx.Client) -> dict[str, float]:
@@ -52,21 +41,10 @@ def test_health_readiness_and_metrics(tmp_path, mosquitto_broker):
         m = metrics(c)
         assert m["ms4watch_readings_stored_total"] == 0 and m["ms4watch_outbox_notifications{status=pending}"] == 0
 
-        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="logger", protocol=mqtt.MQTTv311)
-        pub.connect("127.0.0.1", mosquitto_broker.port)
-        pub.loop_start()
-        now = time.time_ns() // MIN * MIN
-        rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
-        flow = [(now - 35 * MIN + k * 5 * MIN, "flow", "flow", 0.3 if k < 1 else 4.0 + k / 10, "L/s", [], None)
-                for k in range(8)]
-        pub.publish("ms4/town/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
-        pub.publish("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
-        pub.publish("ms4/town/OF-12/LOG-OF12/readings", b"{not json", qos=1).wait_for_publish(5)
-        pub.loop_stop()
-        pub.disconnect()
+        published = publish_dry_weather_flow(mosquitto_broker.port, ("ms4/town/OF-12/LOG-OF12/readings", b"{not json"))
         assert wait_for(lambda: metrics(c).get("ms4watch_alert_latency_seconds_count", 0) >= 1, 20)
         m = metrics(c)
-        assert m["ms4watch_readings_stored_total"] == len(rain) + len(flow)
+        assert m["ms4watch_readings_stored_total"] == published
         assert m["ms4watch_messages_rejected_total"] == 1
         assert m["ms4watch_outbox_notifications{status=sent}"] >= 1      # the notifications file took it
         assert 0 < m["ms4watch_alert_latency_seconds_sum"] < 10

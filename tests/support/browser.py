@@ -52,8 +52,13 @@ class Browser:
         self.call("Log.enable")
 
     def call(self, method: str, **params):
+        return self.call_in(None, method, **params)
+
+    def call_in(self, session: str | None, method: str, **params):
+        """A DevTools command to the browser, or to an attached target's ``session`` (a service worker)."""
         i = next(self._ids)
-        self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
+        self.ws.send(json.dumps({"id": i, "method": method, "params": params,
+                                 **({"sessionId": session} if session else {})}))
         while True:
             msg = json.loads(self.ws.recv(timeout=30))
             if "method" in msg:

@@ -14,7 +14,6 @@ Screenshots in ``test-artefacts/workbench/``."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -36,18 +35,6 @@ class FieldBrowser(Browser):
     def __init__(self) -> None:
         super().__init__()
         self.workers: list[str] = []        # DevTools sessions of the service workers attached
-
-    def call_in(self, session: str, method: str, **params):
-        i = next(self._ids)
-        self.ws.send(json.dumps({"id": i, "method": method, "params": params, "sessionId": session}))
-        while True:
-            msg = json.loads(self.ws.recv(timeout=30))
-            if "method" in msg:
-                self.events.append(msg)
-            if msg.get("id") == i:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
 
     def grant_geolocation(self, origin: str) -> None:
         """Allowed, at the test's place (an override given by a DevTools session lasts as long as it)."""

@@ -9,18 +9,10 @@ import sqlite3
 import pytest
 
 from ms4watch.workbench.roles import Actor, Role, Via
-from tests.support.notify_peers import dwf
 from tests.support.town_network import main_st_network, store_network
+from tests.workbench.routes.test_compliance import _case_from_incident as _case
 
 
-def _case(bench) -> dict:
-    bench.alerting.handle(dwf("2026-06-01T15:30:00Z"))
-    with bench.api("inspector") as c:
-        r = c.post("/api/v1/cases", json={"origin": "incident", "incident_id": 1, "location": "Main St outfall",
-                                          "description": "dry-weather flow, grey water", "observed_at":
-                                          "2026-06-01T15:30:00Z"})
-    assert r.status_code == 201, r.text
-    return r.json()
 
 
 def _folder(bench):

@@ -94,7 +94,7 @@ def demo(
                 "duplicate_messages", "rejected_messages"):
         table.add_row(key.replace("_", " "), str(d[key]))
     table.add_row("storms", ", ".join(f"{s.get('gauge')} {float(s.get('depth_in') or 0):.2f} in" for s in summary.storms) or "none")
-    table.add_row("alerts by kind", ", ".join(f"{k}: {v}" for k, v in d["alerts_by_kind"].items()) or "none")
+    table.add_row("alerts by kind", alerts_text(d["alerts_by_kind"]))
     console.print(table)
     if summary_json:
         write_summary(summary, summary_json)
@@ -110,3 +110,9 @@ def demo(
     if summary.readings_stored != summary.readings_published:
         console.print("[red]stored != published[/]")
         raise typer.Exit(1)
+
+
+def alerts_text(by_kind: dict[str, int]) -> str:
+    """``dry-weather flow: 2, inspection due: 6``: each kind by its name (alerts/kinds), as the pages say it."""
+    from ..alerts.kinds import spec_for
+    return ", ".join(f"{spec_for(k).name}: {n}" for k, n in by_kind.items()) or "none"

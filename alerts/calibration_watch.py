@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Iterable
 
-from .events import Event
+from .events import AlertEvent
 from .open_events import OpenEvents
 from .rules.calibration import SensorCalibration, calibration_events
 
@@ -25,11 +25,11 @@ class CalibrationWatch:
         self.warn = warn
         self._open = OpenEvents(state_path, "calibration watch")    # id -> the latest version emitted, not yet closed
 
-    def advance(self, now_ns: int, sensors: Iterable[SensorCalibration]) -> list[Event]:
+    def advance(self, now_ns: int, sensors: Iterable[SensorCalibration]) -> list[AlertEvent]:
         sensors = list(sensors)
         current = {e.id: e for e in calibration_events(sensors, now_ns, self.warn)}
         calibrated = {(s.device, s.sensor): s.performed.isoformat() for s in sensors}
-        changes: list[Event] = []
+        changes: list[AlertEvent] = []
         for eid, e in current.items():
             if self._open.get(eid) is None or self._open[eid].fields != e.fields:
                 self._open[eid] = e
@@ -40,7 +40,7 @@ class CalibrationWatch:
             performed = calibrated.get((f["device"], f["sensor"]))
             why = (f"calibrated {performed}" if performed is not None and performed != f["performed"]
                    else "no longer reported by its logger")
-            changes.append(Event(old.kind, old.id, {**f, "end": max(now_ns, f["start"]), "closed_by": why},
+            changes.append(AlertEvent(old.kind, old.id, {**f, "end": max(now_ns, f["start"]), "closed_by": why},
                                  old.params, old.provision, old.status))
         return changes
 

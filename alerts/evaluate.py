@@ -16,7 +16,7 @@ import pandas as pd
 from ms4watch.contract.registry import Registry
 from ms4watch.contract.timeutil import format_duration
 
-from .events import Event, EventKind, overdue_id
+from .events import AlertEvent, AlertKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
@@ -40,7 +40,7 @@ def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
 
 
 # -- storms ---------------------------------------------------------------------------------
-def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[Event]:
+def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[AlertEvent]:
     """Storm events of a gauge; a storm is confirmed (``end`` set) once now - last rain > MIT."""
     p = storm_params(reg, gauge)
     if not np.any(rain[1] > 0):  # no rain row: no storm (exact shortcut)
@@ -50,7 +50,7 @@ def gauge_storms(reg: Registry, gauge: str, rain: Arrays, now_ns: int) -> list[E
     out = []
     for start, end, first, depth_uin, duration_h, _n, i5, i15, i60, qualifying in storms.storm_rows(rain[0], rain[1], p):
         done = now_ns - end > mit
-        out.append(Event(EventKind.STORM, f"storm/{gauge}/{first}", {
+        out.append(AlertEvent(AlertKind.STORM, f"storm/{gauge}/{first}", {
             "gauge": gauge, "start": start, "end": end if done else None,
             "depth_in": depth_uin / storms.MICRO, "qualifying": qualifying, "confirmed": done,
             "last_rain": end, "duration_h": round(duration_h, 4),
@@ -70,7 +70,7 @@ class Inspection:
 
 
 def site_inspections(reg: Registry, site_id: str, confirmed_storms: Mapping[str, Sequence[int]],
-                     inspections_ns: Sequence[int], now_ns: int) -> list[Event]:
+                     inspections_ns: Sequence[int], now_ns: int) -> list[AlertEvent]:
     """Post-storm and routine inspection items of one site, and escalations when overdue.
 
     ``confirmed_storms``: gauge -> end times [UTC ns] of its confirmed qualifying storms.
@@ -83,14 +83,14 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: Mapping[str,
     params = {"after_storm_h": r.inspection_after_storm.total_seconds() / 3600,
               "routine_days": r.routine_inspection_interval.total_seconds() / 86400,
               "routine_per_period": 2 if twice else 1, "qualifying_in": float(r.storm_min_depth_in)}
-    out: list[Event] = []
+    out: list[AlertEvent] = []
 
     def item(key: str, gauge: str | None, storm_end: int | None, due: int, closed: int | None, reason: str) -> None:
-        out.append(Event(EventKind.INSPECTION_DUE, key, {
+        out.append(AlertEvent(AlertKind.INSPECTION_DUE, key, {
             "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
             "closed_at": closed}, params, inspections.PROVISION))
         if now_ns > due and (closed is None or closed > due):
-            out.append(Event(EventKind.INSPECTION_OVERDUE, overdue_id(key), {
+            out.append(AlertEvent(AlertKind.INSPECTION_OVERDUE, overdue_id(key), {
                 "site": site_id, "gauge": gauge, "storm_end": storm_end, "due": due, "reason": reason,
                 "closed_at": closed}, params, inspections.PROVISION))
 
@@ -115,7 +115,7 @@ def site_opens_ns(reg: Registry, site_id: str) -> int:
 
 # -- dry-weather flow -----------------------------------------------------------------------
 def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays],
-                   rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[Event]:
+                   rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[AlertEvent]:
     """Dry-weather flow episodes (with suppression) and data-gap notices of one outfall.
 
     ``rain``: gauge id -> that gauge's rain rows, for every gauge of the outfall. Each gauge
@@ -156,7 +156,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         used, missing, depth_in = gauges_in(start, end)
-        out.append(Event(EventKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
+        out.append(AlertEvent(AlertKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "suppressed": suppression(reg, outfall, start, end), "rain_gauges_used": used,
             "rain_gauges_missing": missing, "rain_in_by_gauge": depth_in, "last_met": end,
@@ -165,15 +165,15 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md):
         _used, missing, _depth = gauges_in(start, end)
-        out.append(Event(EventKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
+        out.append(AlertEvent(AlertKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
             "reason": "no rain data covering the dry-weather window", "rain_gauges_missing": missing,
             "last_met": end}, params, dw.PROVISION))
     return out
 
 
-def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Arrays, rain: Mapping[str, Arrays],
-                        rain_index: Mapping[str, dw.RainIndex], first: int) -> Event | None:
+def extend_open_episode(reg: Registry, outfall: str, open_event: AlertEvent, flow: Arrays, rain: Mapping[str, Arrays],
+                        rain_index: Mapping[str, dw.RainIndex], first: int) -> AlertEvent | None:
     """``open_event``, the outfall's open dry-weather-flow episode or dry-weather-unknown
     notice as :func:`outfall_events` made it on the flow readings before ``first`` (its
     ``last_met`` is the reading at ``first - 1``), extended through the readings from
@@ -197,7 +197,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
     floor = of.flow_floor_gpm
     if not nt or not all(x > floor for x in nv):
         return None
-    is_dwf = open_event.kind is EventKind.DRY_WEATHER_FLOW
+    is_dwf = open_event.kind is AlertKind.DRY_WEATHER_FLOW
     want = dw.DRY if is_dwf else dw.UNKNOWN
     r = reg.rules
     gauges = list(of.rain_gauges)
@@ -236,7 +236,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: Event, flow: Ar
         if not f0.get("uncalibrated"):   # the spans grew by (last, end]: their readings' flags too
             fields.update(uncalibrated_field((flow, last + 1, end),
                                              *((rain.get(g, EMPTY), last + 1, end) for g in used0)))
-    return Event(open_event.kind, open_event.id, fields, open_event.params, open_event.provision)
+    return AlertEvent(open_event.kind, open_event.id, fields, open_event.params, open_event.provision)
 
 
 def suppression(reg: Registry, outfall: str, start_ns: int, end_ns: int) -> str | None:
@@ -277,7 +277,7 @@ NOT_EVALUABLE_WHY = {
 }
 
 
-def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[Event]:
+def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[AlertEvent]:
     """Turbidity exceedances (contrast, or the 250 NTU backstop on the downstream probe alone)
     and not-evaluable notices of one pair. A missing upstream probe silences neither."""
     pair = next(p for p in reg.turbidity_pairs if p.id == pair_id)
@@ -289,14 +289,14 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[E
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
     for start, end, is_open, max_delta, max_down, basis, _n in eps:
-        out.append(Event(EventKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
+        out.append(AlertEvent(AlertKind.TURBIDITY_CONTRAST, f"turbidity/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if is_open else end,
             "max_delta_ntu": None if np.isnan(max_delta) else round(max_delta, 3), "suppressed": None,
             "basis": basis, "max_downstream_ntu": round(max_down, 3), "last_met": end,
             "construction_site": pair.construction_site}, params, turbidity.PROVISION))
     for start, end, is_open, _n, causes in nev:
         uncal = uncalibrated_field((up, start, end), (down, start, end))           # issue 13
-        out.append(Event(EventKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
+        out.append(AlertEvent(AlertKind.TURBIDITY_NOT_EVALUABLE, f"turbidity_ne/{pair_id}/{start}", {
             "pair": pair_id, "start": start, "end": None if is_open else end, "last_met": end,
             "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes) + (" (calibration overdue)" if uncal else ""),
             "causes": list(causes), **uncal}, params, turbidity.PROVISION))
@@ -346,7 +346,7 @@ def report_interval(reg: Registry, station: str, from_status: Mapping[str, float
 
 
 def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: Arrays, now_ns: int,
-                   interval: tuple[int, str] | None = None, since_ns: int | None = None) -> list[Event]:
+                   interval: tuple[int, str] | None = None, since_ns: int | None = None) -> list[AlertEvent]:
     """Stale spans and low-battery episodes of one station.
 
     ``interval``: (expected report interval [ns], its source), from :func:`report_interval`
@@ -360,13 +360,13 @@ def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: A
     for start, end, _iv in health.stale_spans(t, now_ns, r.stale_intervals, iv, since_ns):
         before = bool(np.searchsorted(t, start, side="right"))
         silence = f"more than {r.stale_intervals} x {format_duration(timedelta(microseconds=iv // 1000))}"
-        out.append(Event(EventKind.STALE_STATION, f"stale/{station}/{start}", {
+        out.append(AlertEvent(AlertKind.STALE_STATION, f"stale/{station}/{start}", {
             "station": station, "start": start, "end": end, "interval_s": iv / 1e9, "interval_source": source,
             "reason": (f"no reading for {silence}" if before else f"never reported ({silence} since monitoring began)")},
             {"stale_intervals": r.stale_intervals}, health.PROVISION))
     if battery[0].size:
         for start, end, is_open, vmin in health.low_battery(series(battery), r.low_battery_v, r.low_battery_hysteresis_v):
-            out.append(Event(EventKind.LOW_BATTERY, f"battery/{station}/{start}", {
+            out.append(AlertEvent(AlertKind.LOW_BATTERY, f"battery/{station}/{start}", {
                 "station": station, "start": start, "end": None if is_open else end, "min_v": vmin, "last_met": end},
                 {"low_battery_v": r.low_battery_v, "hysteresis_v": r.low_battery_hysteresis_v}, health.PROVISION))
     return out

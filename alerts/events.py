@@ -26,7 +26,7 @@ TIME_FIELDS = frozenset({"start", "end", "storm_end", "due", "closed_at", "time"
 SUBJECT_FIELDS = ("outfall", "pair", "site", "gauge", "station", "record")
 
 
-class EventKind(str, enum.Enum):
+class AlertKind(str, enum.Enum):
     STORM = "storm"
     INSPECTION_DUE = "inspection_due"
     INSPECTION_OVERDUE = "inspection_overdue"          # escalation
@@ -41,21 +41,21 @@ class EventKind(str, enum.Enum):
     COMPLIANCE_DEADLINE = "compliance_deadline"        # a clock of the local laws running (compliance/watch.py)
 
 
-class EventStatus(str, enum.Enum):
+class AlertEventStatus(str, enum.Enum):
     ACTIVE = "active"
     RETRACTED = "retracted"
 
 
 @dataclass(frozen=True)
-class Event:
+class AlertEvent:
     """One alert record. Times in ``fields`` are int UTC nanoseconds (or None)."""
 
-    kind: EventKind
+    kind: AlertKind
     id: str
     fields: Mapping[str, Any]
     params: Mapping[str, Any] = field(default_factory=dict)
     provision: str = ""
-    status: EventStatus = EventStatus.ACTIVE
+    status: AlertEventStatus = AlertEventStatus.ACTIVE
 
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]
@@ -63,10 +63,10 @@ class Event:
     @property
     def notify(self) -> bool:
         """Whether this event should reach a person (suppressed and retracted ones do not)."""
-        return self.status is EventStatus.ACTIVE and not self.fields.get("suppressed")
+        return self.status is AlertEventStatus.ACTIVE and not self.fields.get("suppressed")
 
-    def retracted(self) -> "Event":
-        return replace(self, status=EventStatus.RETRACTED)
+    def retracted(self) -> "AlertEvent":
+        return replace(self, status=AlertEventStatus.RETRACTED)
 
     @property
     def subject(self) -> str:
@@ -88,7 +88,7 @@ class Event:
     @property
     def overdue_of(self) -> str | None:
         """For an INSPECTION_OVERDUE escalation: the id of the inspection item it escalates."""
-        if self.kind is EventKind.INSPECTION_OVERDUE:
+        if self.kind is AlertKind.INSPECTION_OVERDUE:
             return self.id.removeprefix(OVERDUE_PREFIX)
         return None
 
@@ -106,12 +106,12 @@ class Event:
         return json.dumps(self.to_dict(tz), separators=(",", ":"), allow_nan=False)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Event":
+    def from_dict(cls, d: Mapping[str, Any]) -> "AlertEvent":
         """The edge: an ``events.jsonl`` record back into an Event; AlertError names the field."""
         if not isinstance(d, Mapping):
             raise AlertError("not an event record: expected a JSON object")
         try:
-            kind = EventKind(d.get("kind"))
+            kind = AlertKind(d.get("kind"))
         except ValueError:
             raise AlertError(f"kind: not an event kind: {d.get('kind')!r}") from None
         ident = d.get("id")
@@ -128,7 +128,7 @@ class Event:
                     raise AlertError(f"{k}: {e}") from None
             fields[k] = v
         try:
-            status = EventStatus(d.get("status", "active"))
+            status = AlertEventStatus(d.get("status", "active"))
         except ValueError:
             raise AlertError(f"status: must be active or retracted, got {d.get('status')!r}") from None
         return cls(kind, ident, fields, d.get("params", {}), d.get("provision", ""), status)
@@ -138,7 +138,7 @@ OVERDUE_PREFIX = "overdue/"
 
 
 def overdue_id(item_id: str) -> str:
-    """The id of the escalation of inspection item ``item_id`` (see :attr:`Event.overdue_of`)."""
+    """The id of the escalation of inspection item ``item_id`` (see :attr:`AlertEvent.overdue_of`)."""
     return OVERDUE_PREFIX + item_id
 
 
@@ -163,7 +163,7 @@ def parse_time_ns(text: str | None) -> int | None:
     return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-def write_jsonl(events: Iterable[Event], out: IO[str], tz: tzinfo = timezone.utc) -> int:
+def write_jsonl(events: Iterable[AlertEvent], out: IO[str], tz: tzinfo = timezone.utc) -> int:
     n = 0
     for e in events:
         out.write(e.to_json(tz) + "\n")
@@ -171,13 +171,13 @@ def write_jsonl(events: Iterable[Event], out: IO[str], tz: tzinfo = timezone.utc
     return n
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[Event]:
+def read_jsonl(path: str | os.PathLike[str]) -> list[AlertEvent]:
     out = []
     with open(path, encoding="utf-8") as f:
         for i, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    out.append(Event.from_dict(json.loads(line)))
+                    out.append(AlertEvent.from_dict(json.loads(line)))
                 except (json.JSONDecodeError, AlertError) as e:
                     raise AlertError(f"{path}:{i}: {e}") from None
     return out

@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 
 from .errors import AlertError
-from .events import Event
+from .events import AlertEvent
 
 STATE_VERSION = 1
 
 
-class OpenEvents(dict[str, Event]):
+class OpenEvents(dict[str, AlertEvent]):
     """id -> the latest version emitted, not yet closed; ``what`` names the watch in errors."""
 
     def __init__(self, state_path: str | Path | None, what: str):
@@ -44,8 +44,8 @@ class OpenEvents(dict[str, Event]):
                 raise AlertError(f"{self.state_path}: state version {state.get('version')!r}, expected {STATE_VERSION}")
             for d in state["open"]:
                 order = d.pop("_fields")
-                e = Event.from_dict(d)
-                self[e.id] = Event(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision, e.status)
+                e = AlertEvent.from_dict(d)
+                self[e.id] = AlertEvent(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision, e.status)
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise AlertError(f"{self.state_path}: cannot read the {self.what}'s state: {e}") from None
 

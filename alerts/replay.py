@@ -21,7 +21,7 @@ from ms4watch.contract.registry import Registry, load_registry
 
 from . import evaluate as ev
 from .errors import AlertError
-from .events import Event, write_jsonl
+from .events import AlertEvent, write_jsonl
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -87,9 +87,9 @@ class ReadingTable:
 
 
 def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndarray], now_ns: int,
-                 inspections: Sequence[ev.Inspection] = (), progress=None) -> list[Event]:
+                 inspections: Sequence[ev.Inspection] = (), progress=None) -> list[AlertEvent]:
     """All events of a registry over the readings ``get`` returns, judged at ``now_ns``."""
-    out: list[Event] = []
+    out: list[AlertEvent] = []
     confirmed: dict[str, list[int]] = {}
     steps = (len(reg.rain_gauges) + len(reg.construction_sites) + len(reg.outfalls)
              + len(reg.turbidity_pairs) + len(set(station_times) | reg.station_ids()))
@@ -124,7 +124,7 @@ def evaluate_all(reg: Registry, get: ev.Getter, station_times: dict[str, np.ndar
 
 
 def replay(reg: Registry, table: ReadingTable, *, now_ns: int | None = None,
-           inspections: Sequence[ev.Inspection] = (), progress=None, get: ev.Getter | None = None) -> list[Event]:
+           inspections: Sequence[ev.Inspection] = (), progress=None, get: ev.Getter | None = None) -> list[AlertEvent]:
     """Every event over ``table``; ``get``: another view of its readings (:func:`corrected`)."""
     now = table.max_ns if now_ns is None else now_ns
     return evaluate_all(reg, get or table.get, table.stations, now, inspections, progress)
@@ -287,9 +287,9 @@ def replay_files(registry: str | Path | Registry, readings: str | Path, out: str
     return ReplayResult(n, res.problems, unknown)
 
 
-def final_state(events: Iterable[Event]) -> dict[str, Event]:
+def final_state(events: Iterable[AlertEvent]) -> dict[str, AlertEvent]:
     """The last version of every event id (what a store of events would hold)."""
-    state: dict[str, Event] = {}
+    state: dict[str, AlertEvent] = {}
     for e in events:
         state[e.id] = e
     return state

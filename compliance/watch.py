@@ -16,13 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from ..alerts.events import Event, EventKind
+from ..alerts.events import AlertEvent, AlertKind
 from ..alerts.open_events import OpenEvents
 from ..contract.timeutil import to_ns
 from .deadlines import Deadline
 
 
-def deadline_event(d: Deadline) -> Event:
+def deadline_event(d: Deadline) -> AlertEvent:
     """The deadline as an open event; its due date travels as :meth:`~ms4watch.contract.due.Due.to_fields`."""
     if d.start is None or d.due is None:
         raise ValueError(f"{d.key}: a pending clock (no day yet) is no deadline event")
@@ -31,16 +31,16 @@ def deadline_event(d: Deadline) -> Event:
     if d.place:
         fields = {"site" if d.record.startswith("swppp") else "outfall": d.place, **fields}
     params = {"clock": d.rule.describe()}
-    return Event(EventKind.COMPLIANCE_DEADLINE, f"compliance/{d.key}", fields, params, d.rule.provision)
+    return AlertEvent(AlertKind.COMPLIANCE_DEADLINE, f"compliance/{d.key}", fields, params, d.rule.provision)
 
 
 class ComplianceWatch:
     def __init__(self, state_path: str | Path | None = None):
         self._open = OpenEvents(state_path, "compliance watch")    # id -> the latest version emitted, not yet closed
 
-    def advance(self, now_ns: int, deadlines: Iterable[Deadline]) -> list[Event]:
-        changes: list[Event] = []
-        current: dict[str, tuple[Deadline, Event]] = {}
+    def advance(self, now_ns: int, deadlines: Iterable[Deadline]) -> list[AlertEvent]:
+        changes: list[AlertEvent] = []
+        current: dict[str, tuple[Deadline, AlertEvent]] = {}
         for d in deadlines:
             if d.actionable and d.due is not None:   # a clock awaiting its start (a delivery) has no due time yet
                 current[f"compliance/{d.key}"] = (d, deadline_event(d))
@@ -62,7 +62,7 @@ class ComplianceWatch:
                 why = f"met {d.met_at.isoformat()}" if d.met_at else f"closed: {d.closed}"
                 end = to_ns(d.met_at) if d.met_at else now_ns
             f = old.fields
-            changes.append(Event(old.kind, old.id, {**f, "end": max(end, f["start"]), "closed_by": why}, old.params,
+            changes.append(AlertEvent(old.kind, old.id, {**f, "end": max(end, f["start"]), "closed_by": why}, old.params,
                                  old.provision, old.status))
         return changes
 

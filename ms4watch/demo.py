@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
 
-from .alerts.events import EventKind
+from .alerts.events import AlertKind
 from .broker import EmbeddedBroker
 from .contract.registry import load_registry
 from .contract.timeutil import to_ns
@@ -310,7 +310,7 @@ class SimulatedInspector:
     def step(self, pipeline: AlertPipeline, now_ns: int) -> None:
         for e in pipeline.events():
             site = e.fields.get("site")
-            if e.kind is not EventKind.INSPECTION_DUE or site not in self.sites or e.id in self._done:
+            if e.kind is not AlertKind.INSPECTION_DUE or site not in self.sites or e.id in self._done:
                 continue
             if e.fields.get("closed_at"):
                 self._done.add(e.id)

@@ -2,7 +2,7 @@
 
 Ingest calls :meth:`AlertPipeline.feed` with each batch once it is durable; the clock
 calls :meth:`AlertPipeline.advance` (storms are confirmed, inspections fall due, stations go
-stale even when no reading arrives). The engine's typed :class:`Event` objects become
+stale even when no reading arrives). The engine's typed :class:`AlertEvent` objects become
 incidents and queued notifications in one local SQLite transaction; the delivery worker,
 woken by that commit, sends them on its own thread, and dashboard records go to the store
 on another. Nothing here waits on a network server, so a hung SMTP server or a slow
@@ -36,7 +36,7 @@ from .alerts.calibration_watch import CalibrationWatch
 from .compliance.watch import ComplianceWatch
 from .alerts.engine import StreamingEngine
 from .alerts.errors import AlertError
-from .alerts.events import Event, EventKind, EventStatus
+from .alerts.events import AlertEvent, AlertKind, AlertEventStatus
 from .alerts.incidents import Change, Incident, IncidentStore, Priority, connect
 from .alerts.incidents.service import IncidentService
 from .alerts.incidents.sms_auth import ReplyLimiter
@@ -159,10 +159,10 @@ class AlertPipeline:
         self._awaiting_delivery: dict[int, float] = {}  # incident id -> its batch's arrival
         if on_alert_latency is not None:
             self.dispatcher.on_sent = self._delivered
-        self._latest: dict[str, Event] = {}
+        self._latest: dict[str, AlertEvent] = {}
         # events the incident database could not take yet (full disk, I/O error), in order:
         # handed over again at every feed and tick, and no checkpoint is taken while any waits
-        self._untaken: deque[Event] = deque()
+        self._untaken: deque[AlertEvent] = deque()
         self._incidents_failing = False
         self._stated: dict[str, float] = {}          # report intervals the loggers stated, as last told
         self._reported_end: set[str] = set()
@@ -397,14 +397,14 @@ class AlertPipeline:
         with self._lock:
             self._handle(self.engine.use_registry(registry))
 
-    def engine_events(self) -> list[Event]:
+    def engine_events(self) -> list[AlertEvent]:
         """Every event the engine holds (final ones included), not retracted: what the
         workbench shows of storms and inspection items, whenever the process started."""
         with self._lock:
             return list(self.engine.events().values())
 
     # -- events ---------------------------------------------------------------------------------
-    def _handle(self, events: list[Event]) -> None:
+    def _handle(self, events: list[AlertEvent]) -> None:
         tz = self.registry.tz
         for e in events:
             first = e.id not in self._latest
@@ -412,7 +412,7 @@ class AlertPipeline:
             closing = e.fields.get("end") is not None and e.id not in self._reported_end
             if closing:
                 self._reported_end.add(e.id)
-            if first or closing or e.status is EventStatus.RETRACTED:
+            if first or closing or e.status is AlertEventStatus.RETRACTED:
                 self.report(event_line(e, tz))
             self._untaken.append(e)
             if self.records is not None:
@@ -467,15 +467,15 @@ class AlertPipeline:
                                           inc.state.value, by)])
 
     # -- results --------------------------------------------------------------------------------
-    def events(self) -> list[Event]:
+    def events(self) -> list[AlertEvent]:
         """The latest version of every event not retracted."""
-        return [e for e in self._latest.values() if e.status is not EventStatus.RETRACTED]
+        return [e for e in self._latest.values() if e.status is not AlertEventStatus.RETRACTED]
 
-    def storms(self) -> list[Event]:
-        return [e for e in self.events() if e.kind is EventKind.STORM]
+    def storms(self) -> list[AlertEvent]:
+        return [e for e in self.events() if e.kind is AlertKind.STORM]
 
-    def alerts(self) -> list[Event]:
-        return [e for e in self.events() if e.kind is not EventKind.STORM]
+    def alerts(self) -> list[AlertEvent]:
+        return [e for e in self.events() if e.kind is not AlertKind.STORM]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

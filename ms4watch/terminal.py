@@ -7,12 +7,12 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import Any, Callable
 
-from .alerts.events import Event, EventKind, EventStatus
+from .alerts.events import AlertEvent, AlertKind, AlertEventStatus
 
 Reporter = Callable[[str], None]
 
 
-def event_line(e: Event, tz: tzinfo) -> str:
+def event_line(e: AlertEvent, tz: tzinfo) -> str:
     """``[2026-06-03 01:00] storm RG-1 0.85 in, qualifying, ended 09:10``."""
     f = e.fields
 
@@ -23,32 +23,32 @@ def event_line(e: Event, tz: tzinfo) -> str:
     when = at("start") or at("due") or at("time")
     kind = e.kind
     detail = ""
-    if kind is EventKind.INSPECTION_OVERDUE:
+    if kind is AlertKind.INSPECTION_OVERDUE:
         when = at("due")
-    if kind is EventKind.STORM:
+    if kind is AlertKind.STORM:
         detail = f"{_num(f.get('depth_in'), 2)} in" + (", qualifying" if f.get("qualifying") else "")
         detail += f", ended {at('end', '%H:%M')}" if f.get("end") else ", raining"
-    elif kind in (EventKind.INSPECTION_DUE, EventKind.INSPECTION_OVERDUE):
+    elif kind in (AlertKind.INSPECTION_DUE, AlertKind.INSPECTION_OVERDUE):
         why = f"after the storm at {f['gauge']}" if f.get("reason") == "storm" else "routine (7-day)"
         detail = f"{why}, due {at('due')}"
         if f.get("closed_at"):
             detail += f", inspected {at('closed_at')}"
-    elif kind is EventKind.DRY_WEATHER_FLOW:
+    elif kind is AlertKind.DRY_WEATHER_FLOW:
         detail = f"peak {_num(f.get('peak_gpm'), 1)} gpm" + (f", suppressed: {f['suppressed']}"
                                                               if f.get("suppressed") else "")
-    elif kind is EventKind.TURBIDITY_CONTRAST:
+    elif kind is AlertKind.TURBIDITY_CONTRAST:
         if f.get("max_delta_ntu") is None:   # the backstop, judged on the downstream probe alone
             detail = f"downstream up to {_num(f.get('max_downstream_ntu'), 1)} NTU (backstop)"
         else:
             detail = f"max +{_num(f.get('max_delta_ntu'), 1)} NTU"
-    elif kind in (EventKind.CALIBRATION_DUE, EventKind.CALIBRATION_OVERDUE):
+    elif kind in (AlertKind.CALIBRATION_DUE, AlertKind.CALIBRATION_OVERDUE):
         detail = f"sensor {f.get('sensor')} of {f.get('device')}, due {f.get('due_day')}" + (
             f" ({f['closed_by']})" if f.get("closed_by") else "")
     if f.get("uncalibrated"):
         detail += " [uncalibrated data]"
-    if e.status is EventStatus.RETRACTED:
+    if e.status is AlertEventStatus.RETRACTED:
         detail += " (retracted)"
-    elif f.get("end") and kind is not EventKind.STORM:
+    elif f.get("end") and kind is not AlertKind.STORM:
         detail += f", closed {at('end', '%H:%M')}"
     return f"[{when}] {kind.value.replace('_', ' ')} {e.subject} {detail}".rstrip()
 

@@ -175,7 +175,7 @@ def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_bein
     """Two tipping-bucket gauges send one row per tip and a heartbeat every 30 min, and nothing
     in the registry says so. RG-1's logger states its 30-min interval in its status; RG-2's does
     not: after an hour of silence RG-2 is stale (judged by the 15-min default), RG-1 is not."""
-    from ms4watch.alerts.events import EventKind
+    from ms4watch.alerts.events import AlertKind
     from ms4watch.contract.wire import status_payload
     from tests.support.waiting import wait_for
 
@@ -198,7 +198,7 @@ def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_bein
         pub.loop_stop()
         assert wait_for(lambda: server.pipeline.fed_readings == 2 * len(heartbeats), 20)
         server.pipeline.advance(now)
-        stale = {e["station"] for e in server.pipeline.alerts() if e.kind is EventKind.STALE_STATION}
+        stale = {e["station"] for e in server.pipeline.alerts() if e.kind is AlertKind.STALE_STATION}
         assert stale == {"RG-2"}
     finally:
         server.stop()

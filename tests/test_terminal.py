@@ -3,14 +3,14 @@ the municipality's zone."""
 
 from zoneinfo import ZoneInfo
 
-from ms4watch.alerts.events import Event
+from ms4watch.alerts.events import AlertEvent
 from ms4watch.terminal import NotificationEcho, event_line
 
 NY = ZoneInfo("America/New_York")
 
 
 def line(d):
-    return event_line(Event.from_dict({"id": "x", **d}), NY)
+    return event_line(AlertEvent.from_dict({"id": "x", **d}), NY)
 
 
 def test_storm_depths_and_values_are_rounded():

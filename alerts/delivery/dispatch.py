@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ms4watch.contract.registry import Contact, Registry, Role
 
-from ..events import EventKind
+from ..events import AlertKind
 from ..incidents import IncidentStore, transaction
 from ..incidents.model import Incident, Priority, Stage, State, from_iso, iso
 from ..incidents.store import Change
@@ -375,7 +375,7 @@ def _ref(inc: Incident, stage: Stage) -> str:
     """The queue's ``ref``: ``incident:<id>``; a compliance deadline's reminder and overdue
     notice also name the deadline they are for, so a deadline a later record moved gets its own
     (the queue's unique key is one row per incident, recipient, channel and stage)."""
-    if (stage.value in _DEADLINE_STAGES and inc.kind == EventKind.COMPLIANCE_DEADLINE.value
+    if (stage.value in _DEADLINE_STAGES and inc.kind == AlertKind.COMPLIANCE_DEADLINE.value
             and inc.deadline is not None):
         return f"incident:{inc.id}@{_iso(inc.deadline)}"
     return f"incident:{inc.id}"

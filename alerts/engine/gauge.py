@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import evaluate as ev
-from ..events import Event, EventStatus
+from ..events import AlertEvent, AlertEventStatus
 from ..rules._common import td_ns
 from .buffers import BIG, NEVER, Change
 from .state import Subject
@@ -94,7 +94,7 @@ class Gauges:
         eng.series[(gid, "rain")].trim(need)
         return True
 
-    def evaluate(self, gid: str, changed: Changed | None) -> tuple[list[Event], bool]:
+    def evaluate(self, gid: str, changed: Changed | None) -> tuple[list[AlertEvent], bool]:
         """Storms of a gauge that change; also whether its confirmed qualifying storms changed."""
         if self.quiet(gid, changed):
             return [], False
@@ -109,7 +109,7 @@ class Gauges:
         confirmed = eng.confirmed[gid]
         confirmed_changed = False
         for e in changes:
-            if e.status is EventStatus.ACTIVE and e["confirmed"] and e["qualifying"]:
+            if e.status is AlertEventStatus.ACTIVE and e["confirmed"] and e["qualifying"]:
                 if confirmed.get(e.id) != e["last_rain"]:
                     confirmed[e.id] = e["last_rain"]
                     confirmed_changed = True

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...contract.registry import Outfall, Registry
 from .. import evaluate as ev
-from ..events import Event, EventKind
+from ..events import AlertEvent, AlertKind
 from ..rules._common import runs, td_ns
 from ..rules.dry_weather import RainIndex
 from .buffers import BIG, NEVER, Change, Series, held
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .scheduler import StreamingEngine
 
 Changed = dict[tuple[str, str], Change]
-EXTENDABLE = (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)   # extend_open
+EXTENDABLE = (AlertKind.DRY_WEATHER_FLOW, AlertKind.DRY_WEATHER_UNKNOWN)   # extend_open
 WINDOW = 64   # long_run_reaches looks at up to this many readings in Python, else numpy
 
 
@@ -71,7 +71,7 @@ class Outfalls:
                     bound = b
         return bound
 
-    def quiet(self, oid: str, changed: Changed) -> list[Event] | None:
+    def quiet(self, oid: str, changed: Changed) -> list[AlertEvent] | None:
         """The common case (readings appended below the floor, zero rain rows: nine of ten
         outfalls a batch, live): :meth:`flow_may_change`'s first case, then the freezing and
         trimming :meth:`evaluate` does, without running the rules. None when it does not
@@ -147,7 +147,7 @@ class Outfalls:
         t, v, _ = self.eng.get(oid, "flow")
         return long_run_reaches(self.last_above, oid, t, v, bound, floor, self.md)   # 2.
 
-    def evaluate(self, oid: str, changed: Changed | None) -> list[Event]:
+    def evaluate(self, oid: str, changed: Changed | None) -> list[AlertEvent]:
         """The outfall's events that change (after :meth:`quiet` said it does not apply)."""
         eng = self.eng
         key, flow_key, stations, _, _ = self.keys[oid]
@@ -171,7 +171,7 @@ class Outfalls:
         eng.series[flow_key].trim(eng.cutoff(key, horizon, 3 * md))
         return changes
 
-    def extend_open(self, oid: str, changed: Changed) -> Event | None:
+    def extend_open(self, oid: str, changed: Changed) -> AlertEvent | None:
         """An open dry-weather-flow episode (or dry-weather-unknown notice) extended by the
         flow readings appended since the outfall was last evaluated, without running its
         rules (:func:`..evaluate.extend_open_episode`), recorded as emitted; None when that

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import evaluate as ev
-from ..events import Event
+from ..events import AlertEvent
 from ..rules._common import td_ns
 from .buffers import BIG, Change
 
@@ -58,7 +58,7 @@ class Pairs:
         return not ev.pair_quiet(eng.get(p.upstream, "turbidity"), down, int(np.searchsorted(down[0], bound)),
                                  *self.params)
 
-    def evaluate(self, pid: str, changed: Changed | None) -> list[Event]:
+    def evaluate(self, pid: str, changed: Changed | None) -> list[AlertEvent]:
         eng = self.eng
         p = self.pairs[pid]
         up, down = eng.get(p.upstream, "turbidity"), eng.get(p.downstream, "turbidity")

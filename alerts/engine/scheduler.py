@@ -19,7 +19,7 @@ from ...contract.timeutil import to_ns
 from ...contract.wire import CanonicalReading
 from .. import evaluate as ev
 from ..errors import AlertError
-from ..events import Event
+from ..events import AlertEvent
 from ..rules._common import td_ns
 from .buffers import BIG, NEVER, SAME, Change, Series, SeriesMap, Times, held, nan_values, next_after
 from .gauge import Gauges
@@ -101,7 +101,7 @@ class StreamingEngine:
             load(self, self.state_path)
 
     # -- public API -------------------------------------------------------------------------
-    def feed(self, readings: Iterable[CanonicalReading]) -> list[Event]:
+    def feed(self, readings: Iterable[CanonicalReading]) -> list[AlertEvent]:
         """Add readings (any order, duplicates allowed); return new or changed events."""
         series = self.series
         by_station = series.by_station
@@ -256,7 +256,7 @@ class StreamingEngine:
         # now never goes back, so with eval_interval 0 every pending subject is due
         return self.evaluate(list(pending) if iv <= 0 else [k for k in pending if now - last_eval.get(k, NEVER) >= iv])
 
-    def advance(self, now_ns: int) -> list[Event]:
+    def advance(self, now_ns: int) -> list[AlertEvent]:
         """Time passes (no readings needed): storms get confirmed, inspections fall overdue,
         stations go stale."""
         if now_ns > self.now_ns:
@@ -267,7 +267,7 @@ class StreamingEngine:
         subjects = {("gauge", g.id) for g in self.reg.rain_gauges} | {("station", s) for s in stations}
         return self.evaluate(subjects | set(self.pending), sites=True)
 
-    def record_inspection(self, site: str, time: datetime | int, inspector: str = "", note: str = "") -> list[Event]:
+    def record_inspection(self, site: str, time: datetime | int, inspector: str = "", note: str = "") -> list[AlertEvent]:
         """Record an inspection of ``site`` at ``time`` (aware datetime or UTC ns); closes its
         open items and returns the updated ones."""
         if not any(s.id == site for s in self.reg.construction_sites):
@@ -291,7 +291,7 @@ class StreamingEngine:
         """Every (station, quantity) the rules read: what a re-feed from the store must cover."""
         return set(self.deps) | {(s, "battery") for s in self.reg.station_ids()}
 
-    def station_report_interval(self, station: str, seconds: float | None) -> list[Event]:
+    def station_report_interval(self, station: str, seconds: float | None) -> list[AlertEvent]:
         """The report interval ``station``'s logger states in its status message
         (``StatusMessage.report_interval_s``, seconds; None forgets it); returns the station's
         health events that change.
@@ -312,7 +312,7 @@ class StreamingEngine:
             return []
         return self.evaluate([("station", station)])
 
-    def use_registry(self, registry: Registry) -> list[Event]:
+    def use_registry(self, registry: Registry) -> list[AlertEvent]:
         """Judge from now on by ``registry``: the same stations, sites and rules with other
         approved discharges or exempt flows (recorded on the workbench). Every outfall is
         judged again; an episode not yet final takes the new suppression, a final one keeps
@@ -329,7 +329,7 @@ class StreamingEngine:
     def inspections(self) -> list[ev.Inspection]:
         return list(self.inspected)
 
-    def events(self) -> dict[str, Event]:
+    def events(self) -> dict[str, AlertEvent]:
         """The current version of every event not retracted (frozen ones included)."""
         out = {}
         for sub in self.subjects.values():
@@ -389,12 +389,12 @@ class StreamingEngine:
         return held(self.latest, stations, self.silent) - self.lateness
 
     def evaluate(self, due: Iterable[tuple[str, str]], sites: bool = False,
-                 changed: dict[tuple[str, str], Change] | None = None) -> list[Event]:
+                 changed: dict[tuple[str, str], Change] | None = None) -> list[AlertEvent]:
         """Evaluate the subjects ``due`` (gauges first, then outfalls, pairs, stations, each by
         name), and the sites when due. ``changed``: feed's records of this batch, for every
         subject of ``due``, already in that order (eval_interval 0: nothing pending, and
         ``_last_eval`` is never read); else each subject takes its pending records."""
-        out: list[Event] = []
+        out: list[AlertEvent] = []
         order = _ORDER
         sites_dirty = sites or self.now_ns >= self._site_wake
         if changed is None:
@@ -443,8 +443,8 @@ class StreamingEngine:
             self._site_wake = wake
         return out
 
-    def update(self, key: tuple[str, str], computed: list[Event] | None, settle_ns: int, horizon: int,
-               inputs: tuple[tuple[str, str], ...] = ()) -> list[Event]:
+    def update(self, key: tuple[str, str], computed: list[AlertEvent] | None, settle_ns: int, horizon: int,
+               inputs: tuple[tuple[str, str], ...] = ()) -> list[AlertEvent]:
         """Diff computed events against those emitted (``computed`` None: the rules were not
         run, what changed cannot change the events); freeze the ones that can no longer
         change. ``inputs``: the (station, quantity) buffers the subject's events are made of.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from .. import evaluate as ev
-from ..events import Event
+from ..events import AlertEvent
 from .state import Subject
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ class Sites:
     def __init__(self, eng: "StreamingEngine") -> None:
         self.eng = eng
 
-    def evaluate(self, sid: str) -> list[Event]:
+    def evaluate(self, sid: str) -> list[AlertEvent]:
         eng = self.eng
         storms: dict[str, Sequence[int]] = {g: list(d.values()) for g, d in eng.confirmed.items()}
         computed = ev.site_inspections(eng.reg, sid, storms, [i.time_ns for i in eng.inspected if i.site == sid],

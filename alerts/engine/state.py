@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import evaluate as ev
 from ..errors import AlertError
-from ..events import Event
+from ..events import AlertEvent
 from .buffers import NEVER
 
 if TYPE_CHECKING:
@@ -29,10 +29,10 @@ STATE_VERSION = 1
 class Subject:
     """One subject's events (a gauge's storms, an outfall's episodes, …)."""
 
-    emitted: dict[str, Event]           # the current version of every event (frozen ones included)
+    emitted: dict[str, AlertEvent]           # the current version of every event (frozen ones included)
     frozen: set[str]
     cutoff: int = NEVER
-    live: dict[str, Event] = field(default_factory=dict)   # emitted and not frozen: what can still change
+    live: dict[str, AlertEvent] = field(default_factory=dict)   # emitted and not frozen: what can still change
 
     def __post_init__(self) -> None:
         self.live = {k: e for k, e in self.emitted.items() if k not in self.frozen}
@@ -79,8 +79,8 @@ def load(eng: "StreamingEngine", path: Path) -> None:
             emitted = {}
             for d in evs:
                 order = d.pop("_fields")
-                e = Event.from_dict(d)
-                emitted[e.id] = Event(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision,
+                e = AlertEvent.from_dict(d)
+                emitted[e.id] = AlertEvent(e.kind, e.id, {f: e.fields[f] for f in order}, e.params, e.provision,
                                       e.status)
             eng.subjects[(k, n)] = Subject(emitted, set(frozen), cut)
         for g, d in state["confirmed"].items():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import evaluate as ev
-from ..events import Event
+from ..events import AlertEvent
 
 if TYPE_CHECKING:
     from .scheduler import StreamingEngine
@@ -20,7 +20,7 @@ class Stations:
     def __init__(self, eng: "StreamingEngine") -> None:
         self.eng = eng
 
-    def evaluate(self, st: str) -> list[Event]:
+    def evaluate(self, st: str) -> list[AlertEvent]:
         eng = self.eng
         ser = eng.times.get(st)
         times = ser.times() if ser is not None else ev.EMPTY[0]

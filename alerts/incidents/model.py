@@ -1,7 +1,7 @@
 """Incident values: lifecycle states, per-kind policy, and the episode key of an event.
 
-Events arrive from the engine as typed :class:`~ms4watch.alerts.events.Event` objects (an
-:class:`EventKind`, an ``id`` an update keeps, times as UTC ns). An episode is identified
+Events arrive from the engine as typed :class:`~ms4watch.alerts.events.AlertEvent` objects (an
+:class:`AlertKind`, an ``id`` an update keeps, times as UTC ns). An episode is identified
 by kind and id: the engine reports it again when it grows, closes or is retracted.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..events import Event, EventKind
+from ..events import AlertEvent, AlertKind
 from ..kinds import Priority, spec_for
 from .errors import EventError
 
@@ -50,20 +50,20 @@ class KindPolicy:
     what: str            # the kind without numbers (lists, the audit log); the town's words: kinds.describe
 
 
-def policy_for(kind: EventKind | str) -> KindPolicy:
+def policy_for(kind: AlertKind | str) -> KindPolicy:
     """The policy of a kind (alerts/kinds/); any other kind is a notice (digest only, no escalation)."""
     s = spec_for(kind)
     return KindPolicy(s.priority, s.escalates, s.recovery, s.name)
 
 
-def subject_of(event: Event) -> str:
+def subject_of(event: AlertEvent) -> str:
     try:
         return event.subject
     except Exception as e:  # AlertError: the event names no subject
         raise EventError(event.to_dict(), "subject", str(e)) from None
 
 
-def event_start(event: Event) -> datetime:
+def event_start(event: AlertEvent) -> datetime:
     """When the episode began: ``start``. An inspection item has none: its storm's end stands
     in, or for a routine item the due time less the routine interval (``params.routine_days``,
     default 7): an inspection from then on satisfies it."""
@@ -73,7 +73,7 @@ def event_start(event: Event) -> datetime:
             return t
     due = event.instant("due")
     if due is not None:
-        if event.kind is EventKind.INSPECTION_DUE:
+        if event.kind is AlertKind.INSPECTION_DUE:
             return due - timedelta(days=float(event.params.get("routine_days", 7)))
         return due
     t = event.instant("time")
@@ -82,7 +82,7 @@ def event_start(event: Event) -> datetime:
     return t
 
 
-def episode_key(event: Event) -> str:
+def episode_key(event: AlertEvent) -> str:
     """``kind|id:<id>``: the same for every report of one episode (the engine keeps an
     event's id through its updates)."""
     subject_of(event)  # every event names its subject

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ms4watch.contract.registry import Registry
 
-from ..events import Event, EventKind
+from ..events import AlertEvent, AlertKind
 from ...sqlite import transaction
 from .model import Incident
 from .sms_auth import ReplyLimiter
@@ -61,12 +61,12 @@ class IncidentService:
         self._data_version: int | None = None   # see changed_elsewhere
 
     # -- the engine's events -------------------------------------------------------------
-    def handle(self, event: Event) -> Change:
+    def handle(self, event: AlertEvent) -> Change:
         """Create/update the episode's incident and queue its notifications (atomically).
         Handling the same event twice changes nothing. Returns what it changed."""
         item = event.overdue_of
         if item is not None:   # the engine's escalation of an inspection item: that item's OVERDUE stage
-            event = Event(EventKind.INSPECTION_DUE, item, event.fields, event.params, event.provision, event.status)
+            event = AlertEvent(AlertKind.INSPECTION_DUE, item, event.fields, event.params, event.provision, event.status)
         with self._lock:
             now = self.clock()
             with transaction(self.conn):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Iterable
 
-from ..events import Event, EventKind, EventStatus
+from ..events import AlertEvent, AlertKind, AlertEventStatus
 from ..kinds.units import duration
 from ...sqlite import inserted_id, transaction
 from .errors import IncidentError
@@ -111,21 +111,21 @@ class IncidentStore:
     def _local(self, dt: datetime) -> str:
         """A time in an audit note as the SMO reads it: ``Mon 2026-06-01 11:30 EDT``."""
         return f"{dt.astimezone(self.tz):%a %Y-%m-%d %H:%M %Z}"
-    def apply_event(self, event: Event, now: datetime) -> Change:
+    def apply_event(self, event: AlertEvent, now: datetime) -> Change:
         """Create or update the incident of the event's episode. Idempotent per event."""
         kind = event.kind
-        if kind is EventKind.STORM and not event.fields.get("qualifying"):
+        if kind is AlertKind.STORM and not event.fields.get("qualifying"):
             return Change(None, ignored="storm below the qualifying depth")
         key = episode_key(event)
         subject = subject_of(event)
         start = event_start(event)
         end = event.instant("end")
-        closed_by_inspection = kind is EventKind.INSPECTION_DUE and any(
+        closed_by_inspection = kind is AlertKind.INSPECTION_DUE and any(
             event.fields.get(f) for f in ("inspected_at", "closed_at", "end"))
         suppressed = event.fields.get("suppressed") or None
-        retracted = event.status is EventStatus.RETRACTED
+        retracted = event.status is AlertEventStatus.RETRACTED
         record = json.dumps(event.to_dict(self.tz), default=str)
-        deadline = event.instant("due") if kind in (EventKind.INSPECTION_DUE, EventKind.COMPLIANCE_DEADLINE) else None
+        deadline = event.instant("due") if kind in (AlertKind.INSPECTION_DUE, AlertKind.COMPLIANCE_DEADLINE) else None
         with transaction(self.conn):
             row = self.conn.execute("SELECT incident_id, \"end\" FROM episodes WHERE key = ?", (key,)).fetchone()
             if retracted:
@@ -133,7 +133,7 @@ class IncidentStore:
                     return Change(None, ignored="retracted before it was ever reported")
                 return self._retract(row["incident_id"], record, now)
             if row is not None:
-                moved_to = deadline if kind is EventKind.COMPLIANCE_DEADLINE else None
+                moved_to = deadline if kind is AlertKind.COMPLIANCE_DEADLINE else None
                 return self._update(row["incident_id"], key, record, end, suppressed, closed_by_inspection, now,
                                     moved_to)
             merge_into = self._merge_candidate(kind, subject, start, suppressed)
@@ -141,7 +141,7 @@ class IncidentStore:
                 return self._merge(merge_into, key, record, start, end, suppressed, now)
             return self._open(key, kind, subject, record, start, end, deadline, suppressed, closed_by_inspection, now)
 
-    def _open(self, key: str, kind: EventKind, subject: str, record: str, start: datetime, end: datetime | None,
+    def _open(self, key: str, kind: AlertKind, subject: str, record: str, start: datetime, end: datetime | None,
               deadline: datetime | None, suppressed: str | None, closed_by_inspection: bool, now: datetime) -> Change:
         pol = policy_for(kind)
         for _ in range(20):
@@ -171,7 +171,7 @@ class IncidentStore:
         if closed_by_inspection:
             self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
             closed = True
-        elif end is not None and kind is not EventKind.INSPECTION_DUE:
+        elif end is not None and kind is not AlertKind.INSPECTION_DUE:
             self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended {self._local(end)}")
             closed = True
         return Change(self.get(iid), opened=True, closed=closed)
@@ -209,7 +209,7 @@ class IncidentStore:
             if closed_by_inspection:
                 self._resolve_row(iid, now, SYSTEM, "inspection recorded", "inspection", "inspection recorded by the engine")
                 closed = True
-            elif newly_ended and inc.kind != EventKind.INSPECTION_DUE.value:
+            elif newly_ended and inc.kind != AlertKind.INSPECTION_DUE.value:
                 self._resolve_row(iid, now, SYSTEM, "alert engine", "auto", f"episode ended {self._local(end)}")  # type: ignore[arg-type]
                 closed = True
         return Change(self.get(iid), closed=closed, unsuppressed=unsuppressed, deadline_moved=moved)
@@ -225,9 +225,9 @@ class IncidentStore:
         self._resolve_row(iid, now, SYSTEM, "alert engine", "retracted", "late data showed it did not happen")
         return Change(self.get(iid), closed=True, retracted=True)
 
-    def _merge_candidate(self, kind: EventKind, subject: str, start: datetime, suppressed: str | None) -> int | None:
-        if kind in (EventKind.INSPECTION_DUE, EventKind.STORM, EventKind.CALIBRATION_DUE,
-                    EventKind.CALIBRATION_OVERDUE, EventKind.COMPLIANCE_DEADLINE):
+    def _merge_candidate(self, kind: AlertKind, subject: str, start: datetime, suppressed: str | None) -> int | None:
+        if kind in (AlertKind.INSPECTION_DUE, AlertKind.STORM, AlertKind.CALIBRATION_DUE,
+                    AlertKind.CALIBRATION_OVERDUE, AlertKind.COMPLIANCE_DEADLINE):
             return None  # each storm, each deadline and each sensor's calibration is its own item
         row = self.conn.execute(
             "SELECT id, \"end\", suppressed FROM incidents WHERE kind = ? AND subject = ? AND start <= ?"
@@ -309,7 +309,7 @@ class IncidentStore:
             inc = self.find(ref)
             if inc.state is State.RESOLVED:
                 raise IncidentError(f"incident {inc.id} ({inc.code}) is already resolved")
-            resolution = "inspection" if inc.kind == EventKind.INSPECTION_DUE.value else "manual"
+            resolution = "inspection" if inc.kind == AlertKind.INSPECTION_DUE.value else "manual"
             self._resolve_row(inc.id, now, by, how, resolution, note)
             return self.get(inc.id)
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import KindSpec, Priority
 from .units import duration
 
@@ -18,6 +18,6 @@ def overdue_rule(reg: Registry, subject: str) -> str:
 
 
 _TECH = frozenset({Role.TECHNICIAN})
-DUE = KindSpec(EventKind.CALIBRATION_DUE, "calibration due", Priority.ROUTINE, audience=_TECH, rule=due_rule)
-OVERDUE = KindSpec(EventKind.CALIBRATION_OVERDUE, "calibration overdue", Priority.ROUTINE, recovery=True,
+DUE = KindSpec(AlertKind.CALIBRATION_DUE, "calibration due", Priority.ROUTINE, audience=_TECH, rule=due_rule)
+OVERDUE = KindSpec(AlertKind.CALIBRATION_OVERDUE, "calibration overdue", Priority.ROUTINE, recovery=True,
                    audience=_TECH, rule=overdue_rule)   # not a page

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...contract.registry import Registry
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import KindSpec, Priority
 
 
@@ -11,4 +11,4 @@ def rule(reg: Registry, subject: str) -> str:
     return "a clock of the local law (notice of violation, release notice, SWPPP review)"
 
 
-SPEC = KindSpec(EventKind.COMPLIANCE_DEADLINE, "compliance deadline", Priority.DEADLINE, rule=rule)
+SPEC = KindSpec(AlertKind.COMPLIANCE_DEADLINE, "compliance deadline", Priority.DEADLINE, rule=rule)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...contract.registry import Registry
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, inches, number
 
@@ -59,6 +59,6 @@ def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
     return Chart(tuple(series), "threshold_gpm", floor)
 
 
-SPEC = KindSpec(EventKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
+SPEC = KindSpec(AlertKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
                 rule=rule, threshold=threshold, chart=chart)
-UNKNOWN = notice(EventKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")
+UNKNOWN = notice(AlertKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ...contract.registry import Registry
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import notice
 from .units import duration, number
 
@@ -23,5 +23,5 @@ def battery_rule(reg: Registry, subject: str) -> str:
             f"{number(round(r.low_battery_v + r.low_battery_hysteresis_v, 3), 'V')})")
 
 
-STALE = notice(EventKind.STALE_STATION, stale_rule, "stale station")
-LOW_BATTERY = notice(EventKind.LOW_BATTERY, battery_rule, "low battery")
+STALE = notice(AlertKind.STALE_STATION, stale_rule, "stale station")
+LOW_BATTERY = notice(AlertKind.LOW_BATTERY, battery_rule, "low battery")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import KindSpec, Priority
 from .units import duration, inches
 
@@ -16,6 +16,6 @@ def rule(reg: Registry, subject: str) -> str:
             f"{inches(r.storm_min_depth_in)}, and at least every {duration(r.routine_inspection_interval)}")
 
 
-SPEC = KindSpec(EventKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
+SPEC = KindSpec(AlertKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
                 audience=frozenset({Role.INSPECTOR, Role.SITE_OPERATOR}), rule=rule)
-OVERDUE = KindSpec(EventKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule)
+OVERDUE = KindSpec(AlertKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule)

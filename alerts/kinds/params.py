@@ -1,4 +1,4 @@
-"""A rule's parameters (``Event.params``) and threshold as the SMO reads them: labels in
+"""A rule's parameters (``AlertEvent.params``) and threshold as the SMO reads them: labels in
 words, values with their units, lists joined, the quality checks as a phrase. The incident
 page and the evidence packet show these, never a key or a Python/JSON literal."""
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 
 
 class Priority(str, enum.Enum):
@@ -78,7 +78,7 @@ class Words:
 
 @dataclass(frozen=True)
 class KindSpec:
-    kind: EventKind | str          # a str only for a kind this version does not know
+    kind: AlertKind | str          # a str only for a kind this version does not know
     name: str                      # the kind without numbers: lists, the audit log, the API's ``what``
     priority: Priority
     escalates: bool = False        # unacknowledged after N min -> the deputies too
@@ -96,6 +96,6 @@ class KindSpec:
         return Words(what, rule, self.threshold(registry, subject))
 
 
-def notice(kind: EventKind, rule: Describe | None = None, name: str | None = None) -> KindSpec:
+def notice(kind: AlertKind, rule: Describe | None = None, name: str | None = None) -> KindSpec:
     """A kind that only reaches people in the digest (no escalation, no recovery)."""
     return KindSpec(kind, name or kind.value.replace("_", " "), Priority.NOTICE, rule=rule)

@@ -4,7 +4,7 @@ over storms split by ``rules.storm_inter_event``."""
 from __future__ import annotations
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import KindSpec, Priority
 from .units import duration, inches
 
@@ -19,5 +19,5 @@ def rule(reg: Registry, subject: str) -> str:
             f"time; a tip within {duration(r.double_tip)} of the last is not counted)")
 
 
-SPEC = KindSpec(EventKind.STORM, "qualifying storm", Priority.ROUTINE, audience=frozenset({Role.INSPECTOR}),
+SPEC = KindSpec(AlertKind.STORM, "qualifying storm", Priority.ROUTINE, audience=frozenset({Role.INSPECTOR}),
                 what=what, rule=rule)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, number, percent
 
@@ -53,6 +53,6 @@ def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
                   ChartSeries("turbidity_down_ntu", pair.downstream, "turbidity")), "threshold_ntu", limit)
 
 
-SPEC = KindSpec(EventKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
+SPEC = KindSpec(AlertKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
                 audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold, chart=chart)
-NOT_EVALUABLE = notice(EventKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)
+NOT_EVALUABLE = notice(AlertKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)

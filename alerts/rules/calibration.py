@@ -25,7 +25,7 @@ from typing import Iterable, Protocol
 
 import numpy as np
 
-from ..events import Event, EventKind
+from ..events import AlertEvent, AlertKind
 
 PROVISION = ("Ramapo ch. 218 / Schenectady ch. 148 (access and monitoring): devices measuring stormwater flow "
              "and quality shall be calibrated")
@@ -50,7 +50,7 @@ def overdue_from_ns(due: date) -> int:
     return int(t.timestamp()) * 1_000_000_000
 
 
-def calibration_events(sensors: Iterable[SensorCalibration], now_ns: int, warn: timedelta) -> list[Event]:
+def calibration_events(sensors: Iterable[SensorCalibration], now_ns: int, warn: timedelta) -> list[AlertEvent]:
     """The calibration notices in force at ``now_ns`` [epoch ns].
 
     For each sensor, from ``warn`` before it becomes overdue: a ``calibration_due`` event
@@ -68,10 +68,10 @@ def calibration_events(sensors: Iterable[SensorCalibration], now_ns: int, warn: 
                   "due_day": s.due.isoformat(), "due": over}
         key = f"{s.device}/{s.sensor}/{s.due.isoformat()}"
         if now_ns >= over - warn_ns:
-            out.append(Event(EventKind.CALIBRATION_DUE, f"calibration_due/{key}",
+            out.append(AlertEvent(AlertKind.CALIBRATION_DUE, f"calibration_due/{key}",
                              {**fields, "start": over - warn_ns, "end": None}, params, PROVISION))
         if now_ns >= over:
-            out.append(Event(EventKind.CALIBRATION_OVERDUE, f"calibration_overdue/{key}",
+            out.append(AlertEvent(AlertKind.CALIBRATION_OVERDUE, f"calibration_overdue/{key}",
                              {**fields, "start": over, "end": None}, params, PROVISION))
     return out
 

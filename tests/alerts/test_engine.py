@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ms4watch.alerts.engine import StreamingEngine
-from ms4watch.alerts.events import EventKind, EventStatus
+from ms4watch.alerts.events import AlertKind, AlertEventStatus
 
 from .support import MIN, REGISTRY, at, reading, registry
 
@@ -24,25 +24,25 @@ def test_provisional_then_confirmed_storm_then_inspection_due_and_escalation(tmp
     out = []
     for r in storm(0, 60):
         out += eng.feed([r])
-    storms = [e for e in out if e.kind is EventKind.STORM]
+    storms = [e for e in out if e.kind is AlertKind.STORM]
     provisional = [e for e in storms if e["qualifying"] and e["end"] is None]
     assert provisional and provisional[0]["depth_in"] == 0.5  # crossing 0.50 in, still running
     last_rain = at(59 * 2)
     eng.advance(last_rain + 6 * H * MIN)  # exactly 6 h: not yet confirmed
     assert eng.events()[storms[0].id]["end"] is None
     out = eng.advance(last_rain + 6 * H * MIN + 1)
-    confirmed = [e for e in out if e.kind is EventKind.STORM]
+    confirmed = [e for e in out if e.kind is AlertKind.STORM]
     assert confirmed and confirmed[0]["end"] == last_rain and confirmed[0]["depth_in"] == 0.6
-    due = [e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    due = [e for e in out if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "storm"]
     assert len(due) == 1 and due[0]["site"] == "CS-1" and due[0]["due"] == last_rain + 24 * H * MIN
     # overdue after 24 h without an inspection: an escalation
     out = eng.advance(last_rain + 24 * H * MIN + 1)
-    esc = [e for e in out if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
+    esc = [e for e in out if e.kind is AlertKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
     assert len(esc) == 1
     # recording an inspection after the storm closes the item (late, so the escalation stays)
     t_insp = last_rain + 25 * H * MIN
     out = eng.record_inspection("CS-1", t_insp, inspector="J. Doe", note="silt fence repaired")
-    closed = [e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    closed = [e for e in out if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "storm"]
     assert closed and closed[0]["closed_at"] == t_insp
     eng.checkpoint()
     again = StreamingEngine(registry(), tmp_path / "state.json")
@@ -58,7 +58,7 @@ def test_inspection_in_time_prevents_escalation():
     eng.record_inspection("CS-1", datetime.fromtimestamp((last_rain + 3 * H * MIN) / 1e9, tz=timezone.utc))
     eng.advance(last_rain + 48 * H * MIN)
     ev = eng.events()
-    storm_items = [e for e in ev.values() if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
+    storm_items = [e for e in ev.values() if e.kind is AlertKind.INSPECTION_OVERDUE and e["reason"] == "storm"]
     assert storm_items == []
 
 
@@ -70,8 +70,8 @@ def test_duplicates_change_nothing_and_late_reading_revises_storm():
     # a late reading (within lateness) before the first one: the storm now starts earlier
     out = eng.feed([reading(at(-30), "RG-1", "rain", 0.01)])
     kinds = {(e.kind, e.status) for e in out}
-    assert (EventKind.STORM, EventStatus.RETRACTED) in kinds and (EventKind.STORM, EventStatus.ACTIVE) in kinds
-    live = [e for e in eng.events().values() if e.kind is EventKind.STORM]
+    assert (AlertKind.STORM, AlertEventStatus.RETRACTED) in kinds and (AlertKind.STORM, AlertEventStatus.ACTIVE) in kinds
+    live = [e for e in eng.events().values() if e.kind is AlertKind.STORM]
     assert len(live) == 1 and live[0]["start"] == at(-30) and live[0]["depth_in"] == 0.31
 
 
@@ -82,7 +82,7 @@ def test_dst_inspection_due_is_24_real_hours_and_local_offset_in_json():
     end = int(datetime(2026, 11, 1, 4, 30, tzinfo=timezone.utc).timestamp()) * 10**9
     eng.feed([reading(end - k * 2 * MIN, "RG-1", "rain", 0.01) for k in range(55)])
     out = eng.advance(end + 7 * H * MIN)
-    due = next(e for e in out if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm")
+    due = next(e for e in out if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "storm")
     d = json.loads(due.to_json(reg.tz))
     assert d["storm_end"] == "2026-11-01T00:30:00-04:00"
     assert d["due"] == "2026-11-01T23:30:00-05:00"
@@ -118,7 +118,7 @@ outfalls:
                   for m in range(0, 60, 5)]
         eng.feed(batch)
     eng.advance(at(7 * 24 * H))
-    [dwf] = [e for e in eng.events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    [dwf] = [e for e in eng.events().values() if e.kind is AlertKind.DRY_WEATHER_FLOW]
     assert dwf["rain_gauges_used"] == ["RG-1", "RG-2"] and dwf["rain_gauges_missing"] == ["RG-3"]
     eng.feed([reading(at(24 * H), "OF-1", "flow", 3.0)])   # six days late: long since final
     assert eng.late_dropped == 1
@@ -153,13 +153,13 @@ outfalls:
     # bounded: 48 h + 2 h behind the flow before the gauge stops counting, the horizon 2 h
     # behind, 3 x 30 min of context and one 10 min evaluation interval (was every reading: 2,880)
     assert held <= (48 * H + 2 * H + 2 * H + 90 + 10) // 5 + 1
-    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE}
+    got = {k: e for k, e in final_state(out).items() if e.status is AlertEventStatus.ACTIVE}
     want = final_state(e for e in replay(reg, table(rain + flow)) if not e.kind.value.startswith(("stale", "inspection")))
     got = {k: e for k, e in got.items() if not e.kind.value.startswith(("stale", "inspection"))}
     assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
-    [unknown] = [e for e in got.values() if e.kind is EventKind.DRY_WEATHER_UNKNOWN]
+    [unknown] = [e for e in got.values() if e.kind is AlertKind.DRY_WEATHER_UNKNOWN]
     assert unknown["start"] == at(flowing[0]) and unknown["rain_gauges_missing"] == ["RG-1"]
-    assert not any(e.kind is EventKind.DRY_WEATHER_FLOW for e in got.values())
+    assert not any(e.kind is AlertKind.DRY_WEATHER_FLOW for e in got.values())
     # the gauge's spool arrives: a storm during the flow. The notice is final: it stays
     backlog = eng.feed([reading(at(flowing[0] + m), "RG-1", "rain", 0.05) for m in range(0, 60, 5)])
     backlog += eng.advance(flow[-1].time_ns + 10 * MIN)
@@ -198,7 +198,7 @@ outfalls:
     out += eng.advance(at(end))
     keep = ("dry_weather",)
     want = final_state(e for e in replay(reg, table(rain + flow)) if e.kind.value.startswith(keep))
-    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE and e.kind.value.startswith(keep)}
+    got = {k: e for k, e in final_state(out).items() if e.status is AlertEventStatus.ACTIVE and e.kind.value.startswith(keep)}
     assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
     assert eng.late_dropped == 0
 
@@ -219,11 +219,11 @@ def test_missing_upstream_probe_streaming_gives_what_replay_gives_and_events_bec
         out += eng.feed(down[k:k + 6])
     out += eng.advance(down[-1].time_ns)
     want = final_state(e for e in replay(reg, table(down)) if e.kind.value.startswith("turbidity"))
-    got = {k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE and k.startswith("turbidity")}
+    got = {k: e for k, e in final_state(out).items() if e.status is AlertEventStatus.ACTIVE and k.startswith("turbidity")}
     assert set(got) == set(want) and all(got[k].fields == want[k].fields for k in want)
-    backstop = [e for e in got.values() if e.kind is EventKind.TURBIDITY_CONTRAST]
+    backstop = [e for e in got.values() if e.kind is AlertKind.TURBIDITY_CONTRAST]
     assert [e["basis"] for e in backstop] == ["backstop"] and backstop[0]["end"] == at(24 * 5)
-    assert any(e.kind is EventKind.TURBIDITY_NOT_EVALUABLE for e in got.values())
+    assert any(e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE for e in got.values())
     # 22 h later, a reading inside the episode that would split it: the episode is final (frozen)
     late = eng.feed([reading(at(13 * 5 + 1), "TD-1", "turbidity", 20.0)])
     assert backstop[0].id not in {e.id for e in late}
@@ -236,7 +236,7 @@ def test_a_sites_first_routine_item_opens_on_its_first_day_while_readings_stream
     opened = []
     for k in range(0, 48 * 4):          # 15-min heartbeat from June 1 12:00Z for two days
         opened += [e for e in eng.feed([reading(at(k * 15), "RG-1", "rain", 0.0)])
-                   if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine"]
+                   if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "routine"]
     # June 2 00:00 EDT = June 2 04:00Z, 16 h after T0; due 7 calendar days later
     assert [e["due"] for e in opened] == [at(16 * H + 7 * 24 * H)]
 
@@ -248,24 +248,24 @@ def test_the_report_interval_a_logger_states_in_its_status_is_used_and_kept(tmp_
     eng = StreamingEngine(registry(), tmp_path / "state.json")
     eng.feed(hourly[:2])
     eng.advance(at(H))
-    stale = [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    stale = [e for e in eng.events().values() if e.kind is AlertKind.STALE_STATION and e["station"] == "RG-1"]
     assert [(e["start"], e["end"], e["interval_source"]) for e in stale] == [(at(45), at(H), "default")]
     out = eng.station_report_interval("RG-1", 3600.0)               # its status arrives
-    assert [e.id for e in out if e.status is EventStatus.RETRACTED] == [stale[0].id]
+    assert [e.id for e in out if e.status is AlertEventStatus.RETRACTED] == [stale[0].id]
     assert eng.station_report_interval("RG-1", 3600.0) == []          # the same again: nothing changes
     eng.feed(hourly[2:])
     eng.advance(at(6 * H))
-    assert not [e for e in eng.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    assert not [e for e in eng.events().values() if e.kind is AlertKind.STALE_STATION and e["station"] == "RG-1"]
     eng.checkpoint()
     again = StreamingEngine(registry(), tmp_path / "state.json")
     again.advance(at(6 * H + 3 * H + 1))                              # silent > 3 h: stale, judged by 1 h
-    [s] = [e for e in again.events().values() if e.kind is EventKind.STALE_STATION and e["station"] == "RG-1"]
+    [s] = [e for e in again.events().values() if e.kind is AlertKind.STALE_STATION and e["station"] == "RG-1"]
     assert s["start"] == at(9 * H) and s["interval_source"] == "status"
     ruled = StreamingEngine(registry(REGISTRY.replace("  - {id: RG-1}", "  - {id: RG-1, report_interval: 15min}")))
     ruled.feed(hourly)
     ruled.station_report_interval("RG-1", 3600.0)
     ruled.advance(at(6 * H))
-    assert {e["interval_source"] for e in ruled.events().values() if e.kind is EventKind.STALE_STATION
+    assert {e["interval_source"] for e in ruled.events().values() if e.kind is AlertKind.STALE_STATION
             and e["station"] == "RG-1"} == {"registry"}
 
 
@@ -295,13 +295,13 @@ def test_registry_stations_that_never_reported_become_stale_in_streaming_as_in_r
     rs = [reading(at(k * 5), "RG-1", "rain", 0.0) for k in range(13)]     # only RG-1 reports, 0..60 min
     eng = StreamingEngine(reg, None)
     eng.feed(rs[:6])
-    assert [e for e in eng.advance(at(25)) if e.kind is EventKind.STALE_STATION] == []
+    assert [e for e in eng.advance(at(25)) if e.kind is AlertKind.STALE_STATION] == []
     eng.feed(rs[6:])
     out = eng.advance(at(60))
-    got = {e["station"]: e for e in out if e.kind is EventKind.STALE_STATION}
+    got = {e["station"]: e for e in out if e.kind is AlertKind.STALE_STATION}
     assert set(got) == {"OF-1", "TU-1", "TD-1"} and {e["start"] for e in got.values()} == {at(45)}
-    want = {e.id: e for e in final_state(replay(reg, table(rs))).values() if e.kind is EventKind.STALE_STATION}
-    assert {e.id: e.fields for e in eng.events().values() if e.kind is EventKind.STALE_STATION} == \
+    want = {e.id: e for e in final_state(replay(reg, table(rs))).values() if e.kind is AlertKind.STALE_STATION}
+    assert {e.id: e.fields for e in eng.events().values() if e.kind is AlertKind.STALE_STATION} == \
         {k: e.fields for k, e in want.items()}
     import pytest
 
@@ -322,13 +322,13 @@ def test_a_never_reported_notice_is_withdrawn_when_the_stations_first_readings_c
     flow = [reading(at(120 + k * 5), "OF-1", "flow", 0.1) for k in range(13)]   # OF-1 from 2 h
     eng = StreamingEngine(reg, None)
     eng.feed(rain[:25])
-    [open_] = [e for e in eng.advance(at(120)) if e.kind is EventKind.STALE_STATION and e["station"] == "OF-1"]
+    [open_] = [e for e in eng.advance(at(120)) if e.kind is AlertKind.STALE_STATION and e["station"] == "OF-1"]
     assert open_["start"] == at(45) and open_["end"] is None
     eng.feed(rain[25:] + flow)
     out = eng.advance(at(180))
-    assert [e.status for e in out if e.id == open_.id] == [EventStatus.RETRACTED]
-    want = {k for k, e in final_state(replay(reg, table(rain + flow))).items() if e.kind is EventKind.STALE_STATION}
-    assert {k for k, e in eng.events().items() if e.kind is EventKind.STALE_STATION} == want
+    assert [e.status for e in out if e.id == open_.id] == [AlertEventStatus.RETRACTED]
+    want = {k for k, e in final_state(replay(reg, table(rain + flow))).items() if e.kind is AlertKind.STALE_STATION}
+    assert {k for k, e in eng.events().items() if e.kind is AlertKind.STALE_STATION} == want
     assert not any(k.startswith("stale/OF-1") or k.startswith("stale/RG-1") for k in want)
 
 
@@ -352,7 +352,7 @@ def feed_both(engines, batch):
 
 
 def outfall(events):
-    return [e for e in events if e.kind in (EventKind.DRY_WEATHER_FLOW, EventKind.DRY_WEATHER_UNKNOWN)]
+    return [e for e in events if e.kind in (AlertKind.DRY_WEATHER_FLOW, AlertKind.DRY_WEATHER_UNKNOWN)]
 
 
 def rain_heartbeat(until_min, step=15):
@@ -367,10 +367,10 @@ def test_shortcut_a_reading_at_the_floor_closes_an_open_episode():
     engines = twins(registry())                        # no rain rows: dry weather unknown
     for r in flow(range(0, 45, 5), 3.0):
         feed_both(engines, [r])
-    [notice] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_UNKNOWN]
+    [notice] = [e for e in engines[0].events().values() if e.kind is AlertKind.DRY_WEATHER_UNKNOWN]
     assert notice["end"] is None and notice["last_met"] == at(40)
     out = feed_both(engines, flow([45], 0.5))         # exactly the floor: not above it
-    assert [(e.id, e["end"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(notice.id, at(40))]
+    assert [(e.id, e["end"]) for e in out if e.kind is AlertKind.DRY_WEATHER_UNKNOWN] == [(notice.id, at(40))]
     assert outfall(feed_both(engines, flow([50], 0.5))) == []  # nothing left to change
 
 
@@ -379,7 +379,7 @@ def test_shortcut_a_run_above_the_floor_is_judged_when_it_reaches_the_minimum_du
     for m in range(0, 30, 5):                          # 0 ... 25 min: shorter than 30 min
         assert outfall(feed_both(engines, flow([m], 3.0))) == []
     [notice] = outfall(feed_both(engines, flow([30], 3.0)))   # 0 ... 30 min: an episode
-    assert notice.kind is EventKind.DRY_WEATHER_UNKNOWN and notice["start"] == at(0)
+    assert notice.kind is AlertKind.DRY_WEATHER_UNKNOWN and notice["start"] == at(0)
 
 
 def test_shortcut_a_spike_above_the_floor_changes_nothing():
@@ -396,11 +396,11 @@ def test_shortcut_rain_at_the_time_of_the_last_flow_above_the_floor_ends_the_epi
     feed_both(engines, rain_heartbeat(F0 + (90 if gauge_ahead else 30)))
     for m in range(F0, F0 + 60, 5):
         feed_both(engines, flow([m], 3.0 if m <= F0 + 40 else 0.1))
-    [dwf] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    [dwf] = [e for e in engines[0].events().values() if e.kind is AlertKind.DRY_WEATHER_FLOW]
     assert (dwf["start"], dwf["end"]) == (at(F0), at(F0 + 40))
     assert outfall(feed_both(engines, [reading(at(F0 + 40) + 1, "RG-1", "rain", 0.2)])) == []   # after it
     out = feed_both(engines, [reading(at(F0 + 40), "RG-1", "rain", 0.2)])
-    assert [(e.id, e["end"]) for e in out if e.kind is EventKind.DRY_WEATHER_FLOW] == [(dwf.id, at(F0 + 35))]
+    assert [(e.id, e["end"]) for e in out if e.kind is AlertKind.DRY_WEATHER_FLOW] == [(dwf.id, at(F0 + 35))]
 
 
 def test_shortcut_quiet_batches_move_the_cut_off_and_make_a_closed_episode_final(tmp_path):
@@ -422,7 +422,7 @@ def test_shortcut_quiet_batches_move_the_cut_off_and_make_a_closed_episode_final
         if frozen and frozen_at is None:
             frozen_at = m
     assert frozen_at is not None and frozen_at > F0 + 40
-    [dwf] = [e for e in engines[0].events().values() if e.kind is EventKind.DRY_WEATHER_FLOW]
+    [dwf] = [e for e in engines[0].events().values() if e.kind is AlertKind.DRY_WEATHER_FLOW]
     assert (dwf["start"], dwf["end"]) == (at(F0), at(F0 + 35))
 
 
@@ -431,7 +431,7 @@ def test_shortcut_a_corrected_flow_value_is_judged():
     for m in range(0, 50, 5):
         feed_both(engines, flow([m], 3.0))
     out = feed_both(engines, flow([40, 45], 0.1))      # the logger corrects its last two readings
-    assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(35), at(35))]
+    assert [(e["end"], e["last_met"]) for e in out if e.kind is AlertKind.DRY_WEATHER_UNKNOWN] == [(at(35), at(35))]
 
 
 def test_shortcut_a_correction_after_a_new_reading_in_the_same_batch_is_judged():
@@ -439,7 +439,7 @@ def test_shortcut_a_correction_after_a_new_reading_in_the_same_batch_is_judged()
     for m in range(0, 50, 5):
         feed_both(engines, flow([m], 3.0))
     out = feed_both(engines, flow([50, 45], 0.1))      # a new reading, then the last one corrected
-    assert [(e["end"], e["last_met"]) for e in out if e.kind is EventKind.DRY_WEATHER_UNKNOWN] == [(at(40), at(40))]
+    assert [(e["end"], e["last_met"]) for e in out if e.kind is AlertKind.DRY_WEATHER_UNKNOWN] == [(at(40), at(40))]
 
 
 def test_shortcut_two_sensors_of_one_quantity_in_one_batch_are_new_readings():
@@ -462,7 +462,7 @@ def test_shortcut_a_late_reading_below_the_floor_splits_a_run():
             feed_both(engines, flow([m], 3.0))
     [notice] = outfall(engines[0].events().values())   # 0 ... 40 min, the 20-min reading not in yet
     out = outfall(feed_both(engines, flow([20], 0.1)))  # it comes: 0 ... 15 and 25 ... 40, both too short
-    assert [(e.id, e.status) for e in out] == [(notice.id, EventStatus.RETRACTED)]
+    assert [(e.id, e.status) for e in out] == [(notice.id, AlertEventStatus.RETRACTED)]
 
 
 def test_shortcut_zero_rows_confirm_a_storm_once_the_inter_event_time_has_passed():
@@ -471,14 +471,14 @@ def test_shortcut_zero_rows_confirm_a_storm_once_the_inter_event_time_has_passed
     for r in storm(0, 30):
         out += feed_both(engines, [r])
     last_rain = at(29 * 2)
-    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM][-1] == 0.3
+    assert [e["depth_in"] for e in out if e.kind is AlertKind.STORM][-1] == 0.3
     for m in range(60, 6 * H + 60, 15):                 # zero rows: nothing changes ...
-        assert [e for e in feed_both(engines, rain_heartbeat(m)[-1:]) if e.kind is EventKind.STORM] == []
+        assert [e for e in feed_both(engines, rain_heartbeat(m)[-1:]) if e.kind is AlertKind.STORM] == []
     assert at(6 * H + 45) - last_rain == 6 * H * MIN - 13 * MIN
     out = feed_both(engines, [reading(last_rain + 6 * H * MIN, "RG-1", "rain", 0.0)])   # exactly 6 h: not yet
-    assert [e for e in out if e.kind is EventKind.STORM] == []
+    assert [e for e in out if e.kind is AlertKind.STORM] == []
     out = feed_both(engines, [reading(last_rain + 6 * H * MIN + 1, "RG-1", "rain", 0.0)])
-    assert [(e["end"], e["confirmed"]) for e in out if e.kind is EventKind.STORM] == [(last_rain, True)]
+    assert [(e["end"], e["confirmed"]) for e in out if e.kind is AlertKind.STORM] == [(last_rain, True)]
 
 
 def test_shortcut_zero_rows_after_a_storm_move_the_cut_off_and_make_it_final(tmp_path):
@@ -499,7 +499,7 @@ def test_shortcut_zero_rows_after_a_storm_move_the_cut_off_and_make_it_final(tmp
         if frozen and frozen_at is None:
             frozen_at = m
     assert frozen_at is not None
-    [s] = [e for e in engines[0].events().values() if e.kind is EventKind.STORM]
+    [s] = [e for e in engines[0].events().values() if e.kind is AlertKind.STORM]
     assert s["confirmed"] and s["depth_in"] == 0.1
 
 
@@ -507,9 +507,9 @@ def test_shortcut_a_late_tip_grows_the_storm_and_a_tip_corrected_to_zero_shrinks
     engines = twins(registry())
     feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])
     out = feed_both(engines, [reading(at(3), "RG-1", "rain", 0.01)])   # a tip from the logger's spool
-    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.11]
+    assert [e["depth_in"] for e in out if e.kind is AlertKind.STORM] == [0.11]
     out = feed_both(engines, [reading(at(4), "RG-1", "rain", 0.0)])    # a tip corrected to nothing
-    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.1]
+    assert [e["depth_in"] for e in out if e.kind is AlertKind.STORM] == [0.1]
 
 
 def test_shortcut_a_late_zero_row_from_a_gauge_past_its_calibration_marks_the_storm():
@@ -518,9 +518,9 @@ def test_shortcut_a_late_zero_row_from_a_gauge_past_its_calibration_marks_the_st
     engines = twins(registry())
     feed_both(engines, storm(0, 10) + rain_heartbeat(60)[1:])
     after = feed_both(engines, [reading(at(61), "RG-1", "rain", 0.0, "calibration_overdue")])   # after the storm
-    assert [e for e in after if e.kind is EventKind.STORM] == []
+    assert [e for e in after if e.kind is AlertKind.STORM] == []
     out = feed_both(engines, [reading(at(5), "RG-1", "rain", 0.0, "calibration_overdue")])     # inside it
-    assert [e.fields.get("uncalibrated") for e in out if e.kind is EventKind.STORM] == [True]
+    assert [e.fields.get("uncalibrated") for e in out if e.kind is AlertKind.STORM] == [True]
 
 
 def test_shortcuts_run_every_rule_again_after_a_restart(tmp_path):
@@ -538,7 +538,7 @@ def test_shortcuts_run_every_rule_again_after_a_restart(tmp_path):
     engines = [StreamingEngine(reg, e.state_path, eval_interval=timedelta(minutes=10), shortcuts=e.shortcuts)
                for e in engines]
     out = feed_both(engines, [reading(at(44), "RG-1", "rain", 0.0), reading(at(44), "OF-1", "flow", 0.1)])
-    assert [e["depth_in"] for e in out if e.kind is EventKind.STORM] == [0.11]
+    assert [e["depth_in"] for e in out if e.kind is AlertKind.STORM] == [0.11]
     assert [(e["start"], e["end"]) for e in outfall(out)] == [(at(0), at(40))]
 
 
@@ -554,7 +554,7 @@ def turbidity_rows(minutes, up, down, flags=""):
 
 
 def pair_of(events):
-    return [e for e in events if e.kind in (EventKind.TURBIDITY_CONTRAST, EventKind.TURBIDITY_NOT_EVALUABLE)]
+    return [e for e in events if e.kind in (AlertKind.TURBIDITY_CONTRAST, AlertKind.TURBIDITY_NOT_EVALUABLE)]
 
 
 def upstream(m):
@@ -621,7 +621,7 @@ def test_shortcut_an_upstream_reading_closer_in_time_ends_an_open_episode():
     [episode] = {e.id: e for e in out}.values()
     assert episode["end"] is None and episode["last_met"] == at(21)
     out = pair_of(feed_both(engines, [reading(at(21), "TU-1", "turbidity", 16.0)]))
-    assert [(e.id, e.status) for e in out] == [(episode.id, EventStatus.RETRACTED)]
+    assert [(e.id, e.status) for e in out] == [(episode.id, AlertEventStatus.RETRACTED)]
 
 
 def test_shortcut_upstream_spikes_are_judged_at_the_downstream_readings_before_them():
@@ -674,9 +674,9 @@ def test_a_flow_reading_without_a_value_is_no_reading_in_streaming_replay_and_th
     out += eng.advance(rs[-1].time_ns)
 
     def dwf(events):
-        return {k: e.fields for k, e in events.items() if e.kind is EventKind.DRY_WEATHER_FLOW}
+        return {k: e.fields for k, e in events.items() if e.kind is AlertKind.DRY_WEATHER_FLOW}
 
-    got = dwf({k: e for k, e in final_state(out).items() if e.status is EventStatus.ACTIVE})
+    got = dwf({k: e for k, e in final_state(out).items() if e.status is AlertEventStatus.ACTIVE})
     want = dwf(final_state(replay(reg, table(rs))))
     assert got == want
     [ep] = want.values()

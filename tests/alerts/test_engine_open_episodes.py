@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ms4watch.alerts.engine import StreamingEngine
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.replay import final_state, replay
 from ms4watch.contract.timeutil import to_ns
 
@@ -210,4 +210,4 @@ def test_the_extension_is_made_for_both_kinds(tmp_path):
     until = _iso(t0 + 50 * 60 * MIN)
     text = REG % "" + f'approved_discharges:\n  - {{outfall: OF-1, from: "{_iso(t0)}", to: "{until}", reason: x}}\n'
     made = _run(text, rs, rs, None, 4, timedelta(0), tmp_path)
-    assert made.count(EventKind.DRY_WEATHER_FLOW) > 10 and made.count(EventKind.DRY_WEATHER_UNKNOWN) > 10
+    assert made.count(AlertKind.DRY_WEATHER_FLOW) > 10 and made.count(AlertKind.DRY_WEATHER_UNKNOWN) > 10

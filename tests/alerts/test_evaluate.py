@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from ms4watch.alerts.evaluate import Inspection
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.replay import replay
 from ms4watch.contract.timeutil import to_ns
 
@@ -54,11 +54,11 @@ def test_two_gauges_each_under_010_in_are_not_added():
     rs += [reading(at(45 * H + 2), g, "rain", 0.03) for g in ("RG-1", "RG-2")]
     rs += flow_after(75)
     ev = replay(reg, table(rs))
-    [dwf] = kinds(ev, EventKind.DRY_WEATHER_FLOW)
+    [dwf] = kinds(ev, AlertKind.DRY_WEATHER_FLOW)
     assert dwf["start"] == at(75 * H) and dwf["end"] == at(75 * H + 40)
     assert dwf["rain_gauges_used"] == ["RG-1", "RG-2", "RG-3"]
     assert dwf["rain_in_by_gauge"] == {"RG-1": 0.06, "RG-2": 0.06, "RG-3": 0.0}
-    assert kinds(ev, EventKind.DRY_WEATHER_UNKNOWN) == []
+    assert kinds(ev, AlertKind.DRY_WEATHER_UNKNOWN) == []
 
 
 def test_three_gauges_one_never_reported_the_others_decide_and_are_named():
@@ -66,7 +66,7 @@ def test_three_gauges_one_never_reported_the_others_decide_and_are_named():
     rs = heartbeat("RG-1", 80) + heartbeat("RG-2", 80) + flow_after(75)      # RG-3 never reported
     rs += [reading(at(30 * H), "RG-2", "rain", 0.09)]
     ev = replay(reg, table(rs))
-    [dwf] = kinds(ev, EventKind.DRY_WEATHER_FLOW)
+    [dwf] = kinds(ev, AlertKind.DRY_WEATHER_FLOW)
     assert dwf["rain_gauges_used"] == ["RG-1", "RG-2"] and dwf["rain_gauges_missing"] == ["RG-3"]
     assert dwf["rain_in_by_gauge"] == {"RG-1": 0.0, "RG-2": 0.09}
 
@@ -76,7 +76,7 @@ def test_exactly_010_in_at_one_gauge_is_wet_even_if_the_others_saw_nothing():
     rs = heartbeat("RG-1", 80) + heartbeat("RG-2", 80) + heartbeat("RG-3", 80) + flow_after(75)
     rs += [reading(at(30 * H), "RG-3", "rain", 0.10)]
     ev = replay(reg, table(rs))
-    assert kinds(ev, EventKind.DRY_WEATHER_FLOW) == [] and kinds(ev, EventKind.DRY_WEATHER_UNKNOWN) == []
+    assert kinds(ev, AlertKind.DRY_WEATHER_FLOW) == [] and kinds(ev, AlertKind.DRY_WEATHER_UNKNOWN) == []
 
 
 def test_no_gauge_covering_the_window_is_a_data_gap_notice_naming_them():
@@ -85,8 +85,8 @@ def test_no_gauge_covering_the_window_is_a_data_gap_notice_naming_them():
     rs = heartbeat("RG-1", 80, until=60) + [r for r in heartbeat("RG-2", 80) if r.time_ns >= at(10 * H)]
     rs += flow_after(75)
     ev = replay(reg, table(rs))
-    assert kinds(ev, EventKind.DRY_WEATHER_FLOW) == []
-    [dwu] = kinds(ev, EventKind.DRY_WEATHER_UNKNOWN)
+    assert kinds(ev, AlertKind.DRY_WEATHER_FLOW) == []
+    [dwu] = kinds(ev, AlertKind.DRY_WEATHER_UNKNOWN)
     assert dwu["rain_gauges_missing"] == ["RG-1", "RG-2", "RG-3"]
 
 
@@ -101,10 +101,10 @@ def test_missing_upstream_probe_still_gives_the_backstop_and_a_not_evaluable_not
     reg = registry()
     down = turbidity("TD-1", 0, [20.0] * 6 + [300.0 + k for k in range(13)] + [20.0] * 6)
     ev = replay(reg, table(down))
-    [tc] = kinds(ev, EventKind.TURBIDITY_CONTRAST)
+    [tc] = kinds(ev, AlertKind.TURBIDITY_CONTRAST)
     assert tc["basis"] == "backstop" and tc["start"] == at(30) and tc["end"] == at(90)
     assert tc["max_delta_ntu"] is None and tc["max_downstream_ntu"] == 312.0
-    [ne] = kinds(ev, EventKind.TURBIDITY_NOT_EVALUABLE)
+    [ne] = kinds(ev, AlertKind.TURBIDITY_NOT_EVALUABLE)
     # still not evaluable at the last reading: open
     assert ne["start"] == at(0) and ne["end"] is None and ne["last_met"] == at(120)
     assert ne["causes"] == ["upstream_missing"] and "no upstream reading" in ne["reason"]
@@ -132,8 +132,8 @@ construction_sites:
 def routine(reg, now_ns: int, inspected: tuple[int, ...] = ()):
     ev = replay(reg, table([reading(at(0), "RG-1", "rain", 0.0)]), now_ns=now_ns,
                 inspections=[Inspection("CS-1", t) for t in inspected])
-    due = sorted((e["due"], e.id) for e in ev if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "routine")
-    overdue = sorted(e["due"] for e in ev if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "routine")
+    due = sorted((e["due"], e.id) for e in ev if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "routine")
+    overdue = sorted(e["due"] for e in ev if e.kind is AlertKind.INSPECTION_OVERDUE and e["reason"] == "routine")
     return [d for d, _ in due], overdue
 
 
@@ -206,7 +206,7 @@ def test_twice_a_week_the_second_must_be_two_full_calendar_days_after_the_first(
 
 # -- stale stations: judged against the expected report interval (item 5) ---------------------
 def stale(events, station):
-    return [e for e in events if e.kind is EventKind.STALE_STATION and e["station"] == station]
+    return [e for e in events if e.kind is AlertKind.STALE_STATION and e["station"] == station]
 
 
 def event_driven_gauge(hours: int, storm_from_min: int, tips: int):
@@ -252,7 +252,7 @@ def test_post_storm_inspection_exactly_24_hours_after_the_storm_is_in_time(inspe
     end, s = at(98), 10**9
     inspected = () if inspected_after_h is None else (end + round(inspected_after_h * 3600) * s,)
     ev = replay(reg, table(tips), now_ns=end + 48 * 3600 * s, inspections=[Inspection("CS-1", t) for t in inspected])
-    [due] = [e for e in ev if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+    [due] = [e for e in ev if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "storm"]
     assert due["storm_end"] == end and due["due"] == end + 24 * 3600 * s
     assert due["closed_at"] == (inspected[0] if inspected else None)
-    assert bool([e for e in ev if e.kind is EventKind.INSPECTION_OVERDUE and e["reason"] == "storm"]) is overdue
+    assert bool([e for e in ev if e.kind is AlertKind.INSPECTION_OVERDUE and e["reason"] == "storm"]) is overdue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ms4watch.alerts.errors import AlertError
-from ms4watch.alerts.events import Event, EventKind, EventStatus, overdue_id
+from ms4watch.alerts.events import AlertEvent, AlertKind, AlertEventStatus, overdue_id
 from tests.support.notify_peers import utc
 
 RECORD = {"kind": "dry_weather_flow", "outfall": "OF-12", "start": "2026-06-01T11:30:00-04:00", "end": None,
@@ -14,12 +14,12 @@ RECORD = {"kind": "dry_weather_flow", "outfall": "OF-12", "start": "2026-06-01T1
 
 
 def test_a_record_round_trips_with_times_as_instants():
-    e = Event.from_dict(RECORD)
-    assert e.kind is EventKind.DRY_WEATHER_FLOW and e.fields["start"] == 1780327800 * 10**9
+    e = AlertEvent.from_dict(RECORD)
+    assert e.kind is AlertKind.DRY_WEATHER_FLOW and e.fields["start"] == 1780327800 * 10**9
     assert e.instant("start") == utc(2026, 6, 1, 15, 30) and e.instant("end") is None
     assert e.subject == "OF-12"
     from zoneinfo import ZoneInfo
-    assert Event.from_dict(e.to_dict(ZoneInfo("America/New_York"))) == e
+    assert AlertEvent.from_dict(e.to_dict(ZoneInfo("America/New_York"))) == e
 
 
 @pytest.mark.parametrize("change, message", [
@@ -31,12 +31,12 @@ def test_a_record_round_trips_with_times_as_instants():
 ])
 def test_a_bad_record_names_its_field(change, message):
     with pytest.raises(AlertError, match=message):
-        Event.from_dict({**RECORD, **change})
+        AlertEvent.from_dict({**RECORD, **change})
 
 
 def test_an_escalation_names_the_item_it_escalates():
     item = "inspection/CS-7/storm/RG-1/1"
-    e = Event(EventKind.INSPECTION_OVERDUE, overdue_id(item), {"site": "CS-7", "due": 0})
+    e = AlertEvent(AlertKind.INSPECTION_OVERDUE, overdue_id(item), {"site": "CS-7", "due": 0})
     assert e.overdue_of == item
-    assert Event(EventKind.INSPECTION_DUE, item, {"site": "CS-7"}).overdue_of is None
-    assert e.retracted().status is EventStatus.RETRACTED
+    assert AlertEvent(AlertKind.INSPECTION_DUE, item, {"site": "CS-7"}).overdue_of is None
+    assert e.retracted().status is AlertEventStatus.RETRACTED

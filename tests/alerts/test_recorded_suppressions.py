@@ -11,7 +11,7 @@ import pytest
 
 from ms4watch.alerts.engine import StreamingEngine
 from ms4watch.alerts.errors import AlertError
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.replay import read_suppressions, replay
 from ms4watch.contract.timeutil import from_ns
 
@@ -36,7 +36,7 @@ def _approvals_csv(path, rows):
 
 
 def _episodes(events):
-    return {e.id: e["suppressed"] for e in events if e.kind is EventKind.DRY_WEATHER_FLOW}
+    return {e.id: e["suppressed"] for e in events if e.kind is AlertKind.DRY_WEATHER_FLOW}
 
 
 def test_an_approval_recorded_while_running_suppresses_the_open_episode_as_replay_does(tmp_path):

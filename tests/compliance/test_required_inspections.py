@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ms4watch.alerts.evaluate import site_inspections
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.incidents.model import event_start
 from ms4watch.compliance.required_inspections import Kept, judge_all
 from ms4watch.contract.registry import load_registry
@@ -50,7 +50,7 @@ def judged(reg, inspections: list[datetime], now: datetime, storms: tuple[dateti
     events = site_inspections(reg, "CS-9", {reg.construction_sites[0].rain_gauges[0]: [to_ns(s) for s in storms]},
                               [to_ns(t) for t in inspections], to_ns(now))
     items = [Item(n, "CS-9", event_start(e), e.instant("due"), e.to_dict(TZ))
-             for n, e in enumerate(events) if e.kind is EventKind.INSPECTION_DUE]
+             for n, e in enumerate(events) if e.kind is AlertKind.INSPECTION_DUE]
     items.sort(key=lambda i: i.deadline)
     return [(i, j) for i, j in zip(items, judge_all(reg, items, {"CS-9": inspections}, now))]
 

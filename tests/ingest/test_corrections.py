@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.replay import replay_files
 from ms4watch.contract.drift import Basis, DriftCorrection
 from ms4watch.contract.timeutil import iso_utc, to_ns
@@ -95,9 +95,9 @@ def test_replay_on_corrected_values_says_so(tmp_path):
                             show_progress=False, corrections=tmp_path / "corrections.db")
     raw = [json.loads(x) for x in (tmp_path / "raw.jsonl").read_text().splitlines()]
     cor = [json.loads(x) for x in (tmp_path / "cor.jsonl").read_text().splitlines()]
-    assert [e["kind"] for e in raw].count(EventKind.TURBIDITY_CONTRAST.value) == 1
-    assert EventKind.TURBIDITY_CONTRAST.value not in [e["kind"] for e in cor]
-    assert [e["kind"] for e in cor].count(EventKind.STORM.value) == 1
+    assert [e["kind"] for e in raw].count(AlertKind.TURBIDITY_CONTRAST.value) == 1
+    assert AlertKind.TURBIDITY_CONTRAST.value not in [e["kind"] for e in cor]
+    assert [e["kind"] for e in cor].count(AlertKind.STORM.value) == 1
     assert all("values" not in e for e in raw) and all(e["values"] == "corrected" for e in cor)
 
 

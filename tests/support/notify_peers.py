@@ -149,7 +149,7 @@ def registry(text: str = REGISTRY_YAML):
 def event(kind: str, *, id: str | None = None, **fields: Any):
     """A typed engine event from ISO times (``"2026-06-01T15:30:00Z"``), with the id the
     engine would give it unless one is given."""
-    from ms4watch.alerts.events import Event, parse_time_ns
+    from ms4watch.alerts.events import AlertEvent, parse_time_ns
     from ms4watch.alerts.rules import dry_weather_flow, inspections, storms, turbidity
 
     provisions = {"dry_weather_flow": dry_weather_flow.PROVISION, "turbidity_contrast": turbidity.PROVISION,
@@ -160,7 +160,7 @@ def event(kind: str, *, id: str | None = None, **fields: Any):
         subject = next(fields[f] for f in ("outfall", "pair", "site", "gauge", "station") if fields.get(f))
         when = fields.get("start") or fields.get("storm_end") or fields.get("due")
         id = f"{kind}/{subject}/{parse_time_ns(when)}"
-    return Event.from_dict({"kind": kind, **fields, "id": id})
+    return AlertEvent.from_dict({"kind": kind, **fields, "id": id})
 
 
 def dwf(start: str, end: str | None = None, outfall: str = "OF-12", **kw: Any):

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...alerts.incidents import State
 from .. import svgchart
 from ..deps import CurrentActor, IncidentId, Pixels, Services, base_path, render
@@ -42,7 +42,7 @@ def incidents(request: Request, actor: CurrentActor, services: Services, state: 
     query = request.url.query
     return render(request, "incidents.html", title="Incidents", actor=actor, rows=rows,
                   more=more, page=page, state=state, kind=kind, subject=subject,
-                  kinds=[k.value for k in EventKind if k is not EventKind.INSPECTION_OVERDUE], subjects=subjects,
+                  kinds=[k.value for k in AlertKind if k is not AlertKind.INSPECTION_OVERDUE], subjects=subjects,
                   states=list(STATES), csv_url=_csv_url(state, kind, subject),
                   may_ack=actor.may(Permission.ACKNOWLEDGE), back=request.url.path + (f"?{query}" if query else ""))
 

@@ -7,14 +7,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ...alerts.events import Event
+    from ...alerts.events import AlertEvent
     from ...alerts.incidents import Incident
     from ...contract.registry import Registry
 
 
 @runtime_checkable
 class AlertSide(Protocol):
-    def engine_events(self) -> "list[Event]":
+    def engine_events(self) -> "list[AlertEvent]":
         """Every event the engine holds (storms, inspection items, episodes), final ones included."""
 
     def record_inspection(self, site: str, at: datetime, by: str, note: str = "",

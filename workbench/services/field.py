@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...alerts.incidents import State
 from ...compliance.inputs import EntryIn
 from ...compliance.laws import LAWS
@@ -217,7 +217,7 @@ class FieldDesk:
                 inc = self.inspections.incidents.get(rec.item)
             except Exception:  # noqa: BLE001 — the incident service's own error
                 raise NotFound(f"no inspection item {rec.item}") from None
-            if inc.kind != EventKind.INSPECTION_DUE.value or inc.subject != site.id:
+            if inc.kind != AlertKind.INSPECTION_DUE.value or inc.subject != site.id:
                 raise Conflict(f"incident {rec.item} is not an inspection item of {site.name}")
             if inc.state is State.RESOLVED:
                 when = inc.resolved_at.astimezone(self.registry.tz).strftime("%Y-%m-%d %H:%M %Z") \

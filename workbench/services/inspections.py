@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...alerts.incidents import Incident, State
 from ...contract.registry import ConstructionSite, Registry
 from ..audit import AuditLog
@@ -85,19 +85,19 @@ class InspectionDesk:
     def due(self, actor: Actor) -> list[DueItem]:
         """Unresolved inspection items, the nearest deadline first."""
         actor.require(Permission.READ)
-        items = self._items(self.incidents.list(list(ACTIVE), kind=EventKind.INSPECTION_DUE.value, limit=10_000))
+        items = self._items(self.incidents.list(list(ACTIVE), kind=AlertKind.INSPECTION_DUE.value, limit=10_000))
         far = datetime.max.replace(tzinfo=self.clock().tzinfo)
         return sorted(items, key=lambda d: (d.deadline or far, d.incident.id))
 
     def closed(self, actor: Actor, limit: int = 20) -> list[DueItem]:
         """Inspection items resolved lately, newest first."""
         actor.require(Permission.READ)
-        return self._items(self.incidents.list([State.RESOLVED], kind=EventKind.INSPECTION_DUE.value, limit=limit))
+        return self._items(self.incidents.list([State.RESOLVED], kind=AlertKind.INSPECTION_DUE.value, limit=limit))
 
     def _items(self, incidents: list[Incident]) -> list[DueItem]:
         engine = {}
         if self.alert_side is not None:
-            engine = {e.id: e for e in self.alert_side.engine_events() if e.kind is EventKind.INSPECTION_DUE}
+            engine = {e.id: e for e in self.alert_side.engine_events() if e.kind is AlertKind.INSPECTION_DUE}
         sites = {s.id: s for s in self.registry.construction_sites}
         out = []
         for inc in incidents:

@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
 from ... import __version__
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...alerts.incidents.service import Operations
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -162,7 +162,7 @@ class _Parts(Collector):
 def _incidents(ops: Operations) -> Iterable[Metric]:
     fam = GaugeMetricFamily("ms4watch_incidents_unresolved", "Incidents not resolved, by kind and state (open: "
                             "not acknowledged yet)", labels=["kind", "state"])
-    kinds = [k.value for k in EventKind] + sorted({k for k, _ in ops.unresolved} - {k.value for k in EventKind})
+    kinds = [k.value for k in AlertKind] + sorted({k for k, _ in ops.unresolved} - {k.value for k in AlertKind})
     for kind in kinds:
         for state in UNRESOLVED_STATES:
             fam.add_metric([kind, state], ops.unresolved.get((kind, state), 0))

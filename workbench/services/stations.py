@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, AbstractSet, Callable
 
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...alerts.kinds import describe
 from ...alerts.kinds.units import inches
 from ...alerts.rules.turbidity import DOWNSTREAM_QC
@@ -235,23 +235,23 @@ class StationDesk:
         kind, subj, ev = inc.kind, inc.subject, inc.event
         what = f"{describe(self.registry, kind, subj).what} since {inc.start.astimezone(self.registry.tz):%Y-%m-%d %H:%M %Z} (incident {inc.id})"
         pair = next((p for p in self.registry.turbidity_pairs if p.id == subj), None)
-        if kind == EventKind.DRY_WEATHER_FLOW.value:
+        if kind == AlertKind.DRY_WEATHER_FLOW.value:
             return [(subj, None if inc.suppressed else State.ALERTING, what)]
-        if kind == EventKind.TURBIDITY_CONTRAST.value and pair is not None:
+        if kind == AlertKind.TURBIDITY_CONTRAST.value and pair is not None:
             return [(pair.downstream, None if inc.suppressed else State.ALERTING, what), (pair.upstream, None, what)]
-        if kind == EventKind.STALE_STATION.value:
+        if kind == AlertKind.STALE_STATION.value:
             return [(subj, State.STALE, ev.get("reason") or what)]
-        if kind == EventKind.DRY_WEATHER_UNKNOWN.value:
+        if kind == AlertKind.DRY_WEATHER_UNKNOWN.value:
             return [(subj, State.NOT_EVALUABLE, ev.get("reason") or what)]
-        if kind == EventKind.TURBIDITY_NOT_EVALUABLE.value and pair is not None:
+        if kind == AlertKind.TURBIDITY_NOT_EVALUABLE.value and pair is not None:
             causes = ev.get("causes") or []
             why = ev.get("reason") or what
             out = [(pair.upstream, State.NOT_EVALUABLE if any(c != DOWNSTREAM_QC for c in causes) else None, why)]
             out.append((pair.downstream, State.NOT_EVALUABLE if DOWNSTREAM_QC in causes else None, why))
             return out
-        if kind == EventKind.LOW_BATTERY.value:
+        if kind == AlertKind.LOW_BATTERY.value:
             return [(subj, None, what)]
-        if kind == EventKind.STORM.value:
+        if kind == AlertKind.STORM.value:
             return [(subj, None, what)]
         return []
 
@@ -393,11 +393,11 @@ class StationDesk:
         out = []
         if self.alert_side is not None:
             for e in self.alert_side.engine_events():
-                if e.kind is EventKind.STORM and e["gauge"] in gauges and e["start"] <= b \
+                if e.kind is AlertKind.STORM and e["gauge"] in gauges and e["start"] <= b \
                         and (e["end"] or e["last_rain"]) >= a:
                     out.append(dict(e.fields))
             return sorted(out, key=lambda s: s["start"])
-        for inc in self.incidents.list(None, kind=EventKind.STORM.value, limit=10_000):
+        for inc in self.incidents.list(None, kind=AlertKind.STORM.value, limit=10_000):
             if inc.subject in gauges:
                 s_ns = to_ns(inc.start)
                 e_ns = to_ns(inc.end) if inc.end else to_ns(self.clock())
@@ -414,7 +414,7 @@ class StationDesk:
                 for s in self.storms(gauges, a, b) if s.get("depth_in") is not None]
 
     def _episodes(self, st: Station, a: int, b: int) -> list[svgchart.Band]:
-        kinds = {"flow": (EventKind.DRY_WEATHER_FLOW.value,), "turbidity": (EventKind.TURBIDITY_CONTRAST.value,)}
+        kinds = {"flow": (AlertKind.DRY_WEATHER_FLOW.value,), "turbidity": (AlertKind.TURBIDITY_CONTRAST.value,)}
         out = []
         for kind in kinds.get(st.quantity, ()):
             for inc in self.incidents.list(None, kind=kind, subject=st.subject, limit=10_000):

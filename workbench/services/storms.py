@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable
 
-from ...alerts.events import EventKind
+from ...alerts.events import AlertKind
 from ...contract.registry import Registry
 from ...contract.timeutil import from_ns, to_ns
 from ..roles import Actor, Permission
@@ -65,9 +65,9 @@ class StormLog:
 
     def _storms(self) -> builtins.list[dict]:
         if self.alert_side is not None:
-            return [dict(e.fields) for e in self.alert_side.engine_events() if e.kind is EventKind.STORM]
+            return [dict(e.fields) for e in self.alert_side.engine_events() if e.kind is AlertKind.STORM]
         out = []
-        for inc in self.incidents.list(None, kind=EventKind.STORM.value, limit=100_000):
+        for inc in self.incidents.list(None, kind=AlertKind.STORM.value, limit=100_000):
             ev = inc.event
             end = to_ns(inc.end) if inc.end else None
             out.append({"gauge": inc.subject, "start": to_ns(inc.start), "end": end,

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from ms4watch.alerts.events import EventKind, overdue_id
+from ms4watch.alerts.events import AlertKind, overdue_id
 from ms4watch.alerts.incidents import State
 from ms4watch.alerts.delivery.routing import RoutingPolicy
 from tests.support.alerting import Alerting
@@ -349,7 +349,7 @@ def test_engine_overdue_event_is_the_items_overdue_stage_once(tmp_path, smtp):
     n = _make(tmp_path, [smtp.url], clock)
     item = inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z", id="inspection/CS-7/storm/RG-1/1",
                       closed_at=None)
-    n.handle(replace(item, kind=EventKind.INSPECTION_OVERDUE, id=overdue_id(item.id)))
+    n.handle(replace(item, kind=AlertKind.INSPECTION_OVERDUE, id=overdue_id(item.id)))
     n.handle(item)
     n.tick()
     n.tick()

@@ -9,7 +9,7 @@ import pytest
 
 from dataclasses import replace
 
-from ms4watch.alerts.events import Event, EventKind
+from ms4watch.alerts.events import AlertEvent, AlertKind
 from ms4watch.alerts.incidents import EventError, IncidentError, IncidentStore, State, connect, episode_key
 from tests.support.notify_peers import dwf, event, inspection, utc
 
@@ -32,7 +32,7 @@ def test_episode_key_is_the_same_for_the_open_and_the_closed_report():
 
 def test_an_event_naming_no_subject_is_refused(store):
     with pytest.raises(EventError, match=": subject: ") as e:
-        store.apply_event(Event(EventKind.DRY_WEATHER_FLOW, "dwf/x/1", {"start": 1}), T0)
+        store.apply_event(AlertEvent(AlertKind.DRY_WEATHER_FLOW, "dwf/x/1", {"start": 1}), T0)
     assert e.value.field == "subject"
     assert store.list() == []
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.incidents.model import Priority, policy_for
 from ms4watch.alerts.kinds import KINDS, describe, spec_for
 from ms4watch.alerts.kinds.units import duration, inches, percent
@@ -15,7 +15,7 @@ from tests.support.notify_peers import registry
 
 
 def test_every_event_kind_has_one_spec():
-    assert set(KINDS) == set(EventKind)
+    assert set(KINDS) == set(AlertKind)
     assert all(k is s.kind for k, s in KINDS.items())
 
 
@@ -40,24 +40,24 @@ def test_depths_and_fractions():
 
 def test_the_words_at_the_defaults():
     reg = registry()
-    storm = describe(reg, EventKind.STORM, "RG-1")
+    storm = describe(reg, AlertKind.STORM, "RG-1")
     assert storm.what == "storm >= 0.50 in"
     assert storm.rule == "storm depth >= 0.50 in (6 h minimum inter-event time; a tip within 1 s of the last is not counted)"
-    dwf = describe(reg, EventKind.DRY_WEATHER_FLOW, "OF-12")
+    dwf = describe(reg, AlertKind.DRY_WEATHER_FLOW, "OF-12")
     assert dwf.rule == ("flow above the outfall's floor (0.5 gpm) in every reading for >= 30 min with < 0.10 in of "
                         "rain in 72 h and none in the last 6 h")
     assert dwf.threshold == {"label": "flow floor", "value": 0.5, "unit": "gpm"}
-    tc = describe(reg, EventKind.TURBIDITY_CONTRAST, "TP-1")
+    tc = describe(reg, AlertKind.TURBIDITY_CONTRAST, "TP-1")
     assert tc.rule.startswith("downstream - upstream > max(5 NTU, 10 % of upstream) for >= 15 min (backstop 250 NTU")
     assert tc.threshold["label"] == "upstream + max(5 NTU, 10 % of upstream)"
-    assert describe(reg, EventKind.INSPECTION_DUE, "CS-7").rule == (
+    assert describe(reg, AlertKind.INSPECTION_DUE, "CS-7").rule == (
         "inspection within 24 h of the end of a storm >= 0.50 in, and at least every 7 d")
-    assert describe(reg, EventKind.STALE_STATION, "TD-1").rule == (
+    assert describe(reg, AlertKind.STALE_STATION, "TD-1").rule == (
         "no reading for more than 3 x the station's report interval (its logger's, else 15 min)")
 
 
 def test_a_stale_station_is_judged_on_the_interval_the_registry_states_for_it():
     from tests.support.notify_peers import REGISTRY_YAML
     reg = registry(REGISTRY_YAML.replace("rain_gauges: [{id: RG-1}]", "rain_gauges: [{id: RG-1, report_interval: 20min}]"))
-    assert describe(reg, EventKind.STALE_STATION, "RG-1").rule == (
+    assert describe(reg, AlertKind.STALE_STATION, "RG-1").rule == (
         "no reading for more than 3 x the station's report interval (20 min)")

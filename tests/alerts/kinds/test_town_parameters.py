@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from ms4watch.alerts import evaluate as ev
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.notifiers.email.message import build
 from ms4watch.alerts.notifiers.sms.format import sms_text
 from ms4watch.alerts.rules.calibration import calibration_events
@@ -122,29 +122,29 @@ def _events(reg) -> dict[str, list]:
     ends = [e["end"] for e in storms if e["end"] is not None]
     assert ends, "the storm is confirmed"
     out["inspection_due"] = [e for e in ev.site_inspections(reg, "CS-7", {"RG-1": ends}, [], now)
-                             if e.kind is EventKind.INSPECTION_DUE and e["reason"] == "storm"]
+                             if e.kind is AlertKind.INSPECTION_DUE and e["reason"] == "storm"]
     # dry weather at OF-12 (a gauge reporting no rain every 30 min), 4 gpm for an hour
     dry = _rows(NOW - timedelta(days=3), 72 * 60, 30, 0.0)
     flow = _rows(datetime(2026, 6, 10, 10, 0, tzinfo=NY), 60, 5, 4.0)
     out["dry_weather_flow"] = [e for e in ev.outfall_events(reg, "OF-12", flow, {"RG-1": dry})
-                               if e.kind is EventKind.DRY_WEATHER_FLOW]
+                               if e.kind is AlertKind.DRY_WEATHER_FLOW]
     out["dry_weather_unknown"] = [e for e in ev.outfall_events(reg, "OF-14", flow, {"RG-1": ev.EMPTY})
-                                  if e.kind is EventKind.DRY_WEATHER_UNKNOWN]
+                                  if e.kind is AlertKind.DRY_WEATHER_UNKNOWN]
     # 20 NTU upstream, 40 downstream for 30 min; then a downstream probe with no upstream partner
     up = _rows(datetime(2026, 6, 10, 10, 0, tzinfo=NY), 30, 1, 20.0)
     down = _rows(datetime(2026, 6, 10, 10, 0, tzinfo=NY), 30, 1, 40.0)
     out["turbidity_contrast"] = [e for e in ev.pair_events(reg, "TP-1", up, down)
-                                 if e.kind is EventKind.TURBIDITY_CONTRAST]
+                                 if e.kind is AlertKind.TURBIDITY_CONTRAST]
     lone = _rows(datetime(2026, 6, 10, 11, 0, tzinfo=NY), 30, 1, 30.0)
     out["turbidity_not_evaluable"] = [e for e in ev.pair_events(reg, "TP-1", ev.EMPTY, lone)
-                                      if e.kind is EventKind.TURBIDITY_NOT_EVALUABLE]
+                                      if e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE]
     # TD-1 silent since 11:00; OF-12's battery at 11.4 V
     seen = _rows(datetime(2026, 6, 10, 10, 0, tzinfo=NY), 60, 10, 1.0)
     out["stale_station"] = [e for e in ev.station_health(reg, "TD-1", seen[0], ev.EMPTY, now)
-                            if e.kind is EventKind.STALE_STATION]
+                            if e.kind is AlertKind.STALE_STATION]
     battery = _rows(datetime(2026, 6, 10, 10, 0, tzinfo=NY), 60, 10, 11.4)
     out["low_battery"] = [e for e in ev.station_health(reg, "OF-12", battery[0], battery, now)
-                          if e.kind is EventKind.LOW_BATTERY]
+                          if e.kind is AlertKind.LOW_BATTERY]
     # due in 15 days: inside this town's 21 d warning (not the default 14 d)
     out["calibration_due"] = calibration_events([Sensor("LG-1", "OF-12", "flow", date(2026, 1, 10),
                                                         date(2026, 6, 25))], now, reg.rules.calibration_warn)

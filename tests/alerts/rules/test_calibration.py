@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import numpy as np
 
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.rules.calibration import calibration_events, overdue_from_ns, uncalibrated
 from ms4watch.contract.calibration import CalibrationState, DueState
 from ms4watch.contract.timeutil import to_ns
@@ -29,12 +29,12 @@ def test_warned_fourteen_days_ahead_then_overdue():
     warn = timedelta(days=14)
     assert calibration_events(s, utc(2026, 6, 16, 23, 59), warn) == []
     [due] = calibration_events(s, utc(2026, 6, 17), warn)                  # 14 days before 2026-07-01 00:00Z
-    assert due.kind is EventKind.CALIBRATION_DUE and due.id == "calibration_due/LOG-DS1/turb/2026-06-30"
+    assert due.kind is AlertKind.CALIBRATION_DUE and due.id == "calibration_due/LOG-DS1/turb/2026-06-30"
     assert due["start"] == utc(2026, 6, 17) and due["due"] == utc(2026, 7, 1) and due["end"] is None
     assert due.subject == "DS-1" and due["sensor"] == "turb" and due["due_day"] == "2026-06-30"
     assert len(calibration_events(s, utc(2026, 6, 30, 23, 59), warn)) == 1   # the due day itself: not yet overdue
     kinds = [e.kind for e in calibration_events(s, utc(2026, 7, 1), warn)]
-    assert kinds == [EventKind.CALIBRATION_DUE, EventKind.CALIBRATION_OVERDUE]
+    assert kinds == [AlertKind.CALIBRATION_DUE, AlertKind.CALIBRATION_OVERDUE]
 
 
 def test_uncalibrated_looks_only_inside_the_span():

@@ -13,7 +13,7 @@ import re
 import socket
 from datetime import timedelta
 
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.incidents import State
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading
@@ -46,7 +46,7 @@ def _storm_item(bench) -> int:
 
 def _engine_item(bench, iid: int):
     eid = bench.alerting.store.get(iid).event["id"]
-    return next(e for e in bench.pipeline.engine_events() if e.id == eid and e.kind is EventKind.INSPECTION_DUE)
+    return next(e for e in bench.pipeline.engine_events() if e.id == eid and e.kind is AlertKind.INSPECTION_DUE)
 
 
 def test_recording_an_inspection_with_a_photo_closes_the_incident_and_the_engines_item(bench):

@@ -11,7 +11,7 @@ import html
 import io
 from datetime import timedelta
 
-from ms4watch.alerts.events import EventKind
+from ms4watch.alerts.events import AlertKind
 from ms4watch.alerts.incidents import State
 from ms4watch.alerts.replay import read_suppressions
 from ms4watch.contract.timeutil import to_ns
@@ -40,7 +40,7 @@ def _dry_weather_flow(bench) -> int:
 
 
 def _episode(bench):
-    return next(e for e in bench.pipeline.engine_events() if e.kind is EventKind.DRY_WEATHER_FLOW)
+    return next(e for e in bench.pipeline.engine_events() if e.kind is AlertKind.DRY_WEATHER_FLOW)
 
 
 def test_the_inventory_shows_the_registrys_outfalls(bench):

@@ -24,7 +24,7 @@ from ..contract.due import Due
 from . import clocks
 from .clocks import RECEIPT, BusinessCalendar, ReleaseKind
 from .laws import ClockRule, Counting, law
-from .store import ComplianceStore, Event, Notice, Release, Swppp
+from .store import ComplianceStore, ClockEvent, Notice, Release, Swppp
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def release_deadlines(r: Release, cal: BusinessCalendar) -> list[Deadline]:
     return out
 
 
-def _submissions(s: Swppp) -> list[Event | None]:
+def _submissions(s: Swppp) -> list[ClockEvent | None]:
     """The plan as received (None) and each revised plan (its ``revised`` event), in order."""
     return [None] + [e for e in s.events if e.kind == "revised"]
 

@@ -300,7 +300,7 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Event:
+class ClockEvent:
     """One event of a notice, release or SWPPP review."""
 
     id: int
@@ -368,35 +368,35 @@ class Notice:
     issued_at: datetime
     issued_by: str
     signatory: str
-    events: tuple[Event, ...] = ()
+    events: tuple[ClockEvent, ...] = ()
     provisions: tuple[str, ...] = ()            # the catalogue's keys; () before notices named them
     remedies: tuple[tuple[str, str], ...] = ()  # (provision key, remedial measures) the notice sets
     corrects: int | None = None                 # the notice this one corrects
     recipients: tuple[Recipient, ...] = ()      # the addressee first
     corrected_by: tuple[int, str] | None = None  # (id, number) of the notice that corrects this one
 
-    def first(self, kind: str) -> Event | None:
+    def first(self, kind: str) -> ClockEvent | None:
         return next((e for e in self.events if e.kind == kind), None)
 
-    def last(self, kind: str) -> Event | None:
+    def last(self, kind: str) -> ClockEvent | None:
         found = [e for e in self.events if e.kind == kind]
         return found[-1] if found else None
 
-    def delivered_to(self, r: Recipient) -> Event | None:
+    def delivered_to(self, r: Recipient) -> ClockEvent | None:
         """When ``r`` received the notice (the first delivery recorded for them; a delivery
         recorded without a recipient is the addressee's)."""
         primary = bool(self.recipients) and r == self.recipients[0]
         return next((e for e in self.events if e.kind == "delivered"
                      and (e.recipient_id == r.id or (primary and e.recipient_id is None))), None)
 
-    def events_of(self, r: Recipient) -> tuple[Event, ...]:
+    def events_of(self, r: Recipient) -> tuple[ClockEvent, ...]:
         primary = bool(self.recipients) and r == self.recipients[0]
         return tuple(e for e in self.events if e.recipient_id == r.id or (primary and e.recipient_id is None
                                                                             and e.kind in ("mailed", "posted",
                                                                                            "delivered")))
 
     @property
-    def withdrawn(self) -> Event | None:
+    def withdrawn(self) -> ClockEvent | None:
         return self.first("withdrawn")
 
     @property
@@ -431,9 +431,9 @@ class Release:
     commercial: bool
     note: str | None
     recorded_by: str
-    events: tuple[Event, ...] = ()
+    events: tuple[ClockEvent, ...] = ()
 
-    def first(self, kind: str) -> Event | None:
+    def first(self, kind: str) -> ClockEvent | None:
         return next((e for e in self.events if e.kind == kind), None)
 
 
@@ -447,9 +447,9 @@ class Swppp:
     received_at: datetime
     deviates: bool
     recorded_by: str
-    events: tuple[Event, ...] = ()
+    events: tuple[ClockEvent, ...] = ()
 
-    def last(self, kind: str) -> Event | None:
+    def last(self, kind: str) -> ClockEvent | None:
         found = [e for e in self.events if e.kind == kind]
         return found[-1] if found else None
 
@@ -763,7 +763,7 @@ class ComplianceStore:
             r = self.conn.execute("SELECT * FROM notices WHERE id = ?", (nid,)).fetchone()
             if r is None:
                 raise NoSuchRecord(f"no notice {nid}")
-            events = tuple(Event(e["id"], e["kind"], t(e["at"]), e["reference"], e["outcome"], e["note"], None,
+            events = tuple(ClockEvent(e["id"], e["kind"], t(e["at"]), e["reference"], e["outcome"], e["note"], None,
                                  e["recorded_by"], e["recipient_id"])
                            for e in self.conn.execute("SELECT * FROM notice_events WHERE notice_id = ? ORDER BY at, id",
                                                       (nid,)))
@@ -825,7 +825,7 @@ class ComplianceStore:
             r = self.conn.execute("SELECT * FROM releases WHERE id = ?", (rid,)).fetchone()
             if r is None:
                 raise NoSuchRecord(f"no release {rid}")
-            events = tuple(Event(e["id"], e["kind"], t(e["at"]), note=e["note"], recorded_by=e["recorded_by"])
+            events = tuple(ClockEvent(e["id"], e["kind"], t(e["at"]), note=e["note"], recorded_by=e["recorded_by"])
                            for e in self.conn.execute("SELECT * FROM release_events WHERE release_id = ? "
                                                       "ORDER BY at, id", (rid,)))
         return Release(r["id"], r["number"], r["law"], r["kind"], r["material"], r["location"], r["outfall"],
@@ -858,7 +858,7 @@ class ComplianceStore:
             r = self.conn.execute("SELECT * FROM swppp WHERE id = ?", (sid,)).fetchone()
             if r is None:
                 raise NoSuchRecord(f"no SWPPP review {sid}")
-            events = tuple(Event(e["id"], e["kind"], t(e["at"]), outcome=e["outcome"], note=e["note"], days=e["days"],
+            events = tuple(ClockEvent(e["id"], e["kind"], t(e["at"]), outcome=e["outcome"], note=e["note"], days=e["days"],
                                  recorded_by=e["recorded_by"])
                            for e in self.conn.execute("SELECT * FROM swppp_events WHERE swppp_id = ? ORDER BY at, id",
                                                       (sid,)))
@@ -886,4 +886,4 @@ def _result(x: sqlite3.Row) -> LabResult:
 
 
 __all__ = ["ComplianceStore", "Party", "PartyLink", "Case", "Entry", "Attachment", "Sample", "Custody", "LabResult",
-           "Notice", "Recipient", "FrozenLetter", "Release", "Swppp", "Event", "iso", "ROLES", "METHODS"]
+           "Notice", "Recipient", "FrozenLetter", "Release", "Swppp", "ClockEvent", "iso", "ROLES", "METHODS"]

@@ -9,7 +9,7 @@ import pytest
 
 from ms4watch.compliance.clocks import BusinessCalendar
 from ms4watch.compliance.deadlines import release_deadlines, swppp_deadlines
-from ms4watch.compliance.store import Event, Release, Swppp
+from ms4watch.compliance.store import ClockEvent, Release, Swppp
 
 TZ = ZoneInfo("America/New_York")
 CAL = BusinessCalendar(TZ)
@@ -19,7 +19,7 @@ SEPTEMBER = datetime(2026, 9, 15, 12, tzinfo=TZ)
 
 def release(kind: str, *events: tuple[str, datetime], law: str = "ramapo-218") -> Release:
     return Release(1, "REL-2026-001", law, kind, "diesel", "Elm St", None, None, None, KNOWN, "caller", False, None,
-                   "insp", tuple(Event(i, k, at) for i, (k, at) in enumerate(events, 1)))
+                   "insp", tuple(ClockEvent(i, k, at) for i, (k, at) in enumerate(events, 1)))
 
 
 # Ramapo § 218-43 / Schenectady § 148-31: "In the event of such a release of hazardous materials said
@@ -64,7 +64,7 @@ def test_a_nonhazardous_release_is_still_met_late_after_the_next_business_day():
 def swppp(*events: tuple[str, datetime], received: datetime = datetime(2026, 6, 1, 10, tzinfo=TZ),
           deviates: bool = False) -> Swppp:
     return Swppp(1, "SWPPP-2026-001", "CS-7", "Hillcrest phase 2", None, received, deviates, "smo",
-                 tuple(Event(i, k, at) for i, (k, at) in enumerate(events, 1)))
+                 tuple(ClockEvent(i, k, at) for i, (k, at) in enumerate(events, 1)))
 
 
 def completeness(ds):

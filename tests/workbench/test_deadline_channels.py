@@ -356,7 +356,7 @@ def test_the_board_names_the_towns_office_closure(tmp_path):
     offices were closed on Monday 6 July (its registry): Tuesday 7, Wednesday 8, Thursday 9."""
     from ms4watch.compliance.calendar import BusinessCalendar
     from ms4watch.compliance.deadlines import release_deadlines
-    from ms4watch.compliance.store import Event, Release
+    from ms4watch.compliance.store import ClockEvent, Release
     from ms4watch.contract.registry import OfficeClosure
     from ms4watch.settings import Settings
     from ms4watch.workbench.app import templates
@@ -364,7 +364,7 @@ def test_the_board_names_the_towns_office_closure(tmp_path):
 
     cal = BusinessCalendar(NY, [OfficeClosure(day=date(2026, 7, 6), name="Town Hall closed (flood)")])
     r = Release(1, "REL-2026-001", "ramapo-218", "non_hazardous", "diesel", "Elm St", None, None, None,
-                t(2026, 7, 2, 16), "caller", False, None, "insp", (Event(1, "called", t(2026, 7, 3, 9)),))
+                t(2026, 7, 2, 16), "caller", False, None, "insp", (ClockEvent(1, "called", t(2026, 7, 3, 9)),))
     settings = Settings.model_validate({"data_dir": tmp_path, "http": {"listen": "127.0.0.1:0"},
                                         "web": {"secret": SECRET}, "sms": {"inbound": "none"}})
     env = templates(NY, settings).env

@@ -89,7 +89,7 @@ class PartyOut(BaseModel):
     address: str
 
 
-class EventOut(BaseModel):
+class ClockEventOut(BaseModel):
     kind: str
     at: datetime
     reference: str | None
@@ -192,7 +192,7 @@ class NoticeOut(BaseModel):
     issued_at: datetime
     corrects: int | None
     corrected_by: int | None
-    events: list[EventOut]
+    events: list[ClockEventOut]
     deadlines: list[DeadlineOut]
     letter: str
     served: LetterOut
@@ -206,7 +206,7 @@ class ReleaseOut(BaseModel):
     material: str
     location: str
     known_at: datetime
-    events: list[EventOut]
+    events: list[ClockEventOut]
     deadlines: list[DeadlineOut]
 
 
@@ -231,7 +231,7 @@ def _notice(d, n) -> NoticeOut:
                      requirements=list(n.requirements), remedy=n.remedy, remediation_days=n.remediation_days,
                      violation_since=n.violation_since, prior_violations=list(n.prior), issued_at=n.issued_at,
                      corrects=n.corrects, corrected_by=n.corrected_by[0] if n.corrected_by else None,
-                     events=[EventOut(kind=e.kind, at=e.at, reference=e.reference, outcome=e.outcome, note=e.note,
+                     events=[ClockEventOut(kind=e.kind, at=e.at, reference=e.reference, outcome=e.outcome, note=e.note,
                                       recipient_id=e.recipient_id) for e in n.events],
                      deadlines=[DeadlineOut.of(x, now) for x in d.deadlines_of(f"notice:{n.id}")],
                      letter=f"/notices/{n.id}/letter.pdf",
@@ -244,7 +244,7 @@ def _notice(d, n) -> NoticeOut:
 def _release(d, r) -> ReleaseOut:
     now = d.clock()
     return ReleaseOut(id=r.id, number=r.number, law=r.law, kind=r.kind, material=r.material, location=r.location,
-                      known_at=r.known_at, events=[EventOut(kind=e.kind, at=e.at, reference=None, outcome=None,
+                      known_at=r.known_at, events=[ClockEventOut(kind=e.kind, at=e.at, reference=None, outcome=None,
                                                             note=e.note) for e in r.events],
                       deadlines=[DeadlineOut.of(x, now) for x in d.deadlines_of(f"release:{r.id}")])
 

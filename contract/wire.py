@@ -83,7 +83,7 @@ from .errors import ContractError, UnitError
 from .timeutil import due_not_before_performed, iso_utc, parse_wire_time, to_ns
 from .units import CANONICAL, Quantity, canonical_unit, converter
 from .wire_fast import FastDecoder, Slow
-from .wiretypes import Count, DeviceIdText, EventKindText, ReadingTime, SensorIdText, StationIdText
+from .wiretypes import Count, DeviceIdText, DeviceEventKindText, ReadingTime, SensorIdText, StationIdText
 
 READINGS_SCHEMA = "ms4watch.readings/1"
 STATUS_SCHEMA: Final = "ms4watch.status/1"
@@ -230,11 +230,11 @@ class StatusMessage(_Strict):
 EVENT_DATA_MAX_BYTES = 64 * 1024
 
 
-class EventMessage(_Strict):
+class DeviceEventMessage(_Strict):
     schema_: Literal["ms4watch.event/1"] = Field(default=EVENT_SCHEMA, alias="schema")
     device: DeviceIdText
     time: AwareDatetime
-    kind: EventKindText
+    kind: DeviceEventKindText
     data: dict[str, Any] = Field(default_factory=dict)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -263,11 +263,11 @@ class EventMessage(_Strict):
 
 
 def decode_event(topic: str, payload: bytes | str, received_ns: int | None = None,
-                 window: TimeWindow = DEFAULT_WINDOW) -> EventMessage:
+                 window: TimeWindow = DEFAULT_WINDOW) -> DeviceEventMessage:
     """Parse and validate an event; a ``calibration`` event's ``data`` must be a calibration
     record. Errors name the topic and the field (``data.as_found[2].reading``)."""
     try:
-        msg = EventMessage.model_validate_json(payload, context={"received_ns": received_ns, "window": window})
+        msg = DeviceEventMessage.model_validate_json(payload, context={"received_ns": received_ns, "window": window})
     except ValidationError as e:
         raise _contract_error(topic, e) from None
     if msg.kind == CALIBRATION_EVENT:

@@ -26,7 +26,7 @@
   thread, after it is stored: the engine learns each logger's stated report interval.
 * Events (``…/events``: calibration records, bottle records, command acknowledgements, …)
   are decoded (a calibration record against its contract), queued with the readings and
-  stored in the same batch (:class:`~.sinks.base.EventSink`), acknowledged only once stored.
+  stored in the same batch (:class:`~.sinks.base.DeviceEventStore`), acknowledged only once stored.
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
 network thread decodes, a writer thread stores and acknowledges.
@@ -55,7 +55,7 @@ from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading, StatusMessage, decode_canonical, decode_event, decode_status
 from .errors import MessagesRejected, SetAsideFailed, StoreRejected, StoreUnavailable
 from .identity import Identity
-from .sinks.base import (DeviceEvent, DeviceStatus, EventSink, Sink, StatusSink, StoredMessage, WriteResult,
+from .sinks.base import (DeviceEvent, DeviceStatus, DeviceEventStore, Sink, StatusSink, StoredMessage, WriteResult,
                          payload_digest)
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
@@ -288,7 +288,7 @@ class IngestService:
     def _store_events(self, events: list[DeviceEvent]) -> list[dict]:
         """Write events; one the store refuses as bad data is returned to be set aside (rejected
         file), the others are written. StoreUnavailable propagates (the batch is retried)."""
-        if not isinstance(self.store, EventSink):
+        if not isinstance(self.store, DeviceEventStore):
             return [{"device": ev.device, "kind": ev.kind, "time_ns": ev.time_ns,
                      "error": "the store keeps no events", "data": dict(ev.data)} for ev in events]
         aside = []

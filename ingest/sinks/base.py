@@ -259,7 +259,7 @@ class DeviceEvent:
 
 
 @runtime_checkable
-class EventSink(Protocol):
+class DeviceEventStore(Protocol):
     """Optional ability: keep every event of every logger (≥ 3 years, like readings), and each
     calibration record in the calibration history. Durable when it returns; a repeated
     :attr:`DeviceEvent.key` is stored once. Raises StoreUnavailable (retry) or StoreRejected
@@ -269,7 +269,7 @@ class EventSink(Protocol):
 
 
 @runtime_checkable
-class EventSource(Protocol):
+class DeviceEventSource(Protocol):
     """Optional ability: read events back (the workbench, issue 12's bottle records).
 
     ``device_events(device=, station=, kind=, start=, end=, limit=)``: newest first."""

@@ -38,7 +38,7 @@ from ...contract.wire import CanonicalReading
 from ...sqlite import connect, connect_readonly
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
-from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, EventSink, EventSource,
+from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource,
                    LatestReading, Receipt, ReceiptLog, Sink, StationState, StatusSink, StoredMessage, Summarising,
                    WriteResult, receipts_of)
 from .sqlite.sink import probe_write_lock
@@ -327,7 +327,7 @@ class SpoolingSink:
     def write_events(self, events: Sequence[DeviceEvent]) -> int:
         """Events go to the store when it answers, else into the spool (durable when this
         returns, like readings), and are sent from there before the readings spooled after them."""
-        if not isinstance(self.inner, EventSink):
+        if not isinstance(self.inner, DeviceEventStore):
             raise StoreRejected(f"{type(self.inner).__name__} cannot keep events")
         if not events:
             return 0
@@ -351,7 +351,7 @@ class SpoolingSink:
         return len(events)
 
     def device_events(self, **kw: Any) -> list[DeviceEvent]:
-        if not isinstance(self.inner, EventSource):
+        if not isinstance(self.inner, DeviceEventSource):
             return []
         return self.inner.device_events(**kw)
 

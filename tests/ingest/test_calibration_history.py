@@ -11,7 +11,7 @@ from ms4watch.contract.calibration import CalibrationRecord, DueState, Fit
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import SensorCalibration
 from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import CalibrationHistory, DeviceEvent, DeviceStatus, EventSink, EventSource
+from ms4watch.ingest.sinks.base import CalibrationHistory, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource
 from ms4watch.ingest.sinks.sqlite import SqliteSink
 
 NOW = datetime(2026, 6, 20, 12, 0, tzinfo=timezone.utc)
@@ -49,7 +49,7 @@ def store(request, tmp_path):
 
 
 def test_every_run_is_kept_and_read_back_by_sensor_and_station(store):
-    assert isinstance(store, EventSink) and isinstance(store, CalibrationHistory) and isinstance(store, EventSource)
+    assert isinstance(store, DeviceEventStore) and isinstance(store, CalibrationHistory) and isinstance(store, DeviceEventSource)
     runs = [record("cal-a", "turb", 1, "fail"), record("cal-b", "turb", 2), record("cal-c", "level", 3),
             record("cal-d", "turb", 4, station="US-1", device="LOG-US1")]
     store.write_events([event(r, digest=i) for i, r in enumerate(runs)])

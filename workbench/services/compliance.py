@@ -126,7 +126,7 @@ class ComplianceDesk:
         self.files = files
         self.clock = clock
         self.incidents = incidents
-        self.events = events               # the store's EventSource: loggers' bottle records
+        self.events = events               # the store's DeviceEventSource: loggers' bottle records
         self.readings = readings
         self.calibrations = calibrations
         self.reports = reports             # inspection reports (workbench.db)

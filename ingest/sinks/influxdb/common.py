@@ -286,7 +286,7 @@ class InfluxSinkBase(ABC):
             "agent_version": st.agent_version, "config_version": st.config_version}, st.received_ns),
             *calibration_records(st.station, st.device, st.calibrations or (), st.received_ns)])
 
-    # -- events and the calibration history (EventSink, EventSource, CalibrationHistory) -----
+    # -- events and the calibration history (DeviceEventStore, DeviceEventSource, CalibrationHistory) -----
     def write_events(self, events: Sequence[DeviceEvent]) -> int:
         """Every event as a ``device_event`` point; a calibration record also as a
         ``calibration_record`` point (schema.py). Rewriting a point is harmless."""

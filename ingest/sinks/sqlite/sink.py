@@ -324,7 +324,7 @@ class SqliteSink:
 
     # -- events and the calibration history ------------------------------------------------
     def write_events(self, events: Sequence[DeviceEvent]) -> int:
-        """``EventSink``: every event, and each calibration record into the history (one
+        """``DeviceEventStore``: every event, and each calibration record into the history (one
         transaction). A redelivered event (same key) or record (same id) is stored once."""
         new = 0
         with self._transaction() as db:
@@ -347,7 +347,7 @@ class SqliteSink:
     def device_events(self, *, device: str | None = None, station: str | None = None, kind: str | None = None,
                       start: datetime | None = None, end: datetime | None = None,
                       limit: int = 1000) -> list[DeviceEvent]:
-        """``EventSource``: newest first."""
+        """``DeviceEventSource``: newest first."""
         where, params = _filters(device=device, station=station, kind=kind)
         if start is not None:
             where.append("time_ns >= ?")

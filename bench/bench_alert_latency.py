@@ -121,7 +121,7 @@ class Hops:
         from ms4watch.alerts.notifiers.email import message
         from ms4watch.alerts.notifiers.email.notifier import EmailNotifier
         from ms4watch.ingest.service import IngestService
-        from ms4watch.ingest.sinks.sqlite.sink import SqliteSink
+        from ms4watch.ingest.stores.sqlite.store import SqliteStore
         from ms4watch.pipeline import AlertPipeline
 
         def after(cls, name, what):
@@ -144,7 +144,7 @@ class Hops:
 
         before(IngestService, "_on_deliveries", "recv")
         before(IngestService, "_store", "batch")
-        after(SqliteSink, "write", "stored")
+        after(SqliteStore, "write", "stored")
         engine_feed = AlertPipeline.feed
 
         def feed(pipeline, readings):     # the engine's part of feed, without the incidents'

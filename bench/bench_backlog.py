@@ -2,7 +2,7 @@
 
 Same run, same Mosquitto, same InfluxDB 1.x (Debian influxd), same backlog for:
 
-* ``ms4watch`` ingest → InfluxDB (``influxdb1://``, behind the SpoolingSink as in production),
+* ``ms4watch`` ingest → InfluxDB (``influxdb1://``, behind the SpoolingStore as in production),
 * ``ms4watch`` ingest → the embedded SQLite store,
 * ``ms4watch serve`` → InfluxDB: what a town runs, ingest plus the streaming alert engine
   evaluating every stored batch, incidents and notifications (a registry makes the
@@ -276,9 +276,9 @@ def run_scenario(a, per_message: int, nodered: Path | None) -> list[dict]:
     results: list[dict] = []
     procs: list[subprocess.Popen] = []
     try:
-        from ms4watch.ingest.sinks.influxdb import Influx1Sink
+        from ms4watch.ingest.stores.influxdb import Influx1Store
         for db in ("ms4", "nodered", "ms4x2", "serve"):
-            Influx1Sink.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
+            Influx1Store.from_url(influx.store_url(db)).ensure_store(timedelta(days=1096))
         print(f"\n== {target} readings, {per_message} per message ({n_msgs} messages); Mosquitto "
               f"max_inflight_messages {inflight}; influxd 1.6", flush=True)
         contenders = ["ingest-influx", "serve-influx", "ingest-sqlite", "paho-count", "sub-count", "mosquitto-sub"]

@@ -38,8 +38,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_backlog import backlog_payloads  # noqa: E402
 from ms4watch.contract.wire import decode_canonical  # noqa: E402
-from ms4watch.ingest.sinks.base import StoredMessage  # noqa: E402
-from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder  # noqa: E402
+from ms4watch.ingest.stores.base import StoredMessage  # noqa: E402
+from ms4watch.ingest.stores.influxdb.lineproto import LineEncoder  # noqa: E402
 from tests.support.servers import InfluxDB1  # noqa: E402
 
 def backlog_lines(n_readings: int, per_message: int = 40) -> list[str]:

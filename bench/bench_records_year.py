@@ -49,7 +49,7 @@ from ms4watch.contract.timeutil import to_ns  # noqa: E402
 from ms4watch.contract.wire import CanonicalReading  # noqa: E402
 from ms4watch.demo import demo_configs  # noqa: E402
 from ms4watch.edge.drivers.sim.world import MIN_NS  # noqa: E402
-from ms4watch.ingest.sinks.base import StoredMessage  # noqa: E402
+from ms4watch.ingest.stores.base import StoredMessage  # noqa: E402
 from ms4watch.server import build_server  # noqa: E402
 from ms4watch.settings import Settings  # noqa: E402
 from ms4watch.workbench.roles import Role  # noqa: E402

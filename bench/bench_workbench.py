@@ -50,8 +50,8 @@ from ms4watch.contract.timeutil import to_ns  # noqa: E402
 from ms4watch.contract.wire import CanonicalReading, SensorCalibration  # noqa: E402
 from ms4watch.demo import demo_configs  # noqa: E402
 from ms4watch.edge.drivers.sim.world import MIN_NS, World, random_storms  # noqa: E402
-from ms4watch.ingest.sinks.base import DeviceStatus, StoredMessage  # noqa: E402
-from ms4watch.ingest.sinks.summary import summarise  # noqa: E402
+from ms4watch.ingest.stores.base import DeviceStatus, StoredMessage  # noqa: E402
+from ms4watch.ingest.stores.summary import summarise  # noqa: E402
 from ms4watch.server import build_server  # noqa: E402
 from ms4watch.settings import Settings  # noqa: E402
 from ms4watch.workbench.roles import Role  # noqa: E402
@@ -139,8 +139,8 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
             return
         influx = InfluxDB1(workdir / "influxdb").start()
         store = influx.store_url("town")
-        from ms4watch.ingest.sinks import open_sink
-        admin = open_sink(store)
+        from ms4watch.ingest.stores import build_store
+        admin = build_store(store)
         admin.ensure_store(timedelta(days=1096))
         admin.close()
     broker = EmbeddedBroker(port=free_port()).start()

@@ -4,7 +4,7 @@ of a station's quantity.
 Counting them reads every reading of the year (a year of 1-minute readings is half a million
 rows a station), and every page of the report counts them again. :class:`HoursWithReadings`
 counts the year once, then keeps the hours up to date from the store's receipts
-(:class:`~ms4watch.ingest.sinks.base.ReceiptLog`: which stations' readings were stored
+(:class:`~ms4watch.ingest.stores.base.ReceiptLog`: which stations' readings were stored
 since, with the span of their times): only the hours a new batch touched, and those after
 the last count, are read again — a logger's day-old backlog included. A store without
 receipts is counted in full every time.
@@ -37,7 +37,7 @@ def _hours(readings: Any, station: str, quantity: str, a: int, b: int) -> set[in
     if hasattr(readings, "summary"):
         buckets = readings.summary(station, quantity, start, end, HOUR_NS, frozenset({"count"}))
     else:
-        from ..ingest.sinks.summary import summarise
+        from ..ingest.stores.summary import summarise
         buckets = summarise(readings.readings(station, quantity, start, end), a, HOUR_NS)
     return {(x.start_ns - a) // HOUR_NS for x in buckets if (x.count or 0) > 0}
 

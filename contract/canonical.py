@@ -25,7 +25,7 @@ class CanonicalReading(NamedTuple):
 
 class DecodedReadings(NamedTuple):
     """A readings message as ingest stores it: its identity and its canonical readings (in
-    the order of :class:`~ms4watch.ingest.sinks.base.StoredMessage`)."""
+    the order of :class:`~ms4watch.ingest.stores.base.StoredMessage`)."""
 
     device: str
     seq: int

@@ -33,7 +33,7 @@ from ..contract.errors import Ms4Error
 from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading
 from ..sqlite import connect, inserted_id
-from .sinks.base import ReadingsSource
+from .stores.base import ReadingsSource
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..contract.errors import Ms4Error
 
 if TYPE_CHECKING:
-    from .sinks.base import StoredMessage, WriteResult
+    from .stores.base import StoredMessage, WriteResult
 
 
 class IngestError(Ms4Error):

@@ -7,7 +7,7 @@ Two places hold it, both in the data directory ``serve`` and ``ingest`` use:
   (their first bytes), messages the store refused as bad data, and messages conflicting
   with a stored (device, epoch, seq);
 * the ``rejected`` table of ``store-spool.db`` (and of each ``worker-N/store-spool.db``):
-  batches the store refused while the spool drained them (``ingest/sinks/spooling.py``).
+  batches the store refused while the spool drained them (``ingest/stores/spooling.py``).
 
 :func:`read_rejected` gives both as :class:`Rejected` records, newest first, filtered by
 device, reason and time; ``ms4watch rejected`` and the workbench call it. Reading never
@@ -155,7 +155,7 @@ def _from_jsonl(path: Path, out: RejectedList) -> Iterator[Rejected]:
 
 
 def _from_spool(path: Path, data_dir: Path) -> Iterator[Rejected]:
-    from .sinks.spooling import decode_batch
+    from .stores.spooling import decode_batch
     where = "" if path.parent == data_dir else f"@{path.parent.name}"
     try:
         db = connect_readonly(path)

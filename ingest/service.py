@@ -26,7 +26,7 @@
   thread, after it is stored: the engine learns each logger's stated report interval.
 * Events (``…/events``: calibration records, bottle records, command acknowledgements, …)
   are decoded (a calibration record against its contract), queued with the readings and
-  stored in the same batch (:class:`~.sinks.base.DeviceEventStore`), acknowledged only once stored.
+  stored in the same batch (:class:`~.stores.base.DeviceEventStore`), acknowledged only once stored.
 
 The MQTT side is :mod:`.subscriber` (whole-buffer reads, batched acknowledgements); the
 network thread decodes, a writer thread stores and acknowledges.
@@ -55,7 +55,7 @@ from ..contract.timeutil import to_ns
 from ..contract.wire import CanonicalReading, StatusMessage, decode_canonical, decode_event, decode_status
 from .errors import MessagesRejected, SetAsideFailed, StoreRejected, StoreUnavailable
 from .identity import Identity
-from .sinks.base import (DeviceEvent, DeviceStatus, DeviceEventStore, Sink, StatusSink, StoredMessage, WriteResult,
+from .stores.base import (DeviceEvent, DeviceStatus, DeviceEventStore, ReadingsStore, StatusStore, StoredMessage, WriteResult,
                          payload_digest)
 from .subscriber import MAX_PACKET_BYTES, Delivery, Subscriber
 
@@ -93,7 +93,7 @@ def tune_gc() -> None:
 
 
 class IngestService:
-    def __init__(self, broker_url: str, municipality: str, store: Sink, *,
+    def __init__(self, broker_url: str, municipality: str, store: ReadingsStore, *,
                  client_id: str | None = None, username: str | None = None, password: str | None = None,
                  on_stored: OnStored | None = None, rejected_path: str | Path | None = None,
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
@@ -146,7 +146,7 @@ class IngestService:
     def stored_mark(self) -> int:
         """A time of this clock [epoch ns] before which every batch the store took has been
         handed to ``on_stored``: the alert pipeline checkpoints it with the engine and, after a
-        crash, re-feeds what the store received from then on (:class:`~.sinks.base.ReceiptLog`)."""
+        crash, re-feeds what the store received from then on (:class:`~.stores.base.ReceiptLog`)."""
         now = time.time_ns()
         unfed = self._unfed_since       # read after the clock: a batch begun since is after ``now``
         return now if unfed is None else min(now, unfed)
@@ -253,7 +253,7 @@ class IngestService:
         except (ContractError, ValueError) as e:
             self._reject(msg, str(e))
             return
-        if isinstance(self.store, StatusSink):
+        if isinstance(self.store, StatusStore):
             try:
                 self.store.write_status(DeviceStatus(
                     st.device, topic.station, time.time_ns(), st.state, st.battery_v, st.signal_dbm,

@@ -91,7 +91,7 @@ def _registries(settings: Settings) -> Iterator[Result]:
 
 def secret_files(settings: Settings) -> list[tuple[str, Path]]:
     """The secret files the settings name, with the setting that names each."""
-    from .ingest.sinks.influxdb.config import TOKEN_FILE_ENV, parse_url
+    from .ingest.stores.influxdb.config import TOKEN_FILE_ENV, parse_url
     out = [(name, path) for name, path in (
         ("broker.password_file", settings.broker.password_file), ("broker.key_file", settings.broker.key_file),
         ("web.secret_file", settings.web_secret_file if settings.http.listen else None),
@@ -203,13 +203,13 @@ def _broker(settings: Settings, timeout_s: float) -> Iterator[Result]:
 
 
 def _stores(settings: Settings) -> Iterator[Result]:
-    from .ingest.sinks import open_sink
-    from .ingest.sinks.sqlite.sink import SqliteSink, probe_write_lock
+    from .ingest.stores import build_store
+    from .ingest.stores.sqlite.store import SqliteStore, probe_write_lock
     for url in _store_urls(settings):
         what = f"store {url.split('?')[0]}"
         if url.startswith("sqlite:"):
             try:
-                path = SqliteSink.from_url(url).path      # not opened: that would create the file
+                path = SqliteStore.from_url(url).path      # not opened: that would create the file
                 if path.exists():
                     probe_write_lock(path)
                 elif not os.access(next(p for p in path.parents if p.exists()), os.W_OK | os.X_OK):
@@ -220,7 +220,7 @@ def _stores(settings: Settings) -> Iterator[Result]:
                 yield Passed(what, "takes writes" if path.exists() else "will be created on the first start")
             continue
         try:
-            sink = open_sink(url)
+            sink = build_store(url)
             try:
                 sink.open()
             finally:

@@ -33,8 +33,8 @@ from .edge.drivers.base import DriverEnv
 from .edge.drivers.sim.world import World
 from .errors import DemoError
 from .ingest.service import IngestService
-from .ingest.sinks import open_sink
-from .ingest.sinks.base import Counting
+from .ingest.stores import build_store
+from .ingest.stores.base import Counting
 from .pipeline import AlertPipeline
 from .server import build_server
 from .settings import Settings
@@ -380,7 +380,7 @@ def _write_settings(wd: Path, registry: Path, store_url: str) -> Path:
 
 def _count(store_url: str, ingest: IngestService) -> int:
     """Readings in the store, counted by the store itself where it can."""
-    sink = open_sink(store_url)
+    sink = build_store(store_url)
     if isinstance(sink, Counting):
         sink.open()
         try:

@@ -8,7 +8,7 @@ column per gauge when the outfall has several); ``turbidity_up_ntu``,
 upstream)) for a turbidity contrast; ``rain_in`` for storms and inspections. Each kind's
 series are its ``KindSpec.chart`` (alerts/kinds/).
 
-``source`` is the store's readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`),
+``source`` is the store's readings port (:class:`~ms4watch.ingest.stores.base.ReadingsSource`),
 so an InfluxDB deployment gets the same chart as the embedded SQLite store. The frame says
 which values it holds in ``frame.attrs["values"]``: ``raw``, or ``corrected`` when the source
 applies drift corrections (:class:`~ms4watch.ingest.corrections.CorrectedReadings`); a CSV of
@@ -24,7 +24,7 @@ import pandas as pd
 
 from .alerts.kinds import spec_for
 from .contract.registry import Registry
-from .ingest.sinks.base import ReadingsSource
+from .ingest.stores.base import ReadingsSource
 
 
 class StoreReadings:

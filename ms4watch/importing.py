@@ -39,7 +39,7 @@ from .contract.winsitu import read_winsitu
 from .contract.registry import Registry
 from .contract.units import CANONICAL, Quantity
 from .contract.wire import CanonicalReading
-from .ingest.sinks.base import ReadingsSource
+from .ingest.stores.base import ReadingsSource
 
 BATCH = 5000
 _ORDER_NAMES = {"mdy": "month/day/year", "dmy": "day/month/year", "ymd": "year/month/day"}
@@ -352,7 +352,7 @@ def _file_unit(written: str, stored: str) -> str:
 def messages(imp: Imported) -> list:
     """The file's readings as stored messages: epoch from its content, one seq per batch (a
     second import of the same file is a duplicate, stored once)."""
-    from .ingest.sinks.base import StoredMessage
+    from .ingest.stores.base import StoredMessage
     # the epoch from the file and the readings to store: a batch key never names other content
     digest = zlib.crc32(imp.path.read_bytes())
     digest = zlib.crc32(repr([(r.time_ns, r.sensor, r.value) for r in imp.readings]).encode(), digest)

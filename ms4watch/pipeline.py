@@ -46,8 +46,8 @@ from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading, StatusMessage
 from .evidence import StoreReadings
-from .ingest.sinks.base import CalibrationHistory, ReadingsSource, ReceiptLog
-from .ingest.sinks.influxdb.records import event_records, incident_record
+from .ingest.stores.base import CalibrationHistory, ReadingsSource, ReceiptLog
+from .ingest.stores.influxdb.records import event_records, incident_record
 from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
 
@@ -316,7 +316,7 @@ class AlertPipeline:
 
         * what the store *received* after the stored mark checkpointed with the engine, whatever
           the readings' own times (a logger's day-old backlog acknowledged just before the
-          crash), when the store keeps receipts (:class:`~.ingest.sinks.base.ReceiptLog`);
+          crash), when the store keeps receipts (:class:`~.ingest.stores.base.ReceiptLog`);
         * what the store holds newer than the checkpoint minus the lateness window. Without a
           checkpoint, the history the rules look back over (dry-weather look-back and margins).
 

@@ -41,9 +41,9 @@ from .contract.bounds import ABSOLUTE_ONLY, DEFAULT_WINDOW
 from .contract.registry import Registry, load_registry
 from .ingest.identity import Identity
 from .ingest.service import IngestService
-from .ingest.sinks import open_store
-from .ingest.sinks.base import CalibrationHistory, Probing, ReadingsSource, RecordsSink, Sink
-from .ingest.sinks.spooling import SpoolingSink
+from .ingest.stores import open_store
+from .ingest.stores.base import CalibrationHistory, Probing, ReadingsSource, RecordsStore, ReadingsStore
+from .ingest.stores.spooling import SpoolingStore
 from .pipeline import AlertPipeline, PipelineParts
 from .settings import Settings, SettingsError
 from .townlock import TownLock
@@ -88,7 +88,7 @@ class Town:
 
     registry: Registry
     data_dir: Path
-    store: Sink
+    store: ReadingsStore
     pipeline: AlertPipeline
     ingest: IngestService
     workbench: "Workbench | None" = None
@@ -134,7 +134,7 @@ class Server:
         return self.town.registry
 
     @property
-    def store(self) -> Sink:
+    def store(self) -> ReadingsStore:
         return self.town.store
 
     @property
@@ -277,7 +277,7 @@ class TownRecords:
     def municipality(self) -> str:
         return self.registry.municipality
 
-    def open_store(self) -> Sink:
+    def open_store(self) -> ReadingsStore:
         """The town's readings store (its calibrations and readings); the caller closes it."""
         return open_store(self.settings.town_store_url(self.municipality), self.data_dir)
 
@@ -389,7 +389,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings.town_store_url(m), data_dir)
     # dashboards: InfluxDB only
-    write_records = store.write_records if isinstance(store, RecordsSink) and \
+    write_records = store.write_records if isinstance(store, RecordsStore) and \
         not settings.town_store_url(m).startswith("sqlite:") else None
     metrics = Metrics()
     readings = store if isinstance(store, ReadingsSource) else None
@@ -414,7 +414,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
     town = Town(registry, data_dir, store, pipeline, ingest)
     incidents = pipeline.incidents
-    spool = store if isinstance(store, SpoolingSink) else None
+    spool = store if isinstance(store, SpoolingStore) else None
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
                   spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
                   town=TownParts(clock=incidents.clock, operations=incidents.operations,

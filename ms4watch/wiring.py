@@ -17,10 +17,10 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .ingest.identity import Identity
-    from .ingest.sinks.base import Sink
+    from .ingest.stores.base import ReadingsStore
 
 
-def build_ingest(settings: Settings, municipality: str, store: "Sink", *, client_id: str | None = None,
+def build_ingest(settings: Settings, municipality: str, store: "ReadingsStore", *, client_id: str | None = None,
                  rejected_path: Path | None = None, identity: "Identity | None" = None,
                  on_stored: OnStored | None = None, on_status: OnStatus | None = None,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW) -> IngestService:

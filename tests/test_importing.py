@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "contract" / "testdata"
@@ -47,7 +47,7 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
                                "6 readings (RG-2 rain 6)") for line in lines)
     assert "  20 readings of stations the registry does not know, left out: RG-9 (20)" in lines
     assert lines[-1] == f"26 readings stored in {store}"
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
     rain = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=1))
@@ -126,7 +126,7 @@ def test_import_stores_each_channel_as_its_own_sensor(tmp_path):
     out = ms4("import", str(EXPORTS / "u12_four_channels.csv"), "--station", "OF-1", "--registry",
               str(tmp_path / "sites.yaml"), "--store", store)
     assert out.returncode == 0, out.stderr
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     got = sink.readings("OF-1", "temperature", datetime(2026, 1, 1, tzinfo=timezone.utc),
                         datetime(2026, 2, 1, tzinfo=timezone.utc))
@@ -157,7 +157,7 @@ def test_overlapping_downloads_are_stored_once_and_a_different_value_is_a_confli
     assert out.returncode == 0, out.stderr
     assert "  100 readings already stored with the same value: skipped" in out.stdout
     assert out.stdout.splitlines()[-1] == f"293 readings stored in {store}"
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
     got = sink.readings("RG-1", "rain", t0, t0 + timedelta(days=7))
@@ -265,7 +265,7 @@ def test_a_solinst_export_imports_once_in_the_zone_given_and_a_winsitu_export_wi
     again = ms4(*args)
     assert "14 readings already stored with the same value: skipped" in again.stdout
     assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     t0 = datetime(2017, 5, 3, 17, tzinfo=timezone.utc)                       # 13:00 at -04:00
     level = sink.readings("OF-1", "level", t0, t0 + timedelta(days=3))

@@ -131,12 +131,12 @@ def test_the_delivery_worker_draws_a_first_chart_as_it_starts(tmp_path, smtp, mo
     first-chart costs on its own thread as it starts, before any alert: the first alert's
     email is as quick as the others (``bench_alert_latency.py``'s p99 was that first chart)."""
     from ms4watch.alerts.notifiers.email import chart
-    from ms4watch.ingest.sinks import SqliteSink
+    from ms4watch.ingest.stores import SqliteStore
     from ms4watch.pipeline import PipelineParts
     drawn: list[str] = []
     real = chart.warm_up
     monkeypatch.setattr(chart, "warm_up", lambda: (drawn.append(threading.current_thread().name), real())[1])
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     p = AlertPipeline(registry(), tmp_path, PipelineParts(notify_urls=[smtp.url], report=lambda line: None, readings=sink)).start()
     try:

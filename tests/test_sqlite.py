@@ -25,18 +25,18 @@ def _spool(tmp: Path, synchronous: str = "FULL") -> tuple[sqlite3.Connection, Ca
     return s._db, s._db.close
 
 
-def _sqlite_sink(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
-    from ms4watch.ingest.sinks.sqlite.sink import SqliteSink
-    sink = SqliteSink(tmp / "store.db")
+def _sqlite_store(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
+    from ms4watch.ingest.stores.sqlite.store import SqliteStore
+    sink = SqliteStore(tmp / "store.db")
     sink.open()
     assert sink._db is not None
     return sink._db, sink.close
 
 
-def _spooling_sink(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
-    from ms4watch.ingest.sinks.spooling import SpoolingSink
-    from ms4watch.ingest.sinks.sqlite.sink import SqliteSink
-    sink = SpoolingSink(SqliteSink(tmp / "store.db"), tmp / "spool.db")
+def _spooling_store(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
+    from ms4watch.ingest.stores.spooling import SpoolingStore
+    from ms4watch.ingest.stores.sqlite.store import SqliteStore
+    sink = SpoolingStore(SqliteStore(tmp / "store.db"), tmp / "spool.db")
     sink.open()
     assert sink._db is not None
     return sink._db, sink.close
@@ -83,8 +83,8 @@ def _network(tmp: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
 STORES = [
     ("edge spool", "edge/spool.py", _spool, 2, 1),
     ("edge spool, NORMAL (demo, bench)", "edge/spool.py", lambda t: _spool(t, "normal"), 1, 1),
-    ("embedded store", "ingest/sinks/sqlite/sink.py", _sqlite_sink, 2, 0),   # a look-up per stored reading
-    ("server spool", "ingest/sinks/spooling.py", _spooling_sink, 2, 1),
+    ("embedded store", "ingest/stores/sqlite/store.py", _sqlite_store, 2, 0),   # a look-up per stored reading
+    ("server spool", "ingest/stores/spooling.py", _spooling_store, 2, 1),
     ("corrections", "ingest/corrections.py", _corrections, 2, 1),
     ("incidents.db", "alerts/incidents/db.py", _incidents, 2, 1),
     ("workbench.db", "workbench/records/table.py", _workbench, 2, 1),

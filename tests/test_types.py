@@ -19,8 +19,8 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 STRICT = ["ms4watch.contract", "ms4watch.contract.mqtt", "ms4watch.alerts.rules", "ms4watch.alerts.rules.storms",
           "ms4watch.alerts.engine", "ms4watch.alerts.engine.scheduler", "ms4watch.compliance", "ms4watch.compliance.clocks"]
-DEFAULT = ["ms4watch", "ms4watch.cli", "ms4watch.commands.users", "ms4watch.edge.uplink", "ms4watch.ingest.sinks",
-           "ms4watch.ingest.sinks.influxdb", "ms4watch.alerts", "ms4watch.alerts.incidents.db", "ms4watch.alerts.kinds",
+DEFAULT = ["ms4watch", "ms4watch.cli", "ms4watch.commands.users", "ms4watch.edge.uplink", "ms4watch.ingest.stores",
+           "ms4watch.ingest.stores.influxdb", "ms4watch.alerts", "ms4watch.alerts.incidents.db", "ms4watch.alerts.kinds",
            "ms4watch.workbench.app", "ms4watch.network", "ms4watch.firmware_configs"]
 
 

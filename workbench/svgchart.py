@@ -1,5 +1,5 @@
 """A station's chart as SVG, drawn on the server from readings already summarised in time
-buckets (``ingest/sinks/summary.py``: one bucket per pixel column).
+buckets (``ingest/stores/summary.py``: one bucket per pixel column).
 
 Each quantity is a stroke through its buckets' least and greatest values, so every peak
 and every threshold crossing shows at any zoom (LTTB, one point per bucket, would drop
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from html import escape
 from typing import Literal, Mapping, Sequence
 
-from ..ingest.sinks.base import Bucket
+from ..ingest.stores.base import Bucket
 
 COLOURS = ("#0b5394", "#b3261e", "#1a7f37", "#7a4fb3")
 RAIN = "#4a90d9"

@@ -58,11 +58,11 @@ def register(app: typer.Typer) -> None:
         the previous calibration of the same sensor."""
         from ms4watch.contract.timeutil import to_ns
         from ms4watch.ingest.corrections import correction_from_record
-        from ms4watch.ingest.sinks import open_sink
-        from ms4watch.ingest.sinks.base import CalibrationHistory
+        from ms4watch.ingest.stores import build_store
+        from ms4watch.ingest.stores.base import CalibrationHistory
 
         settings = settings_or_exit(config)
-        sink = open_sink(settings.store_url)
+        sink = build_store(settings.store_url)
         if not isinstance(sink, CalibrationHistory):
             _fail(f"{settings.store_url}: this store keeps no calibration history")
         try:

@@ -50,14 +50,14 @@ def register(app: typer.Typer) -> None:
         from ms4watch.alerts.rainfiles import parse_depth
         from ms4watch.contract.registry import load_registry
         from ms4watch.importing import against_store, messages, read_file, summary, write_csv
-        from ms4watch.ingest.sinks.base import ReadingsSource
+        from ms4watch.ingest.stores.base import ReadingsSource
 
         settings = settings_or_exit(config, registry=registry, store=store)
-        from ms4watch.ingest.sinks import open_sink
+        from ms4watch.ingest.stores import build_store
         try:
             reg = load_registry(settings.require_registry())
             tip_in = parse_depth(tip) if tip else None
-            sink = None if dry_run or no_store else open_sink(settings.store_url)   # a bad URL: before any work
+            sink = None if dry_run or no_store else build_store(settings.store_url)   # a bad URL: before any work
             imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in,
                                   date_order=date_order)
                         for f in files]

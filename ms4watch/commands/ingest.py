@@ -46,7 +46,7 @@ def ingest(
     Reads the same settings as `serve` (--config, MS4WATCH_*); options override them.
     """
     from ..ingest.service import tune_gc
-    from ..ingest.sinks import open_store
+    from ..ingest.stores import open_store
     from ..wiring import build_ingest
 
     log = logging.getLogger("ms4watch.ingest")

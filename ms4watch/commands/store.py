@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
             help="accept a retention shorter than the 1,096 days (3 years) records must be kept"),
     ) -> None:
         """Create the database/bucket (or update its retention) and say what it keeps."""
-        from ms4watch.ingest.sinks.influxdb import MIN_RETENTION, open_admin
+        from ms4watch.ingest.stores.influxdb import MIN_RETENTION, open_admin
 
         try:
             keep = parse_duration(retention)

@@ -205,7 +205,7 @@ def test_a_logger_and_ingest_over_tls_with_their_own_files(tmp_path, broker):
     from ms4watch.edge.drivers.base import DriverEnv
     from ms4watch.edge.drivers.sim.world import World
     from ms4watch.ingest.service import IngestService
-    from ms4watch.ingest.sinks.sqlite import SqliteSink
+    from ms4watch.ingest.stores.sqlite import SqliteStore
     from ms4watch.settings import load_settings
 
     out = configure(tmp_path, broker)
@@ -223,7 +223,7 @@ def test_a_logger_and_ingest_over_tls_with_their_own_files(tmp_path, broker):
     settings = load_settings(None, broker={"url": url(broker), "username": "ms4watch-ingest",
                                            "password_file": ing / "password", "ca_file": ing / "ca.crt",
                                            "cert_file": ing / "client.crt", "key_file": ing / "client.key"})
-    svc = IngestService(settings.broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-tls",
+    svc = IngestService(settings.broker.url, "town", SqliteStore(tmp_path / "store.db"), client_id="ingest-tls",
                         username=settings.broker.username, password=settings.broker.secret(),
                         tls=settings.broker.tls()).start()
     assert svc.connected.wait(10)

@@ -19,10 +19,10 @@ def test_the_value_parsers_raise_config_errors():
     from ms4watch.alerts.notifiers.urls import build_channels
     from ms4watch.contract.mqtt import BrokerURL
     from ms4watch.contract.timeutil import parse_time
-    from ms4watch.ingest.sinks import open_sink
+    from ms4watch.ingest.stores import build_store
 
     for bad in (lambda: parse_time("2026-06-01T09:00"), lambda: parse_time("June 1st"),
-                lambda: BrokerURL.parse("http://broker:1883"), lambda: open_sink("postgres://db/ms4"),
+                lambda: BrokerURL.parse("http://broker:1883"), lambda: build_store("postgres://db/ms4"),
                 lambda: build_channels(["not-a-url"], file_path=Path("/nonexistent/n.txt"))):
         with pytest.raises(ConfigError) as e:
             bad()

@@ -22,7 +22,7 @@ from ms4watch.cli import build_app
 from ms4watch.compliance.store import ComplianceStore
 from ms4watch.contract.registry import load_registry
 from ms4watch.demo import Demo, DemoOptions, demo_configs
-from ms4watch.ingest.sinks import SqliteSink
+from ms4watch.ingest.stores import SqliteStore
 
 DAYS = 6.0
 
@@ -139,7 +139,7 @@ def test_every_count_is_its_records(seeded):
                                                                          "—"),
                      ("Town oversight inspections of construction sites", "—")):
         assert f"  {label}: {n}\n" in printed, label
-    sink = SqliteSink(wd / "store.db")
+    sink = SqliteStore(wd / "store.db")
     try:
         recs = sink.calibration_history(start=datetime(2026, 1, 3, 5, tzinfo=timezone.utc))
         assert [r["record"] for r in rows(out, "calibrations_done")] == [x.id for x in sorted(recs, key=lambda x: (x.performed, x.id))]

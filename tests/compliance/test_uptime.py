@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from ms4watch.compliance.uptime import HoursWithReadings, count_hours
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading
-from ms4watch.ingest.sinks import SqliteSink
-from ms4watch.ingest.sinks.base import StoredMessage
+from ms4watch.ingest.stores import SqliteStore
+from ms4watch.ingest.stores.base import StoredMessage
 
 T0 = datetime(2026, 1, 3, 5, tzinfo=timezone.utc)
 H = 3_600_000_000_000
@@ -41,13 +41,13 @@ def write(sink, seq, hours, station="OF-1", value=1.0):
 
 
 def test_kept_up_to_date_from_the_receipts(tmp_path, monkeypatch):
-    from ms4watch.ingest.sinks.sqlite import sink as sink_module
+    from ms4watch.ingest.stores.sqlite import store as store_module
     clock = [to_ns(datetime(2026, 12, 1, tzinfo=timezone.utc))]      # ingest's clock: the receipts' times
-    monkeypatch.setattr(sink_module, "time", SimpleNamespace(time_ns=lambda: clock[0]))
+    monkeypatch.setattr(store_module, "time", SimpleNamespace(time_ns=lambda: clock[0]))
 
     def later(minutes):
         clock[0] += minutes * 60 * 10**9
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     try:
         write(sink, 1, range(0, 48, 2))                # every other hour of two days
@@ -73,7 +73,7 @@ def test_kept_up_to_date_from_the_receipts(tmp_path, monkeypatch):
 
 
 def test_a_store_without_receipts_is_counted_every_time(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     try:
         write(sink, 1, range(0, 6))

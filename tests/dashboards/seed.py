@@ -1,6 +1,6 @@
 """Seed an InfluxDB with a week of plausible canonical data for a small town, through the sink.
 
-Readings go through ``Influx1Sink.write`` exactly as ingest writes them; status, alert,
+Readings go through ``Influx1Store.write`` exactly as ingest writes them; status, alert,
 incident, storm, inspection and calibration records through ``write_records`` in the
 schema of docs/store.md. (When ``ms4watch demo --store influxdb1://…`` writes all of them,
 the dashboard test can seed with the demo instead.)
@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from ms4watch.contract.timeutil import iso_utc
 from ms4watch.contract.wire import CanonicalReading
-from ms4watch.ingest.sinks.base import StoredMessage
+from ms4watch.ingest.stores.base import StoredMessage
 
 H = 3600 * 10**9
 STEP = 15 * 60 * 10**9

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ms4watch.ingest.sinks import open_sink
+from ms4watch.ingest.stores import build_store
 from tests.dashboards.seed import seed
 
 ROOT = Path(__file__).resolve().parents[2] / "dashboards"
@@ -142,7 +142,7 @@ def _run_panels(server, db: str) -> tuple[list[str], int]:
 
 @pytest.mark.influxdb
 def test_every_query_returns_rows_on_a_seeded_influxdb(influxd):
-    sink = open_sink(influxd.store_url("ms4watch"))
+    sink = build_store(influxd.store_url("ms4watch"))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     assert seed(sink) > 0
@@ -155,7 +155,7 @@ def test_every_query_returns_rows_on_a_seeded_influxdb(influxd):
 
 @pytest.mark.influxdb
 def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
-    """The demo pipeline (simulated loggers → MQTT → ingest → Influx1Sink → alert engine →
+    """The demo pipeline (simulated loggers → MQTT → ingest → Influx1Store → alert engine →
     incidents) fills the store: readings, device status and the calibrations the loggers
     report in it, alerts, storms, inspections and incidents. Every panel returns rows.
     """
@@ -163,7 +163,7 @@ def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
 
     from ms4watch.demo import Demo, DemoOptions
     url = influxd.store_url("ms4watch")
-    open_sink(url).ensure_store(timedelta(days=1096))
+    build_store(url).ensure_store(timedelta(days=1096))
     start = (datetime.now(timezone.utc) - timedelta(days=4.5)).replace(microsecond=0)
     summary = Demo(DemoOptions(days=4.5, speed=0, start=start, workdir=tmp_path / "demo", store_url=url),
                    report=lambda *a: None).run()
@@ -175,7 +175,7 @@ def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
 
 
 def test_queries_use_only_documented_measurements():
-    from ms4watch.ingest.sinks.influxdb.schema import MEASUREMENTS
+    from ms4watch.ingest.stores.influxdb.schema import MEASUREMENTS
     for name, d in DATA.items():
         for where, _, q in _queries(d):
             used = set(re.findall(r'FROM "(\w+)"', q))

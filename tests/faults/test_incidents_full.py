@@ -20,8 +20,8 @@ import pytest
 
 from ms4watch.contract.registry import parse_registry
 from ms4watch.contract.wire import CanonicalReading
-from ms4watch.ingest.sinks.base import StoredMessage
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.base import StoredMessage
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from ms4watch.pipeline import AlertPipeline, PipelineParts
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
@@ -58,7 +58,7 @@ class Disk:
         store.apply_event = apply_or_fail
 
 
-def pipeline(work: Path, smtp: SmtpSink, store: SqliteSink) -> AlertPipeline:
+def pipeline(work: Path, smtp: SmtpSink, store: SqliteStore) -> AlertPipeline:
     p = AlertPipeline(parse_registry(SITES), work, PipelineParts(notify_urls=[smtp.url], report=lambda line: None,
                                                                  readings=store, now_ns=time.time_ns))
     p.stored_mark = time.time_ns         # ingest's: here every stored batch is fed at once
@@ -73,7 +73,7 @@ def incidents(work: Path) -> list[tuple[str, str]]:
 @pytest.fixture
 def rig(tmp_path):
     smtp = SmtpSink().start()
-    store = SqliteSink(tmp_path / "store.db")
+    store = SqliteStore(tmp_path / "store.db")
     store.open()
     yield tmp_path, smtp, store
     store.close()

@@ -19,7 +19,7 @@ import pytest
 
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
 
@@ -60,7 +60,7 @@ def set_aside(path: Path) -> list[str]:
 
 
 def service(broker, tmp_path: Path) -> IngestService:
-    svc = IngestService(broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-full",
+    svc = IngestService(broker.url, "town", SqliteStore(tmp_path / "store.db"), client_id="ingest-full",
                         rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.01).start()
     assert svc.connected.wait(10)
     return svc

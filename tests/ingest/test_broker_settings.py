@@ -8,7 +8,7 @@ import pytest
 from ms4watch.contract.broker import MESSAGE_SIZE_LIMIT_BYTES, mosquitto_settings
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.sqlite_store import query_one
 from ms4watch.ingest.subscriber import MAX_PACKET_BYTES
 from tests.support.servers import Mosquitto, have
@@ -61,7 +61,7 @@ def stored_messages(store, device: str) -> int:
 
 @pytest.mark.parametrize("broker", [PIPELINE], indirect=True, ids=["pipeline settings"])
 def test_a_burst_to_a_running_ingest_loses_nothing(tmp_path, broker):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(broker.url, "town", sink, client_id="ingest-burst").start()
     try:
         assert svc.connected.wait(10)
@@ -78,12 +78,12 @@ def test_a_burst_while_ingest_restarts(tmp_path, broker, loses):
     """The burst comes while ingest is away (a restart, an upgrade): its persistent session
     holds the messages — all of them with the pipeline's settings, 1,000 and some with
     Mosquitto's defaults, which drop the rest without a word."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(broker.url, "town", sink, client_id="ingest-away").start()
     assert svc.connected.wait(10)
     svc.stop()
     burst(broker.port, [(topic("LOG-1"), reading("LOG-1", s)) for s in range(BURST)])
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(broker.url, "town", sink, client_id="ingest-away").start()
     try:
         assert svc.connected.wait(10)
@@ -102,7 +102,7 @@ def test_a_burst_while_ingest_restarts(tmp_path, broker, loses):
 def test_the_broker_refuses_a_payload_over_its_limit_before_ingest_sees_it(tmp_path, broker):
     """So ingest, which takes up to twice that, never meets one from a broker set up this way."""
     assert MESSAGE_SIZE_LIMIT_BYTES < MAX_PACKET_BYTES
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(broker.url, "town", sink, client_id="ingest-limit", rejected_path=tmp_path / "r.jsonl").start()
     try:
         assert svc.connected.wait(10)

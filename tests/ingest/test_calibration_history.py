@@ -10,9 +10,9 @@ import pytest
 from ms4watch.contract.calibration import CalibrationRecord, DueState, Fit
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import SensorCalibration
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import CalibrationHistory, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import CalibrationHistory, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource
+from ms4watch.ingest.stores.sqlite import SqliteStore
 
 NOW = datetime(2026, 6, 20, 12, 0, tzinfo=timezone.utc)
 
@@ -38,11 +38,11 @@ def status(device: str, station: str, *cals: tuple[str, date, date]) -> DeviceSt
 @pytest.fixture(params=["sqlite", "influxdb1"])
 def store(request, tmp_path):
     if request.param == "sqlite":
-        sink = SqliteSink(tmp_path / "store.db")
+        sink = SqliteStore(tmp_path / "store.db")
     else:
         server = request.getfixturevalue("influxd")
         server.query('CREATE DATABASE "town" WITH DURATION 1096d NAME "ms4watch"')
-        sink = open_sink(server.store_url("town"))
+        sink = build_store(server.store_url("town"))
     sink.open()
     yield sink
     sink.close()

@@ -18,8 +18,8 @@ from ms4watch.contract.timeutil import iso_utc, to_ns
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.evidence import StoreReadings
 from ms4watch.ingest.corrections import CorrectedReadings, CorrectionError, CorrectionStore
-from ms4watch.ingest.sinks.base import StoredMessage
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.base import StoredMessage
+from ms4watch.ingest.stores.sqlite import SqliteStore
 
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
 MIN = 60 * 10**9
@@ -57,7 +57,7 @@ def test_audited_reversible_never_deleted(tmp_path):
 
 
 def test_corrected_readings_keep_the_raw_ones_and_say_which(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     rows = tuple(CanonicalReading(ns(m), "DS-1", "LOG-DS1", "turb", "turbidity", 10.0, "NTU", "", 1)
                  for m in (70, 75, 80))
@@ -104,7 +104,7 @@ def test_replay_on_corrected_values_says_so(tmp_path):
 def test_evidence_says_corrected(tmp_path):
     from ms4watch.alerts.notifiers.email.chart import csv_excerpt
     from ms4watch.contract.registry import parse_registry
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     sink.write([StoredMessage("LOG-RG1", 1, (CanonicalReading(ns(5), "RG-1", "LOG-RG1", "rain", "rain", 0.01, "in",
                                                               "", 1),))])

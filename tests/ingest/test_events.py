@@ -13,9 +13,9 @@ import pytest
 
 from ms4watch.contract.wire import encode_event
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.spooling import SpoolingSink
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.spooling import SpoolingStore
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.ingest.test_calibration_history import event, record
 from tests.support.waiting import wait_for
 
@@ -34,7 +34,7 @@ def publish(port: int, payloads: list[bytes], topic: str = TOPIC) -> None:
 
 @pytest.mark.mosquitto
 def test_events_are_stored_and_bad_ones_set_aside_naming_the_field(tmp_path, mosquitto_broker):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-ev",
                         rejected_path=tmp_path / "rejected.jsonl").start()
     assert svc.connected.wait(10)
@@ -69,9 +69,9 @@ def test_events_are_stored_and_bad_ones_set_aside_naming_the_field(tmp_path, mos
 
 @pytest.mark.influxdb
 def test_events_wait_in_the_spool_while_the_store_is_down(influxd, tmp_path):
-    inner = open_sink(influxd.store_url("town"))
+    inner = build_store(influxd.store_url("town"))
     inner.ensure_store(timedelta(days=1096))
-    sink = SpoolingSink(inner, tmp_path / "spool.db", backoff_initial_s=0.1, backoff_max_s=0.5)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", backoff_initial_s=0.1, backoff_max_s=0.5)
     sink.open()
     influxd.stop()
     recs = [record(f"cal-{i}", "turb", i + 1) for i in range(3)]

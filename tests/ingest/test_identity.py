@@ -14,7 +14,7 @@ from ms4watch.contract.ids import Topic
 from ms4watch.contract.wire import encode_readings, status_payload
 from ms4watch.ingest.identity import Identity
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.waiting import wait_for
 
 from .test_service import T0, publish_all, publisher
@@ -70,7 +70,7 @@ def test_without_the_list_of_loggers_only_the_registry_stations_are_checked():
 
 @pytest.mark.mosquitto
 def test_ingest_sets_aside_what_a_device_may_not_send_and_stores_the_rest(tmp_path, mosquitto_broker):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-identity", identity=IDENTITY,
                         rejected_path=tmp_path / "rejected.jsonl").start()
     assert svc.connected.wait(10)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from ms4watch.commands import store
 from ms4watch.contract.errors import Ms4Error
-from ms4watch.ingest.sinks import open_sink
+from ms4watch.ingest.stores import build_store
 from tests.support.influx_fixtures import make_messages
 from tests.support.servers import InfluxDB1, have
 
@@ -95,7 +95,7 @@ def test_the_documented_rights_suffice(influxd_auth, tmp_path):
     r = _init(influxd_auth.store_url("town2", token_file=_token(tmp_path, ADMIN)))
     assert r.exit_code == 0, r.output
     influxd_auth.query('GRANT ALL ON "town2" TO "ms4watch"', login=ADMIN)
-    sink = open_sink(influxd_auth.store_url("town2", token_file=_token(tmp_path, SERVER)))
+    sink = build_store(influxd_auth.store_url("town2", token_file=_token(tmp_path, SERVER)))
     try:
         sink.open()
         msgs = make_messages(20, 2)
@@ -118,7 +118,7 @@ def test_less_than_all_is_refused_naming_the_file(influxd_auth, tmp_path, login,
     assert _init(influxd_auth.store_url(db, token_file=_token(tmp_path, ADMIN))).exit_code == 0
     influxd_auth.query(f'GRANT {grant} ON "{db}" TO "{login[0]}"', login=ADMIN)
     token = _token(tmp_path, login)
-    sink = open_sink(influxd_auth.store_url(db, token_file=token))
+    sink = build_store(influxd_auth.store_url(db, token_file=token))
     try:
         with pytest.raises(Ms4Error) as e:
             sink.open()
@@ -135,7 +135,7 @@ def test_less_than_all_is_refused_naming_the_file(influxd_auth, tmp_path, login,
 
 def test_a_wrong_password_names_the_file(influxd_auth, tmp_path):
     token = _token(tmp_path, (SERVER[0], "not-the-password"))
-    sink = open_sink(influxd_auth.store_url("town2", token_file=token))
+    sink = build_store(influxd_auth.store_url("town2", token_file=token))
     try:
         with pytest.raises(Ms4Error) as e:
             sink.open()
@@ -148,7 +148,7 @@ def test_a_wrong_password_names_the_file(influxd_auth, tmp_path):
 def test_no_token_means_no_login_said_once(influxd, caplog):
     """Without a token (no file named, no credential), ms4watch does not log in: right for an
     InfluxDB without authentication, and the log says so once when the store is opened."""
-    sink = open_sink(influxd.store_url("town"))
+    sink = build_store(influxd.store_url("town"))
     try:
         sink.ensure_store(timedelta(days=1096))
         with caplog.at_level(logging.INFO):
@@ -163,7 +163,7 @@ def test_no_token_means_no_login_said_once(influxd, caplog):
 
 def test_a_named_token_file_that_is_missing_stops_the_start(influxd, tmp_path):
     """A file the settings name is never taken as 'no login': its absence is a mistake to fix."""
-    sink = open_sink(influxd.store_url("town", token_file=str(tmp_path / "missing")))
+    sink = build_store(influxd.store_url("town", token_file=str(tmp_path / "missing")))
     try:
         with pytest.raises(ValueError, match=r"cannot read the InfluxDB token file .*missing: No such file"):
             sink.open()

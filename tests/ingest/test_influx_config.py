@@ -9,10 +9,10 @@ import pytest
 
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.influxdb import Influx1Sink, Influx2Sink, parse_url
-from ms4watch.ingest.sinks.influxdb.errors import from_status, retry_after_s
-from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder, record_line, tag_escape
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.influxdb import Influx1Store, Influx2Store, parse_url
+from ms4watch.ingest.stores.influxdb.errors import from_status, retry_after_s
+from ms4watch.ingest.stores.influxdb.lineproto import LineEncoder, record_line, tag_escape
 
 
 def test_v1_url():
@@ -25,8 +25,8 @@ def test_v1_url():
 def test_v2_tls_url_and_open_sink_dispatch():
     t = parse_url("influxdb2s://cloud.test/bucket1?org=town")
     assert (t.version, t.tls, t.port, t.org, t.base_url) == (2, True, 8086, "town", "https://cloud.test:8086")
-    assert isinstance(open_sink("influxdb2s://cloud.test/b?org=o"), Influx2Sink)
-    assert isinstance(open_sink("influxdb1://127.0.0.1:1/x"), Influx1Sink)
+    assert isinstance(build_store("influxdb2s://cloud.test/b?org=o"), Influx2Store)
+    assert isinstance(build_store("influxdb1://127.0.0.1:1/x"), Influx1Store)
 
 
 @pytest.mark.parametrize("url, match", [
@@ -103,7 +103,7 @@ def test_reading_lines():
 def test_message_lines_are_the_reading_lines():
     """``messages`` (the batch path, which builds the part after the value once per run of
     readings sharing it) writes exactly the lines ``reading`` writes, reading by reading."""
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores.base import StoredMessage
     t = 1_780_000_000_000_000_000
     r = CanonicalReading(t, "OF-12", "LOG-1", "flow", "flow", 3.25, "gpm", "", 7)
     rs = (r, r._replace(sensor="level", quantity="level", unit="ft", value=2),
@@ -134,8 +134,8 @@ def test_status_and_event_records():
     from datetime import datetime, timezone
 
     from ms4watch.contract.wire import StatusMessage
-    from ms4watch.ingest.sinks.influxdb.lineproto import record_line
-    from ms4watch.ingest.sinks.influxdb.records import event_records, status_record
+    from ms4watch.ingest.stores.influxdb.lineproto import record_line
+    from ms4watch.ingest.stores.influxdb.records import event_records, status_record
 
     st = StatusMessage(device="LOG-1", state="online", time=datetime(2026, 6, 1, 12, tzinfo=timezone.utc),
                        battery_v=12.6, signal_dbm=-71, spool_depth=3, clock="synced")
@@ -159,7 +159,7 @@ def test_calibration_records_count_days_from_the_received_day():
 
     from ms4watch.contract.timeutil import parse_time, to_ns
     from ms4watch.contract.wire import SensorCalibration
-    from ms4watch.ingest.sinks.influxdb.records import calibration_records, days_left
+    from ms4watch.ingest.stores.influxdb.records import calibration_records, days_left
 
     received = to_ns(parse_time("2026-06-05T23:59:00Z"))
     cals = [SensorCalibration(sensor="flow", performed=date(2026, 5, 1), due=date(2026, 8, 1)),

@@ -16,11 +16,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ms4watch.contract.timeutil import from_ns
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import ReadingsSource, ReceiptLog
-from ms4watch.ingest.sinks.influxdb import Influx2Sink
-from ms4watch.ingest.sinks.spooling import SpoolingSink
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import ReadingsSource, ReceiptLog
+from ms4watch.ingest.stores.influxdb import Influx2Store
+from ms4watch.ingest.stores.spooling import SpoolingStore
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.influx_fixtures import make_messages
 from tests.support.servers import free_port
 
@@ -45,7 +45,7 @@ def _check(source: ReadingsSource, msgs) -> None:
 
 
 def test_sqlite(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     assert isinstance(sink, ReadingsSource)
     assert sink.readings("OF-12", "flow", from_ns(0), from_ns(END)) == []      # no file yet: nothing, no error
     sink.open()
@@ -57,7 +57,7 @@ def test_sqlite(tmp_path):
 
 
 def test_sqlite_reads_beside_a_running_write(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     first = make_messages(100, 4, end_ns=END - 10**12)
     sink.write(first)
@@ -83,7 +83,7 @@ def test_sqlite_reads_beside_a_running_write(tmp_path):
 
 @pytest.mark.influxdb
 def test_influxdb1(influxd):
-    sink = open_sink(influxd.store_url("town"))
+    sink = build_store(influxd.store_url("town"))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     msgs = make_messages(300, 4, end_ns=END)
@@ -94,19 +94,19 @@ def test_influxdb1(influxd):
 
 @pytest.mark.influxdb
 def test_influxdb2_reads_through_the_v1_compatible_query_endpoint(influxd):
-    writer = open_sink(influxd.store_url("town"))
+    writer = build_store(influxd.store_url("town"))
     writer.ensure_store(timedelta(days=1096))
     writer.open()
     msgs = make_messages(120, 4, end_ns=END)
     writer.write(msgs)
-    reader = Influx2Sink.from_url(f"influxdb2://127.0.0.1:{influxd.port}/town?org=town")
+    reader = Influx2Store.from_url(f"influxdb2://127.0.0.1:{influxd.port}/town?org=town")
     _check(reader, msgs)
     writer.close()
 
 
-def test_spooling_sink_reads_the_spool_while_its_store_is_down(tmp_path):
-    down = open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s")
-    sink = SpoolingSink(down, tmp_path / "spool.db")
+def test_spooling_store_reads_the_spool_while_its_store_is_down(tmp_path):
+    down = build_store(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s")
+    sink = SpoolingStore(down, tmp_path / "spool.db")
     sink.open()
     try:
         msgs = make_messages(60, 4, end_ns=END)
@@ -116,12 +116,12 @@ def test_spooling_sink_reads_the_spool_while_its_store_is_down(tmp_path):
     finally:
         sink.close()
     # and from the spool file alone, before the sink is opened again (a server starting up)
-    again = SpoolingSink(open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
+    again = SpoolingStore(build_store(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
     _check(again, msgs)
 
 
 def test_a_reading_time_in_the_window_is_an_aware_instant(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     msgs = make_messages(10, 4, end_ns=END)
     sink.write(msgs)
@@ -149,7 +149,7 @@ def _check_receipts(sink, msgs, before_ns: int) -> None:
 
 
 def test_sqlite_keeps_receipts_even_of_an_old_backlog(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     assert isinstance(sink, ReceiptLog)
     assert sink.received_since(0) == []                     # no file yet
     sink.open()
@@ -164,7 +164,7 @@ def test_sqlite_keeps_receipts_even_of_an_old_backlog(tmp_path):
 
 @pytest.mark.influxdb
 def test_influxdb1_keeps_receipts(influxd):
-    sink = open_sink(influxd.store_url("town"))
+    sink = build_store(influxd.store_url("town"))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     assert isinstance(sink, ReceiptLog)
@@ -176,8 +176,8 @@ def test_influxdb1_keeps_receipts(influxd):
     sink.close()
 
 
-def test_spooling_sink_gives_the_receipts_of_the_spool_while_its_store_is_down(tmp_path):
-    sink = SpoolingSink(open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
+def test_spooling_store_gives_the_receipts_of_the_spool_while_its_store_is_down(tmp_path):
+    sink = SpoolingStore(build_store(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
     sink.open()
     try:
         before = time.time_ns()

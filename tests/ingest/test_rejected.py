@@ -16,7 +16,7 @@ from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.identity import Identity
 from ms4watch.ingest.rejected import Reason, find_rejected, read_rejected
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.waiting import wait_for
 
 from .test_service import T0, publish_all, publisher
@@ -55,7 +55,7 @@ HOSTILE = [  # (topic, payload, the field its reason names)
 
 @pytest.mark.mosquitto
 def test_hostile_input_is_set_aside_with_its_reason_and_never_blocks_the_others(tmp_path, mosquitto_broker):
-    svc = IngestService(mosquitto_broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-hostile",
+    svc = IngestService(mosquitto_broker.url, "town", SqliteStore(tmp_path / "store.db"), client_id="ingest-hostile",
                         identity=IDENTITY, rejected_path=tmp_path / "rejected.jsonl", max_message_bytes=8000).start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
@@ -104,8 +104,8 @@ def test_hostile_input_is_set_aside_with_its_reason_and_never_blocks_the_others(
 
 def test_records_from_the_spool_and_broken_lines(tmp_path):
     from ms4watch.contract.wire import CanonicalReading
-    from ms4watch.ingest.sinks.base import StoredMessage
-    from ms4watch.ingest.sinks.spooling import encode_batch
+    from ms4watch.ingest.stores.base import StoredMessage
+    from ms4watch.ingest.stores.spooling import encode_batch
     import sqlite3
     (tmp_path / "rejected.jsonl").write_text('{"received": 1780000000.0, "topic": "ms4/t/OF-1/LOG-1/readings", '
                                              '"error": "ms4/t/OF-1/LOG-1/readings: payload: not JSON"}\n{"recei\n')

@@ -14,7 +14,7 @@ import pytest
 
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.service import IngestService
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.sqlite_store import query_one, readings_stored
 from tests.support.waiting import wait_for
 
@@ -44,7 +44,7 @@ def good(seq, n=10):
 
 
 def test_bad_messages_are_set_aside_and_the_rest_stored(tmp_path, mosquitto_broker):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t1",
                         rejected_path=tmp_path / "rejected.jsonl").start()
     assert svc.connected.wait(10)
@@ -62,14 +62,14 @@ def test_bad_messages_are_set_aside_and_the_rest_stored(tmp_path, mosquitto_brok
 
 
 def test_messages_sent_while_ingest_is_down_wait_in_the_session(tmp_path, mosquitto_broker):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t2").start()
     assert svc.connected.wait(10)
     svc.stop()
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 51)])
     pub.loop_stop()
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t2").start()
     assert wait_for(lambda: svc.stats.stored_readings >= 500)
     svc.stop()
@@ -116,7 +116,7 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     assert wait_for(lambda: stored() >= n * 10, 30), f"{stored()} readings of {n * 10} stored"
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
-    s = SqliteSink(store)
+    s = SqliteStore(store)
     s.open()
     assert s.count_readings() == n * 10
     assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (n, n)
@@ -127,7 +127,7 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     """The broker restarts while ingest holds messages it has not acknowledged yet: they come
     again on the new connection, the old connection's acknowledgements are dropped, and the
     store still holds every message once."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     real_write, gate = sink.write, threading.Event()
 
     def write(batch):           # the store takes nothing until the broker has restarted
@@ -164,7 +164,7 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     assert svc._client.stats.stale_acks == 100
     assert svc.stats.duplicate_messages in (0, 100)
     assert svc._client.stats.received == 201 + svc.stats.duplicate_messages
-    s = SqliteSink(tmp_path / "store.db")
+    s = SqliteStore(tmp_path / "store.db")
     s.open()
     assert s.count_readings() == 2010
     assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (201, 201)
@@ -198,7 +198,7 @@ def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_brok
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
-    s = SqliteSink(store)
+    s = SqliteStore(store)
     s.open()
     assert s.count_readings() == 1600
     assert s.query("SELECT count(*), count(DISTINCT seq) FROM messages")[0] == (400, 400)
@@ -220,7 +220,7 @@ def test_retained_status_calibrations_reach_the_store(tmp_path, mosquitto_broker
     bad = payload.replace(b'"due":"2026-10-07"', b'"due":"in October"')
     pub.publish("ms4/town/OF-2/LOG-2/status", bad, qos=1, retain=True).wait_for_publish(10)
     pub.loop_stop()
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-cal",
                         rejected_path=tmp_path / "rejected.jsonl").start()
     try:
@@ -247,7 +247,7 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
             raise TypeError("a bug met seq 3")
         return real_decode(topic, station, payload, *bounds)
     monkeypatch.setattr(service, "decode_canonical", decode)
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     real_write, failures = sink.write, [2]
 
     def write(batch):
@@ -272,7 +272,7 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
 def test_the_writer_survives_a_fault_of_ours_after_the_write(tmp_path, mosquitto_broker):
     """A fault past the sink's write (here: a sink answering nothing) does not kill the writer
     thread: the batch is logged, not acknowledged, tried again, and ingest goes on."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     real_write, faults = sink.write, [1]
 
     def write(batch):
@@ -297,7 +297,7 @@ def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_pa
     """Issue 14: a seq ≥ 2^63 or a reading in year 9999 or 0001 made the SQLite write raise
     OverflowError, taken for a store outage: the batch was retried for ever and the good
     messages in it were never stored. The contract refuses such a message at decoding."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-bounds",
                         rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.5).start()
     assert svc.connected.wait(10)
@@ -311,7 +311,7 @@ def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_pa
     assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 4)
     svc.stop()
     assert svc.stats.stored_readings == 30 and svc.stats.store_retries == 0
-    assert sink_seqs(tmp_path / "store.db") == [1, 2, 7]
+    assert stored_seqs(tmp_path / "store.db") == [1, 2, 7]
     rejected = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert [r["error"].split(": ")[1] for r in rejected] == ["seq", "readings[0].time", "readings[0].time",
                                                             "readings[0].time"]
@@ -320,8 +320,8 @@ def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_pa
     assert "is the logger's clock right?" in rejected[3]["error"]
 
 
-def sink_seqs(path) -> list[int]:
-    s = SqliteSink(path)
+def stored_seqs(path) -> list[int]:
+    s = SqliteStore(path)
     s.open()
     try:
         return [seq for (seq,) in s.query("SELECT seq FROM messages ORDER BY seq")]
@@ -333,7 +333,7 @@ def test_a_message_the_store_refuses_is_set_aside_not_retried(tmp_path, mosquitt
     """A write error that is the data's fault (here SQLite's OverflowError on a message the
     contract let through) is never retried as an outage: the store keeps the batch's other
     messages, the refused one goes to the rejected file, and every message is acknowledged."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     real_write = sink.write
 
     def write(batch):      # stands for data the contract did not foresee and SQLite cannot hold
@@ -371,7 +371,7 @@ def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_brok
     before, after = spooled("LOG-1", "card-1", 0), spooled("LOG-1", "card-2", 100)    # the card replaced
     assert [json.loads(p)["seq"] for p in after] == [1, 2, 3]
     old_before, old_after = spooled("LOG-2", "card-1", 0, epochs=False), spooled("LOG-2", "card-2", 100, epochs=False)
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     fed: list = []                    # what the alert engine would get: the stored readings only
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-restarted", on_stored=fed.extend,
                         rejected_path=tmp_path / "rejected.jsonl").start()
@@ -403,7 +403,7 @@ def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, 
     mosquitto_broker.stop()
     mosquitto_broker.configure({**mosquitto_settings(), "autosave_interval": "1", "message_size_limit": "0"})
     mosquitto_broker.start()
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-big",
                         rejected_path=tmp_path / "rejected.jsonl").start()
     assert svc.connected.wait(10)
@@ -421,7 +421,7 @@ def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, 
                              "read past, its first 4,096 bytes kept")
     assert big.startswith(kept["payload"].encode()) and len(kept["payload"]) == 4096
     # Same session again: what was not acknowledged would come first, before a new message.
-    svc = IngestService(mosquitto_broker.url, "town", SqliteSink(tmp_path / "store.db"), client_id="ingest-big").start()
+    svc = IngestService(mosquitto_broker.url, "town", SqliteStore(tmp_path / "store.db"), client_id="ingest-big").start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(4)])
@@ -435,7 +435,7 @@ def test_a_lone_message_on_an_idle_writer_is_stored_without_the_batch_wait(tmp_p
     """Alert latency (issue 22): a message that finds the writer idle (nothing queued behind
     it) is stored and acknowledged at once; the batch wait, here far longer than the test
     waits, only gathers messages that arrive while the writer is busy."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     stored = threading.Event()
     real_write = sink.write
 
@@ -459,7 +459,7 @@ def test_a_lone_message_on_an_idle_writer_is_stored_without_the_batch_wait(tmp_p
 def test_messages_arriving_while_the_writer_is_busy_are_gathered_into_one_batch(tmp_path, mosquitto_broker):
     """The other half of the batcher: what queues up while a batch is being written is
     written as one batch after it (one commit), not one write per message."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     real_write, gate, writes = sink.write, threading.Event(), []
 
     def write(batch):

@@ -1,4 +1,4 @@
-"""SpoolingSink: nothing acknowledged is lost while the store is down; the spool drains on recovery."""
+"""SpoolingStore: nothing acknowledged is lost while the store is down; the spool drains on recovery."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from datetime import timedelta
 import pytest
 
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import WriteResult
-from ms4watch.ingest.sinks.spooling import SpoolingSink, decode_batch, encode_batch
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import WriteResult
+from ms4watch.ingest.stores.spooling import SpoolingStore, decode_batch, encode_batch
 from tests.support.influx_fixtures import make_messages
 from tests.support.waiting import wait_for
 
 DOWN_S = 60.0 if os.environ.get("MS4_SLOW") else 4.0   # the issue's 60 s with MS4_SLOW=1
 
 
-class FlakySink:
+class FlakyStore:
     """An inner sink whose answers the test scripts (the spool's logic, not a store, is under test)."""
 
     def __init__(self, failures: list[Exception] | None = None):
@@ -57,9 +57,9 @@ def test_batch_round_trip():
 @pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 @pytest.mark.influxdb
 def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_path):
-    inner = open_sink(influxd.store_url("town"))
+    inner = build_store(influxd.store_url("town"))
     inner.ensure_store(timedelta(days=1096))
-    sink = SpoolingSink(inner, tmp_path / "spool.db", max_bytes=50_000_000, backoff_initial_s=0.2, backoff_max_s=2)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", max_bytes=50_000_000, backoff_initial_s=0.2, backoff_max_s=2)
     sink.open()
     msgs = make_messages(3000, 4)
     acked = []
@@ -94,8 +94,8 @@ def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_p
 
 
 def test_retry_after_is_honoured(tmp_path):
-    inner = FlakySink()
-    sink = SpoolingSink(inner, tmp_path / "spool.db", backoff_initial_s=0.01, backoff_max_s=0.05)
+    inner = FlakyStore()
+    sink = SpoolingStore(inner, tmp_path / "spool.db", backoff_initial_s=0.01, backoff_max_s=0.05)
     inner.failures = [StoreUnavailable("429", retry_after_s=0.6), StoreUnavailable("429", retry_after_s=0.6)]
     sink.open()
     sink.write(make_messages(2))          # first failure → spooled, drain retries
@@ -108,8 +108,8 @@ def test_retry_after_is_honoured(tmp_path):
 
 
 def test_backoff_grows_without_retry_after(tmp_path):
-    inner = FlakySink([StoreUnavailable("down")] * 6)
-    sink = SpoolingSink(inner, tmp_path / "spool.db", backoff_initial_s=0.05, backoff_max_s=0.4)
+    inner = FlakyStore([StoreUnavailable("down")] * 6)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", backoff_initial_s=0.05, backoff_max_s=0.4)
     sink.open()
     sink.write(make_messages(1))
     assert sink.wait_drained(10)
@@ -118,9 +118,9 @@ def test_backoff_grows_without_retry_after(tmp_path):
 
 
 def test_full_spool_refuses_so_nothing_is_acknowledged(tmp_path):
-    inner = FlakySink()
+    inner = FlakyStore()
     inner.down = True
-    sink = SpoolingSink(inner, tmp_path / "spool.db", max_bytes=4000, backoff_initial_s=5)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", max_bytes=4000, backoff_initial_s=5)
     sink.open()
     msgs = make_messages(40, 4)
     accepted = 0
@@ -134,10 +134,10 @@ def test_full_spool_refuses_so_nothing_is_acknowledged(tmp_path):
 
 
 def test_spool_survives_restart_and_drains(tmp_path):
-    inner = FlakySink()
+    inner = FlakyStore()
     inner.down = True
     path = tmp_path / "spool.db"
-    sink = SpoolingSink(inner, path, backoff_initial_s=5)
+    sink = SpoolingStore(inner, path, backoff_initial_s=5)
     sink.open()
     msgs = make_messages(10, 4)
     for m in msgs:
@@ -145,7 +145,7 @@ def test_spool_survives_restart_and_drains(tmp_path):
     sink.close()
     assert sqlite3.connect(path).execute("SELECT sum(readings) FROM spool").fetchone()[0] == 40
     inner.down = False
-    sink = SpoolingSink(inner, path)
+    sink = SpoolingStore(inner, path)
     sink.open()
     assert sink.wait_drained(10)
     assert [m.seq for m in inner.stored] == [m.seq for m in msgs]     # oldest first
@@ -153,10 +153,10 @@ def test_spool_survives_restart_and_drains(tmp_path):
 
 
 def test_refused_spooled_batch_is_kept_aside_and_draining_goes_on(tmp_path):
-    inner = FlakySink()
+    inner = FlakyStore()
     inner.down = True
     path = tmp_path / "spool.db"
-    sink = SpoolingSink(inner, path, drain_batch_readings=4, backoff_initial_s=0.05, backoff_max_s=0.1)
+    sink = SpoolingStore(inner, path, drain_batch_readings=4, backoff_initial_s=0.05, backoff_max_s=0.1)
     sink.open()
     msgs = make_messages(5, 4)
     for m in msgs:
@@ -175,15 +175,15 @@ def test_refused_spooled_batch_is_kept_aside_and_draining_goes_on(tmp_path):
 @pytest.mark.influxdb
 @pytest.mark.mosquitto
 def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):
-    """The whole path: Mosquitto → IngestService (manual ack) → SpoolingSink → influxd, store down a while."""
+    """The whole path: Mosquitto → IngestService (manual ack) → SpoolingStore → influxd, store down a while."""
     import paho.mqtt.client as mqtt
 
     from ms4watch.contract.wire import encode_readings
     from ms4watch.ingest.service import IngestService
 
-    inner = open_sink(influxd.store_url("town"))
+    inner = build_store(influxd.store_url("town"))
     inner.ensure_store(timedelta(days=1096))
-    sink = SpoolingSink(inner, tmp_path / "spool.db", backoff_initial_s=0.2, backoff_max_s=2)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", backoff_initial_s=0.2, backoff_max_s=2)
     svc = IngestService(mosquitto_broker.url, "ramapo", sink, client_id="ingest-test").start()
     pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="pub", protocol=mqtt.MQTTv311)
     pub.max_inflight_messages_set(100)
@@ -220,13 +220,13 @@ def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):
 
 @pytest.mark.influxdb
 def test_store_down_at_start_is_opened_and_checked_when_back(influxd, tmp_path):
-    from ms4watch.ingest.sinks.influxdb import StoreMisconfigured
+    from ms4watch.ingest.stores.influxdb import StoreMisconfigured
     with pytest.raises(StoreMisconfigured, match="does not exist"):     # unfit at start: refuse to start
-        SpoolingSink(open_sink(influxd.store_url("town")), tmp_path / "s0.db").open()
-    inner = open_sink(influxd.store_url("town"))
+        SpoolingStore(build_store(influxd.store_url("town")), tmp_path / "s0.db").open()
+    inner = build_store(influxd.store_url("town"))
     inner.ensure_store(timedelta(days=1096))
     influxd.stop()
-    sink = SpoolingSink(inner, tmp_path / "spool.db", backoff_initial_s=0.1, backoff_max_s=0.5)
+    sink = SpoolingStore(inner, tmp_path / "spool.db", backoff_initial_s=0.1, backoff_max_s=0.5)
     sink.open()                                   # store down: starts anyway, spooling
     sink.write(make_messages(50, 4))
     assert sink.spool_depth == 200
@@ -241,10 +241,10 @@ def test_messages_refused_while_draining_are_kept_aside_one_by_one(tmp_path):
     """The store names the messages it refused (MessagesRejected) and wrote the rest: only
     those are kept in the spool's rejected table, each with its reason."""
     from ms4watch.ingest.errors import MessagesRejected
-    inner = FlakySink()
+    inner = FlakyStore()
     inner.down = True
     path = tmp_path / "spool.db"
-    sink = SpoolingSink(inner, path, backoff_initial_s=0.05, backoff_max_s=0.1)
+    sink = SpoolingStore(inner, path, backoff_initial_s=0.05, backoff_max_s=0.1)
     sink.open()
     msgs = make_messages(5, 4)
     sink.write(msgs)

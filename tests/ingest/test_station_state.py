@@ -11,11 +11,11 @@ import pytest
 
 from ms4watch.contract.timeutil import from_ns
 from ms4watch.contract.wire import SensorCalibration
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import DeviceStatus, StationState, Summarising
-from ms4watch.ingest.sinks.spooling import SpoolingSink
-from ms4watch.ingest.sinks.sqlite import SqliteSink
-from ms4watch.ingest.sinks.summary import merge, summarise
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import DeviceStatus, StationState, Summarising
+from ms4watch.ingest.stores.spooling import SpoolingStore
+from ms4watch.ingest.stores.sqlite import SqliteStore
+from ms4watch.ingest.stores.summary import merge, summarise
 from tests.support.influx_fixtures import make_messages
 from tests.support.servers import free_port
 
@@ -82,7 +82,7 @@ def test_summarise_in_numpy_and_merge():
 
 
 def test_sqlite(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     assert isinstance(sink, Summarising) and isinstance(sink, StationState)
     assert sink.summary("OF-12", "flow", from_ns(0), from_ns(END), MIN) == []        # no file yet
     assert sink.latest_readings(from_ns(0)) == [] and sink.device_statuses() == []
@@ -97,7 +97,7 @@ def test_sqlite(tmp_path):
 
 @pytest.mark.influxdb
 def test_influxdb1(influxd):
-    sink = open_sink(influxd.store_url("town"))
+    sink = build_store(influxd.store_url("town"))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     msgs = make_messages(600, 4, end_ns=END)
@@ -108,9 +108,9 @@ def test_influxdb1(influxd):
     sink.close()
 
 
-def test_spooling_sink_summarises_its_store_or_while_the_store_is_down_its_spool(tmp_path):
+def test_spooling_store_summarises_its_store_or_while_the_store_is_down_its_spool(tmp_path):
     msgs = make_messages(600, 4, end_ns=END)
-    up = SpoolingSink(SqliteSink(tmp_path / "store.db"), tmp_path / "spool-up.db")
+    up = SpoolingStore(SqliteStore(tmp_path / "store.db"), tmp_path / "spool-up.db")
     up.open()
     try:
         up.write(msgs)
@@ -120,7 +120,7 @@ def test_spooling_sink_summarises_its_store_or_while_the_store_is_down_its_spool
         assert [d.device for d in up.device_statuses()] == ["LOG-OF12"] and up.latest_readings(from_ns(0))
     finally:
         up.close()
-    down = SpoolingSink(open_sink(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
+    down = SpoolingStore(build_store(f"influxdb1://127.0.0.1:{free_port()}/town?timeout=1s"), tmp_path / "spool.db")
     down.open()
     try:
         down.write(msgs)                       # the store is down: into the spool, acknowledged

@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 
 from ms4watch.contract.wire import CanonicalReading
-from ms4watch.ingest.sinks.base import StoredMessage
+from ms4watch.ingest.stores.base import StoredMessage
 
 from .servers import InfluxDB1, VictoriaMetrics, have
 

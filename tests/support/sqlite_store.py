@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores.sqlite import SqliteStore
 
 
 def query_one(store: str | Path, sql: str, params: tuple[Any, ...] = ()) -> Any:
     """The first column of the first row ``sql`` gives on the store at ``store``."""
-    s = SqliteSink(store)
+    s = SqliteStore(store)
     s.open()
     try:
         return s.query(sql, params)[0][0]
@@ -20,7 +20,7 @@ def query_one(store: str | Path, sql: str, params: tuple[Any, ...] = ()) -> Any:
 
 def readings_stored(store: str | Path) -> int:
     """How many readings the store holds; 0 while it is not made yet (ingest still starting)."""
-    s = SqliteSink(store)
+    s = SqliteStore(store)
     try:
         s.open()
         return s.count_readings()

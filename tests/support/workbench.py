@@ -25,7 +25,7 @@ import httpx
 from argon2 import PasswordHasher
 
 from ms4watch.contract.wire import CanonicalReading
-from ms4watch.ingest.sinks.base import StoredMessage
+from ms4watch.ingest.stores.base import StoredMessage
 from ms4watch.pipeline import AlertPipeline
 from ms4watch.server import ServerParts, build_server
 from ms4watch.settings import Settings

@@ -34,13 +34,13 @@ def _store_turbidity(b, start: str, minutes: int) -> None:
 
     from ms4watch.contract.timeutil import to_ns
     from ms4watch.contract.wire import CanonicalReading
-    from ms4watch.ingest.sinks import SqliteSink
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores import SqliteStore
+    from ms4watch.ingest.stores.base import StoredMessage
     t0 = to_ns(datetime.fromisoformat(start.replace("Z", "+00:00")))
     rows = {sid: tuple(CanonicalReading(t0 + k * 60 * 10**9, sid, "LOG-" + sid, "turbidity", "turbidity", v(k), "NTU", "", k)
                        for k in range(minutes))
             for sid, v in (("TU-1", lambda k: 5.0), ("TD-1", lambda k: 6.0 if k < 60 else min(80.0, 6.0 + k - 60)))}
-    store = SqliteSink(b.workbench.settings.data_dir / "store.db")
+    store = SqliteStore(b.workbench.settings.data_dir / "store.db")
     store.open()
     store.write([StoredMessage("LOG-" + sid, 1, r) for sid, r in rows.items()])
     store.close()

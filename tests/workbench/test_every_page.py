@@ -31,7 +31,7 @@ import pytest
 
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading, SensorCalibration
-from ms4watch.ingest.sinks.base import DeviceStatus
+from ms4watch.ingest.stores.base import DeviceStatus
 from ms4watch.network.importer import import_map
 from ms4watch.network.store import NetworkStore
 from ms4watch.workbench.routes import ROUTERS

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ...alerts.incidents.sms_auth import WebhookVerifier
     from ...compliance.store import ComplianceStore
     from ...contract.registry import Registry
-    from ...ingest.sinks.base import ReadingsSource
+    from ...ingest.stores.base import ReadingsSource
     from ...settings import Settings
     from ..audit import AuditLog
     from ..auth.links import AckLinks

@@ -15,8 +15,8 @@ import numpy as np
 from ...alerts.notifiers.email.chart import chart_png, evidence_window, normalise
 from ...contract.registry import Registry
 from ...evidence import StoreReadings
-from ...ingest.sinks.base import Bucket, ReadingsSource
-from ...ingest.sinks.summary import summarise_arrays
+from ...ingest.stores.base import Bucket, ReadingsSource
+from ...ingest.stores.summary import summarise_arrays
 from .. import svgchart
 
 if TYPE_CHECKING:

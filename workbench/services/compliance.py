@@ -39,7 +39,7 @@ from ..roles import Actor, Permission
 
 if TYPE_CHECKING:
     from ...alerts.incidents.service import IncidentService
-    from ...ingest.sinks.base import ReadingsSource
+    from ...ingest.stores.base import ReadingsSource
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

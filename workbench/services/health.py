@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Callable
 
 from ...ingest.errors import StoreUnavailable
-from ...ingest.sinks.base import Probing
+from ...ingest.stores.base import Probing
 
 Backlog = Callable[[], tuple[dict[str, int], datetime | None]]
 

@@ -26,9 +26,9 @@ from ...contract.timeutil import to_ns
 from ...contract.wire import QualityFlag
 from ...ingest.errors import StoreUnavailable
 from ...contract.calibration import CalibrationRecord
-from ...ingest.sinks.base import (STATS, Bucket, CalibrationHistory, DeviceStatus, LatestReading, ReadingsSource,
+from ...ingest.stores.base import (STATS, Bucket, CalibrationHistory, DeviceStatus, LatestReading, ReadingsSource,
                                   StationState, Summarising)
-from ...ingest.sinks.summary import summarise
+from ...ingest.stores.summary import summarise
 from .. import svgchart
 from ..errors import NotFound
 from ..roles import Actor, Permission

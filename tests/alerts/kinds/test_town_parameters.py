@@ -302,8 +302,8 @@ def test_the_chart_line_from_the_store_is_the_towns_limit(tmp_path):
     turbidity contrast's line from the kind's chart: upstream + max(8 NTU, 15 % of upstream)."""
     from ms4watch.contract.wire import CanonicalReading
     from ms4watch.evidence import StoreReadings
-    from ms4watch.ingest.sinks import SqliteSink
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores import SqliteStore
+    from ms4watch.ingest.stores.base import StoredMessage
     reg = registry(WORKBENCH_YAML + RULES)
     t0 = to_ns(NOW - timedelta(hours=1))
     msgs = [StoredMessage(dev, i, (CanonicalReading(t0 + i * 60 * 10**9, station, dev, "turbidity", "turbidity", v,
@@ -311,7 +311,7 @@ def test_the_chart_line_from_the_store_is_the_towns_limit(tmp_path):
             for dev, station, v in (("LOG-U", "TU-1", 20.0), ("LOG-D", "TD-1", 40.0), ) for i in range(10)]
     msgs += [StoredMessage("LOG-U", 10, (CanonicalReading(t0 + 10 * 60 * 10**9, "TU-1", "LOG-U", "turbidity",
                                                           "turbidity", 100.0, "NTU", "", 10),))]
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     try:
         sink.write(msgs)

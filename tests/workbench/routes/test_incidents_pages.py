@@ -71,8 +71,8 @@ def test_home_counts_what_is_unresolved(bench):
 
 def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
     from ms4watch.contract.wire import CanonicalReading
-    from ms4watch.ingest.sinks import SqliteSink
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores import SqliteStore
+    from ms4watch.ingest.stores.base import StoredMessage
 
     bench.alerting.handle(dwf("2026-06-01T15:30:00Z", "2026-06-01T16:30:00Z"))
     s = bench.login("viewer")
@@ -83,7 +83,7 @@ def test_an_incidents_chart_is_drawn_from_the_stores_readings(bench):
     flow = tuple(CanonicalReading(t0 + k * step, "OF-12", "LOG-OF12", "flow", "flow", 0.2 if k < 6 else 4.0, "gpm", "", k)
                  for k in range(30))
     rain = tuple(CanonicalReading(t0 + k * step, "RG-1", "LOG-RG1", "rain", "rain", 0.0, "in", "", k) for k in range(30))
-    store = SqliteSink(bench.workbench.settings.data_dir / "store.db")
+    store = SqliteStore(bench.workbench.settings.data_dir / "store.db")
     store.open()
     store.write([StoredMessage("LOG-OF12", 1, flow), StoredMessage("LOG-RG1", 1, rain)])
     store.close()
@@ -122,8 +122,8 @@ def test_a_storms_chart_shows_its_rain_in_bars_of_a_few_minutes(bench):
     """A tipping bucket's tips a few seconds apart: bars of a round few minutes (about a hundred
     over the window), not one bar per tip at the tips' own interval."""
     from ms4watch.contract.wire import CanonicalReading
-    from ms4watch.ingest.sinks import SqliteSink
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores import SqliteStore
+    from ms4watch.ingest.stores.base import StoredMessage
     from tests.support.notify_peers import event
 
     storm = bench.alerting.handle(event("storm", gauge="RG-1", start="2026-06-01T10:00:00Z",
@@ -132,7 +132,7 @@ def test_a_storms_chart_shows_its_rain_in_bars_of_a_few_minutes(bench):
     t0 = 1_780_308_000_000_000_000       # 2026-06-01T10:00Z
     tips = tuple(CanonicalReading(t0 + k * 40 * 10**9, "RG-1", "LOG-RG1", "rain", "rain", 0.01, "in", "", k)
                  for k in range(90))      # an hour of tips 40 s apart
-    store = SqliteSink(bench.workbench.settings.data_dir / "store.db")
+    store = SqliteStore(bench.workbench.settings.data_dir / "store.db")
     store.open()
     store.write([StoredMessage("LOG-RG1", 1, tips)])
     store.close()

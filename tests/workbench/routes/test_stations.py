@@ -14,7 +14,7 @@ import pytest
 from ms4watch.contract.timeutil import to_ns
 from ms4watch.contract.wire import CanonicalReading, SensorCalibration
 from ms4watch.contract.calibration import CalibrationRecord, CheckPoint, Fit, Standard
-from ms4watch.ingest.sinks.base import DeviceEvent, DeviceStatus
+from ms4watch.ingest.stores.base import DeviceEvent, DeviceStatus
 from tests.support.notify_peers import dwf, event, utc
 
 MIN = 60 * 10**9

@@ -73,8 +73,8 @@ def test_a_dry_weather_flow_chart_from_the_store_has_its_flow_line(tmp_path):
     from ms4watch.contract.wire import CanonicalReading
     from ms4watch.demo import demo_configs
     from ms4watch.evidence import StoreReadings
-    from ms4watch.ingest.sinks import SqliteSink
-    from ms4watch.ingest.sinks.base import StoredMessage
+    from ms4watch.ingest.stores import SqliteStore
+    from ms4watch.ingest.stores.base import StoredMessage
     reg = load_registry(demo_configs() / "sites.yaml")
     outfall = reg.outfalls[0]
     gauge = outfall.rain_gauges[0]
@@ -83,7 +83,7 @@ def test_a_dry_weather_flow_chart_from_the_store_has_its_flow_line(tmp_path):
                                                          2.0 + i / 10, "gpm", "", i),)) for i in range(37)]
     msgs += [StoredMessage("LOG-RG", i, (CanonicalReading(t0 + i * 60 * 10**9, gauge, "LOG-RG", "rain", "rain", 0.0,
                                                           "in", "", i),)) for i in range(181)]
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     try:
         sink.write(msgs)

@@ -9,43 +9,43 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ...contract.errors import ConfigValueError
-from .base import Sink, StoredMessage, WriteResult
-from .sqlite import SqliteSink
+from .base import ReadingsStore, StoredMessage, WriteResult
+from .sqlite import SqliteStore
 
-__all__ = ["Sink", "StoredMessage", "WriteResult", "open_sink", "open_store"]
+__all__ = ["ReadingsStore", "StoredMessage", "WriteResult", "build_store", "open_store"]
 
 
-def open_store(url: str, spool_dir: str | Path) -> Sink:
+def open_store(url: str, spool_dir: str | Path) -> ReadingsStore:
     """The sink for a store URL as ingest uses it: a remote store (InfluxDB) behind a local
     spool, so acknowledged readings are durable while the store is down; the embedded
     SQLite store needs none."""
-    sink = open_sink(url)
-    if isinstance(sink, SqliteSink):
+    sink = build_store(url)
+    if isinstance(sink, SqliteStore):
         return sink
-    from .spooling import SpoolingSink
-    return SpoolingSink(sink, Path(spool_dir) / "store-spool.db")
+    from .spooling import SpoolingStore
+    return SpoolingStore(sink, Path(spool_dir) / "store-spool.db")
 
 
-def open_sink(url: str) -> Sink:
+def build_store(url: str) -> ReadingsStore:
     """Build (not connect) the sink a store URL names. Raises ConfigValueError (a ValueError
     too) for an unknown scheme or a URL its store refuses."""
     try:
-        return _open_sink(url)
+        return _build_store(url)
     except ConfigValueError:
         raise
     except ValueError as e:   # the stores' URL parsers: a setting the user wrote
         raise ConfigValueError(str(e)) from None
 
 
-def _open_sink(url: str) -> Sink:
+def _build_store(url: str) -> ReadingsStore:
     scheme = urlparse(url).scheme
     if scheme == "sqlite":
-        return SqliteSink.from_url(url)
+        return SqliteStore.from_url(url)
     # Registry of further sinks: explicit import list, one line per implementation.
     if scheme in ("influxdb1", "influxdb1s"):
-        from .influxdb import Influx1Sink
-        return Influx1Sink.from_url(url)
+        from .influxdb import Influx1Store
+        return Influx1Store.from_url(url)
     if scheme in ("influxdb2", "influxdb2s"):
-        from .influxdb import Influx2Sink
-        return Influx2Sink.from_url(url)
+        from .influxdb import Influx2Store
+        return Influx2Store.from_url(url)
     raise ConfigValueError(f"unknown store URL scheme {scheme!r} in {url!r} (sqlite:///PATH, influxdb1://…, influxdb2://…)")

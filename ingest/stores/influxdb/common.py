@@ -28,7 +28,7 @@ from .schema import CALIBRATION, CALIBRATION_RECORD, DEVICE_EVENT, DEVICE_STATUS
 log = logging.getLogger(__name__)
 
 
-class InfluxSinkBase(ABC):
+class InfluxStoreBase(ABC):
     """``write`` sends prepared lines in requests of at most ``batch_lines`` lines.
 
     When InfluxDB refuses a batch as bad data (400: a field type conflict, a point it cannot
@@ -68,7 +68,7 @@ class InfluxSinkBase(ABC):
 
     # -- the readings port -------------------------------------------------------------
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
-        """The readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`) in InfluxQL."""
+        """The readings port (:class:`~ms4watch.ingest.stores.base.ReadingsSource`) in InfluxQL."""
         q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE "station" = {_quote(station)} '
              f'AND "quantity" = {_quote(quantity)} AND time >= {to_ns(start)} AND time <= {to_ns(end)} '
              'GROUP BY "device", "sensor", "unit"')
@@ -164,7 +164,7 @@ class InfluxSinkBase(ABC):
                         tuple(sorted(cals[device][1], key=lambda c: c.sensor)) if device in cals else None))
         return sorted(out, key=lambda d: (d.station, d.device))
 
-    # -- the Sink interface ------------------------------------------------------------
+    # -- the ReadingsStore interface ------------------------------------------------------------
     def write(self, batch: Sequence[StoredMessage]) -> WriteResult:
         """The readings, then their receipts (``receipt``, schema.py): in the same request when
         the batch is one request, else in one more once the readings are in."""
@@ -277,7 +277,7 @@ class InfluxSinkBase(ABC):
         return len(lines)
 
     def write_status(self, st: DeviceStatus) -> None:
-        """StatusSink: a logger's status message as a ``device_status`` point and one
+        """StatusStore: a logger's status message as a ``device_status`` point and one
         ``calibration`` point per sensor it reports a calibration for (one request)."""
         self.write_records([(DEVICE_STATUS, {"station": st.station, "device": st.device}, {
             "online": 1 if st.state == "online" else 0, "state": st.state, "battery_v": st.battery_v,

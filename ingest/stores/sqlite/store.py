@@ -99,7 +99,7 @@ CREATE TABLE IF NOT EXISTS receipts (
 CREATE INDEX IF NOT EXISTS receipts_received ON receipts (received_ns);
 """
 
-SUMMARY_MAX_RANGES = 5000   # a summary of more buckets than this is one GROUP BY (see SqliteSink.summary)
+SUMMARY_MAX_RANGES = 5000   # a summary of more buckets than this is one GROUP BY (see SqliteStore.summary)
 
 # Latest wins: a row already written from a later status is not overwritten by an earlier one.
 _UPSERT_CALIBRATION = """
@@ -141,7 +141,7 @@ def is_data_fault(e: BaseException) -> bool:
     return isinstance(e, sqlite3.ProgrammingError) and str(e).startswith("Error binding parameter")
 
 
-class SqliteSink:
+class SqliteStore:
     """``sqlite:///PATH`` — the default store."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL"):
@@ -155,7 +155,7 @@ class SqliteSink:
         self._idle_readers: list[sqlite3.Connection] = []  # summaries' connections, one per caller at a time
 
     @classmethod
-    def from_url(cls, url: str) -> "SqliteSink":
+    def from_url(cls, url: str) -> "SqliteStore":
         """``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (SQLAlchemy style)."""
         if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
             raise ValueError(f"sqlite URL must look like sqlite:///PATH, got {url!r}")
@@ -430,7 +430,7 @@ class SqliteSink:
             return self._db.execute(sql, params).fetchall()
 
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
-        """The readings port (:class:`~ms4watch.ingest.sinks.base.ReadingsSource`), on a
+        """The readings port (:class:`~ms4watch.ingest.stores.base.ReadingsSource`), on a
         read-only connection of its own: WAL lets it read beside a write transaction."""
         with self._reader_lock:
             try:

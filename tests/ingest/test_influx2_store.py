@@ -7,8 +7,8 @@ import time
 import pytest
 
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.influxdb import StoreMisconfigured
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.influxdb import StoreMisconfigured
 from tests.ingest.http_stub import StubServer
 from tests.support.influx_fixtures import make_messages
 
@@ -21,7 +21,7 @@ def _samples(vm, metric: str) -> int:
 
 
 def test_write_read_back_and_duplicates(victoria):
-    sink = open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=true&batch=1000")
+    sink = build_store(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=true&batch=1000")
     sink.open()
     msgs = make_messages(600, 4)
     assert sink.write(msgs).readings_written == 2400
@@ -39,8 +39,8 @@ def test_status_writes_calibration_days_left(victoria):
     from datetime import date, datetime, timedelta, timezone
 
     from ms4watch.contract.wire import SensorCalibration
-    from ms4watch.ingest.sinks.base import DeviceStatus
-    sink = open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=true")
+    from ms4watch.ingest.stores.base import DeviceStatus
+    sink = build_store(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=true")
     sink.open()
     now = time.time_ns()
     today = datetime.fromtimestamp(now // 10**9, tz=timezone.utc).date()
@@ -63,11 +63,11 @@ def test_status_writes_calibration_days_left(victoria):
 
 def test_open_refuses_when_retention_cannot_be_checked(victoria):
     with pytest.raises(StoreMisconfigured, match="cannot read its retention"):
-        open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo").open()
+        build_store(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo").open()
 
 
 def test_store_down_is_unavailable(victoria):
-    sink = open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=1")
+    sink = build_store(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo&allow_short_retention=1")
     victoria.stop()
     with pytest.raises(StoreUnavailable):
         sink.write(make_messages(1))
@@ -85,7 +85,7 @@ def test_http_errors_are_translated(status, headers, kind, after, monkeypatch):
     # Stand-in: a real server cannot be made to throttle on demand.
     monkeypatch.setenv("MS4WATCH_INFLUX_TOKEN", "tok-123")
     with StubServer(status, headers, b'{"code":"x","message":"stub says no"}') as stub:
-        sink = open_sink(f"influxdb2://127.0.0.1:{stub.port}/town?org=ramapo")
+        sink = build_store(f"influxdb2://127.0.0.1:{stub.port}/town?org=ramapo")
         with pytest.raises(kind) as e:
             sink.write(make_messages(1))
         assert "stub says no" in str(e.value) and "tok-123" not in str(e.value)
@@ -108,7 +108,7 @@ def test_store_init_creates_bucket_with_retention_and_dbrp(monkeypatch):
                                                            "retention_policy": "autogen", "default": True}).encode())}
     from datetime import timedelta
     with StubServer(404, routes=routes) as stub:
-        sink = open_sink(f"influxdb2://127.0.0.1:{stub.port}/town?org=ramapo")
+        sink = build_store(f"influxdb2://127.0.0.1:{stub.port}/town?org=ramapo")
         said = sink.ensure_store(timedelta(days=1096))
         assert "bucket 'town' created: keeps 1096 days" in said
         posted = {path.split("?")[0]: json.loads(body) for (m, path), body in zip(stub.requests, stub.bodies) if m == "POST"}
@@ -120,6 +120,6 @@ def test_store_init_creates_bucket_with_retention_and_dbrp(monkeypatch):
 
 def test_store_init_without_buckets_api_says_what_to_do(victoria):
     from datetime import timedelta
-    sink = open_sink(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo")
+    sink = build_store(f"influxdb2://127.0.0.1:{victoria.port}/town?org=ramapo")
     with pytest.raises(StoreMisconfigured, match="no buckets API"):
         sink.ensure_store(timedelta(days=1096))

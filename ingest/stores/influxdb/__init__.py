@@ -8,25 +8,25 @@ from __future__ import annotations
 from .config import InfluxTarget, parse_url
 from .errors import MessagesRejected, StoreMisconfigured
 from .schema import MIN_RETENTION
-from .v1 import Influx1Sink
+from .v1 import Influx1Store
 
 # influxdb-client takes ~1 s to import: only the 2.x sink needs it, so it loads on first use.
 
-__all__ = ["Influx1Sink", "Influx2Sink", "InfluxTarget", "MessagesRejected", "MIN_RETENTION",
+__all__ = ["Influx1Store", "Influx2Store", "InfluxTarget", "MessagesRejected", "MIN_RETENTION",
            "StoreMisconfigured", "parse_url", "open_admin"]
 
 
 def __getattr__(name: str):
-    if name == "Influx2Sink":
-        from .v2 import Influx2Sink
-        return Influx2Sink
+    if name == "Influx2Store":
+        from .v2 import Influx2Store
+        return Influx2Store
     raise AttributeError(name)
 
 
 def open_admin(url: str):
-    """The sink for ``url`` (Influx1Sink or Influx2Sink), for administration: not opened."""
+    """The sink for ``url`` (Influx1Store or Influx2Store), for administration: not opened."""
     target = parse_url(url)
     if target.version == 1:
-        return Influx1Sink(target)
-    from .v2 import Influx2Sink
-    return Influx2Sink(target)
+        return Influx1Store(target)
+    from .v2 import Influx2Store
+    return Influx2Store(target)

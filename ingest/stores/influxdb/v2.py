@@ -17,15 +17,15 @@ from influxdb_client.client.write_api import SYNCHRONOUS
 from influxdb_client.rest import ApiException
 
 from ...errors import StoreRejected, StoreUnavailable
-from .common import InfluxSinkBase
+from .common import InfluxStoreBase
 from .config import NO_TOKEN, InfluxTarget, parse_url
 from .errors import StoreMisconfigured, from_status, connection_reason
 
 log = logging.getLogger(__name__)
 
 
-class Influx2Sink(InfluxSinkBase):
-    """Sink for InfluxDB 2.x/3.x/Cloud (``influxdb2://HOST:PORT/BUCKET?org=ORG``)."""
+class Influx2Store(InfluxStoreBase):
+    """ReadingsStore for InfluxDB 2.x/3.x/Cloud (``influxdb2://HOST:PORT/BUCKET?org=ORG``)."""
 
     def __init__(self, target: InfluxTarget):
         if target.version != 2 or target.org is None:
@@ -36,7 +36,7 @@ class Influx2Sink(InfluxSinkBase):
         self._write_api: Any = None
 
     @classmethod
-    def from_url(cls, url: str) -> "Influx2Sink":
+    def from_url(cls, url: str) -> "Influx2Store":
         return cls(parse_url(url))
 
     def _connect(self) -> InfluxDBClient:

@@ -11,18 +11,18 @@ import pytest
 
 from ms4watch.contract.wire import SensorCalibration
 from ms4watch.ingest.errors import StoreRejected, StoreUnavailable
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import DeviceStatus
-from ms4watch.ingest.sinks.influxdb import Influx1Sink, MessagesRejected, StoreMisconfigured
-from ms4watch.ingest.sinks.influxdb.lineproto import LineEncoder
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import DeviceStatus
+from ms4watch.ingest.stores.influxdb import Influx1Store, MessagesRejected, StoreMisconfigured
+from ms4watch.ingest.stores.influxdb.lineproto import LineEncoder
 from tests.ingest.http_stub import StubServer
 from tests.support.influx_fixtures import make_messages
 
 pytestmark = pytest.mark.influxdb
 
 
-def _ready_sink(server, db="town", **opts) -> Influx1Sink:
-    sink = open_sink(server.store_url(db, **opts))
+def _ready_store(server, db="town", **opts) -> Influx1Store:
+    sink = build_store(server.store_url(db, **opts))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     return sink
@@ -35,7 +35,7 @@ def _count(server, db="town", where="") -> int:
 
 
 def test_write_and_read_back(influxd):
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     msgs = make_messages(250, 4)
     result = sink.write(msgs)
     assert result.readings_written == 1000
@@ -51,7 +51,7 @@ def test_write_and_read_back(influxd):
 
 
 def test_duplicates_are_written_once(influxd):
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     msgs = make_messages(100, 4)
     sink.write(msgs[:60])
     sink.write(msgs[40:])          # 20 messages again, in a bigger batch
@@ -61,13 +61,13 @@ def test_duplicates_are_written_once(influxd):
 
 
 def test_batches_are_split_by_lines(influxd):
-    sink = _ready_sink(influxd, batch="7")
+    sink = _ready_store(influxd, batch="7")
     sink.write(make_messages(30, 4))
     assert _count(influxd) == 120
 
 
 def test_sensor_error_reading_keeps_its_flags(influxd):
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     m = make_messages(1, 1)[0]
     bad = m.readings[0]._replace(value=None, flags="sensor_error")
     sink.write([type(m)(m.device, m.seq, (bad,))])
@@ -77,7 +77,7 @@ def test_sensor_error_reading_keeps_its_flags(influxd):
 
 @pytest.mark.parametrize("batch", [{}, {"batch": "5"}], ids=["one request", "parallel requests"])
 def test_bad_message_is_refused_others_written(influxd, batch):
-    sink = _ready_sink(influxd, **batch)
+    sink = _ready_store(influxd, **batch)
     week = 7 * 86400 * 10**9
     old = make_messages(3, 4, device="LOG-OLD", first_seq=0, end_ns=make_messages(1)[0].readings[0].time_ns - 5 * week)
     new = make_messages(3, 4, device="LOG-NEW", first_seq=0)
@@ -97,7 +97,7 @@ def test_bad_message_is_refused_others_written(influxd, batch):
 def test_a_refused_message_is_found_by_halving_the_batch(influxd):
     """One message InfluxDB refuses (a field type conflict) among 64: it alone is refused, the
     other 63 are written, in about 2·log2(64) requests rather than one per message."""
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     msgs = make_messages(64, 4)
     week = 7 * 86400 * 10**9     # the bad one in a shard of five weeks before, where 'value' is a string
     bad = msgs[37] = make_messages(1, 4, first_seq=37, end_ns=msgs[0].readings[0].time_ns - 5 * week)[0]
@@ -116,7 +116,7 @@ def test_a_refused_message_is_found_by_halving_the_batch(influxd):
 
 @pytest.mark.parametrize("batch", [None, "2"])   # "2": requests sent while the batch is being encoded
 def test_a_message_the_encoder_cannot_write_is_refused_alone(influxd, batch):
-    sink = _ready_sink(influxd, **({"batch": batch} if batch else {}))
+    sink = _ready_store(influxd, **({"batch": batch} if batch else {}))
     msgs = make_messages(3, 4)
     broken = msgs[1]._replace(readings=(msgs[1].readings[0]._replace(value="12,5"),))   # not a number
     with pytest.raises(MessagesRejected) as e:
@@ -129,7 +129,7 @@ def test_a_message_the_encoder_cannot_write_is_refused_alone(influxd, batch):
 def test_requests_go_out_while_the_rest_of_the_batch_is_encoded(influxd):
     """A batch of several requests: the first is sent as soon as its lines are encoded, so
     InfluxDB parses it while ingest encodes the rest (not all encoded first, then sent)."""
-    sink = _ready_sink(influxd, batch="8")
+    sink = _ready_store(influxd, batch="8")
     msgs = make_messages(10, 4)
     first_post = threading.Event()
     post = sink._post_lines
@@ -150,7 +150,7 @@ def test_requests_go_out_while_the_rest_of_the_batch_is_encoded(influxd):
 
 def test_a_refused_message_is_found_while_requests_stream(influxd):
     """The same narrowing when the batch was sent request by request as it was encoded."""
-    sink = _ready_sink(influxd, batch="16")
+    sink = _ready_store(influxd, batch="16")
     msgs = make_messages(64, 4)
     week = 7 * 86400 * 10**9
     bad = msgs[37] = make_messages(1, 4, first_seq=37, end_ns=msgs[0].readings[0].time_ns - 5 * week)[0]
@@ -165,7 +165,7 @@ def test_a_refused_message_is_found_while_requests_stream(influxd):
 
 
 def test_status_writes_a_calibration_point_per_sensor_and_the_latest_wins(influxd):
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     day = 86400 * 10**9
     t1 = time.time_ns() - 2 * day
     t2 = t1 + day
@@ -199,18 +199,18 @@ def _utc_day(t_ns: int) -> date:
 
 def test_open_refuses_missing_database_and_short_retention(influxd):
     with pytest.raises(StoreMisconfigured, match="does not exist; run `ms4watch store init"):
-        open_sink(influxd.store_url("nowhere")).open()
+        build_store(influxd.store_url("nowhere")).open()
     influxd.query('CREATE DATABASE "short" WITH DURATION 30d NAME "month"')
     with pytest.raises(StoreMisconfigured, match="keeps data 30 days, less than the 1096 days"):
-        open_sink(influxd.store_url("short")).open()
-    open_sink(influxd.store_url("short", allow_short_retention="true")).open()   # told explicitly
-    sink = open_sink(influxd.store_url("short"))
+        build_store(influxd.store_url("short")).open()
+    build_store(influxd.store_url("short", allow_short_retention="true")).open()   # told explicitly
+    sink = build_store(influxd.store_url("short"))
     assert "keeps 1096 days" in sink.ensure_store(timedelta(days=1096))
     sink.open()
 
 
 def test_store_down_is_unavailable(influxd):
-    sink = _ready_sink(influxd)
+    sink = _ready_store(influxd)
     influxd.stop()
     with pytest.raises(StoreUnavailable, match="connection refused"):
         sink.write(make_messages(1))
@@ -223,7 +223,7 @@ def test_silent_store_times_out():
     with socket.socket() as s:     # accepts connections, never answers
         s.bind(("127.0.0.1", 0))
         s.listen()
-        sink = open_sink(f"influxdb1://127.0.0.1:{s.getsockname()[1]}/town?timeout=300ms")
+        sink = build_store(f"influxdb1://127.0.0.1:{s.getsockname()[1]}/town?timeout=300ms")
         with pytest.raises(StoreUnavailable, match="no answer within 0.3s"):
             sink.write(make_messages(1))
 
@@ -237,7 +237,7 @@ def test_silent_store_times_out():
 def test_http_errors_are_translated(status, headers, kind, after):
     # Stand-in: a real InfluxDB cannot be made to throttle on demand.
     with StubServer(status, headers, b'{"error":"stub says no"}') as stub:
-        sink = open_sink(f"influxdb1://127.0.0.1:{stub.port}/town")
+        sink = build_store(f"influxdb1://127.0.0.1:{stub.port}/town")
         with pytest.raises(kind) as e:
             sink.write(make_messages(1))
         assert "stub says no" in str(e.value)
@@ -257,7 +257,7 @@ def test_token_user_password_is_sent_not_logged(monkeypatch, caplog):
             seen["auth"] = handler.headers.get("Authorization")
             orig(handler)
         stub.server.RequestHandlerClass.do_POST = spy
-        sink = open_sink(f"influxdb1://127.0.0.1:{stub.port}/town")
+        sink = build_store(f"influxdb1://127.0.0.1:{stub.port}/town")
         sink.write(make_messages(1))
     import base64
     assert seen["auth"] == "Basic " + base64.b64encode(b"ingest:s3cret").decode()

@@ -1,6 +1,6 @@
 """A sink decorator that never makes ingest wait for — or lose data to — a store that is down.
 
-``SpoolingSink(inner, spool_path, max_bytes)`` writes each batch to ``inner``. When ``inner``
+``SpoolingStore(inner, spool_path, max_bytes)`` writes each batch to ``inner``. When ``inner``
 raises :class:`StoreUnavailable` (down, slow, 429/503), the batch goes into a local SQLite
 spool (WAL, ``synchronous=FULL``: durable when ``write`` returns) and ``write`` reports
 success, so the ingest service may acknowledge the MQTT messages: every acknowledged
@@ -39,9 +39,9 @@ from ...sqlite import connect, connect_readonly
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
 from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource,
-                   LatestReading, Receipt, ReceiptLog, Sink, StationState, StatusSink, StoredMessage, Summarising,
+                   LatestReading, Receipt, ReceiptLog, ReadingsStore, StationState, StatusStore, StoredMessage, Summarising,
                    WriteResult, receipts_of)
-from .sqlite.sink import probe_write_lock
+from .sqlite.store import probe_write_lock
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +111,10 @@ class _WaitRetryAfter:
         return wait
 
 
-class SpoolingSink:
+class SpoolingStore:
     """Wraps a sink; see the module docstring. Thread-safe: one drain thread, any writer."""
 
-    def __init__(self, inner: Sink, spool_path: str | Path, max_bytes: int = 512 * 1024 * 1024,
+    def __init__(self, inner: ReadingsStore, spool_path: str | Path, max_bytes: int = 512 * 1024 * 1024,
                  *, drain_batch_readings: int = 20_000, backoff_initial_s: float = 0.5,
                  backoff_max_s: float = 30.0):
         if max_bytes <= 0:
@@ -140,7 +140,7 @@ class SpoolingSink:
         self.drained_readings_total = 0
         self.write_errors = 0                 # writes to the store that failed or were refused (each attempt)
 
-    # -- the Sink interface --------------------------------------------------------------
+    # -- the ReadingsStore interface --------------------------------------------------------------
     def open(self) -> None:
         self.spool_path.parent.mkdir(parents=True, exist_ok=True)
         db = connect(self.spool_path)
@@ -231,7 +231,7 @@ class SpoolingSink:
     def write_status(self, status: DeviceStatus) -> None:
         """Status is a snapshot: passed through when the store can take it, else skipped
         (the next status message replaces it)."""
-        if isinstance(self.inner, StatusSink) and self._inner_open:
+        if isinstance(self.inner, StatusStore) and self._inner_open:
             try:
                 self.inner.write_status(status)
             except IngestError as e:

@@ -62,7 +62,7 @@ EVENT_TIME_SPREAD_NS = 1_000_000
 
 
 def device_event_records(e: Any) -> list[Record]:
-    """A :class:`~ms4watch.ingest.sinks.base.DeviceEvent` → a ``device_event`` point, and for a
+    """A :class:`~ms4watch.ingest.stores.base.DeviceEvent` → a ``device_event`` point, and for a
     calibration event a ``calibration_record`` point too."""
     out: list[Record] = [(DEVICE_EVENT, {"station": e.station, "device": e.device, "kind": e.kind}, {
         "data": json.dumps(dict(e.data), separators=(",", ":"), allow_nan=False), "digest": e.digest,

@@ -4,9 +4,9 @@ import pytest
 
 from ms4watch.contract.wire import CanonicalReading
 from ms4watch.ingest.errors import StoreUnavailable
-from ms4watch.ingest.sinks import open_sink
-from ms4watch.ingest.sinks.base import StoredMessage
-from ms4watch.ingest.sinks.sqlite import SqliteSink
+from ms4watch.ingest.stores import build_store
+from ms4watch.ingest.stores.base import StoredMessage
+from ms4watch.ingest.stores.sqlite import SqliteStore
 
 
 def msg(device, seq, n=3):
@@ -16,8 +16,8 @@ def msg(device, seq, n=3):
 
 
 def test_each_device_seq_is_written_once(tmp_path):
-    sink = open_sink(f"sqlite:///{tmp_path}/store.db")
-    assert isinstance(sink, SqliteSink)
+    sink = build_store(f"sqlite:///{tmp_path}/store.db")
+    assert isinstance(sink, SqliteStore)
     sink.open()
     r1 = sink.write([msg("A", 1), msg("A", 2), msg("B", 1)])
     r2 = sink.write([msg("A", 2), msg("A", 3)])   # A/2 redelivered
@@ -28,7 +28,7 @@ def test_each_device_seq_is_written_once(tmp_path):
     assert sink.count_readings() == 18
     assert sink.query("SELECT count(*) FROM messages")[0][0] == 6
     sink.close()
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     assert sink.count_readings() == 18  # durable
     assert sink.query("PRAGMA journal_mode")[0][0] == "wal"
@@ -36,7 +36,7 @@ def test_each_device_seq_is_written_once(tmp_path):
 
 def test_unwritable_store_is_unavailable_not_a_crash(tmp_path):
     (tmp_path / "afile").write_text("not a directory")
-    sink = SqliteSink(tmp_path / "afile" / "sub" / "x.db")
+    sink = SqliteStore(tmp_path / "afile" / "sub" / "x.db")
     with pytest.raises(StoreUnavailable, match="cannot open"):
         sink.open()
     with pytest.raises(StoreUnavailable, match="not open"):
@@ -46,20 +46,20 @@ def test_unwritable_store_is_unavailable_not_a_crash(tmp_path):
 @pytest.mark.parametrize("url", ["sqlite://", "postgres://x", "sqlite:relative.db"])
 def test_bad_store_urls(url):
     with pytest.raises(ValueError):
-        open_sink(url)
+        build_store(url)
 
 
 def test_status_keeps_the_latest_calibration_per_sensor(tmp_path):
     from datetime import date
 
     from ms4watch.contract.wire import SensorCalibration
-    from ms4watch.ingest.sinks.base import DeviceStatus
+    from ms4watch.ingest.stores.base import DeviceStatus
 
     def cal(sensor, performed, due, station=None):
         return SensorCalibration(sensor=sensor, performed=date.fromisoformat(performed), due=date.fromisoformat(due),
                                  station=station)
 
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     rows = lambda: sink.query("SELECT * FROM calibration ORDER BY device, sensor")  # noqa: E731
     T = 1_780_000_000_000_000_000
@@ -81,7 +81,7 @@ def test_status_keeps_the_latest_calibration_per_sensor(tmp_path):
     sink.write_status(DeviceStatus("LOG-2", "DS-1", T + 30, "online", calibrations=()))  # none calibrated now
     assert [r[:2] for r in rows()] == [("LOG-1", "flow")]
     sink.close()
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     assert [r[:2] for r in rows()] == [("LOG-1", "flow")]   # durable
     sink.close()
@@ -90,12 +90,12 @@ def test_status_keeps_the_latest_calibration_per_sensor(tmp_path):
 def test_status_on_a_store_made_before_the_calibration_table(tmp_path):
     import sqlite3
 
-    from ms4watch.ingest.sinks.base import DeviceStatus
-    from ms4watch.ingest.sinks.sqlite.sink import SCHEMA
+    from ms4watch.ingest.stores.base import DeviceStatus
+    from ms4watch.ingest.stores.sqlite.store import SCHEMA
     db = sqlite3.connect(tmp_path / "old.db")
     db.executescript(SCHEMA.split("CREATE TABLE IF NOT EXISTS calibration")[0])   # the tables before it
     db.close()
-    sink = SqliteSink(tmp_path / "old.db")
+    sink = SqliteStore(tmp_path / "old.db")
     sink.open()                                     # adds the table
     sink.write_status(DeviceStatus("LOG-1", "OF-1", 1, "online", calibrations=()))
     assert sink.query("SELECT count(*) FROM calibration") == [(0,)]
@@ -103,14 +103,14 @@ def test_status_on_a_store_made_before_the_calibration_table(tmp_path):
 
 
 def test_readings_are_stored_once_per_series_and_read_back_through_the_view(tmp_path):
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     sink.write([msg("A", 1), msg("A", 2), msg("B", 1, n=2)])
     assert sink.query("SELECT device, count(*) FROM series GROUP BY device") == [("A", 1), ("B", 1)]
     rows = sink.query("SELECT * FROM readings WHERE device = 'A' AND seq = 2 ORDER BY time_ns")
     assert rows == [tuple(r) for r in msg("A", 2).readings]
     sink.close()
-    again = SqliteSink(tmp_path / "store.db")        # series ids are found again on reopening
+    again = SqliteStore(tmp_path / "store.db")        # series ids are found again on reopening
     again.open()
     again.write([msg("A", 3)])
     assert again.query("SELECT count(*) FROM series")[0][0] == 2 and again.count_readings() == 11
@@ -131,7 +131,7 @@ def test_a_store_of_the_first_layout_is_converted_when_opened(tmp_path):
         old = [tuple(r) for m in (msg("A", 1), msg("B", 7)) for r in m.readings]
         db.executemany("INSERT INTO readings VALUES (?,?,?,?,?,?,?,?,?)", old)
         db.executemany("INSERT INTO messages VALUES (?,?,0,3)", [("A", 1), ("B", 7)])
-    sink = SqliteSink(path)
+    sink = SqliteStore(path)
     sink.open()
     assert sorted(sink.query("SELECT * FROM readings")) == sorted(old)
     r = sink.write([msg("A", 1), msg("A", 2)])       # the duplicate filter came along
@@ -146,7 +146,7 @@ def test_a_store_from_before_epochs_is_converted_when_opened(tmp_path):
     """Its messages become epoch 0 with no digest: redeliveries of them are still duplicates."""
     import sqlite3
     path = tmp_path / "old.db"
-    sink = SqliteSink(path)
+    sink = SqliteStore(path)
     sink.open()
     sink.write([msg("A", 1), msg("A", 2)])
     sink.close()
@@ -156,14 +156,14 @@ def test_a_store_from_before_epochs_is_converted_when_opened(tmp_path):
             CREATE TABLE messages (device TEXT NOT NULL, seq INTEGER NOT NULL, received_ns INTEGER NOT NULL,
                 n INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
             INSERT INTO messages VALUES ('A', 1, 5, 3), ('A', 2, 5, 3);""")
-    sink = SqliteSink(path)
+    sink = SqliteStore(path)
     sink.open()
     assert sink.query("SELECT device, epoch, seq, received_ns, n, digest FROM messages") == [
         ("A", 0, 1, 5, 3, None), ("A", 0, 2, 5, 3, None)]
     r = sink.write([msg("A", 2)._replace(digest=12345678), msg("A", 3), msg("A", 1)._replace(epoch=44)])
     assert (r.readings_written, r.duplicate_messages, r.conflicts) == (6, 1, ())
     sink.close()
-    sink = SqliteSink(path)
+    sink = SqliteStore(path)
     sink.open()                                      # converted once
     assert sink.query("SELECT count(*) FROM messages") == [(4,)]
     sink.close()
@@ -173,7 +173,7 @@ def test_a_repeated_message_with_other_content_is_a_conflict_not_a_duplicate(tmp
     """Issue 14: a logger whose sequence restarted had every new message dropped as a
     duplicate. (device, epoch, seq) is the key; under one key, the digest of the payload
     tells a redelivery (a duplicate) from another message (a conflict: not written, reported)."""
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     first = [msg("A", s)._replace(epoch=5, digest=1000 + s) for s in (1, 2)]
     assert sink.write(first).readings_written == 6
@@ -192,7 +192,7 @@ def test_a_repeated_message_with_other_content_is_a_conflict_not_a_duplicate(tmp
 @pytest.mark.parametrize("n", [0, 1, 49, 50, 4999, 5000, 5049, 10051])
 def test_multi_row_inserts_write_every_row_in_order(n):
     import sqlite3
-    from ms4watch.ingest.sinks.sqlite.sink import insert_rows
+    from ms4watch.ingest.stores.sqlite.store import insert_rows
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (a INTEGER, b TEXT)")
     rows = [(i, f"r{i}") for i in range(n)]
@@ -205,7 +205,7 @@ def test_data_the_store_cannot_hold_is_refused_message_by_message_not_retried(tm
     for an outage and retried for ever. It is the data's fault: those messages are refused,
     the rest of the batch is written, and the store goes on taking writes."""
     from ms4watch.ingest.errors import MessagesRejected
-    sink = SqliteSink(tmp_path / "store.db")
+    sink = SqliteStore(tmp_path / "store.db")
     sink.open()
     huge_seq = msg("A", 2**63)
     huge_time = StoredMessage("A", 7, (msg("A", 7).readings[0]._replace(time_ns=2**64),))
@@ -235,12 +235,12 @@ def test_data_the_store_cannot_hold_is_refused_message_by_message_not_retried(tm
     (sqlite3.DatabaseError("database disk image is malformed"), False),
 ])
 def test_what_is_the_datas_fault(error, data):
-    from ms4watch.ingest.sinks.sqlite.sink import is_data_fault
+    from ms4watch.ingest.stores.sqlite.store import is_data_fault
     assert is_data_fault(error) is data
 
 
 def test_the_payload_digest_tells_the_same_bytes_from_others():
-    from ms4watch.ingest.sinks.base import payload_digest
+    from ms4watch.ingest.stores.base import payload_digest
     payload = b'{"schema":"ms4watch.readings/1","device":"LOG-1","seq":7,"readings":[]}'
     assert payload_digest(payload) == payload_digest(bytes(payload))
     assert payload_digest(payload.replace(b"7", b"8")) != payload_digest(payload)

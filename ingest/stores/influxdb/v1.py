@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import requests
 
 from ...errors import StoreUnavailable
-from .common import InfluxSinkBase, retention_to_seconds
+from .common import InfluxStoreBase, retention_to_seconds
 from .config import NO_TOKEN, InfluxTarget, parse_url
 from .errors import StoreMisconfigured, from_status, connection_reason
 
@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 RP_NAME = "ms4watch"
 
 
-class Influx1Sink(InfluxSinkBase):
-    """Sink for InfluxDB 1.x (``influxdb1://HOST:PORT/DATABASE``)."""
+class Influx1Store(InfluxStoreBase):
+    """ReadingsStore for InfluxDB 1.x (``influxdb1://HOST:PORT/DATABASE``)."""
 
     def __init__(self, target: InfluxTarget):
         if target.version != 1:
@@ -31,7 +31,7 @@ class Influx1Sink(InfluxSinkBase):
         self._sessions_lock = threading.Lock()
 
     @classmethod
-    def from_url(cls, url: str) -> "Influx1Sink":
+    def from_url(cls, url: str) -> "Influx1Store":
         return cls(parse_url(url))
 
     # -- connection ------------------------------------------------------------------

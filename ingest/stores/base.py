@@ -64,7 +64,7 @@ class WriteResult:
 
 
 @runtime_checkable
-class Sink(Protocol):
+class ReadingsStore(Protocol):
     def open(self) -> None:
         """Connect / create tables. May raise StoreUnavailable (the caller retries)."""
 
@@ -96,7 +96,7 @@ class DeviceStatus:
 
 
 @runtime_checkable
-class StatusSink(Protocol):
+class StatusStore(Protocol):
     """Optional ability: keep device status (health dashboards, stale-station checks)."""
 
     def write_status(self, status: DeviceStatus) -> None: ...
@@ -226,7 +226,7 @@ class Probing(Protocol):
 
 
 @runtime_checkable
-class RecordsSink(Protocol):
+class RecordsStore(Protocol):
     """Optional ability: keep the alert side's dashboard records (alerts, storms,
     inspections, incidents as points; InfluxDB, for Grafana). Returns how many it wrote."""
 

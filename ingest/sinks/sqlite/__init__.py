@@ -1,3 +1,0 @@
-from .sink import SqliteSink
-
-__all__ = ["SqliteSink"]

@@ -1,0 +1,3 @@
+from .store import SqliteStore
+
+__all__ = ["SqliteStore"]

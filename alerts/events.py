@@ -1,4 +1,4 @@
-"""Event records and their ``events.jsonl`` form.
+"""Alert events (:class:`AlertEvent`) and their ``events.jsonl`` form.
 
 One JSON object per line; the contract fields of issue 3 first, then ``id`` (stable
 identity: an update of an event keeps its id), ``status`` (``active`` or ``retracted``
@@ -107,7 +107,7 @@ class AlertEvent:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "AlertEvent":
-        """The edge: an ``events.jsonl`` record back into an Event; AlertError names the field."""
+        """The edge: an ``events.jsonl`` record back into an AlertEvent; AlertError names the field."""
         if not isinstance(d, Mapping):
             raise AlertError("not an event record: expected a JSON object")
         try:

@@ -1,1 +1,1 @@
-"""Ingest: MQTT readings → canonical units → a store (sink), acknowledged only once durable."""
+"""Ingest: MQTT readings → canonical units → a store, acknowledged only once durable."""

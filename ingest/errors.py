@@ -38,7 +38,7 @@ class MessagesRejected(StoreRejected):
     """Some messages of a batch were refused as bad data; every other one was written.
 
     ``rejected`` lists each refused message with the reason; ``result`` is what was written
-    of the rest (readings, duplicates). Raised by a sink's ``write`` once the rest is durable.
+    of the rest (readings, duplicates). Raised by a store's ``write`` once the rest is durable.
     """
 
     def __init__(self, message: str, rejected: list[tuple[StoredMessage, str]], result: WriteResult):

@@ -28,7 +28,7 @@ RECORD_PAST_INSPECTIONS = ("Inspections already done: record each with `ms4watch
 
 CALIBRATION_KINDS = ("calibration_due", "calibration_overdue")
 
-# Event fields worth showing, with their unit (the event contract names the unit in the field).
+# Alert event fields worth showing, with their unit (the event contract names the unit in the field).
 FACTS = (("peak_gpm", "peak flow", "gpm"), ("max_delta_ntu", "largest downstream - upstream", "NTU"),
          ("max_downstream_ntu", "highest downstream", "NTU"), ("basis", "judged by", ""),
          ("rain_gauges_used", "rain gauges judged", ""),

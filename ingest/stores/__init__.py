@@ -16,7 +16,7 @@ __all__ = ["ReadingsStore", "StoredMessage", "WriteResult", "build_store", "open
 
 
 def open_store(url: str, spool_dir: str | Path) -> ReadingsStore:
-    """The sink for a store URL as ingest uses it: a remote store (InfluxDB) behind a local
+    """The store for a URL as ingest uses it: a remote store (InfluxDB) behind a local
     spool, so acknowledged readings are durable while the store is down; the embedded
     SQLite store needs none."""
     sink = build_store(url)
@@ -27,7 +27,7 @@ def open_store(url: str, spool_dir: str | Path) -> ReadingsStore:
 
 
 def build_store(url: str) -> ReadingsStore:
-    """Build (not connect) the sink a store URL names. Raises ConfigValueError (a ValueError
+    """Build (not connect) the store a URL names. Raises ConfigValueError (a ValueError
     too) for an unknown scheme or a URL its store refuses."""
     try:
         return _build_store(url)
@@ -41,7 +41,7 @@ def _build_store(url: str) -> ReadingsStore:
     scheme = urlparse(url).scheme
     if scheme == "sqlite":
         return SqliteStore.from_url(url)
-    # Registry of further sinks: explicit import list, one line per implementation.
+    # Registry of further stores: explicit import list, one line per implementation.
     if scheme in ("influxdb1", "influxdb1s"):
         from .influxdb import Influx1Store
         return Influx1Store.from_url(url)

@@ -1,9 +1,10 @@
-"""The sink interface: ``open``, ``write(batch)``, ``close``. Tiny on purpose.
+"""The readings store's interface, :class:`ReadingsStore`: ``open``, ``write(batch)``,
+``close``. Tiny on purpose.
 
-A sink receives whole MQTT messages (already decoded and converted to canonical units) so
+A store receives whole MQTT messages (already decoded and converted to canonical units) so
 that it can drop a message it has already stored — same device, epoch and sequence number —
 and write everything else exactly once. ``write`` returns only when the batch is durable;
-the ingest service acknowledges the MQTT messages after that and not before. A sink that
+the ingest service acknowledges the MQTT messages after that and not before. A store that
 keeps each message's ``digest`` reports a repeated (device, epoch, seq) whose content differs
 from what it stored as a conflict (not written, not a duplicate): a logger whose sequence
 restarted without a new epoch, whose readings must not vanish as duplicates.

@@ -1,4 +1,4 @@
-"""A sink decorator that never makes ingest wait for — or lose data to — a store that is down.
+"""A store decorator that never makes ingest wait for — or lose data to — a store that is down.
 
 ``SpoolingStore(inner, spool_path, max_bytes)`` writes each batch to ``inner``. When ``inner``
 raises :class:`StoreUnavailable` (down, slow, 429/503), the batch goes into a local SQLite
@@ -112,7 +112,7 @@ class _WaitRetryAfter:
 
 
 class SpoolingStore:
-    """Wraps a sink; see the module docstring. Thread-safe: one drain thread, any writer."""
+    """Wraps a store; see the module docstring. Thread-safe: one drain thread, any writer."""
 
     def __init__(self, inner: ReadingsStore, spool_path: str | Path, max_bytes: int = 512 * 1024 * 1024,
                  *, drain_batch_readings: int = 20_000, backoff_initial_s: float = 0.5,
@@ -126,7 +126,7 @@ class SpoolingStore:
         self._wait = _WaitRetryAfter(backoff_initial_s, backoff_max_s)
         self._db: sqlite3.Connection | None = None
         self._db_lock = threading.Lock()      # the spool connection
-        self._inner_lock = threading.Lock()   # one call into the inner sink at a time
+        self._inner_lock = threading.Lock()   # one call into the inner store at a time
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -201,7 +201,7 @@ class SpoolingStore:
                 self._db = None
 
     def _open_inner(self) -> None:
-        """Open the inner sink once (caller holds the inner lock).
+        """Open the inner store once (caller holds the inner lock).
 
         A store that was down at start is opened (and checked: database, retention) when it
         first answers. A store found unfit then (StoreMisconfigured) is treated as

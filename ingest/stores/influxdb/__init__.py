@@ -1,4 +1,4 @@
-"""InfluxDB sinks: 1.x through the v1 ``/write`` API, 2.x/3.x/Cloud through influxdb-client.
+"""InfluxDB stores: 1.x through the v1 ``/write`` API, 2.x/3.x/Cloud through influxdb-client.
 
 See ``README.md`` in this folder, ``sample.yaml`` and ``docs/store.md`` (the schema).
 """
@@ -10,7 +10,7 @@ from .errors import MessagesRejected, StoreMisconfigured
 from .schema import MIN_RETENTION
 from .v1 import Influx1Store
 
-# influxdb-client takes ~1 s to import: only the 2.x sink needs it, so it loads on first use.
+# influxdb-client takes ~1 s to import: only the 2.x store needs it, so it loads on first use.
 
 __all__ = ["Influx1Store", "Influx2Store", "InfluxTarget", "MessagesRejected", "MIN_RETENTION",
            "StoreMisconfigured", "parse_url", "open_admin"]
@@ -24,7 +24,7 @@ def __getattr__(name: str):
 
 
 def open_admin(url: str):
-    """The sink for ``url`` (Influx1Store or Influx2Store), for administration: not opened."""
+    """The store for ``url`` (Influx1Store or Influx2Store), for administration: not opened."""
     target = parse_url(url)
     if target.version == 1:
         return Influx1Store(target)

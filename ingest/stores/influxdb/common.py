@@ -1,4 +1,4 @@
-"""What both InfluxDB sinks share: batching lines, narrowing a refused batch, retention checks."""
+"""What both InfluxDB stores share: batching lines, narrowing a refused batch, retention checks."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import time
 from typing import Callable, Mapping
 
 from ...errors import IngestError, StoreRejected, StoreUnavailable
-from ...errors import MessagesRejected  # noqa: F401 — raised by these sinks; its home is ingest/errors.py
+from ...errors import MessagesRejected  # noqa: F401 — raised by these stores; its home is ingest/errors.py
 
 
 class StoreMisconfigured(IngestError):

@@ -65,7 +65,7 @@ absent for a piecewise fit), worst_as_found_pct, worst_as_left_pct (float), reco
 the whole record as JSON). One point per ``ms4watch calibrate`` run: the calibration history."""
 
 RECEIPT = "receipt"
-"""tags: station · time: when the sink wrote the batch (ingest's clock) · fields: first_ns,
+"""tags: station · time: when the store wrote the batch (ingest's clock) · fields: first_ns,
 last_ns (integer, the span of the batch's reading times of that station [epoch ns]). One point
 per written batch and station, sent with its readings: after a crash the alert engine is re-fed
 with what was stored after its last checkpoint, however old the readings' times."""

@@ -20,7 +20,7 @@ RP_NAME = "ms4watch"
 
 
 class Influx1Store(InfluxStoreBase):
-    """ReadingsStore for InfluxDB 1.x (``influxdb1://HOST:PORT/DATABASE``)."""
+    """The readings store in InfluxDB 1.x (``influxdb1://HOST:PORT/DATABASE``)."""
 
     def __init__(self, target: InfluxTarget):
         if target.version != 1:

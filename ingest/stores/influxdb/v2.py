@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 class Influx2Store(InfluxStoreBase):
-    """ReadingsStore for InfluxDB 2.x/3.x/Cloud (``influxdb2://HOST:PORT/BUCKET?org=ORG``)."""
+    """The readings store in InfluxDB 2.x/3.x/Cloud (``influxdb2://HOST:PORT/BUCKET?org=ORG``)."""
 
     def __init__(self, target: InfluxTarget):
         if target.version != 2 or target.org is None:
@@ -45,7 +45,7 @@ class Influx2Store(InfluxStoreBase):
 
     def _connect_locked(self) -> InfluxDBClient:
         if self._client is None:
-            # retries=False: this sink does not retry on its own; the spool and the caller do,
+            # retries=False: this store does not retry on its own; the spool and the caller do,
             # honouring Retry-After. The token never appears in a URL or a log line.
             self._client = InfluxDBClient(
                 url=self.target.base_url, token=self.target.token() or "", org=self._org,

@@ -381,6 +381,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     from .compliance.clocks import BusinessCalendar
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
+    from .network.current import TownReaches
     from .workbench.records import load_suppressions, with_recorded
     from .workbench.services.metrics import Metrics, TownParts
 
@@ -397,6 +398,8 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
     compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
+    # where each construction site's runoff goes on the town's map, re-read after each `ms4watch map import`
+    reaches = TownReaches(data_dir, registry)
     calendar = BusinessCalendar(registry.tz, registry.office_closures)
     pipeline = AlertPipeline(judged, data_dir, PipelineParts(
         notify_urls=settings.notify, report=report, readings=readings,
@@ -404,7 +407,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=store if isinstance(store, CalibrationHistory) else None,
-        compliance=lambda now: all_deadlines(compliance, calendar)))
+        compliance=lambda now: all_deadlines(compliance, calendar), reaches=reaches.current))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
     ingest = build_ingest(settings, m, store, client_id=client_id,
@@ -430,7 +433,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
                                         health=health, metrics=metrics, readings=readings, clock=incidents.clock,
                                         sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
-                                        compliance=compliance, passwords=parts.passwords)
+                                        compliance=compliance, passwords=parts.passwords, reaches=reaches.current)
     return town
 
 

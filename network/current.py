@@ -2,7 +2,7 @@
 
 ``ms4watch map import`` replaces ``network.db`` from another process; the server learns of it
 on the next read: :meth:`TownReaches.current` compares the file's stamp (size and
-modification time of ``network.db`` and its write-ahead log, one ``stat`` each) with the one
+modification time of ``network.db`` and of its write-ahead log when not empty, one ``stat`` each) with the one
 its value was computed from, and only when they differ loads the map and computes the
 value again. No map imported: None, and no alert's words change."""
 
@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 
 
 def map_stamp(folder: Path) -> str | None:
-    """A key that changes whenever the kept map does (None: no map imported)."""
+    """A key that changes whenever the kept map does (None: no map imported). An empty
+    write-ahead log is left out: a reader's connection (the map page) makes one, and reading
+    changes nothing."""
     parts = []
     for name in (FILENAME, FILENAME + "-wal"):
         try:
@@ -34,7 +36,8 @@ def map_stamp(folder: Path) -> str | None:
             if name == FILENAME:
                 return None
             continue
-        parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        if st.st_size or name == FILENAME:
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
     return "/".join(parts)
 
 

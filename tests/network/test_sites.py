@@ -11,6 +11,7 @@ import pytest
 from ms4watch.contract.registry import parse_registry
 from ms4watch.network.current import TownReaches
 from ms4watch.network.model import Conveyance, ConveyanceKind, DirectionSource, Structure, StructureKind
+from ms4watch.network.store import NetworkStore
 from ms4watch.network.sites import Found, OutfallReached, site_reaches
 from tests.support.town_network import PLACES, main_st_network, store_network
 
@@ -112,6 +113,9 @@ def test_a_reimported_map_with_the_inlet_moved_is_read_again(tmp_path):
     first = town.current()
     assert first is not None and first.of("CS-5").inlets == ("CB-1",)    # type: ignore[union-attr]
     assert town.current() is first                                        # the same map: the same value
+    with NetworkStore(tmp_path) as reader:                                # a page reading the map changes nothing
+        reader.load()
+        assert town.current() is first
 
     net = _diverted()
     lat, lon = PLACES["CB-1"]

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from .alerts.incidents.service import IncidentService
     from .compliance.store import ComplianceStore
+    from .network.current import TownReaches
 
     from .workbench import Workbench
     from .workbench.auth.passwords import Passwords
@@ -93,6 +94,7 @@ class Town:
     ingest: IngestService
     workbench: "Workbench | None" = None
     refed_readings: int = 0
+    reaches: "TownReaches | None" = None     # its construction sites on its latest imported map
 
     @property
     def municipality(self) -> str:
@@ -237,6 +239,8 @@ class Server:
             for t in self.towns:
                 try:
                     t.sync()
+                    if t.reaches is not None:
+                        t.reaches.current()   # a new map import read here, not in the next alert's transaction
                     t.pipeline.advance(time.time_ns())
                     t.pipeline.checkpoint()
                 except Exception:  # the clock must keep ticking
@@ -415,7 +419,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
                           on_stored=pipeline.feed, on_status=pipeline.station_status,
                           time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
-    town = Town(registry, data_dir, store, pipeline, ingest)
+    town = Town(registry, data_dir, store, pipeline, ingest, reaches=reaches)
     incidents = pipeline.incidents
     spool = store if isinstance(store, SpoolingSink) else None
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),

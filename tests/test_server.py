@@ -362,3 +362,24 @@ def test_a_site_alerts_email_names_the_outfall_its_runoff_reaches_and_follows_a_
     finally:
         pipeline.close()
         smtp.stop()
+
+
+def test_the_clock_reads_a_newly_imported_map_before_any_alert_needs_it(tmp_path, mosquitto_broker):
+    """Reading a town-sized map takes seconds (20,000 structures: ~2 s, most of it loading
+    network.db): the running server's clock tick reads a new import, so the first alert after
+    it does not wait in the incident transaction."""
+    from tests.support.town_network import store_network
+    from tests.support.waiting import wait_for
+
+    (tmp_path / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "off"}, "engine": {"tick": "1s"}}), report=lambda line: None).start()
+    try:
+        assert server.town.reaches.cached is None
+        store_network(tmp_path / "data")
+        assert wait_for(lambda: server.town.reaches.cached is not None, timeout_s=10)
+        cs7 = server.town.reaches.cached.of("CS-7")
+        assert cs7 is not None and [o.id for o in cs7.outfalls] == ["OF-12"]
+    finally:
+        server.stop()

@@ -32,6 +32,7 @@ from .store import Case, Notice, Party, Sample
 
 if TYPE_CHECKING:
     from ..alerts.incidents.model import AuditEntry, Incident
+    from ..alerts.kinds.runoff import Runoff
     from .traces import TraceVisit
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -49,6 +50,7 @@ class IncidentEvidence:
     provision_text: str = ""
     what: str = ""                         # the kind in the town's words (alerts/kinds/: describe)
     rule: str = ""                         # its rule in a sentence, with the town's numbers
+    runoff: "Runoff | None" = None         # where its runoff goes on the town's map (alerts/kinds/runoff.py)
 
     @property
     def values(self) -> str:
@@ -129,7 +131,8 @@ def _incident_json(ev: IncidentEvidence, tz_name: str) -> dict[str, Any]:
             "provision_text": ev.provision_text, "rule_params": i.event.get("params", {}), "threshold": ev.threshold,
             "readings_values": ev.values,
             "audit": [{"at": _u(a.at), "who": a.who, "how": a.how, "action": a.action, "note": a.note}
-                      for a in ev.audit]}
+                      for a in ev.audit],
+            **({"runoff": ev.runoff.as_json()} if ev.runoff is not None else {})}   # no map: as before
 
 
 def _sample_json(s: Sample) -> dict[str, Any]:
@@ -276,6 +279,8 @@ def packet_pdf(p: Packet, files: dict[str, bytes]) -> bytes:
                            + (f"; due {duetext.short(due)}" if due is not None else "")
                            + (f", resolved by {i.resolved_by} ({i.resolution})" if i.resolved_by else "") + ".",
                            st["p"])]
+        if ev.runoff is not None:
+            story.append(pdf.para(f"{ev.runoff.label}: {ev.runoff.text}", st["p"]))
         if ev.rule:
             story.append(pdf.para(f"Rule: {ev.rule}", st["p"]))
         rule = i.event.get("params") or {}

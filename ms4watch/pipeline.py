@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .alerts.delivery import DeliveryWorker, RecordsWriter
-from .alerts.delivery.dispatch import AckLink, Dispatcher
+from .alerts.delivery.dispatch import AckLink, Dispatcher, Reaches
 from .alerts.delivery.queue import QueuedNotification
 from .alerts.delivery.routing import RoutingPolicy
 from .alerts.calibration_watch import CalibrationWatch
@@ -67,18 +67,20 @@ back (NTP) between a batch's receipt and the checkpoint costs nothing but a re-r
 def open_incidents(registry: Registry, db: Path, channels: Channels, *, clock: Callable[[], datetime],
                    policy: RoutingPolicy | None = None, delivery: DeliverySettings | None = None,
                    ack_link: AckLink | None = None, on_incident: Callable[[Incident], None] | None = None,
-                   sms_limiter: Any = None) -> IncidentService:
+                   sms_limiter: Any = None, reaches: Reaches | None = None) -> IncidentService:
     """The town's incident service on its database ``db`` (incidents, audit log, delivery
     queue in one SQLite file, under one lock): what the pipeline and ``open_town`` (the
     ``incidents`` command) both use. ``channels``: where its dispatcher delivers (empty in a
-    process that only records what people do: the server delivers)."""
+    process that only records what people do: the server delivers); ``reaches``: the town's
+    construction sites on its latest map, which the notifications' words read (None: no map)."""
     policy = policy or RoutingPolicy()
     delivery = delivery or DeliverySettings()
     conn = connect(db)
     db_lock = threading.RLock()   # the incident database: incidents, audit log, delivery queue
     store = IncidentStore(conn, hold_off=policy.hold_off, tz=registry.tz)
     dispatcher = Dispatcher(registry, conn, db_lock, store, channels, clock=clock, policy=policy,
-                            ack_link=ack_link, retry_first=delivery.retry_first, retry_max=delivery.retry_max)
+                            ack_link=ack_link, retry_first=delivery.retry_first, retry_max=delivery.retry_max,
+                            reaches=reaches)
     return IncidentService(registry, store, dispatcher, db_lock, clock=clock, on_incident=on_incident,
                            sms_limiter=sms_limiter)
 
@@ -99,7 +101,9 @@ class PipelineParts:
     ``calibrations``: the store's calibration state, whose due and overdue sensors become
     notices on the pipeline's clock (:class:`~.alerts.calibration_watch.CalibrationWatch`);
     ``compliance``: the town's compliance deadlines at a time (``compliance.deadlines``), whose
-    actionable clocks become deadline incidents (:class:`~.compliance.watch.ComplianceWatch`)."""
+    actionable clocks become deadline incidents (:class:`~.compliance.watch.ComplianceWatch`);
+    ``reaches``: the town's construction sites on its latest imported map
+    (``network.current.TownReaches.current``): the alerts say where a site's runoff goes."""
 
     notify_urls: Sequence[str] = ()
     report: Reporter = print
@@ -114,6 +118,7 @@ class PipelineParts:
     sms_limiter: ReplyLimiter | None = None
     calibrations: CalibrationHistory | None = None
     compliance: Callable[[datetime], list[Any]] | None = None
+    reaches: Reaches | None = None
 
 
 class AlertPipeline:
@@ -149,7 +154,7 @@ class AlertPipeline:
         self.incidents = open_incidents(registry, workdir / "incidents.db", channels, clock=self._clock,
                                         policy=policy, delivery=delivery, ack_link=parts.ack_link,
                                         on_incident=self._incident_record if self.records else None,
-                                        sms_limiter=parts.sms_limiter)
+                                        sms_limiter=parts.sms_limiter, reaches=parts.reaches)
         self.dispatcher = self.incidents.dispatcher
         self.delivery = DeliveryWorker(self.dispatcher.tick, idle_s=delivery.idle.total_seconds(),
                                        prepare=channels.prepare)

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from .alerts.incidents.service import IncidentService
     from .compliance.store import ComplianceStore
+    from .network.current import TownReaches
 
     from .workbench import Workbench
     from .workbench.auth.passwords import Passwords
@@ -93,6 +94,7 @@ class Town:
     ingest: IngestService
     workbench: "Workbench | None" = None
     refed_readings: int = 0
+    reaches: "TownReaches | None" = None     # its construction sites on its latest imported map
 
     @property
     def municipality(self) -> str:
@@ -237,6 +239,8 @@ class Server:
             for t in self.towns:
                 try:
                     t.sync()
+                    if t.reaches is not None:
+                        t.reaches.current()   # a new map import read here, not in the next alert's transaction
                     t.pipeline.advance(time.time_ns())
                     t.pipeline.checkpoint()
                 except Exception:  # the clock must keep ticking
@@ -381,6 +385,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     from .compliance.clocks import BusinessCalendar
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
+    from .network.current import TownReaches
     from .workbench.records import load_suppressions, with_recorded
     from .workbench.services.metrics import Metrics, TownParts
 
@@ -397,6 +402,8 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
     # the compliance records' clocks (notices, releases, SWPPP reviews) become deadline incidents
     compliance = ComplianceStore(data_dir / "compliance.db", tz=registry.tz)
+    # where each construction site's runoff goes on the town's map, re-read after each `ms4watch map import`
+    reaches = TownReaches(data_dir, registry)
     calendar = BusinessCalendar(registry.tz, registry.office_closures)
     pipeline = AlertPipeline(judged, data_dir, PipelineParts(
         notify_urls=settings.notify, report=report, readings=readings,
@@ -404,7 +411,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
         on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
         calibrations=store if isinstance(store, CalibrationHistory) else None,
-        compliance=lambda now: all_deadlines(compliance, calendar)))
+        compliance=lambda now: all_deadlines(compliance, calendar), reaches=reaches.current))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
     broker = settings.broker
     ingest = build_ingest(settings, m, store, client_id=client_id,
@@ -412,7 +419,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
                           on_stored=pipeline.feed, on_status=pipeline.station_status,
                           time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
-    town = Town(registry, data_dir, store, pipeline, ingest)
+    town = Town(registry, data_dir, store, pipeline, ingest, reaches=reaches)
     incidents = pipeline.incidents
     spool = store if isinstance(store, SpoolingStore) else None
     metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
@@ -430,7 +437,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
                                         health=health, metrics=metrics, readings=readings, clock=incidents.clock,
                                         sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
-                                        compliance=compliance, passwords=parts.passwords)
+                                        compliance=compliance, passwords=parts.passwords, reaches=reaches.current)
     return town
 
 

@@ -291,3 +291,95 @@ def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "[]"], out.stdout
+
+
+PAIR_AND_SITE = """\
+turbidity_pairs: [{id: TP-1, upstream: TU-1, downstream: TD-1, name: Hillcrest creek, construction_site: CS-7}]
+construction_sites: [{id: CS-7, name: Hillcrest, rain_gauges: [RG-1], active_from: 2026-04-01, drains_to: [CB-1]}]
+"""
+
+
+def _muddy(start_ns: int) -> list:
+    """Two hours of both probes every 5 min, the one below CS-7 muddy (40 NTU over 10) for 30 min."""
+    from ms4watch.contract.wire import CanonicalReading
+    rs = []
+    for i in range(24):
+        t = start_ns + i * 5 * MIN
+        rs.append(CanonicalReading(t, "RG-1", "LOG-RG1", "rain", "rain", 0.0, "in", "", 0))
+        rs.append(CanonicalReading(t, "TU-1", "LOG-TU1", "turbidity", "turbidity", 10.0, "NTU", "", 0))
+        rs.append(CanonicalReading(t + MIN, "TD-1", "LOG-TD1", "turbidity", "turbidity",
+                                   40.0 if 6 <= i < 12 else 11.0, "NTU", "", 0))
+    return rs
+
+
+def test_a_site_alerts_email_names_the_outfall_its_runoff_reaches_and_follows_a_reimported_map(tmp_path):
+    """The town's map is imported (Main St: CB-1 -> MH-2 -> MH-1 -> OF-12 on the Mohawk River)
+    and the registry says CS-7 drains to CB-1. A real turbidity contrast below CS-7 (the
+    engine judging the probes' readings) reaches the SMO by email (real SMTP) naming CB-1 and
+    OF-12. The town re-imports its map with CB-1 moved and piped to a new outfall OF-14 on
+    Canal Creek: the next contrast's email names OF-14, with no restart."""
+    from dataclasses import replace
+
+    from ms4watch.contract.timeutil import to_ns
+    from ms4watch.network.model import Conveyance, ConveyanceKind, DirectionSource, Structure, StructureKind
+    from tests.support.notify_peers import utc
+    from tests.support.town_network import main_st_network, store_network
+    from tests.support.waiting import wait_for
+
+    (tmp_path / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
+    store_network(tmp_path / "data")
+    smtp = SmtpSink().start()
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "data_dir": tmp_path / "data", "notify": [smtp.url],
+        "http": {"listen": "off"}}), report=lambda line: None, simulated=True)
+    pipeline = server.pipeline
+
+    def contrast_emails():
+        return [m for m in smtp.to("smo@town.test") if "turbidity contrast" in str(m["Subject"]).lower()]
+    try:
+        for n, start in enumerate((utc(2026, 6, 1, 12), utc(2026, 6, 1, 14))):     # the readings run on
+            rs = _muddy(to_ns(start))
+            pipeline.feed(rs)
+            pipeline.advance(max(r.time_ns for r in rs))
+            pipeline.dispatcher.tick()
+            assert wait_for(lambda: len(contrast_emails()) > n, timeout_s=10), "no turbidity email"
+            text = contrast_emails()[n].get_body(("plain",)).get_content()
+            if n == 0:
+                assert re.search(r"^Runoff +drains to CB-1, reaching outfall OF-12 \(Mohawk River\)\r?$", text, re.M), text
+                inspections = [m for m in smtp.to("smo@town.test") if "inspection" in str(m["Subject"]).lower()]
+                assert inspections and all("drains to CB-1, reaching outfall OF-12 (Mohawk River)"
+                                           in m.get_body(("plain",)).get_content() for m in inspections)
+                net = main_st_network()         # re-imported: CB-1 moved west, piped to a new outfall
+                net.structures["CB-1"] = replace(net.structures["CB-1"], lon=-73.9470)
+                net.structures["OF-14"] = Structure("OF-14", StructureKind.OUTFALL, -73.9480, 42.8160,
+                                                    receiving_water="Canal Creek")
+                net.conveyances["P5"] = Conveyance("P5", ConveyanceKind.PIPE, "CB-1", "OF-14",
+                                                   DirectionSource.DRAWING, 250.0)
+                store_network(tmp_path / "data", net)
+            else:
+                assert re.search(r"^Runoff +drains to CB-1, reaching outfall OF-14 \(Canal Creek\)\r?$", text, re.M), text
+                assert "OF-12" not in text
+    finally:
+        pipeline.close()
+        smtp.stop()
+
+
+def test_the_clock_reads_a_newly_imported_map_before_any_alert_needs_it(tmp_path, mosquitto_broker):
+    """Reading a town-sized map takes seconds (20,000 structures: ~2 s, most of it loading
+    network.db): the running server's clock tick reads a new import, so the first alert after
+    it does not wait in the incident transaction."""
+    from tests.support.town_network import store_network
+    from tests.support.waiting import wait_for
+
+    (tmp_path / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "off"}, "engine": {"tick": "1s"}}), report=lambda line: None).start()
+    try:
+        assert server.town.reaches.cached is None
+        store_network(tmp_path / "data")
+        assert wait_for(lambda: server.town.reaches.cached is not None, timeout_s=10)
+        cs7 = server.town.reaches.cached.of("CS-7")
+        assert cs7 is not None and [o.id for o in cs7.outfalls] == ["OF-12"]
+    finally:
+        server.stop()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ms4watch.contract.registry import Contact, Registry, Role
 
@@ -35,9 +35,13 @@ from ..notifiers.urls import Channels
 from .queue import BACKOFF_FIRST, BACKOFF_MAX, DeliveryQueue, QueuedNotification
 from .routing import RoutingPolicy, Verdict, decide, local_day_bounds, next_local, recipients
 
+if TYPE_CHECKING:
+    from ms4watch.network.sites import SiteReaches
+
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 AckLink = Callable[[Incident], str]   # the acknowledge link of an incident (signed, expiring: the workbench's)
+Reaches = Callable[[], "SiteReaches | None"]   # the town's sites on its latest map (None: no map imported)
 
 
 def _utcnow() -> datetime:
@@ -48,13 +52,16 @@ class Dispatcher:
     def __init__(self, registry: Registry, conn: Any, lock: threading.RLock, store: IncidentStore,
                  channels: Channels, *, clock: Clock | None = None, policy: RoutingPolicy | None = None,
                  ack_link: AckLink | None = None, retry_first: timedelta = BACKOFF_FIRST,
-                 retry_max: timedelta = BACKOFF_MAX):
+                 retry_max: timedelta = BACKOFF_MAX, reaches: Reaches | None = None):
         """``conn``/``lock``/``store``: the incident database the incident service writes (one
         transaction holds an incident change and the rows it queues); ``channels``: from
         :func:`~ms4watch.alerts.notifiers.urls.build_channels` (which refuses a bad URL before
         anything is opened); ``ack_link``: makes the acknowledge link a notification carries
-        (None: no link; the SMS code still works)."""
+        (None: no link; the SMS code still works); ``reaches``: the town's construction sites on
+        its latest map (``network.current.TownReaches.current``), read as each notification is
+        queued (None: the town has no map)."""
         self.registry = registry
+        self.reaches = reaches
         self.clock: Clock = clock or _utcnow
         self.policy = policy or RoutingPolicy()
         self.ack_link = ack_link
@@ -167,7 +174,8 @@ class Dispatcher:
         """Queue one stage for everyone it routes to; returns how many rows were new."""
         escalated = bool(self.queue.for_incident(inc.id, Stage.ESCALATION.value))
         people = recipients(self.contacts, self.registry, inc, stage, escalated=escalated)
-        payload = {"incident": snapshot(self.registry, inc), "station_name": station_name(self.registry, inc),
+        reaches = self.reaches() if self.reaches is not None else None
+        payload = {"incident": snapshot(self.registry, inc, reaches), "station_name": station_name(self.registry, inc),
                    "timezone": self.registry.timezone, "ack_url": self._ack_url(inc),
                    "threshold": threshold_for(self.registry, inc)}
         held = inc.priority is Priority.NOTICE
@@ -412,9 +420,10 @@ def threshold_for(registry: Registry, inc: Incident) -> dict[str, Any] | None:
     return spec_for(inc.kind).threshold(registry, inc.subject)
 
 
-def snapshot(registry: Registry, inc: Incident) -> dict[str, Any]:
-    """The incident as queued: its snapshot with ``what`` and ``rule`` in the town's words."""
-    return {**inc.snapshot(), **words_of(registry, inc.kind, inc.subject)}
+def snapshot(registry: Registry, inc: Incident, reaches: "SiteReaches | None" = None) -> dict[str, Any]:
+    """The incident as queued: its snapshot with ``what`` and ``rule`` in the town's words, and
+    ``runoff`` where the town's map (``reaches``) says where the subject's runoff goes."""
+    return {**inc.snapshot(), **words_of(registry, inc.kind, inc.subject, reaches)}
 
 
 __all__ = ["AckLink", "Dispatcher", "RoutingPolicy", "snapshot", "station_name", "threshold_for"]

@@ -4,14 +4,17 @@ one line below."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry
-from ..events import AlertKind
+from ..events import EventKind
 from . import calibration, compliance_deadline, dry_weather_flow, health, inspection, storm, turbidity
 from .spec import Chart, ChartSeries, KindSpec, Priority, Words, notice
 
-KINDS: dict[AlertKind, KindSpec] = {AlertKind(s.kind): s for s in (
+if TYPE_CHECKING:
+    from ...network.sites import SiteReaches
+
+KINDS: dict[EventKind, KindSpec] = {EventKind(s.kind): s for s in (
     dry_weather_flow.SPEC, dry_weather_flow.UNKNOWN,
     turbidity.SPEC, turbidity.NOT_EVALUABLE,
     storm.SPEC,
@@ -22,22 +25,28 @@ KINDS: dict[AlertKind, KindSpec] = {AlertKind(s.kind): s for s in (
 )}
 
 
-def spec_for(kind: AlertKind | str) -> KindSpec:
+def spec_for(kind: EventKind | str) -> KindSpec:
     """The spec of a kind; a kind this version does not know (an old row) is a notice."""
     try:
-        return KINDS[AlertKind(kind)]
+        return KINDS[EventKind(kind)]
     except ValueError:
         return KindSpec(str(kind), str(kind).replace("_", " "), Priority.NOTICE)
 
 
-def describe(registry: Registry, kind: AlertKind | str, subject: str) -> Words:
-    return spec_for(kind).describe(registry, subject)
+def describe(registry: Registry, kind: EventKind | str, subject: str, reaches: "SiteReaches | None" = None) -> Words:
+    """``reaches``: the town's construction sites on its map (None: no map imported)."""
+    return spec_for(kind).describe(registry, subject, reaches)
 
 
-def words_of(registry: Registry, kind: AlertKind | str, subject: str) -> dict[str, Any]:
-    """The words an incident snapshot carries into the delivery queue: ``what`` and ``rule``."""
-    w = describe(registry, kind, subject)
-    return {"what": w.what, "rule": w.rule}
+def words_of(registry: Registry, kind: EventKind | str, subject: str,
+             reaches: "SiteReaches | None" = None) -> dict[str, Any]:
+    """The words an incident snapshot carries into the delivery queue: ``what`` and ``rule``,
+    and ``runoff`` (its fields: alerts/kinds/runoff.py) where the town's map says where runoff goes."""
+    w = describe(registry, kind, subject, reaches)
+    out: dict[str, Any] = {"what": w.what, "rule": w.rule}
+    if w.runoff is not None:
+        out["runoff"] = w.runoff.as_json()
+    return out
 
 
 __all__ = ["KINDS", "Chart", "ChartSeries", "KindSpec", "Priority", "Words", "describe", "notice", "spec_for", "words_of"]

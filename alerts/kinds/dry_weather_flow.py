@@ -4,12 +4,16 @@ flow above the outfall's floor for ``rules.dwf_min_duration`` with less than
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry
-from ..events import AlertKind
+from ..events import EventKind
+from . import runoff as _runoff
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, inches, number
+
+if TYPE_CHECKING:
+    from ...network.sites import SiteReaches
 
 
 def _floor(reg: Registry, subject: str) -> str:
@@ -59,6 +63,11 @@ def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
     return Chart(tuple(series), "threshold_gpm", floor)
 
 
-SPEC = KindSpec(AlertKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
-                rule=rule, threshold=threshold, chart=chart)
-UNKNOWN = notice(AlertKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")
+def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runoff | None:
+    """The construction sites whose runoff reaches the outfall, a lead for the search (none: no words)."""
+    return _runoff.outfall(reg, subject, reaches)
+
+
+SPEC = KindSpec(EventKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
+                rule=rule, threshold=threshold, chart=chart, runoff=runoff)
+UNKNOWN = notice(EventKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")

@@ -4,10 +4,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...contract.registry import Registry, Role
-from ..events import AlertKind
+from ..events import EventKind
+from . import runoff as _runoff
 from .spec import KindSpec, Priority
 from .units import duration, inches
+
+if TYPE_CHECKING:
+    from ...network.sites import SiteReaches
 
 
 def rule(reg: Registry, subject: str) -> str:
@@ -16,6 +22,11 @@ def rule(reg: Registry, subject: str) -> str:
             f"{inches(r.storm_min_depth_in)}, and at least every {duration(r.routine_inspection_interval)}")
 
 
-SPEC = KindSpec(AlertKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
-                audience=frozenset({Role.INSPECTOR, Role.SITE_OPERATOR}), rule=rule)
-OVERDUE = KindSpec(AlertKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule)
+def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runoff | None:
+    """Where the site's runoff goes: what the inspector looks at the end of."""
+    return _runoff.site(reg, subject, reaches)
+
+
+SPEC = KindSpec(EventKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
+                audience=frozenset({Role.INSPECTOR, Role.SITE_OPERATOR}), rule=rule, runoff=runoff)
+OVERDUE = KindSpec(EventKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule, runoff=runoff)

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...contract.registry import Registry, Role
 from ..events import AlertKind
+
+if TYPE_CHECKING:
+    from ...network.sites import SiteReaches
+    from .runoff import Runoff
 
 
 class Priority(str, enum.Enum):
@@ -28,6 +32,7 @@ class Priority(str, enum.Enum):
 
 Describe = Callable[[Registry, str], str]            # (registry, subject id) -> words
 ThresholdOf = Callable[[Registry, str], "dict[str, Any] | None"]
+RunoffOf = Callable[[Registry, str, "SiteReaches"], "Runoff | None"]   # (registry, subject, the town's map) -> where runoff goes
 
 
 def _no_threshold(registry: Registry, subject: str) -> dict[str, Any] | None:
@@ -69,11 +74,14 @@ def gauge_rain(registry: Registry, incident: dict[str, Any]) -> Chart:
 class Words:
     """A kind described for one town and subject: ``what`` (a few words for SMS, subjects and
     titles), ``rule`` (the rule in a sentence, with units), ``threshold`` (the chart's dashed
-    line: ``{label, value, unit}`` or the turbidity contrast's ``{label, kind, delta, fraction, unit}``)."""
+    line: ``{label, value, unit}`` or the turbidity contrast's ``{label, kind, delta, fraction, unit}``),
+    ``runoff`` (where the subject's runoff goes on the town's map: alerts/kinds/runoff.py; None
+    without a map or for a kind that has no such words)."""
 
     what: str
     rule: str
     threshold: dict[str, Any] | None
+    runoff: "Runoff | None" = None
 
 
 @dataclass(frozen=True)
@@ -88,12 +96,15 @@ class KindSpec:
     rule: Describe | None = None   # None: ``name``
     threshold: ThresholdOf = _no_threshold
     chart: ChartOf = gauge_rain
+    runoff: RunoffOf | None = None  # None: the kind says nothing of the town's map
 
-    def describe(self, registry: Registry, subject: str) -> Words:
-        """The kind in the words of this town's parameters, for ``subject``."""
+    def describe(self, registry: Registry, subject: str, reaches: "SiteReaches | None" = None) -> Words:
+        """The kind in the words of this town's parameters, for ``subject``; ``reaches``: the
+        town's construction sites on its map (None: no map imported)."""
         what = self.what(registry, subject) if self.what else self.name
         rule = self.rule(registry, subject) if self.rule else self.name
-        return Words(what, rule, self.threshold(registry, subject))
+        runoff = self.runoff(registry, subject, reaches) if self.runoff is not None and reaches is not None else None
+        return Words(what, rule, self.threshold(registry, subject), runoff)
 
 
 def notice(kind: AlertKind, rule: Describe | None = None, name: str | None = None) -> KindSpec:

@@ -4,12 +4,16 @@ not-evaluable notice: downstream - upstream above max(``turbidity_delta_ntu``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry, Role
-from ..events import AlertKind
+from ..events import EventKind
+from . import runoff as _runoff
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, number, percent
+
+if TYPE_CHECKING:
+    from ...network.sites import SiteReaches
 
 
 def _limit(reg: Registry) -> str:
@@ -53,6 +57,12 @@ def chart(reg: Registry, incident: dict[str, Any]) -> Chart:
                   ChartSeries("turbidity_down_ntu", pair.downstream, "turbidity")), "threshold_ntu", limit)
 
 
-SPEC = KindSpec(AlertKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
-                audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold, chart=chart)
-NOT_EVALUABLE = notice(AlertKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)
+def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runoff | None:
+    """Where the runoff of the pair's construction site goes (none: the pair names no site)."""
+    pair = next((p for p in reg.turbidity_pairs if p.id == subject), None)
+    return _runoff.site(reg, pair.construction_site if pair is not None else None, reaches)
+
+
+SPEC = KindSpec(EventKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
+                audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold, chart=chart, runoff=runoff)
+NOT_EVALUABLE = notice(EventKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)

@@ -78,8 +78,11 @@ def facts(n: Notification) -> list[tuple[str, str]]:
     inc = n.incident or {}
     ev: dict[str, Any] = inc.get("event", {})
     tz = n.timezone
-    rows = [("What", str(inc.get("what", inc.get("kind")))), ("Where", where(n)),
-            ("Since", local(inc.get("start"), tz))]
+    rows = [("What", str(inc.get("what", inc.get("kind")))), ("Where", where(n))]
+    runoff = inc.get("runoff")
+    if isinstance(runoff, dict) and runoff.get("text"):      # from the town's map (alerts/kinds/runoff.py)
+        rows.append((str(runoff.get("label") or "Runoff"), str(runoff["text"])))
+    rows.append(("Since", local(inc.get("start"), tz)))
     if inc.get("end"):
         rows.append(("Ended", local(inc.get("end"), tz)))
     elif inc.get("kind") != "inspection_due":

@@ -41,3 +41,13 @@ def main_st_network() -> Network:
 def store_network(folder: Path, net: Network | None = None, findings: list | None = None) -> None:
     with NetworkStore(folder) as store:
         store.replace(net or main_st_network(), findings or [], "hand-drawn test network")
+
+
+def main_st_reaches(registry_yaml: str | None = None):
+    """The construction sites of the notification tests' registry (``notify_peers.REGISTRY_YAML``:
+    CS-7, told to drain to CB-1) on the Main St network: CS-7 reaches OF-12 (Mohawk River)."""
+    from ms4watch.network.sites import site_reaches
+    from tests.support.notify_peers import REGISTRY_YAML, registry
+    reg = registry((registry_yaml or REGISTRY_YAML).replace("active_from: 2026-01-01}",
+                                                            "active_from: 2026-01-01, drains_to: [CB-1]}"))
+    return site_reaches(main_st_network(), reg.construction_sites, reg.outfalls, version="main-st")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     import sqlite3
 
+    from ...alerts.delivery.dispatch import Reaches
     from ...alerts.incidents.service import IncidentService
     from ...alerts.incidents.sms_auth import WebhookVerifier
     from ...compliance.store import ComplianceStore
@@ -84,7 +85,8 @@ class Workbench:
              links: AckLinks, health: Health, metrics: Metrics, readings: ReadingsSource | None = None,
              clock: Callable[[], datetime] | None = None, sms_verifier: "WebhookVerifier | None" = None,
              passwords: Passwords | None = None, alert_side: AlertSide | None = None,
-             towns: tuple[str, ...] = (), compliance: "ComplianceStore | None" = None) -> "Workbench":
+             towns: tuple[str, ...] = (), compliance: "ComplianceStore | None" = None,
+             reaches: "Reaches | None" = None) -> "Workbench":
         """``clock``: the pipeline's (charts draw an open episode up to it); ``sms_verifier``:
         the inbound-SMS webhook's signature check (None: the webhook is off); ``passwords``:
         the hasher (default argon2id with argon2-cffi's parameters); ``alert_side``: the
@@ -92,7 +94,9 @@ class Workbench:
         storms and items are read from it); ``towns``: every municipality the server serves.
         ``settings`` are the server's: ``workbench.db`` and the photos are in its DATA_DIR;
         ``compliance``: the town's compliance records (the composition root opens them for the
-        pipeline too; None: opened here, in the town's data directory)."""
+        pipeline too; None: opened here, in the town's data directory); ``reaches``: the town's
+        construction sites on its latest map (the root's, which the alerts read too): the
+        incident pages and evidence packets say where a site's runoff goes (None: no map)."""
         from ..records.table import connect_workbench_db
         from ...compliance.store import ComplianceStore
         from ...ingest.corrections import town_corrections
@@ -134,11 +138,12 @@ class Workbench:
         tracing = TraceDesk(desk, town_dir)
         desk.trace_of = tracing.of_case
         desk.map_outfalls = tracing.outfall_inventory
+        desk.reaches = reaches
         inspections = InspectionDesk(registry, incidents, reports, photos, audit, clock, alert_side)
         field = FieldDesk(registry, FieldSends(conn, lock, clock), inspections, desk, audit, clock)
         return cls(settings=settings, registry=registry, secret=secret, links=links, users=users, audit=audit,
                    accounts=Accounts(users, audit, registry.municipality, settings.web),
-                   desk=IncidentDesk(incidents, audit, registry, charts),
+                   desk=IncidentDesk(incidents, audit, registry, charts, reaches),
                    sms=SmsInbox(incidents, audit, registry.municipality, sms_verifier, ReceivedSms(conn, lock)),
                    health=health, metrics=metrics,
                    stations=StationDesk(registry, incidents, readings, clock, alert_side, corrections),

@@ -135,6 +135,7 @@ class ComplianceDesk:
         self.on_change = on_change
         self.trace_of: Callable[[Actor, int], Any] | None = None   # a case's source trace (services.tracing)
         self.map_outfalls: Callable[[], Any] | None = None          # the imported map's outfalls (services.tracing)
+        self.reaches: Callable[[], Any] | None = None               # the town's sites on its map (network.current)
         self.cal = BusinessCalendar(registry.tz, registry.office_closures)
 
     @classmethod
@@ -913,9 +914,9 @@ class ComplianceDesk:
                 log.warning("readings for incident %s not read: %s", iid, e)
         text = RULE_TEXT.get(inc.kind, PROHIBITION.get(self.laws[0], ("", "")))[1] \
             if inc.kind != "compliance_deadline" else ""
-        words = describe(self.registry, inc.kind, inc.subject)
+        words = describe(self.registry, inc.kind, inc.subject, self.reaches() if self.reaches is not None else None)
         return pk.IncidentEvidence(inc, station_name(self.registry, inc), self.incidents.audit(iid), frame,
-                                   words.threshold, text, words.what, words.rule)
+                                   words.threshold, text, words.what, words.rule, words.runoff)
 
     def _chart(self, ev) -> bytes | None:
         from ...alerts.notifiers.email.chart import chart_png

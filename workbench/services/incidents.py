@@ -25,7 +25,9 @@ from ..errors import Conflict, NotFound
 from ..roles import Actor, Permission, Via
 
 if TYPE_CHECKING:
+    from ...alerts.delivery.dispatch import Reaches
     from ...alerts.delivery.queue import QueuedNotification
+    from ...alerts.kinds.runoff import Runoff
     from ...alerts.incidents.service import IncidentService
     from .. import svgchart
     from .charts import Charts
@@ -46,6 +48,7 @@ class IncidentView:
     due: Due | None = None     # the deadline as the one due-date value (alerts/incidents/due.py)
     what: str = ""
     rule: str = ""
+    runoff: "Runoff | None" = None     # where the subject's runoff goes on the town's map (alerts/kinds/runoff.py)
 
     @property
     def unreviewed(self) -> bool:
@@ -76,18 +79,20 @@ class IncidentDetail:
 
 class IncidentDesk:
     def __init__(self, incidents: "IncidentService", audit: AuditLog, registry: Registry,
-                 charts: "Charts | None" = None):
+                 charts: "Charts | None" = None, reaches: "Reaches | None" = None):
+        """``reaches``: the town's construction sites on its latest map (None: no map)."""
         self.incidents = incidents
         self.audit = audit
         self.registry = registry
         self.charts = charts
+        self.reaches = reaches
 
     # -- reading ------------------------------------------------------------------------------
     def view(self, inc: Incident) -> IncidentView:
-        words = describe(self.registry, inc.kind, inc.subject)
+        words = describe(self.registry, inc.kind, inc.subject, self.reaches() if self.reaches is not None else None)
         return IncidentView(inc, station_name(self.registry, inc), words.threshold,
                             incident_due(inc.kind, inc.deadline, inc.event, self.registry.timezone),
-                            words.what, words.rule)
+                            words.what, words.rule, words.runoff)
 
     def list(self, actor: Actor, *, states: tuple[State, ...] = ACTIVE, kind: str | None = None,
              subject: str | None = None, limit: int = 100, offset: int = 0) -> list[IncidentView]:

@@ -1,5 +1,7 @@
 """The SMS text: one GSM-7 segment (<= 160 septets) with the station name, what, since
-when, and the acknowledge code. The station name is shortened first when space runs out."""
+when, where the runoff goes when the town's map says and the segment has room for it (``to
+OF-12``, ``sites CS-7``), and the acknowledge code. The station name is shortened first when
+space runs out."""
 
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ def sms_text(n: Notification) -> str:
     subject = str(inc.get("subject", ""))
     name = n.station_name if n.station_name and n.station_name != subject else ""
     head = _PREFIX.get(n.stage, "") + subject
+    runoff = inc.get("runoff")
+    short = str(runoff.get("sms") or "") if isinstance(runoff, dict) else ""   # "to OF-12": where the map allows
+    if short and septets(to_gsm7(f"{head}: {body}, {short}{tail}")) <= SEGMENT:
+        body += f", {short}"
     fixed = to_gsm7(f"{head} : {body}{tail}")
     if name:
         room = SEGMENT - septets(fixed) - 1  # " " before the name

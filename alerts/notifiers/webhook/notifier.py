@@ -4,7 +4,11 @@ chat bridge). ``http://`` or ``https://`` URLs.
 Body: ``{"schema": "ms4watch.notification/1", "key", "stage", "channel", "recipient",
 "incident": {...snapshot...}, "due": {...}, "items": [...], "ack_url", "sent_at"}``; ``due``
 is the incident's due date as the API gives it (``contract.duetext.as_json``: its last day,
-end instant, provision), or null. The header
+end instant, provision), or null. Where the town's map says where the subject's runoff goes,
+``incident.runoff`` holds it as fields (alerts/kinds/runoff.py): a site's ``site``, ``inlets``,
+``found`` (named, nearest, none), ``not_on_map`` and ``outfalls`` (``id``, ``receiving_water``,
+``monitored``); for a dry-weather flow the ``outfall`` and the ``sites`` upstream; and its
+``text``. The header
 ``Idempotency-Key`` carries the queue key, so a receiver can drop a repeat.
 HTTP 2xx: delivered. 408, 425, 429, 5xx and connection errors: retried. Other 4xx: failed.
 """

@@ -24,10 +24,11 @@ def make_notification(tmp_path):
     town = registry()
 
     def make(event=None, stage="open", recipient=Recipient("Pat SMO", "smo", "pat@town.test"), channel="email",
-             station_name="Main St outfall", **kw) -> Notification:
+             station_name="Main St outfall", reaches=None, **kw) -> Notification:
+        """``reaches``: the town's sites on its map (network.sites; None: no map imported)."""
         inc = store.apply_event(event or dwf("2026-06-01T15:30:00Z"), T0).incident
         return Notification(id=1, key=f"incident:{inc.id}|{recipient.name}|{channel}|{stage}", channel=channel,
-                            stage=stage, recipient=recipient, incident=snapshot(town, inc),
+                            stage=stage, recipient=recipient, incident=snapshot(town, inc, reaches),
                             created_at=T0.isoformat(), station_name=station_name, timezone="America/New_York",
                             ack_url=f"http://ms4.town.test/incidents/{inc.id}/ack?code={inc.code}", **kw)
     return make

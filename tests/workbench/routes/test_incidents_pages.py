@@ -142,3 +142,35 @@ def test_a_storms_chart_shows_its_rain_in_bars_of_a_few_minutes(bench):
     assert 5 <= len(bars) <= 30, len(bars)                 # 5-minute bars over the hour of rain
     assert max(float(h) for _, h in bars) > 0
     assert "rain per" in svg and "5 min" in svg
+
+
+def test_a_site_incidents_page_and_packet_say_where_its_runoff_goes_once_a_map_is_imported(tmp_path, clock):
+    """CS-7 (drains to CB-1 in the registry) below pair TP-1: no map, no words; the town's
+    map imported (tests/support/town_network.py), the incident's page and its evidence packet
+    (records.json and the PDF) name the inlet, outfall OF-12 and the Mohawk River."""
+    import io
+    import json
+    import zipfile
+
+    from tests.support.notify_peers import registry
+    from tests.support.town_network import store_network
+    from tests.support.workbench import WORKBENCH_YAML, start_bench
+    from tests.workbench.routes.test_tracing import _pdf_text
+
+    reg = registry(WORKBENCH_YAML.replace("active_from: 2026-05-29", "active_from: 2026-05-29, drains_to: [CB-1]"))
+    bench = start_bench(tmp_path, clock, reg=reg)
+    try:
+        bench.alerting.handle(turbidity("2026-06-01T14:00:00Z"))
+        s = bench.login("viewer")
+        assert "reaching outfall" not in s.get("/incidents/1").text
+        store_network(bench.workbench.settings.town_data_dir(reg.municipality))
+        words = "drains to CB-1, reaching outfall OF-12 (Mohawk River)"
+        page = s.get("/incidents/1").text
+        assert f'<dt>Runoff</dt><dd class="runoff">{words}</dd>' in page
+        z = zipfile.ZipFile(io.BytesIO(s.get("/incidents/1/packet.zip").content))
+        record = json.loads(z.read(next(n for n in z.namelist() if n.endswith("records.json"))))
+        [inc] = record["incidents"]
+        assert inc["runoff"]["text"] == words and inc["runoff"]["outfalls"][0]["id"] == "OF-12"
+        assert f"Runoff: {words}" in " ".join(_pdf_text(s.get("/incidents/1/packet.pdf").content).split())
+    finally:
+        bench.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -119,3 +120,29 @@ def test_mailto_url_parsing():
         parse_mailto("mailto://?to=a@b.test")
     with pytest.raises(ValueError, match="use mailto://"):
         parse_mailto("mailtos://h?mode=insecure")
+
+
+def test_a_site_alert_says_where_the_sites_runoff_goes_and_without_a_map_says_nothing(smtp, make_notification):
+    """The turbidity contrast below CS-7, which the registry says drains to CB-1: the email
+    (text and HTML) names the inlet, the outfall it reaches and its receiving water."""
+    from tests.support.notify_peers import turbidity
+    from tests.support.town_network import main_st_reaches
+
+    notifier = EmailNotifier(smtp.url, readings_lookup=None, clock=lambda: utc(2026, 6, 1, 16, 5))
+    notifier.send(make_notification(event=turbidity("2026-06-01T15:30:00Z"), reaches=main_st_reaches(),
+                                    station_name="Elm St creek"))
+    notifier.send(make_notification(event=turbidity("2026-06-01T15:30:00Z"), station_name="Elm St creek"))
+    with_map, without = smtp.messages
+    text = with_map.get_body(("plain",)).get_content()
+    assert re.search(r"^Runoff +drains to CB-1, reaching outfall OF-12 \(Mohawk River\)\r?$", text, re.M), text
+    assert "drains to CB-1, reaching outfall OF-12 (Mohawk River)" in with_map.get_body(("html",)).get_content()
+    assert "Runoff" not in without.get_body(("plain",)).get_content()
+    assert "OF-12" not in without.get_body(("plain",)).get_content()
+
+
+def test_a_dry_weather_flow_lists_the_construction_sites_upstream(smtp, make_notification):
+    from tests.support.town_network import main_st_reaches
+
+    EmailNotifier(smtp.url, readings_lookup=None).send(make_notification(reaches=main_st_reaches()))
+    text = smtp.messages[0].get_body(("plain",)).get_content()
+    assert re.search(r"^Construction sites upstream +CS-7 \(Elm St site\), through CB-1\r?$", text, re.M), text

@@ -51,3 +51,17 @@ def test_any_station_name_fits_one_segment_and_keeps_the_code(make_notification)
             assert to_gsm7(name) in text  # a name of sane length is never shortened
 
     check()
+
+
+def test_a_site_alert_names_the_outfall_its_runoff_reaches_where_the_segment_has_room(make_notification):
+    from tests.support.town_network import main_st_reaches
+
+    insp = make_notification(event=inspection("2026-06-02T18:00:00Z", "2026-06-01T18:00:00Z"), stage="reminder",
+                             station_name="Elm St site", reaches=main_st_reaches())
+    code = insp.incident["code"]
+    assert sms_text(insp) == f"REMINDER CS-7 Elm St site: inspection due by Jun 02 14:00 EDT, to OF-12. Reply {code} to ack"
+    long_name = replace(insp, station_name="Elm Street mixed-use redevelopment, phase two, north parcel " * 3)
+    text = sms_text(long_name)
+    assert septets(text) <= 160 and text.endswith(f"to OF-12. Reply {code} to ack")   # the name gives way first
+    assert "to OF-12" not in sms_text(make_notification(event=inspection("2026-06-02T18:00:00Z",
+                                                                         "2026-06-01T18:00:00Z"), stage="reminder"))

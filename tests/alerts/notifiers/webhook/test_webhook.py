@@ -46,3 +46,15 @@ def test_connection_refused_is_retryable(make_notification):
 def test_bad_url():
     with pytest.raises(ValueError, match="http:// or https://"):
         WebhookNotifier("ftp://x/y")
+
+
+def test_a_site_alerts_runoff_goes_as_typed_fields(hook, make_notification):
+    from tests.support.notify_peers import turbidity
+    from tests.support.town_network import main_st_reaches
+
+    n = make_notification(event=turbidity("2026-06-01T15:30:00Z"), channel="webhook", reaches=main_st_reaches())
+    WebhookNotifier(f"http://127.0.0.1:{hook.port}/h").send(n)
+    runoff = hook.json(0)["incident"]["runoff"]
+    assert (runoff["site"], runoff["inlets"], runoff["found"]) == ("CS-7", ["CB-1"], "named")
+    assert runoff["outfalls"] == [{"id": "OF-12", "receiving_water": "Mohawk River", "monitored": ["OF-12"]}]
+    assert runoff["text"] == "drains to CB-1, reaching outfall OF-12 (Mohawk River)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry
-from ..events import EventKind
+from ..events import AlertKind
 from . import runoff as _runoff
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, inches, number
@@ -68,6 +68,6 @@ def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runof
     return _runoff.outfall(reg, subject, reaches)
 
 
-SPEC = KindSpec(EventKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
+SPEC = KindSpec(AlertKind.DRY_WEATHER_FLOW, "dry-weather flow", Priority.URGENT, escalates=True, recovery=True,
                 rule=rule, threshold=threshold, chart=chart, runoff=runoff)
-UNKNOWN = notice(EventKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")
+UNKNOWN = notice(AlertKind.DRY_WEATHER_UNKNOWN, unknown_rule, "dry weather unknown")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from . import runoff as _runoff
 from .spec import KindSpec, Priority
 from .units import duration, inches
@@ -27,6 +27,6 @@ def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runof
     return _runoff.site(reg, subject, reaches)
 
 
-SPEC = KindSpec(EventKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
+SPEC = KindSpec(AlertKind.INSPECTION_DUE, "inspection due", Priority.DEADLINE,
                 audience=frozenset({Role.INSPECTOR, Role.SITE_OPERATOR}), rule=rule, runoff=runoff)
-OVERDUE = KindSpec(EventKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule, runoff=runoff)
+OVERDUE = KindSpec(AlertKind.INSPECTION_OVERDUE, "inspection overdue", Priority.NOTICE, rule=rule, runoff=runoff)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry, Role
-from ..events import EventKind
+from ..events import AlertKind
 from . import runoff as _runoff
 from .spec import Chart, ChartSeries, KindSpec, Priority, notice
 from .units import duration, number, percent
@@ -63,6 +63,6 @@ def runoff(reg: Registry, subject: str, reaches: "SiteReaches") -> _runoff.Runof
     return _runoff.site(reg, pair.construction_site if pair is not None else None, reaches)
 
 
-SPEC = KindSpec(EventKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
+SPEC = KindSpec(AlertKind.TURBIDITY_CONTRAST, "turbidity contrast", Priority.ROUTINE, escalates=True, recovery=True,
                 audience=frozenset({Role.SITE_OPERATOR}), rule=rule, threshold=threshold, chart=chart, runoff=runoff)
-NOT_EVALUABLE = notice(EventKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)
+NOT_EVALUABLE = notice(AlertKind.TURBIDITY_NOT_EVALUABLE, not_evaluable_rule)

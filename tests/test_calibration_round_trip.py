@@ -13,10 +13,8 @@ calibration.
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
-from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
+from datetime import datetime, timedelta, timezone
 
 import paho.mqtt.client as mqtt
 import pytest

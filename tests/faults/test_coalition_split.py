@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.faults import MIN, Logger, Stream, kill9, rig, terminate
+from tests.support.faults import Logger, Stream, kill9, rig, terminate
 from tests.support.servers import have
 from tests.support.waiting import wait_for
 

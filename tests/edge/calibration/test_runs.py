@@ -7,8 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import threading
-from pathlib import Path
 from typing import Callable
 
 import pytest

@@ -9,7 +9,7 @@ from datetime import timedelta
 import httpx
 
 from ms4watch.workbench.roles import Role
-from tests.support.workbench import PASSWORD, csrf_of
+from tests.support.workbench import PASSWORD
 
 NEW = "a brand new passphrase"
 

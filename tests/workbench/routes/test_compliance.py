@@ -168,7 +168,7 @@ def test_the_evidence_packet_is_byte_identical_when_rebuilt_and_verifies(bench, 
             data = z.read(n)
             out.writestr(n, data.replace(b"grey water", b"clean water") if n.endswith("records.json") else data)
     assert verify(tampered.getvalue()) == ["records.json"]
-    pdf = s.get(f"/incidents/1/packet.pdf")
+    pdf = s.get("/incidents/1/packet.pdf")
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
 
 

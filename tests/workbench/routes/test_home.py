@@ -43,7 +43,7 @@ def test_the_status_page_leads_with_what_is_overdue_due_today_this_week_and_aler
     assert f"#due-{today.id}" not in late
     assert f'href="/inspections?site=CS-7#due-{today.id}"' in _group(attention, "due-today")
     this_week = _group(attention, "due-week")
-    assert f'href="/releases#release-{release["id"]}"' in this_week or f'/releases' in this_week, this_week
+    assert f'href="/releases#release-{release["id"]}"' in this_week or '/releases' in this_week, this_week
     assert week[0]["label"] in this_week
     alerting = _group(attention, "alerting")
     assert f'href="/incidents/{flow.id}"' in alerting and "Main St outfall" in alerting

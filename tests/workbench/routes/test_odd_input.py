@@ -6,11 +6,10 @@ the field, or a page; never a 5xx."""
 from __future__ import annotations
 
 import enum
-import itertools
 import re
 import types
 import typing
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 
 import pytest
 

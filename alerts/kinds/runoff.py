@@ -98,9 +98,18 @@ def outfall(reg: Registry, outfall_id: str, reaches: SiteReaches) -> Runoff | No
     sites = reaches.reaching(outfall_id)
     if not sites:
         return None
-    names = {s.id: s.name for s in reg.construction_sites}
-    text = "; ".join(f"{s.site_id} ({names[s.site_id]}), through {_and(s.inlets)}" if s.site_id in names
-                     else f"{s.site_id}, through {_and(s.inlets)}" for s in sites)
+    entries = {s.id: s for s in reg.construction_sites}
+
+    def named(site_id: str) -> str:
+        e = entries.get(site_id)
+        if e is None:
+            return site_id
+        works = (f"works {e.active_from} to {e.active_to}" if e.active_to is not None
+                 else f"works from {e.active_from}")
+        return f"{site_id} ({e.name}, {works})"
+
+    # a finished site stays a lead (a new building's wrong connection is a classic illicit discharge): its dates say so
+    text = "; ".join(f"{named(s.site_id)}, through {_and(s.inlets)}" for s in sites)
     return Runoff(OUTFALL_LABEL, text, "sites " + ",".join(s.site_id for s in sites), sites=sites,
                   outfall=outfall_id)
 

@@ -78,10 +78,20 @@ def test_dry_weather_flow_names_the_construction_sites_upstream_only_if_any():
     w = describe(reg, "dry_weather_flow", "OF-12", reaches)
     assert w.runoff is not None
     assert (w.runoff.label, w.runoff.text, w.runoff.sms) == (
-        "Construction sites upstream", "CS-7 (Elm St site), through CB-1", "sites CS-7")
+        "Construction sites upstream", "CS-7 (Elm St site, works from 2026-01-01), through CB-1", "sites CS-7")
     assert [s.site_id for s in w.runoff.sites] == ["CS-7"]
     assert describe(reg, "dry_weather_flow", "OF-14", reaches).runoff is None      # OF-14 is not on this map
     assert "runoff" not in words_of(reg, "dry_weather_flow", "OF-14", reaches)
+
+
+def test_a_finished_site_upstream_is_still_a_lead_and_says_when_its_works_ended():
+    """A site whose works ended is still named (a new building's wrong connection is a classic
+    illicit discharge), with the dates the registry gives, so the reader sees which are finished."""
+    reg = registry(TOWN.replace("active_from: 2026-01-01,", "active_from: 2026-01-01, active_to: 2026-05-31,"))
+    reaches = site_reaches(main_st_network(), reg.construction_sites, reg.outfalls, version="v1")
+    w = describe(reg, "dry_weather_flow", "OF-12", reaches)
+    assert w.runoff is not None
+    assert w.runoff.text == "CS-7 (Elm St site, works 2026-01-01 to 2026-05-31), through CB-1"
 
 
 def test_no_map_no_site_or_another_kind_changes_nothing():

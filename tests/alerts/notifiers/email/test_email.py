@@ -145,4 +145,4 @@ def test_a_dry_weather_flow_lists_the_construction_sites_upstream(smtp, make_not
 
     EmailNotifier(smtp.url, readings_lookup=None).send(make_notification(reaches=main_st_reaches()))
     text = smtp.messages[0].get_body(("plain",)).get_content()
-    assert re.search(r"^Construction sites upstream +CS-7 \(Elm St site\), through CB-1\r?$", text, re.M), text
+    assert re.search(r"^Construction sites upstream +CS-7 \(Elm St site, works from 2026-01-01\), through CB-1\r?$", text, re.M), text

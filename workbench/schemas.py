@@ -86,6 +86,10 @@ class IncidentOut(BaseModel):
     provision: str = Field(description="the provision of the law the rule implements")
     params: dict[str, Any] = Field(description="the rule's parameters (thresholds) when it fired")
     threshold: dict[str, Any] | None
+    runoff: dict[str, Any] | None = Field(None, description=(
+        "where the subject's runoff goes on the town's map, when one is imported: for a site, its inlets and "
+        "the outfalls they reach (id, receiving_water, monitored stations); for an outfall, the construction "
+        "sites upstream. 'text' is the sentence the email and the page give"))
 
     @classmethod
     def of(cls, view: IncidentView) -> "IncidentOut":
@@ -96,7 +100,8 @@ class IncidentOut(BaseModel):
                    due=DueOut.of(view.due) if view.due is not None else None, acknowledged_at=i.acknowledged_at,
                    acknowledged_by=i.acknowledged_by, resolved_at=i.resolved_at, resolved_by=i.resolved_by,
                    resolution=i.resolution, suppressed=i.suppressed, episodes=i.episodes, provision=i.provision,
-                   params=view.params, threshold=view.threshold)
+                   params=view.params, threshold=view.threshold,
+                   runoff=view.runoff.as_json() if view.runoff is not None else None)
 
 
 class AuditOut(BaseModel):

@@ -172,5 +172,8 @@ def test_a_site_incidents_page_and_packet_say_where_its_runoff_goes_once_a_map_i
         [inc] = record["incidents"]
         assert inc["runoff"]["text"] == words and inc["runoff"]["outfalls"][0]["id"] == "OF-12"
         assert f"Runoff: {words}" in " ".join(_pdf_text(s.get("/incidents/1/packet.pdf").content).split())
+        api = s.get("/api/v1/incidents/1").json()["incident"]          # the API says it too, as fields
+        assert api["runoff"]["text"] == words and api["runoff"]["outfalls"][0]["receiving_water"] == "Mohawk River"
+        assert s.get("/api/v1/incidents").json()[0]["runoff"]["inlets"] == ["CB-1"]
     finally:
         bench.close()

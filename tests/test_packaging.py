@@ -3,6 +3,8 @@
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.support.systemlock import source_build_lock
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,12 +29,11 @@ def test_console_script():
     assert project["scripts"] == {"ms4watch": "ms4watch.cli:main"}
 
 
-def test_wheel_ships_py_typed(tmp_path):
+def test_wheel_ships_py_typed(wheel):
     """pyproject promises py.typed (PEP 561): each package-dir root carries one into the wheel."""
     import zipfile
 
     roots = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    wheel = _wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [pkg for pkg in roots if pkg.replace(".", "/") + "/py.typed" not in names]
     assert missing == [], f"no py.typed in the wheel for {missing}"
@@ -41,20 +42,22 @@ def test_wheel_ships_py_typed(tmp_path):
         assert f"ms4watch/workbench/static/vendor/leaflet/{name}" in names, name
 
 
-def test_wheel_ships_the_prometheus_rules(tmp_path):
+def test_wheel_ships_the_prometheus_rules(wheel):
     """The alert rules docs/operations.md points at are in the wheel, beside ``ms4watch.monitoring``."""
     import zipfile
 
-    wheel = _wheel(tmp_path)
     assert "ms4watch/monitoring/prometheus/ms4watch-rules.yml" in zipfile.ZipFile(wheel).namelist()
 
 
-def _wheel(tmp_path):
-    """A wheel of this checkout. setuptools copies through build/lib and keeps what an earlier
-    build left there: cleared first, and no other build from the checkout meanwhile."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """A wheel of this checkout, built once for the tests that read it (~6 s of pip). setuptools
+    copies through build/lib and keeps what an earlier build left there: cleared first, and no
+    other build from the checkout meanwhile."""
     import shutil
     import subprocess
     import sys
+    tmp_path = tmp_path_factory.mktemp("wheel")
     with source_build_lock():
         shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path),

@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from ms4watch.contract.wire import encode_readings
+from tests.support.cli import run_cli
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
 
@@ -80,9 +81,8 @@ def test_workers_get_the_password_from_their_environment_not_their_command_line(
 
 
 def test_a_broker_url_with_a_password_is_refused_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town",
-                          "--broker", "mqtt://ingest:pw@127.0.0.1:1", "--data-dir", str(tmp_path)],
-                         capture_output=True, text=True, timeout=60)
+    out = run_cli("ingest", "--municipality", "town", "--broker", "mqtt://ingest:pw@127.0.0.1:1",
+                  "--data-dir", str(tmp_path))
     assert out.returncode == 2
     # (the settings file in effect, if any, is named after the setting)
     assert re.match(r"error: broker\.url( \([^)]*\))?: a broker URL must not carry a password", out.stderr), out.stderr
@@ -90,8 +90,7 @@ def test_a_broker_url_with_a_password_is_refused_in_one_line(tmp_path):
 
 
 def test_help_shows_no_password_in_a_url():
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--help"], capture_output=True, text=True,
-                         timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    out = run_cli("ingest", "--help", env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0 and "user:pass" not in out.stdout and "[USER@]HOST" in out.stdout
 
 

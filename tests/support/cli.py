@@ -52,8 +52,20 @@ _SCRIPT = Path(sys.executable).parent / "ms4watch"
 ENTRY_POINT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "ms4watch"]
 
 
+class CliResult(subprocess.CompletedProcess[str]):
+    """A :class:`subprocess.CompletedProcess`, plus what only an in-process run can tell:
+    ``output``, stdout and stderr interleaved as written, and ``exception``, what the command
+    let out (None for an exit, even a non-zero one)."""
+
+    def __init__(self, args: list[str], returncode: int, stdout: str, stderr: str, output: str,
+                 exception: BaseException | None):
+        super().__init__(args, returncode, stdout, stderr)
+        self.output = output
+        self.exception = exception
+
+
 def run_cli(*args: str | Path, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+            input: str | None = None) -> CliResult:
     """``ms4watch *args`` in process; ``env`` is the whole environment it sees (like
     ``subprocess.run``'s), ``input`` its stdin."""
     argv = [str(a) for a in args]
@@ -62,13 +74,14 @@ def run_cli(*args: str | Path, env: Mapping[str, str] | None = None, cwd: str | 
         app = build_app(invoked_command(argv))
         result = CliRunner().invoke(app, argv, input=input, prog_name="ms4watch", catch_exceptions=True)
     _no_threads_left(before, argv)
-    stderr = result.stderr
-    code = result.exit_code
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
+    stderr, output, code, exception = result.stderr, result.output, result.exit_code, result.exception
+    if isinstance(exception, SystemExit):
+        exception = None
+    elif exception is not None:
         assert result.exc_info is not None
-        stderr += "".join(traceback.format_exception(*result.exc_info))
-        code = 1
-    return subprocess.CompletedProcess(["ms4watch", *argv], code, result.stdout, stderr)
+        trace = "".join(traceback.format_exception(*result.exc_info))
+        stderr, output, code = stderr + trace, output + trace, 1
+    return CliResult(["ms4watch", *argv], code, result.stdout, stderr, output, exception)
 
 
 def _no_threads_left(before: set[threading.Thread], argv: list[str]) -> None:
@@ -176,4 +189,4 @@ def _set_environ(env: Mapping[str, str]) -> None:
         time.tzset()
 
 
-__all__ = ["run_cli", "run_process", "ENTRY_POINT", "env_without_settings", "REPO"]
+__all__ = ["CliResult", "run_cli", "run_process", "ENTRY_POINT", "env_without_settings", "REPO"]

@@ -26,7 +26,7 @@ def test_answers_as_the_separate_process(tmp_path, args):
     env = {**os.environ, "COLUMNS": "100"}
     inside, outside = run_cli(*argv, env=env), run_process(*argv, env=env)
     assert (inside.returncode, inside.stdout, inside.stderr) == (outside.returncode, outside.stdout, outside.stderr)
-    assert inside.args == ["ms4watch", *argv]
+    assert inside.args == ["ms4watch", *argv] and inside.exception is None
 
 
 def test_an_exception_the_command_lets_out_is_exit_code_1_with_its_traceback(monkeypatch):
@@ -34,7 +34,7 @@ def test_an_exception_the_command_lets_out_is_exit_code_1_with_its_traceback(mon
         raise RuntimeError("the command broke")
     monkeypatch.setattr(ms4watch.cli, "setup_logging", boom)
     got = run_cli("map", "show")
-    assert got.returncode == 1
+    assert got.returncode == 1 and isinstance(got.exception, RuntimeError)
     assert "Traceback" in got.stderr and "RuntimeError: the command broke" in got.stderr
 
 

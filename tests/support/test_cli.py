@@ -29,11 +29,11 @@ def test_answers_as_the_separate_process(tmp_path, args):
     assert inside.args == ["ms4watch", *argv] and inside.exception is None
 
 
-def test_an_exception_the_command_lets_out_is_exit_code_1_with_its_traceback(monkeypatch):
+def test_an_exception_the_command_lets_out_is_exit_code_1_with_its_traceback(tmp_path, monkeypatch):
     def boom(*_a, **_k):
         raise RuntimeError("the command broke")
     monkeypatch.setattr(ms4watch.cli, "setup_logging", boom)
-    got = run_cli("map", "show")
+    got = run_cli("map", "show", "--data-dir", str(tmp_path))
     assert got.returncode == 1 and isinstance(got.exception, RuntimeError)
     assert "Traceback" in got.stderr and "RuntimeError: the command broke" in got.stderr
 
@@ -87,3 +87,28 @@ def test_env_is_the_whole_environment_of_the_call(tmp_path):
     assert run_cli("map", "show", "--data-dir", str(tmp_path)).returncode == 1     # no map, no complaint
     without_path = run_cli("map", "show", "--data-dir", str(tmp_path), env={"MS4WATCH_CONFIG": os.environ["MS4WATCH_CONFIG"]})
     assert without_path.returncode == 1 and "PATH" in os.environ
+
+
+def test_a_thread_the_command_leaves_running_fails_the_call(tmp_path, monkeypatch):
+    """In a process of its own the thread would end with it; here it would outlive the call."""
+    import threading
+
+    import tests.support.cli
+    monkeypatch.setattr(tests.support.cli, "THREADS_END_WITHIN_S", 0.2)
+    real_setup = ms4watch.cli.setup_logging
+    release = threading.Event()
+
+    def setup_and_start(wait_s: float):
+        def start(level: int, log_format: str = "text") -> None:
+            real_setup(level, log_format)
+            threading.Thread(target=release.wait, args=(wait_s,), name="left-behind").start()
+        return start
+
+    monkeypatch.setattr(ms4watch.cli, "setup_logging", setup_and_start(60))
+    try:
+        with pytest.raises(AssertionError, match=r"left threads running \(left-behind\): run it with run_process"):
+            run_cli("map", "show", "--data-dir", str(tmp_path))
+    finally:
+        release.set()
+    monkeypatch.setattr(ms4watch.cli, "setup_logging", setup_and_start(0.01))    # one that ends by itself
+    assert run_cli("map", "show", "--data-dir", str(tmp_path)).returncode == 1

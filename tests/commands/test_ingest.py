@@ -125,9 +125,6 @@ def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatc
     apply to it as they do to ``serve``'s."""
     import threading
 
-    from typer.testing import CliRunner
-
-    from ms4watch.cli import build_app
     from ms4watch.ingest.service import IngestService
 
     started: list[IngestService] = []
@@ -139,9 +136,9 @@ def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatc
     for k in [k for k in os.environ if k.startswith("MS4WATCH_")]:
         monkeypatch.delenv(k)
     monkeypatch.setenv("MS4WATCH_INGEST__BATCH_WAIT", "250ms")
-    r = CliRunner().invoke(build_app("ingest"), ["ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
-                                 "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path)])
-    assert r.exit_code == 0, r.output
+    r = run_cli("ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
+                "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path))
+    assert r.returncode == 0, r.output
     [service] = started
     assert service.batch_wait_s == 0.25 and service.municipality == "town"
     assert service.client_id == "ms4watch-ingest-town"

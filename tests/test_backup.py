@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 import time
 
 import paho.mqtt.client as mqtt
@@ -16,6 +15,7 @@ from ms4watch.backup import BackupError, create_backup, restore_backup
 from ms4watch.contract.wire import encode_readings
 from ms4watch.server import build_server
 from ms4watch.settings import Settings
+from tests.support.cli import ENTRY_POINT, run_cli
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
 from tests.support.towns import SITES
@@ -104,8 +104,7 @@ def test_the_commands_use_the_servers_settings(tmp_path):
     (data / "rejected.jsonl").write_text('{"error": "x"}\n')
     cfg = tmp_path / "ms4watch.toml"
     cfg.write_text(f'data_dir = "{data}"\n')
-    run = lambda *a: subprocess.run([sys.executable, "-m", "ms4watch", "backup", *a, "--config", str(cfg), "--data-only"],  # noqa: E731
-                                    capture_output=True, text=True, timeout=60)
+    run = lambda *a: run_cli("backup", *a, "--config", str(cfg), "--data-only")  # noqa: E731
     out = run("create", "--to", str(tmp_path / "b"))
     assert out.returncode == 0, out.stderr
     manifest = json.loads((tmp_path / "b" / "MANIFEST.json").read_text())
@@ -133,9 +132,9 @@ def test_a_backup_is_readable_by_its_owner_only_whatever_the_umask(tmp_path):
         p.chmod(0o755 if p.is_dir() else 0o644)
     cfg = tmp_path / "ms4watch.toml"
     cfg.write_text(f'data_dir = "{data}"\n')
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "backup", "create", "--to", str(tmp_path / "b" / "today"),
+    out = subprocess.run([*ENTRY_POINT, "backup", "create", "--to", str(tmp_path / "b" / "today"),
                           "--config", str(cfg), "--data-only"], capture_output=True, text=True, timeout=60,
-                         preexec_fn=lambda: os.umask(0o022))
+                         preexec_fn=lambda: os.umask(0o022))   # the umask is the process's: a process of its own
     assert out.returncode == 0, out.stderr
     modes = {str(p.relative_to(tmp_path / "b")): stat.S_IMODE(p.stat().st_mode)
              for p in [tmp_path / "b" / "today", *(tmp_path / "b" / "today").rglob("*")]}
@@ -173,9 +172,10 @@ def _server_files(root):
     return data, etc, broker
 
 
-def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "ms4watch", "backup", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, **kw)
+def _cli(*args):
+    """``ms4watch backup`` in process (tests/support/cli.py); the umask test runs the real
+    entry point as a separate process."""
+    return run_cli("backup", *args)
 
 
 def test_a_backup_holds_the_settings_and_the_brokers_ca_its_key_only_when_asked(tmp_path):

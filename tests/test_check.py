@@ -9,9 +9,8 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from typer.testing import CliRunner
 
-from ms4watch.cli import build_app
+from tests.support.cli import run_cli
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port, have, influxdb1
 from tests.support.towns import SITES
@@ -30,7 +29,7 @@ def settings_file(tmp_path, *, broker: str, notify: str, store: str | None = Non
 
 
 def run_check(config: str):
-    return CliRunner().invoke(build_app(), ["serve", "--check", "--config", config])
+    return run_cli("serve", "--check", "--config", config)
 
 
 def retained_lock(port: int) -> list[bytes]:
@@ -55,7 +54,7 @@ def test_all_good_exits_0_and_starts_nothing(tmp_path, mosquitto_broker):
     try:
         config = settings_file(tmp_path, broker=mosquitto_broker.url, notify=smtp.url + "&to=smo@town.test")
         res = run_check(config)
-        assert res.exit_code == 0, res.output
+        assert res.returncode == 0, res.output
         lines = res.output.strip().splitlines()
         assert any(line.startswith(f"ok: broker: connected to {mosquitto_broker.url}") for line in lines), res.output
         assert any(line.startswith("ok: store sqlite:") for line in lines), res.output
@@ -80,7 +79,7 @@ def test_each_problem_named_on_its_own_line(tmp_path, monkeypatch):
                            notify=f"mailto://127.0.0.1:{smtp_port}?to=smo@town.test",
                            store=f"influxdb1://127.0.0.1:{store_port}/ms4?timeout=2s")
     res = run_check(config)
-    assert res.exit_code == 1, res.output
+    assert res.returncode == 1, res.output
     errors = [line for line in res.output.splitlines() if line.startswith("error: ")]
     expected = [f"error: MS4WATCH_INFLUX_TOKEN_FILE: {token} is readable or writable by everyone (mode 0644)",
                 f"error: broker: cannot reach mqtt://127.0.0.1:{broker_port}: Connection refused",
@@ -108,14 +107,14 @@ def test_a_real_influxdb_with_a_private_token_passes(tmp_path, monkeypatch, mosq
             config = settings_file(tmp_path, broker=mosquitto_broker.url, notify=smtp.url,
                                    store=influx.store_url("ms4", allow_short_retention="1"))
             res = run_check(config)
-            assert res.exit_code == 0, res.output
+            assert res.returncode == 0, res.output
             assert f"ok: MS4WATCH_INFLUX_TOKEN_FILE: {token} (mode 0640)" in res.output.splitlines(), res.output
             assert any(line.startswith(f"ok: store influxdb1://127.0.0.1:{influx.port}/ms4")
                        for line in res.output.splitlines()), res.output
             missing = settings_file(tmp_path, broker=mosquitto_broker.url, notify=smtp.url,
                                     store=influx.store_url("absent"))
             res = run_check(missing)
-            assert res.exit_code == 1, res.output
+            assert res.returncode == 1, res.output
             assert "database 'absent' does not exist" in res.output, res.output
     finally:
         smtp.stop()
@@ -156,7 +155,7 @@ def test_a_broker_url_naming_another_service_s_port(tmp_path):
     try:
         config = settings_file(tmp_path, broker=f"mqtt://127.0.0.1:{smtp.port}", notify=smtp.url)
         res = run_check(config)
-        assert res.exit_code == 1, res.output
+        assert res.returncode == 1, res.output
         [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
         assert line.startswith(f"error: broker: mqtt://127.0.0.1:{smtp.port} "), res.output
     finally:
@@ -198,18 +197,18 @@ def test_the_broker_broker_config_makes_tls_client_certificates_and_a_password(t
             return run_check(str(config))
 
         res = check(client / "password")
-        assert res.exit_code == 0, res.output
+        assert res.returncode == 0, res.output
         assert f"ok: broker: connected to mqtts://localhost:{port} as ms4watch-ingest" in res.output, res.output
         res = check(wrong)
         if auth == "password":
-            assert res.exit_code == 1, res.output
+            assert res.returncode == 1, res.output
             [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
             assert line.startswith(f"error: broker: mqtts://localhost:{port} refused the connection: Not authorized"), \
                 res.output
         else:
-            assert res.exit_code == 0, res.output
+            assert res.returncode == 0, res.output
         res = check(client / "password", ca="client.crt")      # not the CA that signed the broker's certificate
-        assert res.exit_code == 1, res.output
+        assert res.returncode == 1, res.output
         [line] = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
         assert line.startswith(f"error: broker: TLS with mqtts://localhost:{port} failed: CERTIFICATE_VERIFY_FAILED"), \
             res.output
@@ -234,11 +233,11 @@ def test_an_smtp_login_the_server_refuses(tmp_path, mosquitto_broker):
             return run_check(settings_file(tmp_path, broker=mosquitto_broker.url,
                                            notify=f"mailto://ms4watch:{password}@127.0.0.1:{port}?to=smo@town.test"))
         res = check("right")
-        assert res.exit_code == 0, res.output
+        assert res.returncode == 0, res.output
         assert f"ok: smtp mailto://ms4watch:***@127.0.0.1:{port} (insecure): answers, login as ms4watch accepted" \
             in res.output.splitlines(), res.output
         res = check("wrong")
-        assert res.exit_code == 1, res.output
+        assert res.returncode == 1, res.output
         assert f"error: smtp mailto://ms4watch:***@127.0.0.1:{port} (insecure): login refused (535)" \
             in res.output.splitlines(), res.output
         assert "wrong" not in res.output                        # never the password

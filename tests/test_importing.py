@@ -1,17 +1,18 @@
 """``ms4watch import`` and ``ms4watch storms`` on logger files written to their published
 layouts: units and zones from the headers, stations the registry does not know named, a
-misfit ``--format`` refused with the reason."""
+misfit ``--format`` refused with the reason. In process (tests/support/cli.py); each command
+once as a separate process through the console script (``process=True``)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from ms4watch.ingest.stores.sqlite import SqliteStore
+from tests.support.cli import run_cli, run_process
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "contract" / "testdata"
@@ -23,9 +24,8 @@ outfalls: [{id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
 """
 
 
-def ms4(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ms4watch", *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=120)
+def ms4(*args: str, process: bool = False) -> subprocess.CompletedProcess:
+    return (run_process if process else run_cli)(*args, cwd=REPO)
 
 
 def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
@@ -36,7 +36,7 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     args = ["import", str(DATA / "RG-1_Rain15.dat"), str(DATA / "RG-2_hoboware.csv"), str(stray),
             "--registry", str(tmp_path / "sites.yaml"), "--store", store, "--tip", "0.01in",
             "--out", str(tmp_path / "readings.csv")]
-    out = ms4(*args)
+    out = ms4(*args, process=True)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == (f"{DATA / 'RG-1_Rain15.dat'}: toa5, times in UTC-05:00 (standard time of the registry's "
@@ -58,7 +58,7 @@ def test_import_into_the_store_and_a_readings_csv_for_replay(tmp_path):
     assert again.stdout.splitlines()[-1] == f"0 readings stored in {store}"
     assert again.stdout.count("already stored with the same value: skipped") == 2     # 20 and 6
     replay = ms4("replay", "--registry", str(tmp_path / "sites.yaml"), "--readings", str(tmp_path / "readings.csv"),
-                 "--out", str(tmp_path / "events.jsonl"), "--no-progress")
+                 "--out", str(tmp_path / "events.jsonl"), "--no-progress", process=True)
     assert replay.returncode == 0, replay.stderr
     assert '"kind":"storm","gauge":"RG-1"' in (tmp_path / "events.jsonl").read_text()
 
@@ -198,7 +198,8 @@ def test_dry_run_prints_per_column_what_it_would_store_and_stores_nothing(tmp_pa
 
 
 def test_storms_reads_an_rg3_export_in_mm_with_year_month_day_dates():
-    out = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--tip", "0.01in")   # --tip is for counts only
+    out = ms4("storms", str(EXPORTS / "rg3_event_mm_ymd.csv"), "--tip", "0.01in",   # --tip is for counts only
+              process=True)
     assert out.returncode == 0, out.stderr
     row = out.stdout.splitlines()[1].split(",")
     # ten tips of 1.27 mm = 12.70 mm = 0.50 in, 08:14:35 to 13:15:30 GMT-04:00: a qualifying storm

@@ -3,14 +3,13 @@ secrets only from files or the environment; a mistake is one line naming the set
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from ms4watch.settings import SettingsError, load_settings
+from tests.support.cli import run_cli
 
 
 EMPTY_SETTINGS = Path(__file__).parent / "support" / "empty-settings.toml"
@@ -112,11 +111,10 @@ def test_a_missing_config_file_is_named(tmp_path):
 def test_serve_start_up_mistakes_are_one_line_not_a_traceback(tmp_path, args, message):
     (tmp_path / "sites.yaml").write_text("municipality: town\n")
     registry = [] if message.startswith("error: registry") else ["--registry", str(tmp_path / "sites.yaml")]
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "serve", "--data-dir", str(tmp_path / "d"),
-                          *registry, *args], capture_output=True, text=True, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-                              # the tests' empty settings, not those of the package test_deb.py installs beside
-                              "MS4WATCH_CONFIG": str(EMPTY_SETTINGS)})
+    out = run_cli("serve", "--data-dir", str(tmp_path / "d"), *registry, *args,
+                  env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                       # the tests' empty settings, not those of the package test_deb.py installs beside
+                       "MS4WATCH_CONFIG": str(EMPTY_SETTINGS)})
     assert out.returncode == 2
     assert out.stderr.startswith(message), out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1

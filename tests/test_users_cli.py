@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
-import pytest
-from typer.testing import CliRunner
+import os
 
-from ms4watch.cli import build_app
+import pytest
 
 from ms4watch.settings import Settings
 from ms4watch.workbench.roles import Role
 from ms4watch.workbench.services import open_users
+from tests.support.cli import run_cli
+from tests.support.workbench import cheap_passwords
 
 
-def run(tmp_path, *args, stdin: str | None = None, env: dict[str, str] | None = None):
-    env = {"MS4WATCH_DATA_DIR": str(tmp_path / "data"), "MS4WATCH_REGISTRY": str(tmp_path / "sites.yaml"),
-           "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200", **(env or {})}
+def run(tmp_path, *args, stdin: str | None = None, env: dict[str, str | None] | None = None):
+    """``ms4watch users *args`` in process (tests/support/cli.py); ``env`` over this process's
+    environment, None removing a variable."""
+    over = {"MS4WATCH_DATA_DIR": str(tmp_path / "data"), "MS4WATCH_REGISTRY": str(tmp_path / "sites.yaml"),
+            "MS4WATCH_CONFIG": str(tmp_path / "ms4watch.toml"), "COLUMNS": "200", **(env or {})}
     (tmp_path / "ms4watch.toml").touch()
     (tmp_path / "data").mkdir(exist_ok=True)    # the server's data_dir, as an install makes it
-    r = CliRunner().invoke(build_app(), ["users", *args], input=stdin, env=env)
-    r.returncode = r.exit_code
-    return r
+    environ = {k: v for k, v in (dict(os.environ) | over).items() if v is not None}
+    return run_cli("users", *args, input=stdin, env=environ)
+
+
+@pytest.fixture(autouse=True)
+def _cheap_hashes(monkeypatch):
+    """argon2id at its smallest cost (each command's user store hashed a dummy password at
+    argon2's default cost, ~0.4 s, before doing anything): what these tests check is the
+    command, not the hash's cost (tests/workbench/auth/test_users.py checks the hashes)."""
+    monkeypatch.setattr("ms4watch.workbench.auth.users.Passwords", cheap_passwords)
 
 
 @pytest.fixture

@@ -10,13 +10,12 @@ import subprocess
 
 import pytest
 from cryptography import x509
-from typer.testing import CliRunner
 
 from ms4watch.brokerconf import Auth, BrokerConfigError, generate
 from ms4watch.brokerconf.passwords import password_hash
-from ms4watch.cli import build_app
 from ms4watch.contract.devices import load_devices
 from ms4watch.contract.registry import load_registry
+from tests.support.cli import run_cli
 from tests.support.servers import have
 
 from .support import town
@@ -106,9 +105,9 @@ def test_refusals_are_one_line(tmp_path):
 def test_the_command_prints_no_secret(tmp_path):
     reg, folder = town(tmp_path)
     out = tmp_path / "out"
-    res = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
-                                           "--out", str(out), "--host", "localhost"])
-    assert res.exit_code == 0, res.output
+    res = run_cli("broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                  "--out", str(out), "--host", "localhost")
+    assert res.returncode == 0, res.output
     assert "new: ms4watch-ingest, ms4watch-workbench, LOG-1, LOG-2" in res.output
     for client in (out / "clients").iterdir():
         for f in ("password", "client.key"):
@@ -117,11 +116,11 @@ def test_the_command_prints_no_secret(tmp_path):
             for chunk in re.findall(r"[A-Za-z0-9+/]{24,}", secret):
                 assert chunk not in res.output
     assert "PRIVATE KEY" not in res.output
-    bad = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--out", str(out)])
-    assert bad.exit_code == 2 and bad.output.strip().splitlines()[-1].startswith("error: --firmware-configs: not set")
-    bad = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
-                                           "--out", str(out), "--auth", "kerberos"])
-    assert bad.exit_code == 2 and "--auth: expected password, certificate or both" in bad.output
+    bad = run_cli("broker-config", "--registry", str(reg), "--out", str(out))
+    assert bad.returncode == 2 and bad.output.strip().splitlines()[-1].startswith("error: --firmware-configs: not set")
+    bad = run_cli("broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                  "--out", str(out), "--auth", "kerberos")
+    assert bad.returncode == 2 and "--auth: expected password, certificate or both" in bad.output
 
 
 def test_persistent_sessions_expire(tmp_path):
@@ -136,10 +135,9 @@ def test_persistent_sessions_expire(tmp_path):
                                                  r"h, d, w, m or y \(e.g. 14d\), got '14 days'$"):
         generate(directory(tmp_path), tmp_path / "out", hosts=["localhost"], expiry="14 days")
     reg, folder = town(tmp_path)
-    res = CliRunner().invoke(build_app(), ["broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
-                                           "--out", str(tmp_path / "out"), "--host", "localhost",
-                                           "--session-expiry", "30d"])
-    assert res.exit_code == 0, res.output
+    res = run_cli("broker-config", "--registry", str(reg), "--firmware-configs", str(folder),
+                  "--out", str(tmp_path / "out"), "--host", "localhost", "--session-expiry", "30d")
+    assert res.returncode == 0, res.output
     assert "\npersistent_client_expiration 30d\n" in (tmp_path / "out" / "mosquitto.conf").read_text()
 
 

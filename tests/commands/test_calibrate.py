@@ -1,5 +1,7 @@
 """``ms4watch calibrate`` as technicians and scripts use it: a real terminal (tmux) and JSON
-lines, against an SDI-12 sonde simulated on a pseudo-terminal, as a separate process."""
+lines, against an SDI-12 sonde simulated on a pseudo-terminal: a separate process where the test
+talks with it (a terminal, the JSON conversation), in process (tests/support/cli.py) where it
+answers at once."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ms4watch.contract.calibration import CalibrationRecord
 from ms4watch.edge.config import load_agent_config
 from ms4watch.edge.spool import Spool
 from tests.edge.drivers.instruments import Sdi12Bus, Sdi12Sensor
+from tests.support.cli import run_cli
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,9 +54,13 @@ def spooled_records(data: Path) -> list[CalibrationRecord]:
     return [CalibrationRecord.model_validate(e["data"]) for e in events if e["kind"] == "calibration"]
 
 
+def arguments(cfg: Path, data: Path, *extra: str) -> list[str]:
+    return ["calibrate", "turbidity", "--config", str(cfg), "--data-dir", str(data), "--sensor", "turb",
+            "--period", "0.05", *extra]
+
+
 def command(cfg: Path, data: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "ms4watch", "calibrate", "turbidity", "--config", str(cfg), "--data-dir",
-            str(data), "--sensor", "turb", "--period", "0.05", *extra]
+    return [sys.executable, "-m", "ms4watch", *arguments(cfg, data, *extra)]
 
 
 def drive_json(proc: subprocess.Popen, sonde: Sdi12Bus, raw: dict[str, float]) -> list[dict]:
@@ -119,8 +126,7 @@ def test_a_failing_run_names_the_point_records_it_and_leaves_the_config(tmp_path
 def test_missing_values_without_a_terminal_are_named(tmp_path, sonde):
     cfg, data = tmp_path / "firmware.yaml", tmp_path / "data"
     cfg.write_text(CONFIG.format(port=sonde.port))
-    out = subprocess.run(command(cfg, data, "--json"), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                         cwd=REPO, timeout=60)
+    out = run_cli(*arguments(cfg, data, "--json"), cwd=REPO)
     assert out.returncode == 2
     assert json.loads(out.stdout.splitlines()[-1]) == {
         "event": "result", "status": "error",
@@ -132,8 +138,7 @@ def test_an_expired_standard_is_refused_or_used_with_a_reason_the_record_keeps(t
     cfg.write_text(CONFIG.format(port=sonde.port))
     stds = ["--standard", "0:stablcal:A0", "--standard", "20:stablcal:A20",
             "--standard", "100:formazin:F100:2019-06-30"]
-    out = subprocess.run(command(cfg, data, "--technician", "Pat", *stds, "--json", "--yes"),
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO, timeout=60)
+    out = run_cli(*arguments(cfg, data, "--technician", "Pat", *stds, "--json", "--yes"), cwd=REPO)
     assert out.returncode == 2, out.stdout
     error = json.loads(out.stdout.splitlines()[-1])["error"]
     assert "standard 100 FNU formazin lot F100 expired on 2019-06-30" in error

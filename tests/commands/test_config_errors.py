@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from ms4watch.cli import build_app
 from ms4watch.contract.errors import ConfigError, Ms4Error
+from tests.support.cli import run_cli
 
 SITES = Path(__file__).resolve().parents[2] / "firmware_configs" / "demo" / "sites.yaml"
 
@@ -29,9 +28,9 @@ def test_the_value_parsers_raise_config_errors():
         assert isinstance(e.value, Ms4Error) and isinstance(e.value, ValueError)   # a ValueError still, for callers
 
 
-def _one_line_exit_2(args: list[str], env: dict[str, str] | None = None) -> str:
-    r = CliRunner().invoke(build_app(args[0]), args, env=env)
-    assert r.exit_code == 2, (r.output, r.exception)
+def _one_line_exit_2(args: list[str]) -> str:
+    r = run_cli(*args)
+    assert r.returncode == 2, (r.output, r.exception)
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), r.output
     return lines[0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from ms4watch.device import DeviceError, DeviceLink
 from ms4watch.edge.agent import Agent
 from ms4watch.edge.config import load_agent_config
 from tests.commands.test_calibrate import REPO
+from tests.support.cli import run_cli, run_process
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.mosquitto
@@ -53,9 +53,10 @@ class Logger:
         self.agent.stop()
 
 
-def device(url: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ms4watch", "device", *args, "--broker", url, "--timeout", "10"],
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+def device(url: str, *args: str, process: bool = False) -> subprocess.CompletedProcess:
+    """``ms4watch device`` in process (tests/support/cli.py), or with ``process`` through the
+    console script."""
+    return (run_process if process else run_cli)("device", *args, "--broker", url, "--timeout", "10", cwd=REPO)
 
 
 def link(url: str, timeout_s: float = 10) -> DeviceLink:
@@ -108,7 +109,7 @@ def test_commands_and_their_acknowledgements(tmp_path, mosquitto_broker):
         link(url).send_command("town", "LOG-T1", "format_disk")
     logger = Logger(tmp_path, url)
     try:
-        out = device(url, "cmd", "LOG-T1", "read_now", "--municipality", "town")
+        out = device(url, "cmd", "LOG-T1", "read_now", "--municipality", "town", process=True)
         assert out.returncode == 0 and out.stdout.strip() == "LOG-T1: read_now done: 1 readings taken"
         a = link(url).send_command("town", "LOG-T1", "rain_report", station="OF-1")
         assert a.state == "failed" and "rain_report FAILED: rain_report needs args.rain_in" in a.detail

@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from ms4watch.contract.wire import encode_readings
+from tests.support.cli import run_cli
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
 
@@ -80,9 +81,8 @@ def test_workers_get_the_password_from_their_environment_not_their_command_line(
 
 
 def test_a_broker_url_with_a_password_is_refused_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town",
-                          "--broker", "mqtt://ingest:pw@127.0.0.1:1", "--data-dir", str(tmp_path)],
-                         capture_output=True, text=True, timeout=60)
+    out = run_cli("ingest", "--municipality", "town", "--broker", "mqtt://ingest:pw@127.0.0.1:1",
+                  "--data-dir", str(tmp_path))
     assert out.returncode == 2
     # (the settings file in effect, if any, is named after the setting)
     assert re.match(r"error: broker\.url( \([^)]*\))?: a broker URL must not carry a password", out.stderr), out.stderr
@@ -90,8 +90,7 @@ def test_a_broker_url_with_a_password_is_refused_in_one_line(tmp_path):
 
 
 def test_help_shows_no_password_in_a_url():
-    out = subprocess.run([sys.executable, "-m", "ms4watch", "ingest", "--help"], capture_output=True, text=True,
-                         timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    out = run_cli("ingest", "--help", env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0 and "user:pass" not in out.stdout and "[USER@]HOST" in out.stdout
 
 
@@ -126,9 +125,6 @@ def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatc
     apply to it as they do to ``serve``'s."""
     import threading
 
-    from typer.testing import CliRunner
-
-    from ms4watch.cli import build_app
     from ms4watch.ingest.service import IngestService
 
     started: list[IngestService] = []
@@ -140,9 +136,9 @@ def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatc
     for k in [k for k in os.environ if k.startswith("MS4WATCH_")]:
         monkeypatch.delenv(k)
     monkeypatch.setenv("MS4WATCH_INGEST__BATCH_WAIT", "250ms")
-    r = CliRunner().invoke(build_app("ingest"), ["ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
-                                 "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path)])
-    assert r.exit_code == 0, r.output
+    r = run_cli("ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
+                "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path))
+    assert r.returncode == 0, r.output
     [service] = started
     assert service.batch_wait_s == 0.25 and service.municipality == "town"
     assert service.client_id == "ms4watch-ingest-town"

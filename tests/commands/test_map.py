@@ -1,24 +1,25 @@
-"""``ms4watch map import|show|trace`` as a separate process, on the synthetic network and
-EPA's SWMM Example 1 (tests/network/testdata)."""
+"""``ms4watch map import|show|trace`` on the synthetic network and EPA's SWMM Example 1
+(tests/network/testdata): in process (tests/support/cli.py), the first test as a separate
+process through the console script."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import env_without_settings, run_cli, run_process
+
 TESTDATA = Path(__file__).resolve().parents[1] / "network" / "testdata"
 
 
-def run(*args: str, data: Path, ok: bool = True, **extra_env: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")} | extra_env
-    proc = subprocess.run([sys.executable, "-m", "ms4watch", "map", *args, "--data-dir", str(data)],
-                          capture_output=True, text=True, env=env, timeout=60)
+def run(*args: str, data: Path, ok: bool = True, process: bool = False,
+        **extra_env: str) -> subprocess.CompletedProcess:
+    proc = (run_process if process else run_cli)("map", *args, "--data-dir", str(data),
+                                                  env=env_without_settings(**extra_env))
     assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
     return proc
 
@@ -31,7 +32,7 @@ def town(tmp_path: Path) -> Path:
 
 
 def test_import_prints_what_it_read_and_could_not_connect(town: Path):
-    out = run("import", str(town / "mapping.yaml"), data=town / "data").stdout
+    out = run("import", str(town / "mapping.yaml"), data=town / "data", process=True).stdout
     assert "read 10 structures (3 catch_basin, 5 manhole, 2 outfall) and 10 conveyances" in out
     assert "connected 9 of 10 conveyances at both ends" in out
     assert "unconnected_end: pipe P-6: its start touches no structure within 3 ft" in out

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from ms4watch.cli import build_app
+from tests.support.cli import run_cli
 
 DEMO = Path(__file__).resolve().parents[2] / "firmware_configs" / "demo"
 
@@ -39,7 +38,7 @@ def test_one_line_naming_the_option(tmp_path, monkeypatch, args, env, error):
     monkeypatch.delenv("MS4WATCH_CONFIG", raising=False)     # no settings file: the message names none
     for k, v in env.items():
         monkeypatch.setenv(k, v.format(t=tmp_path))
-    res = CliRunner().invoke(build_app(), args(tmp_path))
-    assert res.exit_code == 2, res.output
+    res = run_cli(*args(tmp_path))
+    assert res.returncode == 2, res.output
     assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
     assert res.output.strip().splitlines()[-1].startswith(error.format(t=tmp_path)), res.output

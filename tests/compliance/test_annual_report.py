@@ -16,13 +16,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from ms4watch.cli import build_app
 from ms4watch.compliance.store import ComplianceStore
 from ms4watch.contract.registry import load_registry
 from ms4watch.demo import Demo, DemoOptions, demo_configs
 from ms4watch.ingest.stores import SqliteStore
+from tests.support.cli import run_cli
 
 DAYS = 6.0
 
@@ -73,9 +72,9 @@ def seeded(tmp_path_factory):
     store.close()
     (tmp / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
     out = tmp / "report"
-    r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(out),
-                                         "--config", str(tmp / "ms4watch.toml")])
-    assert r.exit_code == 0, r.output
+    r = run_cli("report", "annual", "--year", "2026", "--out", str(out),
+                "--config", str(tmp / "ms4watch.toml"))
+    assert r.returncode == 0, r.output
     return wd, out, r.output
 
 
@@ -206,9 +205,9 @@ def test_the_command_refuses_a_data_directory_without_the_towns_records(tmp_path
     if make:
         wd.mkdir()
     (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
-    r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
-                                         "--config", str(tmp_path / "ms4watch.toml")])
-    assert r.exit_code == 2, r.output
+    r = run_cli("report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                "--config", str(tmp_path / "ms4watch.toml"))
+    assert r.returncode == 2, r.output
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and str(wd) in lines[0] and "incidents.db" in lines[0], r.output
     assert not (wd / "compliance.db").exists() and not (wd / "incidents.db").exists()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -20,6 +18,7 @@ from ms4watch.evidence import StoreReadings
 from ms4watch.ingest.corrections import CorrectedReadings, CorrectionError, CorrectionStore
 from ms4watch.ingest.stores.base import StoredMessage
 from ms4watch.ingest.stores.sqlite import SqliteStore
+from tests.support.cli import run_cli, run_process
 
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
 MIN = 60 * 10**9
@@ -121,12 +120,11 @@ def test_evidence_says_corrected(tmp_path):
 
 
 def test_the_command_line(tmp_path):
-    def run(*a):
-        return subprocess.run([sys.executable, "-m", "ms4watch", "corrections", *a, "--db",
-                               str(tmp_path / "c.db")], capture_output=True, text=True, cwd=REPO, timeout=60)
+    def run(*a, process=False):
+        return (run_process if process else run_cli)("corrections", *a, "--db", str(tmp_path / "c.db"), cwd=REPO)
 
     out = run("add", "--station", "DS-1", "--quantity", "turbidity", "--from", "2026-05-01T00:00:00Z", "--to",
-              "2026-06-01T00:00:00Z", "--fouling", "-1.5", "--drift", "6", "--by", "Lee", "--why", "June visit")
+              "2026-06-01T00:00:00Z", "--fouling", "-1.5", "--drift", "6", "--by", "Lee", "--why", "June visit", process=True)   # the real entry point
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("1: DS-1 turbidity 2026-05-01T00:00:00Z → 2026-06-01T00:00:00Z: fouling -1.5, "
                                   "drift +6 %, not reportable past ±30 % — added")
@@ -172,8 +170,7 @@ def test_the_command_line_of_a_coalition_names_the_town(tmp_path):
                                             f'data_dir = "{tmp_path}/data"\n')
 
     def run(*a):
-        return subprocess.run([sys.executable, "-m", "ms4watch", "corrections", *a, "--config",
-                               str(tmp_path / "ms4watch.toml")], capture_output=True, text=True, cwd=REPO, timeout=60)
+        return run_cli("corrections", *a, "--config", str(tmp_path / "ms4watch.toml"), cwd=REPO)
 
     add = ("add", "--station", "OF-12", "--quantity", "flow", "--from", "2026-05-01T00:00:00Z", "--to",
            "2026-06-01T00:00:00Z", "--drift", "6", "--by", "Lee", "--why", "June visit")

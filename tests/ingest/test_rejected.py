@@ -8,15 +8,14 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from typer.testing import CliRunner
 
-from ms4watch.cli import build_app
 from ms4watch.contract.devices import Device, DeviceDirectory
 from ms4watch.contract.wire import encode_readings
 from ms4watch.ingest.identity import Identity
 from ms4watch.ingest.rejected import Reason, find_rejected, read_rejected
 from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.stores.sqlite import SqliteStore
+from tests.support.cli import run_cli
 from tests.support.waiting import wait_for
 
 from .test_service import T0, publish_all, publisher
@@ -85,21 +84,20 @@ def test_hostile_input_is_set_aside_with_its_reason_and_never_blocks_the_others(
     assert read_rejected(tmp_path, since=datetime.now(timezone.utc) + timedelta(minutes=1)).matched == 0
     assert len(read_rejected(tmp_path, limit=3).records) == 3
 
-    runner, app = CliRunner(), build_app()
-    res = runner.invoke(app, ["rejected", "list", "--data-dir", str(tmp_path), "--device", "LOG-7"])
-    assert res.exit_code == 0, res.output
+    res = run_cli("rejected", "list", "--data-dir", str(tmp_path), "--device", "LOG-7")
+    assert res.returncode == 0, res.output
     [line] = [x for x in res.stdout.splitlines() if "LOG-7" in x]
     rid = line.split()[0]
     assert "contract" in line and "is not one of the town's loggers" in line
-    res = runner.invoke(app, ["rejected", "show", rid, "--data-dir", str(tmp_path)])
-    assert res.exit_code == 0 and '"device":"LOG-7"' in res.stdout and f"id: {rid}" in res.stdout
-    res = runner.invoke(app, ["rejected", "list", "--data-dir", str(tmp_path), "--json", "--reason", "schema"])
+    res = run_cli("rejected", "show", rid, "--data-dir", str(tmp_path))
+    assert res.returncode == 0 and '"device":"LOG-7"' in res.stdout and f"id: {rid}" in res.stdout
+    res = run_cli("rejected", "list", "--data-dir", str(tmp_path), "--json", "--reason", "schema")
     [rec] = [json.loads(x) for x in res.stdout.splitlines()]
     assert rec["error"].endswith("ms4watch.readings/1") or "schema" in rec["error"]
-    res = runner.invoke(app, ["rejected", "show", "j999", "--data-dir", str(tmp_path)])
-    assert res.exit_code == 2 and "j999: no such record" in res.output
-    res = runner.invoke(app, ["rejected", "list", "--data-dir", str(tmp_path), "--since", "yesterday"])
-    assert res.exit_code == 2 and "--since" in res.output
+    res = run_cli("rejected", "show", "j999", "--data-dir", str(tmp_path))
+    assert res.returncode == 2 and "j999: no such record" in res.output
+    res = run_cli("rejected", "list", "--data-dir", str(tmp_path), "--since", "yesterday")
+    assert res.returncode == 2 and "--since" in res.output
 
 
 def test_records_from_the_spool_and_broken_lines(tmp_path):

@@ -140,7 +140,9 @@ def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = 
                    f"upstream, {_ft(total_length_ft(up))} of pipe")
     registry = _registry(settings, municipality)
     if registry is not None:
-        from ..network.monitored import How, attach, site_drainage
+        from ..alerts.kinds.runoff import site_words
+        from ..network.monitored import How, attach
+        from ..network.sites import site_reaches
         for a in attach(net, [(o.id, o.lat, o.lon) for o in registry.outfalls],
                         named={o.id: o.structure for o in registry.outfalls if o.structure}):
             where = {How.NAMED: f"on the map at {a.map_id} (named in the registry)",
@@ -149,18 +151,12 @@ def show(municipality: Optional[str] = MUNICIPALITY, data_dir: Optional[Path] = 
                      How.POSITION: f"on the map as {a.map_id} ({_ft(a.distance_ft)} away; ids differ)",
                      How.MISSING: "not on the map"}[a.how]
             typer.echo(f"monitored outfall {a.registry_id}: {where}")
-        for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in registry.construction_sites],
-                               named={c.id: tuple(c.drains_to) for c in registry.construction_sites if c.drains_to}):
-            reaching = ", ".join(d.outfalls) or "no outfall"
-            if d.how == "named":
-                missing = f"; not on the map: {', '.join(d.unknown)}" if d.unknown else ""
-                typer.echo(f"construction site {d.site_id}: drains to inlets {', '.join(d.inlets) or '(none on the map)'} "
-                           f"(named in the registry), reaching {reaching}{missing}")
-            elif d.inlet is None:
-                typer.echo(f"construction site {d.site_id}: no catch basin or inlet near it on the map")
-            else:
-                typer.echo(f"construction site {d.site_id}: nearest inlet {d.inlet} ({_ft(d.distance_ft)}), drains to "
-                           f"{reaching}")
+        # a site's runoff in the words its alerts use (alerts/kinds/runoff.py)
+        reaches = site_reaches(net, registry.construction_sites, registry.outfalls, version="show")
+        for c in registry.construction_sites:
+            reach = reaches.of(c.id)
+            if reach is not None:
+                typer.echo(f"construction site {c.id}: {site_words(reach, located=c.located)}")
     for f in findings:
         typer.echo(f"  {f.kind}: {f.message}")
 

@@ -5,6 +5,7 @@ process through the console script."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -123,7 +124,9 @@ def test_show_attaches_the_registrys_monitored_outfalls(town: Path):
     assert "monitored outfall OF-1: on the map as OF-1" in out
     assert "monitored outfall DS-7: on the map as OF-2 (" in out and "ids differ" in out
     assert "monitored outfall DS-8: not on the map" in out
-    assert "construction site CS-7: nearest inlet CB-2 (" in out and "drains to OF-1" in out
+    # in the alerts' words (alerts/kinds/runoff.py): one sentence for a site's runoff everywhere
+    assert re.search(r"^construction site CS-7: nearest inlet CB-2 \(\d+ ft away; no drains_to in the registry\), "
+                     r"reaching outfall OF-1 \(Hutchinson River\)$", out, re.M), out
 
 
 @pytest.fixture
@@ -194,7 +197,7 @@ def test_show_attaches_stations_and_sites_where_the_registry_names_the_structure
     out = run("show", data=town / "data", MS4WATCH_REGISTRY=str(registry)).stdout
     assert "monitored outfall DS-5: on the map at MH-2 (named in the registry)" in out
     assert "monitored outfall DS-6: the registry names MH-99, not on the map" in out
-    assert "construction site CS-7: drains to inlets CB-1, CB-3 (named in the registry), reaching OF-1, OF-2" in out
+    assert "construction site CS-7: drains to CB-1 and CB-3, reaching outfalls OF-1 (Hutchinson River) and OF-2\n" in out
 
 
 def test_export_the_records(town: Path):

@@ -77,7 +77,7 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
             station_notes[o.id] = f"on the map at {got}" if got else "not on the map"
             if got:
                 monitored.add(got)
-        site_notes = _site_notes(m.net, located_sites)
+        site_notes = _site_notes(m.net, located_sites, services.registry.outfalls)
     board = services.stations.board(actor)
     stations = [nm.Place(s.station.id, s.station.name, lat, lon, s.state.css, f"/stations/{s.station.id}",
                          station_notes.get(s.station.id))
@@ -99,19 +99,13 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                   unplaced=drawn.unplaced if drawn else 0, case=the_case, trace=trace)
 
 
-def _site_notes(net, sites) -> dict[str, str]:
-    """Each site's inlets (the registry's ``drains_to``, else the nearest) and the outfalls
-    they reach, in a line."""
-    from ms4watch.network.monitored import site_drainage
-    out = {}
-    for d in site_drainage(net, [(c.id, c.lat, c.lon) for c in sites],
-                           named={c.id: tuple(c.drains_to) for c in sites if c.drains_to}):
-        if not d.inlets:
-            out[d.site_id] = "no inlet on the map" + (f" ({', '.join(d.unknown)} not on it)" if d.unknown else "")
-            continue
-        which = "drains to" if d.how == "named" else "nearest inlet"
-        out[d.site_id] = f"{which} {', '.join(d.inlets)}, reaching {', '.join(d.outfalls) or 'no outfall'}"
-    return out
+def _site_notes(net, sites, outfalls) -> dict[str, str]:
+    """Each site's runoff in the words its alerts use (alerts/kinds/runoff.py): its inlets (the
+    registry's ``drains_to``, else the nearest) and the outfalls they reach."""
+    from ms4watch.alerts.kinds.runoff import site_words
+    from ms4watch.network.sites import site_reaches
+    reaches = site_reaches(net, sites, outfalls, version="page")
+    return {c.id: site_words(r, located=c.located) for c in sites if (r := reaches.of(c.id)) is not None}
 
 
 @router.get(NETWORK_JSON)

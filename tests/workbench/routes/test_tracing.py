@@ -344,7 +344,7 @@ def test_the_map_says_where_stations_sit_and_which_outfall_a_site_reaches(tmp_pa
         data = _map_data(b.login("viewer").get("/network/map").text)
         places = {(p["layer"], p["id"]): p for p in data["places"]}
         assert places[("station", "OF-12")]["note"] == "on the map at MH-1"
-        assert places[("site", "CS-7")]["note"] == "drains to CB-1, reaching OF-12"
+        assert places[("site", "CS-7")]["note"] == "drains to CB-1, reaching outfall OF-12 (Mohawk River)"  # the alerts' words
         assert "note" not in places[("station", "RG-1")]
         assert data["outfalls"]["monitored"] == ["MH-1"]
         case = _case(b)

@@ -133,16 +133,16 @@ class StreamingEngine:
                 v = float(v)
                 flags = flags or ""
                 pv, pf = s.pv, s.pf
-                old = pv[-1]
-                if old == v and pf[-1] == flags:
+                was = pv[-1]
+                if was == v and pf[-1] == flags:
                     continue
                 pv[-1] = v
                 pf[-1] = flags
                 lost = s.lost
                 if lost is None:
-                    s.lost = [old]
+                    s.lost = [was]
                 else:
-                    lost.append(old)
+                    lost.append(was)
                 if flags:
                     s.lost_flagged = True
                 continue

@@ -23,8 +23,8 @@ def stop_on_signals(*wake: Callable[[], None], force_after_s: float | None = STO
 
 @contextmanager
 def starting_without_collection() -> Iterator[None]:
-    """A long-running command's start-up: no cycle collection while it imports and builds
-    (what it makes then lives as long as the process: ~10^5 objects in ``serve``, each full
+    """A long-running command's set-up: no cycle collection while it imports and builds (what
+    it makes then lives as long as the process: ~10^5 objects in ``serve``, each full
     collection walking them all), then the collector tuned as for ingest
     (:func:`~ms4watch.ingest.service.tune_gc`: what exists frozen, the young generation
     collected every 50,000 allocations). A start that fails leaves the collector on, untuned."""

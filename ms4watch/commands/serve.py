@@ -54,7 +54,8 @@ def serve(
     try:
         with starting_without_collection():   # then tuned as for ingest: the backlog bench's CPU (docs/store.md)
             from ..server import build_server
-            server = build_server(settings, report=say).start()
+            server = build_server(settings, report=say)
+        server.start()   # a re-feed after a crash may run the rules for a while: the collector is on, tuned
     except (Ms4Error, OSError) as e:
         say(f"error: {e}", err=True)
         raise typer.Exit(2) from None

@@ -25,29 +25,35 @@ def collector_restored():
         gc.enable()
 
 
+def collector() -> tuple[bool, int, bool]:
+    return gc.isenabled(), gc.get_threshold()[0], gc.get_freeze_count() > 0
+
+
 class StartedServer:
-    """What ``build_server`` returns, recording the collector as ``start`` finds it."""
+    """What ``build_server`` returns, recording the collector as it is built and started."""
 
     def __init__(self, seen: dict) -> None:
         self.seen = seen
+        self.seen["building"] = collector()
         self.registry = type("Reg", (), {"municipality": "testville"})()
         self.web_url = None
 
     def start(self) -> "StartedServer":
-        self.seen["collecting while starting"] = gc.isenabled()
+        self.seen["starting"] = collector()
         return self
 
     def stop(self) -> None:
         self.seen["stopped"] = True
 
 
-def test_serve_collects_nothing_while_starting_then_tunes_the_collector_as_ingest_does(
+def test_serve_collects_nothing_while_it_builds_then_tunes_the_collector_as_ingest_does(
         tmp_path, monkeypatch, collector_restored):
-    """Start-up (imports, the registry, the engine, ingest) makes ~10^5 objects that live as long
-    as the server: no cycle collection walks them while it starts; then they are frozen and
-    the young generation collected every 50,000 allocations (``tune_gc``), as ``ms4watch ingest``
-    does. Untuned, serve spent more CPU in the collector than its alert engine took on the
-    backlog bench (docs/store.md)."""
+    """Imports and the server's parts (the registry, the engine, ingest) make ~10^5 objects that
+    live as long as the server: no cycle collection walks them while they are made; then they
+    are frozen and the young generation collected every 50,000 allocations (``tune_gc``), as
+    ``ms4watch ingest`` does, before the server starts (a re-feed after a crash runs with the
+    collector on). Untuned, serve spent more CPU in the collector than its alert engine took
+    on the backlog bench (docs/store.md)."""
     (tmp_path / "sites.yaml").write_text(SITES)
     seen: dict = {}
     monkeypatch.setattr(ms4watch.server, "build_server", lambda settings, report: StartedServer(seen))
@@ -61,10 +67,11 @@ def test_serve_collects_nothing_while_starting_then_tunes_the_collector_as_inges
     out = CliRunner().invoke(build_app(), ["serve", "--registry", str(tmp_path / "sites.yaml"),
                                            "--data-dir", str(tmp_path / "data"), "--http", "off"])
     assert out.exit_code == 0, out.output
-    assert seen == {"collecting while starting": False, "stopped": True}
-    assert gc.isenabled()
-    assert gc.get_threshold()[0] >= 50_000
-    assert gc.get_freeze_count() > 0
+    assert seen["building"] == (False, 700, False)
+    enabled, threshold, frozen = seen["starting"]
+    assert enabled and threshold >= 50_000 and frozen
+    assert seen["stopped"]
+    assert collector() == seen["starting"]
 
 
 def test_a_start_that_fails_leaves_the_collector_on(tmp_path, monkeypatch, collector_restored):

@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, overload
 
-from ..sqlite import columns, connect, inserted_id, transaction
+from ..sqlite import columns, connect, create_schema, inserted_id, transaction
 from .errors import ComplianceError, NoSuchRecord
 
 if TYPE_CHECKING:
@@ -466,7 +466,7 @@ class ComplianceStore:
         self.clock = clock
         with self._lock:
             self._migrate()
-            self.conn.executescript(SCHEMA)
+            create_schema(self.conn, SCHEMA)
 
     # Columns added since a table was first created: a compliance.db made by an older version
     # gains them (with their defaults) when it is opened; no row is changed.

@@ -39,7 +39,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-__all__ = ["Synchronous", "connect", "connect_readonly", "transaction", "inserted_id", "columns", "backup"]
+__all__ = ["Synchronous", "connect", "connect_readonly", "transaction", "create_schema", "inserted_id", "columns",
+           "backup"]
 
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 """How long a connection waits for another's write lock before ``database is locked`` [s]."""
@@ -109,6 +110,18 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def create_schema(conn: sqlite3.Connection, script: str) -> None:
+    """Run a schema script (``CREATE … IF NOT EXISTS`` statements) in one transaction: on a new
+    database one commit — one fsync with ``synchronous=FULL`` — instead of one per statement
+    (a fresh data directory's ~90 made serve's start ~0.3 s longer), and never half a schema."""
+    try:
+        conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nCOMMIT;")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def inserted_id(cur: sqlite3.Cursor) -> int:

@@ -8,6 +8,7 @@ browser, types a name and clicks Acknowledge; the incident is acknowledged, with
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -383,3 +384,38 @@ def test_the_clock_reads_a_newly_imported_map_before_any_alert_needs_it(tmp_path
         assert cs7 is not None and [o.id for o in cs7.outfalls] == ["OF-12"]
     finally:
         server.stop()
+
+
+def test_a_fresh_data_directory_gets_each_schema_in_one_transaction(tmp_path, monkeypatch):
+    """What ``serve`` makes before ingest starts on a new data directory (the incident database
+    with its delivery queue, the compliance records): every CREATE inside a transaction, so
+    one commit each, not one fsync per statement (~90 of them: ~0.3 s of the start, the
+    backlog bench's; docs/store.md)."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    outside: list[str] = []
+    real_connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        conn = real_connect(*args, **kwargs)
+        state = {"in": False}
+
+        def note(q: str) -> None:
+            word = q.split()[0].rstrip(";").upper() if q.split() else ""
+            if word == "BEGIN":
+                state["in"] = True
+            elif word in ("COMMIT", "ROLLBACK", "END"):
+                state["in"] = False
+            elif word == "CREATE" and not state["in"]:
+                outside.append(f"{args[0]}: {q.splitlines()[0]}")
+        conn.set_trace_callback(note)
+        return conn
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    settings = Settings.model_validate({"registry": str(tmp_path / "sites.yaml"), "data_dir": str(tmp_path / "data"),
+                                        "http": {"listen": "off"}, "store": "influxdb1://127.0.0.1:9/x"})
+    server = build_server(settings, report=lambda line: None)
+    try:
+        assert (tmp_path / "data" / "incidents.db").exists() and (tmp_path / "data" / "compliance.db").exists()
+        assert outside == []
+    finally:
+        for t in server.towns:
+            t.pipeline.close()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from ...sqlite import inserted_id, transaction
+from ...sqlite import create_schema, inserted_id, transaction
 from ..incidents.model import from_iso, iso
 from ..notifiers.base import Notification, Recipient
 
@@ -111,7 +111,7 @@ class DeliveryQueue:
         self.retry_first = retry_first
         self.retry_max = retry_max
         _rename_old_table(conn)
-        conn.executescript(SCHEMA)
+        create_schema(conn, SCHEMA)
 
     def enqueue(self, *, ref: str, incident_id: int | None, recipient: Recipient, channel: str, stage: str,
                 priority: str, payload: dict[str, Any], now: datetime, not_before: datetime | None = None,

@@ -60,7 +60,7 @@ class Series:
     """
 
     __slots__ = ("key", "station", "t", "v", "f", "lo", "n", "first", "last", "cutoff", "gate", "_view",
-                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits", "deps")
+                 "pt", "pv", "pf", "mark", "mark_last", "change", "times", "edits", "deps", "lost", "lost_flagged")
 
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
@@ -71,6 +71,8 @@ class Series:
         self.pf: list[str] = []
         self.mark = -1               # feed: where this batch's staged appends begin (-1: none yet)
         self.mark_last = NEVER      # feed: the latest time before them
+        self.lost: list[float] | None = None   # feed: values of this batch's staged readings replaced where they waited
+        self.lost_flagged = False    # feed: ... by a reading with flags
         self.change: Change | None = None   # feed: what changed in this batch, as far as folded
         self.times: Times | None = None     # its station's reading times, once it has one
         self.edits = 0               # readings inserted before the latest or replaced (appends are not counted)

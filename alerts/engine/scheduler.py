@@ -125,6 +125,27 @@ class StreamingEngine:
                 s.pf.append(flags or "")
                 s.last = s.gate = t
                 continue
+            if t == s.gate and s.mark >= 0:
+                # the reading staged last in this batch, again (another sensor of the quantity at
+                # that time: a logger's backlog): replaced where it waits, the value it replaces
+                # kept for the fold, which notes both as the loop below notes a reading and its
+                # correction (the rain index never saw it: no edit)
+                v = float(v)
+                flags = flags or ""
+                pv, pf = s.pv, s.pf
+                was = pv[-1]
+                if was == v and pf[-1] == flags:
+                    continue
+                pv[-1] = v
+                pf[-1] = flags
+                lost = s.lost
+                if lost is None:
+                    s.lost = [was]
+                else:
+                    lost.append(was)
+                if flags:
+                    s.lost_flagged = True
+                continue
             if t < since:
                 since = t
             if t < s.cutoff:
@@ -177,6 +198,9 @@ class StreamingEngine:
             if m >= 0:   # _fold, inline: the common case, readings appended only
                 s.mark = -1
                 ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+                if s.lost is not None:
+                    vs = vs + s.lost
+                    s.lost = None
                 hi = max(vs)
                 if c is None:   # Change(ts[0], s.mark_last, hi, hi > 0.0), or without hi if NaN: slots set inline
                     c = new_change(Change)
@@ -196,6 +220,9 @@ class StreamingEngine:
                         c.positive = True
                 if not hi > 0.0 and (hi != hi or (len(vs) > 1 and (x := sum(vs)) != x)):   # a NaN among them
                     nan_values(c, vs)
+                if s.lost_flagged:
+                    s.lost_flagged = False
+                    c.flagged = True
                 tm = s.times
                 if tm is None:
                     tm = s.times = times[s.station]
@@ -365,6 +392,12 @@ class StreamingEngine:
         if c is None:
             c = s.change = Change()
         ts, vs = (s.pt, s.pv) if m == 0 else (s.pt[m:], s.pv[m:])
+        if s.lost is not None:   # staged readings replaced in this batch: the values they had count too
+            vs = vs + s.lost
+            s.lost = None
+        if s.lost_flagged:       # ... and the flags of what replaced them
+            s.lost_flagged = False
+            c.flagged = True
         if ts[0] < c.appended:
             c.appended = ts[0]
         if s.mark_last < c.prev_last:

@@ -18,7 +18,7 @@ from typing import Iterable
 
 from ..events import AlertEvent, AlertKind, AlertEventStatus
 from ..kinds.units import duration
-from ...sqlite import inserted_id, transaction
+from ...sqlite import create_schema, inserted_id, transaction
 from .errors import IncidentError
 from .model import AuditEntry, Incident, Priority, State, episode_key, event_start, from_iso, iso, policy_for, subject_of
 
@@ -104,7 +104,7 @@ class IncidentStore:
         self.conn = conn
         self.hold_off = hold_off
         self.tz = tz
-        conn.executescript(SCHEMA)
+        create_schema(conn, SCHEMA)
 
     # -- events ---------------------------------------------------------------------------
 

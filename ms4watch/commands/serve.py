@@ -10,7 +10,7 @@ import typer
 
 from ..contract.errors import Ms4Error
 from ..logs import say
-from ._process import stop_on_signals
+from ._process import starting_without_collection, stop_on_signals
 from ._settings import config_option, settings_or_exit
 
 
@@ -43,8 +43,6 @@ def serve(
     Settings come from these options, then MS4WATCH_* environment variables, then the
     config file (--config, MS4WATCH_CONFIG, or /etc/ms4watch/ms4watch.toml).
     """
-    from ..server import build_server
-
     log = logging.getLogger("ms4watch.serve")
     settings = settings_or_exit(config, registry=registry, store=store, data_dir=data_dir, notify=notify,
                                 broker={"url": broker, "username": username, "password_file": password_file},
@@ -54,7 +52,10 @@ def serve(
         raise typer.Exit(report(check_server(settings), echo=say, err=lambda line: say(line, err=True)))
     stop = stop_on_signals()   # before starting: a Ctrl-C meanwhile is a stop, not an exception half-way
     try:
-        server = build_server(settings, report=say).start()
+        with starting_without_collection():   # then tuned as for ingest: the backlog bench's CPU (docs/store.md)
+            from ..server import build_server
+            server = build_server(settings, report=say)
+        server.start()   # a re-feed after a crash may run the rules for a while: the collector is on, tuned
     except (Ms4Error, OSError) as e:
         say(f"error: {e}", err=True)
         raise typer.Exit(2) from None

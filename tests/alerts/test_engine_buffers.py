@@ -75,8 +75,23 @@ def deliveries(draw):
     return batches
 
 
+def several_sensors_at_once(station: str, quantity: str) -> list:
+    """A logger's backlog batch: several sensors of one quantity at each time (the backlog
+    bench's 40 readings a message), the later ones replacing the first where ``feed`` staged
+    it: the largest value, a NaN and the flags among the replaced ones, then the same again
+    (unchanged), a NaN replaced by a number, a negative by zero."""
+    def r(m, v, flags=""):
+        return reading(at(m), station, quantity, v, flags)
+    first = [r(1, 0.0), r(2, 5.0), r(2, 0.1), r(2, math.nan, "calibration_overdue"), r(2, 0.3), r(2, 0.3),
+             r(3, math.nan), r(3, 0.2), r(4, -1.0), r(4, 0.0)]
+    later = [r(5, 0.0), r(5, 0.0), r(6, -1.0), r(6, -2.0, "calibration_overdue"), r(2, 0.4), r(7, 2.0), r(7, 1.0)]
+    return [(first, True, []), (later, False, [])]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(deliveries())
+@example(several_sensors_at_once("RG-1", "rain"))
+@example(several_sensors_at_once("OF-1", "flow"))
 def test_buffers_and_change_records_are_those_of_one_reading_at_a_time(batches):
     eng = StreamingEngine(registry(), None, eval_interval=timedelta(0))
 

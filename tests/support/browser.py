@@ -56,7 +56,9 @@ class Chromium:
                     self.close()
                     raise TimeoutError("chromium did not open its DevTools port")
                 time.sleep(0.05)
-        self.ws = connect(version["webSocketDebuggerUrl"], max_size=None)
+        # no permessage-deflate: on a loopback socket compressing axe (0.5 MB, sent to every
+        # page) and the screenshots costs CPU on both ends and saves nothing
+        self.ws = connect(version["webSocketDebuggerUrl"], max_size=None, compression=None)
         self._ids = itertools.count(1)
 
     @classmethod
@@ -114,7 +116,8 @@ class Browser:
             self.context_id = self.chromium.call("Target.createBrowserContext")["browserContextId"]
         target = self.chromium.call("Target.createTarget", url="about:blank",
                                     **({"browserContextId": self.context_id} if self.context_id else {}))
-        self.ws = connect(f"ws://127.0.0.1:{self.chromium.port}/devtools/page/{target['targetId']}", max_size=None)
+        self.ws = connect(f"ws://127.0.0.1:{self.chromium.port}/devtools/page/{target['targetId']}",
+                          max_size=None, compression=None)
         self._ids = itertools.count(1)
         self.events: list[dict] = []   # what the page said meanwhile (console, exceptions, log)
         self.call("Runtime.enable")

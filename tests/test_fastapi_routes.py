@@ -4,10 +4,11 @@ its own still gets its own."""
 
 from __future__ import annotations
 
+import httpx
 from fastapi import Depends, FastAPI, Request
-from fastapi.testclient import TestClient
 
 from tests.support import fastapi_routes
+from tests.support.inprocess import InProcess
 from tests.support.notify_peers import Clock, utc
 from tests.support.workbench import start_bench
 
@@ -53,5 +54,10 @@ def test_an_app_with_overrides_of_its_own_builds_its_own():
     plain.include_router(router)
     overridden.include_router(router)
     overridden.dependency_overrides[who] = lambda: "override"
-    assert TestClient(plain).get("/who").json() == {"name": "real"}
-    assert TestClient(overridden).get("/who").json() == {"name": "override"}
+    for app, name in ((plain, "real"), (overridden, "override")):
+        transport = InProcess(app)
+        try:
+            with httpx.Client(transport=transport, base_url="http://test") as c:
+                assert c.get("/who").json() == {"name": name}
+        finally:
+            transport.shutdown()

@@ -92,12 +92,18 @@ class Chromium:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+try:   # loaded here, not in the forked child (only a plain call runs there: other threads may hold locks)
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):   # not Linux: Chromium is stopped at exit only
+    _PRCTL = None
+_PR_SET_PDEATHSIG, _SIGTERM = 1, int(signal.SIGTERM)
+
+
 def _die_with_parent() -> None:
-    """Chromium gets SIGTERM when the test process dies, however it dies (Linux)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+    """Chromium gets SIGTERM when the thread that started it ends, the test process dying
+    however it dies included (Linux; :meth:`Chromium.shared` is called from the main thread)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, _SIGTERM)
 
 
 class Browser:

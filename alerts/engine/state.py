@@ -1,6 +1,6 @@
 """The engine's state on disk, and each subject's events (:class:`Subject`).
 
-``save`` writes everything the engine holds (buffers, reading times, each subject's events
+``save`` writes everything (its :func:`snapshot`) the engine holds (buffers, reading times, each subject's events
 and cut-off, confirmed storms, inspections, the clock) as one JSON file, atomically; ``load``
 reads it back. A version the engine does not know, or a file it cannot read, is an
 :class:`~..errors.AlertError` naming the file.
@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import evaluate as ev
 from ..errors import AlertError
@@ -38,9 +38,10 @@ class Subject:
         self.live = {k: e for k, e in self.emitted.items() if k not in self.frozen}
 
 
-def save(eng: "StreamingEngine", path: Path) -> None:
-    """Write the engine's state atomically to ``path``."""
-    state = {
+def snapshot(eng: "StreamingEngine") -> dict[str, Any]:
+    """The engine's state as :func:`save` writes it (JSON-ready values): what a test compares
+    batch by batch without writing and reading a file each time."""
+    return {
         "version": STATE_VERSION, "now_ns": eng.now_ns, "late_dropped": eng.late_dropped,
         "series": [[s, q, ser.cutoff, ser.rows()] for (s, q), ser in eng.series.items()],
         "times": [[s, ser.cutoff, ser.times().tolist()] for s, ser in eng.times.items()],
@@ -52,6 +53,11 @@ def save(eng: "StreamingEngine", path: Path) -> None:
         "inspections": [[i.site, i.time_ns, i.inspector, i.note] for i in eng.inspected],
         "since": eng.since, "status_intervals": eng.status_intervals,
     }
+
+
+def save(eng: "StreamingEngine", path: Path) -> None:
+    """Write the engine's state atomically to ``path``."""
+    state = snapshot(eng)
     tmp = path.with_suffix(path.suffix + ".tmp")
     try:
         tmp.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")

@@ -96,3 +96,42 @@ def test_stop_is_bounded_when_pahos_thread_is_stuck_in_a_callback(tmp_path, mosq
         pub.disconnect()
         if stopper is not None:
             stopper.join(10)
+
+
+def test_a_stop_asked_while_the_sender_looks_for_work_is_not_missed(tmp_path, mosquitto_broker):
+    """The sender looks for work outside its lock, then waits up to ``IDLE_POLL_S`` for more. A
+    stop asked in between (what ``stop`` does right after its drain) notified no one: the
+    sender slept the full poll, and each logger of the demo took 2 s to stop."""
+    import threading
+    import time
+
+    from ms4watch.edge import uplink as uplink_module
+
+    up = _uplink(tmp_path, mosquitto_broker.url, "LOG-W")
+    up.start()
+    looking, proceed = threading.Event(), threading.Event()
+    try:
+        assert wait_for(lambda: up.connected, 10)
+        assert wait_for(lambda: up.drained(), 10)
+        original = up._next_work
+
+        def slow_look(room: int):
+            looking.set()
+            proceed.wait(10)        # the stop below is asked while the sender looks
+            return original(room)
+
+        up._next_work = slow_look   # type: ignore[method-assign]
+        up.wake()
+        assert looking.wait(10), "the sender never looked for work"
+        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0, "publish_offline": False},
+                                   daemon=True)
+        started = time.monotonic()
+        stopper.start()
+        assert wait_for(lambda: not up._running, 10)
+        proceed.set()
+        stopper.join(10)
+        took = time.monotonic() - started
+    finally:
+        proceed.set()
+    assert not stopper.is_alive()
+    assert took < uplink_module.IDLE_POLL_S / 2, f"stop took {took:.2f} s: the sender slept through it"

@@ -1,14 +1,18 @@
 """Headless Chromium driven over the DevTools protocol (websockets), for the pages we serve.
 
 Debian's ``chromium`` with the flags this machine needs; a missing browser skips the test
-with the reason (``make test`` installs it, so CI never skips).
+with the reason (``make test`` installs it, so CI never skips). One Chromium per test
+process (:class:`Chromium`); each :class:`Browser` is a tab in a browser context of its own.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import itertools
 import json
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -27,25 +31,99 @@ def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-class Browser:
+class Chromium:
+    """One headless Chromium process and its browser-wide DevTools connection. Starting one
+    costs ~1 s (0.45 s of CPU) and stopping it ~0.5 s, so a test process starts one
+    (:meth:`shared`) and each :class:`Browser` is a tab in a browser context of its own
+    (cookies, storage, service workers and permissions of its own, gone when it closes)."""
+
+    _shared: "Chromium | None" = None
+
     def __init__(self) -> None:
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="ms4watch-chromium-")
         self.proc = subprocess.Popen([chromium_binary(), *FLAGS, f"--user-data-dir={self.profile}",
                                       f"--remote-debugging-port={self.port}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 30
         while True:
             try:
-                targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=1))
-                page = next(t for t in targets if t["type"] == "page")
+                version = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/version", timeout=1))
                 break
-            except (OSError, StopIteration, ValueError):
+            except (OSError, ValueError):
                 if time.monotonic() > deadline:
                     self.close()
                     raise TimeoutError("chromium did not open its DevTools port")
-                time.sleep(0.2)
-        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None)
+                time.sleep(0.05)
+        # no permessage-deflate: on a loopback socket compressing axe (0.5 MB, sent to every
+        # page) and the screenshots costs CPU on both ends and saves nothing
+        self.ws = connect(version["webSocketDebuggerUrl"], max_size=None, compression=None)
+        self._ids = itertools.count(1)
+
+    @classmethod
+    def shared(cls) -> "Chromium":
+        """This process's Chromium, started at the first call (stopped when the process ends)."""
+        if cls._shared is None or cls._shared.proc.poll() is not None:
+            cls._shared = cls()
+            atexit.register(cls._shared.close)
+        return cls._shared
+
+    def call(self, method: str, **params):
+        i = next(self._ids)
+        self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=30))
+            if msg.get("id") == i:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+try:   # loaded here, not in the forked child (only a plain call runs there: other threads may hold locks)
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):   # not Linux: Chromium is stopped at exit only
+    _PRCTL = None
+_PR_SET_PDEATHSIG, _SIGTERM = 1, int(signal.SIGTERM)
+
+
+def _die_with_parent() -> None:
+    """Chromium gets SIGTERM when the thread that started it ends, the test process dying
+    however it dies included (Linux; :meth:`Chromium.shared` is called from the main thread)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, _SIGTERM)
+
+
+class Browser:
+    """A tab of :meth:`Chromium.shared` in a fresh browser context: nothing a former test's
+    pages stored (cookies, local storage, service workers, permissions) is seen here.
+
+    ``own_chromium``: a Chromium of its own instead, its tab in the default context, stopped
+    by :meth:`close` (what needs a real profile: a fresh context is incognito, where
+    Chromium would not install a web app)."""
+
+    def __init__(self, *, own_chromium: bool = False) -> None:
+        self.own_chromium = own_chromium
+        self.chromium = Chromium() if own_chromium else Chromium.shared()
+        self.context_id: str | None = None
+        if not own_chromium:
+            self.context_id = self.chromium.call("Target.createBrowserContext")["browserContextId"]
+        target = self.chromium.call("Target.createTarget", url="about:blank",
+                                    **({"browserContextId": self.context_id} if self.context_id else {}))
+        self.ws = connect(f"ws://127.0.0.1:{self.chromium.port}/devtools/page/{target['targetId']}",
+                          max_size=None, compression=None)
         self._ids = itertools.count(1)
         self.events: list[dict] = []   # what the page said meanwhile (console, exceptions, log)
         self.call("Runtime.enable")
@@ -150,13 +228,15 @@ class Browser:
         return out
 
     def close(self) -> None:
+        """Close the tab and throw its browser context away (Chromium keeps running)."""
         try:
             self.ws.close()
         except Exception:  # noqa: BLE001
             pass
-        self.proc.terminate()
+        if self.own_chromium:
+            self.chromium.close()
+            return
         try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        shutil.rmtree(self.profile, ignore_errors=True)
+            self.chromium.call("Target.disposeBrowserContext", browserContextId=self.context_id)
+        except (RuntimeError, OSError, TimeoutError):   # a Chromium that died: the next Browser starts one
+            pass

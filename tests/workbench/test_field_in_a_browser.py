@@ -33,7 +33,7 @@ class FieldBrowser(Browser):
     the page *and* in its service worker (a worker fetches on its own), and geolocation."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(own_chromium=True)   # installable: a real profile, not a fresh (incognito) context
         self.workers: list[str] = []        # DevTools sessions of the service workers attached
 
     def grant_geolocation(self, origin: str) -> None:

@@ -75,13 +75,15 @@ $(DEB_FILE): $(BIN)/ms4watch $(DEB_SRCS)
 
 # The package's dependencies, locked: `make lock` after changing pyproject.toml's dependencies
 # (or to take newer releases), then commit packaging/requirements.lock. It installs ms4watch
-# alone (no extras) in a fresh environment of $(DEB_PY) and writes what pip chose.
-lock: setup
+# alone (no extras) in a fresh environment of $(DEB_PY) and writes what pip chose, less what
+# packaging/lock-omits.txt names (declared by a dependency, imported by nothing ms4watch runs).
+LOCK_OMITS := $(shell grep -oE '^[A-Za-z0-9._-]+' packaging/lock-omits.txt)
+lock: setup packaging/lock-omits.txt
 	rm -rf build/lock-venv
 	$(DEB_PY) -m venv --without-pip build/lock-venv
 	$(BIN)/pip --python build/lock-venv/bin/python install --quiet --no-compile .
 	( echo "# ms4watch's runtime dependencies, locked for the Debian package (make lock; packaging/build-deb.sh)"; \
-	  $(BIN)/pip --python build/lock-venv/bin/python freeze --exclude ms4watch ) > packaging/requirements.lock
+	  $(BIN)/pip --python build/lock-venv/bin/python freeze --exclude ms4watch $(addprefix --exclude ,$(LOCK_OMITS)) ) > packaging/requirements.lock
 	rm -rf build/lock-venv
 
 clean:

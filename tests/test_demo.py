@@ -57,9 +57,18 @@ def test_demo_through_real_mosquitto(tmp_path, mosquitto_broker):
     assert not any("embedded" in line for line in lines)
 
 
-def test_summary_json(tmp_path):
+@pytest.fixture(scope="module")
+def short_demo(tmp_path_factory):
+    """One short demo (an hour and a bit, no workbench) that the tests only reading its
+    summary, store and records share: each demo run costs its broker, server and loggers."""
+    tmp_path = tmp_path_factory.mktemp("short-demo")
+    summary, lines, store = _run(tmp_path, days=0.05, http="off")
+    return summary, lines, store.parent
+
+
+def test_summary_json(short_demo, tmp_path):
     from ms4watch.demo import write_summary
-    summary, _, _ = _run(tmp_path, days=0.05)
+    summary, _, _ = short_demo
     write_summary(summary, tmp_path / "s.json")
     data = json.loads((tmp_path / "s.json").read_text())
     assert {"readings_published", "readings_stored", "alerts"} <= set(data)
@@ -75,9 +84,9 @@ def test_workdir_not_made_by_demo_is_refused(tmp_path):
     assert (tmp_path / "demo" / "precious.txt").exists()
 
 
-def test_status_of_every_logger_is_kept(tmp_path):
-    summary, _, store = _run(tmp_path, days=0.05)
-    db = sqlite3.connect(store)
+def test_status_of_every_logger_is_kept(short_demo):
+    summary, _, wd = short_demo
+    db = sqlite3.connect(f"file:{wd / 'store.db'}?mode=ro", uri=True)
     rows = db.execute("SELECT device, station, state FROM device_status ORDER BY device").fetchall()
     assert len(rows) == summary.devices
     assert {r[0] for r in rows} >= {"LOG-RG1", "LOG-OF2", "LOG-DS1"}
@@ -158,7 +167,7 @@ def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
             proc.wait()
 
 
-def test_the_demos_records_and_its_report_take_the_simulated_clock(tmp_path):
+def test_the_demos_records_and_its_report_take_the_simulated_clock(short_demo, tmp_path):
     """The demo writes its simulated present beside its records; ``ms4watch report annual``
     on them counts to it (as the demo's workbench does), not to today."""
     from datetime import datetime, timedelta, timezone
@@ -169,12 +178,12 @@ def test_the_demos_records_and_its_report_take_the_simulated_clock(tmp_path):
 
     from ms4watch.cli import build_app
     from ms4watch.demo import demo_configs, simulated_now
-    summary, _, _ = _run(tmp_path, days=0.05, http="off")
-    wd = tmp_path / "demo"
+    summary, _, wd = short_demo
     now = simulated_now(wd)
     start = DemoOptions().start
     assert now is not None and start < now <= start + timedelta(days=summary.simulated_days)
-    inspected = sqlite3.connect(wd / "incidents.db").execute("SELECT max(recorded_at) FROM inspections").fetchone()[0]
+    inspected = sqlite3.connect(f"file:{wd / 'incidents.db'}?mode=ro", uri=True).execute(
+        "SELECT max(recorded_at) FROM inspections").fetchone()[0]
     assert inspected is None or datetime.fromisoformat(inspected) <= now
     (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
     r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
@@ -292,8 +301,10 @@ def test_a_second_ctrl_c_while_stopping_exits_at_once(tmp_path):
     import signal
     import subprocess
     import sys
-    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--speed", "3000", "--workdir",
-                             str(tmp_path / "demo")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # no workbench: what is asserted is the second signal (its start-up would be most of this test's CPU)
+    proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--speed", "3000", "--http", "off",
+                             "--workdir", str(tmp_path / "demo")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []
         for line in proc.stdout:

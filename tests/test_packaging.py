@@ -64,3 +64,65 @@ def wheel(tmp_path_factory):
                         str(REPO)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("ms4watch-*.whl")
     return wheel
+
+
+def _lock_omits() -> dict[str, str]:
+    """packaging/lock-omits.txt: a distribution's name, then ``#`` and why it is left out."""
+    omits = {}
+    for line in (REPO / "packaging" / "lock-omits.txt").read_text().splitlines():
+        name, _, why = line.partition("#")
+        if name.strip():
+            omits[name.strip().lower()] = why.strip()
+    return omits
+
+
+def test_the_debian_lock_leaves_out_what_nothing_imports():
+    """scipy (~115 MB of the package's ~570) and h5netcdf: ioos-qc declares them, but only its
+    config_creator and stores import them, which ms4watch never does (pint imports scipy if it
+    is there, for Quantity.to_preferred, which ms4watch never calls). `make lock` leaves what
+    packaging/lock-omits.txt names out of the lock, each with its reason."""
+    omits = _lock_omits()
+    assert {"scipy", "h5netcdf"} <= set(omits), omits
+    assert all(omits.values()), f"a name without its reason: {omits}"
+    lines = (REPO / "packaging" / "requirements.lock").read_text().splitlines()
+    locked = {line.split("==")[0].strip().lower() for line in lines if "==" in line}
+    assert len(locked) > 50 and "ioos-qc" in locked
+    assert not locked & set(omits), f"left out, yet in the lock: {locked & set(omits)}"
+    recipe = (REPO / "Makefile").read_text().split("\nlock:", 1)[1].split("\n\n", 1)[0]
+    assert "packaging/lock-omits.txt" in recipe and "--exclude" in recipe, recipe
+
+
+def test_the_program_runs_without_what_the_lock_leaves_out():
+    """With the left-out distributions' modules unimportable: every module of ms4watch imports,
+    and QC asks ioos_qc's QARTOD tests (a spike fails, and so do its neighbours: they are far
+    from their neighbours' mean) -- what the Debian package runs.
+    (tests/test_deb.py runs the installed package's demo and QC, which have none of them.)"""
+    import importlib.metadata
+    import subprocess
+    import sys
+    blocked = sorted(m for m, dists in importlib.metadata.packages_distributions().items()
+                     if {d.lower() for d in dists} & set(_lock_omits()))
+    assert "scipy" in blocked and "h5netcdf" in blocked, blocked
+    code = f"""
+import importlib, importlib.abc, pkgutil, sys
+BLOCKED = {blocked!r}
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Absent())
+import numpy as np
+import ms4watch
+for m in pkgutil.walk_packages(ms4watch.__path__, "ms4watch."):
+    if not m.name.endswith("__main__"):
+        importlib.import_module(m.name)
+from ms4watch.alerts.rules.qc import qartod_fail_array
+t = np.arange(5, dtype=np.int64) * 300_000_000_000
+fails = qartod_fail_array(t, np.array([10.0, 11.0, 900.0, 12.0, 10.0]))
+assert fails.tolist() == [False, True, True, True, False], fails   # the spike and its neighbours
+assert "ioos_qc.qartod" in sys.modules
+assert not [m for m in sys.modules if m.split(".")[0] in BLOCKED]
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr

@@ -36,8 +36,12 @@ test-deps:
 # module-scoped servers and benches are built once. `.venv/bin/python -m pytest <files>` for
 # a few files (one process). The longest files start first (tests/support/schedule.py, tests/conftest.py):
 # a long file handed out last would end the run alone.
+# Byte code written (PYTHONDONTWRITEBYTECODE unset, where a machine sets it): each of the
+# hundreds of processes the suite starts (servers, loggers, commands) would otherwise compile
+# ms4watch's modules again (~0.25 s of CPU each for the server and workbench), and each worker
+# pytest's rewritten test modules.
 test: setup test-deps
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto --dist loadfile
 
 # The rules, the contract and the laws' clocks: pure functions, no servers.
 PURE_TESTS := tests/contract tests/alerts/rules tests/compliance/test_clocks.py \

@@ -58,10 +58,20 @@ def load_yaml_model(path: str | Path, model: type[M], context: dict[str, Any] | 
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _lines(text: str) -> dict[tuple[Any, ...], int]:
-    """The line of every mapping key and sequence item of ``text`` (a valid YAML document)."""
+def _not_yaml(source: str, e: yaml.YAMLError) -> ConfigError:
+    mark = getattr(e, "problem_mark", None)
+    line = mark.line + 1 if mark else None
+    return ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")])
+
+
+def _lines(text: str, source: str) -> dict[tuple[Any, ...], int]:
+    """The line of every mapping key and sequence item of ``text``, by the pure-Python parser.
+    Where it refuses what libyaml read (a tab inside a key), its refusal is the error."""
     lines: dict[tuple[Any, ...], int] = {}
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        raise _not_yaml(source, e) from None
     if node is not None:
         _walk(node, (), lines)
     return lines
@@ -74,9 +84,7 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
         try:   # what PyYAML itself says (or reads, where libyaml is the stricter)
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            line = mark.line + 1 if mark else None
-            raise ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")]) from None
+            raise _not_yaml(source, e) from None
     if data is None:
         raise ConfigError(source, [(None, "", "file is empty")])
     if not isinstance(data, dict):
@@ -84,7 +92,7 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     try:
         result = model.model_validate(data, context=context)
     except ValidationError as e:
-        lines = _lines(text)
+        lines = _lines(text, source)
         problems = []
         for err in e.errors(include_url=False):
             loc = tuple(err["loc"])
@@ -95,6 +103,6 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     if callable(check):
         found = check()
         if found:
-            lines = _lines(text)
+            lines = _lines(text, source)
             raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in found])
     return result

@@ -16,11 +16,13 @@ EMPTY_SETTINGS = Path(__file__).parent / "support" / "empty-settings.toml"
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch):
+def clean_env(monkeypatch, tmp_path):
     import os
     for k in list(os.environ):
         if k.startswith("MS4WATCH_"):
             monkeypatch.delenv(k)
+    # not this machine's /etc/ms4watch/ms4watch.toml, which tests/test_deb.py installs meanwhile
+    monkeypatch.setattr("ms4watch.settings.SYSTEM_CONFIG", tmp_path / "no-system-settings.toml")
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from ms4watch.contract.wire import encode_readings
-from tests.support.cli import run_cli
+from tests.support.cli import EMPTY_SETTINGS, env_without_settings, run_cli
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
 
@@ -102,10 +102,10 @@ def test_ingest_without_a_registry_imports_nothing_of_it(tmp_path):
             f"s = settings_or_exit(None, store='sqlite:///{tmp_path}/s.db', data_dir={str(tmp_path)!r}, "
             "broker={'url': 'mqtt://127.0.0.1:1883'}); "
             "print(_identity(s, 'town'), 'ms4watch.contract.registry' in sys.modules, 'yaml' in sys.modules)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
-                         cwd=tmp_path).stdout.split()
-    assert out == ["None", "False", "False"]
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env_without_settings(),
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["None", "False", "False"]
 
 
 def test_ingest_with_a_registry_checks_who_sends_what(tmp_path):
@@ -135,6 +135,7 @@ def test_the_ingest_command_wires_its_service_as_serve_does(tmp_path, monkeypatc
     monkeypatch.setattr("ms4watch.commands.ingest.stop_on_signals", lambda: done)
     for k in [k for k in os.environ if k.startswith("MS4WATCH_")]:
         monkeypatch.delenv(k)
+    monkeypatch.setenv("MS4WATCH_CONFIG", str(EMPTY_SETTINGS))    # not /etc/ms4watch's, which test_deb installs meanwhile
     monkeypatch.setenv("MS4WATCH_INGEST__BATCH_WAIT", "250ms")
     r = run_cli("ingest", "--municipality", "town", "--broker", "mqtt://127.0.0.1:1",
                 "--store", f"sqlite:///{tmp_path}/s.db", "--data-dir", str(tmp_path))

@@ -103,9 +103,16 @@ def run_process(*args: str | Path, env: Mapping[str, str] | None = None, cwd: st
                           env=None if env is None else dict(env), cwd=cwd, input=input, timeout=timeout)
 
 
+EMPTY_SETTINGS = Path(__file__).resolve().parent / "empty-settings.toml"
+
+
 def env_without_settings(**extra: str) -> dict[str, str]:
-    """This process's environment without any ``MS4WATCH_*`` variable, plus ``extra``."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")} | extra
+    """This process's environment without any ``MS4WATCH_*`` setting, plus ``extra``. The
+    settings file stays the tests' empty one (``MS4WATCH_CONFIG``, unless ``extra`` names
+    another): without it a command reads /etc/ms4watch/ms4watch.toml, which tests/test_deb.py
+    installs while other tests run."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("MS4WATCH_")}
+    return kept | {"MS4WATCH_CONFIG": str(EMPTY_SETTINGS)} | extra
 
 
 @dataclass

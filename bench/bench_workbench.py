@@ -174,12 +174,12 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
         chart = timed(lambda: client.get(f"/stations/{sid}/chart.svg?{q}&w=900").raise_for_status(), requests)
         api = timed(lambda: client.get(f"/api/v1/stations/{sid}/readings?{q}&buckets=800").raise_for_status(),
                     requests)
-        sink = server.store
-        inner = getattr(sink, "inner", sink)
+        store = server.store
+        inner = getattr(store, "inner", store)
         width = (to_ns(b) - to_ns(a)) // 800
         if kind == "sqlite":
-            ids = [r[0] for r in sink._read("SELECT id FROM series WHERE station = ? AND quantity = 'flow'", (sid,))]
-            own = timed(lambda: sink._read(f"SELECT time_ns, value FROM samples WHERE series IN "
+            ids = [r[0] for r in store._read("SELECT id FROM series WHERE station = ? AND quantity = 'flow'", (sid,))]
+            own = timed(lambda: store._read(f"SELECT time_ns, value FROM samples WHERE series IN "
                                            f"({','.join(map(str, ids))}) AND time_ns BETWEEN ? AND ?",
                                            (to_ns(a), to_ns(b))), requests)
             what = "SELECT time_ns, value … (rows fetched)"
@@ -189,8 +189,8 @@ def run_store(kind: str, days: int, requests: int, data, workdir: Path, report) 
                         max(5, requests // 4))
             what = "InfluxQL SELECT value … (JSON over HTTP, parsed)"
         own_buckets = timed(lambda: inner.summary(sid, "flow", a, b, width), requests)
-        plain = timed(lambda: summarise(sink.readings(sid, "flow", a, b), to_ns(a), width), 3)
-        n_rows = len(sink.readings(sid, "flow", a, b))
+        plain = timed(lambda: summarise(store.readings(sid, "flow", a, b), to_ns(a), width), 3)
+        n_rows = len(store.readings(sid, "flow", a, b))
         print(f"\n== {kind}: a station's chart over {(b - a).days} days of 1-min data ({n_rows:,} readings), "
               f"{requests} requests (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"  {'what':58} {'p50 ms':>8} {'p95 ms':>8}")

@@ -220,11 +220,11 @@ def _stores(settings: Settings) -> Iterator[Result]:
                 yield Passed(what, "takes writes" if path.exists() else "will be created on the first start")
             continue
         try:
-            sink = build_store(url)
+            store = build_store(url)
             try:
-                sink.open()
+                store.open()
             finally:
-                sink.close()
+                store.close()
         except (Ms4Error, ValueError, OSError) as e:
             yield Problem(what, str(e))
         else:

@@ -380,13 +380,13 @@ def _write_settings(wd: Path, registry: Path, store_url: str) -> Path:
 
 def _count(store_url: str, ingest: IngestService) -> int:
     """Readings in the store, counted by the store itself where it can."""
-    sink = build_store(store_url)
-    if isinstance(sink, Counting):
-        sink.open()
+    store = build_store(store_url)
+    if isinstance(store, Counting):
+        store.open()
         try:
-            return sink.count_readings()
+            return store.count_readings()
         finally:
-            sink.close()
+            store.close()
     return ingest.stats.stored_readings
 
 

@@ -19,11 +19,11 @@ def open_store(url: str, spool_dir: str | Path) -> ReadingsStore:
     """The store for a URL as ingest uses it: a remote store (InfluxDB) behind a local
     spool, so acknowledged readings are durable while the store is down; the embedded
     SQLite store needs none."""
-    sink = build_store(url)
-    if isinstance(sink, SqliteStore):
-        return sink
+    store = build_store(url)
+    if isinstance(store, SqliteStore):
+        return store
     from .spooling import SpoolingStore
-    return SpoolingStore(sink, Path(spool_dir) / "store-spool.db")
+    return SpoolingStore(store, Path(spool_dir) / "store-spool.db")
 
 
 def build_store(url: str) -> ReadingsStore:

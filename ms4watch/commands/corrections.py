@@ -62,16 +62,16 @@ def register(app: typer.Typer) -> None:
         from ms4watch.ingest.stores.base import CalibrationHistory
 
         settings = settings_or_exit(config)
-        sink = build_store(settings.store_url)
-        if not isinstance(sink, CalibrationHistory):
+        store = build_store(settings.store_url)
+        if not isinstance(store, CalibrationHistory):
             _fail(f"{settings.store_url}: this store keeps no calibration history")
         try:
-            sink.open()
-            history = sink.calibration_history()
+            store.open()
+            history = store.calibration_history()
         except Ms4Error as e:
             _fail(str(e))
         finally:
-            sink.close()
+            store.close()
         rec = next((r for r in history if r.id == record), None)
         if rec is None:
             _fail(f"no calibration record {record!r} in {settings.store_url}")

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         try:
             reg = load_registry(settings.require_registry())
             tip_in = parse_depth(tip) if tip else None
-            sink = None if dry_run or no_store else build_store(settings.store_url)   # a bad URL: before any work
+            readings_store = None if dry_run or no_store else build_store(settings.store_url)   # a bad URL: before any work
             imported = [read_file(f, reg, fmt=fmt, station=station, device=device, tz=tz, tip_in=tip_in,
                                   date_order=date_order)
                         for f in files]
@@ -90,23 +90,23 @@ def register(app: typer.Typer) -> None:
             return
         if out is not None:
             typer.echo(f"{write_csv(imported, out)} readings written to {out}")
-        if sink is None:   # --no-store
+        if readings_store is None:   # --no-store
             return
         try:
-            sink.open()
+            readings_store.open()
             written = dup = 0
             for imp in imported:
-                if isinstance(sink, ReadingsSource):
-                    imp = against_store(imp, sink)
+                if isinstance(readings_store, ReadingsSource):
+                    imp = against_store(imp, readings_store)
                     _report_store(imp)
-                res = sink.write(messages(imp))
+                res = readings_store.write(messages(imp))
                 written += res.readings_written
                 dup += res.duplicate_messages
         except Ms4Error as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         finally:
-            sink.close()
+            readings_store.close()
         typer.echo(f"{written} readings stored in {settings.store_url}"
                    + (f" ({dup} batches were stored already)" if dup else ""))
 

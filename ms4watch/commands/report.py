@@ -52,18 +52,18 @@ def register(app: typer.Typer) -> None:
         with t:
             compliance = t.open_compliance()
             overrides = ReportOverrides(data_dir / "compliance.db")
-            sink = t.open_store()
+            store = t.open_store()
             bench = connect_workbench_db(settings.workbench_db) if settings.workbench_db.is_file() else None
             try:
                 r = rp.build(registry=reg, store=compliance, incidents=t.incidents, year=year, now=now,
-                             calibrations=sink, readings=sink, start_md=(1, 1) if calendar_year else None,
+                             calibrations=store, readings=store, start_md=(1, 1) if calendar_year else None,
                              stations=lambda: stations_of(reg),
                              reports=InspectionReports(bench, threading.RLock()) if bench is not None else None,
                              overrides=overrides, map_outfalls=_map_outfalls(data_dir, reg))
                 target = out or Path(f"ms4-annual-report-{reg.municipality}-{year}")
                 written = rp.write(r, target)
             finally:
-                sink.close()
+                store.close()
                 if bench is not None:
                     bench.close()
                 overrides.close()

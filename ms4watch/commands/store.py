@@ -36,16 +36,16 @@ def register(app: typer.Typer) -> None:
             _fail(f"--retention {format_duration(keep)} is shorter than the 1096 days (3 years) "
                   "records must be kept; pass --allow-short-retention to do it anyway")
         try:
-            sink = open_admin(store)
+            admin = open_admin(store)
         except ValueError as e:
             _fail(str(e))
         try:
-            done = sink.ensure_store(keep)
+            done = admin.ensure_store(keep)
         except Ms4Error as e:
             _fail(str(e))
         finally:
-            sink.close()
-        typer.echo(f"{sink.target.display}: {done}")
+            admin.close()
+        typer.echo(f"{admin.target.display}: {done}")
         if keep < MIN_RETENTION:
             typer.echo(f"warning: retention {format_duration(keep)} is shorter than 1096 days (3 years); "
                        "ingest needs ?allow_short_retention=true in the store URL to accept it", err=True)

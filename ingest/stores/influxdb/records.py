@@ -1,6 +1,6 @@
 """Non-reading records in the store's schema (schema.py), built from contract objects.
 
-``sink.write_records([...])`` takes the tuples these functions return. Ingest writes a
+``store.write_records([...])`` takes the tuples these functions return. Ingest writes a
 ``device_status`` record per status message and a ``calibration`` record per sensor the
 status lists under ``calibrations``; the alert engine writes ``alert``, ``storm``
 and ``inspection`` records from its events (same timestamp again when an episode closes

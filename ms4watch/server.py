@@ -67,6 +67,9 @@ READY_WAIT_S = 10.0
 """How long a start waits for each delivery worker to be ready (:attr:`DeliveryWorker.ready`) before
 ingest takes readings [s]: a warm-up that hangs costs the start this much, never the alerts."""
 
+WARMUP_JOIN_S = 30.0
+"""How long a stop waits for the web's warm-up to finish drawing [s] (see :meth:`Server.stop`)."""
+
 Reporter = Callable[[str], None]
 
 
@@ -123,6 +126,7 @@ class Server:
     web: "WebServer | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _ticker: threading.Thread | None = None
+    _warmup: threading.Thread | None = None
     _locks: list[TownLock] = field(default_factory=list)
 
     # -- one town (``serve`` of a municipality, the demo): its parts by name ---------------
@@ -227,7 +231,7 @@ class Server:
         if self.web is not None and self.app is not None:
             self.web.start(self.app)
             from .workbench import warmup
-            warmup.start()        # matplotlib and reportlab imported now, not in the first chart or packet
+            self._warmup = warmup.start()   # matplotlib and reportlab imported now, not in the first chart or packet
         if not self.simulated:
             self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
             self._ticker.start()
@@ -257,6 +261,9 @@ class Server:
             t.ingest.stop()
         if self.web is not None:
             self.web.stop()
+        if self._warmup is not None:
+            # a process that exits while the warm-up draws (matplotlib's C++) dies with SIGABRT
+            self._warmup.join(WARMUP_JOIN_S)
         for t in self.towns:
             t.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
             t.pipeline.close()

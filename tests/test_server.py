@@ -419,3 +419,37 @@ def test_a_fresh_data_directory_gets_each_schema_in_one_transaction(tmp_path, mo
     finally:
         for t in server.towns:
             t.pipeline.close()
+
+
+def test_stop_waits_for_the_web_warm_up_so_no_thread_is_drawing_when_the_process_exits(tmp_path, mosquitto_broker,
+                                                                                        monkeypatch):
+    """The web's warm-up draws a chart (matplotlib, C++) in a thread of its own. A process
+    that exits while it draws dies with SIGABRT ("terminate called without an active
+    exception": Python ends the thread inside C++ at finalization), as `ms4watch demo` did
+    on a Ctrl-C in its first seconds. ``stop()`` waits for the warm-up (bounded)."""
+    import threading
+
+    from ms4watch.workbench import warmup
+
+    drawing, release = threading.Event(), threading.Event()
+
+    def slow_chart() -> None:
+        drawing.set()
+        release.wait(30)
+
+    monkeypatch.setattr(warmup, "_chart", slow_chart)
+    monkeypatch.setattr(warmup, "_pdf", lambda: None)
+    monkeypatch.setattr(warmup, "_started", threading.Lock())      # once per process otherwise
+    (tmp_path / "sites.yaml").write_text(SITES)
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": f"127.0.0.1:{free_port()}"}}), report=lambda line: None).start()
+    try:
+        assert drawing.wait(20), "the warm-up did not start"
+    finally:
+        timer = threading.Timer(3.0, release.set)     # the chart ends 3 s from now, well after a stop's usual time
+        timer.start()
+        server.stop()
+    alive = [t.name for t in threading.enumerate() if t.name == "ms4watch-warm-up" and t.is_alive()]
+    assert alive == [], "stop() returned while the warm-up still drew"
+    timer.join()

@@ -95,14 +95,29 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
             raise NetworkError(f"no pipe {pid!r} in the town's network")
     if two_way:
         return _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
-    length = {(u, v): (d["length_ft"] or 0.0) for u, v, d in g.edges(data=True)}
-    ids = {(u, v): d["id"] for u, v, d in g.edges(data=True)}
+    # networkx's own dict of dicts (structure -> the pipes into it), not its views: the views
+    # were half of a plan on a 10,000-structure network (bench/bench_network.py)
+    pred: dict[str, dict[str, dict]] = g._pred
+    length: dict[tuple[str, str], float] = {}
+    ids: dict[tuple[str, str], str] = {}
+    for v, into in pred.items():
+        for u, d in into.items():
+            length[u, v] = d["length_ft"] or 0.0
+            ids[u, v] = d["id"]
     w = length if weights is None else {
-        (u, v): sum(weights.get(i, 0.0) for i in d["ids"]) for u, v, d in g.edges(data=True)}
+        (u, v): sum(weights.get(i, 0.0) for i in d["ids"]) for v, into in pred.items() for u, d in into.items()}
 
     def draining_to(m: str) -> set[tuple[str, str]]:
-        nodes = nx.ancestors(g, m) | {m}
-        return {(u, v) for v in nodes for u in g.predecessors(v)}
+        """The pipes into ``m`` and into every structure upstream of it."""
+        seen, stack, pipes = {m}, [m], set()
+        while stack:
+            v = stack.pop()
+            for u in pred[v]:
+                pipes.add((u, v))
+                if u not in seen:
+                    seen.add(u)
+                    stack.append(u)
+        return pipes
 
     suspect = draining_to(outfall)
     for m in flow:

@@ -40,28 +40,29 @@ def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
     # made per structure was a quarter of a 10,000-structure trace
     adjacency: dict[str, dict[str, dict]] = g._pred if way is Way.UP else g._succ
 
-    parent: dict[str, str | None] = {start: None}
-    via: dict[str, dict] = {}                            # the edge walked to reach a structure
+    parent: dict[str, str] = {}                          # the structure each was reached from
+    via: dict[str, dict] = {}                            # the edge walked to reach it
     order = [start]
-    append = order.append
+    seen = {start}
     i = 0
     while i < len(order):                                # breadth-first: order is the queue
         node = order[i]
         i += 1
         nbrs = adjacency[node]
         for n in (sorted(nbrs) if len(nbrs) > 1 else nbrs):
-            if n not in parent:
+            if n not in seen:
+                seen.add(n)
                 parent[n] = node
                 via[n] = nbrs[n]
-                append(n)
+                order.append(n)
     length = {n: (e["length_ft"] or 0.0) for n, e in via.items()}
     children: dict[str, list[str]] = {n: [] for n in order}
     for n in order[1:]:
-        children[parent[n]].append(n)                    # type: ignore[index]   # None only for start, order[0]
+        children[parent[n]].append(n)
     reach = dict.fromkeys(order, 0.0)                    # pipe length drained through a structure's pipe
     for n in reversed(order[1:]):
         reach[n] += length[n]
-        reach[parent[n]] += reach[n]                     # type: ignore[index]
+        reach[parent[n]] += reach[n]
     branch = {start: "1"}
     forks: dict[str, int] = {}           # side branches named so far off each branch
     distance = {start: 0.0}
@@ -79,12 +80,13 @@ def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
                 branch[c] = f"{b}.{forks[b]}"
             distance[c] = d + length[c]
     structures = net.structures
-    new = tuple.__new__
-    steps = [new(Step, (1, start, structures[start].kind, "1", None, None, None, 0.0))]
+    make = Step._make                                    # positional, no keyword parsing: 10,000 steps a trace
+    steps = [make((1, start, structures[start].kind, "1", None, None, None, 0.0))]
     for k, n in enumerate(order[1:], start=2):
         e = via[n]
-        steps.append(new(Step, (k, n, structures[n].kind, branch[n], e["id"], parent[n], e["length_ft"], distance[n])))
+        steps.append(make((k, n, structures[n].kind, branch[n], e["id"], parent[n], e["length_ft"], distance[n])))
     return steps
+
 
 def total_length_ft(steps: list[Step]) -> float:
     return sum(s.pipe_length_ft or 0.0 for s in steps)

@@ -77,7 +77,7 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
             station_notes[o.id] = f"on the map at {got}" if got else "not on the map"
             if got:
                 monitored.add(got)
-        site_notes = _site_notes(m.net, located_sites, services.registry.outfalls)
+        site_notes = _site_notes(services, m.net, located_sites)
     board = services.stations.board(actor)
     stations = [nm.Place(s.station.id, s.station.name, lat, lon, s.state.css, f"/stations/{s.station.id}",
                          station_notes.get(s.station.id))
@@ -99,12 +99,17 @@ def network_map(request: Request, actor: CurrentActor, services: Services,
                   unplaced=drawn.unplaced if drawn else 0, case=the_case, trace=trace)
 
 
-def _site_notes(net, sites, outfalls) -> dict[str, str]:
+def _site_notes(services, net, sites) -> dict[str, str]:
     """Each site's runoff in the words its alerts use (alerts/kinds/runoff.py): its inlets (the
-    registry's ``drains_to``, else the nearest) and the outfalls they reach."""
+    registry's ``drains_to``, else the nearest) and the outfalls they reach. The server's value
+    for this map import (the one its alerts word from, computed once per import), else computed
+    here (a workbench opened without the server's)."""
     from ms4watch.alerts.kinds.runoff import site_words
     from ms4watch.network.sites import site_reaches
-    reaches = site_reaches(net, sites, outfalls, version="page")
+    kept = services.desk.reaches
+    reaches = kept() if kept is not None else None
+    if reaches is None:
+        reaches = site_reaches(net, sites, services.registry.outfalls, version="page")
     return {c.id: site_words(r, located=c.located) for c in sites if (r := reaches.of(c.id)) is not None}
 
 

@@ -151,5 +151,7 @@ def test_the_backup_runs_daily_as_the_service_user_with_the_shared_settings():
 
 def test_the_backup_units_are_shipped_with_the_package():
     import tomllib
-    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ms4watch"]
-    assert "systemd/*.service" in data and "systemd/*.timer" in data
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "ms4watch.systemd" in setuptools["packages"]          # the folder of unit files, shipped as data
+    data = setuptools["package-data"]["ms4watch.systemd"]
+    assert "*.service" in data and "*.timer" in data

@@ -197,6 +197,9 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: AlertEvent, flo
     floor = of.flow_floor_gpm
     if not nt or not all(x > floor for x in nv):
         return None
+    md = td_ns(reg.rules.dwf_min_duration)
+    if any(b - a > md for a, b in zip([int(t[first - 1])] + nt, nt)):
+        return None   # a silence longer than the minimum duration ends the run (dwf.flow_episodes)
     is_dwf = open_event.kind is AlertKind.DRY_WEATHER_FLOW
     want = dw.DRY if is_dwf else dw.UNKNOWN
     r = reg.rules

@@ -58,21 +58,32 @@ def runs(cond: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges[0::2], edges[1::2] - 1
 
 
-def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int) -> list[tuple[int, int, bool]]:
+def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int,
+             max_gap_ns: int | None = None) -> list[tuple[int, int, bool]]:
     """Episodes of a condition held in every reading for at least ``min_duration_ns``.
 
     A run of consecutive readings meeting ``cond`` qualifies when the time from its first to
     its last reading is at least ``min_duration_ns`` (readings at 0…30 min = 30 min).
     Qualifying runs closer than ``rearm_ns`` (from the last reading of one to the first of
     the next) are one episode: hysteresis, so a condition that flickers does not flap.
+    ``max_gap_ns``: two consecutive readings further apart than this end a run and start
+    another (a silence of the logger shows nothing was sustained through it); None: never.
 
     Returns ``(first_pos, last_pos, open)`` per episode, ``open`` when the condition still
     holds at the last reading of the input.
     """
+    t = np.asarray(t_ns)
     starts, ends = runs(cond)
+    if starts.size and max_gap_ns is not None and t.size > 1:
+        silent = np.flatnonzero(np.diff(t) > max_gap_ns)   # between positions k and k + 1
+        if silent.size:
+            c = np.asarray(cond, dtype=bool)
+            cut = silent[c[silent] & c[silent + 1]]           # a silence inside a run of the condition
+            if cut.size:
+                starts = np.sort(np.concatenate((starts, cut + 1)))
+                ends = np.sort(np.concatenate((ends, cut)))
     if starts.size == 0:
         return []
-    t = np.asarray(t_ns)
     ok = (t[ends] - t[starts]) >= min_duration_ns
     starts, ends = starts[ok], ends[ok]
     out: list[list[int]] = []

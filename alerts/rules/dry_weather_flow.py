@@ -29,12 +29,16 @@ def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray,
     """Runs of flow above ``floor_gpm`` [gpm] in every reading while the dry-weather code is
     ``state``, lasting ``min_duration_ns``, runs closer than ``rearm_ns`` joined: the arrays
     form of :func:`dry_weather_flow` and :func:`unknown_dry_flow` (what the alert engine
-    calls). Returns ``(start_ns, end_ns, open, peak_gpm, n_readings)`` per episode."""
+    calls). Returns ``(start_ns, end_ns, open, peak_gpm, n_readings)`` per episode.
+
+    "Sustained" is what the readings show: two consecutive readings further apart than
+    ``min_duration_ns`` end a run: a logger silent all night between two
+    readings above the floor saw no flow sustained through the night."""
     t = np.asarray(t_ns, dtype=np.int64)
     v = np.asarray(flow_gpm, dtype=np.float64)
     cond = (v > floor_gpm) & (np.asarray(dry_state, dtype=np.int8) == state)
     return [(int(t[a]), int(t[b]), is_open, float(np.nanmax(v[a:b + 1])), b - a + 1)
-            for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns)]
+            for a, b, is_open in episodes(t, cond, min_duration_ns, rearm_ns, max_gap_ns=min_duration_ns)]
 
 
 def _readings(flow_gpm: pd.Series, dry: pd.Series) -> tuple[pd.Series, pd.Series]:

@@ -5,7 +5,8 @@ same events as an engine without shortcuts, the state files must be equal, and t
 events must equal replay.
 
 The scenarios aim at what the extension recomputes: long episodes (5-min flow) with dips
-below the floor, rejoined within the minimum duration or not; rain during an open episode,
+below the floor, rejoined within the minimum duration or not; a silence of the flow logger
+(longer than the minimum duration or not); rain during an open episode,
 late rows inside the look-back among them (the gauge's logger delivers late); an approved
 discharge or an exempt flow whose window starts or ends mid-episode; uncalibrated readings
 mid-episode (flow or either gauge); a second gauge that never reports, stops or starts
@@ -78,8 +79,12 @@ def open_episode_scenarios(draw):
     for _ in range(draw(st.integers(0, 6))):
         a = rnd.randrange(0, end_min // 5)
         dips |= set(range(a, a + rnd.randint(1, 8)))
+    # the flow logger silent for 30-200 min (longer than dwf_min_duration from 35 min: a run ends)
+    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, end_min // 5), st.integers(6, 40))))
     rs = []
     for i in range(end_min // 5):
+        if quiet and quiet[0] <= i < quiet[0] + quiet[1]:
+            continue
         v = rnd.choice([2.0, 2.5, 3.25, 0.5000001, 7.125]) if i in hi and i not in dips else rnd.choice([0.1, 0.5, 0.0])
         rs.append(reading(at(i * 5), "OF-1", "flow", v))
     # RG-1: zero rows every 15 min (perhaps with an outage), tips now and then, some while
@@ -219,3 +224,20 @@ def test_the_extension_is_made_for_both_kinds(tmp_path):
     text = REG % "" + f'approved_discharges:\n  - {{outfall: OF-1, from: "{_iso(t0)}", to: "{until}", reason: x}}\n'
     made = _run(text, rs, rs, None, 4, timedelta(0), tmp_path)
     assert made.count(AlertKind.DRY_WEATHER_FLOW) > 10 and made.count(AlertKind.DRY_WEATHER_UNKNOWN) > 10
+
+
+def test_a_silence_of_the_flow_logger_ends_an_open_episode(tmp_path):
+    """An open dry-weather-flow episode, then the flow logger silent for 2 h, then flow above
+    the floor again: the shortcut does not extend the episode across the silence (longer than
+    ``dwf_min_duration``: nothing showed the flow sustained through it); the episode ends at
+    the last reading before it and a new one starts after it, as replay has them."""
+    t0 = to_ns(STARTS["june"])
+    silent = range(600, 624)   # 50-52 h: no flow reading
+    rs = [reading(t0 + i * 5 * MIN, "OF-1", "flow", 2.0 if i >= 576 else 0.1)
+          for i in range(HOURS * 12) if i not in silent]
+    rs += [reading(t0 + i * 15 * MIN, "RG-1", "rain", 0.0) for i in range(HOURS * 4)]
+    rs.sort(key=lambda r: r.time_ns)
+    _run(REG % "", rs, rs, None, 4, timedelta(0), tmp_path)
+    dwf = sorted((e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(REG % "", RULES), table(rs))).values()
+                 if e.kind is AlertKind.DRY_WEATHER_FLOW)
+    assert dwf == [(t0 + 576 * 5 * MIN, t0 + 599 * 5 * MIN), (t0 + 624 * 5 * MIN, None)]

@@ -69,3 +69,34 @@ def test_flow_readings_out_of_order_or_sent_twice_are_judged_as_in_order():
 def test_empty_input_is_no_episode():
     s = pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float)
     assert dry_weather_flow(s, dry_like(s)).empty and unknown_dry_flow(s, dry_like(s)).empty
+
+
+# -- "sustained >= 30 min" across a silence of the logger ------------------------------------------
+def readings_at(minutes_and_values):
+    idx = pd.DatetimeIndex([T0 + pd.Timedelta(minutes=m) for m, _ in minutes_and_values])
+    return pd.Series([v for _, v in minutes_and_values], index=idx, dtype=float)
+
+
+@pytest.mark.parametrize("silence_min,episodes", [(30, 1), (31, 0), (14 * 60, 0)])
+def test_a_silence_longer_than_the_minimum_duration_is_no_sustained_flow(silence_min, episodes):
+    """Flow above the floor at 17:00 and again after the logger was silent all night is no
+    evidence of flow sustained for 14 h (REGULATIONS.md *Dry-weather flow present*: "sustained
+    >= 30 min"): a silence longer than the minimum duration itself ends the run; a missed
+    reading or two does not."""
+    s = readings_at([(0, 2.0), (silence_min, 2.0)])
+    assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5)) == episodes
+    assert len(unknown_dry_flow(s, dry_like(s, DryState.UNKNOWN), floor_gpm=0.5)) == episodes
+    s = readings_at([(m, 2.0) for m in range(0, 11)] + [(m, 2.0) for m in range(10 + silence_min, 20 + silence_min)])
+    assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5)) == episodes
+
+
+def test_a_silence_splits_the_run_and_each_side_is_judged_on_its_own():
+    # 20 min of flow, 2 h of silence, 40 min of flow: one episode, from after the silence
+    s = readings_at([(m, 2.0) for m in range(0, 21)] + [(m, 2.0) for m in range(140, 181)])
+    e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
+    assert e["start"].tolist() == [T0 + pd.Timedelta(minutes=140)] and e["n_readings"].tolist() == [41]
+    # 40 min, silence, 40 min: two episodes, never one spanning the silence
+    s = readings_at([(m, 2.0) for m in range(0, 41)] + [(m, 2.0) for m in range(160, 201)])
+    e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
+    assert e["start"].tolist() == [T0, T0 + pd.Timedelta(minutes=160)]
+    assert e["end"].tolist() == [T0 + pd.Timedelta(minutes=40), T0 + pd.Timedelta(minutes=200)]

@@ -137,7 +137,8 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
 
     It must hold in every downstream reading for ``min_duration`` (a reading that does not
     meet it, a QC failure included, breaks the run, so a single spike never opens an
-    episode). ``basis`` is ``"contrast"`` when every qualifying reading met the contrast
+    episode; so do two downstream readings further apart than ``min_duration``: a probe
+    silent between them showed no contrast sustained through the silence). ``basis`` is ``"contrast"`` when every qualifying reading met the contrast
     test, ``"backstop"`` when none did (downstream above the backstop alone, e.g. with the
     upstream probe missing), ``"contrast+backstop"`` otherwise.
 
@@ -214,7 +215,9 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
     cond = contrast | backstop
     md = td_ns(params.min_duration)
     rows = []
-    for a, b, is_open in episodes(td, cond, md, md):
+    # sustained means shown: downstream readings further apart than the minimum duration end a
+    # run (a silent probe showed no contrast through the silence); not-evaluable spans go on
+    for a, b, is_open in episodes(td, cond, md, md, max_gap_ns=md):
         c = cond[a:b + 1]
         with_up = c & evaluable[a:b + 1]
         by_contrast = contrast[a:b + 1][c]

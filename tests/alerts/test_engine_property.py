@@ -68,12 +68,18 @@ def scenarios(draw):
     for a, n, v in turb:
         for i in range(a, a + n):
             bumps[i] = v
+    # the flow logger and the downstream probe silent for some steps (a silence longer than the
+    # minimum duration ends a run of dry-weather flow or of contrast)
+    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, HOURS * 60 // STEP), st.integers(1, 8))))
     for i in range(HOURS * 60 // STEP):
-        rs.append(reading(at(i * STEP), "OF-1", "flow", 2.0 if i in hi else 0.1))
+        silent = quiet is not None and quiet[0] <= i < quiet[0] + quiet[1]
+        if not silent:
+            rs.append(reading(at(i * STEP), "OF-1", "flow", 2.0 if i in hi else 0.1))
         up = 5.0 + (i % 4) * 0.5
         if upstream:
             rs.append(reading(at(i * STEP + 1), "TU-1", "turbidity", up))
-        rs.append(reading(at(i * STEP + 2), "TD-1", "turbidity", up + bumps.get(i, 1.0)))
+        if not silent:
+            rs.append(reading(at(i * STEP + 2), "TD-1", "turbidity", up + bumps.get(i, 1.0)))
         rs.append(reading(at(i * STEP), "TD-1", "battery", 11.0 if 100 <= i < 110 else 12.6))
     # a logger past its calibration flags its readings (issue 13: storms and episodes say so)
     if draw(st.booleans()):

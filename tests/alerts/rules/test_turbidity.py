@@ -166,9 +166,10 @@ def test_an_infinite_downstream_reading_breaks_the_run_and_is_not_evaluable():
 
 def test_a_downstream_reading_without_a_value_is_no_reading():
     """NaN downstream readings are left out, as the engine and replay skip them: the run of
-    the readings around them goes on, as across readings the logger never sent."""
+    the readings around them goes on, as across readings the logger never sent (a hole of
+    up to the minimum duration: a longer silence ends a run)."""
     up = ser([10.0] * 12)
-    down = ser([40.0] * 4 + [np.nan] * 4 + [40.0] * 4, offset_s=30)
+    down = ser([40.0] * 4 + [np.nan] * 2 + [40.0] * 4, offset_s=30)
     eps, nev = turbidity_contrast(up, down)
     assert list(eps["n_readings"]) == [8] and nev.empty
     gone = down.dropna()
@@ -209,3 +210,20 @@ def test_the_partner_is_the_nearest_upstream_reading_passing_qc():
     # with only failing readings in reach, not evaluable for the upstream's QC (not "missing")
     eps, nev = turbidity_contrast(near_bad, down, upstream_bad=pd.Series(True, index=near_bad.index))
     assert eps.empty and list(nev["causes"]) == [("upstream_qc",)]
+
+
+# -- "sustained >= 15 min" across a silence of the downstream probe --------------------------------
+@pytest.mark.parametrize("silence_min,episodes", [(15, 1), (16, 0), (120, 0)])
+def test_a_silence_longer_than_the_minimum_duration_is_no_sustained_contrast(silence_min, episodes):
+    """Two muddy downstream readings with the probe silent between them show no contrast
+    sustained through the silence (REGULATIONS.md *Turbidity contrast*: sustained >= 15 min):
+    a silence longer than the minimum duration itself ends the run, by contrast or backstop."""
+    up = ser([10.0] * 40, step_min=1)
+    down = pd.Series([40.0, 40.0], index=pd.DatetimeIndex([T0, T0 + pd.Timedelta(minutes=silence_min)]))
+    assert len(turbidity_contrast(up, down)[0]) == episodes
+    empty = pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float)
+    assert len(turbidity_contrast(empty, down * 10)[0]) == episodes        # the backstop alone
+    # 10 min muddy, 20 min silent, 10 min muddy: no 15 min shown on either side
+    t = [0, 5, 10, 30, 35, 40]
+    down = pd.Series([40.0] * 6, index=pd.DatetimeIndex([T0 + pd.Timedelta(minutes=m) for m in t]))
+    assert turbidity_contrast(up, down)[0].empty

@@ -9,7 +9,7 @@ public holiday (GCL § 25-a's "next succeeding business day"). A town's own offi
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -134,3 +134,24 @@ def test_an_office_closure_is_no_business_day_and_is_named_as_one():
     assert duetext.closures_note(d) == "not counted: Monday, July 6, 2026 (office closure: Town Hall closed (flood))"
     appeal = clocks.deadline(ramapo.appeal, local(2026, 6, 19, 10), cal)       # ends Sat 4 July; Mon 6 closed
     assert appeal.last_day == date(2026, 7, 7) and [c.day for c in appeal.closures] == [date(2026, 7, 6)]
+
+
+# -- 29 February: GCL § 20 counts calendar days, the leap day one of them ------------------------
+@pytest.mark.parametrize("issued, last", [
+    (local(2028, 2, 14, 10), date(2028, 2, 29)),    # the 15th day is the leap day, a Tuesday: not moved
+    (local(2027, 2, 14, 10), date(2027, 3, 1)),     # no 29 February in 2027: the 15th day is 1 March
+    (local(2028, 2, 29, 16), date(2028, 3, 15)),    # issued on the leap day: 15 days on
+])
+def test_a_period_counted_over_29_february(issued, last):
+    d = clocks.deadline(LAWS["ramapo-218"].appeal, issued, CAL)
+    assert d.last_day == last and d.moved_from is None
+    assert d.ends_at == local(last.year, last.month, last.day) + timedelta(days=1)
+    assert duetext.long(d).startswith(f"{last:%A}, {last:%B} {last.day}, {last.year}")
+
+
+def test_business_days_and_the_swppp_clock_over_29_february():
+    # a call on Friday 25 February 2028: Mon 28, Tue 29 February, Wed 1 March
+    assert clocks.due_day(LAWS["ramapo-218"].release_written, local(2028, 2, 25, 9), CAL) == date(2028, 3, 1)
+    # 30 days from 1 February: 2 March in a leap year, 3 March otherwise
+    assert clocks.due_day(clocks.SWPPP_COMPLETENESS, local(2028, 2, 1, 9), CAL) == date(2028, 3, 2)
+    assert clocks.due_day(clocks.SWPPP_COMPLETENESS, local(2027, 2, 1, 9), CAL) == date(2027, 3, 3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query, Request
@@ -141,7 +141,26 @@ def parse_when(text: str, tz: Any, *, end: bool = False) -> datetime:
         d = plausible_time(datetime.fromisoformat(text)).replace(tzinfo=tz)
         return d + timedelta(days=1, microseconds=-1) if end else d
     dt = plausible_time(datetime.fromisoformat(text.replace("Z", "+00:00")))
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=tz)
+    return dt if dt.tzinfo is not None else _one_instant(dt, tz)
+
+
+def _one_instant(wall: datetime, tz: Any) -> datetime:
+    """A naive local wall time in ``tz`` as the one instant it names. A wall time the clocks
+    show twice (the hour repeated when they go back) or never (the hour skipped when they go
+    forward) is refused, not guessed: an inspection typed "01:30" on the night the clocks go
+    back was at 01:30 EDT or an hour later at 01:30 EST, and "within 24 hours of the end of
+    a storm" (Schenectady ch. 148 Art. I) may hang on which."""
+    first, second = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+    if first.utcoffset() == second.utcoffset():
+        return first
+    name = getattr(tz, "key", str(tz))
+    a, b = (x.isoformat(timespec="minutes") for x in (first, second))
+    round_trip = first.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None)
+    if round_trip != wall:   # skipped: no instant shows this wall time
+        raise ValueError(f"{wall:%Y-%m-%dT%H:%M} does not exist in {name}: the clocks skip that hour "
+                         f"when they go forward; give the time the clocks showed")
+    raise ValueError(f"{wall:%Y-%m-%dT%H:%M} happens twice in {name} (the clocks go back an hour): "
+                     f"give it with its offset, {a} (the first) or {b} (an hour later)")
 
 
 __all__ = ["Services", "CurrentActor", "IncidentId", "StationPath", "OutfallPath", "ReportId", "SuppressionId", "Sha256",

@@ -190,3 +190,23 @@ def test_the_reports_csv_is_what_replay_reads_for_inspections(bench, tmp_path):
 def _smo(bench):
     from ms4watch.workbench.roles import Actor, Role, Via
     return Actor("smo", "Smo User", Role.SMO, bench.municipality, Via.TERMINAL)
+
+
+def test_a_local_time_the_clocks_show_twice_or_never_is_refused_not_guessed(bench):
+    """An inspection typed as 01:30 on the night the clocks go back happened at 01:30 EDT or
+    an hour later at 01:30 EST: taking the first (as a naive time in the zone did) records an
+    inspection done 50 min after a 01:30 EDT deadline as on time ("within 24 hours"). The
+    form says why and how to give the offset; a time the spring change skips is refused too."""
+    from ms4watch.workbench.deps import parse_when
+    tz = bench.workbench.registry.tz
+    s = bench.login("inspector")
+    for at, why in (("2025-11-02T01:30", "happens twice"), ("2025-03-09T02:30", "does not exist")):
+        r = s.client.post("/inspections", data={**FORM, "at": at, "csrf": s.csrf()})
+        assert r.status_code == 400 and why in html.unescape(r.text), at
+    assert bench.workbench.inspections.reports.list(bench.municipality) == []
+    with_offset = parse_when("2025-11-02T01:30-05:00", tz)
+    assert with_offset.utcoffset() == timedelta(hours=-5) and with_offset == utc(2025, 11, 2, 6, 30)
+    assert parse_when("2025-11-02T00:59", tz) == utc(2025, 11, 2, 4, 59)    # the hour before: once
+    assert parse_when("2025-11-02T02:00", tz) == utc(2025, 11, 2, 7, 0)     # after: once (EST)
+    assert parse_when("2025-03-09T03:00", tz) == utc(2025, 3, 9, 7, 0)      # first EDT minute
+    assert parse_when("2025-11-02", tz) == utc(2025, 11, 2, 4, 0)           # a day: its local midnight

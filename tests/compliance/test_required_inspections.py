@@ -142,3 +142,34 @@ def test_across_the_autumn_dst_change(inspected, status):
     opened = local(2026, 10, 29, 10)
     _, j = routine(judged(reg, [opened, inspected], now=local(2026, 11, 9)))[1]
     assert (j.opened, j.due, j.status, j.closed) == (opened, local(2026, 11, 5, 10), status, inspected)
+
+
+# -- the annual report's reporting year: an item due in one year, inspected in the next ----------
+def test_an_item_due_in_one_reporting_year_and_done_in_the_next_counts_in_the_first_as_late(tmp_path):
+    """Reporting year 2026 (GP-0-24-001) runs to 3 January 2027 00:00. A storm ending 23:00 on
+    1 January 2027 owes an inspection by 23:00 on 2 January: due in 2026's year, so listed
+    there, late when done at 01:00 on 3 January (2027's year), and not listed in 2027's. The
+    site's first routine item, due at 00:00 on 3 January (the instant 2027's year begins), is
+    2027's (and late: the inspection came an hour after)."""
+    from types import SimpleNamespace
+
+    from ms4watch.compliance import report
+    from ms4watch.compliance.store import ComplianceStore
+
+    reg = registry(date(2026, 12, 27))
+    storm_end, done = local(2027, 1, 1, 23), local(2027, 1, 3, 1)
+    now = local(2027, 2, 1)
+    items = [i for i, _ in judged(reg, [done], now=now, storms=(storm_end,))]
+    incidents = SimpleNamespace(
+        list=lambda kind, limit: items if kind == "inspection_due" else [],
+        store=SimpleNamespace(inspections_after=lambda last: [(1, "CS-9", done, "J. Rivera", None)]))
+    store = ComplianceStore(tmp_path / "compliance.db")
+    try:
+        def section(year):
+            built = report.build(registry=reg, store=store, incidents=incidents, year=year, now=now)
+            return [(r["reason"], r["due"], r["inspected_at"], r["status"]) for r in built.sections["inspections"].rows]
+        assert section(2026) == [("storm", storm_end + timedelta(hours=24), done, "late")]
+        assert (("routine", local(2027, 1, 3), done, "late") in section(2027)
+                and all(reason == "routine" for reason, *_ in section(2027)))
+    finally:
+        store.close()

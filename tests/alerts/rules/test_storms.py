@@ -125,3 +125,23 @@ def test_dst_spring_forward_storm_duration_in_real_hours():
 def test_empty_record_is_no_storm():
     s = storm_events(pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float))
     assert s.empty and list(s.columns)[:3] == ["start", "end", "first_rain"]
+
+
+def test_a_gauge_silent_between_two_bursts_splits_them_and_the_silence_is_a_stale_span():
+    """0.30 in, then the gauge sends nothing for 8 h, then 0.30 in: the storm rule sees two
+    storms of 0.30 in, neither qualifying (rain it never received is not rain); what it could
+    not see is said by the station-health rule, a stale span over the silence (REGULATIONS.md
+    *Edge loggers*: "a station that stops reporting cannot show a violation"). With zero rows
+    every 15 min through the 8 h the storms are the same, and no span is stale."""
+    from ms4watch.alerts.rules.health import stale_spans
+    from ms4watch.alerts.rules._common import ns_index
+
+    bursts = [(m, 0.01) for m in range(30)] + [(m, 0.01) for m in range(30 + 8 * 60, 60 + 8 * 60)]
+    for heartbeat in (False, True):
+        rows = bursts + ([(m, 0.0) for m in range(30, 30 + 8 * 60, 15)] if heartbeat else [])
+        r = rain(sorted(rows))
+        s = storm_events(r)
+        assert s["depth_in"].tolist() == [0.3, 0.3] and not s["qualifying"].any()
+        t = ns_index(r)
+        stale = stale_spans(t, int(t[-1]), 3, 15 * 60 * 10**9)
+        assert len(stale) == (0 if heartbeat else 1)

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from .workbench import Workbench
     from .workbench.auth.passwords import Passwords
     from .workbench.serving import WebServer
+    from .workbench.services.metrics import Metrics
 
 log = logging.getLogger(__name__)
 READY_WAIT_S = 10.0
@@ -393,8 +394,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
     from .network.current import TownReaches
-    from .workbench.records import load_suppressions, with_recorded
-    from .workbench.services.metrics import Metrics, TownParts
+    from .workbench.records.suppressions import load_suppressions, with_recorded
 
     m = registry.municipality
     data_dir = settings.town_data_dir(m)
@@ -403,7 +403,10 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     # dashboards: InfluxDB only
     write_records = store.write_records if isinstance(store, RecordsStore) and \
         not settings.town_store_url(m).startswith("sqlite:") else None
-    metrics = Metrics()
+    metrics: "Metrics | None" = None
+    if links is not None:       # served at the workbench's /metrics: none without it (``--http off``)
+        from .workbench.services.metrics import Metrics
+        metrics = Metrics()
     readings = store if isinstance(store, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
@@ -416,7 +419,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         notify_urls=settings.notify, report=report, readings=readings,
         now_ns=_now_ns(parts.clock) if parts.clock else None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
+        on_alert_latency=metrics.alert_latency.observe if metrics else None, sms_limiter=settings.sms.limiter(),
         calibrations=store if isinstance(store, CalibrationHistory) else None,
         compliance=lambda now: all_deadlines(compliance, calendar), reaches=reaches.current))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
@@ -429,14 +432,15 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     town = Town(registry, data_dir, store, pipeline, ingest, reaches=reaches)
     incidents = pipeline.incidents
     spool = store if isinstance(store, SpoolingStore) else None
-    metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
-                  spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
-                  town=TownParts(clock=incidents.clock, operations=incidents.operations,
-                                 stations=pipeline.engine.station_freshness, broker_connected=ingest.connected.is_set,
-                                 store_errors=lambda: ingest.stats.store_errors + (spool.write_errors if spool else 0),
-                                 data_dir=data_dir))
-    if links is not None and secret is not None:
+    if metrics is not None and links is not None and secret is not None:
         from .workbench import Workbench
+        from .workbench.services.metrics import TownParts
+        metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
+                      spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
+                      town=TownParts(clock=incidents.clock, operations=incidents.operations,
+                                     stations=pipeline.engine.station_freshness, broker_connected=ingest.connected.is_set,
+                                     store_errors=lambda: ingest.stats.store_errors + (spool.write_errors if spool else 0),
+                                     data_dir=data_dir))
         from .workbench.services.health import Health
         health = Health(broker_connected=ingest.connected.is_set, store=store if isinstance(store, Probing) else None,
                         backlog=incidents.delivery_backlog, clock=incidents.clock,

@@ -275,14 +275,16 @@ def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_pa
 
 # -- start-up: what `serve --http off` imports ---------------------------------------------------
 OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance", "matplotlib",
-                       "apprise", "holidays")
+                       "apprise", "holidays", "prometheus_client", "ms4watch.workbench.records.inspections")
 
 
 def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
     imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
     when no SMS channel is configured, nor the public holidays before a compliance clock needs
-    them — a second or more of start-up before the first message is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
+    them — a second or more of start-up before the first message is taken — nor the
+    metrics, served only by the workbench (``/metrics``), nor the workbench's records but the
+    approvals the engine judges by (``workbench.records.suppressions``)."""
     (tmp_path / "sites.yaml").write_text(SITES)
     code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
             f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "

@@ -296,6 +296,60 @@ def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     assert out.stdout.split() == ["True", "[]"], out.stdout
 
 
+WORKBENCH_AFTER_INGEST = """\
+import sys, httpx
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
+server = build_server(Settings.model_validate({'registry': REGISTRY, 'data_dir': DATA, 'broker': {'url': BROKER},
+                                              'http': {'listen': '127.0.0.1:0'}}), report=lambda line: None)
+print(sorted(m for m in MODULES if m in sys.modules))      # built: nothing of the workbench's web side yet
+town = server.town
+opened_by_root = town.open_workbench
+def opening():                                  # the root's own opener, watched: is ingest taking readings?
+    print(town.ingest.connected.is_set())
+    return opened_by_root()
+town.open_workbench = opening
+server.start()
+print(httpx.get(server.web_url + '/health').status_code, server.town.opened_workbench is not None)
+server.stop()
+"""
+
+
+def test_the_workbench_is_opened_once_ingest_takes_readings(tmp_path, mosquitto_broker):
+    """``serve`` with the workbench: its services (databases, desks) and the FastAPI app are
+    made once ingest is connected and taking readings, not before (~1 s of CPU a town's
+    server spent before its first reading); its port is still bound first (a port that is
+    taken stops the start before anything runs), and it answers once the server started."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = (WORKBENCH_AFTER_INGEST.replace("REGISTRY", repr(str(tmp_path / "sites.yaml")))
+            .replace("DATA", repr(str(tmp_path / "data"))).replace("BROKER", repr(mosquitto_broker.url))
+            .replace("MODULES", repr(("fastapi", "uvicorn", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance"))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "True", "200 True"], out.stdout
+
+
+def test_a_taken_port_stops_the_start_before_ingest(tmp_path, mosquitto_broker):
+    """The workbench's port is bound before anything starts: taken, the start fails with the
+    port named and ingest never connected."""
+    import socket
+
+    (tmp_path / "sites.yaml").write_text(SITES)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": f"127.0.0.1:{port}"}}), report=lambda line: None)
+    try:
+        with pytest.raises(Exception, match=str(port)):
+            server.start()
+        assert not server.ingest.connected.is_set() and server.town.opened_workbench is None
+    finally:
+        taken.close()
+
+
 PAIR_AND_SITE = """\
 turbidity_pairs: [{id: TP-1, upstream: TU-1, downstream: TD-1, name: Hillcrest creek, construction_site: CS-7}]
 construction_sites: [{id: CS-7, name: Hillcrest, rain_gauges: [RG-1], active_from: 2026-04-01, drains_to: [CB-1]}]

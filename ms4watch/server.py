@@ -24,6 +24,8 @@ reading the store received after the mark checkpointed with the engine (ingest's
 checkpoint minus the lateness window: readings acknowledged after that checkpoint were
 stored but their evaluation died with a crashed process.
 Incidents and notifications are idempotent, so what had been raised is not raised twice.
+The workbench's services and app are made once ingest runs (its port is bound first): a
+backlog waiting in the broker is taken without waiting for them.
 """
 
 from __future__ import annotations
@@ -207,7 +209,9 @@ class Server:
 
     def start(self, connect_timeout_s: float = 15.0) -> "Server":
         """Take each town's lock (``townlock.py``: one server per town; TownLocked when another
-        holds it), then start the workbench, re-feed the engines, start ingest and the clock."""
+        holds it), then bind the workbench's port, re-feed the engines, start ingest, open and
+        serve the workbench (its services and app made now, not before the first readings),
+        and start the clock."""
         if not self.simulated:
             self._lock_towns()
         try:

@@ -11,6 +11,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -327,6 +328,28 @@ def test_the_workbench_is_opened_once_ingest_takes_readings(tmp_path, mosquitto_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["[]", "True", "200 True"], out.stdout
+
+
+def test_a_workbench_that_cannot_open_stops_the_server_it_started(tmp_path, mosquitto_broker):
+    """The workbench opens once ingest runs; when it cannot (its corrections database is a
+    folder), the start fails with that error and what it had started is stopped as a signal
+    would stop it: ingest's writer gone, the town's lock released (a second server starts)."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "corrections.db").mkdir()
+    settings = Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "127.0.0.1:0"}})
+    server = build_server(settings, report=lambda line: None)
+    with pytest.raises(Exception, match="corrections|database"):
+        server.start()
+    assert not any(t.name == "ingest-writer" and t.is_alive() for t in threading.enumerate())   # ingest stopped
+    (tmp_path / "data" / "corrections.db").rmdir()
+    again = build_server(settings, report=lambda line: None).start()
+    try:
+        assert again.ingest.connected.is_set() and again.town.opened_workbench is not None
+    finally:
+        again.stop()
 
 
 def test_a_taken_port_stops_the_start_before_ingest(tmp_path, mosquitto_broker):

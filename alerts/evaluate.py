@@ -8,29 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Callable, Mapping, Sequence, cast
 
 import numpy as np
-import pandas as pd
 
 from ms4watch.contract.registry import Registry
-from ms4watch.contract.timeutil import format_duration
+from ms4watch.contract.timeutil import format_duration, from_ns
 
 from .events import AlertEvent, AlertKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
 from .rules.calibration import uncalibrated_field
-from .rules._common import episodes, td_ns, to_index
+from .rules._common import episodes, td_ns
 
 # (station, quantity) -> (t_ns sorted unique int64, values float64, flags object array)
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 Getter = Callable[[str, str], Arrays]
 EMPTY: Arrays = (np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, dtype=object))
-
-
-def series(a: Arrays, name: str = "value") -> pd.Series:
-    return pd.Series(a[1], index=to_index(a[0]), name=name)
 
 
 def storm_params(reg: Registry, gauge: str) -> storms.StormParams:
@@ -95,12 +90,11 @@ def site_inspections(reg: Registry, site_id: str, confirmed_storms: Mapping[str,
                 "closed_at": closed}, params, inspections.PROVISION))
 
     for gauge in site.rain_gauges:
-        ends = sorted(confirmed_storms.get(gauge, ()))
-        frame = pd.DataFrame({"end": to_index(np.asarray(ends, dtype=np.int64)), "qualifying": True})
-        due = inspections.inspection_due(frame, [site], gauge, tz, after=r.inspection_after_storm)
-        for row in cast(Any, due).itertuples():   # pandas types a row's fields as any scalar
-            k = np.searchsorted(insp, int(row.storm_end), side="left")   # the first inspection from the storm's end
-            item(f"inspection/{site_id}/storm/{gauge}/{row.storm_end}", gauge, int(row.storm_end), int(row.due),
+        ends = sorted(int(e) for e in confirmed_storms.get(gauge, ()))
+        for _site, _gauge, storm_end, due in inspections.storm_inspections(ends, [site], gauge, tz,
+                                                                          after=r.inspection_after_storm):
+            k = np.searchsorted(insp, storm_end, side="left")   # the first inspection from the storm's end
+            item(f"inspection/{site_id}/storm/{gauge}/{storm_end}", gauge, storm_end, due,
                  int(insp[k]) if k < insp.size else None, "storm")
     for it in inspections.routine_inspections(site, cast(Sequence[int], insp), now_ns, tz, interval=r.routine_inspection_interval):
         item(f"inspection/{site_id}/routine/{it.key}", None, None, it.due_ns, it.closed_ns, "routine")
@@ -244,8 +238,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: AlertEvent, flo
 
 def suppression(reg: Registry, outfall: str, start_ns: int, end_ns: int) -> str | None:
     """The reason an episode is not notified: an approved discharge or exempt flow covering it."""
-    s = pd.Timestamp(start_ns, tz="UTC").to_pydatetime()
-    e = pd.Timestamp(end_ns, tz="UTC").to_pydatetime()
+    s, e = from_ns(start_ns), from_ns(end_ns)
     for d in reg.discharges_for(outfall, s, e):
         return f"approved discharge: {d.reason}"
     for x in reg.outfall(outfall).exempt_flows:
@@ -368,7 +361,7 @@ def station_health(reg: Registry, station: str, times_ns: np.ndarray, battery: A
             "reason": (f"no reading for {silence}" if before else f"never reported ({silence} since monitoring began)")},
             {"stale_intervals": r.stale_intervals}, health.PROVISION))
     if battery[0].size:
-        for start, end, is_open, vmin in health.low_battery(series(battery), r.low_battery_v, r.low_battery_hysteresis_v):
+        for start, end, is_open, vmin in health.low_battery_arrays(battery[0], battery[1], r.low_battery_v, r.low_battery_hysteresis_v):
             out.append(AlertEvent(AlertKind.LOW_BATTERY, f"battery/{station}/{start}", {
                 "station": station, "start": start, "end": None if is_open else end, "min_v": vmin, "last_met": end},
                 {"low_battery_v": r.low_battery_v, "hysteresis_v": r.low_battery_hysteresis_v}, health.PROVISION))

@@ -18,9 +18,10 @@ corrected values says so in its first line.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .alerts.kinds import spec_for
 from .contract.registry import Registry
@@ -33,6 +34,7 @@ class StoreReadings:
         self.registry = registry
 
     def _series(self, station: str, quantity: str, start: datetime, end: datetime) -> pd.Series:
+        import pandas as pd     # an email's chart and CSV: imported then, not with the server
         rows = [r for r in self.source.readings(station, quantity, start, end) if r.value is not None]
         if not rows:
             return pd.Series(dtype=float)
@@ -40,6 +42,7 @@ class StoreReadings:
                          dtype=float).groupby(level=0).last()
 
     def __call__(self, incident: dict[str, Any], start: datetime, end: datetime) -> pd.DataFrame:
+        import pandas as pd
         chart = spec_for(incident.get("kind", "")).chart(self.registry, incident)   # alerts/kinds/
         cols: dict[str, pd.Series] = {s.column: self._series(s.station, s.quantity, start, end) for s in chart.series}
         if chart.threshold is not None and chart.threshold_column:

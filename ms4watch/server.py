@@ -24,6 +24,8 @@ reading the store received after the mark checkpointed with the engine (ingest's
 checkpoint minus the lateness window: readings acknowledged after that checkpoint were
 stored but their evaluation died with a crashed process.
 Incidents and notifications are idempotent, so what had been raised is not raised twice.
+The workbench's services and app are made once ingest runs (its port is bound first): a
+backlog waiting in the broker is taken without waiting for them.
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ if TYPE_CHECKING:
     from .network.current import TownReaches
 
     from .workbench import Workbench
+    from .workbench.auth import AckLinks
     from .workbench.auth.passwords import Passwords
     from .workbench.serving import WebServer
+    from .workbench.services.metrics import Metrics
 
 log = logging.getLogger(__name__)
 READY_WAIT_S = 10.0
@@ -95,13 +99,31 @@ class Town:
     store: ReadingsStore
     pipeline: AlertPipeline
     ingest: IngestService
-    workbench: "Workbench | None" = None
     refed_readings: int = 0
     reaches: "TownReaches | None" = None     # its construction sites on its latest imported map
+    links: "AckLinks | None" = None          # its signed acknowledge links (None: no workbench)
+    open_workbench: "Callable[[], Workbench] | None" = field(default=None, repr=False)   # the root's
+    _workbench: "Workbench | None" = field(default=None, repr=False)
 
     @property
     def municipality(self) -> str:
         return self.registry.municipality
+
+    @property
+    def workbench(self) -> "Workbench | None":
+        """The town's workbench services (None: ``http.listen`` off), opened at first use: a
+        started server opens them once its ingest runs (:meth:`Server.start`), so the
+        workbench's imports and databases (~1 s of CPU) do not hold up the first readings; a
+        caller that reads them before (the demo, the tests) opens them then."""
+        if self._workbench is None and self.open_workbench is not None:
+            self._workbench = self.open_workbench()
+            self.open_workbench = None
+        return self._workbench
+
+    @property
+    def opened_workbench(self) -> "Workbench | None":
+        """The workbench services if they were opened, without opening them (what a stop closes)."""
+        return self._workbench
 
     def sync(self) -> int:
         """Learn what another process (``ms4watch incidents``, through :func:`open_town`)
@@ -122,12 +144,23 @@ class Server:
     towns: list[Town]
     simulated: bool = False
     report: Reporter = log.info
-    app: "FastAPI | None" = None               # the workbench (None: http.listen off)
+    make_app: "Callable[[], FastAPI] | None" = field(default=None, repr=False)   # the root's (None: http.listen off)
     web: "WebServer | None" = None
+    _app: "FastAPI | None" = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _ticker: threading.Thread | None = None
     _warmup: threading.Thread | None = None
     _locks: list[TownLock] = field(default_factory=list)
+
+    @property
+    def app(self) -> "FastAPI | None":
+        """The workbench's application (None: ``http.listen`` off), made at first use (with
+        every town's workbench services: :attr:`Town.workbench`); a started server makes it
+        once its ingest runs."""
+        if self._app is None and self.make_app is not None:
+            self._app = self.make_app()
+            self.make_app = None
+        return self._app
 
     # -- one town (``serve`` of a municipality, the demo): its parts by name ---------------
     @property
@@ -176,7 +209,9 @@ class Server:
 
     def start(self, connect_timeout_s: float = 15.0) -> "Server":
         """Take each town's lock (``townlock.py``: one server per town; TownLocked when another
-        holds it), then start the workbench, re-feed the engines, start ingest and the clock."""
+        holds it), then bind the workbench's port, re-feed the engines, start ingest, open and
+        serve the workbench (its services and app made now, not before the first readings),
+        and start the clock."""
         if not self.simulated:
             self._lock_towns()
         try:
@@ -208,12 +243,13 @@ class Server:
 
     def _start(self, connect_timeout_s: float) -> "Server":
         http = self.settings.http
-        if self.app is not None:   # first: a port that is taken stops the start before anything runs
+        if self.make_app is not None or self._app is not None:
+            # first: a port that is taken stops the start before anything runs
             from .workbench.serving import WebServer
             self.web = WebServer(http.host or "127.0.0.1", http.port or 0, trusted_proxies=http.trusted_proxies)
             for t in self.towns:
-                if t.workbench is not None and t.workbench.links.base_url is None:
-                    t.workbench.links.base_url = self.web.url + _town_path(self.settings, t.municipality)
+                if t.links is not None and t.links.base_url is None:
+                    t.links.base_url = self.web.url + _town_path(self.settings, t.municipality)
         for t in self.towns:
             t.pipeline.start()
             t.refed_readings = t.pipeline.start_up(t.store if isinstance(t.store, ReadingsSource) else None,
@@ -228,8 +264,15 @@ class Server:
                             READY_WAIT_S)
         for t in self.towns:
             t.ingest.start(connect_timeout_s)
-        if self.web is not None and self.app is not None:
-            self.web.start(self.app)
+        if self.web is not None:
+            # the workbench opened and its app made now that ingest runs: not before the first readings
+            try:
+                app = self.app
+                assert app is not None
+                self.web.start(app)
+            except BaseException:
+                self.stop()    # ingest runs: stop it as a signal would (what it stored is evaluated and kept)
+                raise
             from .workbench import warmup
             self._warmup = warmup.start()   # matplotlib and reportlab imported now, not in the first chart or packet
         if not self.simulated:
@@ -267,8 +310,9 @@ class Server:
         for t in self.towns:
             t.pipeline.finish(end_ns if end_ns is not None else time.time_ns(), flush_timeout_s=10.0)
             t.pipeline.close()
-            if t.workbench is not None:
-                t.workbench.close()
+            wb = t.opened_workbench
+            if wb is not None:
+                wb.close()
         self._unlock_towns()
 
 
@@ -370,10 +414,12 @@ def build_server(settings: Settings, *, report: Reporter = log.info, simulated: 
              for reg in registries]
     server = Server(settings, towns, simulated=simulated, report=report)
     if secret is not None:
-        from .workbench import create_app
-        from .workbench.app import create_coalition_app
-        wbs = [t.workbench for t in towns if t.workbench is not None]
-        server.app = create_coalition_app(settings, wbs) if settings.coalition else create_app(settings, wbs[0])
+        def make_app() -> "FastAPI":   # at first use (Server.app): a started server's once its ingest runs
+            from .workbench import create_app
+            from .workbench.app import create_coalition_app
+            wbs = [t.workbench for t in towns if t.workbench is not None]
+            return create_coalition_app(settings, wbs) if settings.coalition else create_app(settings, wbs[0])
+        server.make_app = make_app
     return server
 
 
@@ -393,8 +439,7 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     from .compliance.deadlines import all_deadlines
     from .compliance.store import ComplianceStore
     from .network.current import TownReaches
-    from .workbench.records import load_suppressions, with_recorded
-    from .workbench.services.metrics import Metrics, TownParts
+    from .workbench.records.suppressions import load_suppressions, with_recorded
 
     m = registry.municipality
     data_dir = settings.town_data_dir(m)
@@ -403,7 +448,10 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
     # dashboards: InfluxDB only
     write_records = store.write_records if isinstance(store, RecordsStore) and \
         not settings.town_store_url(m).startswith("sqlite:") else None
-    metrics = Metrics()
+    metrics: "Metrics | None" = None
+    if links is not None:       # served at the workbench's /metrics: none without it (``--http off``)
+        from .workbench.services.metrics import Metrics
+        metrics = Metrics()
     readings = store if isinstance(store, ReadingsSource) else None
     # the alert rules judge by the file's registry and the approvals and exempt flows recorded on the workbench
     judged = with_recorded(registry, load_suppressions(settings.workbench_db, m))
@@ -416,35 +464,39 @@ def _town(settings: Settings, registry: Registry, *, report: Reporter, simulated
         notify_urls=settings.notify, report=report, readings=readings,
         now_ns=_now_ns(parts.clock) if parts.clock else None if simulated else time.time_ns, eval_interval=settings.engine.eval_interval,
         ack_link=links.url if links else None, write_records=write_records, delivery=settings.delivery,
-        on_alert_latency=metrics.alert_latency.observe, sms_limiter=settings.sms.limiter(),
+        on_alert_latency=metrics.alert_latency.observe if metrics else None, sms_limiter=settings.sms.limiter(),
         calibrations=store if isinstance(store, CalibrationHistory) else None,
         compliance=lambda now: all_deadlines(compliance, calendar), reaches=reaches.current))
     compliance.clock = pipeline.incidents.clock   # the demo's simulated time, else wall time
-    broker = settings.broker
     ingest = build_ingest(settings, m, store, client_id=client_id,
                           identity=Identity(registry.station_ids(), settings.devices(registry)),   # who sends what
                           on_stored=pipeline.feed, on_status=pipeline.station_status,
                           time_window=ABSOLUTE_ONLY if simulated else DEFAULT_WINDOW)   # simulated: the data's time
     pipeline.stored_mark = ingest.stored_mark   # checkpointed with the engine: what a restart re-feeds
-    town = Town(registry, data_dir, store, pipeline, ingest, reaches=reaches)
-    incidents = pipeline.incidents
-    spool = store if isinstance(store, SpoolingStore) else None
-    metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
-                  spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
-                  town=TownParts(clock=incidents.clock, operations=incidents.operations,
-                                 stations=pipeline.engine.station_freshness, broker_connected=ingest.connected.is_set,
-                                 store_errors=lambda: ingest.stats.store_errors + (spool.write_errors if spool else 0),
-                                 data_dir=data_dir))
-    if links is not None and secret is not None:
-        from .workbench import Workbench
-        from .workbench.services.health import Health
-        health = Health(broker_connected=ingest.connected.is_set, store=store if isinstance(store, Probing) else None,
-                        backlog=incidents.delivery_backlog, clock=incidents.clock,
-                        backlog_max=settings.web.ready_backlog_max, broker_url=broker.url)
-        town.workbench = Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
-                                        health=health, metrics=metrics, readings=readings, clock=incidents.clock,
-                                        sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
-                                        compliance=compliance, passwords=parts.passwords, reaches=reaches.current)
+    town = Town(registry, data_dir, store, pipeline, ingest, reaches=reaches, links=links)
+    if metrics is not None and links is not None and secret is not None:
+        def open_workbench() -> "Workbench":   # at first use (Town.workbench): a started server's once its ingest runs
+            from .workbench import Workbench
+            from .workbench.services.health import Health
+            from .workbench.services.metrics import TownParts
+            assert metrics is not None and links is not None and secret is not None
+            incidents = pipeline.incidents
+            spool = store if isinstance(store, SpoolingStore) else None
+            metrics.watch(ingest=lambda: (ingest.stats.stored_readings, ingest.stats.rejected_messages),
+                          spool_depth=(lambda: spool.spool_depth) if spool is not None else None,
+                          town=TownParts(clock=incidents.clock, operations=incidents.operations,
+                                         stations=pipeline.engine.station_freshness,
+                                         broker_connected=ingest.connected.is_set,
+                                         store_errors=lambda: ingest.stats.store_errors + (spool.write_errors if spool else 0),
+                                         data_dir=data_dir))
+            health = Health(broker_connected=ingest.connected.is_set, store=store if isinstance(store, Probing) else None,
+                            backlog=incidents.delivery_backlog, clock=incidents.clock,
+                            backlog_max=settings.web.ready_backlog_max, broker_url=settings.broker.url)
+            return Workbench.open(settings, registry=registry, incidents=incidents, secret=secret, links=links,
+                                  health=health, metrics=metrics, readings=readings, clock=incidents.clock,
+                                  sms_verifier=sms_verifier, alert_side=pipeline, towns=towns,
+                                  compliance=compliance, passwords=parts.passwords, reaches=reaches.current)
+        town.open_workbench = open_workbench
     return town
 
 

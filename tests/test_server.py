@@ -11,6 +11,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -275,14 +276,16 @@ def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_pa
 
 # -- start-up: what `serve --http off` imports ---------------------------------------------------
 OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance", "matplotlib",
-                       "apprise", "holidays")
+                       "apprise", "holidays", "prometheus_client", "ms4watch.workbench.records.inspections")
 
 
 def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
     imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
     when no SMS channel is configured, nor the public holidays before a compliance clock needs
-    them — a second or more of start-up before the first message is taken. (The engine's approvals in ``workbench.records`` and the metrics are taken.)"""
+    them — a second or more of start-up before the first message is taken — nor the
+    metrics, served only by the workbench (``/metrics``), nor the workbench's records but the
+    approvals the engine judges by (``workbench.records.suppressions``)."""
     (tmp_path / "sites.yaml").write_text(SITES)
     code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
             f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
@@ -294,10 +297,132 @@ def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     assert out.stdout.split() == ["True", "[]"], out.stdout
 
 
+WORKBENCH_AFTER_INGEST = """\
+import sys, httpx
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
+server = build_server(Settings.model_validate({'registry': REGISTRY, 'data_dir': DATA, 'broker': {'url': BROKER},
+                                              'http': {'listen': '127.0.0.1:0'}}), report=lambda line: None)
+print(sorted(m for m in MODULES if m in sys.modules))      # built: nothing of the workbench's web side yet
+town = server.town
+opened_by_root = town.open_workbench
+def opening():                                  # the root's own opener, watched: is ingest taking readings?
+    print(town.ingest.connected.is_set())
+    return opened_by_root()
+town.open_workbench = opening
+server.start()
+print(httpx.get(server.web_url + '/health').status_code, server.town.opened_workbench is not None)
+server.stop()
+"""
+
+
+def test_the_workbench_is_opened_once_ingest_takes_readings(tmp_path, mosquitto_broker):
+    """``serve`` with the workbench: its services (databases, desks) and the FastAPI app are
+    made once ingest is connected and taking readings, not before (~1 s of CPU a town's
+    server spent before its first reading); its port is still bound first (a port that is
+    taken stops the start before anything runs), and it answers once the server started."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = (WORKBENCH_AFTER_INGEST.replace("REGISTRY", repr(str(tmp_path / "sites.yaml")))
+            .replace("DATA", repr(str(tmp_path / "data"))).replace("BROKER", repr(mosquitto_broker.url))
+            .replace("MODULES", repr(("fastapi", "uvicorn", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance"))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "True", "200 True"], out.stdout
+
+
+def test_a_workbench_that_cannot_open_stops_the_server_it_started(tmp_path, mosquitto_broker):
+    """The workbench opens once ingest runs; when it cannot (its corrections database is a
+    folder), the start fails with that error and what it had started is stopped as a signal
+    would stop it: ingest's writer gone, the town's lock released (a second server starts)."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "corrections.db").mkdir()
+    settings = Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": "127.0.0.1:0"}})
+    server = build_server(settings, report=lambda line: None)
+    with pytest.raises(Exception, match="corrections|database"):
+        server.start()
+    assert not any(t.name == "ingest-writer" and t.is_alive() for t in threading.enumerate())   # ingest stopped
+    (tmp_path / "data" / "corrections.db").rmdir()
+    again = build_server(settings, report=lambda line: None).start()
+    try:
+        assert again.ingest.connected.is_set() and again.town.opened_workbench is not None
+    finally:
+        again.stop()
+
+
+def test_a_taken_port_stops_the_start_before_ingest(tmp_path, mosquitto_broker):
+    """The workbench's port is bound before anything starts: taken, the start fails with the
+    port named and ingest never connected."""
+    import socket
+
+    (tmp_path / "sites.yaml").write_text(SITES)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    server = build_server(Settings.model_validate({
+        "registry": tmp_path / "sites.yaml", "broker": {"url": mosquitto_broker.url}, "data_dir": tmp_path / "data",
+        "http": {"listen": f"127.0.0.1:{port}"}}), report=lambda line: None)
+    try:
+        with pytest.raises(Exception, match=str(port)):
+            server.start()
+        assert not server.ingest.connected.is_set() and server.town.opened_workbench is None
+    finally:
+        taken.close()
+
+
 PAIR_AND_SITE = """\
 turbidity_pairs: [{id: TP-1, upstream: TU-1, downstream: TD-1, name: Hillcrest creek, construction_site: CS-7}]
 construction_sites: [{id: CS-7, name: Hillcrest, rain_gauges: [RG-1], active_from: 2026-04-01, drains_to: [CB-1]}]
 """
+
+JUDGE_EVERY_KIND = """\
+import sys
+from ms4watch.contract.wire import CanonicalReading as R
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
+MIN = 60 * 10**9; H = 60 * MIN; T0 = 1_780_272_000 * 10**9     # 2026-06-01 00:00 UTC
+server = build_server(Settings.model_validate({'registry': REGISTRY, 'data_dir': DATA, 'http': {'listen': 'off'}}),
+                      report=lambda line: None, simulated=True)
+rs = []
+for k in range(4 * 90):                          # 72 dry hours, a 0.6-inch storm in the 74th, then dry again
+    t = T0 + k * 15 * MIN
+    rs.append(R(t, 'RG-1', 'LOG-RG1', 'rain', 'rain', 0.05 if 292 <= k < 304 else 0.0, 'in', '', 0))
+    rs.append(R(t, 'OF-12', 'LOG-OF12', 'battery', 'battery', 11.0 if k > 200 else 12.6, 'V', '', 0))
+    if 280 <= k < 288:                           # flow on the 71st hour: dry weather
+        rs.append(R(t, 'OF-12', 'LOG-OF12', 'flow', 'flow', 60.0, 'gpm', '', 0))
+    if k % 2 == 0:                               # the probe below CS-7 muddy for two hours
+        rs.append(R(t, 'TU-1', 'LOG-TU1', 'turbidity', 'turbidity', 10.0, 'NTU', '', 0))
+        rs.append(R(t + MIN, 'TD-1', 'LOG-TD1', 'turbidity', 'turbidity', 40.0 if 100 <= k < 108 else 11.0, 'NTU', '', 0))
+rs.sort(key=lambda r: r.time_ns)
+for i in range(0, len(rs), 200):                 # in batches, as ingest hands them over
+    server.pipeline.feed(rs[i:i + 200])
+server.pipeline.advance(T0 + 6 * 24 * H)         # days later: the inspection is overdue
+print(sorted({e.kind.value for e in server.pipeline.events()}))
+print('pandas' in sys.modules)
+server.pipeline.close()
+"""
+
+
+def test_a_server_judges_every_kind_of_reading_without_pandas(tmp_path):
+    """The streaming engine's path (the rules on arrays) runs without pandas, ~0.3 s of CPU in
+    the imports of a server's start before its first message; pandas is for replay, the
+    charts and the reports. A fresh interpreter builds a server and feeds it readings that
+    raise every kind the engine judges from readings and the clock: a storm and the
+    inspection it makes due (then overdue), dry-weather flow (and unknown weather once the
+    gauge falls silent), a turbidity contrast (and a pair not evaluable), a low battery, a
+    silent station."""
+    (tmp_path / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
+    code = JUDGE_EVERY_KIND.replace("REGISTRY", repr(str(tmp_path / "sites.yaml"))).replace(
+        "DATA", repr(str(tmp_path / "data")))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    kinds, pandas_imported = out.stdout.splitlines()
+    assert kinds == str(sorted({"storm", "inspection_due", "inspection_overdue", "dry_weather_flow", "dry_weather_unknown",
+                                "turbidity_contrast", "turbidity_not_evaluable", "low_battery", "stale_station"})), out.stdout
+    assert pandas_imported == "False"
 
 
 def _muddy(start_ns: int) -> list:

@@ -12,12 +12,13 @@ import logging
 import socket
 import threading
 import time
-from typing import Sequence
-
-import uvicorn
-from fastapi import FastAPI
+from typing import TYPE_CHECKING, Sequence
 
 from .errors import WorkbenchError
+
+if TYPE_CHECKING:      # imported when it starts: the server binds its port before ingest, serves after
+    import uvicorn
+    from fastapi import FastAPI
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class WebServer:
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
     def start(self, app: FastAPI, timeout_s: float = 15.0) -> "WebServer":
+        import uvicorn
         # log_config None: uvicorn's lines go through our handler (JSON lines under --log-format json)
         config = uvicorn.Config(app, log_config=None, log_level="warning", timeout_keep_alive=self.keep_alive_s,
                                 access_log=False,

@@ -17,10 +17,12 @@ from __future__ import annotations
 import enum
 from datetime import timedelta
 from decimal import Decimal
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import ns_index, td_ns
 from .storms import EXACT, PER_MICRO, decimal_to_micro, filter_double_tips, to_exact
@@ -56,9 +58,9 @@ def rain_coverage(rain_t_ns: np.ndarray, max_gap_ns: int) -> tuple[np.ndarray, n
 
 
 def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
-                   lookback: timedelta = pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                   max_gap: timedelta = pd.Timedelta(hours=1), after_rain: timedelta = pd.Timedelta(0),
-                   double_tip: timedelta = pd.Timedelta(seconds=1)) -> pd.Series:
+                   lookback: timedelta = timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
+                   max_gap: timedelta = timedelta(hours=1), after_rain: timedelta = timedelta(0),
+                   double_tip: timedelta = timedelta(seconds=1)) -> pd.Series:
     """Dry-weather state at each time of ``at``, judged on one rain gauge.
 
     Parameters
@@ -104,6 +106,7 @@ def is_dry_weather(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *,
 def _gauge_state(rain_in: pd.Series, at: pd.DatetimeIndex | pd.Series, *, lookback: timedelta, max_rain_in: Decimal,
                  max_gap: timedelta, after_rain: timedelta, double_tip: timedelta) -> tuple[pd.Series, np.ndarray]:
     """:func:`is_dry_weather` and the depth in each window [1/EXACT in] (int64)."""
+    import pandas as pd
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     state, total = gauge_dry_state(ns_index(rain_in), rain_in.to_numpy(), ns_index(at_idx), lookback_ns=td_ns(lookback),
                                    max_rain_uin=decimal_to_micro(max_rain_in), max_gap_ns=td_ns(max_gap),
@@ -278,6 +281,7 @@ def combine_dry_states(states: pd.DataFrame) -> pd.Series:
     coverage is then dry); else UNKNOWN (no gauge covers the window). Depths are never
     added: the wettest gauge decides. No gauge at all: UNKNOWN.
     """
+    import pandas as pd
     return pd.Series(combine_dry_codes(states.to_numpy(dtype=np.int8)), index=states.index, name="dry_state")
 
 
@@ -294,9 +298,9 @@ def combine_dry_codes(states: np.ndarray) -> np.ndarray:
 
 
 def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeIndex | pd.Series, *,
-                        lookback: timedelta = pd.Timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
-                        max_gap: timedelta = pd.Timedelta(hours=1), after_rain: timedelta = pd.Timedelta(0),
-                        double_tip: timedelta = pd.Timedelta(seconds=1)) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
+                        lookback: timedelta = timedelta(hours=72), max_rain_in: Decimal = Decimal("0.10"),
+                        max_gap: timedelta = timedelta(hours=1), after_rain: timedelta = timedelta(0),
+                        double_tip: timedelta = timedelta(seconds=1)) -> tuple[pd.Series, pd.DataFrame, pd.DataFrame]:
     """Dry-weather state of an outfall served by one or more rain gauges.
 
     Parameters
@@ -323,6 +327,7 @@ def outfall_dry_weather(rain_by_gauge: Mapping[str, pd.Series], at: pd.DatetimeI
     REGULATIONS.md row *Dry weather* (less than 0.10 in of rain in the previous 72 h: a
     depth at the outfall); Ramapo ch. 218, Schenectady ch. 148 Art. II.
     """
+    import pandas as pd
     at_idx = at if isinstance(at, pd.DatetimeIndex) else pd.DatetimeIndex(at)
     gauges = list(rain_by_gauge)
     state, per_gauge, depth = outfall_dry_codes(

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import episodes, in_order, ns_index, td_ns, to_index
 from .dry_weather import DryState
@@ -54,6 +58,7 @@ def _readings(flow_gpm: pd.Series, dry: pd.Series) -> tuple[pd.Series, pd.Series
 
 
 def _episode_frame(eps: list[tuple[int, int, bool, float, int]], peak_name: str) -> pd.DataFrame:
+    import pandas as pd
     return pd.DataFrame({
         "start": to_index(np.array([e[0] for e in eps], dtype=np.int64)),
         "end": to_index(np.array([e[1] for e in eps], dtype=np.int64)),

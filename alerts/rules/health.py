@@ -8,8 +8,12 @@ REGULATIONS.md, *Edge loggers* row: a station that stops reporting cannot show a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import ns_index
 
@@ -68,8 +72,15 @@ def low_battery(battery_v: pd.Series, threshold_v: float, hysteresis_v: float) -
 
     Returns ``(start_ns, end_ns, open, min_v)`` with end = last reading inside the episode.
     """
-    t = ns_index(battery_v)
-    v = battery_v.to_numpy(dtype="float64")
+    return low_battery_arrays(ns_index(battery_v), battery_v.to_numpy(dtype="float64"), threshold_v, hysteresis_v)
+
+
+def low_battery_arrays(t_ns: np.ndarray, battery_v: np.ndarray, threshold_v: float,
+                       hysteresis_v: float) -> list[tuple[int, int, bool, float]]:
+    """:func:`low_battery` on arrays: times [UTC ns, int64, sorted] and voltages [V] (the
+    form the alert engine calls)."""
+    t = np.asarray(t_ns, dtype=np.int64)
+    v = np.asarray(battery_v, dtype=np.float64)
     out = []
     n = v.size
     lows = np.flatnonzero(v < threshold_v)

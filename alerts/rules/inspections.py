@@ -17,11 +17,13 @@ inspections every seven calendar days, separated by a minimum of two full calend
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta, timezone
-from typing import NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol, Sequence
 from zoneinfo import ZoneInfo
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import td_ns
 
@@ -44,7 +46,11 @@ class Site(Protocol):
 
 
 def local_date(ns: int, tz: ZoneInfo) -> date:
-    return pd.Timestamp(ns, tz="UTC").tz_convert(tz).date()
+    """The local date in ``tz`` of a time [UTC ns]."""
+    return (_EPOCH + timedelta(microseconds=ns // 1000)).astimezone(tz).date()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def inspection_due(storms: pd.DataFrame, sites: Sequence[Site], gauge: str, tz: ZoneInfo, *,
@@ -65,15 +71,24 @@ def inspection_due(storms: pd.DataFrame, sites: Sequence[Site], gauge: str, tz: 
     DataFrame: ``site``, ``gauge``, ``storm_end`` (UTC ns), ``due`` (UTC ns), one row per
     qualifying storm and site served by the gauge and active at the storm's end.
     """
-    rows = []
+    import pandas as pd
     q = storms[storms["qualifying"]]
-    for end in q["end"]:
-        end_ns = int(pd.Timestamp(end).value)
+    ends = [int(pd.Timestamp(end).value) for end in q["end"]]
+    return pd.DataFrame(storm_inspections(ends, sites, gauge, tz, after=after),
+                        columns=["site", "gauge", "storm_end", "due"])
+
+
+def storm_inspections(storm_ends_ns: Sequence[int], sites: Sequence[Site], gauge: str, tz: ZoneInfo, *,
+                      after: timedelta = timedelta(hours=24)) -> list[tuple[str, str, int, int]]:
+    """:func:`inspection_due` on the end times [UTC ns] of the gauge's qualifying storms (the
+    form the alert engine calls): ``(site, gauge, storm_end, due)`` [UTC ns], in that order."""
+    rows = []
+    for end_ns in storm_ends_ns:
         day = local_date(end_ns, tz)
         for s in sites:
             if gauge in s.rain_gauges and s.active_on(day):
                 rows.append((s.id, gauge, end_ns, end_ns + td_ns(after)))
-    return pd.DataFrame(rows, columns=["site", "gauge", "storm_end", "due"])
+    return rows
 
 
 class RoutineItem(NamedTuple):

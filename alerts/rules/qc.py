@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import ns_index, td_ns
 
@@ -66,6 +68,7 @@ def qartod_fail(values: pd.Series, params: QcParams = QcParams()) -> pd.Series:
     streaming engine (which passes a window) would disagree with replay. It also flags
     only ranges strictly below the tolerance, so a tolerance of 0 never fails.
     """
+    import pandas as pd
     return pd.Series(qartod_fail_array(ns_index(values), values.to_numpy(dtype="float64"), params),
                      index=values.index, name="qc_fail")
 
@@ -141,6 +144,7 @@ def _flags(result: np.ndarray) -> np.ndarray:   # a masked array where QARTOD ha
 
 def wire_flag_fail(flags: pd.Series) -> pd.Series:
     """True where a reading carries a quality flag from the logger that makes it unusable."""
+    import pandas as pd
     return pd.Series(wire_flags_bad(flags.to_numpy(dtype=object)), index=flags.index, name="flag_fail")
 
 
@@ -154,7 +158,10 @@ def wire_flags_bad(flags: np.ndarray) -> np.ndarray:
         flagged = np.arange(f.size)
     for i in flagged.tolist():
         x = f[i]
-        if isinstance(x, str) or not pd.isna(x):
+        if not isinstance(x, str):
+            import pandas as pd     # a frame's missing flags (None, NaN, pd.NA): replay's, never the engine's strings
+            if pd.isna(x):
+                continue
             x = str(x)
-            bad[i] = any(name in x for name in BAD_WIRE_FLAGS)
+        bad[i] = any(name in x for name in BAD_WIRE_FLAGS)
     return bad

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from decimal import Decimal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import NS_PER_H, NS_PER_MIN, ns_index, td_ns, to_index
 
@@ -202,6 +204,7 @@ def storm_rows(t_ns: np.ndarray, rain_in: np.ndarray, params: StormParams = Stor
 
 
 def _frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
+    import pandas as pd
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=d) for c, d in zip(COLUMNS, [
             "datetime64[ns, UTC]", "datetime64[ns, UTC]", "datetime64[ns, UTC]", "float64", "int64",

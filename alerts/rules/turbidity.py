@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._common import episodes, in_order, ns_index, td_ns, to_index
 
@@ -61,6 +63,7 @@ def align_pair(upstream_ntu: pd.Series, downstream_ntu: pd.Series, tolerance: ti
     ``up_pos`` (position of the matched upstream reading), downstream readings without an
     upstream partner left out. Ties go to the earlier upstream reading.
     """
+    import pandas as pd
     td = ns_index(downstream_ntu)
     pos = nearest_upstream(ns_index(upstream_ntu), td, td_ns(tolerance))
     ok = pos >= 0
@@ -151,6 +154,7 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
     (both sensors passing QC; absolute backstop 250 NTU).
     """
+    import pandas as pd
     # a reading without a value (NaN) is no reading, as the engine and replay skip it
     upstream_ntu, downstream_ntu = in_order(upstream_ntu).dropna(), in_order(downstream_ntu).dropna()
     tu, td = ns_index(upstream_ntu), ns_index(downstream_ntu)

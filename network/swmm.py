@@ -10,12 +10,15 @@ a link's offsets are heights above its node's invert; ELEVATION: absolute elevat
 is the node's invert); [JUNCTIONS] [OUTFALLS] [STORAGE] [DIVIDERS] (name, invert
 elevation); [CONDUITS] (name, from node, to node, length, roughness, in- and out-offset);
 [PUMPS] [ORIFICES] [WEIRS] [OUTLETS] (name, from, to) kept as links so the network is
-whole; [XSECTIONS] (Geom1, the full height: a circular pipe's diameter); [COORDINATES]
-and [VERTICES]. Every other section with rows is reported as not imported.
+whole; [XSECTIONS] (Geom1, the full height: a circular pipe's diameter, a box's height;
+none for DUMMY links and for IRREGULAR and STREET sections, whose Geom1 names a transect or a
+street); [COORDINATES] and [VERTICES]. Fields as the engine splits them: a ``"quoted name"``
+is one field. Every other section with rows is reported as not imported.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +34,8 @@ NODE_SECTIONS = {"JUNCTIONS": StructureKind.JUNCTION, "OUTFALLS": StructureKind.
                  "STORAGE": StructureKind.STORAGE, "DIVIDERS": StructureKind.JUNCTION}
 LINK_SECTIONS = {"CONDUITS": ConveyanceKind.PIPE, "PUMPS": ConveyanceKind.PUMP, "ORIFICES": ConveyanceKind.ORIFICE,
                  "WEIRS": ConveyanceKind.WEIR, "OUTLETS": ConveyanceKind.OUTLET}
+OPEN_SHAPES = {"RECT_OPEN", "TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "POWER", "IRREGULAR", "STREET"}
+NAMED_SHAPES = {"IRREGULAR", "STREET"}     # Geom1 names a [TRANSECTS] / [STREETS] entry, not a size
 READ = set(NODE_SECTIONS) | set(LINK_SECTIONS) | {"OPTIONS", "XSECTIONS", "COORDINATES", "VERTICES", "TITLE",
                                                    "MAP", "TAGS", "REPORT", "SYMBOLS", "LABELS", "BACKDROP"}
 
@@ -41,11 +46,30 @@ class Row:
     fields: list[str]
 
 
+def tokens(line: str) -> list[str]:
+    """A line's fields as the SWMM engine splits them (``getTokens`` in its ``input.c``): the
+    text from the first ``;`` on is a comment, fields are separated by spaces and tabs, and a
+    field opened by a double quote runs to the next one (a name with spaces)."""
+    out: list[str] = []
+    rest = line.split(";", 1)[0]
+    while True:
+        rest = rest.lstrip(" \t")
+        if not rest:
+            return out
+        if rest.startswith('"'):
+            token, _, rest = rest[1:].partition('"')
+        else:
+            cut = min((i for i in (rest.find(" "), rest.find("\t")) if i >= 0), default=len(rest))
+            token, rest = rest[:cut], rest[cut:]
+        out.append(token)
+
+
 def sections(text: str) -> dict[str, list[Row]]:
-    """Each section's rows, comments and blank lines removed; names upper-cased."""
+    """Each section's rows, comments and blank lines removed; names upper-cased. Lines end in
+    LF, CRLF or CR (counted as the file's lines, for messages)."""
     out: dict[str, list[Row]] = {}
     current: list[Row] | None = None
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         line = raw.split(";", 1)[0].strip()
         if not line:
             continue
@@ -54,17 +78,31 @@ def sections(text: str) -> dict[str, list[Row]]:
             continue
         if current is None:
             continue                      # text before the first section: not part of the format
-        current.append(Row(n, line.split()))
+        fields = tokens(line)
+        if fields:
+            current.append(Row(n, fields))
     return out
+
+
+def decode(data: bytes, where: str, findings: list[Finding]) -> str:
+    """UTF-8 (a byte-order mark skipped); else Windows-1252, the code page the SWMM program
+    writes on Windows, said in a finding."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        findings.append(Finding("encoding", where, f"{where}: not UTF-8; read as Windows-1252 "
+                                "(the SWMM program's encoding on Windows)"))
+        return data.decode("cp1252", errors="replace")
 
 
 def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError as e:
         raise NetworkError(f"{where}: cannot read: {e.strerror}") from None
-    secs = sections(text)
+    out = RawMap(georeferenced=mapping is not None and mapping.crs is not None)
+    secs = sections(decode(data, where, out.findings))
 
     def num(row: Row, i: int, section: str, name: str) -> float:
         try:
@@ -83,7 +121,6 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     to_ft = 1.0 if units in US_FLOW_UNITS else 1 / 0.3048
     offsets_are_elevations = options.get("LINK_OFFSETS", "DEPTH") == "ELEVATION"
 
-    out = RawMap(georeferenced=mapping is not None and mapping.crs is not None)
     tr = to_wgs84(mapping.crs, where) if mapping is not None and mapping.crs is not None else None
     coords = {r.fields[0]: (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
               for r in secs.get("COORDINATES", [])}
@@ -128,10 +165,12 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                 a_inv = _offset(r, 5, a_inv, offsets_are_elevations, to_ft, where, section)
                 b_inv = _offset(r, 6, b_inv, offsets_are_elevations, to_ft, where, section)
             xs = xsections.get(name)
-            if xs is not None and len(xs.fields) > 2:
-                diameter = num(xs, 2, "XSECTIONS", "Geom1") * to_ft * 12
-                if xs.fields[1].upper() in {"TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "IRREGULAR",
-                                            "RECT_OPEN", "POWER"} and link_kind is ConveyanceKind.PIPE:
+            if xs is not None and len(xs.fields) > 1:
+                shape = xs.fields[1].upper()
+                if shape not in NAMED_SHAPES and shape != "DUMMY":
+                    height = num(xs, 2, "XSECTIONS", "Geom1")
+                    diameter = height * to_ft * 12 if height > 0 else None
+                if shape in OPEN_SHAPES and link_kind is ConveyanceKind.PIPE:
                     link_kind = ConveyanceKind.CHANNEL
             pts = [coords[a]] if a in coords else []
             pts += vertices.get(name, [])

@@ -115,3 +115,132 @@ def test_a_mapping_file_gives_a_models_crs_and_receiving_waters(tmp_path: Path):
     got = import_map(tmp_path / "model.yaml")
     assert got.georeferenced and got.network.structures["18"].receiving_water == "Bronx River"
     assert not [f for f in got.findings if f.kind == "no_receiving_water"]
+
+
+# Awkward but valid files, as the SWMM 5 User's Manual (EPA/600/R-17/111, Appendix D) and the
+# engine's own reader (src/solver/input.c: getTokens, match) allow them.
+
+AWKWARD = (
+    "[TITLE]\r\n"
+    ";;Project Title/Notes\r\n"
+    "Town of Pelham [draft] ; storm model, rev 2\r\n"
+    "[options]\r\n"
+    "flow_units\tcms\r\n"
+    "Link_Offsets\televation   ; keywords in any case\r\n"
+    "[Junctions]\r\n"
+    ";;Name\t\tElevation\tMaxDepth\r\n"
+    ";;-------------- ----------\r\n"
+    "\"MH 1\"\t10.0\t2.0\t; a name with a space, in quotes\r\n"
+    "MH2\t9.5\r\n"
+    "NOXY\t9.4           ; no [COORDINATES] row\r\n"
+    "[OUTFALLS]\r\n"
+    ";;Name Elev Type Stage Gated RouteTo\r\n"
+    "OF1 8.0 FREE NO\r\n"
+    "OF2 8.0 NORMAL YES\r\n"
+    "OF3 8.0 FIXED 8.5 NO\r\n"
+    "OF4 8.0 TIDAL Tide1 YES\r\n"
+    "OF5 8.0 TIMESERIES TS1 NO S1\r\n"
+    "[STORAGE]\r\n"
+    "SU1 9.0 3 0 FUNCTIONAL 1000 0 0 0 0\r\n"
+    "[DIVIDERS]\r\n"
+    "DV1 9.2 C3 CUTOFF 0.5 0 0 0 0\r\n"
+    "[CONDUITS]\r\n"
+    "C1 \"MH 1\" MH2 100 0.013 * *\r\n"
+    "C2 MH2 OF1 50 0.013 * *\r\n"
+    "C3 DV1 OF2 20 0.013 * *\r\n"
+    "C4 NOXY OF3 30 0.013 * *\r\n"
+    "C5 SU1 OF4 30 0.013 * *\r\n"
+    "[PUMPS]\r\n"
+    "P1 MH2 SU1 * ON 0 0\r\n"
+    "[ORIFICES]\r\n"
+    "OR1 DV1 OF5 SIDE 9.2 0.65 NO 0\r\n"
+    "[OUTLETS]\r\n"
+    "OL1 SU1 DV1 9.0 TABULAR/HEAD Curve1 NO\r\n"
+    "[XSECTIONS]\r\n"
+    "C1 CIRCULAR 0.3 0 0 0 1\r\n"
+    "C2 RECT_CLOSED 1.2 0.9 0 0 1\r\n"
+    "C3 DUMMY 0 0 0 0 1\r\n"
+    "C4 IRREGULAR Transect1 0 0 0 1\r\n"
+    "C5 FORCE_MAIN 0.25 130 0 0 1\r\n"
+    "OR1 CIRCULAR 0.2 0 0 0\r\n"
+    "[VERTICES]\r\n"
+    "C1 50 10\r\n"
+    "C1 60 10\r\n"
+    "[COORDINATES]\r\n"
+    "\"MH 1\" 0 0\r\n"
+    "MH2 100 0\r\n"
+    "OF1 150 0\r\nOF2 150 10\r\nOF3 150 20\r\nOF4 150 30\r\nOF5 150 40\r\n"
+    "SU1 120 30\r\nDV1 120 10\r\n"
+)
+
+
+def test_crlf_tabs_case_comments_and_quoted_names(tmp_path: Path):
+    inp = tmp_path / "awkward.inp"
+    inp.write_bytes(AWKWARD.encode())
+    got = import_map(inp)
+    net = got.network
+    assert "MH 1" in net.structures and net.structures["MH 1"].invert_ft == pytest.approx(10 / 0.3048)
+    c1 = net.conveyances["C1"]
+    assert (c1.upstream, c1.downstream) == ("MH 1", "MH2")
+    assert c1.length_ft == pytest.approx(100 / 0.3048)              # CMS: metres, keyword in lower case
+    assert c1.upstream_invert_ft == pytest.approx(10 / 0.3048)      # '*' with LINK_OFFSETS elevation
+    assert not [f for f in got.findings if f.kind in ("unconnected_end", "duplicate_id")]
+
+
+def test_every_outfall_type_storage_dividers_and_links_that_are_not_conduits(tmp_path: Path):
+    inp = tmp_path / "awkward.inp"
+    inp.write_bytes(AWKWARD.encode())
+    got = import_map(inp)
+    net = got.network
+    assert [s for s in net.structures if net.structures[s].kind is StructureKind.OUTFALL] == [
+        "OF1", "OF2", "OF3", "OF4", "OF5"]
+    assert all(net.structures[f"OF{i}"].invert_ft == pytest.approx(8 / 0.3048) for i in range(1, 6))
+    assert net.structures["SU1"].kind is StructureKind.STORAGE and net.structures["DV1"].kind is StructureKind.JUNCTION
+    kinds = {c.id: c.kind for c in net.conveyances.values()}
+    assert (kinds["P1"], kinds["OR1"], kinds["OL1"]) == (ConveyanceKind.PUMP, ConveyanceKind.ORIFICE,
+                                                         ConveyanceKind.OUTLET)
+    assert (net.conveyances["OL1"].upstream, net.conveyances["OL1"].downstream) == ("SU1", "DV1")
+    assert len(net.conveyances) == 8 == got.lines_read and len(net.structures) == 10 == got.structures_read
+
+
+def test_cross_sections_other_than_circular(tmp_path: Path):
+    """Geom1 is the full height of a closed shape (a force main's diameter); an IRREGULAR
+    section names a transect (no size); a DUMMY link has no size."""
+    inp = tmp_path / "awkward.inp"
+    inp.write_bytes(AWKWARD.encode())
+    net = import_map(inp).network
+    size = {c.id: c.diameter_in for c in net.conveyances.values()}
+    assert size["C1"] == pytest.approx(0.3 / 0.0254) and size["C2"] == pytest.approx(1.2 / 0.0254)
+    assert size["C3"] is None and size["C4"] is None and size["C5"] == pytest.approx(0.25 / 0.0254)
+    assert net.conveyances["C4"].kind is ConveyanceKind.CHANNEL    # a natural channel's transect
+
+
+def test_a_node_without_coordinates_and_a_bent_conduit(tmp_path: Path):
+    inp = tmp_path / "awkward.inp"
+    inp.write_bytes(AWKWARD.encode())
+    got = import_map(inp, crs="EPSG:32618")                 # UTM 18N, metres
+    net = got.network
+    msgs = [f.message for f in got.findings if f.kind == "no_geometry"]
+    assert msgs == [f"node NOXY ({inp}:12) has no [COORDINATES]"]
+    assert net.structures["NOXY"].lon is None and net.conveyances["C4"].upstream == "NOXY"
+    assert len(net.conveyances["C1"].coords) == 4           # "MH 1", two [VERTICES], MH2
+    assert len(net.conveyances["C4"].coords) == 1           # only OF3 is placed
+
+
+def test_a_byte_order_mark_before_the_first_section(tmp_path: Path):
+    """Notepad and many editors save UTF-8 with a BOM: [OPTIONS] must still be read."""
+    inp = tmp_path / "bom.inp"
+    inp.write_bytes(b"\xef\xbb\xbf" + MINI.encode())
+    c1 = import_map(inp).network.conveyances["C1"]
+    assert c1.length_ft == pytest.approx(100 / 0.3048)             # LPS: metres, not feet
+
+
+def test_a_file_in_the_windows_code_page(tmp_path: Path):
+    """The SWMM GUI on Windows writes the system's code page, not UTF-8: names are read as
+    Windows-1252 and that is said."""
+    inp = tmp_path / "cp1252.inp"
+    inp.write_bytes(MINI.replace("J1", "Chênes-1").encode("cp1252"))
+    got = import_map(inp)
+    assert "Chênes-1" in got.network.structures
+    assert [f.message for f in got.findings if f.kind == "encoding"] == [
+        f"{inp}: not UTF-8; read as Windows-1252 (the SWMM program's encoding on Windows)"]

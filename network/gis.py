@@ -22,6 +22,12 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
     import shapely
     from pyogrio.errors import DataLayerError, DataSourceError
     try:
+        names = [str(n) for n, _ in pyogrio.list_layers(str(file))]
+        if layer is None and len(names) > 1:
+            raise NetworkError(f"{where}: {len(names)} layers ({', '.join(names)}): name one with layer: "
+                               "in the mapping file")
+        if layer is not None and layer not in names:
+            raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(names)})")
         meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
     except (DataSourceError, DataLayerError) as e:
         raise NetworkError(f"{where}: cannot read: {e}") from None
@@ -43,33 +49,56 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _field(row: dict, field: str, where: str) -> str:
+    """The layer's name for the mapping's ``field``: the same, else the one field differing
+    only in case (GDAL matches field names so; a shapefile's are upper case)."""
+    if field in row:
+        return field
+    alike = [k for k in row if k != "__fid__" and k.casefold() == field.casefold()]
+    if len(alike) == 1:
+        return alike[0]
+    raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
+                       f"(it has {', '.join(k for k in row if k != '__fid__')})")
+
+
+def _feature(where: str, row: dict) -> str:
+    """The layer and the feature's id in it (GDAL's FID, as QGIS shows it), for messages."""
+    return f"{where} feature {row['__fid__']}"
+
+
 def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding],
             no_data: Sequence[float] = ()) -> float | None:
     """The field's number; None when empty or one of the town's ``no_data`` values."""
     if not field:
         return None
-    if field not in row:
-        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
-                           f"(it has {', '.join(k for k in row if k != '__fid__')})")
+    field = _field(row, field, where)
     v = row[field]
     if v is None or (isinstance(v, str) and not v.strip()):
         return None
     try:
         x = float(v)
     except (TypeError, ValueError):
-        findings.append(Finding("bad_value", fid, f"{what} {fid}: {field} = {v!r} is not a number; read as unknown"))
+        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {v!r} is not a "
+                                "number; read as unknown"))
         return None
     return None if x in no_data else x
+
+
+def as_text(v: Any) -> str | None:
+    """A value as the town writes it: None when empty; a whole number stored as a real
+    (12.0, as shapefiles and spreadsheet exports keep ids and codes) as ``12``."""
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    text = str(v).strip()
+    return text or None
 
 
 def _text(row: dict, field: str | None, where: str) -> str | None:
     if not field:
         return None
-    if field not in row:
-        raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
-                           f"(it has {', '.join(k for k in row if k != '__fid__')})")
-    v = row[field]
-    return None if v is None or str(v).strip() == "" else str(v).strip()
+    return as_text(row[_field(row, field, where)])
 
 
 def read_gis(mapping: Mapping) -> RawMap:
@@ -114,7 +143,8 @@ def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findi
         value = _text(row, spec.type, where)
         if value is not None and value in spec.types:
             return spec.types[value]
-        findings.append(Finding("unknown_type", fid, f"{what} {fid}: {spec.type} = {value!r} is not in the "
+        findings.append(Finding("unknown_type", fid, f"{_feature(where, row)}: {what} {fid}: {spec.type} = "
+                                f"{value!r} is not in the "
                                 f"mapping's types; read as {kind.value}"))
     return kind
 
@@ -126,7 +156,8 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: 
         kind = _kind(spec, row, sid, "structure", where, out.findings)
         lon = lat = None
         if shape is None or shape.is_empty:
-            out.findings.append(Finding("no_geometry", sid, f"structure {sid} has no location; kept, but no pipe "
+            out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} has no "
+                                        "location; kept, but no pipe "
                                         "can be connected to it"))
         else:
             p = shape.centroid if shape.geom_type != "Point" else shape
@@ -148,21 +179,23 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
         kind = _kind(spec, row, cid, "pipe", where, out.findings)
         coords: tuple[tuple[float, float], ...] = ()
         if shape is None or shape.is_empty:
-            out.findings.append(Finding("no_geometry", cid, f"pipe {cid} has no line; kept, unconnected"))
+            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} has no line; kept, "
+                                        "unconnected"))
+        elif shape.geom_type not in ("LineString", "MultiLineString"):
+            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} is a "
+                                        f"{shape.geom_type}, not a line; kept, unconnected"))
         else:
             if shape.geom_type == "MultiLineString":
                 merged = linemerge(shape)
                 if merged.geom_type != "LineString":
-                    out.findings.append(Finding("multipart", cid, f"pipe {cid} is drawn in {len(shape.geoms)} parts "
+                    out.findings.append(Finding("multipart", cid, f"{_feature(where, row)}: pipe {cid} is drawn in {len(shape.geoms)} parts "
                                                 "that do not join; its first part's start and last part's end are "
                                                 "taken as its ends"))
                     pts = [c for part in shape.geoms for c in part.coords]
                 else:
                     pts = list(merged.coords)
-            elif shape.geom_type == "LineString":
-                pts = list(shape.coords)
             else:
-                raise NetworkError(f"{where}: pipe {cid}: a {shape.geom_type}, expected a line")
+                pts = list(shape.coords)
             xs, ys = zip(*[(c[0], c[1]) for c in pts])
             lons, lats = tr.transform(xs, ys)
             coords = tuple(zip(lons, lats))
@@ -171,7 +204,8 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             value = _text(row, spec.flow_direction, where)
             flow = spec.flow_directions.get(value) if value is not None else None
             if value is not None and flow is None:
-                out.findings.append(Finding("unknown_direction", cid, f"pipe {cid}: {spec.flow_direction} = {value!r} "
+                out.findings.append(Finding("unknown_direction", cid, f"{_feature(where, row)}: pipe {cid}: "
+                                            f"{spec.flow_direction} = {value!r} "
                                             "is not in the mapping's flow_directions; read as unknown"))
         s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
         e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)

@@ -31,7 +31,9 @@ class _Strict(BaseModel):
 
 def _codes_as_text(v: object) -> object:
     """A town's codes may be numbers (``{1: manhole}``); the layer's values are compared as text."""
-    return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+    def text(k: object) -> str:
+        return str(int(k)) if isinstance(k, float) and k.is_integer() else str(k)
+    return {text(k): val for k, val in v.items()} if isinstance(v, dict) else v
 
 
 class StructureLayer(_Strict):

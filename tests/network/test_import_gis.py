@@ -268,3 +268,184 @@ def test_pipe_ends_meeting_where_the_map_has_no_structure_are_joined_at_a_juncti
         ("unconnected_end", "pipe D: its end touches no structure within 3 ft")]
     from ms4watch.network.bisect import plan
     assert plan(net, "OF-1").next_structure is None        # a buried wye is not a structure to open
+
+
+# How real layers look: numbers for ids, field names in another case, lines with Z or M,
+# features without a geometry, several layers in one GeoPackage, a shapefile's .cpg.
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    for f in data["features"]:
+        change(f)
+    path.write_text(json.dumps(data))
+
+
+def test_ids_stored_as_numbers_read_as_the_towns_text(synthetic):
+    """A structure id 12, "12" or 12.0 (a Real field, as shapefiles and Excel exports keep
+    them) is the id "12", so a pipe's numeric FROM_ID 12 names structure 12."""
+    folder = synthetic.parent
+    number = {}
+
+    def as_float(f):
+        number[f["properties"]["FACILITYID"]] = len(number) + 1
+        f["properties"]["FACILITYID"] = float(number[f["properties"]["FACILITYID"]])
+
+    _edit(folder / "structures.geojson", as_float)
+    _edit(folder / "pipes.geojson", lambda f: f["properties"].update(
+        FROM_ID=number["MH-2"] if f["properties"]["FACILITYID"] == "P-2" else None, TO_ID=None))
+    synthetic.write_text(synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 0.5")
+                         + "  start_structure: FROM_ID\n  end_structure: TO_ID\n")
+    got = import_map(synthetic)
+    assert sorted(got.network.structures, key=int) == [str(n) for n in range(1, 11)]
+    assert got.network.conveyances["P-2"].upstream == str(number["MH-2"]) == "3"
+
+
+def test_field_names_in_another_case_than_the_mapping(synthetic):
+    """GDAL matches field names without regard to case (a shapefile's are upper case): so does
+    the mapping."""
+    synthetic.write_text(synthetic.read_text().replace("id: FACILITYID", "id: FacilityID")
+                         .replace("invert: INV\n", "invert: inv\n"))
+    got = import_map(synthetic)
+    assert "OF-1" in got.network.structures and got.network.structures["CB-1"].invert_ft == 14.0
+
+
+def test_flow_direction_codes_stored_as_numbers(synthetic):
+    _edit(synthetic.parent / "pipes.geojson", lambda f: f["properties"].update(
+        FLOWDIR=2.0 if f["properties"]["FACILITYID"] == "P-5" else 1.0))
+    synthetic.write_text(synthetic.read_text() + "  flow_direction: FLOWDIR\n"
+                         "  flow_directions: {1.0: with, 2: against}\n")   # YAML reads 1.0 as a real
+    got = import_map(synthetic)
+    assert got.network.conveyances["P-5"].upstream == "MH-2"
+    assert by_kind(got.findings, "unknown_direction") == []
+
+
+def test_lines_with_z_and_m_values(synthetic):
+    """3-D lines (as CAD-drawn layers are) and measured lines (LINESTRING M, route layers)."""
+    import pyogrio.raw
+    import shapely
+    folder = synthetic.parent
+    _edit(folder / "pipes.geojson", lambda f: f["geometry"].update(
+        coordinates=[[x, y, 10.0] for x, y in f["geometry"]["coordinates"]]))
+    assert import_map(synthetic).network.conveyances["P-1"].downstream == "OF-1"
+    meta, _, geoms, cols = pyogrio.raw.read(str(folder / "pipes.geojson"))
+    measured = [shapely.to_wkb(shapely.from_wkt(
+        "LINESTRING M (" + ", ".join(f"{x} {y} {i}" for i, (x, y, _) in enumerate(shapely.from_wkb(g).coords)) + ")"),
+        flavor="iso") for g in geoms]
+    pyogrio.raw.write(str(folder / "pipes.gpkg"), geometry=measured, field_data=cols, fields=meta["fields"],
+                      crs="EPSG:2263", geometry_type="Measured LineString", driver="GPKG")
+    synthetic.write_text(synthetic.read_text().replace("pipes.geojson", "pipes.gpkg"))
+    got = import_map(synthetic)
+    assert got.network.conveyances["P-1"].downstream == "OF-1"
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+
+
+def test_features_without_a_geometry_are_kept_and_named(synthetic):
+    """A null geometry, an empty one, and a pipe drawn as a point: each kept, each a finding
+    naming the layer, the feature and what is wrong; the rest of the map imports."""
+    folder = synthetic.parent
+
+    def structures(f):
+        if f["properties"]["FACILITYID"] == "CB-3":
+            f["geometry"] = None
+
+    def pipes(f):
+        pid = f["properties"]["FACILITYID"]
+        if pid == "P-3":
+            f["geometry"] = None
+        elif pid == "P-4":
+            f["geometry"] = {"type": "LineString", "coordinates": []}
+        elif pid == "P-9":
+            f["geometry"] = {"type": "Point", "coordinates": f["geometry"]["coordinates"][0]}
+
+    _edit(folder / "structures.geojson", structures)
+    _edit(folder / "pipes.geojson", pipes)
+    got = import_map(synthetic)
+    net = got.network
+    assert len(net.structures) == 10 and len(net.conveyances) == 10
+    msgs = {f.feature: f.message for f in got.findings if f.kind == "no_geometry"}
+    s, p = folder / "structures.geojson", folder / "pipes.geojson"
+    assert msgs == {
+        "CB-3": f"{s} feature 9: structure CB-3 has no location; kept, but no pipe can be connected to it",
+        "P-3": f"{p} feature 2: pipe P-3 has no line; kept, unconnected",
+        "P-4": f"{p} feature 3: pipe P-4 has no line; kept, unconnected",
+        "P-9": f"{p} feature 8: pipe P-9 is a Point, not a line; kept, unconnected"}
+    assert net.conveyances["P-9"].upstream is None and net.conveyances["P-1"].downstream == "OF-1"
+
+
+def test_bad_numbers_name_the_layer_the_feature_and_the_field(synthetic):
+    _edit(synthetic.parent / "structures.geojson", lambda f: f["properties"].update(
+        INV="N/A" if f["properties"]["FACILITYID"] == "MH-1" else f["properties"]["INV"]))
+    got = import_map(synthetic)
+    assert [f.message for f in got.findings if f.kind == "bad_value"] == [
+        f"{synthetic.parent / 'structures.geojson'} feature 1: structure MH-1: INV = 'N/A' is not a number; "
+        "read as unknown"]
+    assert got.network.structures["MH-1"].invert_ft is None
+
+
+def test_a_pipe_in_several_parts(synthetic):
+    """A MultiLineString whose parts join is one line; one whose parts do not is reported and
+    its first part's start and last part's end taken as its ends."""
+    def multi(f):
+        pid, (a, b) = f["properties"]["FACILITYID"], f["geometry"]["coordinates"]
+        mid = [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2]
+        if pid == "P-1":
+            f["geometry"] = {"type": "MultiLineString", "coordinates": [[mid, b], [a, mid]]}    # parts out of order
+        elif pid == "P-4":
+            f["geometry"] = {"type": "MultiLineString", "coordinates": [[a, mid], [[mid[0] + 50, mid[1]], b]]}
+
+    _edit(synthetic.parent / "pipes.geojson", multi)
+    got = import_map(synthetic)
+    p1, p4 = got.network.conveyances["P-1"], got.network.conveyances["P-4"]
+    assert (p1.upstream, p1.downstream) == ("MH-1", "OF-1") and len(p1.coords) == 3
+    assert (p4.upstream, p4.downstream) == ("CB-2", "MH-2")
+    assert by_kind(got.findings, "multipart") == ["P-4"]
+
+
+def test_a_layer_in_longitude_and_latitude(synthetic):
+    """GeoJSON without a "crs" member is WGS 84 (RFC 7946): no crs: needed in the mapping."""
+    from pyproj import Transformer
+    tr = Transformer.from_crs("EPSG:2263", "EPSG:4326", always_xy=True)
+    for name in ("structures.geojson", "pipes.geojson"):
+        data = json.loads((synthetic.parent / name).read_text())
+        del data["crs"]
+        for f in data["features"]:
+            g = f["geometry"]
+            g["coordinates"] = list(tr.transform(*g["coordinates"])) if g["type"] == "Point" else [
+                list(tr.transform(*xy)) for xy in g["coordinates"]]
+        (synthetic.parent / name).write_text(json.dumps(data))
+    got = import_map(synthetic)
+    assert got.network.conveyances["P-2"].downstream == "MH-1"
+    assert got.network.conveyances["P-1"].length_ft == pytest.approx(300.0, rel=1e-4)
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+
+
+def test_a_geopackage_of_several_layers_needs_the_layer_named(synthetic):
+    target = synthetic.parent / "town.gpkg"
+    for layer, source in (("Pipes", "pipes.geojson"), ("Structures", "structures.geojson")):
+        _write(target, synthetic.parent / source, "GPKG", "EPSG:2263", layer)
+    synthetic.write_text(synthetic.read_text().replace("file: structures.geojson", "file: town.gpkg")
+                         .replace("file: pipes.geojson", "file: town.gpkg\n  layer: Pipes"))
+    with pytest.raises(NetworkError, match=r"town.gpkg: 2 layers \(Pipes, Structures\): name one with layer:"):
+        import_map(synthetic)
+    synthetic.write_text(synthetic.read_text().replace("file: town.gpkg\n  id", "file: town.gpkg\n  layer: Manholes\n  id"))
+    with pytest.raises(NetworkError, match=r"town.gpkg: no layer 'Manholes' \(it has Pipes, Structures\)"):
+        import_map(synthetic)
+
+
+@pytest.mark.filterwarnings("ignore:.crs. was not provided")
+def test_a_shapefile_with_a_code_page_file(synthetic):
+    """A shapefile's attributes in Windows-1252, said by its .cpg, read as written."""
+    import pyogrio.raw
+    folder = synthetic.parent
+    _edit(folder / "structures.geojson", lambda f: f["properties"].update(
+        RECV="Río Chico" if f["properties"]["FACILITYID"] == "OF-2" else f["properties"]["RECV"]))
+    for name in ("structures", "pipes"):
+        meta, _, geoms, cols = pyogrio.raw.read(str(folder / f"{name}.geojson"))
+        pyogrio.raw.write(str(folder / f"{name}.shp"), geometry=geoms, field_data=cols, fields=meta["fields"],
+                          crs="EPSG:2263", geometry_type=meta["geometry_type"], driver="ESRI Shapefile",
+                          encoding="cp1252")
+    assert (folder / "structures.cpg").read_text().strip() in ("1252", "CP1252", "cp1252")
+    assert "Río".encode("cp1252") in (folder / "structures.dbf").read_bytes()
+    synthetic.write_text(synthetic.read_text().replace(".geojson", ".shp"))
+    got = import_map(synthetic)
+    assert got.network.structures["OF-2"].receiving_water == "Río Chico"

@@ -4,6 +4,7 @@ through pyogrio, geometries through shapely, coordinates to WGS 84 through pypro
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,15 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
     import shapely
     from pyogrio.errors import DataLayerError, DataSourceError
     try:
-        names = [str(n) for n, _ in pyogrio.list_layers(str(file))]
-        if layer is None and len(names) > 1:
-            raise NetworkError(f"{where}: {len(names)} layers ({', '.join(names)}): name one with layer: "
-                               "in the mapping file")
-        if layer is not None and layer not in names:
-            raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(names)})")
-        meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
+        with warnings.catch_warnings():      # a measured line's M values are not used: nothing to warn of
+            warnings.filterwarnings("ignore", message="Measured .M. geometry types are not supported")
+            layers = [str(n) for n, _ in pyogrio.list_layers(str(file))]
+            if layer is None and len(layers) > 1:
+                raise NetworkError(f"{where}: {len(layers)} layers ({', '.join(layers)}): name one with layer: "
+                                   "in the mapping file")
+            if layer is not None and layer not in layers:
+                raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(layers)})")
+            meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
     except (DataSourceError, DataLayerError) as e:
         raise NetworkError(f"{where}: cannot read: {e}") from None
     names = list(meta["fields"])

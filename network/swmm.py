@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .crs import to_wgs84
 from .errors import NetworkError
@@ -37,6 +39,7 @@ LINK_SECTIONS = {"CONDUITS": ConveyanceKind.PIPE, "PUMPS": ConveyanceKind.PUMP, 
 OPEN_SHAPES = {"RECT_OPEN", "TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "POWER", "IRREGULAR", "STREET"}
 NAMED_SHAPES = {"IRREGULAR", "STREET"}     # Geom1 names a [TRANSECTS] / [STREETS] entry, not a size
 READ = set(NODE_SECTIONS) | set(LINK_SECTIONS) | {"OPTIONS", "XSECTIONS", "COORDINATES", "VERTICES", "TITLE",
+                                                   "SUBCATCHMENTS", "POLYGONS",
                                                    "MAP", "TAGS", "REPORT", "SYMBOLS", "LABELS", "BACKDROP"}
 
 
@@ -101,7 +104,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
         data = path.read_bytes()
     except OSError as e:
         raise NetworkError(f"{where}: cannot read: {e.strerror}") from None
-    out = RawMap(georeferenced=mapping is not None and mapping.crs is not None)
+    out = RawMap()
     secs = sections(decode(data, where, out.findings))
 
     def num(row: Row, i: int, section: str, name: str) -> float:
@@ -121,7 +124,12 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     to_ft = 1.0 if units in US_FLOW_UNITS else 1 / 0.3048
     offsets_are_elevations = options.get("LINK_OFFSETS", "DEPTH") == "ELEVATION"
 
-    tr = to_wgs84(mapping.crs, where) if mapping is not None and mapping.crs is not None else None
+    crs = mapping.crs if mapping is not None else None
+    map_units = {r.fields[0].upper(): r.fields[1].upper() for r in secs.get("MAP", []) if len(r.fields) > 1}
+    if crs is None and map_units.get("UNITS") == "DEGREES":
+        crs = "EPSG:4326"                 # [MAP] Units Degrees: longitude and latitude
+    out.georeferenced = crs is not None
+    tr = to_wgs84(crs, where) if crs is not None else None
     coords = {r.fields[0]: (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
               for r in secs.get("COORDINATES", [])}
     vertices: dict[str, list[tuple[float, float]]] = {}
@@ -185,6 +193,10 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                 end_node=b if b in inverts else None, start_invert_ft=a_inv, end_invert_ft=b_inv,
                 length_ft=length, diameter_in=diameter, source=f"{where}:{r.line}"))
 
+    if not out.structures and not out.lines:
+        raise NetworkError(f"{where}: no [JUNCTIONS], [OUTFALLS], [STORAGE], [DIVIDERS] or [CONDUITS] rows: "
+                           "not a SWMM model of a network")
+    _subcatchments(secs, inverts, out, tr, where, num, units in SI_FLOW_UNITS)
     for section, rows in secs.items():
         if section not in READ and rows:
             out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} rows not imported "
@@ -204,3 +216,35 @@ def _offset(row: Row, i: int, node_invert: float | None, absolute: bool, to_ft: 
         raise NetworkError(f"{where}:{row.line}: [{section}] {row.fields[0]}: offset {row.fields[i]!r} "
                            "is not a number") from None
     return value if absolute else node_invert + value
+
+
+SQFT = {False: 43_560.0, True: 10_000 / 0.3048 ** 2}     # an acre (US units), a hectare (SI), in square feet
+
+
+def _subcatchments(secs: dict[str, list[Row]], nodes: dict[str, float], out: RawMap, tr: Any, where: str,
+                   num: Callable[[Row, int, str, str], float], si: bool) -> None:
+    """[SUBCATCHMENTS] (name, rain gage, outlet, area) as drainage areas draining to their
+    outlet node (through the subcatchments an outlet names, if so), of the model's area;
+    shaped by [POLYGONS] when the model is placed."""
+    import shapely
+    from .areas import DrainageArea
+    rows = {r.fields[0]: r for r in secs.get("SUBCATCHMENTS", [])}
+    polygons: dict[str, list[tuple[float, float]]] = {}
+    for r in secs.get("POLYGONS", []):
+        polygons.setdefault(r.fields[0], []).append((num(r, 1, "POLYGONS", "X-Coord"), num(r, 2, "POLYGONS", "Y-Coord")))
+    for name, r in rows.items():
+        if len(r.fields) < 3:
+            raise NetworkError(f"{where}:{r.line}: [SUBCATCHMENTS] {name}: expected name, rain gage, outlet, area")
+        sqft = num(r, 3, "SUBCATCHMENTS", "Area") * SQFT[si]
+        outlet, passed = r.fields[2], {name}
+        while outlet in rows and outlet not in passed:       # onto another subcatchment: follow it to a node
+            passed.add(outlet)
+            outlet = rows[outlet].fields[2]
+        structure = outlet if outlet in nodes else None
+        if structure is None:
+            why = "a loop of subcatchments" if outlet in passed else "no node or subcatchment of the model"
+            out.findings.append(Finding("drainage_area_unattached", name, f"drainage area {name} ({where}:{r.line}): "
+                                        f"its outlet {r.fields[2]} is {why}"))
+        ring = polygons.get(name, [])
+        poly = shapely.Polygon([tr.transform(*xy) for xy in ring]) if tr is not None and len(ring) >= 3 else None
+        out.areas.append((DrainageArea(name, structure, "attribute" if structure else None, sqft), poly))

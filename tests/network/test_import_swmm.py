@@ -35,7 +35,7 @@ def test_example1_findings():
     got = import_map(EXAMPLE1)
     kinds = {(f.kind, f.feature) for f in got.findings}
     assert ("no_receiving_water", "18") in kinds                     # SWMM does not say
-    assert ("not_imported", "[SUBCATCHMENTS]") in kinds              # 8 rows, said, not dropped
+    assert ("not_imported", "[SUBAREAS]") in kinds                   # 8 rows, said, not dropped
     assert not [f for f in got.findings if f.kind in ("unconnected_end", "loop", "uphill")]
     # Conduit 7 runs 21 (990, InOffset 1) -> 22 (987, OutOffset 1): downhill; nothing uphill in Example 1.
 
@@ -244,3 +244,45 @@ def test_a_file_in_the_windows_code_page(tmp_path: Path):
     assert "Chênes-1" in got.network.structures
     assert [f.message for f in got.findings if f.kind == "encoding"] == [
         f"{inp}: not UTF-8; read as Windows-1252 (the SWMM program's encoding on Windows)"]
+
+
+def test_subcatchments_are_drainage_areas(tmp_path: Path):
+    """EPA Example 1's eight subcatchments drain to its nodes: drainage areas of the size the
+    model gives (acres in US units), placed with their [POLYGONS] when the model is."""
+    got = import_map(EXAMPLE1)
+    areas = {a.id: a for a in got.areas}
+    assert len(areas) == 8 and (areas["1"].structure, areas["1"].how) == ("9", "attribute")
+    assert areas["1"].area_sqft == pytest.approx(10 * 43_560)               # 10 acres
+    assert sum(a.area_sqft for a in areas.values()) == pytest.approx(71 * 43_560)
+    assert not [f for f in got.findings if f.kind in ("not_imported", "drainage_area_unattached")
+                and "SUBCATCHMENTS" in f.feature + f.message]
+
+
+def test_subcatchments_in_si_units_draining_through_another_or_nowhere(tmp_path: Path):
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI + "[SUBCATCHMENTS]\n;;Name Gage Outlet Area\nS1 RG1 J1 2.5 50 100 1 0\n"
+                          "S2 RG1 S1 1 50 100 1 0   ; onto S1, so to J1\nS3 RG1 GONE 1 50 100 1 0\n"
+                          "[POLYGONS]\nS1 0 0\nS1 10 0\nS1 10 10\n")
+    got = import_map(inp, crs="EPSG:32618")
+    areas = {a.id: a for a in got.areas}
+    assert areas["S1"].area_sqft == pytest.approx(2.5 * 10_000 / 0.3048 ** 2)    # hectares (LPS: SI)
+    assert (areas["S2"].structure, areas["S3"].structure) == ("J1", None)
+    assert [f.message for f in got.findings if f.kind == "drainage_area_unattached"] == [
+        f"drainage area S3 ({inp}:27): its outlet GONE is no node or subcatchment of the model"]
+
+
+def test_a_model_drawn_in_degrees_is_placed_without_a_crs(tmp_path: Path):
+    """[MAP] Units Degrees: the coordinates are longitude and latitude."""
+    inp = tmp_path / "deg.inp"
+    inp.write_text(MINI.replace("J1 0 0\nJ2 100 0\nO1 150 0", "J1 -73.80 40.90\nJ2 -73.801 40.90\nO1 -73.802 40.90")
+                   + "[MAP]\nDIMENSIONS -73.9 40.8 -73.7 41.0\nUnits Degrees\n")
+    got = import_map(inp)
+    assert got.georeferenced and got.network.structures["J2"].lon == pytest.approx(-73.801)
+
+
+def test_a_file_with_no_network_is_refused(tmp_path: Path):
+    inp = tmp_path / "notes.inp"
+    inp.write_text("These are not SWMM input data.\n[TITLE]\nonly a title\n")
+    with pytest.raises(NetworkError, match=r"notes.inp: no \[JUNCTIONS\], \[OUTFALLS\], \[STORAGE\], \[DIVIDERS\] "
+                                           r"or \[CONDUITS\] rows: not a SWMM model of a network"):
+        import_map(inp)

@@ -69,9 +69,13 @@ def _feature(where: str, row: dict) -> str:
     return f"{where} feature {row['__fid__']}"
 
 
+NO_DATA_MARKER = -9999.0      # GIS tools' "no value" (-9999, -99999…): no invert or size is this low
+
+
 def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding],
-            no_data: Sequence[float] = ()) -> float | None:
-    """The field's number; None when empty or one of the town's ``no_data`` values."""
+            no_data: Sequence[float] = (), size: bool = False) -> float | None:
+    """The field's number; None when empty or one of the town's ``no_data`` values, and,
+    said, when a no-data marker (-9999 or below) or, for a ``size``, not above 0."""
     if not field:
         return None
     field = _field(row, field, where)
@@ -84,7 +88,14 @@ def _number(row: dict, field: str | None, fid: str, what: str, where: str, findi
         findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {v!r} is not a "
                                 "number; read as unknown"))
         return None
-    return None if x in no_data else x
+    if x in no_data:
+        return None
+    if x <= NO_DATA_MARKER or (size and x <= 0):
+        why = "is a no-data marker" if x <= NO_DATA_MARKER else "is not a size"
+        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {v!r} {why}; "
+                                "read as unknown"))
+        return None
+    return x
 
 
 def as_text(v: Any) -> str | None:
@@ -212,8 +223,8 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
                                             "is not in the mapping's flow_directions; read as unknown"))
         s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
         e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)
-        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data)
-        length = _number(row, spec.length, cid, "pipe", where, out.findings, mapping.no_data)
+        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data, size=True)
+        length = _number(row, spec.length, cid, "pipe", where, out.findings, mapping.no_data, size=True)
         out.lines.append(RawLine(
             id=cid, kind=kind, coords=coords,
             start_invert_ft=None if s_inv is None else s_inv * elev,

@@ -449,3 +449,38 @@ def test_a_shapefile_with_a_code_page_file(synthetic):
     synthetic.write_text(synthetic.read_text().replace(".geojson", ".shp"))
     got = import_map(synthetic)
     assert got.network.structures["OF-2"].receiving_water == "Río Chico"
+
+
+def test_no_data_markers_and_zero_sizes(synthetic):
+    """-9999 (the GIS no-data marker) in an invert, a diameter or a length of 0: read as
+    unknown and said, so a -9999 invert cannot turn a pipe by its inverts nor a zero length
+    stand for the pipe's; a value the mapping lists in no_data is unknown without a word."""
+    def mark(f):
+        pid = f["properties"]["FACILITYID"]
+        f["properties"]["LEN"] = 0 if pid == "P-3" else 250.0
+        if pid == "P-1":
+            f["properties"]["DIAM"] = 0
+        if pid == "P-4":
+            f["properties"]["INV_END"] = -9999
+        if pid == "P-9":
+            f["properties"]["INV_START"] = -99999.0
+
+    _edit(synthetic.parent / "pipes.geojson", mark)
+    synthetic.write_text(synthetic.read_text() + "  length: LEN\ndirection: inverts\n")
+    got = import_map(synthetic)
+    net = got.network
+    assert net.conveyances["P-1"].diameter_in is None
+    assert net.conveyances["P-3"].length_ft == pytest.approx(200.0, rel=1e-4)      # measured, not 0
+    p4 = net.conveyances["P-4"]                                     # MH-2's own invert (15) instead
+    assert (p4.upstream, p4.downstream, p4.downstream_invert_ft) == ("CB-2", "MH-2", 15.0)
+    assert net.conveyances["P-9"].upstream == "MH-4"
+    pipes = synthetic.parent / "pipes.geojson"
+    assert sorted(f.message for f in got.findings if f.kind == "bad_value") == [
+        f"{pipes} feature 0: pipe P-1: DIAM = 0 is not a size; read as unknown",
+        f"{pipes} feature 2: pipe P-3: LEN = 0.0 is not a size; read as unknown",
+        f"{pipes} feature 3: pipe P-4: INV_END = -9999 is a no-data marker; read as unknown",
+        f"{pipes} feature 8: pipe P-9: INV_START = -99999.0 is a no-data marker; read as unknown"]
+    synthetic.write_text(synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 3\nno_data: [-9999, -99999, 0]"))
+    got = import_map(synthetic)
+    assert [f.feature for f in got.findings if f.kind == "bad_value"] == []
+    assert got.network.conveyances["P-4"].downstream_invert_ft == 15.0

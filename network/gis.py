@@ -92,7 +92,7 @@ def _number(row: dict, field: str | None, fid: str, what: str, where: str, findi
         return None
     if x <= NO_DATA_MARKER or (size and x <= 0):
         why = "is a no-data marker" if x <= NO_DATA_MARKER else "is not a size"
-        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {v!r} {why}; "
+        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {as_text(v)} {why}; "
                                 "read as unknown"))
         return None
     return x

@@ -477,9 +477,9 @@ def test_no_data_markers_and_zero_sizes(synthetic):
     pipes = synthetic.parent / "pipes.geojson"
     assert sorted(f.message for f in got.findings if f.kind == "bad_value") == [
         f"{pipes} feature 0: pipe P-1: DIAM = 0 is not a size; read as unknown",
-        f"{pipes} feature 2: pipe P-3: LEN = 0.0 is not a size; read as unknown",
+        f"{pipes} feature 2: pipe P-3: LEN = 0 is not a size; read as unknown",
         f"{pipes} feature 3: pipe P-4: INV_END = -9999 is a no-data marker; read as unknown",
-        f"{pipes} feature 8: pipe P-9: INV_START = -99999.0 is a no-data marker; read as unknown"]
+        f"{pipes} feature 8: pipe P-9: INV_START = -99999 is a no-data marker; read as unknown"]
     synthetic.write_text(synthetic.read_text().replace("snap_tolerance_ft: 3", "snap_tolerance_ft: 3\nno_data: [-9999, -99999, 0]"))
     got = import_map(synthetic)
     assert [f.feature for f in got.findings if f.kind == "bad_value"] == []

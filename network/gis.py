@@ -137,11 +137,22 @@ def _where(file: Path, layer: str | None) -> str:
     return f"{file}" + (f" (layer {layer})" if layer else "")
 
 
+POINTS = ("Point", "MultiPoint", "Polygon", "MultiPolygon")
+LINES = ("LineString", "MultiLineString")
+
+
 def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer) -> tuple[str, Any, float, Any]:
     """A layer's name for messages, its transformer to WGS 84, the elevation factor to feet and
-    its (attributes, geometry) pairs."""
+    its (attributes, geometry) pairs. A layer none of whose features has the geometry its
+    role needs (the pipes' layer named for the structures) is refused."""
     where = _where(spec.file, spec.layer)
     crs, rows, shapes = read_layer(spec.file, spec.layer, where)
+    lines = isinstance(spec, ConveyanceLayer)
+    drawn = sorted({g.geom_type for g in shapes if g is not None and not g.is_empty})
+    if drawn and not set(drawn) & set(LINES if lines else POINTS):
+        raise NetworkError(f"{where}: its features are {', '.join(drawn)}, not "
+                           f"{'lines' if lines else 'points or polygons'}: check the "
+                           f"{'pipes' if lines else 'structures'}' file and layer in the mapping")
     return where, _transformer(crs, mapping, where), TO_FT[mapping.elevation_unit], zip(rows, shapes)
 
 
@@ -174,6 +185,9 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: 
                                         "location; kept, but no pipe "
                                         "can be connected to it"))
         else:
+            if shape.geom_type not in POINTS:
+                out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} is a "
+                                            f"{shape.geom_type}, not a point; placed at its centroid"))
             p = shape.centroid if shape.geom_type != "Point" else shape
             lon, lat = tr.transform(p.x, p.y)
         inv = _number(row, spec.invert, sid, "structure", where, out.findings, mapping.no_data)
@@ -195,7 +209,7 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
         if shape is None or shape.is_empty:
             out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} has no line; kept, "
                                         "unconnected"))
-        elif shape.geom_type not in ("LineString", "MultiLineString"):
+        elif shape.geom_type not in LINES:
             out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} is a "
                                         f"{shape.geom_type}, not a line; kept, unconnected"))
         else:

@@ -484,3 +484,30 @@ def test_no_data_markers_and_zero_sizes(synthetic):
     got = import_map(synthetic)
     assert [f.feature for f in got.findings if f.kind == "bad_value"] == []
     assert got.network.conveyances["P-4"].downstream_invert_ft == 15.0
+
+
+def test_a_layer_of_the_wrong_geometry_is_refused_and_a_stray_feature_reported(synthetic):
+    """The pipes' layer named as the structures' (a slip in the mapping) is refused, naming it;
+    one structure drawn as a line among points is placed at its centroid and said."""
+    text = synthetic.read_text()
+    synthetic.write_text(text.replace("file: structures.geojson", "file: pipes.geojson"))
+    with pytest.raises(NetworkError, match=r"pipes.geojson: its features are LineString, not points or polygons: "
+                                           r"check the structures' file and layer"):
+        import_map(synthetic)
+    synthetic.write_text(text.replace("file: pipes.geojson", "file: structures.geojson"))
+    with pytest.raises(NetworkError, match=r"structures.geojson: its features are Point, not lines: "
+                                           r"check the pipes' file and layer"):
+        import_map(synthetic)
+    synthetic.write_text(text)
+
+    def stray(f):
+        if f["properties"]["FACILITYID"] == "CB-3":
+            x, y = f["geometry"]["coordinates"]
+            f["geometry"] = {"type": "LineString", "coordinates": [[x - 2, y], [x + 2, y]]}
+
+    _edit(synthetic.parent / "structures.geojson", stray)
+    got = import_map(synthetic)
+    assert [f.message for f in got.findings if f.kind == "no_geometry"] == [
+        f"{synthetic.parent / 'structures.geojson'} feature 9: structure CB-3 is a LineString, not a point; "
+        "placed at its centroid"]
+    assert got.network.conveyances["P-10"].upstream == "CB-3"

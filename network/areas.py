@@ -46,7 +46,7 @@ def _polygons(mapping: Mapping, spec: DrainageAreaLayer | ParcelLayer, what: str
     import shapely
     where = _where(spec.file, spec.layer)
     crs, rows, shapes = read_layer(spec.file, spec.layer, where)
-    tr = _transformer(crs, mapping, where)
+    tr = _transformer(crs, mapping, where, findings)
     seen: set[str] = set()
     out = []
     for row, shape in zip(rows, shapes):

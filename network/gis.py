@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .crs import to_wgs84
+from .crs import crs_label, same_crs, to_wgs84
 from .errors import NetworkError
 from .mapping import TO_FT, TO_IN, ConveyanceLayer, Mapping, StructureLayer
 from .model import Finding, Structure
@@ -125,7 +125,12 @@ def read_gis(mapping: Mapping) -> RawMap:
     return out
 
 
-def _transformer(crs: str | None, mapping: Mapping, where: str):
+def _transformer(crs: str | None, mapping: Mapping, where: str, findings: list[Finding] | None = None):
+    """To WGS 84 from the layer's own CRS, else the mapping's; a mapping's CRS that differs
+    from the layer's own is said (it is not used for that layer)."""
+    if crs is not None and mapping.crs is not None and findings is not None and not same_crs(crs, mapping.crs):
+        findings.append(Finding("crs_differs", where, f"{where}: the layer states {crs_label(crs)}; crs: "
+                                f"{mapping.crs} in the mapping is not used for it"))
     crs = crs or mapping.crs
     if crs is None:
         raise NetworkError(f"{where}: the file names no coordinate system; give one with crs: in the mapping "
@@ -141,7 +146,7 @@ POINTS = ("Point", "MultiPoint", "Polygon", "MultiPolygon")
 LINES = ("LineString", "MultiLineString")
 
 
-def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer) -> tuple[str, Any, float, Any]:
+def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer, findings: list[Finding]) -> tuple[str, Any, float, Any]:
     """A layer's name for messages, its transformer to WGS 84, the elevation factor to feet and
     its (attributes, geometry) pairs. A layer none of whose features has the geometry its
     role needs (the pipes' layer named for the structures) is refused."""
@@ -153,7 +158,7 @@ def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer) -> tuple[str
         raise NetworkError(f"{where}: its features are {', '.join(drawn)}, not "
                            f"{'lines' if lines else 'points or polygons'}: check the "
                            f"{'pipes' if lines else 'structures'}' file and layer in the mapping")
-    return where, _transformer(crs, mapping, where), TO_FT[mapping.elevation_unit], zip(rows, shapes)
+    return where, _transformer(crs, mapping, where, findings), TO_FT[mapping.elevation_unit], zip(rows, shapes)
 
 
 def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> str:
@@ -175,7 +180,7 @@ def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findi
 
 
 def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: set[str]) -> None:
-    where, tr, elev, features = _open(mapping, spec)
+    where, tr, elev, features = _open(mapping, spec, out.findings)
     for row, shape in features:
         sid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "structure", out.findings)
         kind = _kind(spec, row, sid, "structure", where, out.findings)
@@ -200,7 +205,7 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: 
 
 def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
     from shapely.ops import linemerge
-    where, tr, elev, features = _open(mapping, spec)
+    where, tr, elev, features = _open(mapping, spec, out.findings)
     seen: set[str] = set()
     for row, shape in features:
         cid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "pipe", out.findings)

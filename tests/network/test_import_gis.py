@@ -511,3 +511,46 @@ def test_a_layer_of_the_wrong_geometry_is_refused_and_a_stray_feature_reported(s
         f"{synthetic.parent / 'structures.geojson'} feature 9: structure CB-3 is a LineString, not a point; "
         "placed at its centroid"]
     assert got.network.conveyances["P-10"].upstream == "CB-3"
+
+
+ESRI_2263 = (   # the .prj ArcGIS writes for NAD 1983 StatePlane New York Long Island FIPS 3104 (US Feet)
+    'PROJCS["NAD_1983_StatePlane_New_York_Long_Island_FIPS_3104_Feet",GEOGCS["GCS_North_American_1983",'
+    'DATUM["D_North_American_1983",SPHEROID["GRS_1980",6378137.0,298.257222101]],PRIMEM["Greenwich",0.0],'
+    'UNIT["Degree",0.0174532925199433]],PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",984250.0],'
+    'PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",-74.0],'
+    'PARAMETER["Standard_Parallel_1",40.66666666666666],PARAMETER["Standard_Parallel_2",41.03333333333333],'
+    'PARAMETER["Latitude_Of_Origin",40.16666666666666],UNIT["Foot_US",0.3048006096012192]]')
+
+
+@pytest.mark.parametrize("unit, shift_ft", [("Foot_US", 0.0), ("Foot", 0.4)])
+def test_a_shapefile_prj_in_esri_wkt_us_or_international_feet(synthetic, unit, shift_ft):
+    """A .prj as ArcGIS writes it (ESRI WKT) is honoured, with its unit: the same numbers in
+    international feet (0.3048 m) lie 2 ppm of their distance from the false origin closer to
+    it than in US survey feet (EPSG:2263): 0.4 ft at a northing of 200,000 ft (the false
+    easting, in the same feet, moves with the easting)."""
+    import pyogrio.raw
+    from pyproj import Geod, Transformer
+    folder = synthetic.parent
+    esri = ESRI_2263
+    if unit == "Foot":
+        esri = esri.replace('UNIT["Foot_US",0.3048006096012192]', 'UNIT["Foot",0.3048]').replace("_Feet", "_Feet_Intl")
+    for name in ("structures", "pipes"):
+        meta, _, geoms, cols = pyogrio.raw.read(str(folder / f"{name}.geojson"))
+        pyogrio.raw.write(str(folder / f"{name}.shp"), geometry=geoms, field_data=cols, fields=meta["fields"],
+                          crs="EPSG:2263", geometry_type=meta["geometry_type"], driver="ESRI Shapefile")
+        (folder / f"{name}.prj").write_text(esri)
+    synthetic.write_text(synthetic.read_text().replace(".geojson", ".shp"))
+    of1 = import_map(synthetic).network.structures["OF-1"]
+    lon, lat = Transformer.from_crs("EPSG:2263", "EPSG:4326", always_xy=True).transform(1_000_000, 200_000)
+    _, _, metres = Geod(ellps="WGS84").inv(lon, lat, of1.lon, of1.lat)
+    assert metres / 0.3048 == pytest.approx(shift_ft, abs=0.02)
+
+
+def test_a_mapping_crs_differing_from_the_layers_own_is_said(synthetic):
+    synthetic.write_text("crs: EPSG:2262\n" + synthetic.read_text())       # NY West; the layers say Long Island
+    got = import_map(synthetic)
+    msgs = [f.message for f in got.findings if f.kind == "crs_differs"]
+    assert msgs == [f"{synthetic.parent / n}: the layer states EPSG:2263; crs: EPSG:2262 in the mapping is not used "
+                    "for it" for n in ("structures.geojson", "pipes.geojson")]
+    synthetic.write_text(synthetic.read_text().replace("crs: EPSG:2262", "crs: EPSG:2263"))
+    assert not [f for f in import_map(synthetic).findings if f.kind == "crs_differs"]

@@ -78,8 +78,15 @@ def import_(
                f"and {got.lines_read} conveyances from {source}")
     if implied:
         typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
+    typer.echo(f"kept every feature read: {got.structures_read} structures and {got.lines_read} conveyances")
     connected = sum(1 for c in net.conveyances.values() if c.upstream and c.downstream)
-    typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends")
+    lineless = {f.feature for f in got.findings if f.kind == "no_geometry"}
+    loose = [c for c in net.conveyances.values() if not (c.upstream and c.downstream)]
+    no_line = sum(1 for c in loose if c.id in lineless and not c.coords)
+    why = [f"{n} {label}" for n, label in ((no_line, "drawn with no line"),
+                                           (len(loose) - no_line, "with an end at no structure")) if n]
+    typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends"
+               + (f"; not: {', '.join(why)}" if why else ""))
     if not got.georeferenced:
         typer.echo("no coordinate system: positions kept in the model's own coordinates (give --crs to place them)")
     for f in got.findings:

@@ -45,6 +45,17 @@ def test_import_prints_what_it_read_and_could_not_connect(town: Path):
     assert (town / "data" / "network.db").exists()
 
 
+def test_import_says_what_it_kept_and_why_pipes_did_not_connect(town: Path):
+    pipes = json.loads((town / "pipes.geojson").read_text())
+    pipes["features"][2]["geometry"] = None                       # P-3: no line
+    (town / "pipes.geojson").write_text(json.dumps(pipes))
+    out = run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data").stdout
+    assert "kept every feature read: 10 structures and 10 conveyances" in out
+    assert "connected 8 of 10 conveyances at both ends; not: 1 drawn with no line, 1 with an end at no structure" \
+        in out
+    assert f"no_geometry: {town / 'pipes.geojson'} feature 2: pipe P-3 has no line; kept, unconnected" in out
+
+
 def test_dry_run_keeps_nothing(town: Path):
     run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data")
     assert not (town / "data" / "network.db").exists()

@@ -286,3 +286,33 @@ def test_a_file_with_no_network_is_refused(tmp_path: Path):
     with pytest.raises(NetworkError, match=r"notes.inp: no \[JUNCTIONS\], \[OUTFALLS\], \[STORAGE\], \[DIVIDERS\] "
                                            r"or \[CONDUITS\] rows: not a SWMM model of a network"):
         import_map(inp)
+
+
+def test_epa_example1_in_si_units():
+    """EPA's own metric Example 1 (CMS: the same numbers read as metres and hectares; see
+    testdata/README.md): the same network as Example 1, every length and size in metres."""
+    got = import_map(TESTDATA / "test_ex1_metric.inp")
+    net, us = got.network, import_map(EXAMPLE1).network
+    assert {(c.id, c.upstream, c.downstream) for c in net.conveyances.values()} == {
+        (c.id, c.upstream, c.downstream) for c in us.conveyances.values()}
+    assert net.structures["18"].invert_ft == pytest.approx(975 / 0.3048)
+    c1 = net.conveyances["1"]
+    assert c1.length_ft == pytest.approx(400 / 0.3048) and c1.diameter_in == pytest.approx(1.5 / 0.0254)
+    assert net.conveyances["6"].downstream_invert_ft == pytest.approx(991 / 0.3048)       # OutOffset 1 m
+    assert sum(a.area_sqft for a in got.areas) == pytest.approx(71 * 10_000 / 0.3048 ** 2)   # 71 ha
+    assert not [f for f in got.findings if f.kind in ("unconnected_end", "uphill", "loop")]
+
+
+def test_epa_example3_a_pump_station():
+    """EPA Example 3: a wet well (storage SU1) and a pump lifting its water to KRO1014; a pump
+    lifts by design, so it is not reported as flowing uphill; pipes still are checked."""
+    got = import_map(TESTDATA / "Example3.inp")
+    net = got.network
+    assert net.structures["SU1"].kind is StructureKind.STORAGE and net.structures["SU1"].invert_ft == 544.74
+    pump = net.conveyances["PUMP1"]
+    assert (pump.kind, pump.upstream, pump.downstream) == (ConveyanceKind.PUMP, "SU1", "KRO1014")
+    assert net.conveyances["KRO3001-KRO3002"].downstream_invert_ft == pytest.approx(549.74)   # SU1 + 5 ft
+    assert len(net.structures) == 34 and len(net.conveyances) == 33
+    assert not [f for f in got.findings if f.kind in ("uphill", "unconnected_end", "loop")]
+    assert sorted(f.feature for f in got.findings if f.kind == "not_imported") == [
+        "[CONTROLS]", "[CURVES]", "[DWF]", "[PATTERNS]"]

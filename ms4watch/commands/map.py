@@ -74,8 +74,12 @@ def import_(
             implied += 1
             continue
         kinds[s.kind.value] = kinds.get(s.kind.value, 0) + 1
+    links: dict[str, int] = {}
+    for c in net.conveyances.values():
+        links[c.kind.value] = links.get(c.kind.value, 0) + 1
     typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
-               f"and {got.lines_read} conveyances from {source}")
+               f"and {got.lines_read} conveyances ({', '.join(f'{n} {k}' for k, n in sorted(links.items()))}) "
+               f"from {source}")
     if implied:
         typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
     typer.echo(f"kept every feature read: {got.structures_read} structures and {got.lines_read} conveyances")

@@ -92,6 +92,12 @@ def test_show_lists_outfalls_and_findings(town: Path):
     assert "outfall OF-2 to (no receiving water): 1 structures upstream, 150 ft of pipe" in out
 
 
+def test_a_swmm_model_says_what_its_links_are(tmp_path: Path):
+    out = run("import", str(TESTDATA / "Example3.inp"), "--dry-run", data=tmp_path / "data").stdout
+    assert "read 34 structures (31 junction, 2 outfall, 1 storage) and 33 conveyances (32 pipe, 1 pump)" in out
+    assert "not_imported: [CURVES]: 3 rows not imported" in out
+
+
 def test_swmm_model_and_a_bad_file(tmp_path: Path):
     out = run("import", str(TESTDATA / "Example1.inp"), data=tmp_path).stdout
     assert "read 14 structures (13 junction, 1 outfall) and 13 conveyances" in out

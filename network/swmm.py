@@ -199,7 +199,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     _subcatchments(secs, inverts, out, tr, where, num, units in SI_FLOW_UNITS)
     for section, rows in secs.items():
         if section not in READ and rows:
-            out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} rows not imported "
+            out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} row{'s' if len(rows) != 1 else ''} not imported "
                                         "(not part of the pipe network)"))
     return out
 

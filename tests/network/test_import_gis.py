@@ -554,3 +554,19 @@ def test_a_mapping_crs_differing_from_the_layers_own_is_said(synthetic):
                     "for it" for n in ("structures.geojson", "pipes.geojson")]
     synthetic.write_text(synthetic.read_text().replace("crs: EPSG:2262", "crs: EPSG:2263"))
     assert not [f for f in import_map(synthetic).findings if f.kind == "crs_differs"]
+
+
+def test_a_pipe_whose_ends_join_one_structure_is_reported(synthetic):
+    """A stub drawn shorter than the tolerance at a manhole (a lateral's first feet, a
+    digitising slip): both ends snap to MH-1; said, not kept as a loop on itself."""
+    def stub(f):
+        if f["properties"]["FACILITYID"] == "P-6":
+            f["geometry"]["coordinates"] = [[1000000.5, 200300.5], [1000001, 200301]]
+
+    _edit(synthetic.parent / "pipes.geojson", stub)
+    got = import_map(synthetic)
+    p6 = got.network.conveyances["P-6"]
+    assert (p6.upstream, p6.downstream) == ("MH-1", None)
+    assert [f.message for f in got.findings if f.feature == "P-6"] == [
+        "pipe P-6: both its ends join structure MH-1; its end is left unconnected"]
+    assert not got.network.graph().has_edge("MH-1", "MH-1")

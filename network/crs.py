@@ -35,3 +35,11 @@ def crs_label(crs: str) -> str:
         return crs
     code = c.to_epsg()
     return f"EPSG:{code}" if code is not None else c.name
+
+
+def is_geographic(crs: str) -> bool:
+    """Whether the system's coordinates are longitude and latitude in degrees."""
+    try:
+        return bool(CRS.from_user_input(crs).is_geographic)
+    except CRSError:
+        return False

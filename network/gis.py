@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .crs import crs_label, same_crs, to_wgs84
+from .crs import crs_label, is_geographic, same_crs, to_wgs84
 from .errors import NetworkError
 from .mapping import TO_FT, TO_IN, ConveyanceLayer, Mapping, StructureLayer
 from .model import Finding, Structure
@@ -158,7 +158,34 @@ def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer, findings: li
         raise NetworkError(f"{where}: its features are {', '.join(drawn)}, not "
                            f"{'lines' if lines else 'points or polygons'}: check the "
                            f"{'pipes' if lines else 'structures'}' file and layer in the mapping")
+    crs = _not_degrees(crs, rows, shapes, mapping, where, findings)
     return where, _transformer(crs, mapping, where, findings), TO_FT[mapping.elevation_unit], zip(rows, shapes)
+
+
+def _not_degrees(crs: str | None, rows: list[dict[str, Any]], shapes: list[Any], mapping: Mapping, where: str,
+                 findings: list[Finding]) -> str | None:
+    """The layer's CRS, unless it says degrees (GeoJSON without a "crs" member is WGS 84 by
+    RFC 7946, and many exports drop the member) and a feature lies beyond ±180, ±90: then the
+    mapping's ``crs``, said; refused without one."""
+    if crs is None or not is_geographic(crs):
+        return crs
+    for row, g in zip(rows, shapes):
+        if g is None or g.is_empty:
+            continue
+        x0, y0, x1, y1 = g.bounds
+        if max(abs(x0), abs(x1)) > 180 or max(abs(y0), abs(y1)) > 90:
+            break
+    else:
+        return crs
+    if mapping.crs is not None and not is_geographic(mapping.crs):
+        findings.append(Finding("crs_differs", where, f"{where}: the layer states {crs_label(crs)} but its coordinates "
+                                f"are not degrees; read in crs: {mapping.crs} from the mapping"))
+        return mapping.crs
+    import shapely
+    x, y = shapely.get_coordinates(g)[0]
+    raise NetworkError(f"{where}: feature {row['__fid__']} lies at ({as_text(float(x))}, {as_text(float(y))}), not a "
+                       f"longitude and latitude as the layer's {crs_label(crs)} says; give the layers' coordinate "
+                       "system with crs: in the mapping (e.g. EPSG:2263, NY State Plane Long Island, US feet)")
 
 
 def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> str:

@@ -570,3 +570,24 @@ def test_a_pipe_whose_ends_join_one_structure_is_reported(synthetic):
     assert [f.message for f in got.findings if f.feature == "P-6"] == [
         "pipe P-6: both its ends join structure MH-1; its end is left unconnected"]
     assert not got.network.graph().has_edge("MH-1", "MH-1")
+
+
+def test_geojson_in_feet_without_a_crs_member(synthetic):
+    """GeoJSON without a "crs" member is WGS 84 (RFC 7946), but many exports drop the member
+    and keep State Plane feet: coordinates that cannot be degrees are refused, naming the
+    file and a feature, unless the mapping gives the system (then read in it, and said)."""
+    for name in ("structures.geojson", "pipes.geojson"):
+        data = json.loads((synthetic.parent / name).read_text())
+        del data["crs"]
+        (synthetic.parent / name).write_text(json.dumps(data))
+    with pytest.raises(NetworkError, match=r"structures.geojson: feature 0 lies at \(1000000, 200000\), not a "
+                                           r"longitude and latitude as the layer's EPSG:4326 says; give the "
+                                           r"layers' coordinate system with crs: in the mapping"):
+        import_map(synthetic)
+    synthetic.write_text("crs: EPSG:2263\n" + synthetic.read_text())
+    got = import_map(synthetic)
+    assert got.network.structures["OF-1"].lat == pytest.approx(40.71562, abs=1e-4)
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+    assert [f.message for f in got.findings if f.kind == "crs_differs"][0] == (
+        f"{synthetic.parent / 'structures.geojson'}: the layer states EPSG:4326 but its coordinates are not "
+        "degrees; read in crs: EPSG:2263 from the mapping")

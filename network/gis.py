@@ -152,6 +152,8 @@ def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer, findings: li
     role needs (the pipes' layer named for the structures) is refused."""
     where = _where(spec.file, spec.layer)
     crs, rows, shapes = read_layer(spec.file, spec.layer, where)
+    if not rows:
+        findings.append(Finding("empty_layer", where, f"{where}: the layer has no features"))
     lines = isinstance(spec, ConveyanceLayer)
     drawn = sorted({g.geom_type for g in shapes if g is not None and not g.is_empty})
     if drawn and not set(drawn) & set(LINES if lines else POINTS):

@@ -591,3 +591,12 @@ def test_geojson_in_feet_without_a_crs_member(synthetic):
     assert [f.message for f in got.findings if f.kind == "crs_differs"][0] == (
         f"{synthetic.parent / 'structures.geojson'}: the layer states EPSG:4326 but its coordinates are not "
         "degrees; read in crs: EPSG:2263 from the mapping")
+
+
+def test_an_empty_layer_is_said(synthetic):
+    pipes = json.loads((synthetic.parent / "pipes.geojson").read_text())
+    (synthetic.parent / "pipes.geojson").write_text(json.dumps({**pipes, "features": []}))
+    got = import_map(synthetic)
+    assert len(got.network.structures) == 10 and not got.network.conveyances
+    assert [f.message for f in got.findings if f.kind == "empty_layer"] == [
+        f"{synthetic.parent / 'pipes.geojson'}: the layer has no features"]

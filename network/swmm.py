@@ -116,6 +116,9 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
             raise NetworkError(f"{where}:{row.line}: [{section}] {row.fields[0]}: {name} "
                                f"{row.fields[i]!r} is not a number") from None
 
+    for r in secs.get("OPTIONS", []):
+        if len(r.fields) < 2 and r.fields[0].upper() in ("FLOW_UNITS", "LINK_OFFSETS"):
+            raise NetworkError(f"{where}:{r.line}: [OPTIONS] {r.fields[0]}: no value")
     options = {r.fields[0].upper(): r.fields[1].upper() for r in secs.get("OPTIONS", []) if len(r.fields) > 1}
     units = options.get("FLOW_UNITS", "CFS")
     if units not in US_FLOW_UNITS | SI_FLOW_UNITS:

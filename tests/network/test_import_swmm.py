@@ -316,3 +316,31 @@ def test_epa_example3_a_pump_station():
     assert not [f for f in got.findings if f.kind in ("uphill", "unconnected_end", "loop")]
     assert sorted(f.feature for f in got.findings if f.kind == "not_imported") == [
         "[CONTROLS]", "[CURVES]", "[DWF]", "[PATTERNS]"]
+
+
+@pytest.mark.parametrize("units, ft", [("CFS", 1.0), ("GPM", 1.0), ("MGD", 1.0), ("cms", 1 / 0.3048),
+                                       ("LPS", 1 / 0.3048), ("MLD", 1 / 0.3048)])
+def test_flow_units_say_feet_or_metres(tmp_path: Path, units: str, ft: float):
+    """SWMM 5 manual, [OPTIONS] FLOW_UNITS: US units (CFS, GPM, MGD) give lengths and
+    elevations in feet, SI units (CMS, LPS, MLD) in metres."""
+    inp = tmp_path / "units.inp"
+    inp.write_text(MINI.replace("FLOW_UNITS  LPS", f"FLOW_UNITS  {units}"))
+    net = import_map(inp).network
+    assert net.conveyances["C2"].length_ft == pytest.approx(50 * ft)
+    assert net.structures["O1"].invert_ft == pytest.approx(9 * ft)
+
+
+def test_a_link_naming_an_unknown_node_names_its_line(tmp_path: Path):
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI)
+    got = import_map(inp)
+    assert [f.message for f in got.findings if f.feature == "C3" and f.kind == "unconnected_end"] == [
+        f"link C3 ({inp}:13) names node NOWHERE, which no node section defines"]
+
+
+def test_an_option_without_its_value_is_refused(tmp_path: Path):
+    """FLOW_UNITS with no value would silently mean CFS (feet) for a model in metres."""
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI.replace("FLOW_UNITS  LPS", "FLOW_UNITS"))
+    with pytest.raises(NetworkError, match=r"mini.inp:2: \[OPTIONS\] FLOW_UNITS: no value"):
+        import_map(inp)

@@ -125,6 +125,8 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
         raise NetworkError(f"{where}: [OPTIONS] FLOW_UNITS {units!r}: expected one of "
                            f"{', '.join(sorted(US_FLOW_UNITS | SI_FLOW_UNITS))}")
     to_ft = 1.0 if units in US_FLOW_UNITS else 1 / 0.3048
+    if options.get("LINK_OFFSETS", "DEPTH") not in ("DEPTH", "ELEVATION"):
+        raise NetworkError(f"{where}: [OPTIONS] LINK_OFFSETS {options['LINK_OFFSETS']!r}: expected DEPTH or ELEVATION")
     offsets_are_elevations = options.get("LINK_OFFSETS", "DEPTH") == "ELEVATION"
 
     crs = mapping.crs if mapping is not None else None

@@ -344,3 +344,10 @@ def test_an_option_without_its_value_is_refused(tmp_path: Path):
     inp.write_text(MINI.replace("FLOW_UNITS  LPS", "FLOW_UNITS"))
     with pytest.raises(NetworkError, match=r"mini.inp:2: \[OPTIONS\] FLOW_UNITS: no value"):
         import_map(inp)
+
+
+def test_link_offsets_of_an_unknown_kind_is_refused(tmp_path: Path):
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI.replace("LINK_OFFSETS ELEVATION", "LINK_OFFSETS ELEV"))
+    with pytest.raises(NetworkError, match=r"mini.inp: \[OPTIONS\] LINK_OFFSETS 'ELEV': expected DEPTH or ELEVATION"):
+        import_map(inp)

@@ -195,13 +195,25 @@ def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> st
     return f"{spec.layer or spec.file.stem}#{row['__fid__']}"
 
 
+def _code(value: str | None, table: dict[str, Any]) -> Any:
+    """What the mapping's ``table`` says a value means: the same code, else the one code
+    differing only in case (``mh`` for ``MH``); None when it has none."""
+    if value is None:
+        return None
+    if value in table:
+        return table[value]
+    alike = [meaning for code, meaning in table.items() if code.strip().casefold() == value.casefold()]
+    return alike[0] if len(alike) == 1 else None
+
+
 def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findings: list[Finding]) -> Any:
     """The feature's type by the mapping's ``types``; the layer's default, reported, when unknown."""
     kind = spec.default_type
     if spec.type:
         value = _text(row, spec.type, where)
-        if value is not None and value in spec.types:
-            return spec.types[value]
+        found = _code(value, spec.types)
+        if found is not None:
+            return found
         findings.append(Finding("unknown_type", fid, f"{_feature(where, row)}: {what} {fid}: {spec.type} = "
                                 f"{value!r} is not in the "
                                 f"mapping's types; read as {kind.value}"))
@@ -264,7 +276,7 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
         flow = None
         if spec.flow_direction:
             value = _text(row, spec.flow_direction, where)
-            flow = spec.flow_directions.get(value) if value is not None else None
+            flow = _code(value, spec.flow_directions)
             if value is not None and flow is None:
                 out.findings.append(Finding("unknown_direction", cid, f"{_feature(where, row)}: pipe {cid}: "
                                             f"{spec.flow_direction} = {value!r} "

@@ -600,3 +600,21 @@ def test_an_empty_layer_is_said(synthetic):
     assert len(got.network.structures) == 10 and not got.network.conveyances
     assert [f.message for f in got.findings if f.kind == "empty_layer"] == [
         f"{synthetic.parent / 'pipes.geojson'}: the layer has no features"]
+
+
+def test_codes_in_another_case_or_padded(synthetic):
+    """Hand-kept attribute tables mix "MH", "mh " and "Mh": a code matches the mapping's
+    without regard to case or surrounding spaces (an exact match wins where two differ only
+    in case)."""
+    spelled = {"MH-1": "mh ", "MH-2": " Mh", "CB-1": "cb"}
+    _edit(synthetic.parent / "structures.geojson", lambda f: f["properties"].update(
+        TYPE=spelled.get(f["properties"]["FACILITYID"], f["properties"]["TYPE"])))
+    _edit(synthetic.parent / "pipes.geojson", lambda f: f["properties"].update(
+        FLOWDIR="against" if f["properties"]["FACILITYID"] == "P-5" else "With"))
+    synthetic.write_text(synthetic.read_text() + "  flow_direction: FLOWDIR\n"
+                         "  flow_directions: {WITH: with, AGAINST: against}\n")
+    got = import_map(synthetic)
+    net = got.network
+    assert net.structures["MH-1"].kind is StructureKind.MANHOLE and net.structures["CB-1"].kind is StructureKind.CATCH_BASIN
+    assert net.conveyances["P-5"].upstream == "MH-2"
+    assert by_kind(got.findings, "unknown_type") == [] and by_kind(got.findings, "unknown_direction") == []

@@ -60,8 +60,10 @@ def _field(row: dict, field: str, where: str) -> str:
     alike = [k for k in row if k != "__fid__" and k.casefold() == field.casefold()]
     if len(alike) == 1:
         return alike[0]
+    cut = [k for k in row if len(field) > 10 and k.casefold() == field[:10].casefold()]
+    hint = f"; a shapefile keeps 10 characters of a name: {cut[0]}?" if cut else ""
     raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
-                       f"(it has {', '.join(k for k in row if k != '__fid__')})")
+                       f"(it has {', '.join(k for k in row if k != '__fid__')}{hint})")
 
 
 def _feature(where: str, row: dict) -> str:

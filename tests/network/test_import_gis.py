@@ -618,3 +618,21 @@ def test_codes_in_another_case_or_padded(synthetic):
     assert net.structures["MH-1"].kind is StructureKind.MANHOLE and net.structures["CB-1"].kind is StructureKind.CATCH_BASIN
     assert net.conveyances["P-5"].upstream == "MH-2"
     assert by_kind(got.findings, "unknown_type") == [] and by_kind(got.findings, "unknown_direction") == []
+
+
+@pytest.mark.filterwarnings("ignore:Normalized/laundered field name")
+def test_a_field_name_a_shapefile_cut_to_ten_characters(synthetic):
+    """A shapefile keeps 10 characters of a field name (GDAL cuts INVERT_ELEVATION to
+    INVERT_ELE on export): the refusal names the field it may be."""
+    import pyogrio.raw
+    folder = synthetic.parent
+    meta, _, geoms, cols = pyogrio.raw.read(str(folder / "structures.geojson"))
+    fields = ["INVERT_ELEVATION" if f == "INV" else f for f in meta["fields"]]
+    pyogrio.raw.write(str(folder / "structures.shp"), geometry=geoms, field_data=cols, fields=fields,
+                      crs="EPSG:2263", geometry_type="Point", driver="ESRI Shapefile")
+    synthetic.write_text(synthetic.read_text().replace("structures.geojson", "structures.shp")
+                         .replace("invert: INV\n", "invert: INVERT_ELEVATION\n"))
+    with pytest.raises(NetworkError, match=r"structures.shp: the mapping names field 'INVERT_ELEVATION', which the "
+                                           r"layer does not have \(it has FACILITYID, TYPE, INVERT_ELE, RECV; a "
+                                           r"shapefile keeps 10 characters of a name: INVERT_ELE\?\)"):
+        import_map(synthetic)

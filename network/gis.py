@@ -40,8 +40,24 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
         row = {n: _plain(columns[j][i]) for j, n in enumerate(names)}
         row["__fid__"] = int(fids[i])
         rows.append(row)
-    shapes = [None] * len(rows) if geoms is None else [shapely.from_wkb(g) if g is not None else None for g in geoms]
+    shapes: list[Any] = [None] * len(rows)
+    for i, g in enumerate(geoms if geoms is not None else ()):
+        if g is None:
+            continue
+        try:
+            shapes[i] = shapely.from_wkb(g)
+        except shapely.errors.GEOSException as e:     # e.g. a line of one point: kept, said by the reader
+            rows[i][UNREADABLE] = str(e).split(": ", 1)[-1].strip()
     return meta.get("crs"), rows, shapes
+
+
+UNREADABLE = "__unreadable__"     # in a row whose geometry GEOS could not build: why
+
+
+def _no_shape(row: dict[str, Any]) -> str:
+    """How a feature without a usable geometry is described."""
+    why = row.get(UNREADABLE)
+    return f"has a shape that cannot be read ({why})" if why else "has no line"
 
 
 def _plain(v: Any) -> Any:
@@ -57,13 +73,13 @@ def _field(row: dict, field: str, where: str) -> str:
     only in case (GDAL matches field names so; a shapefile's are upper case)."""
     if field in row:
         return field
-    alike = [k for k in row if k != "__fid__" and k.casefold() == field.casefold()]
+    alike = [k for k in row if not k.startswith("__") and k.casefold() == field.casefold()]
     if len(alike) == 1:
         return alike[0]
     cut = [k for k in row if len(field) > 10 and k.casefold() == field[:10].casefold()]
     hint = f"; a shapefile keeps 10 characters of a name: {cut[0]}?" if cut else ""
     raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
-                       f"(it has {', '.join(k for k in row if k != '__fid__')}{hint})")
+                       f"(it has {', '.join(k for k in row if not k.startswith('__'))}{hint})")
 
 
 def _feature(where: str, row: dict) -> str:
@@ -229,9 +245,9 @@ def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: 
         kind = _kind(spec, row, sid, "structure", where, out.findings)
         lon = lat = None
         if shape is None or shape.is_empty:
-            out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} has no "
-                                        "location; kept, but no pipe "
-                                        "can be connected to it"))
+            what = "has no location" if UNREADABLE not in row else _no_shape(row)
+            out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} {what}; kept, "
+                                        "but no pipe can be connected to it"))
         else:
             if shape.geom_type not in POINTS:
                 out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} is a "
@@ -255,8 +271,8 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
         kind = _kind(spec, row, cid, "pipe", where, out.findings)
         coords: tuple[tuple[float, float], ...] = ()
         if shape is None or shape.is_empty:
-            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} has no line; kept, "
-                                        "unconnected"))
+            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} {_no_shape(row)}; "
+                                        "kept, unconnected"))
         elif shape.geom_type not in LINES:
             out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} is a "
                                         f"{shape.geom_type}, not a line; kept, unconnected"))

@@ -636,3 +636,17 @@ def test_a_field_name_a_shapefile_cut_to_ten_characters(synthetic):
                                            r"layer does not have \(it has FACILITYID, TYPE, INVERT_ELE, RECV; a "
                                            r"shapefile keeps 10 characters of a name: INVERT_ELE\?\)"):
         import_map(synthetic)
+
+
+def test_a_line_of_one_point_is_kept_and_named(synthetic):
+    """GEOS cannot build a line of one point (a digitising slip GDAL reads as it is)."""
+    def one_point(f):
+        if f["properties"]["FACILITYID"] == "P-6":
+            f["geometry"]["coordinates"] = f["geometry"]["coordinates"][:1]
+
+    _edit(synthetic.parent / "pipes.geojson", one_point)
+    got = import_map(synthetic)
+    assert len(got.network.conveyances) == 10 and got.network.conveyances["P-6"].upstream is None
+    assert [f.message for f in got.findings if f.kind == "no_geometry"] == [
+        f"{synthetic.parent / 'pipes.geojson'} feature 5: pipe P-6 has a shape that cannot be read "
+        "(point array must contain 0 or >1 elements); kept, unconnected"]

@@ -30,7 +30,10 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
                 raise NetworkError(f"{where}: {len(layers)} layers ({', '.join(layers)}): name one with layer: "
                                    "in the mapping file")
             if layer is not None and layer not in layers:
-                raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(layers)})")
+                alike = [n for n in layers if n.casefold() == layer.casefold()]
+                if len(alike) != 1:
+                    raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(layers)})")
+                layer = alike[0]                # GDAL matches a GeoPackage's layer names so
             meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
     except (DataSourceError, DataLayerError) as e:
         raise NetworkError(f"{where}: cannot read: {e}") from None

@@ -430,6 +430,8 @@ def test_a_geopackage_of_several_layers_needs_the_layer_named(synthetic):
     synthetic.write_text(synthetic.read_text().replace("file: town.gpkg\n  id", "file: town.gpkg\n  layer: Manholes\n  id"))
     with pytest.raises(NetworkError, match=r"town.gpkg: no layer 'Manholes' \(it has Pipes, Structures\)"):
         import_map(synthetic)
+    synthetic.write_text(synthetic.read_text().replace("layer: Manholes", "layer: structures"))   # as GDAL: any case
+    assert len(import_map(synthetic).network.structures) == 10
 
 
 @pytest.mark.filterwarnings("ignore:.crs. was not provided")

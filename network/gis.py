@@ -4,6 +4,7 @@ through pyogrio, geometries through shapely, coordinates to WGS 84 through pypro
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,13 +122,19 @@ def _number(row: dict, field: str | None, fid: str, what: str, where: str, findi
 
 def as_text(v: Any) -> str | None:
     """A value as the town writes it: None when empty; a whole number stored as a real
-    (12.0, as shapefiles and spreadsheet exports keep ids and codes) as ``12``."""
+    (12.0, as shapefiles and spreadsheet exports keep ids and codes; "12.0", as GDAL writes
+    one in a column of mixed types) as ``12``, its digits kept (``004``)."""
     if v is None:
         return None
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     text = str(v).strip()
+    if WHOLE_AS_REAL.match(text):           # "12.0": GDAL's text for a real in a column of mixed types
+        text = text[:text.index(".")]
     return text or None
+
+
+WHOLE_AS_REAL = re.compile(r"^[+-]?\d+\.0+$")
 
 
 def _text(row: dict, field: str | None, where: str) -> str | None:

@@ -652,3 +652,15 @@ def test_a_line_of_one_point_is_kept_and_named(synthetic):
     assert [f.message for f in got.findings if f.kind == "no_geometry"] == [
         f"{synthetic.parent / 'pipes.geojson'} feature 5: pipe P-6 has a shape that cannot be read "
         "(point array must contain 0 or >1 elements); kept, unconnected"]
+
+
+def test_ids_of_mixed_types_in_one_column(synthetic):
+    """A GeoJSON column holding 12, "12" and 12.0 (hand-edited files do) is text to GDAL, the
+    real one written "12.0": all read as "12"-style ids; a zero-padded id keeps its zeros."""
+    folder = synthetic.parent
+    spelled = {"OF-1": 1, "MH-1": "2", "MH-2": 3.0, "CB-1": "004.0"}
+    _edit(folder / "structures.geojson", lambda f: f["properties"].update(
+        FACILITYID=spelled.get(f["properties"]["FACILITYID"], f["properties"]["FACILITYID"])))
+    got = import_map(synthetic)
+    assert {"1", "2", "3", "004"} <= set(got.network.structures)
+    assert (got.network.conveyances["P-2"].upstream, got.network.conveyances["P-2"].downstream) == ("3", "2")

@@ -106,6 +106,8 @@ class Mapping(_Strict):
     structure_layers: list[StructureLayer] | None = None    # instead of structures: one layer per kind
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
+
+    _outfall_names = field_validator("receiving_waters", mode="before")(_codes_as_text)
     drainage_areas: DrainageAreaLayer | None = None
     parcels: ParcelLayer | None = None
 

@@ -351,3 +351,11 @@ def test_link_offsets_of_an_unknown_kind_is_refused(tmp_path: Path):
     inp.write_text(MINI.replace("LINK_OFFSETS ELEVATION", "LINK_OFFSETS ELEV"))
     with pytest.raises(NetworkError, match=r"mini.inp: \[OPTIONS\] LINK_OFFSETS 'ELEV': expected DEPTH or ELEVATION"):
         import_map(inp)
+
+
+def test_receiving_waters_keyed_by_numeric_node_names(tmp_path: Path):
+    """SWMM node names are often numbers: YAML reads {18: …} with an integer key."""
+    import shutil
+    shutil.copy(EXAMPLE1, tmp_path / "Example1.inp")
+    (tmp_path / "model.yaml").write_text("swmm: Example1.inp\nreceiving_waters: {18: Bronx River}\n")
+    assert import_map(tmp_path / "model.yaml").network.structures["18"].receiving_water == "Bronx River"

@@ -664,3 +664,28 @@ def test_ids_of_mixed_types_in_one_column(synthetic):
     got = import_map(synthetic)
     assert {"1", "2", "3", "004"} <= set(got.network.structures)
     assert (got.network.conveyances["P-2"].upstream, got.network.conveyances["P-2"].downstream) == ("3", "2")
+
+
+@pytest.mark.parametrize("field, scale, unit, hint", [
+    ("DIAM", 1 / 12, "in", "DIAM: median 1.0 in, smaller than any storm pipe; is it in ft? (diameter_unit: ft)"),
+    ("DIAM", 25.4, "in", "DIAM: median 304.8 in, larger than most storm pipes; is it in mm? (diameter_unit: mm)"),
+    ("LEN", 0.3048, "ft", "LEN: the recorded lengths are 0.30 times the drawn ones; are they in m? (length_unit: m)"),
+])
+def test_a_unit_that_does_not_fit_the_numbers_is_said(synthetic, field, scale, unit, hint):
+    """Diameters kept in feet or millimetres, lengths in metres, with the mapping's unit left
+    at its default: read as mapped, and the likely unit said."""
+    def scaled(f):
+        f["properties"]["DIAM"] = f["properties"]["DIAM"] * (scale if field == "DIAM" else 1)
+        if field == "LEN":
+            (x0, y0), (x1, y1) = f["geometry"]["coordinates"]
+            f["properties"]["LEN"] = ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 * scale
+
+    _edit(synthetic.parent / "pipes.geojson", scaled)
+    if field == "LEN":
+        synthetic.write_text(synthetic.read_text() + "  length: LEN\n")
+    got = import_map(synthetic)
+    assert [f.message for f in got.findings if f.kind == "units"] == [f"{synthetic.parent / 'pipes.geojson'}: {hint}"]
+
+
+def test_units_that_fit_are_not_questioned(synthetic):
+    assert not [f for f in import_map(synthetic).findings if f.kind == "units"]

@@ -87,6 +87,15 @@ def sections(text: str) -> dict[str, list[Row]]:
     return out
 
 
+def key(name: str) -> str:
+    """A name as the engine compares names: its ASCII letters upper-cased (``UCHAR`` in
+    ``hash.c``), so ``j1`` is node ``J1``."""
+    return name.translate(_UPPER)
+
+
+_UPPER = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+
+
 def decode(data: bytes, where: str, findings: list[Finding]) -> str:
     """UTF-8 (a byte-order mark skipped); else Windows-1252, the code page the SWMM program
     writes on Windows, said in a finding."""
@@ -135,11 +144,12 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
         crs = "EPSG:4326"                 # [MAP] Units Degrees: longitude and latitude
     out.georeferenced = crs is not None
     tr = to_wgs84(crs, where) if crs is not None else None
-    coords = {r.fields[0]: (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
+    coords = {key(r.fields[0]): (num(r, 1, "COORDINATES", "X-Coord"), num(r, 2, "COORDINATES", "Y-Coord"))
               for r in secs.get("COORDINATES", [])}
     vertices: dict[str, list[tuple[float, float]]] = {}
     for r in secs.get("VERTICES", []):
-        vertices.setdefault(r.fields[0], []).append((num(r, 1, "VERTICES", "X-Coord"), num(r, 2, "VERTICES", "Y-Coord")))
+        vertices.setdefault(key(r.fields[0]), []).append((num(r, 1, "VERTICES", "X-Coord"),
+                                                          num(r, 2, "VERTICES", "Y-Coord")))
     receiving = mapping.receiving_waters if mapping else {}
 
     def position(xy: tuple[float, float] | None) -> tuple[float | None, float | None]:
@@ -149,12 +159,14 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
 
     seen: set[str] = set()
     inverts: dict[str, float] = {}
+    nodes: dict[str, str] = {}             # a name as the engine compares it -> the node's id
     for section, kind in NODE_SECTIONS.items():
         for r in secs.get(section, []):
             sid = unique_id(r.fields[0], r.fields[0], seen, "node", out.findings)
             inv = num(r, 1, section, "Elevation") * to_ft
             inverts[sid] = inv
-            xy = coords.get(r.fields[0])
+            nodes.setdefault(key(r.fields[0]), sid)
+            xy = coords.get(key(r.fields[0]))
             if xy is None:
                 out.findings.append(Finding("no_geometry", sid, f"node {sid} ({where}:{r.line}) has no [COORDINATES]"))
             lon, lat = position(xy)
@@ -162,7 +174,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                 id=sid, kind=kind, lon=lon, lat=lat, x=xy[0] if xy else None, y=xy[1] if xy else None,
                 invert_ft=inv, receiving_water=receiving.get(sid), source=f"{where}:{r.line}"))
 
-    xsections = {r.fields[0]: r for r in secs.get("XSECTIONS", [])}
+    xsections = {key(r.fields[0]): r for r in secs.get("XSECTIONS", [])}
     seen_links: set[str] = set()
     for section, section_kind in LINK_SECTIONS.items():
         for r in secs.get(section, []):
@@ -170,6 +182,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
             if len(r.fields) < 3:
                 raise NetworkError(f"{where}:{r.line}: [{section}] {r.fields[0]}: expected name, from node, to node")
             name, a, b = r.fields[:3]
+            a, b = nodes.get(key(a), a), nodes.get(key(b), b)
             lid = unique_id(name, name, seen_links, "link", out.findings)
             length = diameter = None
             a_inv, b_inv = inverts.get(a), inverts.get(b)
@@ -177,7 +190,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                 length = num(r, 3, section, "Length") * to_ft
                 a_inv = _offset(r, 5, a_inv, offsets_are_elevations, to_ft, where, section)
                 b_inv = _offset(r, 6, b_inv, offsets_are_elevations, to_ft, where, section)
-            xs = xsections.get(name)
+            xs = xsections.get(key(name))
             if xs is not None and len(xs.fields) > 1:
                 shape = xs.fields[1].upper()
                 if shape not in NAMED_SHAPES and shape != "DUMMY":
@@ -185,9 +198,9 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
                     diameter = height * to_ft * 12 if height > 0 else None
                 if shape in OPEN_SHAPES and link_kind is ConveyanceKind.PIPE:
                     link_kind = ConveyanceKind.CHANNEL
-            pts = [coords[a]] if a in coords else []
-            pts += vertices.get(name, [])
-            pts += [coords[b]] if b in coords else []
+            pts = [coords[key(a)]] if key(a) in coords else []
+            pts += vertices.get(key(name), [])
+            pts += [coords[key(b)]] if key(b) in coords else []
             line_coords = tuple(tr.transform(*p) for p in pts) if tr is not None else ()
             for end in (a, b):
                 if end not in inverts:
@@ -201,7 +214,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     if not out.structures and not out.lines:
         raise NetworkError(f"{where}: no [JUNCTIONS], [OUTFALLS], [STORAGE], [DIVIDERS] or [CONDUITS] rows: "
                            "not a SWMM model of a network")
-    _subcatchments(secs, inverts, out, tr, where, num, units in SI_FLOW_UNITS)
+    _subcatchments(secs, nodes, out, tr, where, num, units in SI_FLOW_UNITS)
     for section, rows in secs.items():
         if section not in READ and rows:
             out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} row{'s' if len(rows) != 1 else ''} not imported "
@@ -226,30 +239,31 @@ def _offset(row: Row, i: int, node_invert: float | None, absolute: bool, to_ft: 
 SQFT = {False: 43_560.0, True: 10_000 / 0.3048 ** 2}     # an acre (US units), a hectare (SI), in square feet
 
 
-def _subcatchments(secs: dict[str, list[Row]], nodes: dict[str, float], out: RawMap, tr: Any, where: str,
+def _subcatchments(secs: dict[str, list[Row]], nodes: dict[str, str], out: RawMap, tr: Any, where: str,
                    num: Callable[[Row, int, str, str], float], si: bool) -> None:
     """[SUBCATCHMENTS] (name, rain gage, outlet, area) as drainage areas draining to their
     outlet node (through the subcatchments an outlet names, if so), of the model's area;
     shaped by [POLYGONS] when the model is placed."""
     import shapely
     from .areas import DrainageArea
-    rows = {r.fields[0]: r for r in secs.get("SUBCATCHMENTS", [])}
+    rows = {key(r.fields[0]): r for r in secs.get("SUBCATCHMENTS", [])}
     polygons: dict[str, list[tuple[float, float]]] = {}
     for r in secs.get("POLYGONS", []):
-        polygons.setdefault(r.fields[0], []).append((num(r, 1, "POLYGONS", "X-Coord"), num(r, 2, "POLYGONS", "Y-Coord")))
-    for name, r in rows.items():
+        polygons.setdefault(key(r.fields[0]), []).append((num(r, 1, "POLYGONS", "X-Coord"), num(r, 2, "POLYGONS", "Y-Coord")))
+    for r in rows.values():
+        name = r.fields[0]
         if len(r.fields) < 3:
             raise NetworkError(f"{where}:{r.line}: [SUBCATCHMENTS] {name}: expected name, rain gage, outlet, area")
         sqft = num(r, 3, "SUBCATCHMENTS", "Area") * SQFT[si]
-        outlet, passed = r.fields[2], {name}
+        outlet, passed = key(r.fields[2]), {key(name)}
         while outlet in rows and outlet not in passed:       # onto another subcatchment: follow it to a node
             passed.add(outlet)
-            outlet = rows[outlet].fields[2]
-        structure = outlet if outlet in nodes else None
+            outlet = key(rows[outlet].fields[2])
+        structure = nodes.get(outlet)
         if structure is None:
             why = "a loop of subcatchments" if outlet in passed else "no node or subcatchment of the model"
             out.findings.append(Finding("drainage_area_unattached", name, f"drainage area {name} ({where}:{r.line}): "
                                         f"its outlet {r.fields[2]} is {why}"))
-        ring = polygons.get(name, [])
+        ring = polygons.get(key(name), [])
         poly = shapely.Polygon([tr.transform(*xy) for xy in ring]) if tr is not None and len(ring) >= 3 else None
         out.areas.append((DrainageArea(name, structure, "attribute" if structure else None, sqft), poly))

@@ -359,3 +359,18 @@ def test_receiving_waters_keyed_by_numeric_node_names(tmp_path: Path):
     shutil.copy(EXAMPLE1, tmp_path / "Example1.inp")
     (tmp_path / "model.yaml").write_text("swmm: Example1.inp\nreceiving_waters: {18: Bronx River}\n")
     assert import_map(tmp_path / "model.yaml").network.structures["18"].receiving_water == "Bronx River"
+
+
+def test_names_are_matched_without_regard_to_case(tmp_path: Path):
+    """The SWMM engine finds objects by name without regard to case (src/solver/hash.c:
+    samestr and hash compare upper-cased letters): a conduit naming j1 joins node J1, and its
+    cross-section and the nodes' coordinates are found the same way."""
+    inp = tmp_path / "case.inp"
+    inp.write_text(MINI.replace("C1  J1  J2  100", "C1  j1  j2  100").replace("C1  CIRCULAR", "c1  CIRCULAR")
+                   .replace("J2 100 0", "j2 100 0") + "[SUBCATCHMENTS]\nS1 RG1 o1 1 50 100 1 0\n")
+    got = import_map(inp, crs="EPSG:32618")
+    net = got.network
+    c1 = net.conveyances["C1"]
+    assert (c1.upstream, c1.downstream) == ("J1", "J2") and c1.diameter_in == pytest.approx(0.3 / 0.0254)
+    assert net.structures["J2"].lon is not None and got.areas[0].structure == "O1"
+    assert not [f for f in got.findings if f.feature in ("C1", "J2", "S1") and f.kind != "uphill"]   # MINI's C1 is

@@ -373,4 +373,4 @@ def test_names_are_matched_without_regard_to_case(tmp_path: Path):
     c1 = net.conveyances["C1"]
     assert (c1.upstream, c1.downstream) == ("J1", "J2") and c1.diameter_in == pytest.approx(0.3 / 0.0254)
     assert net.structures["J2"].lon is not None and got.areas[0].structure == "O1"
-    assert not [f for f in got.findings if f.feature in ("C1", "J2", "S1") and f.kind != "uphill"]   # MINI's C1 is
+    assert not [f for f in got.findings if f.feature in ("C1", "J2", "S1") and f.kind != "uphill"]   # C1 rises, by MINI's design

@@ -150,7 +150,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     for r in secs.get("VERTICES", []):
         vertices.setdefault(key(r.fields[0]), []).append((num(r, 1, "VERTICES", "X-Coord"),
                                                           num(r, 2, "VERTICES", "Y-Coord")))
-    receiving = mapping.receiving_waters if mapping else {}
+    receiving = {key(k): v for k, v in (mapping.receiving_waters if mapping else {}).items()}
 
     def position(xy: tuple[float, float] | None) -> tuple[float | None, float | None]:
         if xy is None or tr is None:
@@ -172,7 +172,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
             lon, lat = position(xy)
             out.structures.append(Structure(
                 id=sid, kind=kind, lon=lon, lat=lat, x=xy[0] if xy else None, y=xy[1] if xy else None,
-                invert_ft=inv, receiving_water=receiving.get(sid), source=f"{where}:{r.line}"))
+                invert_ft=inv, receiving_water=receiving.get(key(r.fields[0])), source=f"{where}:{r.line}"))
 
     xsections = {key(r.fields[0]): r for r in secs.get("XSECTIONS", [])}
     seen_links: set[str] = set()

@@ -359,6 +359,10 @@ def test_receiving_waters_keyed_by_numeric_node_names(tmp_path: Path):
     shutil.copy(EXAMPLE1, tmp_path / "Example1.inp")
     (tmp_path / "model.yaml").write_text("swmm: Example1.inp\nreceiving_waters: {18: Bronx River}\n")
     assert import_map(tmp_path / "model.yaml").network.structures["18"].receiving_water == "Bronx River"
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI)
+    (tmp_path / "mini.yaml").write_text("swmm: mini.inp\nreceiving_waters: {o1: Hutchinson River}\n")   # any case
+    assert import_map(tmp_path / "mini.yaml").network.structures["O1"].receiving_water == "Hutchinson River"
 
 
 def test_names_are_matched_without_regard_to_case(tmp_path: Path):

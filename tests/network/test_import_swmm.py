@@ -378,3 +378,20 @@ def test_names_are_matched_without_regard_to_case(tmp_path: Path):
     assert (c1.upstream, c1.downstream) == ("J1", "J2") and c1.diameter_in == pytest.approx(0.3 / 0.0254)
     assert net.structures["J2"].lon is not None and got.areas[0].structure == "O1"
     assert not [f for f in got.findings if f.feature in ("C1", "J2", "S1") and f.kind != "uphill"]   # C1 rises, by MINI's design
+
+
+def test_parcels_drain_by_the_models_subcatchments(tmp_path: Path):
+    """A parcel layer with a placed SWMM model: a parcel inside subcatchment 1 drains to its
+    outlet, node 9."""
+    import json
+    import shutil
+
+    from pyproj import Transformer
+    shutil.copy(EXAMPLE1, tmp_path / "Example1.inp")
+    t = Transformer.from_crs("EPSG:2263", "EPSG:4326", always_xy=True)
+    ring = [list(t.transform(x, y)) for x, y in ((1000, 8000), (1200, 8000), (1200, 8200), (1000, 8200), (1000, 8000))]
+    (tmp_path / "parcels.geojson").write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"PID": "P1"}, "geometry": {"type": "Polygon", "coordinates": [ring]}}]}))
+    (tmp_path / "m.yaml").write_text("swmm: Example1.inp\ncrs: EPSG:2263\nparcels: {file: parcels.geojson, id: PID}\n")
+    got = import_map(tmp_path / "m.yaml")
+    assert [(p.id, p.structure, p.drainage_area, p.how) for p in got.parcels] == [("P1", "9", "1", "drainage_area")]

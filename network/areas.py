@@ -15,10 +15,11 @@ from typing import Any
 
 from .build import FT_PER_M, _Snapper
 from .errors import NetworkError
-from .gis import _not_degrees, _text, _transformer, _where, read_layer
+from .gis import _not_degrees, _transformer, _where, read_layer
 from .mapping import DrainageAreaLayer, Mapping, ParcelLayer
 from .model import Finding, Network, StructureKind
 from .raw import unique_id
+from .values import text as _text
 
 INLETS = (StructureKind.CATCH_BASIN, StructureKind.INLET)
 

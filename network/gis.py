@@ -4,9 +4,7 @@ through pyogrio, geometries through shapely, coordinates to WGS 84 through pypro
 from __future__ import annotations
 
 import math
-import re
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,8 @@ from .errors import NetworkError
 from .mapping import TO_FT, TO_IN, ConveyanceLayer, Mapping, StructureLayer
 from .model import Finding, Structure
 from .raw import RawLine, RawMap, unique_id
+from .units import unit_hints
+from .values import as_text, code, feature, number, text
 
 
 def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, list[dict[str, Any]], list[Any]]:
@@ -70,77 +70,6 @@ def _plain(v: Any) -> Any:
     if isinstance(v, float) and math.isnan(v):
         return None
     return v
-
-
-def _field(row: dict, field: str, where: str) -> str:
-    """The layer's name for the mapping's ``field``: the same, else the one field differing
-    only in case (GDAL matches field names so; a shapefile's are upper case)."""
-    if field in row:
-        return field
-    alike = [k for k in row if not k.startswith("__") and k.casefold() == field.casefold()]
-    if len(alike) == 1:
-        return alike[0]
-    cut = [k for k in row if len(field) > 10 and k.casefold() == field[:10].casefold()]
-    hint = f"; a shapefile keeps 10 characters of a name: {cut[0]}?" if cut else ""
-    raise NetworkError(f"{where}: the mapping names field {field!r}, which the layer does not have "
-                       f"(it has {', '.join(k for k in row if not k.startswith('__'))}{hint})")
-
-
-def _feature(where: str, row: dict) -> str:
-    """The layer and the feature's id in it (GDAL's FID, as QGIS shows it), for messages."""
-    return f"{where} feature {row['__fid__']}"
-
-
-NO_DATA_MARKER = -9999.0      # GIS tools' "no value" (-9999, -99999…): no invert or size is this low
-
-
-def _number(row: dict, field: str | None, fid: str, what: str, where: str, findings: list[Finding],
-            no_data: Sequence[float] = (), size: bool = False) -> float | None:
-    """The field's number; None when empty or one of the town's ``no_data`` values, and,
-    said, when a no-data marker (-9999 or below) or, for a ``size``, not above 0."""
-    if not field:
-        return None
-    field = _field(row, field, where)
-    v = row[field]
-    if v is None or (isinstance(v, str) and not v.strip()):
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {v!r} is not a "
-                                "number; read as unknown"))
-        return None
-    if x in no_data:
-        return None
-    if x <= NO_DATA_MARKER or (size and x <= 0):
-        why = "is a no-data marker" if x <= NO_DATA_MARKER else "is not a size"
-        findings.append(Finding("bad_value", fid, f"{_feature(where, row)}: {what} {fid}: {field} = {as_text(v)} {why}; "
-                                "read as unknown"))
-        return None
-    return x
-
-
-def as_text(v: Any) -> str | None:
-    """A value as the town writes it: None when empty; a whole number stored as a real
-    (12.0, as shapefiles and spreadsheet exports keep ids and codes; "12.0", as GDAL writes
-    one in a column of mixed types) as ``12``, its digits kept (``004``)."""
-    if v is None:
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    text = str(v).strip()
-    if WHOLE_AS_REAL.match(text):           # "12.0": GDAL's text for a real in a column of mixed types
-        text = text[:text.index(".")]
-    return text or None
-
-
-WHOLE_AS_REAL = re.compile(r"^[+-]?\d+\.0+$")
-
-
-def _text(row: dict, field: str | None, where: str) -> str | None:
-    if not field:
-        return None
-    return as_text(row[_field(row, field, where)])
 
 
 def read_gis(mapping: Mapping) -> RawMap:
@@ -223,26 +152,15 @@ def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> st
     return f"{spec.layer or spec.file.stem}#{row['__fid__']}"
 
 
-def _code(value: str | None, table: dict[str, Any]) -> Any:
-    """What the mapping's ``table`` says a value means: the same code, else the one code
-    differing only in case (``mh`` for ``MH``); None when it has none."""
-    if value is None:
-        return None
-    if value in table:
-        return table[value]
-    alike = [meaning for code, meaning in table.items() if code.strip().casefold() == value.casefold()]
-    return alike[0] if len(alike) == 1 else None
-
-
 def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findings: list[Finding]) -> Any:
     """The feature's type by the mapping's ``types``; the layer's default, reported, when unknown."""
     kind = spec.default_type
     if spec.type:
-        value = _text(row, spec.type, where)
-        found = _code(value, spec.types)
+        value = text(row, spec.type, where)
+        found = code(value, spec.types)
         if found is not None:
             return found
-        findings.append(Finding("unknown_type", fid, f"{_feature(where, row)}: {what} {fid}: {spec.type} = "
+        findings.append(Finding("unknown_type", fid, f"{feature(where, row)}: {what} {fid}: {spec.type} = "
                                 f"{value!r} is not in the "
                                 f"mapping's types; read as {kind.value}"))
     return kind
@@ -251,25 +169,25 @@ def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findi
 def _read_structures(mapping: Mapping, spec: StructureLayer, out: RawMap, seen: set[str]) -> None:
     where, tr, elev, features = _open(mapping, spec, out.findings)
     for row, shape in features:
-        sid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "structure", out.findings)
+        sid = unique_id(text(row, spec.id, where), _fallback(spec, row), seen, "structure", out.findings)
         kind = _kind(spec, row, sid, "structure", where, out.findings)
         lon = lat = None
         if shape is None or shape.is_empty:
             what = "has no location" if UNREADABLE not in row else _no_shape(row)
-            out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} {what}; kept, "
+            out.findings.append(Finding("no_geometry", sid, f"{feature(where, row)}: structure {sid} {what}; kept, "
                                         "but no pipe can be connected to it"))
         else:
             if shape.geom_type not in POINTS:
-                out.findings.append(Finding("no_geometry", sid, f"{_feature(where, row)}: structure {sid} is a "
+                out.findings.append(Finding("no_geometry", sid, f"{feature(where, row)}: structure {sid} is a "
                                             f"{shape.geom_type}, not a point; placed at its centroid"))
             p = shape.centroid if shape.geom_type != "Point" else shape
             lon, lat = tr.transform(p.x, p.y)
-        inv = _number(row, spec.invert, sid, "structure", where, out.findings, mapping.no_data)
-        rim = _number(row, spec.rim, sid, "structure", where, out.findings, mapping.no_data)
+        inv = number(row, spec.invert, sid, "structure", where, out.findings, mapping.no_data)
+        rim = number(row, spec.rim, sid, "structure", where, out.findings, mapping.no_data)
         out.structures.append(Structure(
             id=sid, kind=kind, lon=lon, lat=lat,
             invert_ft=None if inv is None else inv * elev, rim_ft=None if rim is None else rim * elev,
-            receiving_water=_text(row, spec.receiving_water, where), source=where))
+            receiving_water=text(row, spec.receiving_water, where), source=where))
 
 
 def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
@@ -278,20 +196,20 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
     seen: set[str] = set()
     first = len(out.lines)
     for row, shape in features:
-        cid = unique_id(_text(row, spec.id, where), _fallback(spec, row), seen, "pipe", out.findings)
+        cid = unique_id(text(row, spec.id, where), _fallback(spec, row), seen, "pipe", out.findings)
         kind = _kind(spec, row, cid, "pipe", where, out.findings)
         coords: tuple[tuple[float, float], ...] = ()
         if shape is None or shape.is_empty:
-            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} {_no_shape(row)}; "
+            out.findings.append(Finding("no_geometry", cid, f"{feature(where, row)}: pipe {cid} {_no_shape(row)}; "
                                         "kept, unconnected"))
         elif shape.geom_type not in LINES:
-            out.findings.append(Finding("no_geometry", cid, f"{_feature(where, row)}: pipe {cid} is a "
+            out.findings.append(Finding("no_geometry", cid, f"{feature(where, row)}: pipe {cid} is a "
                                         f"{shape.geom_type}, not a line; kept, unconnected"))
         else:
             if shape.geom_type == "MultiLineString":
                 merged = linemerge(shape)
                 if merged.geom_type != "LineString":
-                    out.findings.append(Finding("multipart", cid, f"{_feature(where, row)}: pipe {cid} is drawn in {len(shape.geoms)} parts "
+                    out.findings.append(Finding("multipart", cid, f"{feature(where, row)}: pipe {cid} is drawn in {len(shape.geoms)} parts "
                                                 "that do not join; its first part's start and last part's end are "
                                                 "taken as its ends"))
                     pts = [c for part in shape.geoms for c in part.coords]
@@ -304,60 +222,23 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             coords = tuple(zip(lons, lats))
         flow = None
         if spec.flow_direction:
-            value = _text(row, spec.flow_direction, where)
-            flow = _code(value, spec.flow_directions)
+            value = text(row, spec.flow_direction, where)
+            flow = code(value, spec.flow_directions)
             if value is not None and flow is None:
-                out.findings.append(Finding("unknown_direction", cid, f"{_feature(where, row)}: pipe {cid}: "
+                out.findings.append(Finding("unknown_direction", cid, f"{feature(where, row)}: pipe {cid}: "
                                             f"{spec.flow_direction} = {value!r} "
                                             "is not in the mapping's flow_directions; read as unknown"))
-        s_inv = _number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
-        e_inv = _number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)
-        dia = _number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data, size=True)
-        length = _number(row, spec.length, cid, "pipe", where, out.findings, mapping.no_data, size=True)
+        s_inv = number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
+        e_inv = number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)
+        dia = number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data, size=True)
+        length = number(row, spec.length, cid, "pipe", where, out.findings, mapping.no_data, size=True)
         out.lines.append(RawLine(
             id=cid, kind=kind, coords=coords,
             start_invert_ft=None if s_inv is None else s_inv * elev,
             end_invert_ft=None if e_inv is None else e_inv * elev,
             length_ft=None if length is None else length * TO_FT[spec.length_unit],
             diameter_in=None if dia is None else dia * TO_IN[spec.diameter_unit],
-            material=_text(row, spec.material, where), flow=flow, source=where,
-            start_node=_text(row, spec.start_structure, where), end_node=_text(row, spec.end_structure, where),
+            material=text(row, spec.material, where), flow=flow, source=where,
+            start_node=text(row, spec.start_structure, where), end_node=text(row, spec.end_structure, where),
             snap_ends=True))
-    _unit_hints(spec, out.lines[first:], where, out.findings)
-
-
-SMALLEST_IN, LARGEST_IN = 4.0, 120.0      # storm pipes: a 4 in lead to a 10 ft culvert, most of them
-UNIT_NAMES = {"in": 1.0, "ft": 12.0, "mm": 1 / 25.4, "m": 1 / 0.0254}     # inches per unit
-
-
-def _unit_hints(spec: ConveyanceLayer, lines: list[RawLine], where: str, findings: list[Finding]) -> None:
-    """Say when the pipes' numbers do not fit the mapping's units: a median diameter no
-    storm pipe has, recorded lengths a foot-to-metre factor off the drawn ones."""
-    import statistics
-
-    from pyproj import Geod
-    sizes = [x.diameter_in for x in lines if x.diameter_in is not None]
-    if spec.diameter and sizes:
-        median = statistics.median(sizes)
-        if not SMALLEST_IN <= median <= LARGEST_IN:
-            raw = median / TO_IN[spec.diameter_unit]         # the number as the layer keeps it
-            fits = [u for u, per in UNIT_NAMES.items() if u != spec.diameter_unit
-                    and SMALLEST_IN <= raw * per <= LARGEST_IN]
-            size = "smaller than any storm pipe" if median < SMALLEST_IN else "larger than most storm pipes"
-            guess = f"; is it in {fits[0]}? (diameter_unit: {fits[0]})" if fits else ""
-            findings.append(Finding("units", where, f"{where}: {spec.diameter}: median {median:.1f} in, {size}{guess}"))
-    if spec.length:
-        geod = Geod(ellps="WGS84")
-        ratios: list[float] = []
-        for x in lines:
-            if x.length_ft and len(x.coords) > 1 and len(ratios) < 200:
-                lons, lats = zip(*x.coords)
-                drawn = geod.line_length(lons, lats) / 0.3048
-                if drawn > 0:
-                    ratios.append(x.length_ft / drawn)
-        if ratios:
-            ratio = statistics.median(ratios)
-            other = "m" if abs(ratio - 0.3048) < 0.03 else "ft" if abs(ratio - 1 / 0.3048) < 0.3 else None
-            if other is not None and other != spec.length_unit:
-                findings.append(Finding("units", where, f"{where}: {spec.length}: the recorded lengths are "
-                                        f"{ratio:.2f} times the drawn ones; are they in {other}? (length_unit: {other})"))
+    unit_hints(spec, out.lines[first:], where, out.findings)

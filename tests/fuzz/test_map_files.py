@@ -50,3 +50,31 @@ def test_a_broken_pipes_layer_is_an_error_or_an_import(tmp_path_factory, text: s
         assert str(folder) in str(e)
         return
     assert len(got.network.conveyances) == got.lines_read
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False),
+                   st.text(max_size=8), st.sampled_from(["", " ", "N/A", "-9999", "12.0", "0", "MH-1", "OF-1"]))
+XY = st.tuples(st.floats(999_000, 1_001_000), st.floats(199_000, 201_000)).map(list)
+GEOMS = st.one_of(st.none(), XY.map(lambda p: {"type": "Point", "coordinates": p}),
+                  st.lists(XY, max_size=4).map(lambda c: {"type": "LineString", "coordinates": c}),
+                  st.lists(st.lists(XY, min_size=2, max_size=3), max_size=3).map(
+                      lambda c: {"type": "MultiLineString", "coordinates": c}))
+
+
+@settings(FUZZ, max_examples=min(FUZZ.max_examples, 60))
+@given(rows=st.lists(st.tuples(st.fixed_dictionaries({k: VALUES for k in (
+    "FACILITYID", "INV_START", "INV_END", "DIAM", "MATERIAL")}), GEOMS), min_size=1, max_size=6))
+def test_pipes_of_any_values_and_shapes_are_an_error_or_an_import(tmp_path_factory, rows):
+    import json
+    folder = tmp_path_factory.mktemp("gis")
+    for name in ("structures.geojson", "mapping.yaml"):
+        shutil.copy(TESTDATA / name, folder / name)
+    crs = json.loads(PIPES)["crs"]
+    (folder / "pipes.geojson").write_text(json.dumps({"type": "FeatureCollection", "crs": crs, "features": [
+        {"type": "Feature", "properties": p, "geometry": g} for p, g in rows]}))
+    try:
+        got = import_map(folder / "mapping.yaml")
+    except Ms4Error as e:
+        assert str(folder) in str(e)
+        return
+    assert len(got.network.conveyances) == got.lines_read == len(rows)

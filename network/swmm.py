@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .crs import to_wgs84
+from .crs import crs_label, is_geographic, to_wgs84
 from .errors import NetworkError
 from .mapping import Mapping
 from .model import ConveyanceKind, Finding, Structure, StructureKind
@@ -150,6 +150,14 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
     for r in secs.get("VERTICES", []):
         vertices.setdefault(key(r.fields[0]), []).append((num(r, 1, "VERTICES", "X-Coord"),
                                                           num(r, 2, "VERTICES", "Y-Coord")))
+    if crs is not None and is_geographic(crs):
+        for section in ("COORDINATES", "VERTICES", "POLYGONS"):
+            for r in secs.get(section, []):
+                x, y = num(r, 1, section, "X-Coord"), num(r, 2, section, "Y-Coord")
+                if abs(x) > 180 or abs(y) > 90:
+                    raise NetworkError(f"{where}:{r.line}: [{section}] {r.fields[0]}: ({r.fields[1]}, {r.fields[2]}) is "
+                                       f"not a longitude and latitude, as {crs_label(crs)} says; give the model's "
+                                       "coordinate system with --crs (or crs: in a mapping file)")
     receiving = {key(k): v for k, v in (mapping.receiving_waters if mapping else {}).items()}
 
     def position(xy: tuple[float, float] | None) -> tuple[float | None, float | None]:

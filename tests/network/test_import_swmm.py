@@ -395,3 +395,15 @@ def test_parcels_drain_by_the_models_subcatchments(tmp_path: Path):
     (tmp_path / "m.yaml").write_text("swmm: Example1.inp\ncrs: EPSG:2263\nparcels: {file: parcels.geojson, id: PID}\n")
     got = import_map(tmp_path / "m.yaml")
     assert [(p.id, p.structure, p.drainage_area, p.how) for p in got.parcels] == [("P1", "9", "1", "drainage_area")]
+
+
+def test_coordinates_that_cannot_be_degrees_are_refused_with_their_line(tmp_path: Path):
+    """--crs EPSG:4326 (or [MAP] Units Degrees) for a model drawn in feet: refused at the first
+    node that cannot be placed, not drawn at longitude 4,042."""
+    with pytest.raises(NetworkError, match=r"Example1.inp:225: \[COORDINATES\] 9: \(4042.110, 9600.000\) is not a "
+                                           r"longitude and latitude, as EPSG:4326 says"):
+        import_map(EXAMPLE1, crs="EPSG:4326")
+    inp = tmp_path / "deg.inp"
+    inp.write_text(EXAMPLE1.read_text().replace("Units      None", "Units      Degrees"))
+    with pytest.raises(NetworkError, match=r"deg.inp:225: \[COORDINATES\] 9: \(4042.110, 9600.000\) is not a longitude"):
+        import_map(inp)

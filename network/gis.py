@@ -36,12 +36,15 @@ def read_layer(file: Path, layer: str | None, where: str) -> tuple[str | None, l
                     raise NetworkError(f"{file}: no layer {layer!r} (it has {', '.join(layers)})")
                 layer = alike[0]                # GDAL matches a GeoPackage's layer names so
             meta, fids, geoms, columns = pyogrio.raw.read(str(file), layer=layer, return_fids=True)
+            key = pyogrio.read_info(str(file), layer=layer).get("fid_column") or None
     except (DataSourceError, DataLayerError) as e:
         raise NetworkError(f"{where}: cannot read: {e}") from None
     names = list(meta["fields"])
     rows = []
     for i in range(len(fids)):
         row = {n: _plain(columns[j][i]) for j, n in enumerate(names)}
+        if key is not None and key not in row:      # a geodatabase's OBJECTID, a GeoPackage's fid: a field too
+            row[key] = int(fids[i])
         row["__fid__"] = int(fids[i])
         rows.append(row)
     shapes: list[Any] = [None] * len(rows)

@@ -689,3 +689,18 @@ def test_a_unit_that_does_not_fit_the_numbers_is_said(synthetic, field, scale, u
 
 def test_units_that_fit_are_not_questioned(synthetic):
     assert not [f for f in import_map(synthetic).findings if f.kind == "units"]
+
+
+@pytest.mark.parametrize("driver, name, fid", [("OpenFileGDB", "town.gdb", "OBJECTID"), ("GPKG", "town.gpkg", "fid")])
+def test_the_object_id_of_a_geodatabase_or_geopackage_as_the_id(synthetic, driver, name, fid):
+    """A file geodatabase's OBJECTID (a GeoPackage's fid) is its key column, not a field GDAL
+    lists; a town whose FACILITYID is empty maps id: OBJECTID, and the pipes are keyed so."""
+    target = synthetic.parent / name
+    for layer, source in (("Structures", "structures.geojson"), ("Pipes", "pipes.geojson")):
+        _write(target, synthetic.parent / source, driver, "EPSG:2263", layer)
+    text = synthetic.read_text().replace("file: structures.geojson", f"file: {name}\n  layer: Structures") \
+                                .replace("file: pipes.geojson", f"file: {name}\n  layer: Pipes")
+    synthetic.write_text(text.replace("layer: Pipes\n  id: FACILITYID", f"layer: Pipes\n  id: {fid}"))
+    got = import_map(synthetic)
+    assert sorted(got.network.conveyances, key=int) == [str(n) for n in range(1, 11)]
+    assert got.network.conveyances["1"].downstream == "OF-1"

@@ -12,15 +12,17 @@ elevation); [CONDUITS] (name, from node, to node, length, roughness, in- and out
 [PUMPS] [ORIFICES] [WEIRS] [OUTLETS] (name, from, to) kept as links so the network is
 whole; [XSECTIONS] (Geom1, the full height: a circular pipe's diameter, a box's height;
 none for DUMMY links and for IRREGULAR and STREET sections, whose Geom1 names a transect or a
-street); [COORDINATES] and [VERTICES]. Fields as the engine splits them: a ``"quoted name"``
-is one field. Every other section with rows is reported as not imported.
+street); [COORDINATES] and [VERTICES]; [SUBCATCHMENTS] and [POLYGONS] as drainage areas;
+[MAP] Units Degrees (longitude and latitude). Fields as the engine splits them (a ``"quoted
+name"`` is one field) and names matched as it matches them, without regard to case. Every
+other section with rows is reported as not imported.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,14 @@ def sections(text: str) -> dict[str, list[Row]]:
     return out
 
 
+def _named(secs: dict[str, list[Row]], where: str) -> None:
+    """Refuse a row of the sections read whose name (first field) is an empty ``""``."""
+    for section in (*NODE_SECTIONS, *LINK_SECTIONS, "SUBCATCHMENTS"):
+        for r in secs.get(section, []):
+            if not r.fields[0]:
+                raise NetworkError(f"{where}:{r.line}: [{section}]: the name is empty")
+
+
 def key(name: str) -> str:
     """A name as the engine compares names: its ASCII letters upper-cased (``UCHAR`` in
     ``hash.c``), so ``j1`` is node ``J1``."""
@@ -115,6 +125,7 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
         raise NetworkError(f"{where}: cannot read: {e.strerror}") from None
     out = RawMap()
     secs = sections(decode(data, where, out.findings))
+    _named(secs, where)
 
     def num(row: Row, i: int, section: str, name: str) -> float:
         try:

@@ -407,3 +407,10 @@ def test_coordinates_that_cannot_be_degrees_are_refused_with_their_line(tmp_path
     inp.write_text(EXAMPLE1.read_text().replace("Units      None", "Units      Degrees"))
     with pytest.raises(NetworkError, match=r"deg.inp:225: \[COORDINATES\] 9: \(4042.110, 9600.000\) is not a longitude"):
         import_map(inp)
+
+
+def test_an_empty_quoted_name_is_refused_with_its_line(tmp_path: Path):
+    inp = tmp_path / "mini.inp"
+    inp.write_text(MINI.replace("J2  10.5", '""  10.5'))
+    with pytest.raises(NetworkError, match=r"mini.inp:7: \[JUNCTIONS\]: the name is empty"):
+        import_map(inp)

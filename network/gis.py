@@ -164,8 +164,7 @@ def _kind(spec: Any, row: dict[str, Any], fid: str, what: str, where: str, findi
         if found is not None:
             return found
         findings.append(Finding("unknown_type", fid, f"{feature(where, row)}: {what} {fid}: {spec.type} = "
-                                f"{value!r} is not in the "
-                                f"mapping's types; read as {kind.value}"))
+                                f"{value!r} is not in the mapping's types; read as {kind.value}"))
     return kind
 
 
@@ -212,9 +211,9 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             if shape.geom_type == "MultiLineString":
                 merged = linemerge(shape)
                 if merged.geom_type != "LineString":
-                    out.findings.append(Finding("multipart", cid, f"{feature(where, row)}: pipe {cid} is drawn in {len(shape.geoms)} parts "
-                                                "that do not join; its first part's start and last part's end are "
-                                                "taken as its ends"))
+                    out.findings.append(Finding("multipart", cid, f"{feature(where, row)}: pipe {cid} is drawn in "
+                                                f"{len(shape.geoms)} parts that do not join; its first part's start "
+                                                "and last part's end are taken as its ends"))
                     pts = [c for part in shape.geoms for c in part.coords]
                 else:
                     pts = list(merged.coords)
@@ -229,8 +228,8 @@ def _read_pipes(mapping: Mapping, spec: ConveyanceLayer, out: RawMap) -> None:
             flow = code(value, spec.flow_directions)
             if value is not None and flow is None:
                 out.findings.append(Finding("unknown_direction", cid, f"{feature(where, row)}: pipe {cid}: "
-                                            f"{spec.flow_direction} = {value!r} "
-                                            "is not in the mapping's flow_directions; read as unknown"))
+                                            f"{spec.flow_direction} = {value!r} is not in the mapping's "
+                                            "flow_directions; read as unknown"))
         s_inv = number(row, spec.start_invert, cid, "pipe", where, out.findings, mapping.no_data)
         e_inv = number(row, spec.end_invert, cid, "pipe", where, out.findings, mapping.no_data)
         dia = number(row, spec.diameter, cid, "pipe", where, out.findings, mapping.no_data, size=True)

@@ -103,9 +103,10 @@ def import_(
         for p in got.parcels:
             by[p.how] = by.get(p.how, 0) + 1
         placed = len(got.parcels) - by.get(None, 0)
-        typer.echo(f"read {len(got.areas)} drainage areas ({sum(1 for a in got.areas if a.structure)} drain to a "
-                   f"structure) and {len(got.parcels)} parcels ({placed} placed: {by.get('drainage_area', 0)} by "
+        parcels = (f" and {len(got.parcels)} parcels ({placed} placed: {by.get('drainage_area', 0)} by "
                    f"drainage area, {by.get('nearest_inlet', 0)} by the nearest inlet)")
+        typer.echo(f"read {len(got.areas)} drainage areas ({sum(1 for a in got.areas if a.structure)} drain to a "
+                   f"structure){parcels if got.parcels else ''}")
     typer.echo(f"{len(got.findings)} findings ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"
                if got.findings else "no findings")
     if dry_run:

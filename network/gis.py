@@ -126,28 +126,45 @@ def _open(mapping: Mapping, spec: StructureLayer | ConveyanceLayer, findings: li
 
 def _not_degrees(crs: str | None, rows: list[dict[str, Any]], shapes: list[Any], mapping: Mapping, where: str,
                  findings: list[Finding]) -> str | None:
-    """The layer's CRS, unless it says degrees (GeoJSON without a "crs" member is WGS 84 by
-    RFC 7946, and many exports drop the member) and a feature lies beyond ±180, ±90: then the
-    mapping's ``crs``, said; refused without one."""
-    if crs is None or not is_geographic(crs):
+    """The layer's CRS, unless its coordinates cannot be in it: a CRS in degrees (GeoJSON
+    without a "crs" member is WGS 84 by RFC 7946, and many exports drop the member) with a
+    feature beyond ±180, ±90, or a projected one (a .prj copied from another layer) with every
+    feature within them. Then the mapping's ``crs`` of the other sort, said; refused without
+    one (a mapping naming the layer's own CRS confirms it)."""
+    located = [(row, g) for row, g in zip(rows, shapes) if g is not None and not g.is_empty]
+    if crs is None or not located:
         return crs
-    for row, g in zip(rows, shapes):
-        if g is None or g.is_empty:
-            continue
+
+    def in_degrees(g: Any) -> bool:
         x0, y0, x1, y1 = g.bounds
-        if max(abs(x0), abs(x1)) > 180 or max(abs(y0), abs(y1)) > 90:
-            break
-    else:
-        return crs
-    if mapping.crs is not None and not is_geographic(mapping.crs):
-        findings.append(Finding("crs_differs", where, f"{where}: the layer states {crs_label(crs)} but its coordinates "
-                                f"are not degrees; read in crs: {mapping.crs} from the mapping"))
-        return mapping.crs
+        return max(abs(x0), abs(x1)) <= 180 and max(abs(y0), abs(y1)) <= 90
+
     import shapely
+    if is_geographic(crs):
+        beyond = next(((row, g) for row, g in located if not in_degrees(g)), None)
+        if beyond is None:
+            return crs
+        if mapping.crs is not None and not is_geographic(mapping.crs):
+            findings.append(Finding("crs_differs", where, f"{where}: the layer states {crs_label(crs)} but its "
+                                    f"coordinates are not degrees; read in crs: {mapping.crs} from the mapping"))
+            return mapping.crs
+        row, g = beyond
+        x, y = shapely.get_coordinates(g)[0]
+        raise NetworkError(f"{where}: feature {row['__fid__']} lies at ({as_text(float(x))}, {as_text(float(y))}), "
+                           f"not a longitude and latitude as the layer's {crs_label(crs)} says; give the layers' "
+                           "coordinate system with crs: in the mapping (e.g. EPSG:2263, NY State Plane Long Island, "
+                           "US feet)")
+    if not all(in_degrees(g) for _, g in located) or (mapping.crs is not None and same_crs(mapping.crs, crs)):
+        return crs
+    if mapping.crs is not None and is_geographic(mapping.crs):
+        findings.append(Finding("crs_differs", where, f"{where}: the layer states {crs_label(crs)} but its "
+                                f"coordinates are degrees; read in crs: {mapping.crs} from the mapping"))
+        return mapping.crs
+    row, g = located[0]
     x, y = shapely.get_coordinates(g)[0]
-    raise NetworkError(f"{where}: feature {row['__fid__']} lies at ({as_text(float(x))}, {as_text(float(y))}), not a "
-                       f"longitude and latitude as the layer's {crs_label(crs)} says; give the layers' coordinate "
-                       "system with crs: in the mapping (e.g. EPSG:2263, NY State Plane Long Island, US feet)")
+    raise NetworkError(f"{where}: every feature lies within ±180, ±90 (feature {row['__fid__']} at "
+                       f"({float(x):g}, {float(y):g})): degrees, not the layer's {crs_label(crs)}? give crs: EPSG:4326 "
+                       f"in the mapping if so (or crs: {crs_label(crs)} if the numbers are right)")
 
 
 def _fallback(spec: StructureLayer | ConveyanceLayer, row: dict[str, Any]) -> str:

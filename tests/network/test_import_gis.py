@@ -704,3 +704,35 @@ def test_the_object_id_of_a_geodatabase_or_geopackage_as_the_id(synthetic, drive
     got = import_map(synthetic)
     assert sorted(got.network.conveyances, key=int) == [str(n) for n in range(1, 11)]
     assert got.network.conveyances["1"].downstream == "OF-1"
+
+
+@pytest.mark.filterwarnings("ignore:.crs. was not provided")
+def test_degrees_under_a_projected_prj(synthetic):
+    """The mirror slip: a shapefile of longitudes and latitudes with a State Plane .prj
+    (copied from another layer). Every position would lie within feet of the projection's
+    origin and every pipe end snap to one structure: refused, unless the mapping says degrees
+    (read so, and said) or confirms the layer's system."""
+    import pyogrio.raw
+    import shapely
+    from pyproj import Transformer
+    folder = synthetic.parent
+    tr = Transformer.from_crs("EPSG:2263", "EPSG:4326", always_xy=True)
+    for name in ("structures", "pipes"):
+        meta, _, geoms, cols = pyogrio.raw.read(str(folder / f"{name}.geojson"))
+        lonlat = [shapely.to_wkb(shapely.transform(shapely.from_wkb(g), lambda xy: __import__("numpy").column_stack(
+            tr.transform(xy[:, 0], xy[:, 1])))) for g in geoms]
+        pyogrio.raw.write(str(folder / f"{name}.shp"), geometry=lonlat, field_data=cols, fields=meta["fields"],
+                          crs="EPSG:2263", geometry_type=meta["geometry_type"], driver="ESRI Shapefile")
+    synthetic.write_text(synthetic.read_text().replace(".geojson", ".shp"))
+    with pytest.raises(NetworkError, match=r"structures.shp: every feature lies within ±180, ±90 \(feature 0 at "
+                                           r"\(-73.9\d+, 40.7\d+\)\): degrees, not the layer's EPSG:2263\? give crs: "
+                                           r"EPSG:4326 in the mapping if so"):
+        import_map(synthetic)
+    text = synthetic.read_text()
+    synthetic.write_text("crs: EPSG:4326\n" + text)
+    got = import_map(synthetic)
+    assert got.network.structures["OF-1"].lat == pytest.approx(40.71562, abs=1e-4)
+    assert by_kind(got.findings, "unconnected_end") == ["P-6"]
+    assert "read in crs: EPSG:4326 from the mapping" in [f.message for f in got.findings if f.kind == "crs_differs"][0]
+    synthetic.write_text("crs: EPSG:2263\n" + text)                  # the town confirms the .prj: read as it says
+    assert import_map(synthetic).network.structures["OF-1"].lat == pytest.approx(40.11, abs=0.01)   # 300 km off

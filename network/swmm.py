@@ -234,6 +234,11 @@ def read_swmm(path: Path, mapping: Mapping | None = None) -> RawMap:
         raise NetworkError(f"{where}: no [JUNCTIONS], [OUTFALLS], [STORAGE], [DIVIDERS] or [CONDUITS] rows: "
                            "not a SWMM model of a network")
     _subcatchments(secs, nodes, out, tr, where, num, units in SI_FLOW_UNITS)
+    if secs.get("SUBCATCHMENTS"):
+        n = len(secs["SUBCATCHMENTS"])
+        out.findings.append(Finding("not_imported", "[SUBCATCHMENTS]", f"[SUBCATCHMENTS]: {n} row{'s' if n != 1 else ''} "
+                                    "read as drainage areas (name, outlet, area); their rain gage, imperviousness, "
+                                    "width, slope and curb length not imported (not part of the pipe network)"))
     for section, rows in secs.items():
         if section not in READ and rows:
             out.findings.append(Finding("not_imported", f"[{section}]", f"[{section}]: {len(rows)} row{'s' if len(rows) != 1 else ''} not imported "

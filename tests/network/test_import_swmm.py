@@ -36,6 +36,7 @@ def test_example1_findings():
     kinds = {(f.kind, f.feature) for f in got.findings}
     assert ("no_receiving_water", "18") in kinds                     # SWMM does not say
     assert ("not_imported", "[SUBAREAS]") in kinds                   # 8 rows, said, not dropped
+    assert ("not_imported", "[SUBCATCHMENTS]") in kinds              # their hydrology; they are drainage areas
     assert not [f for f in got.findings if f.kind in ("unconnected_end", "loop", "uphill")]
     # Conduit 7 runs 21 (990, InOffset 1) -> 22 (987, OutOffset 1): downhill; nothing uphill in Example 1.
 
@@ -254,8 +255,10 @@ def test_subcatchments_are_drainage_areas(tmp_path: Path):
     assert len(areas) == 8 and (areas["1"].structure, areas["1"].how) == ("9", "attribute")
     assert areas["1"].area_sqft == pytest.approx(10 * 43_560)               # 10 acres
     assert sum(a.area_sqft for a in areas.values()) == pytest.approx(71 * 43_560)
-    assert not [f for f in got.findings if f.kind in ("not_imported", "drainage_area_unattached")
-                and "SUBCATCHMENTS" in f.feature + f.message]
+    assert not [f for f in got.findings if f.kind == "drainage_area_unattached"]
+    assert [f.message for f in got.findings if f.feature == "[SUBCATCHMENTS]"] == [
+        "[SUBCATCHMENTS]: 8 rows read as drainage areas (name, outlet, area); their rain gage, imperviousness, "
+        "width, slope and curb length not imported (not part of the pipe network)"]
 
 
 def test_subcatchments_in_si_units_draining_through_another_or_nowhere(tmp_path: Path):

@@ -78,8 +78,9 @@ def import_(
     for c in net.conveyances.values():
         links[c.kind.value] = links.get(c.kind.value, 0) + 1
     typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
-               f"and {got.lines_read} conveyances ({', '.join(f'{n} {k}' for k, n in sorted(links.items()))}) "
-               f"from {source}")
+               f"and {got.lines_read} conveyances from {source}")
+    if links:
+        typer.echo(f"conveyances by kind: {', '.join(f'{n} {k}' for k, n in sorted(links.items()))}")
     if implied:
         typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
     typer.echo(f"kept every feature read: {got.structures_read} structures and {got.lines_read} conveyances")

@@ -94,7 +94,8 @@ def test_show_lists_outfalls_and_findings(town: Path):
 
 def test_a_swmm_model_says_what_its_links_are(tmp_path: Path):
     out = run("import", str(TESTDATA / "Example3.inp"), "--dry-run", data=tmp_path / "data").stdout
-    assert "read 34 structures (31 junction, 2 outfall, 1 storage) and 33 conveyances (32 pipe, 1 pump)" in out
+    assert "read 34 structures (31 junction, 2 outfall, 1 storage) and 33 conveyances from" in out
+    assert "conveyances by kind: 32 pipe, 1 pump\n" in out
     assert "not_imported: [CURVES]: 3 rows not imported" in out
     out = run("import", str(TESTDATA / "Example1.inp"), "--dry-run", data=tmp_path / "data").stdout
     assert "read 8 drainage areas (8 drain to a structure)\n" in out          # its subcatchments; no parcel layer

@@ -46,9 +46,14 @@ def load_yaml_model(path: str | Path, model: type[M], context: dict[str, Any] | 
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as e:
         raise ConfigError(source, [(None, "", f"cannot read: {e.strerror}")]) from None
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text's newlines
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ConfigError(source, [(line, "", f"not UTF-8 (byte 0x{data[e.start]:02x}); save the file as UTF-8")]) from None
     return parse_yaml_model(text, model, source, context)
 
 

@@ -15,10 +15,11 @@ from typing import Any
 
 from .build import FT_PER_M, _Snapper
 from .errors import NetworkError
-from .gis import _text, _transformer, _where, read_layer
+from .gis import _not_degrees, _transformer, _where, read_layer
 from .mapping import DrainageAreaLayer, Mapping, ParcelLayer
 from .model import Finding, Network, StructureKind
 from .raw import unique_id
+from .values import text as _text
 
 INLETS = (StructureKind.CATCH_BASIN, StructureKind.INLET)
 
@@ -46,7 +47,7 @@ def _polygons(mapping: Mapping, spec: DrainageAreaLayer | ParcelLayer, what: str
     import shapely
     where = _where(spec.file, spec.layer)
     crs, rows, shapes = read_layer(spec.file, spec.layer, where)
-    tr = _transformer(crs, mapping, where)
+    tr = _transformer(_not_degrees(crs, rows, shapes, mapping, where, findings), mapping, where, findings)
     seen: set[str] = set()
     out = []
     for row, shape in zip(rows, shapes):

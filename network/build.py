@@ -84,6 +84,10 @@ def build(raw: RawMap, tolerance_ft: float, direction: str = "drawing") -> tuple
                         start = sid
                     else:
                         end = sid
+        if start is not None and start == end:      # a stub shorter than the tolerance: not a loop on itself
+            findings.append(Finding("unconnected_end", line.id, f"pipe {line.id}: both its ends join structure "
+                                    f"{start}; its end is left unconnected"))
+            end = None
         ends[line.id] = [start, end]
     _join_loose_ends(net, loose, ends, tolerance_ft, findings)
     for line in raw.lines:

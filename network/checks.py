@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .model import Finding, Network, StructureKind
+from .model import ConveyanceKind, Finding, Network, StructureKind
 
 UPHILL_TOLERANCE_FT = 0.0    # any rise against the flow is reported; the town decides what is real
+# SWMM links that are not gravity conveyances: a pump lifts water, an orifice, weir or outlet
+# passes it by the heads on either side; their ends' inverts say nothing of a mis-drawn pipe.
+CONTROLLED = (ConveyanceKind.PUMP, ConveyanceKind.ORIFICE, ConveyanceKind.WEIR, ConveyanceKind.OUTLET)
 DOUBTED = ("unknown_direction", "uphill")     # findings that make a pipe's direction unknown (traced both ways)
 
 
@@ -24,6 +27,8 @@ def check(net: Network) -> list[Finding]:
     import networkx as nx
     out: list[Finding] = []
     for c in net.conveyances.values():
+        if c.kind in CONTROLLED:
+            continue
         if c.upstream_invert_ft is not None and c.downstream_invert_ft is not None \
                 and c.downstream_invert_ft - c.upstream_invert_ft > UPHILL_TOLERANCE_FT:
             out.append(Finding(FindingKind.UPHILL.value, c.id, (

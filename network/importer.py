@@ -45,7 +45,8 @@ def import_map(source: Path, crs: str | None = None) -> Imported:
         raise NetworkError(f"{source}: {len(raw.structures)} structures and {len(raw.lines)} conveyances read, "
                            f"{len(net.structures)} and {len(net.conveyances)} built: a feature was lost")
     got = Imported(net, findings + check(net), raw.georeferenced, len(raw.lines), len(raw.structures))
-    shaped: list = []
+    shaped: list = list(raw.areas)              # a SWMM model's subcatchments
+    got.areas = [a for a, _ in shaped]
     if mapping.drainage_areas is not None:
         from .areas import read_areas
         shaped, area_findings = read_areas(mapping, net)

@@ -31,7 +31,9 @@ class _Strict(BaseModel):
 
 def _codes_as_text(v: object) -> object:
     """A town's codes may be numbers (``{1: manhole}``); the layer's values are compared as text."""
-    return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+    def text(k: object) -> str:
+        return str(int(k)) if isinstance(k, float) and k.is_integer() else str(k)
+    return {text(k): val for k, val in v.items()} if isinstance(v, dict) else v
 
 
 class StructureLayer(_Strict):
@@ -104,6 +106,8 @@ class Mapping(_Strict):
     structure_layers: list[StructureLayer] | None = None    # instead of structures: one layer per kind
     pipes: ConveyanceLayer | None = None
     receiving_waters: dict[str, str] = Field(default_factory=dict)  # outfall id -> water (for SWMM models)
+
+    _outfall_names = field_validator("receiving_waters", mode="before")(_codes_as_text)
     drainage_areas: DrainageAreaLayer | None = None
     parcels: ParcelLayer | None = None
 

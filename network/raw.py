@@ -4,6 +4,7 @@ connected or directed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .mapping import FlowDirection
 from .model import ConveyanceKind, Finding, Structure
@@ -32,6 +33,7 @@ class RawMap:
     lines: list[RawLine] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     georeferenced: bool = True                    # False: SWMM coordinates with no CRS named
+    areas: list[Any] = field(default_factory=list)    # SWMM subcatchments: (areas.DrainageArea, WGS 84 polygon or None)
 
 
 def unique_id(wanted: str | None, fallback: str, seen: set[str], what: str, findings: list[Finding]) -> str:

@@ -74,12 +74,24 @@ def import_(
             implied += 1
             continue
         kinds[s.kind.value] = kinds.get(s.kind.value, 0) + 1
+    links: dict[str, int] = {}
+    for c in net.conveyances.values():
+        links[c.kind.value] = links.get(c.kind.value, 0) + 1
     typer.echo(f"read {got.structures_read} structures ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) "
                f"and {got.lines_read} conveyances from {source}")
+    if links:
+        typer.echo(f"conveyances by kind: {', '.join(f'{n} {k}' for k, n in sorted(links.items()))}")
     if implied:
         typer.echo(f"joined pipe ends at {implied} implied junctions (no structure drawn where they meet)")
+    typer.echo(f"kept every feature read: {got.structures_read} structures and {got.lines_read} conveyances")
     connected = sum(1 for c in net.conveyances.values() if c.upstream and c.downstream)
-    typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends")
+    lineless = {f.feature for f in got.findings if f.kind == "no_geometry"}
+    loose = [c for c in net.conveyances.values() if not (c.upstream and c.downstream)]
+    no_line = sum(1 for c in loose if c.id in lineless and not c.coords)
+    why = [f"{n} {label}" for n, label in ((no_line, "drawn with no line"),
+                                           (len(loose) - no_line, "with an end at no structure")) if n]
+    typer.echo(f"connected {connected} of {len(net.conveyances)} conveyances at both ends"
+               + (f"; not: {', '.join(why)}" if why else ""))
     if not got.georeferenced:
         typer.echo("no coordinate system: positions kept in the model's own coordinates (give --crs to place them)")
     for f in got.findings:
@@ -92,9 +104,10 @@ def import_(
         for p in got.parcels:
             by[p.how] = by.get(p.how, 0) + 1
         placed = len(got.parcels) - by.get(None, 0)
-        typer.echo(f"read {len(got.areas)} drainage areas ({sum(1 for a in got.areas if a.structure)} drain to a "
-                   f"structure) and {len(got.parcels)} parcels ({placed} placed: {by.get('drainage_area', 0)} by "
+        parcels = (f" and {len(got.parcels)} parcels ({placed} placed: {by.get('drainage_area', 0)} by "
                    f"drainage area, {by.get('nearest_inlet', 0)} by the nearest inlet)")
+        typer.echo(f"read {len(got.areas)} drainage areas ({sum(1 for a in got.areas if a.structure)} drain to a "
+                   f"structure){parcels if got.parcels else ''}")
     typer.echo(f"{len(got.findings)} findings ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"
                if got.findings else "no findings")
     if dry_run:

@@ -45,6 +45,17 @@ def test_import_prints_what_it_read_and_could_not_connect(town: Path):
     assert (town / "data" / "network.db").exists()
 
 
+def test_import_says_what_it_kept_and_why_pipes_did_not_connect(town: Path):
+    pipes = json.loads((town / "pipes.geojson").read_text())
+    pipes["features"][2]["geometry"] = None                       # P-3: no line
+    (town / "pipes.geojson").write_text(json.dumps(pipes))
+    out = run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data").stdout
+    assert "kept every feature read: 10 structures and 10 conveyances" in out
+    assert "connected 8 of 10 conveyances at both ends; not: 1 drawn with no line, 1 with an end at no structure" \
+        in out
+    assert f"no_geometry: {town / 'pipes.geojson'} feature 2: pipe P-3 has no line; kept, unconnected" in out
+
+
 def test_dry_run_keeps_nothing(town: Path):
     run("import", str(town / "mapping.yaml"), "--dry-run", data=town / "data")
     assert not (town / "data" / "network.db").exists()
@@ -79,6 +90,15 @@ def test_show_lists_outfalls_and_findings(town: Path):
     out = run("show", data=town / "data").stdout
     assert "outfall OF-1 to Hutchinson River: 7 structures upstream, 2,000 ft of pipe" in out
     assert "outfall OF-2 to (no receiving water): 1 structures upstream, 150 ft of pipe" in out
+
+
+def test_a_swmm_model_says_what_its_links_are(tmp_path: Path):
+    out = run("import", str(TESTDATA / "Example3.inp"), "--dry-run", data=tmp_path / "data").stdout
+    assert "read 34 structures (31 junction, 2 outfall, 1 storage) and 33 conveyances from" in out
+    assert "conveyances by kind: 32 pipe, 1 pump\n" in out
+    assert "not_imported: [CURVES]: 3 rows not imported" in out
+    out = run("import", str(TESTDATA / "Example1.inp"), "--dry-run", data=tmp_path / "data").stdout
+    assert "read 8 drainage areas (8 drain to a structure)\n" in out          # its subcatchments; no parcel layer
 
 
 def test_swmm_model_and_a_bad_file(tmp_path: Path):

@@ -13,6 +13,7 @@ import grp
 import json
 import os
 import pwd
+import resource
 import shutil
 import stat
 import subprocess
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.packaged import SMS_CHECK, venv_omits
 from tests.support.servers import Mosquitto, free_port, have
 from tests.support.systemlock import source_build_lock, system_install_lock
 
@@ -52,12 +54,18 @@ def run(*cmd: str | Path, ok: bool = True, **kw) -> subprocess.CompletedProcess:
     return out
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @contextmanager
 def step(name: str):
-    """Print how long each step took (``pytest -s``): the test is long, and this says where."""
-    t0 = time.monotonic()
+    """Print how long each step took, wall and CPU of the commands it ran (``pytest -s``):
+    the test is long, the machine has two cores, and this says where both go."""
+    t0, cpu0 = time.monotonic(), _children_cpu()
     yield
-    print(f"test_deb: {name}: {time.monotonic() - t0:.0f} s")
+    print(f"test_deb: {name}: {time.monotonic() - t0:.1f} s wall, {_children_cpu() - cpu0:.1f} s CPU")
 
 
 def installed() -> bool:
@@ -126,6 +134,14 @@ def test_package_contents(deb):
     assert any("/site-packages/ioos_qc/" in path for path in site)
     assert not [path for path in site if "/tests/" in path.split("/site-packages/", 1)[1]][:5]
     assert not [path for path in site if "/site-packages/scipy" in path or "/site-packages/h5netcdf" in path][:5]
+    # nor what only builds or type-checks against them, nor what packaging/venv-omits.txt names
+    assert not [path for path in site if path.endswith((".c", ".h", ".pyx", ".pxd", ".a", ".pyi"))
+                and "/site-packages/ms4watch/" not in path][:5]
+    assert any(path.endswith("/site-packages/twilio/request_validator.py") for path in site)
+    for module in venv_omits():
+        part = "/site-packages/" + module.replace(".", "/")
+        assert not [path for path in site if path.startswith(part + "/", path.find("/site-packages/"))
+                    or path.endswith(part + ".py")][:5], module
     assert run("dpkg-deb", "-f", deb, "Version").stdout.strip() == f"{VERSION}-1"
     depends = run("dpkg-deb", "-f", deb, "Depends").stdout
     assert "python3 (>= 3.11~)" in depends and "libc6" in depends
@@ -227,8 +243,9 @@ def _installed_as_documented() -> None:
 
 
 def _qc_without_what_the_lock_leaves_out(python: Path) -> None:
-    """The environment has none of what packaging/lock-omits.txt names, and QC asks ioos_qc's
-    QARTOD tests all the same (a spike fails, and so do its neighbours)."""
+    """The environment has none of what packaging/lock-omits.txt and packaging/venv-omits.txt
+    name, and QC asks ioos_qc's QARTOD tests all the same (a spike fails, and so do its
+    neighbours); the inbound-SMS webhook checks a Twilio signature."""
     omitted = [line.split("#")[0].strip() for line in (REPO / "packaging" / "lock-omits.txt").read_text().splitlines()]
     code = f"""
 import importlib.metadata, sys
@@ -241,11 +258,14 @@ for name in {[n for n in omitted if n]!r}:
     except importlib.metadata.PackageNotFoundError:
         pass
 assert not present, f"left out of the lock, yet installed: {{present}}"
+import importlib.util
+for module in {sorted(venv_omits())!r}:
+    assert importlib.util.find_spec(module) is None, f"left out of the environment, yet there: {{module}}"
 from ms4watch.alerts.rules.qc import qartod_fail_array
 fails = qartod_fail_array(np.arange(5, dtype=np.int64) * 300_000_000_000, np.array([10.0, 11.0, 900.0, 12.0, 10.0]))
 assert fails.tolist() == [False, True, True, True, False], fails
 assert "ioos_qc.qartod" in sys.modules
-"""
+""" + SMS_CHECK
     run(python, "-c", code, cwd="/")
 
 

@@ -94,8 +94,8 @@ def error_tags() -> list[str]:
 
 class Lintian:
     """lintian on the package, run in the background while the install test uses the same
-    file: the two are this file's longest steps (~40 s of CPU each, on a quiet 2-core machine
-    side by side), and only the wall of the later one is added to the file's."""
+    file: the two are this file's longest steps (~36 and ~25 s of CPU; on a 2-core machine side
+    by side), and the file's wall is no longer their sum."""
 
     def __init__(self, deb: Path, folder: Path):
         # lintian's checks that can report an error (``--tags``: the 564 E: tags of lintian

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.packaged import SMS_CHECK, venv_omits
 from tests.support.systemlock import source_build_lock
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,9 +102,10 @@ def test_the_debian_lock_leaves_out_what_nothing_imports():
 
 
 def test_the_program_runs_without_what_the_lock_leaves_out():
-    """With the left-out distributions' modules unimportable: every module of ms4watch imports,
-    and QC asks ioos_qc's QARTOD tests (a spike fails, and so do its neighbours: they are far
-    from their neighbours' mean) -- what the Debian package runs.
+    """With the left-out distributions' modules unimportable, and the modules
+    packaging/venv-omits.txt names: every module of ms4watch imports, QC asks ioos_qc's QARTOD
+    tests (a spike fails, and so do its neighbours: they are far from their neighbours' mean),
+    and the inbound-SMS webhook checks a Twilio signature -- what the Debian package runs.
     (tests/test_deb.py runs the installed package's demo and QC, which have none of them.)"""
     import importlib.metadata
     import subprocess
@@ -111,12 +113,17 @@ def test_the_program_runs_without_what_the_lock_leaves_out():
     blocked = sorted(m for m, dists in importlib.metadata.packages_distributions().items()
                      if {d.lower() for d in dists} & set(_lock_omits()))
     assert "scipy" in blocked and "h5netcdf" in blocked, blocked
+    omits = venv_omits()
+    assert "twilio.rest" in omits and all(omits.values()), omits
+    blocked += sorted(omits)
     code = f"""
 import importlib, importlib.abc, pkgutil, sys
 BLOCKED = {blocked!r}
+def blocked(name):
+    return any(name == b or name.startswith(b + ".") for b in BLOCKED)
 class Absent(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in BLOCKED:
+        if blocked(name):
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Absent())
 import numpy as np
@@ -129,7 +136,8 @@ t = np.arange(5, dtype=np.int64) * 300_000_000_000
 fails = qartod_fail_array(t, np.array([10.0, 11.0, 900.0, 12.0, 10.0]))
 assert fails.tolist() == [False, True, True, True, False], fails   # the spike and its neighbours
 assert "ioos_qc.qartod" in sys.modules
-assert not [m for m in sys.modules if m.split(".")[0] in BLOCKED]
+""" + SMS_CHECK + """
+assert not [m for m in sys.modules if blocked(m)]
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)

@@ -33,7 +33,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .errors import NetworkError
+from .index import Index, index
 from .model import Network, StructureKind
 
 if TYPE_CHECKING:
@@ -83,72 +86,117 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     """The suspect reach after the observations (each structure opened: flow seen or not)
     and the next structure to open. ``two_way``: pipes whose direction is not known;
     ``weights``: what to halve instead of pipe length (pipe id -> weight, :func:`weights`)."""
-    import networkx as nx
     if outfall not in net.structures:
         raise NetworkError(f"no structure {outfall!r} in the town's network")
-    g = net.graph()
+    ix = index(net)
     for s in (*flow, *no_flow):
-        if s not in g:
+        if s not in ix.number:
             raise NetworkError(f"no structure {s!r} in the town's network")
     for pid in two_way:
         if pid not in net.conveyances:
             raise NetworkError(f"no pipe {pid!r} in the town's network")
     if two_way:
         return _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
-    # networkx's own dict of dicts (structure -> the pipes into it), not its views: the views
-    # were half of a plan on a 10,000-structure network (bench/bench_network.py)
-    pred: dict[str, dict[str, dict]] = g._pred
-    length: dict[tuple[str, str], float] = {}
-    ids: dict[tuple[str, str], str] = {}
-    for v, into in pred.items():
-        for u, d in into.items():
-            length[u, v] = d["length_ft"] or 0.0
-            ids[u, v] = d["id"]
-    w = length if weights is None else {
-        (u, v): sum(weights.get(i, 0.0) for i in d["ids"]) for v, into in pred.items() for u, d in into.items()}
-
-    def draining_to(m: str) -> set[tuple[str, str]]:
-        """The pipes into ``m`` and into every structure upstream of it."""
-        seen, stack, pipes = {m}, [m], set()
-        while stack:
-            v = stack.pop()
-            for u in pred[v]:
-                pipes.add((u, v))
-                if u not in seen:
-                    seen.add(u)
-                    stack.append(u)
-        return pipes
-
-    suspect = draining_to(outfall)
+    # the pipes (the index's edges) as one array each: which are suspect, what they weigh
+    head = ix.head
+    suspect = ix.draining_to(ix.number[outfall])[head]
     for m in flow:
-        suspect &= draining_to(m)
+        suspect &= ix.draining_to(ix.number[m])[head]
     for m in no_flow:
-        suspect -= draining_to(m)
-    total = sum(length[e] for e in suspect)
-    total_w = None if weights is None else sum(w[e] for e in suspect)
-    if not total_w:                                    # nothing collected by the weight: halve the length
-        w = length
-    opened = {outfall, *flow, *no_flow} | _buried(net)
-    parts = _parts_tree(suspect, w) or _parts_forest(suspect, w) or {
-        m: (sum(w[e] for e in part), len(part))
-        for m in {u for u, _ in suspect} | {v for _, v in suspect}
-        for part in [draining_to(m) & suspect]}
-    half = sum(w[e] for e in suspect) / 2
-    scored = [(abs(part_w - half), m, part_w) for m, (part_w, count) in parts.items()
-              if m not in opened and 0 < count < len(suspect)]
-    pipes = frozenset(ids[e] for e in suspect)
-    if not scored:
+        suspect &= ~ix.draining_to(ix.number[m])[head]
+    edges = np.flatnonzero(suspect)
+    length = ix.length
+    total = float(length[edges].sum())
+    w = length
+    total_w = None
+    if weights is not None:
+        by_pipe = np.fromiter((weights.get(p, 0.0) for p in ix.pipe_ids), dtype=np.float64, count=len(ix.pipe_ids))
+        w = np.bincount(ix.pipe_edge, weights=by_pipe, minlength=len(head))   # parallel pipes: all of them
+        total_w = float(w[edges].sum())
+        if not total_w:                                # nothing collected by the weight: halve the length
+            w = length
+    nodes, part_w, count = _parts(ix, edges, w)
+    opened = np.zeros(len(ix.ids), dtype=bool)
+    opened[[ix.number[s] for s in (outfall, *flow, *no_flow)]] = True
+    opened |= ix.buried
+    half = float(w[edges].sum()) / 2
+    score = np.abs(part_w - half)
+    ok = ~opened[nodes] & (count > 0) & (count < len(edges))
+    pipes = frozenset(ix.pipe[e] for e in edges.tolist())
+    if not ok.any():
         return Plan(pipes, total, None, None, total_w, None)
-    least = min(score for score, _, _ in scored)
-    tied = [(m, part_w) for score, m, part_w in scored if score == least]
+    least = score[ok].min()
+    tied = np.flatnonzero(ok & (score == least))
+    best = tied[0]                                     # nodes are in the order of their ids
     if len(tied) > 1:                                  # the nearer the outfall, then the id
-        depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
-        tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
-    m, part_w = tied[0]
+        depth = ix.depth(ix.number[outfall], ix.up)
+        best = min(tied.tolist(), key=lambda k: (depth.get(int(nodes[k]), 0), int(nodes[k])))
+    m, m_w = int(nodes[best]), float(part_w[best])
     if weights is None:
-        return Plan(pipes, total, m, part_w)
-    part_ft = sum(length[e] for e in draining_to(m) & suspect)
-    return Plan(pipes, total, m, part_ft, total_w, part_w if total_w else 0.0)
+        return Plan(pipes, total, ix.ids[m], m_w)
+    part_ft = float(length[edges[ix.draining_to(m)[head[edges]]]].sum())
+    return Plan(pipes, total, ix.ids[m], part_ft, total_w, m_w if total_w else 0.0)
+
+
+def _parts(ix: Index, edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each structure at an end of the suspect pipes ``edges`` (numbers, ascending), the
+    weight of the suspect pipes draining to it and their count. One pass up the reach when
+    every structure in it drains on by one pipe at most (the usual storm sewer); otherwise
+    the count of :func:`_parts_forest` (loops) or of each structure's ancestors."""
+    tail, head = ix.tail[edges], ix.head[edges]
+    nodes = np.unique(np.concatenate((tail, head)))
+    tree = _parts_tree(len(ix.ids), nodes, tail, head, w[edges])
+    if tree is not None:
+        drained_w, drained_n = tree
+        return nodes, drained_w[nodes], drained_n[nodes]
+    ids = ix.ids
+    pairs = list(zip([ids[u] for u in tail.tolist()], [ids[v] for v in head.tolist()]))
+    by_pair = dict(zip(pairs, w[edges].tolist()))
+    suspect = set(pairs)
+    parts = _parts_forest(suspect, by_pair)
+    if parts is None:                                   # a structure draining two ways: count its ancestors
+        parts = {}
+        for n in nodes.tolist():
+            inside = ix.draining_to(n)[head]
+            parts[ids[n]] = (float(w[edges][inside].sum()), int(inside.sum()))
+    return (nodes, np.array([parts[ids[n]][0] for n in nodes.tolist()], dtype=np.float64),
+            np.array([parts[ids[n]][1] for n in nodes.tolist()], dtype=np.int64))
+
+
+def _parts_tree(n: int, nodes: np.ndarray, tail: np.ndarray, head: np.ndarray,
+                   w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The one-pass count of :func:`_parts_forest` on the index's numbers (fast): per
+    structure, the weight and the number of the suspect pipes (``tail`` -> ``head``, weighing
+    ``w``) draining to it; None when a structure drains on by two pipes or in a loop."""
+    if len(tail) and (tail == head).any():
+        return None
+    out = np.bincount(tail, minlength=n)
+    if len(tail) and out.max() > 1:
+        return None
+    down = [-1] * n
+    step = [0.0] * n
+    for u, v, x in zip(tail.tolist(), head.tolist(), w.tolist()):
+        down[u] = v
+        step[u] = x
+    waiting = np.bincount(head, minlength=n).tolist()    # pipes into a structure not yet summed
+    drained_w = [0.0] * n
+    drained_n = [0] * n
+    ends = nodes.tolist()
+    ready = [v for v in ends if waiting[v] == 0]
+    done = 0
+    while ready:
+        u = ready.pop()
+        done += 1
+        v = down[u]
+        if v >= 0:
+            drained_w[v] += drained_w[u] + step[u]
+            drained_n[v] += drained_n[u] + 1
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    if done != len(ends):                              # a loop: its structures never became ready
+        return None
+    return np.array(drained_w), np.array(drained_n)
 
 
 def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
@@ -221,36 +269,6 @@ def _buried(net: Network) -> set[str]:
     bend): no crew can open them, so they are never named next."""
     from .build import IMPLIED
     return {s.id for s in net.structures.values() if s.source == IMPLIED}
-
-
-def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
-    """The one-pass count of :func:`_parts_forest` on plain dictionaries, for a reach with
-    no loop and no structure draining two ways (fast); None otherwise."""
-    down: dict[str, str] = {}
-    waiting: dict[str, int] = {}                       # pipes into a structure not yet summed
-    for u, v in suspect:
-        if u in down:
-            return None
-        down[u] = v
-        waiting[v] = waiting.get(v, 0) + 1
-        waiting.setdefault(u, 0)
-    drained_ft = dict.fromkeys(waiting, 0.0)
-    drained_pipes = dict.fromkeys(waiting, 0)
-    ready = [n for n, k in waiting.items() if k == 0]
-    done = 0
-    while ready:
-        n = ready.pop()
-        done += 1
-        to = down.get(n)
-        if to is not None:
-            drained_ft[to] += drained_ft[n] + length[(n, to)]
-            drained_pipes[to] += drained_pipes[n] + 1
-            waiting[to] -= 1
-            if waiting[to] == 0:
-                ready.append(to)
-    if done != len(waiting):                           # a loop: its structures never became ready
-        return None
-    return {n: (drained_ft[n], drained_pipes[n]) for n in waiting}
 
 
 def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

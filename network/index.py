@@ -1,0 +1,139 @@
+"""The network as numbered arrays, built once per network (like :meth:`Network.graph`, on
+first use; the network is not changed between imports) for the walk (``trace``) and the
+bisection plan (``bisect``).
+
+Structures are numbered in the order of their ids, so that comparing numbers compares ids.
+Edges are the graph's: one per pair of structures joined by a pipe, in the direction of
+flow; parallel pipes between one pair keep the shorter as the edge's pipe (as
+:meth:`Network.graph` does) and all count for weights. Each structure's neighbours up and
+down are kept as CSR rows (offsets, neighbour numbers, edge numbers) sorted by neighbour,
+as Python lists: a breadth-first walk must visit structure after structure, and plain
+Python over lists of ints does it in about 2 ms for 10,000 structures where a
+level-by-level numpy walk takes 5 ms on a grid and 130 ms on a chain (one level per
+structure; measured 2026-12-02). Everything that is one operation over all structures or
+pipes (lengths, parts, scores) is numpy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Network, StructureKind
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """One structure's neighbours: ``nbr[ptr[i]:ptr[i + 1]]``, with the edges to them."""
+    ptr: list[int]
+    nbr: list[int]
+    edge: list[int]
+
+
+@dataclass(frozen=True, eq=False)
+class Index:
+    ids: list[str]                      # number -> structure id (sorted)
+    number: dict[str, int]              # structure id -> number
+    kind: list[StructureKind | None]    # None: a pipe's end that names no structure
+    buried: np.ndarray                  # bool per structure: implied by the import, never opened
+    tail: np.ndarray                    # per edge: the upstream structure's number
+    head: np.ndarray                    # ... the downstream one's
+    length: np.ndarray                  # per edge: its pipe's length, unknown counted 0
+    length_ft: list[float | None]       # ... as the map has it
+    pipe: list[str]                     # per edge: its pipe's id (the shorter of parallel pipes)
+    pipe_ids: list[str]                 # every connected pipe ...
+    pipe_edge: np.ndarray               # ... and its edge
+    up: Rows                            # per structure: the structures draining into it
+    down: Rows                          # ... and those it drains into
+
+    def reached(self, start: int, rows: Rows) -> list[int]:
+        """The structures reached from ``start`` along ``rows``, breadth-first, ``start`` first."""
+        ptr, nbr = rows.ptr, rows.nbr
+        seen = bytearray(len(self.ids))
+        seen[start] = 1
+        order = [start]
+        for node in order:                              # the list grows as it is read: the queue
+            for k in range(ptr[node], ptr[node + 1]):
+                n = nbr[k]
+                if not seen[n]:
+                    seen[n] = 1
+                    order.append(n)
+        return order
+
+    def draining_to(self, node: int) -> np.ndarray:
+        """Bool per structure: ``node`` and every structure upstream of it."""
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[self.reached(node, self.up)] = True
+        return mask
+
+    def depth(self, start: int, rows: Rows) -> dict[int, int]:
+        """Pipes from ``start`` to each structure it reaches along ``rows`` (the fewest)."""
+        ptr, nbr = rows.ptr, rows.nbr
+        depth = {start: 0}
+        order = [start]
+        for node in order:
+            d = depth[node] + 1
+            for k in range(ptr[node], ptr[node + 1]):
+                n = nbr[k]
+                if n not in depth:
+                    depth[n] = d
+                    order.append(n)
+        return depth
+
+
+def index(net: Network) -> Index:
+    """The network's index, built on first use and kept with the network."""
+    if net._index is None:
+        net._index = build(net)
+    return net._index                                   # type: ignore[return-value]
+
+
+def build(net: Network) -> Index:
+    from .build import IMPLIED
+    names = set(net.structures)
+    ends = [(c.id, c.upstream, c.downstream, c.length_ft) for c in net.conveyances.values()
+            if c.upstream is not None and c.downstream is not None]
+    for _, u, v, _ in ends:
+        names.add(u)
+        names.add(v)
+    ids = sorted(names)
+    number = {s: i for i, s in enumerate(ids)}
+    structures = net.structures
+    kind = [structures[s].kind if s in structures else None for s in ids]
+    buried = np.zeros(len(ids), dtype=bool)
+    buried[[number[s.id] for s in structures.values() if s.source == IMPLIED]] = True
+
+    edge_of: dict[tuple[str, str], int] = {}
+    tail: list[int] = []
+    head: list[int] = []
+    length_ft: list[float | None] = []
+    pipe: list[str] = []
+    pipe_ids: list[str] = []
+    pipe_edge: list[int] = []
+    for pid, u, v, ft in ends:
+        e = edge_of.get((u, v))
+        if e is None:
+            e = edge_of[u, v] = len(tail)
+            tail.append(number[u])
+            head.append(number[v])
+            length_ft.append(ft)
+            pipe.append(pid)
+        elif (ft or 0) < (length_ft[e] or 0):          # parallel pipes: the shorter is the edge's
+            length_ft[e] = ft
+            pipe[e] = pid
+        pipe_ids.append(pid)
+        pipe_edge.append(e)
+    t = np.array(tail, dtype=np.int64)
+    h = np.array(head, dtype=np.int64)
+    return Index(ids=ids, number=number, kind=kind, buried=buried, tail=t, head=h,
+                 length=np.array([ft or 0.0 for ft in length_ft], dtype=np.float64), length_ft=length_ft,
+                 pipe=pipe, pipe_ids=pipe_ids, pipe_edge=np.array(pipe_edge, dtype=np.int64),
+                 up=_rows(len(ids), h, t), down=_rows(len(ids), t, h))
+
+
+def _rows(n: int, at: np.ndarray, to: np.ndarray) -> Rows:
+    """CSR rows: for each structure ``i``, the edges with ``at == i``, sorted by ``to``."""
+    o = np.lexsort((to, at))
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(at, minlength=n), out=ptr[1:])
+    return Rows(ptr=ptr.tolist(), nbr=to[o].tolist(), edge=o.tolist())

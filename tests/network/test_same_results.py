@@ -1,0 +1,88 @@
+"""The walk and the plan on the index's arrays give what the plain Python before them gave
+(tests/network/reference.py), on random networks: trees, loops, several outfalls, pipes of
+unknown length, parallel pipes, pipes with an unconnected end, disconnected parts, buried
+junctions, ids that sort differently as text than as numbers, and many ties (lengths are
+small multiples of a quarter foot, so sums are exact in any order and ties are ties)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ms4watch.network.bisect import Weight, plan, weights
+from ms4watch.network.build import IMPLIED
+from ms4watch.network.model import Conveyance, ConveyanceKind, DirectionSource, Network, Structure, StructureKind
+from ms4watch.network.trace import Way, walk
+
+from . import reference
+
+IDS = st.text(alphabet="AB19-.", min_size=1, max_size=3)
+LENGTH = st.one_of(st.none(), st.integers(0, 12).map(lambda q: q * 25 / 4))
+
+
+@st.composite
+def networks(draw: st.DrawFn) -> Network:
+    ids = draw(st.lists(IDS, min_size=1, max_size=18, unique=True))
+    kinds = draw(st.lists(st.sampled_from(list(StructureKind)), min_size=len(ids), max_size=len(ids)))
+    buried = draw(st.lists(st.booleans(), min_size=len(ids), max_size=len(ids)))
+    shape = draw(st.sampled_from(["tree", "any"]))
+    n = Network()
+    for s, k, b in zip(ids, kinds, buried):
+        n.structures[s] = Structure(s, k, None, None, source=IMPLIED if b and k is StructureKind.JUNCTION else "map")
+    end = st.sampled_from(ids)
+    pipes: list[tuple[str | None, str | None]] = []
+    if shape == "tree":          # each drains to one drawn before it (or to nothing: several outfalls)
+        for i, s in enumerate(ids[1:], start=1):
+            if draw(st.integers(0, 5)):
+                pipes.append((s, ids[draw(st.integers(0, i - 1))]))
+        pipes += draw(st.lists(st.tuples(end, end), max_size=2))                    # a loop or a second way out
+    else:
+        pipes = draw(st.lists(st.tuples(end, end), max_size=3 * len(ids)))
+    pipes += draw(st.lists(st.tuples(st.one_of(st.none(), end), st.one_of(st.none(), end)), max_size=2))
+    for k, (u, v) in enumerate(pipes):
+        pid = f"p{k}"
+        n.conveyances[pid] = Conveyance(pid, ConveyanceKind.PIPE, u, v, DirectionSource.DRAWING, draw(LENGTH))
+    return n
+
+
+def fresh(n: Network) -> Network:
+    """The same network with nothing computed yet (no graph, no index)."""
+    return Network(dict(n.structures), dict(n.conveyances))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks())
+def test_walks_up_and_down_are_the_same(n):
+    for s in n.structures:
+        for way in Way:
+            assert walk(n, s, way) == reference.walk(fresh(n), s, way), (s, way)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.data())
+def test_plans_are_the_same(n, data):
+    ids = sorted(n.structures)
+    outfall = data.draw(st.sampled_from(ids))
+    flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
+    no_flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
+    by = data.draw(st.sampled_from(["length", "inlets", "drawn"]))
+    w = None
+    if by == "inlets":
+        w = weights(n, Weight.INLETS)
+    elif by == "drawn":
+        w = data.draw(st.dictionaries(st.sampled_from(sorted(n.conveyances) or ["none"]),
+                                      st.integers(0, 8).map(float), max_size=len(n.conveyances)))
+    assert plan(n, outfall, flow, no_flow, weights=w) == reference.plan(fresh(n), outfall, flow, no_flow, weights=w)
+
+
+def test_a_plan_and_a_walk_on_one_network_share_its_index():
+    n = Network()
+    for s in "ABO":
+        n.structures[s] = Structure(s, StructureKind.MANHOLE, None, None)
+    n.conveyances["p1"] = Conveyance("p1", ConveyanceKind.PIPE, "A", "O", DirectionSource.DRAWING, 10.0)
+    n.conveyances["p2"] = Conveyance("p2", ConveyanceKind.PIPE, "B", "A", DirectionSource.DRAWING, 10.0)
+    walk(n, "O")
+    built = n._index
+    assert built is not None
+    plan(n, "O")
+    assert n._index is built

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -110,7 +111,7 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     w = length
     total_w = None
     if weights is not None:
-        by_pipe = np.fromiter((weights.get(p, 0.0) for p in ix.pipe_ids), dtype=np.float64, count=len(ix.pipe_ids))
+        by_pipe = np.fromiter(map(weights.get, ix.pipe_ids, repeat(0.0)), dtype=np.float64, count=len(ix.pipe_ids))
         w = np.bincount(ix.pipe_edge, weights=by_pipe, minlength=len(head))   # parallel pipes: all of them
         total_w = float(w[edges].sum())
         if not total_w:                                # nothing collected by the weight: halve the length
@@ -122,7 +123,7 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     half = float(w[edges].sum()) / 2
     score = np.abs(part_w - half)
     ok = ~opened[nodes] & (count > 0) & (count < len(edges))
-    pipes = frozenset(ix.pipe[e] for e in edges.tolist())
+    pipes = frozenset(ix.pipes[edges].tolist())
     if not ok.any():
         return Plan(pipes, total, None, None, total_w, None)
     least = score[ok].min()
@@ -144,7 +145,10 @@ def _parts(ix: Index, edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.
     every structure in it drains on by one pipe at most (the usual storm sewer); otherwise
     the count of :func:`_parts_forest` (loops) or of each structure's ancestors."""
     tail, head = ix.tail[edges], ix.head[edges]
-    nodes = np.unique(np.concatenate((tail, head)))
+    at_end = np.zeros(len(ix.ids), dtype=bool)
+    at_end[tail] = True
+    at_end[head] = True
+    nodes = np.flatnonzero(at_end)
     tree = _parts_tree(len(ix.ids), nodes, tail, head, w[edges])
     if tree is not None:
         drained_w, drained_n = tree
@@ -164,7 +168,7 @@ def _parts(ix: Index, edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _parts_tree(n: int, nodes: np.ndarray, tail: np.ndarray, head: np.ndarray,
-                   w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+                w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The one-pass count of :func:`_parts_forest` on the index's numbers (fast): per
     structure, the weight and the number of the suspect pipes (``tail`` -> ``head``, weighing
     ``w``) draining to it; None when a structure drains on by two pipes or in a loop."""
@@ -173,11 +177,11 @@ def _parts_tree(n: int, nodes: np.ndarray, tail: np.ndarray, head: np.ndarray,
     out = np.bincount(tail, minlength=n)
     if len(tail) and out.max() > 1:
         return None
-    down = [-1] * n
-    step = [0.0] * n
-    for u, v, x in zip(tail.tolist(), head.tolist(), w.tolist()):
-        down[u] = v
-        step[u] = x
+    down_a = np.full(n, -1, dtype=np.int64)
+    down_a[tail] = head
+    step_a = np.zeros(n)
+    step_a[tail] = w
+    down, step = down_a.tolist(), step_a.tolist()
     waiting = np.bincount(head, minlength=n).tolist()    # pipes into a structure not yet summed
     drained_w = [0.0] * n
     drained_n = [0] * n

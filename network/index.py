@@ -15,7 +15,7 @@ pipes (lengths, parts, scores) is numpy."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,17 @@ class Index:
     pipe_edge: np.ndarray               # ... and its edge
     up: Rows                            # per structure: the structures draining into it
     down: Rows                          # ... and those it drains into
+    # the same as numpy arrays of objects, to pick a walk's ids, kinds, pipes in one step each
+    names: np.ndarray = field(init=False)
+    kinds: np.ndarray = field(init=False)
+    pipes: np.ndarray = field(init=False)
+    lengths_ft: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name, values in (("names", self.ids), ("kinds", self.kind), ("pipes", self.pipe), ("lengths_ft", self.length_ft)):
+            a = np.empty(len(values), dtype=object)
+            a[:] = values
+            object.__setattr__(self, name, a)
 
     def reached(self, start: int, rows: Rows) -> list[int]:
         """The structures reached from ``start`` along ``rows``, breadth-first, ``start`` first."""
@@ -90,45 +101,30 @@ def index(net: Network) -> Index:
 
 def build(net: Network) -> Index:
     from .build import IMPLIED
-    names = set(net.structures)
-    ends = [(c.id, c.upstream, c.downstream, c.length_ft) for c in net.conveyances.values()
-            if c.upstream is not None and c.downstream is not None]
-    for _, u, v, _ in ends:
-        names.add(u)
-        names.add(v)
-    ids = sorted(names)
-    number = {s: i for i, s in enumerate(ids)}
     structures = net.structures
-    kind = [structures[s].kind if s in structures else None for s in ids]
+    connected = [c for c in net.conveyances.values() if c.upstream is not None and c.downstream is not None]
+    ups = [c.upstream for c in connected]
+    downs = [c.downstream for c in connected]
+    ids = sorted(set(structures).union(ups, downs))
+    number = {s: i for i, s in enumerate(ids)}
+    kinds = {k: s.kind for k, s in structures.items()}
     buried = np.zeros(len(ids), dtype=bool)
-    buried[[number[s.id] for s in structures.values() if s.source == IMPLIED]] = True
-
-    edge_of: dict[tuple[str, str], int] = {}
-    tail: list[int] = []
-    head: list[int] = []
-    length_ft: list[float | None] = []
-    pipe: list[str] = []
-    pipe_ids: list[str] = []
-    pipe_edge: list[int] = []
-    for pid, u, v, ft in ends:
-        e = edge_of.get((u, v))
-        if e is None:
-            e = edge_of[u, v] = len(tail)
-            tail.append(number[u])
-            head.append(number[v])
-            length_ft.append(ft)
-            pipe.append(pid)
-        elif (ft or 0) < (length_ft[e] or 0):          # parallel pipes: the shorter is the edge's
-            length_ft[e] = ft
-            pipe[e] = pid
-        pipe_ids.append(pid)
-        pipe_edge.append(e)
-    t = np.array(tail, dtype=np.int64)
-    h = np.array(head, dtype=np.int64)
-    return Index(ids=ids, number=number, kind=kind, buried=buried, tail=t, head=h,
-                 length=np.array([ft or 0.0 for ft in length_ft], dtype=np.float64), length_ft=length_ft,
-                 pipe=pipe, pipe_ids=pipe_ids, pipe_edge=np.array(pipe_edge, dtype=np.int64),
-                 up=_rows(len(ids), h, t), down=_rows(len(ids), t, h))
+    buried[[number[k] for k, s in structures.items() if s.source == IMPLIED]] = True
+    # one edge per pair of structures; of parallel pipes, the first of the shortest is the edge's
+    # (as Network.graph() keeps it: a later pipe replaces the edge's only when shorter)
+    t = np.fromiter(map(number.__getitem__, ups), dtype=np.int64, count=len(ups))
+    h = np.fromiter(map(number.__getitem__, downs), dtype=np.int64, count=len(downs))
+    lengths = [c.length_ft for c in connected]
+    ft = np.array([x or 0.0 for x in lengths], dtype=np.float64)
+    pairs, pipe_edge = np.unique(t * len(ids) + h, return_inverse=True)
+    chosen = np.lexsort((np.arange(len(t)), ft, pipe_edge))
+    chosen = chosen[np.flatnonzero(np.diff(pipe_edge[chosen], prepend=-1))]      # per edge, in edge order
+    pipe_ids = [c.id for c in connected]
+    chosen_l = chosen.tolist()
+    return Index(ids=ids, number=number, kind=list(map(kinds.get, ids)), buried=buried,
+                 tail=t[chosen], head=h[chosen], length=ft[chosen], length_ft=[lengths[k] for k in chosen_l],
+                 pipe=[pipe_ids[k] for k in chosen_l], pipe_ids=pipe_ids, pipe_edge=pipe_edge.astype(np.int64),
+                 up=_rows(len(ids), h[chosen], t[chosen]), down=_rows(len(ids), t[chosen], h[chosen]))
 
 
 def _rows(n: int, at: np.ndarray, to: np.ndarray) -> Rows:

@@ -81,24 +81,30 @@ def walk(net: Network, start: str, way: Way = Way.UP) -> list[Step]:
     side = np.ones(m, dtype=bool)
     side[kids[np.flatnonzero(np.diff(parent[kids], prepend=-1))]] = False
     side[0] = False
-    head = list(range(m))                                # the walk position where each one's branch begins
-    for i in np.flatnonzero(~side[1:]).tolist():
-        head[i + 1] = head[pp[i + 1]]
-    label = {0: "1"}
+    # where each one's branch begins: itself (a side branch, the start) or its parent's branch's
+    # beginning, found by pointer jumping (a handful of array steps even along a long chain)
+    head = np.where(side, np.arange(m), parent)
+    head[0] = 0
+    while True:
+        jumped = head[head]
+        if np.array_equal(jumped, head):
+            break
+        head = jumped
+    hd = head.tolist()
+    label = np.empty(m, dtype=object)
+    label[0] = "1"
     forks: dict[int, int] = {}
     for i in kids[side[kids]].tolist():                  # side branches in the order the walk meets them
-        b = head[pp[i]]
+        b = hd[pp[i]]
         forks[b] = f = forks.get(b, 0) + 1
         label[i] = f"{label[b]}.{f}"
     distance = [0.0] * m
-    for i in range(1, m):
+    for i in range(1, m):                                # in the walk's order: each after its parent
         distance[i] = distance[pp[i]] + ln[i]
-    ids, kind, pipe, length_ft = ix.ids, ix.kind, ix.pipe, ix.length_ft
-    el = e.tolist()
-    names = [ids[n] for n in order]
-    steps = list(map(_step, zip(range(2, m + 1), names[1:], [kind[n] for n in order[1:]],
-                                map(label.__getitem__, head[1:]), [pipe[x] for x in el],
-                                [names[p] for p in pp[1:]], [length_ft[x] for x in el], distance[1:])))
+    names = ix.names[o]
+    steps = list(map(_step, zip(range(2, m + 1), names[1:].tolist(), ix.kinds[o[1:]].tolist(),
+                                label[head[1:]].tolist(), ix.pipes[e].tolist(), names[parent[1:]].tolist(),
+                                ix.lengths_ft[e].tolist(), distance[1:])))
     steps.insert(0, Step._make(first))
     return steps
 

@@ -132,11 +132,11 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     if len(tied) > 1:                                  # the nearer the outfall, then the id
         depth = ix.depth(ix.number[outfall], ix.up)
         best = min(tied.tolist(), key=lambda k: (depth.get(int(nodes[k]), 0), int(nodes[k])))
-    m, m_w = int(nodes[best]), float(part_w[best])
+    nxt, nxt_w = int(nodes[best]), float(part_w[best])
     if weights is None:
-        return Plan(pipes, total, ix.ids[m], m_w)
-    part_ft = float(length[edges[ix.draining_to(m)[head[edges]]]].sum())
-    return Plan(pipes, total, ix.ids[m], part_ft, total_w, m_w if total_w else 0.0)
+        return Plan(pipes, total, ix.ids[nxt], nxt_w)
+    part_ft = float(length[edges[ix.draining_to(nxt)[head[edges]]]].sum())
+    return Plan(pipes, total, ix.ids[nxt], part_ft, total_w, nxt_w if total_w else 0.0)
 
 
 def _parts(ix: Index, edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ pipes (lengths, parts, scores) is numpy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -103,8 +104,8 @@ def build(net: Network) -> Index:
     from .build import IMPLIED
     structures = net.structures
     connected = [c for c in net.conveyances.values() if c.upstream is not None and c.downstream is not None]
-    ups = [c.upstream for c in connected]
-    downs = [c.downstream for c in connected]
+    ups = cast("list[str]", [c.upstream for c in connected])
+    downs = cast("list[str]", [c.downstream for c in connected])
     ids = sorted(set(structures).union(ups, downs))
     number = {s: i for i, s in enumerate(ids)}
     kinds = {k: s.kind for k, s in structures.items()}

@@ -64,12 +64,19 @@ class Index:
         seen = bytearray(len(self.ids))
         seen[start] = 1
         order = [start]
+        add = order.append
         for node in order:                              # the list grows as it is read: the queue
-            for k in range(ptr[node], ptr[node + 1]):
-                n = nbr[k]
+            a, b = ptr[node], ptr[node + 1]
+            if b == a + 1:                              # one neighbour (most structures): no inner loop
+                n = nbr[a]
                 if not seen[n]:
                     seen[n] = 1
-                    order.append(n)
+                    add(n)
+                continue
+            for n in nbr[a:b]:
+                if not seen[n]:
+                    seen[n] = 1
+                    add(n)
         return order
 
     def draining_to(self, node: int) -> np.ndarray:

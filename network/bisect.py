@@ -74,12 +74,11 @@ def weights(net: Network, by: Weight, areas: Iterable["DrainageArea"] = ()) -> d
         for a in areas:
             if a.structure is not None:
                 node[a.structure] = node.get(a.structure, 0.0) + a.area_sqft
-    leaving: dict[str, int] = {}
-    connected = [(c.id, c.upstream) for c in net.conveyances.values()
-                 if c.upstream is not None and c.downstream is not None]
-    for _, up in connected:
-        leaving[up] = leaving.get(up, 0) + 1
-    return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}
+    ix = index(net)
+    at = np.fromiter(map(node.get, ix.ids, repeat(0.0)), dtype=np.float64, count=len(ix.ids))
+    up = ix.tail[ix.pipe_edge]                          # each connected pipe's upstream structure
+    leaving = np.bincount(up, minlength=len(ix.ids))
+    return dict(zip(ix.pipe_ids, (at[up] / leaving[up]).tolist()))
 
 
 def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = (),

@@ -44,6 +44,7 @@ class Index:
     pipe: list[str]                     # per edge: its pipe's id (the shorter of parallel pipes)
     pipe_ids: list[str]                 # every connected pipe ...
     pipe_edge: np.ndarray               # ... and its edge
+    sizes: tuple[int, int]              # the network's structures and conveyances when indexed
     up: Rows                            # per structure: the structures draining into it
     down: Rows                          # ... and those it drains into
     # the same as numpy arrays of objects, to pick a walk's ids, kinds, pipes in one step each
@@ -101,10 +102,12 @@ class Index:
 
 
 def index(net: Network) -> Index:
-    """The network's index, built on first use and kept with the network."""
-    if net._index is None:
-        net._index = build(net)
-    return net._index                                   # type: ignore[return-value]
+    """The network's index, built on first use and kept with the network (which is not
+    changed after it is read; one that gained or lost structures or pipes is indexed again)."""
+    got = net._index
+    if not isinstance(got, Index) or got.sizes != (len(net.structures), len(net.conveyances)):
+        got = net._index = build(net)
+    return got
 
 
 def build(net: Network) -> Index:
@@ -132,6 +135,7 @@ def build(net: Network) -> Index:
     return Index(ids=ids, number=number, kind=list(map(kinds.get, ids)), buried=buried,
                  tail=t[chosen], head=h[chosen], length=ft[chosen], length_ft=[lengths[k] for k in chosen_l],
                  pipe=[pipe_ids[k] for k in chosen_l], pipe_ids=pipe_ids, pipe_edge=pipe_edge.astype(np.int64),
+                 sizes=(len(structures), len(net.conveyances)),
                  up=_rows(len(ids), h[chosen], t[chosen]), down=_rows(len(ids), t[chosen], h[chosen]))
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from ms4watch.network.bisect import Plan
+from ms4watch.network.bisect import Plan, Weight
 from ms4watch.network.errors import NetworkError
-from ms4watch.network.model import Network
+from ms4watch.network.model import Network, StructureKind
 from ms4watch.network.trace import Step, Way
 
 
@@ -202,3 +202,22 @@ def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tupl
             ft, k = ft + drained[p][0], k + drained[p][1]
         drained[n] = (ft, k)
     return {m: drained[member[m]] for m in member}
+
+
+def weights(net: Network, by: Weight, areas=()) -> dict[str, float] | None:
+    if by is Weight.LENGTH:
+        return None
+    node: dict[str, float] = {}
+    if by is Weight.INLETS:
+        node = {s.id: 1.0 for s in net.structures.values()
+                if s.kind in (StructureKind.CATCH_BASIN, StructureKind.INLET)}
+    else:
+        for a in areas:
+            if a.structure is not None:
+                node[a.structure] = node.get(a.structure, 0.0) + a.area_sqft
+    leaving: dict[str, int] = {}
+    connected = [(c.id, c.upstream) for c in net.conveyances.values()
+                 if c.upstream is not None and c.downstream is not None]
+    for _, up in connected:
+        leaving[up] = leaving.get(up, 0) + 1
+    return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}

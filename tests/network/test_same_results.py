@@ -86,3 +86,21 @@ def test_a_plan_and_a_walk_on_one_network_share_its_index():
     assert built is not None
     plan(n, "O")
     assert n._index is built
+    n.structures["C"] = Structure("C", StructureKind.MANHOLE, None, None)      # changed after all: indexed again
+    n.conveyances["p3"] = Conveyance("p3", ConveyanceKind.PIPE, "C", "B", DirectionSource.DRAWING, 10.0)
+    assert [s.structure for s in walk(n, "O")] == ["O", "A", "B", "C"]
+    assert n._index is not built
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.data())
+def test_weights_are_the_same(n, data):
+    from ms4watch.network.areas import DrainageArea
+    ids = sorted(n.structures)
+    areas = data.draw(st.lists(st.builds(DrainageArea, st.text("ab", min_size=1, max_size=2),
+                                         st.one_of(st.none(), st.sampled_from(ids), st.just("elsewhere")),
+                                         st.just("inside"), st.integers(0, 40).map(lambda q: q * 1089 / 4)),
+                               max_size=6))
+    for by in Weight:
+        got, want = weights(n, by, areas), reference.weights(fresh(n), by, areas)
+        assert got == want and (got is None or list(got) == list(want)), by

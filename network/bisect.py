@@ -32,12 +32,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from .errors import NetworkError
-from .index import Index, index
+from .index import Index, Rows, _rows, index
 from .model import Network, StructureKind
 
 if TYPE_CHECKING:
@@ -96,7 +96,8 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
         if pid not in net.conveyances:
             raise NetworkError(f"no pipe {pid!r} in the town's network")
     if two_way:
-        return _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
+        fast = _both_ways_one_pass(ix, outfall, flow, no_flow, set(two_way), weights)
+        return fast if fast is not None else _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
     # the pipes (the index's edges) as one array each: which are suspect, what they weigh
     head = ix.head
     suspect = ix.draining_to(ix.number[outfall])[head]
@@ -200,6 +201,178 @@ def _parts_tree(n: int, nodes: np.ndarray, tail: np.ndarray, head: np.ndarray,
     if done != len(ends):                              # a loop: its structures never became ready
         return None
     return np.array(drained_w), np.array(drained_n)
+
+
+def _both_ways_one_pass(ix: Index, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
+                        unknown: set[str], weights: Mapping[str, float] | None) -> Plan | None:
+    """:func:`_plan_both_ways` in one pass over each graph (the pipes that may drain, the
+    pipes that surely drain) when, downstream of the suspect pipes, its loops each taken as
+    one node form a forest (a pipe of unknown direction makes a loop of its two ends); None
+    otherwise (the caller counts each structure's ancestors)."""
+    n = len(ix.ids)
+    pids = ix.pipe_ids
+    pu, pv = ix.tail[ix.pipe_edge], ix.head[ix.pipe_edge]
+    unk = np.fromiter(map(unknown.__contains__, pids), dtype=bool, count=len(pids))
+    known = ~unk
+    may = _graph(n, np.concatenate((pu, pv[unk])), np.concatenate((pv, pu[unk])))
+    surely = _graph(n, pu[known], pv[known])
+
+    def may_drain(m: int) -> np.ndarray:
+        """Per pipe: its downstream end drains to ``m`` (or is ``m``) in the may graph. For
+        a pipe of unknown direction either end may: one draining to ``m`` there has the
+        other draining to it too, through the pipe taken the other way."""
+        mask = np.zeros(n, dtype=bool)
+        mask[ix.reached(m, may.up)] = True
+        return mask[pv]
+
+    def surely_drain(m: int) -> np.ndarray:
+        mask = np.zeros(n, dtype=bool)
+        mask[ix.reached(m, surely.up)] = True
+        return known & mask[pv]
+
+    number = ix.number
+    suspect = may_drain(number[outfall])
+    for s in flow:
+        suspect &= may_drain(number[s])
+    for s in no_flow:
+        suspect &= ~surely_drain(number[s])
+    ft = ix.pipe_length
+    total = float(ft[suspect].sum())
+    total_w = None
+    w = ft
+    if weights is not None:
+        by = np.fromiter(map(weights.get, pids, repeat(0.0)), dtype=np.float64, count=len(pids))
+        total_w = float(by[suspect].sum())
+        if total_w:
+            w = by
+    whole = float(w[suspect].sum())
+    count = int(suspect.sum())
+    pipes = frozenset(np.asarray(pids, dtype=object)[suspect].tolist())
+    # each pipe's part goes to every structure downstream of its (downstream) end, and a pipe
+    # of unknown direction's, in the may graph, to every structure downstream of either end
+    # (its ends are one loop there)
+    may_parts = _drained(may, pv, suspect, w, np.ones(len(pids)))
+    sure_parts = _drained(surely, pv, suspect & known, w)
+    if may_parts is None or sure_parts is None:
+        return None
+    (may_w, may_n), (sure_w,) = may_parts, sure_parts
+    opened = np.zeros(n, dtype=bool)
+    opened[[number[s] for s in (outfall, *flow, *no_flow)]] = True
+    opened |= ix.buried
+    ends = np.zeros(n, dtype=bool)
+    ends[pu[suspect]] = True
+    ends[pv[suspect]] = True
+    ok = ends & ~opened & (may_n > 0) & (may_n < count)
+    if not ok.any():
+        return Plan(pipes, total, None, None, total_w, None)
+    score = np.maximum(may_w, whole - sure_w)
+    least = score[ok].min()
+    tied = np.flatnonzero(ok & (score == least))
+    best = int(tied[0])
+    if len(tied) > 1:                                  # the nearer the outfall, then the id
+        depth = ix.depth(number[outfall], may.up)
+        best = min(tied.tolist(), key=lambda k: (depth.get(k, 0), k))
+    part_w = float(may_w[best])
+    if weights is None:
+        return Plan(pipes, total, ix.ids[best], part_w)
+    part_ft = float(ft[suspect & may_drain(best)].sum())
+    return Plan(pipes, total, ix.ids[best], part_ft, total_w, part_w if total_w else 0.0)
+
+
+class _Graph(NamedTuple):
+    """The edges ``tail`` -> ``head`` with their rows up and down."""
+    up: Rows
+    down: Rows
+    tail: np.ndarray
+    head: np.ndarray
+
+
+def _graph(n: int, tail: np.ndarray, head: np.ndarray) -> _Graph:
+    return _Graph(_rows(n, head, tail), _rows(n, tail, head), tail, head)
+
+
+def _drained(g: _Graph, at: np.ndarray, which: np.ndarray, *weights: np.ndarray) -> list[np.ndarray] | None:
+    """Per structure, for each of ``weights``: the sum over the pipes ``which`` whose end
+    ``at`` drains to the structure (or is it) in ``g``. None when, downstream of those ends,
+    a loop or a structure drains on two ways (the sums would count some pipes twice)."""
+    n = len(g.down.ptr) - 1
+    comp, count = _loops(n, g.down)
+    c = np.asarray(comp, dtype=np.int64)
+    ct, ch = c[g.tail], c[g.head]
+    between = np.unique(ct[ct != ch] * count + ch[ct != ch])          # loop -> loop, once each
+    succ: list[list[int]] = [[] for _ in range(count)]
+    for x, y in zip((between // count).tolist(), (between % count).tolist()):
+        succ[x].append(y)
+    counted = c[at[which]]
+    active = np.zeros(count, dtype=bool)               # downstream of a pipe counted
+    active[counted] = True
+    on = active.tolist()
+    down = [-1] * count
+    for x in range(count - 1, -1, -1):                 # upstream first: one draining to another is numbered above it
+        if on[x]:
+            if len(succ[x]) > 1:
+                return None
+            for y in succ[x]:
+                on[y] = True
+                down[x] = y
+    out = []
+    for w in weights:
+        total = np.bincount(counted, weights=w[which], minlength=count).tolist()
+        for x in range(count - 1, -1, -1):
+            y = down[x]
+            if y >= 0:
+                total[y] += total[x]
+        out.append(np.asarray(total)[c])
+    return out
+
+
+def _loops(n: int, down: Rows) -> tuple[list[int], int]:
+    """Strongly connected components (Tarjan's, iterative): each structure's, numbered so that
+    one draining to another has the higher number; and how many."""
+    ptr, nbr = down.ptr, down.nbr
+    order = [-1] * n
+    low = [0] * n
+    on = bytearray(n)
+    comp = [-1] * n
+    stack: list[int] = []
+    seen = 0
+    count = 0
+    for root in range(n):
+        if order[root] >= 0:
+            continue
+        order[root] = low[root] = seen
+        seen += 1
+        stack.append(root)
+        on[root] = 1
+        work = [(root, ptr[root])]
+        while work:
+            v, k = work[-1]
+            if k < ptr[v + 1]:
+                work[-1] = (v, k + 1)
+                x = nbr[k]
+                if order[x] < 0:
+                    order[x] = low[x] = seen
+                    seen += 1
+                    stack.append(x)
+                    on[x] = 1
+                    work.append((x, ptr[x]))
+                elif on[x] and order[x] < low[v]:
+                    low[v] = order[x]
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == order[v]:
+                while True:
+                    x = stack.pop()
+                    on[x] = 0
+                    comp[x] = count
+                    if x == v:
+                        break
+                count += 1
+    return comp, count
 
 
 def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],

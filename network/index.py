@@ -44,6 +44,7 @@ class Index:
     pipe: list[str]                     # per edge: its pipe's id (the shorter of parallel pipes)
     pipe_ids: list[str]                 # every connected pipe ...
     pipe_edge: np.ndarray               # ... and its edge
+    pipe_length: np.ndarray             # ... and its length, unknown counted 0
     sizes: tuple[int, int]              # the network's structures and conveyances when indexed
     up: Rows                            # per structure: the structures draining into it
     down: Rows                          # ... and those it drains into
@@ -135,6 +136,7 @@ def build(net: Network) -> Index:
     return Index(ids=ids, number=number, kind=list(map(kinds.get, ids)), buried=buried,
                  tail=t[chosen], head=h[chosen], length=ft[chosen], length_ft=[lengths[k] for k in chosen_l],
                  pipe=[pipe_ids[k] for k in chosen_l], pipe_ids=pipe_ids, pipe_edge=pipe_edge.astype(np.int64),
+                 pipe_length=ft,
                  sizes=(len(structures), len(net.conveyances)),
                  up=_rows(len(ids), h[chosen], t[chosen]), down=_rows(len(ids), t[chosen], h[chosen]))
 

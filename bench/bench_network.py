@@ -114,8 +114,11 @@ def main() -> None:
           f"without; repeat {t_plan * 1000:.1f} ms  [target: < 50 ms]")
     t_flow, q = best(lambda: plan(net, "OF-1", flow=[p.next_structure]), a.repeat)
     t_w, _ = best(lambda: plan(net, "OF-1", weights=weights(net, Weight.INLETS)), a.repeat)
+    doubted = sorted(net.conveyances)[len(net.conveyances) // 2]
+    t_two, r = best(lambda: plan(net, "OF-1", two_way=[doubted]), a.repeat)
     print(f"  after flow at {p.next_structure}: next {q.next_structure} in {t_flow * 1000:.1f} ms; "
-          f"by inlets (weights computed in it) {t_w * 1000:.1f} ms")
+          f"by inlets (weights computed in it) {t_w * 1000:.1f} ms; with {doubted} of unknown direction "
+          f"(as the workbench plans a case when the import doubted it) {r.next_structure} in {t_two * 1000:.1f} ms")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     try:
         from tests.network import reference         # the plain-Python walk and plan before the index

@@ -55,7 +55,9 @@ def fresh(n: Network) -> Network:
 def test_walks_up_and_down_are_the_same(n):
     for s in n.structures:
         for way in Way:
-            assert walk(n, s, way) == reference.walk(fresh(n), s, way), (s, way)
+            got, want = walk(n, s, way), reference.walk(fresh(n), s, way)
+            assert got == want, (s, way)
+            assert [tuple(map(type, step)) for step in got] == [tuple(map(type, step)) for step in want]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -72,7 +74,10 @@ def test_plans_are_the_same(n, data):
     elif by == "drawn":
         w = data.draw(st.dictionaries(st.sampled_from(sorted(n.conveyances) or ["none"]),
                                       st.integers(0, 8).map(float), max_size=len(n.conveyances)))
-    assert plan(n, outfall, flow, no_flow, weights=w) == reference.plan(fresh(n), outfall, flow, no_flow, weights=w)
+    got = plan(n, outfall, flow, no_flow, weights=w)
+    assert got == reference.plan(fresh(n), outfall, flow, no_flow, weights=w)
+    assert all(type(v) in (float, type(None)) for v in (got.suspect_length_ft, got.next_splits_ft,
+                                                        got.suspect_weight, got.next_splits_weight))
 
 
 def test_a_plan_and_a_walk_on_one_network_share_its_index():

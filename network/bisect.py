@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .errors import NetworkError
-from .index import Index, Rows, _rows, index
+from .index import Index, Rows, csr_rows, index
 from .model import Network, StructureKind
 
 if TYPE_CHECKING:
@@ -288,7 +288,7 @@ class _Graph(NamedTuple):
 
 
 def _graph(n: int, tail: np.ndarray, head: np.ndarray) -> _Graph:
-    return _Graph(_rows(n, head, tail), _rows(n, tail, head), tail, head)
+    return _Graph(csr_rows(n, head, tail), csr_rows(n, tail, head), tail, head)
 
 
 def _drained(g: _Graph, at: np.ndarray, which: np.ndarray, *weights: np.ndarray) -> list[np.ndarray] | None:

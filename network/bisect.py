@@ -299,22 +299,22 @@ def _drained(g: _Graph, at: np.ndarray, which: np.ndarray, *weights: np.ndarray)
     comp, count = _loops(n, g.down)
     c = np.asarray(comp, dtype=np.int64)
     ct, ch = c[g.tail], c[g.head]
-    between = np.unique(ct[ct != ch] * count + ch[ct != ch])          # loop -> loop, once each
-    succ: list[list[int]] = [[] for _ in range(count)]
-    for x, y in zip((between // count).tolist(), (between % count).tolist()):
-        succ[x].append(y)
+    between = np.unique(ct[ct != ch] * count + ch[ct != ch])          # loop -> loop, once each, by loop
+    outs = np.bincount(between // count, minlength=count).tolist()
+    nxt_a = np.full(count, -1, dtype=np.int64)
+    nxt_a[between // count] = between % count          # read only where a loop drains to one other
+    nxt = nxt_a.tolist()
     counted = c[at[which]]
     active = np.zeros(count, dtype=bool)               # downstream of a pipe counted
     active[counted] = True
     on = active.tolist()
     down = [-1] * count
     for x in range(count - 1, -1, -1):                 # upstream first: one draining to another is numbered above it
-        if on[x]:
-            if len(succ[x]) > 1:
+        if on[x] and outs[x]:
+            if outs[x] > 1:
                 return None
-            for y in succ[x]:
-                on[y] = True
-                down[x] = y
+            on[nxt[x]] = True
+            down[x] = nxt[x]
     out = []
     for w in weights:
         total = np.bincount(counted, weights=w[which], minlength=count).tolist()
@@ -335,6 +335,8 @@ def _loops(n: int, down: Rows) -> tuple[list[int], int]:
     on = bytearray(n)
     comp = [-1] * n
     stack: list[int] = []
+    at_v: list[int] = []                               # the depth-first path: structures ...
+    at_k: list[int] = []                               # ... and the next pipe out of each (ints: no tuple per step)
     seen = 0
     count = 0
     for root in range(n):
@@ -344,24 +346,27 @@ def _loops(n: int, down: Rows) -> tuple[list[int], int]:
         seen += 1
         stack.append(root)
         on[root] = 1
-        work = [(root, ptr[root])]
-        while work:
-            v, k = work[-1]
+        at_v.append(root)
+        at_k.append(ptr[root])
+        while at_v:
+            v, k = at_v[-1], at_k[-1]
             if k < ptr[v + 1]:
-                work[-1] = (v, k + 1)
+                at_k[-1] = k + 1
                 x = nbr[k]
                 if order[x] < 0:
                     order[x] = low[x] = seen
                     seen += 1
                     stack.append(x)
                     on[x] = 1
-                    work.append((x, ptr[x]))
+                    at_v.append(x)
+                    at_k.append(ptr[x])
                 elif on[x] and order[x] < low[v]:
                     low[v] = order[x]
                 continue
-            work.pop()
-            if work:
-                u = work[-1][0]
+            at_v.pop()
+            at_k.pop()
+            if at_v:
+                u = at_v[-1]
                 if low[v] < low[u]:
                     low[u] = low[v]
             if low[v] == order[v]:

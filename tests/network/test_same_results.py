@@ -152,6 +152,12 @@ def test_larger_trees_with_pipes_of_unknown_direction_are_planned_the_same():
         pipes = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
                  for i in range(1, 40)]
         pipes += [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(pipes, rnd.randrange(3)))]
+        for k in range(rnd.randrange(2)):             # down to up a branch: a longer loop
+            i = rnd.randrange(2, 40)
+            j = i
+            for _ in range(rnd.randint(2, 4)):
+                j = next((int(d[1:]) for _, u, d, _ in pipes if u == f"N{j}" and d != "N0"), j)
+            pipes.append((f"r{k}", f"N{j}", f"N{i}", 20))
         n = net(pipes, outfalls=("N0",))
         nodes = sorted(n.structures)
         two_way = set(rnd.sample([p for p, *_ in pipes], rnd.randint(1, 4)))
@@ -210,3 +216,24 @@ def test_the_real_calgary_clip_is_walked_and_planned_the_same():
             pipe = sorted(first.suspect_pipes)[0]
             assert same(plan(n, o, two_way=[pipe], weights=w), reference.plan_both_ways(old, o, [], [], {pipe}, w)), o
     assert planned >= 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1),
+                                                                                    st.integers(0, n - 1))))))
+def test_loops_are_networkx_strongly_connected_components_numbered_downstream_first(graph):
+    import networkx as nx
+    import numpy as np
+
+    from ms4watch.network.bisect import _loops
+    from ms4watch.network.index import csr_rows
+    n, edges = graph
+    tail = np.array([x for x, _ in edges], dtype=np.int64)
+    head = np.array([y for _, y in edges], dtype=np.int64)
+    comp, count = _loops(n, csr_rows(n, tail, head))
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    assert sorted(sorted(k for k in range(n) if comp[k] == c) for c in range(count)) == sorted(
+        sorted(s) for s in nx.strongly_connected_components(g))
+    assert all(comp[x] > comp[y] for x, y in edges if comp[x] != comp[y])      # one draining to another is above it

@@ -47,6 +47,13 @@ def networks(draw: st.DrawFn) -> Network:
     return n
 
 
+def whole(w: dict[str, float] | None) -> dict[str, float] | None:
+    """Inlet weights (a third of a basin on each of three pipes leaving it...) scaled to whole
+    numbers, so that they sum exactly in any order: the previous plan summed in set order,
+    which changes with the hash seed, and a tie it broke one way could come out the other."""
+    return None if w is None else {p: float(round(v * 12)) for p, v in w.items()}
+
+
 def fresh(n: Network) -> Network:
     """The same network with nothing computed yet (no graph, no index)."""
     return Network(dict(n.structures), dict(n.conveyances))
@@ -62,7 +69,7 @@ def test_walks_up_and_down_are_the_same(n):
             assert [tuple(map(type, step)) for step in got] == [tuple(map(type, step)) for step in want]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.data())
 def test_plans_are_the_same(n, data):
     ids = sorted(n.structures)
@@ -72,7 +79,7 @@ def test_plans_are_the_same(n, data):
     by = data.draw(st.sampled_from(["length", "inlets", "drawn"]))
     w = None
     if by == "inlets":
-        w = weights(n, Weight.INLETS)
+        w = whole(weights(n, Weight.INLETS))
     elif by == "drawn":
         w = data.draw(st.dictionaries(st.sampled_from(sorted(n.conveyances) or ["none"]),
                                       st.integers(0, 8).map(float), max_size=len(n.conveyances)))
@@ -99,7 +106,7 @@ def test_a_plan_and_a_walk_on_one_network_share_its_index():
     assert n._index is not built
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.data())
 def test_weights_are_the_same(n, data):
     from ms4watch.network.areas import DrainageArea
@@ -113,7 +120,7 @@ def test_weights_are_the_same(n, data):
         assert got == want and (got is None or list(got) == list(want)), by
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.data())
 def test_plans_with_pipes_of_unknown_direction_are_the_same(n, data):
     ids = sorted(n.structures)
@@ -124,7 +131,7 @@ def test_plans_with_pipes_of_unknown_direction_are_the_same(n, data):
     outfall = data.draw(st.sampled_from(ids))
     flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
     no_flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
-    w = data.draw(st.one_of(st.none(), st.just(weights(n, Weight.INLETS)),
+    w = data.draw(st.one_of(st.none(), st.just(whole(weights(n, Weight.INLETS))),
                             st.dictionaries(st.sampled_from(connected), st.integers(0, 8).map(float))))
     assert plan(n, outfall, flow, no_flow, two_way=two_way, weights=w) == reference.plan_both_ways(
         fresh(n), outfall, flow, no_flow, set(two_way), w)
@@ -218,7 +225,7 @@ def test_the_real_calgary_clip_is_walked_and_planned_the_same():
     assert planned >= 2
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1),
                                                                                     st.integers(0, n - 1))))))
 def test_loops_are_networkx_strongly_connected_components_numbered_downstream_first(graph):

@@ -31,9 +31,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from itertools import repeat
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
 
 from .errors import NetworkError
+from .index import Index, Rows, csr_rows, index
 from .model import Network, StructureKind
 
 if TYPE_CHECKING:
@@ -70,12 +74,11 @@ def weights(net: Network, by: Weight, areas: Iterable["DrainageArea"] = ()) -> d
         for a in areas:
             if a.structure is not None:
                 node[a.structure] = node.get(a.structure, 0.0) + a.area_sqft
-    leaving: dict[str, int] = {}
-    connected = [(c.id, c.upstream) for c in net.conveyances.values()
-                 if c.upstream is not None and c.downstream is not None]
-    for _, up in connected:
-        leaving[up] = leaving.get(up, 0) + 1
-    return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}
+    ix = index(net)
+    at = np.fromiter(map(node.get, ix.ids, repeat(0.0)), dtype=np.float64, count=len(ix.ids))
+    up = ix.tail[ix.pipe_edge]                          # each connected pipe's upstream structure
+    leaving = np.bincount(up, minlength=len(ix.ids))
+    return dict(zip(ix.pipe_ids, (at[up] / leaving[up]).tolist()))
 
 
 def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence[str] = (),
@@ -83,72 +86,298 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     """The suspect reach after the observations (each structure opened: flow seen or not)
     and the next structure to open. ``two_way``: pipes whose direction is not known;
     ``weights``: what to halve instead of pipe length (pipe id -> weight, :func:`weights`)."""
-    import networkx as nx
     if outfall not in net.structures:
         raise NetworkError(f"no structure {outfall!r} in the town's network")
-    g = net.graph()
+    ix = index(net)
     for s in (*flow, *no_flow):
-        if s not in g:
+        if s not in ix.number:
             raise NetworkError(f"no structure {s!r} in the town's network")
     for pid in two_way:
         if pid not in net.conveyances:
             raise NetworkError(f"no pipe {pid!r} in the town's network")
     if two_way:
-        return _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
-    # networkx's own dict of dicts (structure -> the pipes into it), not its views: the views
-    # were half of a plan on a 10,000-structure network (bench/bench_network.py)
-    pred: dict[str, dict[str, dict]] = g._pred
-    length: dict[tuple[str, str], float] = {}
-    ids: dict[tuple[str, str], str] = {}
-    for v, into in pred.items():
-        for u, d in into.items():
-            length[u, v] = d["length_ft"] or 0.0
-            ids[u, v] = d["id"]
-    w = length if weights is None else {
-        (u, v): sum(weights.get(i, 0.0) for i in d["ids"]) for v, into in pred.items() for u, d in into.items()}
-
-    def draining_to(m: str) -> set[tuple[str, str]]:
-        """The pipes into ``m`` and into every structure upstream of it."""
-        seen, stack, pipes = {m}, [m], set()
-        while stack:
-            v = stack.pop()
-            for u in pred[v]:
-                pipes.add((u, v))
-                if u not in seen:
-                    seen.add(u)
-                    stack.append(u)
-        return pipes
-
-    suspect = draining_to(outfall)
+        fast = _both_ways_one_pass(ix, outfall, flow, no_flow, set(two_way), weights)
+        return fast if fast is not None else _plan_both_ways(net, outfall, flow, no_flow, set(two_way), weights)
+    # the pipes (the index's edges) as one array each: which are suspect, what they weigh
+    head = ix.head
+    suspect = ix.draining_to(ix.number[outfall])[head]
     for m in flow:
-        suspect &= draining_to(m)
+        suspect &= ix.draining_to(ix.number[m])[head]
     for m in no_flow:
-        suspect -= draining_to(m)
-    total = sum(length[e] for e in suspect)
-    total_w = None if weights is None else sum(w[e] for e in suspect)
-    if not total_w:                                    # nothing collected by the weight: halve the length
-        w = length
-    opened = {outfall, *flow, *no_flow} | _buried(net)
-    parts = _parts_tree(suspect, w) or _parts_forest(suspect, w) or {
-        m: (sum(w[e] for e in part), len(part))
-        for m in {u for u, _ in suspect} | {v for _, v in suspect}
-        for part in [draining_to(m) & suspect]}
-    half = sum(w[e] for e in suspect) / 2
-    scored = [(abs(part_w - half), m, part_w) for m, (part_w, count) in parts.items()
-              if m not in opened and 0 < count < len(suspect)]
-    pipes = frozenset(ids[e] for e in suspect)
-    if not scored:
+        suspect &= ~ix.draining_to(ix.number[m])[head]
+    edges = np.flatnonzero(suspect)
+    length = ix.length
+    total = float(length[edges].sum())
+    w = length
+    total_w = None
+    if weights is not None:
+        by_pipe = np.fromiter(map(weights.get, ix.pipe_ids, repeat(0.0)), dtype=np.float64, count=len(ix.pipe_ids))
+        w = np.bincount(ix.pipe_edge, weights=by_pipe, minlength=len(head))   # parallel pipes: all of them
+        total_w = float(w[edges].sum())
+        if not total_w:                                # nothing collected by the weight: halve the length
+            w = length
+    nodes, part_w, count = _parts(ix, edges, w)
+    opened = np.zeros(len(ix.ids), dtype=bool)
+    opened[[ix.number[s] for s in (outfall, *flow, *no_flow)]] = True
+    opened |= ix.buried
+    half = float(w[edges].sum()) / 2
+    score = np.abs(part_w - half)
+    ok = ~opened[nodes] & (count > 0) & (count < len(edges))
+    pipes = frozenset(ix.pipes[edges].tolist())
+    if not ok.any():
         return Plan(pipes, total, None, None, total_w, None)
-    least = min(score for score, _, _ in scored)
-    tied = [(m, part_w) for score, m, part_w in scored if score == least]
+    least = score[ok].min()
+    tied = np.flatnonzero(ok & (score == least))
+    best = tied[0]                                     # nodes are in the order of their ids
     if len(tied) > 1:                                  # the nearer the outfall, then the id
-        depth = nx.single_source_shortest_path_length(g.reverse(copy=False), outfall)
-        tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
-    m, part_w = tied[0]
+        depth = ix.depth(ix.number[outfall], ix.up)
+        best = min(tied.tolist(), key=lambda k: (depth.get(int(nodes[k]), 0), int(nodes[k])))
+    nxt, nxt_w = int(nodes[best]), float(part_w[best])
     if weights is None:
-        return Plan(pipes, total, m, part_w)
-    part_ft = sum(length[e] for e in draining_to(m) & suspect)
-    return Plan(pipes, total, m, part_ft, total_w, part_w if total_w else 0.0)
+        return Plan(pipes, total, ix.ids[nxt], nxt_w)
+    part_ft = float(length[edges[ix.draining_to(nxt)[head[edges]]]].sum())
+    return Plan(pipes, total, ix.ids[nxt], part_ft, total_w, nxt_w if total_w else 0.0)
+
+
+def _parts(ix: Index, edges: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each structure at an end of the suspect pipes ``edges`` (numbers, ascending), the
+    weight of the suspect pipes draining to it and their count. One pass up the reach when
+    every structure in it drains on by one pipe at most (the usual storm sewer); otherwise
+    the count of :func:`_parts_forest` (loops) or of each structure's ancestors."""
+    tail, head = ix.tail[edges], ix.head[edges]
+    at_end = np.zeros(len(ix.ids), dtype=bool)
+    at_end[tail] = True
+    at_end[head] = True
+    nodes = np.flatnonzero(at_end)
+    tree = _parts_tree(len(ix.ids), nodes, tail, head, w[edges])
+    if tree is not None:
+        drained_w, drained_n = tree
+        return nodes, drained_w[nodes], drained_n[nodes]
+    ids = ix.ids
+    pairs = list(zip([ids[u] for u in tail.tolist()], [ids[v] for v in head.tolist()]))
+    by_pair = dict(zip(pairs, w[edges].tolist()))
+    suspect = set(pairs)
+    parts = _parts_forest(suspect, by_pair)
+    if parts is None:                                   # a structure draining two ways: count its ancestors
+        parts = {}
+        for n in nodes.tolist():
+            inside = ix.draining_to(n)[head]
+            parts[ids[n]] = (float(w[edges][inside].sum()), int(inside.sum()))
+    return (nodes, np.array([parts[ids[n]][0] for n in nodes.tolist()], dtype=np.float64),
+            np.array([parts[ids[n]][1] for n in nodes.tolist()], dtype=np.int64))
+
+
+def _parts_tree(n: int, nodes: np.ndarray, tail: np.ndarray, head: np.ndarray,
+                w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The one-pass count of :func:`_parts_forest` on the index's numbers (fast): per
+    structure, the weight and the number of the suspect pipes (``tail`` -> ``head``, weighing
+    ``w``) draining to it; None when a structure drains on by two pipes or in a loop."""
+    if len(tail) and (tail == head).any():
+        return None
+    out = np.bincount(tail, minlength=n)
+    if len(tail) and out.max() > 1:
+        return None
+    down_a = np.full(n, -1, dtype=np.int64)
+    down_a[tail] = head
+    step_a = np.zeros(n)
+    step_a[tail] = w
+    down, step = down_a.tolist(), step_a.tolist()
+    waiting = np.bincount(head, minlength=n).tolist()    # pipes into a structure not yet summed
+    drained_w = [0.0] * n
+    drained_n = [0] * n
+    ends = nodes.tolist()
+    ready = [v for v in ends if waiting[v] == 0]
+    done = 0
+    while ready:
+        u = ready.pop()
+        done += 1
+        v = down[u]
+        if v >= 0:
+            drained_w[v] += drained_w[u] + step[u]
+            drained_n[v] += drained_n[u] + 1
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    if done != len(ends):                              # a loop: its structures never became ready
+        return None
+    return np.array(drained_w), np.array(drained_n)
+
+
+def _both_ways_one_pass(ix: Index, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
+                        unknown: set[str], weights: Mapping[str, float] | None) -> Plan | None:
+    """:func:`_plan_both_ways` in one pass over each graph (the pipes that may drain, the
+    pipes that surely drain) when, downstream of the suspect pipes, its loops each taken as
+    one node form a forest (a pipe of unknown direction makes a loop of its two ends); None
+    otherwise (the caller counts each structure's ancestors)."""
+    n = len(ix.ids)
+    pids = ix.pipe_ids
+    pu, pv = ix.tail[ix.pipe_edge], ix.head[ix.pipe_edge]
+    unk = np.fromiter(map(unknown.__contains__, pids), dtype=bool, count=len(pids))
+    known = ~unk
+    may = _graph(n, np.concatenate((pu, pv[unk])), np.concatenate((pv, pu[unk])))
+    surely = _graph(n, pu[known], pv[known])
+
+    def may_drain(m: int) -> np.ndarray:
+        """Per pipe: its downstream end drains to ``m`` (or is ``m``) in the may graph. For
+        a pipe of unknown direction either end may: one draining to ``m`` there has the
+        other draining to it too, through the pipe taken the other way."""
+        mask = np.zeros(n, dtype=bool)
+        mask[ix.reached(m, may.up)] = True
+        return mask[pv]
+
+    def surely_drain(m: int) -> np.ndarray:
+        mask = np.zeros(n, dtype=bool)
+        mask[ix.reached(m, surely.up)] = True
+        return known & mask[pv]
+
+    number = ix.number
+    suspect = may_drain(number[outfall])
+    for s in flow:
+        suspect &= may_drain(number[s])
+    for s in no_flow:
+        suspect &= ~surely_drain(number[s])
+    ft = ix.pipe_length
+    total = float(ft[suspect].sum())
+    total_w = None
+    w = ft
+    if weights is not None:
+        by = np.fromiter(map(weights.get, pids, repeat(0.0)), dtype=np.float64, count=len(pids))
+        total_w = float(by[suspect].sum())
+        if total_w:
+            w = by
+    whole = float(w[suspect].sum())
+    count = int(suspect.sum())
+    pipes = frozenset(np.asarray(pids, dtype=object)[suspect].tolist())
+    # each pipe's part goes to every structure downstream of its (downstream) end, and a pipe
+    # of unknown direction's, in the may graph, to every structure downstream of either end
+    # (its ends are one loop there)
+    may_parts = _drained(may, pv, suspect, w, np.ones(len(pids)))
+    sure_parts = _drained(surely, pv, suspect & known, w)
+    if may_parts is None or sure_parts is None:
+        return None
+    (may_w, may_n), (sure_w,) = may_parts, sure_parts
+    opened = np.zeros(n, dtype=bool)
+    opened[[number[s] for s in (outfall, *flow, *no_flow)]] = True
+    opened |= ix.buried
+    ends = np.zeros(n, dtype=bool)
+    ends[pu[suspect]] = True
+    ends[pv[suspect]] = True
+    ok = ends & ~opened & (may_n > 0) & (may_n < count)
+    if not ok.any():
+        return Plan(pipes, total, None, None, total_w, None)
+    score = np.maximum(may_w, whole - sure_w)
+    least = score[ok].min()
+    tied = np.flatnonzero(ok & (score == least))
+    best = int(tied[0])
+    if len(tied) > 1:                                  # the nearer the outfall, then the id
+        depth = ix.depth(number[outfall], may.up)
+        best = min(tied.tolist(), key=lambda k: (depth.get(k, 0), k))
+    part_w = float(may_w[best])
+    if weights is None:
+        return Plan(pipes, total, ix.ids[best], part_w)
+    part_ft = float(ft[suspect & may_drain(best)].sum())
+    return Plan(pipes, total, ix.ids[best], part_ft, total_w, part_w if total_w else 0.0)
+
+
+class _Graph(NamedTuple):
+    """The edges ``tail`` -> ``head`` with their rows up and down."""
+    up: Rows
+    down: Rows
+    tail: np.ndarray
+    head: np.ndarray
+
+
+def _graph(n: int, tail: np.ndarray, head: np.ndarray) -> _Graph:
+    return _Graph(csr_rows(n, head, tail), csr_rows(n, tail, head), tail, head)
+
+
+def _drained(g: _Graph, at: np.ndarray, which: np.ndarray, *weights: np.ndarray) -> list[np.ndarray] | None:
+    """Per structure, for each of ``weights``: the sum over the pipes ``which`` whose end
+    ``at`` drains to the structure (or is it) in ``g``. None when, downstream of those ends,
+    a loop or a structure drains on two ways (the sums would count some pipes twice)."""
+    n = len(g.down.ptr) - 1
+    comp, count = _loops(n, g.down)
+    c = np.asarray(comp, dtype=np.int64)
+    ct, ch = c[g.tail], c[g.head]
+    between = np.unique(ct[ct != ch] * count + ch[ct != ch])          # loop -> loop, once each, by loop
+    outs = np.bincount(between // count, minlength=count).tolist()
+    nxt_a = np.full(count, -1, dtype=np.int64)
+    nxt_a[between // count] = between % count          # read only where a loop drains to one other
+    nxt = nxt_a.tolist()
+    counted = c[at[which]]
+    active = np.zeros(count, dtype=bool)               # downstream of a pipe counted
+    active[counted] = True
+    on = active.tolist()
+    down = [-1] * count
+    for x in range(count - 1, -1, -1):                 # upstream first: one draining to another is numbered above it
+        if on[x] and outs[x]:
+            if outs[x] > 1:
+                return None
+            on[nxt[x]] = True
+            down[x] = nxt[x]
+    out = []
+    for w in weights:
+        total = np.bincount(counted, weights=w[which], minlength=count).tolist()
+        for x in range(count - 1, -1, -1):
+            y = down[x]
+            if y >= 0:
+                total[y] += total[x]
+        out.append(np.asarray(total)[c])
+    return out
+
+
+def _loops(n: int, down: Rows) -> tuple[list[int], int]:
+    """Strongly connected components (Tarjan's, iterative): each structure's, numbered so that
+    one draining to another has the higher number; and how many."""
+    ptr, nbr = down.ptr, down.nbr
+    order = [-1] * n
+    low = [0] * n
+    on = bytearray(n)
+    comp = [-1] * n
+    stack: list[int] = []
+    at_v: list[int] = []                               # the depth-first path: structures ...
+    at_k: list[int] = []                               # ... and the next pipe out of each (ints: no tuple per step)
+    seen = 0
+    count = 0
+    for root in range(n):
+        if order[root] >= 0:
+            continue
+        order[root] = low[root] = seen
+        seen += 1
+        stack.append(root)
+        on[root] = 1
+        at_v.append(root)
+        at_k.append(ptr[root])
+        while at_v:
+            v, k = at_v[-1], at_k[-1]
+            if k < ptr[v + 1]:
+                at_k[-1] = k + 1
+                x = nbr[k]
+                if order[x] < 0:
+                    order[x] = low[x] = seen
+                    seen += 1
+                    stack.append(x)
+                    on[x] = 1
+                    at_v.append(x)
+                    at_k.append(ptr[x])
+                elif on[x] and order[x] < low[v]:
+                    low[v] = order[x]
+                continue
+            at_v.pop()
+            at_k.pop()
+            if at_v:
+                u = at_v[-1]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == order[v]:
+                while True:
+                    x = stack.pop()
+                    on[x] = 0
+                    comp[x] = count
+                    if x == v:
+                        break
+                count += 1
+    return comp, count
 
 
 def _plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
@@ -221,36 +450,6 @@ def _buried(net: Network) -> set[str]:
     bend): no crew can open them, so they are never named next."""
     from .build import IMPLIED
     return {s.id for s in net.structures.values() if s.source == IMPLIED}
-
-
-def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
-    """The one-pass count of :func:`_parts_forest` on plain dictionaries, for a reach with
-    no loop and no structure draining two ways (fast); None otherwise."""
-    down: dict[str, str] = {}
-    waiting: dict[str, int] = {}                       # pipes into a structure not yet summed
-    for u, v in suspect:
-        if u in down:
-            return None
-        down[u] = v
-        waiting[v] = waiting.get(v, 0) + 1
-        waiting.setdefault(u, 0)
-    drained_ft = dict.fromkeys(waiting, 0.0)
-    drained_pipes = dict.fromkeys(waiting, 0)
-    ready = [n for n, k in waiting.items() if k == 0]
-    done = 0
-    while ready:
-        n = ready.pop()
-        done += 1
-        to = down.get(n)
-        if to is not None:
-            drained_ft[to] += drained_ft[n] + length[(n, to)]
-            drained_pipes[to] += drained_pipes[n] + 1
-            waiting[to] -= 1
-            if waiting[to] == 0:
-                ready.append(to)
-    if done != len(waiting):                           # a loop: its structures never became ready
-        return None
-    return {n: (drained_ft[n], drained_pipes[n]) for n in waiting}
 
 
 def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:

@@ -83,10 +83,12 @@ class Finding:
 
 @dataclass
 class Network:
-    """Built once by a reader or the store, then read: :meth:`graph` is computed on first use."""
+    """Built once by a reader or the store, then read: :meth:`graph` (and the arrays of
+    ``network.index``) are computed on first use."""
     structures: dict[str, Structure] = field(default_factory=dict)
     conveyances: dict[str, Conveyance] = field(default_factory=dict)
     _graph: object = field(default=None, init=False, repr=False, compare=False)
+    _index: object = field(default=None, init=False, repr=False, compare=False)   # network/index.py
 
     def graph(self):
         """A networkx DiGraph: structures as nodes, conveyances as edges in the direction of

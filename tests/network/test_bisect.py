@@ -65,23 +65,35 @@ def test_the_one_pass_parts_agree_with_counting_ancestors(seed):
     import random
 
     import networkx as nx
+    import numpy as np
 
     from ms4watch.network.bisect import _parts_forest, _parts_tree
+    from ms4watch.network.index import index
     rnd = random.Random(seed)
     tree = [(f"p{i}", f"N{i}", f"N{rnd.randrange(i)}" if i > 1 else "N0", rnd.randint(1, 9) * 10)
             for i in range(1, 40)]
     looped = tree + [(f"b{k}", d, u, 10) for k, (_, u, d, _) in enumerate(rnd.sample(tree, 3))]
-    for pipes, fast_ones in ((tree, (_parts_tree, _parts_forest)), (looped, (_parts_forest,))):
-        g = net(pipes, outfalls=("N0",)).graph()
+    def tree_pass(n, suspect, length):                  # _parts_tree works on the index's numbers
+        ix = index(n)
+        nodes = np.unique(np.concatenate((ix.tail, ix.head)))
+        counted = _parts_tree(len(ix.ids), nodes, ix.tail, ix.head, ix.length)
+        return None if counted is None else {ix.ids[k]: (counted[0][k], counted[1][k]) for k in nodes.tolist()}
+
+    def forest_pass(n, suspect, length):
+        return _parts_forest(suspect, length)
+
+    for pipes, fast_ones in ((tree, (tree_pass, forest_pass)), (looped, (forest_pass,))):
+        n = net(pipes, outfalls=("N0",))
+        g = n.graph()
         length = {(u, v): d["length_ft"] for u, v, d in g.edges(data=True)}
         suspect = set(length)
         for one_pass in fast_ones:
-            fast = one_pass(suspect, length)
+            fast = one_pass(n, suspect, length)
             assert fast is not None
             for m in g:
                 part = {(u, v) for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v)}
                 assert fast[m] == (pytest.approx(sum(length[e] for e in part)), len(part)), m
-    assert _parts_tree(suspect, length) is None         # the looped network
+    assert tree_pass(n, suspect, length) is None        # the looped network
 
 
 def test_pipes_of_unknown_direction_are_walked_both_ways():

@@ -67,3 +67,18 @@ def test_the_synthetic_network_upstream_of_its_outfall(synthetic):
 def test_an_unknown_structure_is_refused():
     with pytest.raises(NetworkError, match="no structure 'Z'"):
         walk(net([("p1", "A", "O", 1)]), "Z")
+
+
+def test_the_garbage_collector_is_left_as_it_was():
+    """The walk holds Python's collector off while it makes its steps, and only then."""
+    import gc
+    tree = net([("p1", "A", "O", 100), ("p2", "B", "A", 50), ("p3", "C", "A", 70)])
+    assert gc.isenabled()
+    walk(tree, "O")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        walk(tree, "O")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

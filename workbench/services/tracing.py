@@ -22,6 +22,7 @@ from ...compliance.traces import FieldTest, Flow, Indicator, TraceVisit
 from ...network.areas import DrainageArea, Parcel, parcels_draining_to, reach_entries
 from ...network.bisect import Plan, Weight, plan, weights
 from ...network.checks import DOUBTED        # findings that make a pipe's direction unknown
+from ...network.index import index
 from ...network.model import Network, StructureKind
 from ..errors import Conflict
 from ..roles import Actor, Permission
@@ -96,6 +97,7 @@ class TraceDesk:
                                     if f.kind in DOUBTED and f.feature in net.conveyances)
                 areas, parcels = tuple(store.drainage_areas()), tuple(store.parcels())
             attached = [a for a in areas if a.structure is not None]
+            index(net)      # the arrays the walk and the plan read, built with the map once per import
             got = TownMap(net, doubted, areas, parcels, weights(net, Weight.AREA, attached) if attached else None)
             self._cached = (stamp, got)
             return got

@@ -28,6 +28,13 @@ def test_without_a_map_the_case_says_so_and_refuses_a_trace_visit(bench):
     assert r.status_code == 409 and "no map imported" in r.text
 
 
+def test_the_map_is_read_with_the_index_the_plans_use_once_per_import(bench):
+    store_network(_folder(bench))
+    m = bench.workbench.tracing.town_map()
+    assert m.net._index is not None              # built with the map: a case's first plan does not pay for it
+    assert bench.workbench.tracing.town_map() is m
+
+
 def test_visits_narrow_the_suspect_reach_to_the_pipes_to_walk(bench):
     store_network(_folder(bench))
     case = _case(bench)

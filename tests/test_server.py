@@ -23,6 +23,7 @@ from tests.support.browser import Browser, chromium_binary
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port
 from tests.support.towns import SITES, publish_dry_weather_flow
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
@@ -196,7 +197,7 @@ def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_bein
         for station, device in (("RG-1", "LOG-RG1"), ("RG-2", "LOG-RG2")):
             pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(device, 1, heartbeats),
                         qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: server.pipeline.fed_readings == 2 * len(heartbeats), 20)
         server.pipeline.advance(now)
         stale = {e["station"] for e in server.pipeline.alerts() if e.kind is AlertKind.STALE_STATION}
@@ -228,7 +229,7 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
             pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(
                 device, 1, [(now, "x", "rain" if station == "RG-1" else "flow", 0.0, "in" if station == "RG-1" else "gpm",
                              [], None)]), qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: server.ingest.stats.stored_readings == 1 and server.ingest.stats.rejected_messages == 1)
     finally:
         server.stop()

@@ -23,6 +23,7 @@ from ms4watch.edge.drivers.base import DriverEnv
 from ms4watch.edge.drivers.sim.world import World
 from ms4watch.edge.spool import Spool
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 SLOW = os.environ.get("MS4_SLOW") == "1"
@@ -75,8 +76,7 @@ class Collector:
         return wait_for(pred, timeout, poll_s=0.05)
 
     def close(self):
-        self.client.loop_stop()
-        self.client.disconnect()
+        stop_client(self.client)
 
 
 def make_agent(tmp_path: Path, url: str, text: str = CONFIG, **kw) -> Agent:

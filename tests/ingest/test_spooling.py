@@ -17,6 +17,7 @@ from ms4watch.ingest.stores.base import WriteResult
 from ms4watch.ingest.stores.spooling import SpoolingStore, decode_batch, encode_batch
 from tests.support.influx_fixtures import make_messages
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 DOWN_S = 60.0 if os.environ.get("MS4_SLOW") else 4.0   # the 60 s with MS4_SLOW=1
 
@@ -214,8 +215,7 @@ def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):
     body = influxd.query('SELECT count("seq") FROM "reading"', "town")
     assert body["results"][0]["series"][0]["values"][0][1] == 6000
     svc.stop()
-    pub.loop_stop()
-    pub.disconnect()
+    stop_client(pub)
 
 
 @pytest.mark.influxdb

@@ -23,6 +23,7 @@ from ms4watch.server import Server, build_server
 from ms4watch.settings import Settings
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
@@ -112,8 +113,7 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         assert scrape()["ms4watch_station_last_reading_age_seconds{station=RG-1}"] < 6
 
         # the broker goes away and comes back
-        pub.loop_stop()
-        pub.disconnect()
+        stop_client(pub)
         pub = None
         mosquitto_broker.stop()
         assert wait_for(lambda: scrape.value("ms4watch_broker_connected") == 0, 20)
@@ -121,7 +121,7 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         assert wait_for(lambda: scrape.value("ms4watch_broker_connected") == 1, 30)
     finally:
         if pub is not None:
-            pub.loop_stop()
+            stop_client(pub)
         server.stop()
 
 
@@ -162,7 +162,7 @@ def test_a_mail_server_that_refuses_backs_the_queue_up_and_an_acknowledgement_mo
         assert wait_for(lambda: scrape.value("ms4watch_delivery_queue_depth") == 0, 20)
         assert scrape()["ms4watch_delivery_queue_oldest_age_seconds"] == 0 and smtp.to("smo@town.test")
     finally:
-        pub.loop_stop()
+        stop_client(pub)
         server.stop()
         smtp.stop()
 
@@ -186,5 +186,5 @@ def test_a_store_that_goes_down_counts_write_errors(tmp_path, mosquitto_broker, 
         influxd.start()
         assert wait_for(lambda: scrape.value("ms4watch_store_spool_depth") == 0, 60)
     finally:
-        pub.loop_stop()
+        stop_client(pub)
         server.stop()

@@ -86,7 +86,9 @@ def test_stop_is_bounded_when_pahos_thread_is_stuck_in_a_callback(tmp_path, mosq
         pub.publish(str(Topic("town", "OF-1", "LOG-S", Channel.CMD)), b'{"id": "1", "command": "status"}',
                     qos=1).wait_for_publish(5)
         assert entered.wait(10), "the command never reached the handler"
-        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0}, daemon=True)
+        # bounds of a second (5 s and 2 s by default): what is checked is that stop has one
+        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0, "network_timeout_s": 0.5},
+                                   daemon=True)
         stopper.start()
         stopper.join(20)
         assert not stopper.is_alive(), "stop waited for paho's stuck thread"

@@ -283,7 +283,7 @@ def test_the_writer_survives_a_fault_of_ours_after_the_write(tmp_path, mosquitto
             return None            # a bug: no WriteResult
         return result
     sink.write = write
-    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-guard").start()
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-guard", fault_retry_s=0.2).start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(1)])

@@ -154,13 +154,16 @@ def test_an_acknowledgement_at_the_terminal_stops_the_servers_escalation(tmp_pat
 
 def test_an_inspection_recorded_while_the_server_was_down_reaches_the_engine_once(tmp_path):
     """Recorded while no server ran: the next start tells the engine; after a checkpoint and
-    another start it is not told again (the engine's state holds it)."""
+    another start it is not told again (the engine's state holds it). No server runs beside the
+    command: it runs in this process (``run_cli``; the two tests above keep a process of their own)."""
     from ms4watch.settings import load_settings
+    from tests.support.cli import run_cli
 
     cfg = _town_config(tmp_path, SITE)
     settings = load_settings(cfg, http={"listen": "off"})
     build_server(settings, report=lambda line: None).pipeline.close()   # the town's files exist
-    out = _cli("inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00", config=cfg)
+    out = run_cli("incidents", "inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00",
+                  "--config", str(cfg))
     assert out.returncode == 0, out.stderr
     for _ in range(2):
         server = build_server(settings, report=lambda line: None)

@@ -36,7 +36,7 @@ from .ingest.service import IngestService
 from .ingest.stores import build_store
 from .ingest.stores.base import Counting
 from .pipeline import AlertPipeline
-from .server import ServerParts, build_server
+from .server import build_server
 from .settings import Settings
 from .signals import StopSignals
 
@@ -101,11 +101,8 @@ Reporter = Callable[[str], None]
 
 class Demo:
     def __init__(self, options: DemoOptions, report: Reporter = print,
-                 progress: Callable[[float, float], None] | None = None, parts: ServerParts | None = None):
-        """``parts``: what the server is given instead of what the settings make
-        (:class:`~ms4watch.server.ServerParts`; the tests' password hasher at its smallest cost)."""
+                 progress: Callable[[float, float], None] | None = None):
         self.o = options
-        self.parts = parts
         self.report = report
         self.progress = progress
         self.summary = DemoSummary()
@@ -173,7 +170,7 @@ class Demo:
             "ingest": {"batch_wait": "5ms"},       # each simulated step waits for its data
         })
         self.summary.settings_file = str(_write_settings(wd, configs / "sites.yaml", settings.store_url))
-        server = build_server(settings, report=self.report, simulated=True, parts=self.parts,
+        server = build_server(settings, report=self.report, simulated=True,
                               ingest_client_id=f"ms4watch-ingest-{registry.municipality}-{uuid.uuid4().hex[:8]}")
         ingest, pipeline = server.ingest, server.pipeline
         agents: list[Agent] = []

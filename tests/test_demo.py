@@ -6,17 +6,13 @@ import sqlite3
 import pytest
 
 from ms4watch.demo import STEP_NS, Demo, DemoOptions
-from ms4watch.server import ServerParts
 from tests.support.waiting import wait_for
-from tests.support.workbench import cheap_passwords
-
-CHEAP = ServerParts(passwords=cheap_passwords())   # the demo's login hashed at argon2's smallest cost
 
 
 def _run(tmp_path, **over):
     opts = DemoOptions(days=over.pop("days", 0.5), speed=0, workdir=tmp_path / "demo", **over)
     lines: list[str] = []
-    summary = Demo(opts, report=lines.append, parts=CHEAP).run()
+    summary = Demo(opts, report=lines.append).run()
     return summary, lines, tmp_path / "demo" / "store.db"
 
 
@@ -211,7 +207,7 @@ def test_the_report_on_the_page_and_from_the_command_agree(tmp_path):
     from ms4watch.demo import demo_configs
     from tests.support.waiting import wait_for
     wd = tmp_path / "demo"
-    demo = Demo(DemoOptions(days=0.05, speed=0, workdir=wd, serve=True), report=lambda line: None, parts=CHEAP)
+    demo = Demo(DemoOptions(days=0.05, speed=0, workdir=wd, serve=True), report=lambda line: None)
     runner = threading.Thread(target=demo.run, daemon=True)
     runner.start()
     try:
@@ -291,7 +287,7 @@ def test_ctrl_c_as_the_main_thread_begins_a_spool_write_loses_nothing(tmp_path, 
     monkeypatch.setattr(_SignalAfterBegin, "open_at_close", [])
     opts = DemoOptions(days=0.5, speed=0, workdir=tmp_path / "demo", drain_timeout_s=20)
     lines: list[str] = []
-    summary = Demo(opts, report=lines.append, progress=lambda done, total: steps.append(done), parts=CHEAP).run()
+    summary = Demo(opts, report=lines.append, progress=lambda done, total: steps.append(done)).run()
     assert fired, "the signal was never delivered"
     assert len(_SignalAfterBegin.open_at_close) == summary.devices
     assert not any(_SignalAfterBegin.open_at_close), "a spool transaction was left open"

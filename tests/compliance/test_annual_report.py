@@ -21,9 +21,7 @@ from ms4watch.compliance.store import ComplianceStore
 from ms4watch.contract.registry import load_registry
 from ms4watch.demo import Demo, DemoOptions, demo_configs
 from ms4watch.ingest.stores import SqliteStore
-from ms4watch.server import ServerParts
 from tests.support.cli import run_cli
-from tests.support.workbench import cheap_passwords
 
 DAYS = 6.0
 
@@ -32,8 +30,7 @@ DAYS = 6.0
 def seeded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("year")
     wd = tmp / "demo"
-    Demo(DemoOptions(days=DAYS, speed=0, workdir=wd, http="off"), report=lambda line: None,
-         parts=ServerParts(passwords=cheap_passwords())).run()
+    Demo(DemoOptions(days=DAYS, speed=0, workdir=wd, http="off"), report=lambda line: None).run()
     store = ComplianceStore(wd / "compliance.db")
     t = datetime(2026, 6, 2, 14, tzinfo=timezone.utc)
     a = store.open_case(origin="complaint", incident_id=None, outfall="OF-1", location="Mill St", description="suds",

@@ -14,9 +14,7 @@ import pytest
 import yaml
 
 from ms4watch.ingest.stores import build_store
-from ms4watch.server import ServerParts
 from tests.dashboards.seed import seed
-from tests.support.workbench import cheap_passwords
 
 ROOT = Path(__file__).resolve().parents[2] / "dashboards"
 BUILTINS = {"timeFilter", "__interval", "__interval_ms", "__timeFilter", "__from", "__to", "tag_station",
@@ -168,7 +166,7 @@ def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
     build_store(url).ensure_store(timedelta(days=1096))
     start = (datetime.now(timezone.utc) - timedelta(days=4.5)).replace(microsecond=0)
     summary = Demo(DemoOptions(days=4.5, speed=0, start=start, workdir=tmp_path / "demo", store_url=url),
-                   report=lambda *a: None, parts=ServerParts(passwords=cheap_passwords())).run()
+                   report=lambda *a: None).run()
     assert summary.readings_stored == summary.readings_published > 0
     failures, ran = _run_panels(influxd, "ms4watch")
     assert ran == sum(len(p["targets"]) for d in DATA.values() for p in d["panels"]) + \

@@ -16,12 +16,10 @@ import httpx
 import pytest
 
 from ms4watch.demo import Demo, DemoOptions
-from ms4watch.server import ServerParts
 from ms4watch.settings import Settings
 from ms4watch.workbench.services import open_users
 from tests.support.browser import Browser, chromium_binary
 from tests.support.waiting import wait_for
-from tests.support.workbench import cheap_passwords
 
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "workbench"
 
@@ -29,8 +27,7 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "workbench"
 @pytest.fixture
 def demo_server(tmp_path):
     """A simulated day: a 0.85 inch storm at RG-1 and 0.68 at RG-2 make both sites due."""
-    demo = Demo(DemoOptions(days=1.0, speed=0, workdir=tmp_path / "demo", serve=True), report=lambda line: None,
-                parts=ServerParts(passwords=cheap_passwords()))
+    demo = Demo(DemoOptions(days=1.0, speed=0, workdir=tmp_path / "demo", serve=True), report=lambda line: None)
     runner = threading.Thread(target=demo.run, name="demo", daemon=True)
     runner.start()
     try:

@@ -9,7 +9,7 @@ as skipped with its reason. On each page, at each size: the page itself never sc
 sideways, no box in it scrolls sideways (a chart fits its width), no card label runs into
 its value, and (at the phone's and the laptop's size) axe-core (vendored,
 ``tests/support/vendor/axe-core``) finds no serious or critical violation, its WCAG 2.2
-target-size rule (24 px to tap) switched on. One browser, one login, one tab: about 25 s for
+target-size rule (24 px to tap) switched on. One browser, one login, one tab: about 15 s for
 27 pages. Then the login form and an incident's acknowledge form are filled in and sent by
 keyboard alone (Tab, typing, Enter), the focused control always showing a focus ring that
 stands out from what is behind it.

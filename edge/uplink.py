@@ -130,9 +130,10 @@ class Uplink:
     def stop(self, publish_offline: bool = True, drain_timeout_s: float = 10.0, network_timeout_s: float = 5.0) -> None:
         """Stop publishing. While connected, first give what the spool holds up to
         ``drain_timeout_s`` to leave (a logger shut down for maintenance goes quiet with its
-        spool empty); what is left stays in the spool for the next start. Bounded: paho's
-        network thread gets ``network_timeout_s`` to end (a control handler stuck in it,
-        e.g. on a hung serial port, is left behind: a daemon thread, logged)."""
+        spool empty); what is left stays in the spool for the next start. Bounded: the
+        offline status gets 2 s (at most ``network_timeout_s``) to be acknowledged, and paho's
+        network thread ``network_timeout_s`` to end (a control handler stuck in it, e.g. on a
+        hung serial port, is left behind: a daemon thread, logged)."""
         if self._connected and drain_timeout_s > 0:
             self.wake()
             self.wait_drained(drain_timeout_s)
@@ -145,7 +146,7 @@ class Uplink:
             info = self.client.publish(str(self.topic_of(Channel.STATUS)), self.status_payload("offline"),
                                        qos=1, retain=True)
             try:
-                info.wait_for_publish(2)
+                info.wait_for_publish(min(2.0, network_timeout_s))
             except (RuntimeError, ValueError):
                 pass
 
@@ -157,7 +158,7 @@ class Uplink:
         ender.start()
         ender.join(network_timeout_s)
         if ender.is_alive():
-            log.warning("%s: the MQTT client's thread did not end within %.0f s (a handler still busy); leaving it",
+            log.warning("%s: the MQTT client's thread did not end within %g s (a handler still busy); leaving it",
                         self.spool.device, network_timeout_s)
 
     # -- paho callbacks (network thread) -------------------------------------------------------

@@ -99,7 +99,7 @@ class IngestService:
                  batch_readings: int = 20_000, batch_wait_s: float = 0.05, max_queue: int = 16,
                  shared_group: str | None = None, time_window: TimeWindow = DEFAULT_WINDOW,
                  max_message_bytes: int = MAX_PACKET_BYTES, tls: ssl.SSLContext | None = None,
-                 identity: Identity | None = None, on_status: OnStatus | None = None):
+                 identity: Identity | None = None, on_status: OnStatus | None = None, fault_retry_s: float = 5.0):
         self.url = BrokerURL.parse(broker_url)
         self.municipality = municipality
         self.store = store
@@ -110,6 +110,7 @@ class IngestService:
         self.rejected_path = Path(rejected_path) if rejected_path else None
         self.batch_readings = batch_readings
         self.batch_wait_s = batch_wait_s
+        self.fault_retry_s = fault_retry_s  # a batch a fault of ours failed is tried again after this [s]
         self.time_window = time_window      # reading times taken, around each message's receive time
         # Several ingest processes (one per core) share the readings through an MQTT shared
         # subscription ($share/<group>/…, Mosquitto ≥ 1.6): each message goes to one of them.
@@ -409,8 +410,8 @@ class IngestService:
                     break
                 except Exception:  # a fault of ours: never die silently (ingest would stall without a word)
                     log.exception("ingest: storing a batch of %d messages failed unexpectedly; not acknowledged, "
-                                  "trying again in 5 s", len(batch))
-                    if self._stop.wait(5):
+                                  "trying again in %g s", len(batch), self.fault_retry_s)
+                    if self._stop.wait(self.fault_retry_s):
                         log.error("ingest: stopping with %d messages not acknowledged; the broker will deliver "
                                   "them again", len(batch))
                         break

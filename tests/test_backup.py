@@ -19,6 +19,7 @@ from tests.support.cli import ENTRY_POINT, run_cli
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
 from tests.support.towns import SITES
+from tests.support.mqtt_clients import stop_client
 
 MIN = 60 * 10**9
 H = 60 * MIN
@@ -61,7 +62,7 @@ def test_a_backup_taken_while_serving_restores_on_a_fresh_server(tmp_path, mosqu
         assert {i.name for i in items} >= {"store.db", "incidents.db"}
         assert all(i.sqlite for i in items if i.name.endswith(".db"))
     finally:
-        pub.loop_stop()
+        stop_client(pub)
         server.stop()
 
     fresh = tmp_path / "fresh"

@@ -27,6 +27,7 @@ from tests.commands.test_calibrate import REPO, command, drive_json
 from tests.edge.drivers.instruments import Sdi12Bus, Sdi12Sensor
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 
@@ -138,5 +139,4 @@ def retain(port: int, topic: str, payload: str) -> None:
     c.connect("127.0.0.1", port)
     c.loop_start()
     c.publish(topic, payload, qos=1, retain=True).wait_for_publish(10)
-    c.loop_stop()
-    c.disconnect()
+    stop_client(c)

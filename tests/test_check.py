@@ -14,6 +14,7 @@ from tests.support.cli import run_cli
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port, have, influxdb1
 from tests.support.towns import SITES
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 
@@ -44,8 +45,7 @@ def retained_lock(port: int) -> list[bytes]:
     deadline = time.monotonic() + 1.0        # retained messages arrive right after SUBACK
     while not got and time.monotonic() < deadline:
         time.sleep(0.05)
-    c.loop_stop()
-    c.disconnect()
+    stop_client(c)
     return got
 
 

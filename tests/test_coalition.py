@@ -26,6 +26,7 @@ from ms4watch.workbench.roles import Actor, Role, Via
 from tests.support.notify_peers import dwf
 from tests.support.waiting import wait_for
 from tests.support.workbench import PASSWORD, cheap_passwords, csrf_of
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
@@ -92,7 +93,7 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         pub.publish("ms4/glenville/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
         pub.publish("ms4/glenville/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
         pub.publish("ms4/rotterdam/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain[:3]), qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: g.pipeline.incidents.list([State.OPEN], kind="dry_weather_flow"), 20)
         assert wait_for(lambda: r.ingest.stats.stored_readings == 3, 10)
         assert g.store.count_readings() == len(rain) + len(flow) and r.store.count_readings() == 3

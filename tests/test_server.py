@@ -24,6 +24,7 @@ from tests.support.browser import Browser, chromium_binary
 from tests.support.notify_peers import SmtpSink
 from tests.support.servers import free_port
 from tests.support.towns import SITES, publish_dry_weather_flow
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
@@ -154,13 +155,16 @@ def test_an_acknowledgement_at_the_terminal_stops_the_servers_escalation(tmp_pat
 
 def test_an_inspection_recorded_while_the_server_was_down_reaches_the_engine_once(tmp_path):
     """Recorded while no server ran: the next start tells the engine; after a checkpoint and
-    another start it is not told again (the engine's state holds it)."""
+    another start it is not told again (the engine's state holds it). No server runs beside the
+    command: it runs in this process (``run_cli``; the two tests above keep a process of their own)."""
     from ms4watch.settings import load_settings
+    from tests.support.cli import run_cli
 
     cfg = _town_config(tmp_path, SITE)
     settings = load_settings(cfg, http={"listen": "off"})
     build_server(settings, report=lambda line: None).pipeline.close()   # the town's files exist
-    out = _cli("inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00", config=cfg)
+    out = run_cli("incidents", "inspected", "CS-7", "--by", "J. Rivera", "--at", "2026-06-02T09:00:00-04:00",
+                  "--config", str(cfg))
     assert out.returncode == 0, out.stderr
     for _ in range(2):
         server = build_server(settings, report=lambda line: None)
@@ -197,7 +201,7 @@ def test_a_loggers_stated_report_interval_keeps_its_event_driven_gauge_from_bein
         for station, device in (("RG-1", "LOG-RG1"), ("RG-2", "LOG-RG2")):
             pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(device, 1, heartbeats),
                         qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: server.pipeline.fed_readings == 2 * len(heartbeats), 20)
         server.pipeline.advance(now)
         stale = {e["station"] for e in server.pipeline.alerts() if e.kind is AlertKind.STALE_STATION}
@@ -229,7 +233,7 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
             pub.publish(f"ms4/town/{station}/{device}/readings", encode_readings(
                 device, 1, [(now, "x", "rain" if station == "RG-1" else "flow", 0.0, "in" if station == "RG-1" else "gpm",
                              [], None)]), qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: server.ingest.stats.stored_readings == 1 and server.ingest.stats.rejected_messages == 1)
     finally:
         server.stop()

@@ -19,6 +19,7 @@ from ms4watch.contract.wire import encode_readings
 from tests.support.cli import EMPTY_SETTINGS, env_without_settings, run_cli
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 SECRET = "s3cret-Pw"
 
@@ -73,7 +74,7 @@ def test_workers_get_the_password_from_their_environment_not_their_command_line(
         for seq in range(1, 41):
             pub.publish("ms4/town/OF-1/LOG-1/readings", encode_readings(
                 "LOG-1", seq, [(t + seq * 10**9, "flow", "flow", 1.0, "gpm", [], None)]), qos=1).wait_for_publish(5)
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: stored(store) == 40, 60)     # the workers did log in
     finally:
         proc.terminate()

@@ -23,6 +23,7 @@ from ms4watch.edge.drivers.base import DriverEnv
 from ms4watch.edge.drivers.sim.world import World
 from ms4watch.edge.spool import Spool
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 SLOW = os.environ.get("MS4_SLOW") == "1"
@@ -75,8 +76,7 @@ class Collector:
         return wait_for(pred, timeout, poll_s=0.05)
 
     def close(self):
-        self.client.loop_stop()
-        self.client.disconnect()
+        stop_client(self.client)
 
 
 def make_agent(tmp_path: Path, url: str, text: str = CONFIG, **kw) -> Agent:
@@ -101,21 +101,33 @@ def check_sequence(readings_msgs: list[dict], taken: int) -> None:
 
 @pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 def test_broker_stopped_then_restarted_every_seq_arrives_once_in_order(tmp_path, mosquitto_broker):
+    """The agent samples (a simulated minute every 5 ms) before, throughout and after an outage:
+    until 20 messages were published; with the broker stopped, until the uplink knows and 400
+    readings wait in the spool (MS4_SLOW=1: a 60 s outage); with it back, until the uplink is
+    connected again and published 20 more. Phases end on what they are for, not on a clock
+    (they were 1.5 s, 4 s and 1.5 s)."""
     collector = Collector(mosquitto_broker.port)
     agent = make_agent(tmp_path / "edge", mosquitto_broker.url)
+    up = agent.uplink
     t = T0
-    outage_s = 60 if SLOW else 4
+
+    def sample_until(done, timeout_s: float = 60.0) -> None:
+        nonlocal t
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            assert time.monotonic() < deadline, f"not done after {timeout_s} s; spool depth {agent.spool.depth()}"
+            agent.sample_due(t)
+            t += MIN
+            time.sleep(0.005)
+
     try:
-        for phase in ("before", "outage", "after"):
-            if phase == "outage":
-                mosquitto_broker.stop()
-            if phase == "after":
-                mosquitto_broker.start()
-            end = time.monotonic() + (outage_s if phase == "outage" else 1.5)
-            while time.monotonic() < end:
-                agent.sample_due(t)
-                t += MIN
-                time.sleep(0.005)
+        sample_until(lambda: up.published_messages >= 20)
+        mosquitto_broker.stop()
+        outage_end = time.monotonic() + (60 if SLOW else 0)
+        sample_until(lambda: not up.connected and agent.spool.depth() >= 400 and time.monotonic() >= outage_end, 120)
+        mosquitto_broker.start()
+        published = up.published_messages
+        sample_until(lambda: up.connected and up.published_messages >= published + 20)
         assert agent.uplink.wait_drained(30)
         taken = agent.spool.taken
         assert collector.wait(lambda: len({m["seq"] for m in collector.of("readings")})

@@ -9,6 +9,7 @@ from ms4watch.contract.ids import Channel, Topic
 from ms4watch.edge.spool import Spool
 from ms4watch.edge.uplink import Uplink
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 
 def _uplink(tmp_path, url: str, device: str, on_control=None) -> Uplink:
@@ -38,8 +39,7 @@ def test_listening_once_subscribed_and_a_command_sent_then_arrives(tmp_path, mos
         assert wait_for(lambda: without.connected, 10)
         assert not without.listening
     finally:
-        pub.loop_stop()
-        pub.disconnect()
+        stop_client(pub)
         with_control.stop(drain_timeout_s=0)
         without.stop(drain_timeout_s=0)
     assert not with_control.listening       # stopped: disconnected
@@ -86,14 +86,15 @@ def test_stop_is_bounded_when_pahos_thread_is_stuck_in_a_callback(tmp_path, mosq
         pub.publish(str(Topic("town", "OF-1", "LOG-S", Channel.CMD)), b'{"id": "1", "command": "status"}',
                     qos=1).wait_for_publish(5)
         assert entered.wait(10), "the command never reached the handler"
-        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0}, daemon=True)
+        # bounds of a second (5 s and 2 s by default): what is checked is that stop has one
+        stopper = threading.Thread(target=up.stop, kwargs={"drain_timeout_s": 0, "network_timeout_s": 0.5},
+                                   daemon=True)
         stopper.start()
         stopper.join(20)
         assert not stopper.is_alive(), "stop waited for paho's stuck thread"
     finally:
         release.set()
-        pub.loop_stop()
-        pub.disconnect()
+        stop_client(pub)
         if stopper is not None:
             stopper.join(10)
 

@@ -102,7 +102,8 @@ def test_two_servers_each_owning_part_of_a_coalition_lose_nothing_and_repeat_not
         for name, towns in TOWNS.items():
             servers[name] = Serve(tmp_path, name, towns, town.broker.url, store, town.smtp.url).start()
         every = [t for towns in TOWNS.values() for t in towns]
-        streams = {t: Stream(Logger(town, "LOG-2", "OF-2", municipality=t).start()).start() for t in every}
+        streams = {t: Stream(Logger(town, "LOG-2", "OF-2", municipality=t).start(), every_s=0.02).start()   # 50 a second
+                   for t in every}
         loggers = {t: (Logger(town, "LOG-RG1", "RG-1", municipality=t).start(),
                        Logger(town, "LOG-OF1", "OF-1", municipality=t).start()) for t in every}
         for t in every:

@@ -22,6 +22,7 @@ from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.sqlite_store import readings_stored
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
 T0 = 1_780_000_000_000_000_000
@@ -42,8 +43,7 @@ def publish(port: int, payloads: list[bytes], topic: str = TOPIC) -> None:
         for info in [c.publish(topic, p, qos=1) for p in payloads]:
             info.wait_for_publish(10)
     finally:
-        c.loop_stop()
-        c.disconnect()
+        stop_client(c)
 
 
 def full_disk(path: Path) -> None:

@@ -25,6 +25,7 @@ from ms4watch.contract.wire import encode_readings
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
 from tests.support.towns import SITES
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
 MIN = 60 * 10**9
@@ -68,8 +69,7 @@ def publish_illicit_discharge(port: int) -> int:
             for k in range(8)]
     c.publish("ms4/town/RG-1/LOG-RG1/readings", encode_readings("LOG-RG1", 1, rain), qos=1).wait_for_publish(5)
     c.publish("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow), qos=1).wait_for_publish(5)
-    c.loop_stop()
-    c.disconnect()
+    stop_client(c)
     return len(rain) + len(flow)
 
 

@@ -20,6 +20,7 @@ from ms4watch.server import build_server
 from ms4watch.settings import Settings
 from tests.support.notify_peers import BlackHoleSmtp, SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
 MIN = 60 * 10**9
@@ -55,8 +56,7 @@ class Logger:
                               encode_readings(device, self.seq[device], rows), qos=1)
 
     def close(self) -> None:
-        self.c.loop_stop()
-        self.c.disconnect()
+        stop_client(self.c)
 
 
 def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:

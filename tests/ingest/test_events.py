@@ -18,6 +18,7 @@ from ms4watch.ingest.stores.spooling import SpoolingStore
 from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.ingest.test_calibration_history import event, record
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 TOPIC = "ms4/town/DS-1/LOG-DS1/events"
 
@@ -28,8 +29,7 @@ def publish(port: int, payloads: list[bytes], topic: str = TOPIC) -> None:
     c.loop_start()
     for info in [c.publish(topic, p, qos=1) for p in payloads]:
         info.wait_for_publish(10)
-    c.loop_stop()
-    c.disconnect()
+    stop_client(c)
 
 
 @pytest.mark.mosquitto

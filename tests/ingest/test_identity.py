@@ -16,6 +16,7 @@ from ms4watch.ingest.identity import Identity
 from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 from .test_service import T0, publish_all, publisher
 
@@ -81,7 +82,7 @@ def test_ingest_sets_aside_what_a_device_may_not_send_and_stores_the_rest(tmp_pa
     publish_all(pub, [status_payload("LOG-2", "online")], topic="ms4/town/OF-1/LOG-1/status")
     assert wait_for(lambda: svc.stats.messages + svc.stats.rejected_messages >= 6)
     svc.stop()
-    pub.loop_stop()
+    stop_client(pub)
     assert svc.stats.stored_readings == 3
     rejected = [json.loads(line)["error"] for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert [r.split(": ")[1] for r in rejected] == ["readings[0].station", "device", "device"]

@@ -17,6 +17,7 @@ from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.cli import run_cli
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 from .test_service import T0, publish_all, publisher
 
@@ -67,7 +68,7 @@ def test_hostile_input_is_set_aside_with_its_reason_and_never_blocks_the_others(
     assert wait_for(lambda: svc.stats.stored_readings == 2 + len(HOSTILE) and svc.stats.duplicate_messages == 1
                     and svc.stats.rejected_messages + svc.stats.conflicting_messages == len(HOSTILE), 20), svc.stats
     svc.stop()
-    pub.loop_stop()
+    stop_client(pub)
 
     got = read_rejected(tmp_path, limit=None)
     assert got.matched == len(HOSTILE) and got.unreadable == 0

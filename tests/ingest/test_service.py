@@ -17,6 +17,7 @@ from ms4watch.ingest.service import IngestService
 from ms4watch.ingest.stores.sqlite import SqliteStore
 from tests.support.sqlite_store import query_one, readings_stored
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 T0 = 1_780_000_000_000_000_000
@@ -54,7 +55,7 @@ def test_bad_messages_are_set_aside_and_the_rest_stored(tmp_path, mosquitto_brok
     publish_all(pub, [good(5)], topic="ms4/town/OF-1/LOG-2/readings")  # device does not match topic
     assert wait_for(lambda: svc.stats.messages + svc.stats.rejected_messages >= 7)
     svc.stop()
-    pub.loop_stop()
+    stop_client(pub)
     assert svc.stats.stored_readings == 30 and svc.stats.duplicate_messages == 1
     rejected = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
     assert [r["error"].split(": ")[1] for r in rejected] == ["payload", "readings[0].unit", "device"]
@@ -68,7 +69,7 @@ def test_messages_sent_while_ingest_is_down_wait_in_the_session(tmp_path, mosqui
     svc.stop()
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 51)])
-    pub.loop_stop()
+    stop_client(pub)
     sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-t2").start()
     assert wait_for(lambda: svc.stats.stored_readings >= 500)
@@ -111,7 +112,7 @@ def test_killed_ingest_loses_nothing_and_duplicates_nothing(tmp_path, mosquitto_
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     assert b"ingest:" in proc.stdout.readline()
     streamer.join(60)
-    pub.loop_stop()
+    stop_client(pub)
 
     assert wait_for(lambda: stored() >= n * 10, 30), f"{stored()} readings of {n * 10} stored"
     proc.send_signal(signal.SIGTERM)
@@ -138,7 +139,7 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 101)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc._client.stats.received >= 100, 30)
     assert svc.stats.stored_readings == 0   # held at the store: none acknowledged
     mosquitto_broker.stop()
@@ -147,14 +148,14 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(tmp_path
     gate.set()
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(101, 201)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.stored_readings >= 2000, 30)
     # A marker after the rest: the broker sends what it redelivers from the session before
     # anything published later, and ingest stores in the order it receives, so once the
     # marker is stored every redelivery has been received and written (or found a duplicate).
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(201)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: query_one(tmp_path / "store.db", "SELECT count(*) FROM messages WHERE seq = ?", (201,)) >= 1, 30), "the marker was not stored"
     svc.stop()
     assert svc._client.stats.connections == 2
@@ -184,7 +185,7 @@ def test_workers_share_the_readings_and_store_each_once(tmp_path, mosquitto_brok
         c.disconnect()
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s, n=4) for s in range(1, 401)])
-    pub.loop_stop()
+    stop_client(pub)
     store = tmp_path / "store.db"
     proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "ingest", "--municipality", "town", "--broker",
                              mosquitto_broker.url, "--store", f"sqlite:///{store}", "--client-id", "ingest-w",
@@ -219,7 +220,7 @@ def test_retained_status_calibrations_reach_the_store(tmp_path, mosquitto_broker
     pub.publish(status_topic, payload, qos=1, retain=True).wait_for_publish(10)   # retained: ingest gets it
     bad = payload.replace(b'"due":"2026-10-07"', b'"due":"in October"')
     pub.publish("ms4/town/OF-2/LOG-2/status", bad, qos=1, retain=True).wait_for_publish(10)
-    pub.loop_stop()
+    stop_client(pub)
     sink = SqliteStore(tmp_path / "store.db")
     svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-cal",
                         rejected_path=tmp_path / "rejected.jsonl").start()
@@ -261,7 +262,7 @@ def test_a_fault_of_ours_sets_one_message_aside_and_a_failing_write_is_retried(t
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 6)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.stored_readings >= 40)
     svc.stop()
     assert svc.stats.stored_readings == 40 and svc.stats.store_retries == 2
@@ -282,13 +283,13 @@ def test_the_writer_survives_a_fault_of_ours_after_the_write(tmp_path, mosquitto
             return None            # a bug: no WriteResult
         return result
     sink.write = write
-    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-guard").start()
+    svc = IngestService(mosquitto_broker.url, "town", sink, client_id="ingest-guard", fault_retry_s=0.2).start()
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(1)])
     assert wait_for(lambda: faults[0] == 0)
     publish_all(pub, [good(2)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: readings_stored(tmp_path / "store.db") == 20, 30), svc.stats
     svc.stop()
 
@@ -307,7 +308,7 @@ def test_a_message_no_store_can_hold_is_refused_and_the_others_are_stored(tmp_pa
     year_0001 = good(5).replace(b'"time":"2026-', b'"time":"0001-', 1)
     next_year = good(6).replace(b'"time":"2026-', b'"time":"%d-' % (time.gmtime().tm_year + 1), 1)
     publish_all(pub, [good(1), huge_seq, good(2), year_9999, year_0001, next_year, good(7)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 4)
     svc.stop()
     assert svc.stats.stored_readings == 30 and svc.stats.store_retries == 0
@@ -344,7 +345,7 @@ def test_a_message_the_store_refuses_is_set_aside_not_retried(tmp_path, mosquitt
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(s) for s in range(1, 6)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.messages >= 5 and svc._client.stats.acked >= 5)
     svc.stop()
     assert svc.stats.stored_readings == 40 and svc.stats.rejected_messages == 1 and svc.stats.store_retries == 0
@@ -381,7 +382,7 @@ def test_a_logger_whose_sequence_restarts_loses_nothing(tmp_path, mosquitto_brok
         publish_all(pub, before + after + before[:1])                                  # and one redelivery
         publish_all(pub, old_before + old_after, topic="ms4/town/OF-2/LOG-2/readings")
         assert wait_for(lambda: svc.stats.messages >= 13)
-    pub.loop_stop()
+    stop_client(pub)
     svc.stop()
     assert (svc.stats.stored_readings, svc.stats.duplicate_messages, svc.stats.conflicting_messages) == (18, 1, 3)
     kept = [json.loads(line) for line in (tmp_path / "rejected.jsonl").read_text().splitlines()]
@@ -410,7 +411,7 @@ def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, 
     big = good(9).replace(b'"readings":[', b'"readings":[' + b" " * (17 * 2**20), 1)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(1), big, good(2), good(3)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.stored_readings >= 30 and svc.stats.rejected_messages >= 1
                     and svc._client.stats.acked >= 4, 30)
     svc.stop()
@@ -425,7 +426,7 @@ def test_an_oversized_message_is_read_past_acknowledged_and_set_aside(tmp_path, 
     assert svc.connected.wait(10)
     pub = publisher(mosquitto_broker.port)
     publish_all(pub, [good(4)])
-    pub.loop_stop()
+    stop_client(pub)
     assert wait_for(lambda: svc.stats.stored_readings >= 10)
     svc.stop()
     assert svc._client.stats.received == 1
@@ -449,7 +450,7 @@ def test_a_lone_message_on_an_idle_writer_is_stored_without_the_batch_wait(tmp_p
         assert svc.connected.wait(10)
         pub = publisher(mosquitto_broker.port)
         publish_all(pub, [good(1)])
-        pub.loop_stop()
+        stop_client(pub)
         assert stored.wait(30), "the lone message waited for the batch wait"
         assert wait_for(lambda: svc.stats.stored_readings == 10)
     finally:
@@ -474,7 +475,7 @@ def test_messages_arriving_while_the_writer_is_busy_are_gathered_into_one_batch(
         publish_all(pub, [good(1)])
         assert wait_for(lambda: writes == [1])
         publish_all(pub, [good(s) for s in range(2, 31)])
-        pub.loop_stop()
+        stop_client(pub)
         assert wait_for(lambda: sum(len(item) for item in list(svc._queue.queue) if item) == 29)
         gate.set()
         assert wait_for(lambda: svc.stats.stored_readings == 300)

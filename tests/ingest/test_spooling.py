@@ -17,8 +17,10 @@ from ms4watch.ingest.stores.base import WriteResult
 from ms4watch.ingest.stores.spooling import SpoolingStore, decode_batch, encode_batch
 from tests.support.influx_fixtures import make_messages
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
-DOWN_S = 60.0 if os.environ.get("MS4_SLOW") else 4.0   # the 60 s with MS4_SLOW=1
+SLOW = bool(os.environ.get("MS4_SLOW"))
+DOWN_S = 60.0 if SLOW else 4.0   # the 60 s with MS4_SLOW=1
 
 
 class FlakyStore:
@@ -72,7 +74,7 @@ def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_p
                 batch = batch + msgs[max(0, i - 30):i]      # redeliveries now and then
             sink.write(batch)                                # returns = durable: "acknowledged"
             acked.extend(batch)
-            time.sleep(DOWN_S / 100)
+            time.sleep(DOWN_S / 100 if SLOW else 0.01)
         done.set()
 
     t = threading.Thread(target=writer)
@@ -80,7 +82,11 @@ def test_store_down_during_writes_nothing_lost_nothing_duplicated(influxd, tmp_p
     # the store goes down once the writes are under way: ten batches acknowledged
     assert wait_for(lambda: len(acked) >= 10 * 20, 30), f"only {len(acked)} messages acknowledged in 30 s"
     influxd.stop()
-    time.sleep(DOWN_S)
+    # down while twenty more batches are acknowledged (MS4_SLOW=1: and DOWN_S at least), not a
+    # fixed 4 s: the writer and the outage ended on the clock, 10 s of the test's 12
+    before, down_until = len(acked), time.monotonic() + (DOWN_S if SLOW else 0)
+    assert wait_for(lambda: len(acked) >= before + 20 * 20 and time.monotonic() >= down_until, DOWN_S + 60), \
+        f"only {len(acked) - before} messages acknowledged while the store was down"
     assert sink.spool_depth > 0, "writes went on while the store was down: they must be in the spool"
     influxd.start()
     t.join(120)
@@ -197,7 +203,7 @@ def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):
                                                          [f for f in r.flags.split(",") if f], None)
                                                         for r in m.readings])
             pub.publish(f"ms4/ramapo/{m.readings[0].station}/{m.device}/readings", payload, qos=1).wait_for_publish(10)
-            time.sleep(DOWN_S / 1500)
+            time.sleep(DOWN_S / 1500 if SLOW else 0.001)   # a stream (the store down for the ~950 in the middle)
 
     publish(msgs[:300])
     influxd.stop()
@@ -214,8 +220,7 @@ def test_ingest_service_with_store_down(influxd, mosquitto_broker, tmp_path):
     body = influxd.query('SELECT count("seq") FROM "reading"', "town")
     assert body["results"][0]["series"][0]["values"][0][1] == 6000
     svc.stop()
-    pub.loop_stop()
-    pub.disconnect()
+    stop_client(pub)
 
 
 @pytest.mark.influxdb

@@ -23,6 +23,7 @@ def publish_dry_weather_flow(port: int, *also: tuple[str, bytes]) -> int:
     import paho.mqtt.client as mqtt
 
     from ms4watch.contract.wire import encode_readings
+    from tests.support.mqtt_clients import stop_client
 
     now = time.time_ns() // MIN * MIN
     rain = [(now - 80 * H + k * 15 * MIN, "rain", "rain", 0.0, "in", [], None) for k in range(80 * 4 + 1)]
@@ -36,6 +37,5 @@ def publish_dry_weather_flow(port: int, *also: tuple[str, bytes]) -> int:
                                ("ms4/town/OF-12/LOG-OF12/readings", encode_readings("LOG-OF12", 1, flow)), *also):
             pub.publish(topic, payload, qos=1).wait_for_publish(5)
     finally:
-        pub.loop_stop()
-        pub.disconnect()
+        stop_client(pub)
     return len(rain) + len(flow)

@@ -5,15 +5,19 @@
 The pages are the app's own GET routes that answer HTML: each route's ids come from the
 links on the pages already seen (so a new page is covered as soon as a page links to it),
 or from ``unlinked_pages`` for a page nothing links to; what answers anything but HTML is listed
-as skipped with its reason. On each page, at each size: a screenshot (under the test's tmp
-dir), the page itself never scrolls sideways, no box in it scrolls sideways (a chart fits
-its width), no card label runs into its value, and (at the phone's and the laptop's size)
-axe-core (vendored, ``tests/support/vendor/axe-core``) finds no serious or critical
-violation, its WCAG 2.2 target-size rule (24 px to tap) switched on. One browser, one login, one tab: about 40 s for 25 pages. Then the login form and an
-incident's acknowledge form are filled in and sent by keyboard alone (Tab, typing, Enter),
-the focused control always showing a focus ring that stands out from what is behind it.
+as skipped with its reason. On each page, at each size: the page itself never scrolls
+sideways, no box in it scrolls sideways (a chart fits its width), no card label runs into
+its value, and (at the phone's and the laptop's size) axe-core (vendored,
+``tests/support/vendor/axe-core``) finds no serious or critical violation, its WCAG 2.2
+target-size rule (24 px to tap) switched on. One browser, one login, one tab: about 15 s for
+27 pages. Then the login form and an incident's acknowledge form are filled in and sent by
+keyboard alone (Tab, typing, Enter), the focused control always showing a focus ring that
+stands out from what is behind it.
 
-``A11Y_SHOTS=<dir>`` keeps the screenshots there as well."""
+A page that fails a check at a size is pictured (the whole page, in
+``test-artefacts/every-page/``, named in the failure); ``A11Y_SHOTS=<dir>`` pictures every
+page at every size there. Picturing all 81 on every run cost ~8 s (~0.1 s each) for pictures
+nobody saw (the test's tmp dir is removed at the end of the run)."""
 
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ SIZES = [(390, 844), (768, 1024), (1366, 900)]
 AXE_SIZES = (390, 1366)          # the tablet lays out by the laptop's rules (min-width: 720px): axe twice, not thrice
 AXE = Path(__file__).resolve().parents[1] / "support" / "vendor" / "axe-core" / "axe.min.js"
 NETWORK = Path(__file__).resolve().parents[1] / "network" / "testdata"
+SHOTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "every-page"   # a failing page's picture
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 
@@ -210,6 +215,15 @@ AXE_RUN = """axe.run(document, {resultTypes: ['violations'], rules: {'target-siz
             + (n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 160)).join(' | ')))"""
 
 
+def _screenshot(browser: Browser, path: Path) -> None:
+    """The whole page at the window's width (innerWidth), as a PNG in ``path``."""
+    w, h = browser.js("[innerWidth, document.documentElement.scrollHeight]")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(browser.call(
+        "Page.captureScreenshot", format="png", captureBeyondViewport=True, optimizeForSpeed=True,
+        clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1})["data"]))
+
+
 def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-") or "status"
 
@@ -239,7 +253,7 @@ def _log_in(browser: Browser, url: str) -> None:
     browser.wait_for("location.pathname === '/' && document.readyState === 'complete'")
 
 
-def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, browser, tmp_path):
+def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, browser):
     began = time.monotonic()
     pages, skipped = html_pages(town)
     print(f"\n{len(pages)} pages; skipped: " + "; ".join(f"{p} ({why})" for p, why in sorted(skipped.items())))
@@ -252,14 +266,7 @@ def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, brow
         for route, url in sorted(pages.items()):
             _open(browser, town.url + url)
             assert browser.js("location.pathname") != "/login", f"{url} sent the browser to log in"
-            shot = tmp_path / f"{width}-{_slug(route)}.png"
-            w, h = browser.js("[innerWidth, document.documentElement.scrollHeight]")   # the whole page, the window's width
-            shot.write_bytes(base64.b64decode(browser.call(
-                "Page.captureScreenshot", format="png", captureBeyondViewport=True, optimizeForSpeed=True,
-                clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1})["data"]))
-            if keep:
-                keep.mkdir(parents=True, exist_ok=True)
-                shutil.copy(shot, keep / shot.name)
+            found_before = len(problems)
             # the width beside the scroll bar (innerWidth counts the bar: a page under it still hides)
             wide, inner = browser.js("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
             if wide > inner:
@@ -272,6 +279,11 @@ def test_every_page_fits_a_phone_a_tablet_and_a_laptop_and_passes_axe(town, brow
             for what, check in checks:
                 found = browser.js(check)
                 problems += [f"{width} px {url}: {what}: {x}" for x in found]
+            if keep or len(problems) > found_before:
+                shot = (keep or SHOTS) / f"{width}-{_slug(route)}.png"
+                _screenshot(browser, shot)
+                if len(problems) > found_before:
+                    problems.append(f"{width} px {url}: its picture: {shot}")
     print(f"{len(pages)} pages x {len(SIZES)} sizes in {time.monotonic() - began:.1f} s")
     assert problems == [], "\n".join(problems)
     assert browser.console_errors() == []

@@ -219,7 +219,11 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
             assert smo.post(f"/api/v1/incidents/{second}/resolve",
                             json={"note": "inspected by the town engineer"}).status_code == 200
         b.network(online=True)
-        b.wait_for("document.querySelectorAll('#outbox li[data-state=conflict]').length === 2", 30)
+        # the outbox is drawn again after each record's change (from IndexedDB, asynchronously):
+        # waited for until it shows the second conflict first, with the server's reason
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=conflict]').length === 2 && "
+                   f"document.querySelector('#outbox li[data-state=conflict]').innerText.indexOf('item {second} ') >= 0",
+                   30)
         text = b.js("document.querySelector('#outbox li[data-state=conflict]').innerText")
         assert f"the inspection item {second} at Elm St site was closed meanwhile" in text and "Smo User" in text
         assert len(wb.inspections.reports.list(town)) == 1

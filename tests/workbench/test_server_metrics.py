@@ -23,18 +23,20 @@ from ms4watch.server import Server, build_server
 from ms4watch.settings import Settings
 from tests.support.notify_peers import SmtpSink
 from tests.support.waiting import wait_for
+from tests.support.mqtt_clients import stop_client
 
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
 H = 60 * MIN
+STALE_S = 3         # RG-1's report interval: silent this long, it is stale (the test waits it out once)
 SITES = """\
 municipality: town
 timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01, report_interval: 6s}]
+rain_gauges: [{id: RG-1, tip_in: 0.01, report_interval: %ds}]
 outfalls: [{id: OF-12, name: Spook Rock Rd, rain_gauges: [RG-1], flow_floor_gpm: 0.5}]
 contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
 rules: {stale_intervals: 1}
-"""
+""" % STALE_S
 
 
 class Scraper:
@@ -83,7 +85,7 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         scrape = Scraper(server)
         assert wait_for(lambda: scrape.value("ms4watch_broker_connected") == 1, 10)
         m = scrape()
-        assert m["ms4watch_station_stale_after_seconds{station=RG-1}"] == 6          # 1 x the registry's 6 s
+        assert m["ms4watch_station_stale_after_seconds{station=RG-1}"] == STALE_S    # 1 x the registry's interval
         assert m["ms4watch_station_stale_after_seconds{station=OF-12}"] == 15 * 60   # 1 x the default 15 min
         assert "ms4watch_station_last_reading_age_seconds{station=RG-1}" not in m     # never reported: no age
         assert m[f"ms4watch_build_info{{python={platform.python_version()},version={ms4watch.__version__}}}"] == 1
@@ -97,23 +99,22 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         assert wait_for(lambda: "ms4watch_station_last_reading_age_seconds{station=RG-1}" in scrape(), 10)
         m = scrape()
         first = m["ms4watch_station_last_reading_age_seconds{station=RG-1}"]
-        assert 0 <= first < 6 and m["ms4watch_station_stale{station=RG-1}"] == 0
+        assert 0 <= first < STALE_S and m["ms4watch_station_stale{station=RG-1}"] == 0
         assert m["ms4watch_station_stale{station=OF-12}"] == 0 and m["ms4watch_stations_stale"] == 0
 
-        # the logger falls silent: the age grows, and past 1 x 6 s the station is stale
+        # the logger falls silent: the age grows, and past 1 x STALE_S the station is stale
         assert wait_for(lambda: scrape.value("ms4watch_station_stale{station=RG-1}") == 1, 15)
         m = scrape()
-        assert m["ms4watch_station_last_reading_age_seconds{station=RG-1}"] > 6 > first
+        assert m["ms4watch_station_last_reading_age_seconds{station=RG-1}"] > STALE_S > first
         assert m["ms4watch_stations_stale"] == 1 and m["ms4watch_station_stale{station=OF-12}"] == 0
 
         # it speaks again: fresh, not stale
         publish(pub, "RG-1", "LOG-RG1", 2, [(time.time_ns(), "rain", "rain", 0.0, "in", [], None)])
         assert wait_for(lambda: scrape.value("ms4watch_station_stale{station=RG-1}") == 0, 10)
-        assert scrape()["ms4watch_station_last_reading_age_seconds{station=RG-1}"] < 6
+        assert scrape()["ms4watch_station_last_reading_age_seconds{station=RG-1}"] < STALE_S
 
         # the broker goes away and comes back
-        pub.loop_stop()
-        pub.disconnect()
+        stop_client(pub)
         pub = None
         mosquitto_broker.stop()
         assert wait_for(lambda: scrape.value("ms4watch_broker_connected") == 0, 20)
@@ -121,7 +122,7 @@ def test_a_silent_station_ages_and_goes_stale_the_broker_and_the_process(tmp_pat
         assert wait_for(lambda: scrape.value("ms4watch_broker_connected") == 1, 30)
     finally:
         if pub is not None:
-            pub.loop_stop()
+            stop_client(pub)
         server.stop()
 
 
@@ -162,7 +163,7 @@ def test_a_mail_server_that_refuses_backs_the_queue_up_and_an_acknowledgement_mo
         assert wait_for(lambda: scrape.value("ms4watch_delivery_queue_depth") == 0, 20)
         assert scrape()["ms4watch_delivery_queue_oldest_age_seconds"] == 0 and smtp.to("smo@town.test")
     finally:
-        pub.loop_stop()
+        stop_client(pub)
         server.stop()
         smtp.stop()
 
@@ -186,5 +187,5 @@ def test_a_store_that_goes_down_counts_write_errors(tmp_path, mosquitto_broker, 
         influxd.start()
         assert wait_for(lambda: scrape.value("ms4watch_store_spool_depth") == 0, 60)
     finally:
-        pub.loop_stop()
+        stop_client(pub)
         server.stop()

@@ -226,18 +226,58 @@ def test_the_extension_is_made_for_both_kinds(tmp_path):
     assert made.count(AlertKind.DRY_WEATHER_FLOW) > 10 and made.count(AlertKind.DRY_WEATHER_UNKNOWN) > 10
 
 
-def test_a_silence_of_the_flow_logger_ends_an_open_episode(tmp_path):
-    """An open dry-weather-flow episode, then the flow logger silent for 2 h, then flow above
-    the floor again: the shortcut does not extend the episode across the silence (longer than
-    ``dwf_min_duration``: nothing showed the flow sustained through it); the episode ends at
-    the last reading before it and a new one starts after it, as replay has them."""
+def _silent_flow(missing: int) -> list:
+    """Flow every 5 min, above the floor from 48 h, the logger silent for ``missing``
+    readings from 50 h (a gap of ``(missing + 1) x 5`` min); zero rain rows every 15 min."""
     t0 = to_ns(STARTS["june"])
-    silent = range(600, 624)   # 50-52 h: no flow reading
+    silent = range(600, 600 + missing)
     rs = [reading(t0 + i * 5 * MIN, "OF-1", "flow", 2.0 if i >= 576 else 0.1)
           for i in range(HOURS * 12) if i not in silent]
     rs += [reading(t0 + i * 15 * MIN, "RG-1", "rain", 0.0) for i in range(HOURS * 4)]
     rs.sort(key=lambda r: r.time_ns)
-    _run(REG % "", rs, rs, None, 4, timedelta(0), tmp_path)
-    dwf = sorted((e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(REG % "", RULES), table(rs))).values()
+    return rs
+
+
+@pytest.mark.parametrize("missing,interval,split", [
+    (24, None, True),     # 2 h 5 min: a silence (stale after 3 x 15 min)
+    (9, None, True),      # 50 min: stale
+    (8, None, False),     # 45 min: the stale threshold itself is not yet a silence
+    (17, "2h", False),    # 90 min of a logger the registry says reports every 2 h
+    (71, "2h", False),    # 6 h: its stale threshold
+    (72, "2h", True),     # 6 h 5 min
+])
+def test_a_silence_of_the_flow_logger_ends_an_open_episode(tmp_path, missing, interval, split):
+    """An open dry-weather-flow episode, then the flow logger silent, then flow above the
+    floor again. A silence that makes the station stale (``rules.stale_intervals`` x its
+    registry ``report_interval``, else ``rules.report_interval``) showed no flow sustained
+    through it: the shortcut does not extend the episode across it; the episode ends at the
+    last reading before it and a new one starts after it, as replay has them. A shorter gap
+    is the logger's pace: the episode goes on, extended by the shortcut."""
+    t0 = to_ns(STARTS["june"])
+    rs = _silent_flow(missing)
+    text = REG % (f", report_interval: {interval}" if interval else "")
+    made = _run(text, rs, rs, None, 4, timedelta(0), tmp_path)
+    dwf = sorted((e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(text, RULES), table(rs))).values()
                  if e.kind is AlertKind.DRY_WEATHER_FLOW)
-    assert dwf == [(t0 + 576 * 5 * MIN, t0 + 599 * 5 * MIN), (t0 + 624 * 5 * MIN, None)]
+    if split:
+        assert dwf == [(t0 + 576 * 5 * MIN, t0 + 599 * 5 * MIN), (t0 + (600 + missing) * 5 * MIN, None)]
+    else:
+        assert dwf == [(t0 + 576 * 5 * MIN, None)] and AlertKind.DRY_WEATHER_FLOW in made
+
+
+def test_the_interval_a_logger_states_does_not_bridge_a_silence(tmp_path):
+    """The interval the flow logger states in its status (2 h) is not used to judge a silence
+    (replay never sees status messages, and streaming must equal replay): 50 min without a
+    reading still ends the run, by the registry's default stale threshold (3 x 15 min)."""
+    rs = _silent_flow(9)
+    reg = registry(REG % "", RULES)
+    eng = StreamingEngine(reg, tmp_path / "state.json")
+    eng.station_report_interval("OF-1", 7200.0)
+    out = []
+    for i in range(0, len(rs), 4):
+        out += eng.feed(rs[i:i + 4])
+    out += eng.advance(max(r.time_ns for r in rs))
+    def flow_events(events):   # (the stale-station notice does follow the stated interval)
+        return {k: e.fields for k, e in events.items() if e.kind is AlertKind.DRY_WEATHER_FLOW}
+    want = flow_events(final_state(replay(reg, table(rs))))
+    assert flow_events(final_state(out)) == want and len(want) == 2

@@ -570,6 +570,32 @@ def test_shortcut_a_contrast_is_judged_once_it_has_lasted_15_min():
                                                                   (at(21), at(41), "contrast")]
 
 
+@pytest.mark.parametrize("step,interval,episode", [(30, None, True), (45, None, True), (90, None, False),
+                                                    (90, "2h", True)])
+def test_a_probe_reporting_at_its_own_pace_shows_a_sustained_contrast(step, interval, episode):
+    """Both probes every ``step`` min, the downstream one muddy for two hours or more: a
+    contrast, unless its gaps are silences, longer than the probe's stale threshold
+    (``rules.stale_intervals`` x its registry ``report_interval``, else 15 min: 45 min).
+    Streaming with and without shortcuts gives what replay gives."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    text = REGISTRY.replace("construction_site: CS-1}", "construction_site: CS-1"
+                            + (f", report_interval: {interval}" if interval else "") + "}")
+    reg = registry(text)
+    engines = twins(reg)
+    k = -(-120 // step)                                     # muddy readings 2 .. 2 + k: >= 2 h
+    muddy = range(2 * step, (2 + k) * step + 1)
+    batches = turbidity_rows(range(0, (5 + k) * step, step), upstream,
+                             lambda m: upstream(m) + (8.0 if m in muddy else 1.0))
+    out = []
+    for b in batches:
+        out += pair_of(feed_both(engines, b))
+    want = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(reg, table([r for b in batches for r in b]))).values()
+            if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    got = [(e["start"], e["end"]) for e in out if e.kind is AlertKind.TURBIDITY_CONTRAST][-1:]
+    assert got == want == ([(at(2 * step + 1), at((2 + k) * step + 1))] if episode else [])
+
+
 @pytest.mark.parametrize("level,episode", [(250.0, False), (250.1, True)])
 def test_shortcut_the_backstop_is_judged_at_its_threshold(level, episode):
     engines = twins(registry())

@@ -6,7 +6,7 @@ events must equal replay.
 
 The scenarios aim at what the extension recomputes: long episodes (5-min flow) with dips
 below the floor, rejoined within the minimum duration or not; a silence of the flow logger
-(longer than the minimum duration or not); rain during an open episode,
+(longer than its stale threshold or not, by the registry's report_interval); rain during an open episode,
 late rows inside the look-back among them (the gauge's logger delivers late); an approved
 discharge or an exempt flow whose window starts or ends mid-episode; uncalibrated readings
 mid-episode (flow or either gauge); a second gauge that never reports, stops or starts
@@ -79,8 +79,12 @@ def open_episode_scenarios(draw):
     for _ in range(draw(st.integers(0, 6))):
         a = rnd.randrange(0, end_min // 5)
         dips |= set(range(a, a + rnd.randint(1, 8)))
-    # the flow logger silent for 30-200 min (longer than dwf_min_duration from 35 min: a run ends)
-    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, end_min // 5), st.integers(6, 40))))
+    # the flow logger silent for 35-205 min between readings: a silence that ends a run when
+    # longer than its stale threshold, 3 x its registry report_interval (perhaps stated: 20 min,
+    # 1 h) or 3 x 15 min; anywhere, or inside a run above the floor (an open episode, perhaps)
+    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, end_min // 5), st.integers(6, 40)),
+                           st.tuples(st.sampled_from(sorted(hi)), st.integers(6, 40))))
+    interval = draw(st.sampled_from(["", ", report_interval: 20m", ", report_interval: 1h"]))
     rs = []
     for i in range(end_min // 5):
         if quiet and quiet[0] <= i < quiet[0] + quiet[1]:
@@ -126,7 +130,7 @@ def open_episode_scenarios(draw):
     elif kind == "exempt":
         bounds = rnd.choice([f'from: "{frm}", to: "{to}"', f'from: "{frm}"', f'to: "{to}"'])
         extra = f", exempt_flows: [{{kind: foundation drain, {bounds}}}]"
-    text = REG % extra + rows
+    text = REG % (extra + interval) + rows
     # delivery: jitter within the lateness window; the rain gauge's logger may lag (its rows
     # arrive late, inside the look-back of flow readings already judged)
     lateness = 60 * MIN

@@ -34,10 +34,11 @@ def flow_episodes(t_ns: np.ndarray, flow_gpm: np.ndarray, dry_state: np.ndarray,
 
     "Sustained" (REGULATIONS.md *Dry-weather flow present*) is what the readings show: two
     consecutive readings further apart than ``max_gap_ns`` [ns], the flow station's stale
-    threshold (``rules.stale_intervals`` x its expected report interval: the stale-station
-    rule's silence), end a run; never less than ``min_duration_ns``. A logger silent all
-    night between two readings above the floor saw no flow sustained through the night; one
-    reporting every 30 min, as it should, did."""
+    threshold (``rules.stale_intervals`` x its expected report interval: the silence after
+    which the stale-station rule, :func:`.health.stale_spans`, calls it stale), end a run;
+    never less than ``min_duration_ns``. A logger silent all night between two readings
+    above the floor saw no flow sustained through the night; one reporting every 30 min, as
+    it should, did."""
     t = np.asarray(t_ns, dtype=np.int64)
     v = np.asarray(flow_gpm, dtype=np.float64)
     cond = (v > floor_gpm) & (np.asarray(dry_state, dtype=np.int8) == state)

@@ -194,8 +194,9 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
     """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
     times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
     them (a reading that is NaN or infinite fails QC too); ``max_gap_ns`` [ns]: the
-    downstream probe's stale threshold (``max_gap``). Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,
-    basis, n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
+    downstream probe's stale threshold (``max_gap``; :func:`.health.stale_spans`). Returns
+    episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu, basis,
+    n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
     causes)``."""
     td = np.asarray(down_t_ns, dtype=np.int64)
     down = np.asarray(down_ntu, dtype=np.float64)

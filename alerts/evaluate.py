@@ -123,6 +123,17 @@ def stale_after_ns(reg: Registry, station: str) -> int:
     return reg.rules.stale_intervals * report_interval(reg, station)[0]
 
 
+def silence_after_ns(reg: Registry, station: str) -> int:
+    """The gap between ``station``'s readings [ns] beyond which a run of dry-weather flow or
+    of turbidity contrast ends: its stale threshold (:func:`stale_after_ns`), at most
+    ``rules.dry_lookback``. The streaming engine keeps no station's readings across a
+    silence longer than ``lateness`` + ``dry_lookback`` (the station has gone silent, it no
+    longer holds its subjects back: docs/rules.md), so a longer gap could not join a run in
+    streaming; with readings delivered within ``lateness``, one up to ``dry_lookback`` can.
+    (The rules raise it to the minimum duration when it is less.)"""
+    return min(stale_after_ns(reg, station), td_ns(reg.rules.dry_lookback))
+
+
 # -- dry-weather flow -----------------------------------------------------------------------
 def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays],
                    rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[AlertEvent]:
@@ -162,7 +173,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
         return used, missing, depth_in
 
-    gap = stale_after_ns(reg, outfall)   # the outfall's flow station: a silence ends a run
+    gap = silence_after_ns(reg, outfall)   # the outfall's flow station: a silence ends a run
     out = []
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
                                                            min_duration_ns=md, rearm_ns=md, max_gap_ns=gap):
@@ -208,7 +219,7 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: AlertEvent, flo
     floor = of.flow_floor_gpm
     if not nt or not all(x > floor for x in nv):
         return None
-    gap = silence_ns(stale_after_ns(reg, outfall), td_ns(reg.rules.dwf_min_duration))
+    gap = silence_ns(silence_after_ns(reg, outfall), td_ns(reg.rules.dwf_min_duration))
     if any(b - a > gap for a, b in zip([int(t[first - 1])] + nt, nt)):
         return None   # a silence of the flow station ends the run (dwf.flow_episodes)
     is_dwf = open_event.kind is AlertKind.DRY_WEATHER_FLOW
@@ -300,7 +311,7 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[A
         return []  # every judgement is made at a downstream reading (a missing one: stale station)
     eps, nev = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
                                        down_bad=turbidity_bad(down, qp), params=cp,
-                                       max_gap_ns=stale_after_ns(reg, pair.downstream))
+                                       max_gap_ns=silence_after_ns(reg, pair.downstream))
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
     for start, end, is_open, max_delta, max_down, basis, _n in eps:

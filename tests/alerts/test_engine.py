@@ -596,6 +596,30 @@ def test_a_probe_reporting_at_its_own_pace_shows_a_sustained_contrast(step, inte
     assert got == want == ([(at(2 * step + 1), at((2 + k) * step + 1))] if episode else [])
 
 
+@pytest.mark.parametrize("gap_h,episode", [(72, True), (73, False)])
+def test_a_probe_silent_longer_than_the_dry_lookback_shows_no_contrast_whatever_its_interval(gap_h, episode):
+    """A pair the registry says reports every 30 h (stale after 90 h), muddy below the site
+    before and after a silence of the downstream probe (the upstream one reporting): the engine keeps no readings across a silence
+    longer than ``lateness`` + ``dry_lookback`` (72 h by default), so a run ends at one longer than
+    ``dry_lookback`` whatever the stale threshold, in streaming as in replay."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    reg = registry(REGISTRY.replace("construction_site: CS-1}", "construction_site: CS-1, report_interval: 30h}"))
+    engines = twins(reg)
+    # the upstream probe every 5 min throughout, the downstream one muddy at 0-5 min and after the silence
+    batches = [[reading(at(m), "TU-1", "turbidity", 10.0 + m / 1000)] for m in range(0, (gap_h + 3) * 60, 5)]
+    batches += [[reading(at(m + 1), "TD-1", "turbidity", 20.0 + m / 1000)]           # never a flat line
+                for m in (0, 5, gap_h * 60 + 5, gap_h * 60 + 10)]
+    batches.sort(key=lambda b: b[0].time_ns)
+    out = []
+    for b in batches:
+        out += pair_of(feed_both(engines, b))
+    want = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(reg, table([r for b in batches for r in b]))).values()
+            if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    got = [(e["start"], e["end"]) for e in final_state(out).values() if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    assert got == want == ([(at(1), None)] if episode else [])
+
+
 @pytest.mark.parametrize("level,episode", [(250.0, False), (250.1, True)])
 def test_shortcut_the_backstop_is_judged_at_its_threshold(level, episode):
     engines = twins(registry())

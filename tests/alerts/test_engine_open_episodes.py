@@ -285,3 +285,23 @@ def test_the_interval_a_logger_states_does_not_bridge_a_silence(tmp_path):
         return {k: e.fields for k, e in events.items() if e.kind is AlertKind.DRY_WEATHER_FLOW}
     want = flow_events(final_state(replay(reg, table(rs))))
     assert flow_events(final_state(out)) == want and len(want) == 2
+
+
+@pytest.mark.parametrize("gap_h,episode", [(47, True), (48, True), (49, False), (60, False)])
+def test_a_silence_longer_than_the_dry_lookback_ends_a_run_whatever_the_interval(tmp_path, gap_h, episode):
+    """A flow logger the registry says reports every 30 h (stale after 90 h): 10 min above the
+    floor, silent for ``gap_h``, 10 min above it again. The engine keeps no station's readings
+    across a silence longer than ``lateness`` + ``dry_lookback`` (49 h here: the station has
+    gone silent, docs/rules.md), so a run ends at a silence longer than ``dry_lookback``
+    (48 h) whatever the station's stale threshold: streaming equals replay."""
+    t0 = to_ns(STARTS["june"])
+    a, b = 50 * 12, 50 * 12 + 2 + gap_h * 12      # 5-min steps: the first and second burst
+    rs = [reading(t0 + i * 5 * MIN, "OF-1", "flow", 2.0 if i < a + 3 or i < b + 3 else 0.1)
+          for i in [*range(a, a + 3), *range(b, b + 4)]]
+    rs += [reading(t0 + i * 15 * MIN, "RG-1", "rain", 0.0) for i in range((gap_h + 60) * 4)]
+    rs.sort(key=lambda r: r.time_ns)
+    text = REG % ", report_interval: 30h"
+    _run(text, rs, rs, None, 8, timedelta(0), tmp_path)
+    dwf = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(text, RULES), table(rs))).values()
+           if e.kind is AlertKind.DRY_WEATHER_FLOW]
+    assert dwf == ([(t0 + a * 5 * MIN, t0 + (b + 2) * 5 * MIN)] if episode else [])

@@ -19,6 +19,7 @@ from .events import AlertEvent, AlertKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
+from .rules._common import silence_ns
 from .rules.calibration import uncalibrated_field
 from .rules._common import episodes, td_ns
 
@@ -107,6 +108,27 @@ def site_opens_ns(reg: Registry, site_id: str) -> int:
     return inspections.local_midnight(site.active_from, reg.tz)
 
 
+# -- a station's silence --------------------------------------------------------------------
+def stale_after_ns(reg: Registry, station: str) -> int:
+    """The silence after which ``station`` is stale [ns]: ``rules.stale_intervals`` x its
+    expected report interval from the registry (its ``report_interval``, else
+    ``rules.report_interval``): 3 x 15 min by default. Never the interval its logger states
+    in a status message: replay does not see those, and the rules that end a "sustained"
+    run at a silence (dry-weather flow, turbidity contrast) must judge streaming as replay."""
+    return reg.rules.stale_intervals * report_interval(reg, station)[0]
+
+
+def silence_after_ns(reg: Registry, station: str) -> int:
+    """The gap between ``station``'s readings [ns] beyond which a run of dry-weather flow or
+    of turbidity contrast ends: its stale threshold (:func:`stale_after_ns`), at most
+    ``rules.dry_lookback``. The streaming engine keeps no station's readings across a
+    silence longer than ``lateness`` + ``dry_lookback`` (the station has gone silent, it no
+    longer holds its subjects back: docs/rules.md), so a longer gap could not join a run in
+    streaming; with readings delivered within ``lateness``, one up to ``dry_lookback`` can.
+    (The rules raise it to the minimum duration when it is less.)"""
+    return min(stale_after_ns(reg, station), td_ns(reg.rules.dry_lookback))
+
+
 # -- dry-weather flow -----------------------------------------------------------------------
 def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str, Arrays],
                    rain_index: Mapping[str, dw.RainIndex] | None = None) -> list[AlertEvent]:
@@ -146,9 +168,10 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
         depth_in = {g: round(float(depths[a:b, j].max()), 6) for j, g in enumerate(gauges) if g in used}
         return used, missing, depth_in
 
+    gap = silence_after_ns(reg, outfall)   # the outfall's flow station: a silence ends a run
     out = []
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.DRY, floor_gpm=of.flow_floor_gpm,
-                                                           min_duration_ns=md, rearm_ns=md):
+                                                           min_duration_ns=md, rearm_ns=md, max_gap_ns=gap):
         used, missing, depth_in = gauges_in(start, end)
         out.append(AlertEvent(AlertKind.DRY_WEATHER_FLOW, f"dwf/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
@@ -157,7 +180,7 @@ def outfall_events(reg: Registry, outfall: str, flow: Arrays, rain: Mapping[str,
             **uncalibrated_field((flow, start, end), *((rain.get(g, EMPTY), start - td_ns(r.dry_lookback), end)
                                                        for g in used))}, params, dwf.PROVISION))   # issue 13
     for start, end, is_open, peak, _n in dwf.flow_episodes(t, v, dry, dw.DryState.UNKNOWN, floor_gpm=of.flow_floor_gpm,
-                                                           min_duration_ns=md, rearm_ns=md):
+                                                           min_duration_ns=md, rearm_ns=md, max_gap_ns=gap):
         _used, missing, _depth = gauges_in(start, end)
         out.append(AlertEvent(AlertKind.DRY_WEATHER_UNKNOWN, f"dwu/{outfall}/{start}", {
             "outfall": outfall, "start": start, "end": None if is_open else end, "peak_gpm": round(peak, 4),
@@ -191,9 +214,9 @@ def extend_open_episode(reg: Registry, outfall: str, open_event: AlertEvent, flo
     floor = of.flow_floor_gpm
     if not nt or not all(x > floor for x in nv):
         return None
-    md = td_ns(reg.rules.dwf_min_duration)
-    if any(b - a > md for a, b in zip([int(t[first - 1])] + nt, nt)):
-        return None   # a silence longer than the minimum duration ends the run (dwf.flow_episodes)
+    gap = silence_ns(silence_after_ns(reg, outfall), td_ns(reg.rules.dwf_min_duration))
+    if any(b - a > gap for a, b in zip([int(t[first - 1])] + nt, nt)):
+        return None   # a silence of the flow station ends the run (dwf.flow_episodes)
     is_dwf = open_event.kind is AlertKind.DRY_WEATHER_FLOW
     want = dw.DRY if is_dwf else dw.UNKNOWN
     r = reg.rules
@@ -281,7 +304,8 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[A
     if down[0].size == 0:
         return []  # every judgement is made at a downstream reading (a missing one: stale station)
     eps, nev = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
-                                       down_bad=turbidity_bad(down, qp), params=cp)
+                                       down_bad=turbidity_bad(down, qp), params=cp,
+                                       max_gap_ns=silence_after_ns(reg, pair.downstream))
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
     for start, end, is_open, max_delta, max_down, basis, _n in eps:

@@ -31,7 +31,8 @@ class _Model(BaseModel):
 Ident = Annotated[str, AfterValidator(lambda v: check_id("id", v))]
 ReportInterval = Annotated[Duration | None, Field(default=None, description=(
     "the longest the station's logger stays silent when healthy (its heartbeat), e.g. 30min for a gauge sending "
-    "one row per tip and a heartbeat every 30 min; stale after rules.stale_intervals of it"))]
+    "one row per tip and a heartbeat every 30 min; stale after rules.stale_intervals of it (a silence that long "
+    "also ends a run of dry-weather flow at an outfall or of turbidity contrast at a pair's downstream probe)"))]
 
 
 def _report_interval(v: timedelta | None) -> timedelta | None:

@@ -68,6 +68,19 @@ def runs(cond: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges[0::2], edges[1::2] - 1
 
 
+# A silence of a station: consecutive readings further apart than its stale threshold,
+# ``rules.stale_intervals`` x its expected report interval; this is that threshold with the
+# registry's defaults (3 x 15 min), for the rules' functions over Series.
+DEFAULT_MAX_GAP = timedelta(minutes=45)
+
+
+def silence_ns(max_gap_ns: int, min_duration_ns: int) -> int:
+    """The gap between consecutive readings [ns] beyond which a run of a condition ends:
+    the station's stale threshold ``max_gap_ns`` [ns], never less than the rule's minimum
+    duration ``min_duration_ns`` [ns] (two readings that far apart can still show it)."""
+    return max(int(max_gap_ns), int(min_duration_ns))
+
+
 def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int,
              max_gap_ns: int | None = None) -> list[tuple[int, int, bool]]:
     """Episodes of a condition held in every reading for at least ``min_duration_ns``.

@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from ._common import episodes, in_order, ns_index, td_ns, to_index
+from ._common import DEFAULT_MAX_GAP, episodes, in_order, ns_index, silence_ns, td_ns, to_index
 
 PROVISION = ("Schenectady ch. 148 Art. I: no increase in turbidity causing a substantial visible contrast "
              "to natural conditions (6 NYCRR 703.2)")
@@ -105,7 +105,8 @@ CAUSES = (UPSTREAM_MISSING, UPSTREAM_QC, DOWNSTREAM_QC)
 
 def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
                        upstream_bad: pd.Series | None = None, downstream_bad: pd.Series | None = None,
-                       params: ContrastParams = ContrastParams()) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       params: ContrastParams = ContrastParams(),
+                       max_gap: timedelta = DEFAULT_MAX_GAP) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exceedance episodes and not-evaluable spans of one turbidity pair, on the downstream readings.
 
     Parameters
@@ -119,6 +120,10 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     upstream_bad, downstream_bad : Series of bool, indexed like the readings
         QC failures (:func:`~.qc.qartod_fail`, logger flags, calibration overdue).
     params : ContrastParams
+    max_gap : timedelta [min]
+        The downstream probe's stale threshold, ``rules.stale_intervals`` x its expected
+        report interval (default 3 x 15 min): downstream readings further apart than this
+        (never less than ``min_duration``) end a run of the condition.
 
     Returns
     -------
@@ -140,9 +145,10 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
 
     It must hold in every downstream reading for ``min_duration`` (a reading that does not
     meet it, a QC failure included, breaks the run, so a single spike never opens an
-    episode; so do two downstream readings further apart than ``min_duration``: a probe
-    silent between them showed no contrast sustained through the silence). ``basis`` is ``"contrast"`` when every qualifying reading met the contrast
-    test, ``"backstop"`` when none did (downstream above the backstop alone, e.g. with the
+    episode; so do two downstream readings further apart than ``max_gap``, the silence
+    after which the probe is stale: it showed no contrast sustained through the silence,
+    while a logger reporting every 30 min as it should did). ``basis`` is ``"contrast"``
+    when every qualifying reading met the contrast test, ``"backstop"`` when none did (downstream above the backstop alone, e.g. with the
     upstream probe missing), ``"contrast+backstop"`` otherwise.
 
     The contrast is *not evaluable* at a downstream reading without a QC-passing upstream
@@ -152,14 +158,16 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     References
     ----------
     Schenectady ch. 148 Art. I; 6 NYCRR 703.2; REGULATIONS.md *Turbidity contrast*
-    (both sensors passing QC; absolute backstop 250 NTU).
+    (both sensors passing QC; absolute backstop 250 NTU; "sustained"); the stale-station
+    rule (docs/rules.md *health*) for what a silence is.
     """
     import pandas as pd
     # a reading without a value (NaN) is no reading, as the engine and replay skip it
     upstream_ntu, downstream_ntu = in_order(upstream_ntu).dropna(), in_order(downstream_ntu).dropna()
     tu, td = ns_index(upstream_ntu), ns_index(downstream_ntu)
     eps, ne = contrast_runs(tu, upstream_ntu.to_numpy(dtype="float64"), td, downstream_ntu.to_numpy(dtype="float64"),
-                            up_bad=_at(upstream_bad, tu), down_bad=_at(downstream_bad, td), params=params)
+                            up_bad=_at(upstream_bad, tu), down_bad=_at(downstream_bad, td), params=params,
+                            max_gap_ns=td_ns(max_gap))
     ep = pd.DataFrame({
         "start": to_index(np.array([r[0] for r in eps], dtype=np.int64)),
         "end": to_index(np.array([r[1] for r in eps], dtype=np.int64)),
@@ -185,11 +193,14 @@ def _at(bad: pd.Series | None, t_ns: np.ndarray) -> np.ndarray | None:
 
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,
                   up_bad: np.ndarray | None = None, down_bad: np.ndarray | None = None,
-                  params: ContrastParams = ContrastParams()) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+                  params: ContrastParams = ContrastParams(),
+                  max_gap_ns: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
     times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
-    them (a reading that is NaN or infinite fails QC too). Returns episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu,
-    basis, n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
+    them (a reading that is NaN or infinite fails QC too); ``max_gap_ns`` [ns]: the
+    downstream probe's stale threshold (``max_gap``; :func:`.health.stale_spans`). Returns
+    episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu, basis,
+    n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
     causes)``."""
     td = np.asarray(down_t_ns, dtype=np.int64)
     down = np.asarray(down_ntu, dtype=np.float64)
@@ -219,9 +230,9 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
     cond = contrast | backstop
     md = td_ns(params.min_duration)
     rows = []
-    # sustained means shown: downstream readings further apart than the minimum duration end a
-    # run (a silent probe showed no contrast through the silence); not-evaluable spans go on
-    for a, b, is_open in episodes(td, cond, md, md, max_gap_ns=md):
+    # sustained means shown: downstream readings further apart than the probe's stale threshold
+    # end a run (a silent probe showed no contrast through the silence); not-evaluable spans go on
+    for a, b, is_open in episodes(td, cond, md, md, max_gap_ns=silence_ns(max_gap_ns, md)):
         c = cond[a:b + 1]
         with_up = c & evaluable[a:b + 1]
         by_contrast = contrast[a:b + 1][c]

@@ -570,6 +570,56 @@ def test_shortcut_a_contrast_is_judged_once_it_has_lasted_15_min():
                                                                   (at(21), at(41), "contrast")]
 
 
+@pytest.mark.parametrize("step,interval,episode", [(30, None, True), (45, None, True), (90, None, False),
+                                                    (90, "2h", True)])
+def test_a_probe_reporting_at_its_own_pace_shows_a_sustained_contrast(step, interval, episode):
+    """Both probes every ``step`` min, the downstream one muddy for two hours or more: a
+    contrast, unless its gaps are silences, longer than the probe's stale threshold
+    (``rules.stale_intervals`` x its registry ``report_interval``, else 15 min: 45 min).
+    Streaming with and without shortcuts gives what replay gives."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    text = REGISTRY.replace("construction_site: CS-1}", "construction_site: CS-1"
+                            + (f", report_interval: {interval}" if interval else "") + "}")
+    reg = registry(text)
+    engines = twins(reg)
+    k = -(-120 // step)                                     # muddy readings 2 .. 2 + k: >= 2 h
+    muddy = range(2 * step, (2 + k) * step + 1)
+    batches = turbidity_rows(range(0, (5 + k) * step, step), upstream,
+                             lambda m: upstream(m) + (8.0 if m in muddy else 1.0))
+    out = []
+    for b in batches:
+        out += pair_of(feed_both(engines, b))
+    want = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(reg, table([r for b in batches for r in b]))).values()
+            if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    got = [(e["start"], e["end"]) for e in out if e.kind is AlertKind.TURBIDITY_CONTRAST][-1:]
+    assert got == want == ([(at(2 * step + 1), at((2 + k) * step + 1))] if episode else [])
+
+
+@pytest.mark.parametrize("gap_h,episode", [(72, True), (73, False)])
+def test_a_probe_silent_longer_than_the_dry_lookback_shows_no_contrast_whatever_its_interval(gap_h, episode):
+    """A pair the registry says reports every 30 h (stale after 90 h), muddy below the site
+    before and after a silence of the downstream probe (the upstream one reporting): the engine keeps no readings across a silence
+    longer than ``lateness`` + ``dry_lookback`` (72 h by default), so a run ends at one longer than
+    ``dry_lookback`` whatever the stale threshold, in streaming as in replay."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    reg = registry(REGISTRY.replace("construction_site: CS-1}", "construction_site: CS-1, report_interval: 30h}"))
+    engines = twins(reg)
+    # the upstream probe every 5 min throughout, the downstream one muddy at 0-5 min and after the silence
+    batches = [[reading(at(m), "TU-1", "turbidity", 10.0 + m / 1000)] for m in range(0, (gap_h + 3) * 60, 5)]
+    batches += [[reading(at(m + 1), "TD-1", "turbidity", 20.0 + m / 1000)]           # never a flat line
+                for m in (0, 5, gap_h * 60 + 5, gap_h * 60 + 10)]
+    batches.sort(key=lambda b: b[0].time_ns)
+    out = []
+    for b in batches:
+        out += pair_of(feed_both(engines, b))
+    want = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(reg, table([r for b in batches for r in b]))).values()
+            if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    got = [(e["start"], e["end"]) for e in final_state(out).values() if e.kind is AlertKind.TURBIDITY_CONTRAST]
+    assert got == want == ([(at(1), None)] if episode else [])
+
+
 @pytest.mark.parametrize("level,episode", [(250.0, False), (250.1, True)])
 def test_shortcut_the_backstop_is_judged_at_its_threshold(level, episode):
     engines = twins(registry())

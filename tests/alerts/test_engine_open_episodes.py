@@ -6,7 +6,7 @@ events must equal replay.
 
 The scenarios aim at what the extension recomputes: long episodes (5-min flow) with dips
 below the floor, rejoined within the minimum duration or not; a silence of the flow logger
-(longer than the minimum duration or not); rain during an open episode,
+(longer than its stale threshold or not, by the registry's report_interval); rain during an open episode,
 late rows inside the look-back among them (the gauge's logger delivers late); an approved
 discharge or an exempt flow whose window starts or ends mid-episode; uncalibrated readings
 mid-episode (flow or either gauge); a second gauge that never reports, stops or starts
@@ -79,8 +79,12 @@ def open_episode_scenarios(draw):
     for _ in range(draw(st.integers(0, 6))):
         a = rnd.randrange(0, end_min // 5)
         dips |= set(range(a, a + rnd.randint(1, 8)))
-    # the flow logger silent for 30-200 min (longer than dwf_min_duration from 35 min: a run ends)
-    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, end_min // 5), st.integers(6, 40))))
+    # the flow logger silent for 35-205 min between readings: a silence that ends a run when
+    # longer than its stale threshold, 3 x its registry report_interval (perhaps stated: 20 min,
+    # 1 h) or 3 x 15 min; anywhere, or inside a run above the floor (an open episode, perhaps)
+    quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, end_min // 5), st.integers(6, 40)),
+                           st.tuples(st.sampled_from(sorted(hi)), st.integers(6, 40))))
+    interval = draw(st.sampled_from(["", ", report_interval: 20m", ", report_interval: 1h"]))
     rs = []
     for i in range(end_min // 5):
         if quiet and quiet[0] <= i < quiet[0] + quiet[1]:
@@ -126,7 +130,7 @@ def open_episode_scenarios(draw):
     elif kind == "exempt":
         bounds = rnd.choice([f'from: "{frm}", to: "{to}"', f'from: "{frm}"', f'to: "{to}"'])
         extra = f", exempt_flows: [{{kind: foundation drain, {bounds}}}]"
-    text = REG % extra + rows
+    text = REG % (extra + interval) + rows
     # delivery: jitter within the lateness window; the rain gauge's logger may lag (its rows
     # arrive late, inside the look-back of flow readings already judged)
     lateness = 60 * MIN
@@ -226,18 +230,78 @@ def test_the_extension_is_made_for_both_kinds(tmp_path):
     assert made.count(AlertKind.DRY_WEATHER_FLOW) > 10 and made.count(AlertKind.DRY_WEATHER_UNKNOWN) > 10
 
 
-def test_a_silence_of_the_flow_logger_ends_an_open_episode(tmp_path):
-    """An open dry-weather-flow episode, then the flow logger silent for 2 h, then flow above
-    the floor again: the shortcut does not extend the episode across the silence (longer than
-    ``dwf_min_duration``: nothing showed the flow sustained through it); the episode ends at
-    the last reading before it and a new one starts after it, as replay has them."""
+def _silent_flow(missing: int) -> list:
+    """Flow every 5 min, above the floor from 48 h, the logger silent for ``missing``
+    readings from 50 h (a gap of ``(missing + 1) x 5`` min); zero rain rows every 15 min."""
     t0 = to_ns(STARTS["june"])
-    silent = range(600, 624)   # 50-52 h: no flow reading
+    silent = range(600, 600 + missing)
     rs = [reading(t0 + i * 5 * MIN, "OF-1", "flow", 2.0 if i >= 576 else 0.1)
           for i in range(HOURS * 12) if i not in silent]
     rs += [reading(t0 + i * 15 * MIN, "RG-1", "rain", 0.0) for i in range(HOURS * 4)]
     rs.sort(key=lambda r: r.time_ns)
-    _run(REG % "", rs, rs, None, 4, timedelta(0), tmp_path)
-    dwf = sorted((e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(REG % "", RULES), table(rs))).values()
+    return rs
+
+
+@pytest.mark.parametrize("missing,interval,split", [
+    (24, None, True),     # 2 h 5 min: a silence (stale after 3 x 15 min)
+    (9, None, True),      # 50 min: stale
+    (8, None, False),     # 45 min: the stale threshold itself is not yet a silence
+    (17, "2h", False),    # 90 min of a logger the registry says reports every 2 h
+    (71, "2h", False),    # 6 h: its stale threshold
+    (72, "2h", True),     # 6 h 5 min
+])
+def test_a_silence_of_the_flow_logger_ends_an_open_episode(tmp_path, missing, interval, split):
+    """An open dry-weather-flow episode, then the flow logger silent, then flow above the
+    floor again. A silence that makes the station stale (``rules.stale_intervals`` x its
+    registry ``report_interval``, else ``rules.report_interval``) showed no flow sustained
+    through it: the shortcut does not extend the episode across it; the episode ends at the
+    last reading before it and a new one starts after it, as replay has them. A shorter gap
+    is the logger's pace: the episode goes on, extended by the shortcut."""
+    t0 = to_ns(STARTS["june"])
+    rs = _silent_flow(missing)
+    text = REG % (f", report_interval: {interval}" if interval else "")
+    made = _run(text, rs, rs, None, 4, timedelta(0), tmp_path)
+    dwf = sorted((e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(text, RULES), table(rs))).values()
                  if e.kind is AlertKind.DRY_WEATHER_FLOW)
-    assert dwf == [(t0 + 576 * 5 * MIN, t0 + 599 * 5 * MIN), (t0 + 624 * 5 * MIN, None)]
+    if split:
+        assert dwf == [(t0 + 576 * 5 * MIN, t0 + 599 * 5 * MIN), (t0 + (600 + missing) * 5 * MIN, None)]
+    else:
+        assert dwf == [(t0 + 576 * 5 * MIN, None)] and AlertKind.DRY_WEATHER_FLOW in made
+
+
+def test_the_interval_a_logger_states_does_not_bridge_a_silence(tmp_path):
+    """The interval the flow logger states in its status (2 h) is not used to judge a silence
+    (replay never sees status messages, and streaming must equal replay): 50 min without a
+    reading still ends the run, by the registry's default stale threshold (3 x 15 min)."""
+    rs = _silent_flow(9)
+    reg = registry(REG % "", RULES)
+    eng = StreamingEngine(reg, tmp_path / "state.json")
+    eng.station_report_interval("OF-1", 7200.0)
+    out = []
+    for i in range(0, len(rs), 4):
+        out += eng.feed(rs[i:i + 4])
+    out += eng.advance(max(r.time_ns for r in rs))
+    def flow_events(events):   # (the stale-station notice does follow the stated interval)
+        return {k: e.fields for k, e in events.items() if e.kind is AlertKind.DRY_WEATHER_FLOW}
+    want = flow_events(final_state(replay(reg, table(rs))))
+    assert flow_events(final_state(out)) == want and len(want) == 2
+
+
+@pytest.mark.parametrize("gap_h,episode", [(47, True), (48, True), (49, False), (60, False)])
+def test_a_silence_longer_than_the_dry_lookback_ends_a_run_whatever_the_interval(tmp_path, gap_h, episode):
+    """A flow logger the registry says reports every 30 h (stale after 90 h): 10 min above the
+    floor, silent for ``gap_h``, 10 min above it again. The engine keeps no station's readings
+    across a silence longer than ``lateness`` + ``dry_lookback`` (49 h here: the station has
+    gone silent, docs/rules.md), so a run ends at a silence longer than ``dry_lookback``
+    (48 h) whatever the station's stale threshold: streaming equals replay."""
+    t0 = to_ns(STARTS["june"])
+    a, b = 50 * 12, 50 * 12 + 2 + gap_h * 12      # 5-min steps: the first and second burst
+    rs = [reading(t0 + i * 5 * MIN, "OF-1", "flow", 2.0 if i < a + 3 or i < b + 3 else 0.1)
+          for i in [*range(a, a + 3), *range(b, b + 4)]]
+    rs += [reading(t0 + i * 15 * MIN, "RG-1", "rain", 0.0) for i in range((gap_h + 60) * 4)]
+    rs.sort(key=lambda r: r.time_ns)
+    text = REG % ", report_interval: 30h"
+    _run(text, rs, rs, None, 8, timedelta(0), tmp_path)
+    dwf = [(e.fields["start"], e.fields["end"]) for e in final_state(replay(registry(text, RULES), table(rs))).values()
+           if e.kind is AlertKind.DRY_WEATHER_FLOW]
+    assert dwf == ([(t0 + a * 5 * MIN, t0 + (b + 2) * 5 * MIN)] if episode else [])

@@ -68,9 +68,16 @@ def scenarios(draw):
     for a, n, v in turb:
         for i in range(a, a + n):
             bumps[i] = v
-    # the flow logger and the downstream probe silent for some steps (a silence longer than the
-    # minimum duration ends a run of dry-weather flow or of contrast)
+    # the flow logger and the downstream probe silent for some steps (30-135 min between readings:
+    # a silence longer than the station's stale threshold ends a run of dry-weather flow or of
+    # contrast), the registry perhaps stating their report interval (stale after 3 x 15 min by
+    # default, 3 x 20 min, 3 x 1 h)
     quiet = draw(st.one_of(st.none(), st.tuples(st.integers(0, HOURS * 60 // STEP), st.integers(1, 8))))
+    text = TWO_GAUGES
+    for old, sid in (("flow_floor_gpm: 0.5", "OF-1"), ("construction_site: CS-1", "TP-1")):
+        interval = draw(st.sampled_from([None, "20m", "1h"]))
+        if interval:
+            text = text.replace(old, f"{old}, report_interval: {interval}")
     for i in range(HOURS * 60 // STEP):
         silent = quiet is not None and quiet[0] <= i < quiet[0] + quiet[1]
         if not silent:
@@ -112,15 +119,15 @@ def scenarios(draw):
     restart_at = draw(st.one_of(st.none(), st.floats(0.1, 0.9)))
     batch = draw(st.integers(1, 40))
     eval_interval = timedelta(minutes=draw(st.sampled_from([0, 10])))  # serve: 0, every batch evaluated
-    return rs, [r for _, r in keyed], restart_at, batch, eval_interval
+    return rs, [r for _, r in keyed], restart_at, batch, eval_interval, text
 
 
 @pytest.mark.slow  # runs by default at reduced size; MS4_SLOW=1 (make soak) at full size
 @settings(max_examples=100 if os.environ.get("MS4_SLOW") else 12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(scenarios())
 def test_streaming_equals_replay(tmp_path_factory, scenario):
-    rs, delivered, restart_at, batch, eval_interval = scenario
-    reg = registry(TWO_GAUGES, RULES)
+    rs, delivered, restart_at, batch, eval_interval, text = scenario
+    reg = registry(text, RULES)
     expected = final_state(replay(reg, table(rs)))
     state = tmp_path_factory.mktemp("engine") / "state.json"
     eng = StreamingEngine(reg, state, eval_interval=eval_interval)
@@ -145,7 +152,7 @@ def shortcut_scenarios(draw):
     """scenarios() with values at the edges of the engine's shortcuts: flow at the floor or
     just above it, logger flags (calibration_overdue marks storms and episodes, issue 13),
     and corrections (a reading sent again later with another value)."""
-    rs, delivered, restart_at, batch, eval_interval = draw(scenarios())
+    rs, delivered, restart_at, batch, eval_interval, text = draw(scenarios())
     rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
     out = []
     for r in delivered:
@@ -159,7 +166,7 @@ def shortcut_scenarios(draw):
         r = out[k]
         fixed = r._replace(value=rnd.choice({"rain": [0.0, 0.01, 0.3], "flow": [0.1, 0.5, 2.0]}.get(r.quantity, [r.value])))
         out.insert(min(len(out), k + rnd.randrange(1, 200)), fixed)
-    return out, restart_at, batch, eval_interval
+    return out, restart_at, batch, eval_interval, text
 
 
 @pytest.mark.slow
@@ -168,8 +175,8 @@ def shortcut_scenarios(draw):
 def test_the_shortcuts_change_nothing(tmp_path_factory, scenario):
     """With and without the engine's shortcuts (skipping a subject's rules when what changed
     cannot change its events), every batch returns the same events and the state is the same."""
-    delivered, restart_at, batch, eval_interval = scenario
-    reg = registry(TWO_GAUGES, RULES)
+    delivered, restart_at, batch, eval_interval, text = scenario
+    reg = registry(text, RULES)
     d = tmp_path_factory.mktemp("engines")
     engines = [StreamingEngine(reg, d / f"{on}.json", eval_interval=eval_interval, shortcuts=on) for on in (True, False)]
     cut = int(len(delivered) * restart_at) if restart_at is not None else None

@@ -39,6 +39,10 @@ def test_contrast_episodes_are_real_sustained_exceedances(esopus, upstream):
     up_bad, down_bad = qartod_fail(up), qartod_fail(down)
     eps, nev = turbidity_contrast(up, down, upstream_bad=up_bad, downstream_bad=down_bad, params=p)
     assert len(eps) > 10
+    # docs/rules.md's table: runs end at silences of Coldbrook's probe (> 45 min), not at a
+    # missed report or two (30-45 min gaps)
+    hours = round((eps["end"] - eps["start"]).dt.total_seconds().sum() / 3600)
+    assert (len(eps), hours) == {"stony_clove": (98, 824), "little_beaver": (355, 874)}[upstream]
     # Coldbrook has data in the overlap only from 2023-07-12: every episode lies in it
     assert eps["start"].min() >= pd.Timestamp("2023-07-12", tz="UTC")
     al = align_pair(up, down, p.align_tolerance)

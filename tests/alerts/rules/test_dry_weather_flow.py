@@ -1,5 +1,7 @@
 """Dry-weather flow: above the floor in every reading for >= 30 min while dry."""
 
+from datetime import timedelta
+
 import pandas as pd
 import pytest
 
@@ -77,17 +79,48 @@ def readings_at(minutes_and_values):
     return pd.Series([v for _, v in minutes_and_values], index=idx, dtype=float)
 
 
-@pytest.mark.parametrize("silence_min,episodes", [(30, 1), (31, 0), (14 * 60, 0)])
-def test_a_silence_longer_than_the_minimum_duration_is_no_sustained_flow(silence_min, episodes):
+@pytest.mark.parametrize("silence_min,episodes", [(30, 1), (45, 1), (46, 0), (14 * 60, 0)])
+def test_a_silence_longer_than_the_stale_threshold_is_no_sustained_flow(silence_min, episodes):
     """Flow above the floor at 17:00 and again after the logger was silent all night is no
     evidence of flow sustained for 14 h (REGULATIONS.md *Dry-weather flow present*: "sustained
-    >= 30 min"): a silence longer than the minimum duration itself ends the run; a missed
+    >= 30 min"): a silence that makes the station stale (by default more than 3 x 15 min,
+    ``rules.stale_intervals`` x ``rules.report_interval``) itself ends the run; a missed
     reading or two does not."""
     s = readings_at([(0, 2.0), (silence_min, 2.0)])
     assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5)) == episodes
     assert len(unknown_dry_flow(s, dry_like(s, DryState.UNKNOWN), floor_gpm=0.5)) == episodes
     s = readings_at([(m, 2.0) for m in range(0, 11)] + [(m, 2.0) for m in range(10 + silence_min, 20 + silence_min)])
     assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5)) == episodes
+
+
+@pytest.mark.parametrize("step_min", [20, 30, 45])
+def test_a_logger_reporting_every_20_to_45_min_shows_sustained_flow(step_min):
+    """A healthy battery logger reporting every 20-45 min (stale only after 45 min by
+    default) shows flow above the floor for two hours: dry-weather flow, from its first
+    reading to its last."""
+    s = readings_at([(m, 2.0) for m in range(0, 121, step_min)])
+    e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
+    assert e["start"].tolist() == [T0] and e["end"].tolist() == [s.index[-1]]
+    assert len(unknown_dry_flow(s, dry_like(s, DryState.UNKNOWN), floor_gpm=0.5)) == 1
+
+
+@pytest.mark.parametrize("gap_min,episodes", [(90, 1), (6 * 60, 1), (6 * 60 + 1, 0)])
+def test_a_station_reporting_every_2_h_is_silent_only_after_6_h(gap_min, episodes):
+    """``max_gap``: the station's stale threshold, here 3 x a registry ``report_interval`` of
+    2 h: a 90-min gap between readings above the floor is that logger's ordinary pace."""
+    s = readings_at([(0, 2.0), (gap_min, 2.0)])
+    assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5, max_gap=timedelta(hours=6))) == episodes
+    assert len(unknown_dry_flow(s, dry_like(s, DryState.UNKNOWN), floor_gpm=0.5,
+                                max_gap=timedelta(hours=6))) == episodes
+
+
+def test_a_silence_is_never_shorter_than_the_minimum_duration():
+    """A stale threshold below the minimum duration (a logger every 5 min, stale after 10)
+    still lets two readings the minimum duration apart show it: 30 min, one episode."""
+    s = readings_at([(0, 2.0), (30, 2.0)])
+    assert len(dry_weather_flow(s, dry_like(s), floor_gpm=0.5, max_gap=timedelta(minutes=10))) == 1
+    s = readings_at([(0, 2.0), (31, 2.0)])
+    assert dry_weather_flow(s, dry_like(s), floor_gpm=0.5, max_gap=timedelta(minutes=10)).empty
 
 
 def test_a_silence_splits_the_run_and_each_side_is_judged_on_its_own():
@@ -100,3 +133,10 @@ def test_a_silence_splits_the_run_and_each_side_is_judged_on_its_own():
     e = dry_weather_flow(s, dry_like(s), floor_gpm=0.5)
     assert e["start"].tolist() == [T0, T0 + pd.Timedelta(minutes=160)]
     assert e["end"].tolist() == [T0 + pd.Timedelta(minutes=40), T0 + pd.Timedelta(minutes=200)]
+
+
+def test_the_default_silence_is_the_stale_threshold_of_the_registrys_defaults():
+    from ms4watch.alerts.rules._common import DEFAULT_MAX_GAP
+    from ms4watch.contract.rules_config import RuleSettings
+    r = RuleSettings()
+    assert DEFAULT_MAX_GAP == r.stale_intervals * r.report_interval == timedelta(minutes=45)

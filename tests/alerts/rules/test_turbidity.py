@@ -1,5 +1,7 @@
 """Turbidity contrast: delta > max(5 NTU, 10 % of upstream) sustained 15 min; QC; backstop."""
 
+from datetime import timedelta
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -166,10 +168,10 @@ def test_an_infinite_downstream_reading_breaks_the_run_and_is_not_evaluable():
 
 def test_a_downstream_reading_without_a_value_is_no_reading():
     """NaN downstream readings are left out, as the engine and replay skip them: the run of
-    the readings around them goes on, as across readings the logger never sent (a hole of
-    up to the minimum duration: a longer silence ends a run)."""
+    the readings around them goes on, as across readings the logger never sent (a hole
+    shorter than the stale threshold: a longer silence ends a run)."""
     up = ser([10.0] * 12)
-    down = ser([40.0] * 4 + [np.nan] * 2 + [40.0] * 4, offset_s=30)
+    down = ser([40.0] * 4 + [np.nan] * 4 + [40.0] * 4, offset_s=30)
     eps, nev = turbidity_contrast(up, down)
     assert list(eps["n_readings"]) == [8] and nev.empty
     gone = down.dropna()
@@ -213,17 +215,50 @@ def test_the_partner_is_the_nearest_upstream_reading_passing_qc():
 
 
 # -- "sustained >= 15 min" across a silence of the downstream probe --------------------------------
-@pytest.mark.parametrize("silence_min,episodes", [(15, 1), (16, 0), (120, 0)])
-def test_a_silence_longer_than_the_minimum_duration_is_no_sustained_contrast(silence_min, episodes):
+def at_minutes(minutes, ntu):
+    return pd.Series(ntu, index=pd.DatetimeIndex([T0 + pd.Timedelta(minutes=m) for m in minutes]), dtype=float)
+
+
+@pytest.mark.parametrize("silence_min,episodes", [(15, 1), (45, 1), (46, 0), (14 * 60, 0)])
+def test_a_silence_longer_than_the_stale_threshold_is_no_sustained_contrast(silence_min, episodes):
     """Two muddy downstream readings with the probe silent between them show no contrast
-    sustained through the silence (REGULATIONS.md *Turbidity contrast*: sustained >= 15 min):
-    a silence longer than the minimum duration itself ends the run, by contrast or backstop."""
-    up = ser([10.0] * 40, step_min=1)
-    down = pd.Series([40.0, 40.0], index=pd.DatetimeIndex([T0, T0 + pd.Timedelta(minutes=silence_min)]))
+    sustained through the silence (REGULATIONS.md *Turbidity contrast*: sustained >= 15 min)
+    when the silence makes the probe stale (by default more than 3 x 15 min,
+    ``rules.stale_intervals`` x ``rules.report_interval``): it ends the run, by contrast or
+    backstop; a shorter one is the logger's pace."""
+    t = [0, silence_min]
+    up, down = at_minutes(t, 10.0), at_minutes(t, 40.0)
     assert len(turbidity_contrast(up, down)[0]) == episodes
     empty = pd.Series([], index=pd.DatetimeIndex([], tz="UTC"), dtype=float)
     assert len(turbidity_contrast(empty, down * 10)[0]) == episodes        # the backstop alone
-    # 10 min muddy, 20 min silent, 10 min muddy: no 15 min shown on either side
-    t = [0, 5, 10, 30, 35, 40]
-    down = pd.Series([40.0] * 6, index=pd.DatetimeIndex([T0 + pd.Timedelta(minutes=m) for m in t]))
-    assert turbidity_contrast(up, down)[0].empty
+    # 10 min muddy, the silence, 10 min muddy: no 15 min shown on either side of a long one
+    t = [0, 5, 10, 10 + silence_min, 15 + silence_min, 20 + silence_min]
+    assert len(turbidity_contrast(at_minutes(t, 10.0), at_minutes(t, 40.0))[0]) == episodes
+
+
+@pytest.mark.parametrize("step_min", [20, 30, 45])
+def test_a_probe_reporting_every_20_to_45_min_shows_a_sustained_contrast(step_min):
+    """A healthy battery logger reporting every 20-45 min, muddy for two hours below the site:
+    a contrast episode from its first muddy reading to its last."""
+    up = ser([10.0] * 12, step_min=step_min)
+    down = ser([11.0] * 2 + [40.0] * (120 // step_min + 1) + [11.0] * 2, step_min=step_min, offset_s=30)
+    eps, nev = turbidity_contrast(up, down)
+    assert nev.empty and len(eps) == 1 and eps["basis"].iat[0] == "contrast"
+    assert eps["start"].iat[0] == down.index[2] and eps["end"].iat[0] == down.index[2 + 120 // step_min]
+
+
+@pytest.mark.parametrize("gap_min,episodes", [(90, 1), (6 * 60, 1), (6 * 60 + 1, 0)])
+def test_a_probe_reporting_every_2_h_is_silent_only_after_6_h(gap_min, episodes):
+    """``max_gap``: the probe's stale threshold, here 3 x a registry ``report_interval`` of 2 h:
+    a 90-min gap between muddy readings is that logger's ordinary pace."""
+    t = [0, gap_min]
+    eps, _ = turbidity_contrast(at_minutes(t, 10.0), at_minutes(t, 40.0), max_gap=timedelta(hours=6))
+    assert len(eps) == episodes
+
+
+def test_a_silence_is_never_shorter_than_the_minimum_duration():
+    """A stale threshold below the minimum duration still lets two readings 15 min apart show it."""
+    for gap_min, episodes in ((15, 1), (16, 0)):
+        t = [0, gap_min]
+        eps, _ = turbidity_contrast(at_minutes(t, 10.0), at_minutes(t, 40.0), max_gap=timedelta(minutes=5))
+        assert len(eps) == episodes

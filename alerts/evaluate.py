@@ -19,9 +19,8 @@ from .events import AlertEvent, AlertKind, overdue_id
 from .rules import dry_weather as dw
 from .rules import dry_weather_flow as dwf
 from .rules import health, inspections, qc, storms, turbidity
-from .rules._common import silence_ns
 from .rules.calibration import uncalibrated_field
-from .rules._common import episodes, td_ns
+from .rules._common import episodes, silence_ns, td_ns
 
 # (station, quantity) -> (t_ns sorted unique int64, values float64, flags object array)
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.schedule import LONGEST_FIRST, order
+from tests.support.schedule import LONGEST_FIRST, measured, order
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,3 +35,26 @@ def test_a_collection_starts_with_the_package_build_and_xdist_keeps_that_order(p
     assert files[0] == "tests/test_deb.py", out.stdout + out.stderr
     assert files.index("tests/test_types.py") < files.index("tests/test_schedule.py")
     assert pytestconfig.option.loadscopereorder is False
+
+
+def test_the_table_written_from_a_junit_report_orders_the_files_longest_first(tmp_path, monkeypatch):
+    """tools/file_seconds.py sums each file's tests (classes included) and schedule.measured
+    reads them back longest first."""
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import file_seconds as tool
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    report = tmp_path / "run.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.a.test_x" name="t1" time="2.0"/>'
+        '<testcase classname="tests.a.test_x.TestGroup" name="t2" time="3.5"/>'
+        '<testcase classname="tests.test_y" name="t" time="4.0"/>'
+        '<testcase classname="tests.test_z" name="t" time="0.25"/>'
+        "</testsuite></testsuites>")
+    table = tmp_path / "file-seconds.txt"
+    monkeypatch.setattr(tool, "TABLE", table)
+    assert tool.main([str(report)]) == 0
+    assert measured(table) == ("tests/a/test_x.py", "tests/test_y.py", "tests/test_z.py")
+    assert "5.5\ttests/a/test_x.py" in table.read_text()

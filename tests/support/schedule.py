@@ -1,30 +1,36 @@
 """The order in which ``make test`` hands test files to its workers (pytest-xdist, ``--dist
 loadfile``: a file runs whole on one worker, and the workers take files in order).
 
-A two-worker run lasts at least as long as its longest file, and a long file that starts
-last adds its whole length to the end of the run. xdist's default hands out the files with
-the most tests first, which put tests/test_deb.py (three tests, ~4 min: build, lintian,
-install) at the very end: ~7.8 min on a quiet 2-core machine, where the work of the suite
-divided by two is ~5. So: the files known to be long first, longest first (LONGEST_FIRST, as
-measured), then the others as xdist orders them (most tests first), and xdist told not to
-reorder them again (``tests/conftest.py``)."""
+A run lasts at least as long as its longest file, and a long file that starts last adds its
+whole length to the end of the run. xdist's default hands out the files with the most tests
+first, which put tests/test_deb.py (three tests, the longest file: build, lintian, install)
+at the very end: ~7.8 min on a quiet 2-core machine, where the work of the suite divided by
+two was ~5. So: longest first, as measured in a whole run (``file-seconds.txt`` beside this
+module, written by tools/file_seconds.py from a JUnit report: the classic "longest
+processing time first" rule, which keeps the workers ending together), then files not
+measured yet by their number of tests (most first), and xdist told not to reorder them
+again (``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Sequence
 
-# Measured alone (-n 0, `pytest --durations`, s of wall; this machine was busy, load 4-10, so
-# the figures are 1.5-3x a quiet machine's), longest first.
-LONGEST_FIRST: tuple[str, ...] = (
-    "tests/test_deb.py",                       # ~240 s quiet: make deb, lintian, apt install/upgrade/purge
-    "tests/faults/test_pipeline_faults.py",    # 170 s busy: processes killed, links cut, a store down
-    "tests/test_demo.py",                      # 125 s busy: `ms4watch demo` a dozen times
-    "tests/test_types.py",                     # 97 s busy: mypy over the package, from cold
-    "tests/faults/test_backlog_crash.py",      # 79 s busy
-    "tests/workbench/test_every_page.py",      # 41 s quiet: Chromium, 25 pages x 3 sizes
-    "tests/workbench/test_api_schema.py",      # 34 s quiet: schemathesis
-)
+TABLE = Path(__file__).with_name("file-seconds.txt")
+
+
+def measured(table: Path = TABLE) -> tuple[str, ...]:
+    """The files of the table, longest first (lines ``seconds<TAB>path``; ``#`` comments)."""
+    rows = []
+    for line in table.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, path = line.split("\t")
+            rows.append((-float(seconds), path))
+    return tuple(path for _, path in sorted(rows))
+
+
+LONGEST_FIRST: tuple[str, ...] = measured()
 
 
 def file_of(nodeid: str) -> str:

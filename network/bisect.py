@@ -328,7 +328,10 @@ def _drained(g: _Graph, at: np.ndarray, which: np.ndarray, *weights: np.ndarray)
 
 def _loops(n: int, down: Rows) -> tuple[list[int], int]:
     """Strongly connected components (Tarjan's, iterative): each structure's, numbered so that
-    one draining to another has the higher number; and how many."""
+    one draining to another has the higher number; and how many. Ours rather than networkx's
+    (``condensation`` and a topological sort): the whole plan with one pipe of unknown
+    direction on bench/bench_network.py's 10,000 structures took 316 ms with networkx's against
+    35 ms with this one (2026-12-02, same run, same plan); scipy's is not in the package."""
     ptr, nbr = down.ptr, down.nbr
     order = [-1] * n
     low = [0] * n

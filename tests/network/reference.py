@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from ms4watch.network.bisect import Plan, Weight
+# the count of ancestors, the buried junctions and the loops' forest are still the package's
+# own (its fallback, unchanged from before the index): the oracle uses them as they are
+from ms4watch.network.bisect import Plan, Weight, _buried, _parts_forest
+from ms4watch.network.bisect import _plan_both_ways as plan_both_ways  # noqa: F401  (tests call reference.plan_both_ways)
 from ms4watch.network.errors import NetworkError
 from ms4watch.network.model import Network, StructureKind
 from ms4watch.network.trace import Step, Way
@@ -140,13 +143,6 @@ def plan(net: Network, outfall: str, flow: Sequence[str] = (), no_flow: Sequence
     return Plan(pipes, total, m, part_ft, total_w, part_w if total_w else 0.0)
 
 
-def _buried(net: Network) -> set[str]:
-    """Junctions the import implied where pipe ends meet with no structure drawn (a wye, a
-    bend): no crew can open them, so they are never named next."""
-    from ms4watch.network.build import IMPLIED
-    return {s.id for s in net.structures.values() if s.source == IMPLIED}
-
-
 def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
     """The one-pass count of :func:`_parts_forest` on plain dictionaries, for a reach with
     no loop and no structure draining two ways (fast); None otherwise."""
@@ -177,33 +173,6 @@ def _parts_tree(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[
     return {n: (drained_ft[n], drained_pipes[n]) for n in waiting}
 
 
-def _parts_forest(suspect: set[tuple[str, str]], length: dict) -> dict[str, tuple[float, int]] | None:
-    """Each structure's part (pipe length draining to it, and the number of pipes) in one
-    pass, when the suspect reach, its loops each taken as one node, is a forest: every
-    structure drains on by at most one path (the usual storm sewer). None otherwise: the
-    caller counts each structure's ancestors instead."""
-    import networkx as nx
-    h: nx.DiGraph[str] = nx.DiGraph()
-    h.add_edges_from(suspect)
-    c = nx.condensation(h)
-    if any(d > 1 for _, d in c.out_degree()):
-        return None
-    member = c.graph["mapping"]                        # structure -> its loop (or itself)
-    own: dict[int, list] = {n: [0.0, 0] for n in c}    # pipes inside a loop drain to all of it
-    into: dict[int, list] = {n: [0.0, 0] for n in c}
-    for u, v in suspect:
-        target = own if member[u] == member[v] else into
-        target[member[v]][0] += length[(u, v)]
-        target[member[v]][1] += 1
-    drained: dict[int, tuple[float, int]] = {}
-    for n in nx.topological_sort(c):                   # upstream first
-        ft, k = own[n][0] + into[n][0], own[n][1] + into[n][1]
-        for p in c.predecessors(n):
-            ft, k = ft + drained[p][0], k + drained[p][1]
-        drained[n] = (ft, k)
-    return {m: drained[member[m]] for m in member}
-
-
 def weights(net: Network, by: Weight, areas=()) -> dict[str, float] | None:
     if by is Weight.LENGTH:
         return None
@@ -221,68 +190,3 @@ def weights(net: Network, by: Weight, areas=()) -> dict[str, float] | None:
     for _, up in connected:
         leaving[up] = leaving.get(up, 0) + 1
     return {pid: node.get(up, 0.0) / leaving[up] for pid, up in connected}
-
-
-def plan_both_ways(net: Network, outfall: str, flow: Sequence[str], no_flow: Sequence[str],
-                    unknown: set[str], weights: Mapping[str, float] | None = None) -> Plan:
-    """:func:`plan` with pipes of unknown direction, counted structure by structure (each
-    structure's ancestors, twice: a quadratic count, for the few networks that need it)."""
-    import networkx as nx
-    may: nx.DiGraph[str] = nx.DiGraph()
-    surely: nx.DiGraph[str] = nx.DiGraph()
-    may.add_nodes_from(net.structures)
-    surely.add_nodes_from(net.structures)
-    length: dict[str, float] = {}
-    for c in net.conveyances.values():
-        if c.upstream is None or c.downstream is None:
-            continue
-        length[c.id] = c.length_ft or 0.0
-        ends = [(c.upstream, c.downstream)] + ([(c.downstream, c.upstream)] if c.id in unknown else [])
-        for u, v in ends:
-            if not may.has_edge(u, v):
-                may.add_edge(u, v, ids=set())
-            may.edges[u, v]["ids"].add(c.id)
-        if c.id not in unknown:
-            if not surely.has_edge(c.upstream, c.downstream):
-                surely.add_edge(c.upstream, c.downstream, ids=set())
-            surely.edges[c.upstream, c.downstream]["ids"].add(c.id)
-
-    def draining_to(g, m: str) -> set[str]:
-        return {pid for v in nx.ancestors(g, m) | {m} for u in g.predecessors(v) for pid in g.edges[u, v]["ids"]}
-
-    def ft(pipes: set[str]) -> float:
-        return sum(length[p] for p in pipes)
-
-    suspect = draining_to(may, outfall)
-    for m in flow:
-        suspect &= draining_to(may, m)
-    for m in no_flow:
-        suspect -= draining_to(surely, m)
-    total = ft(suspect)
-    by: Mapping[str, float] = weights or {}
-    total_w = None if weights is None else sum(by.get(p, 0.0) for p in suspect)
-
-    def wt(pipes: set[str]) -> float:
-        return ft(pipes) if not total_w else sum(by.get(p, 0.0) for p in pipes)
-
-    whole = wt(suspect)
-    opened = {outfall, *flow, *no_flow} | _buried(net)
-    suspect_ends = {e for p in suspect for e in (net.conveyances[p].upstream, net.conveyances[p].downstream)
-                    if e is not None}
-    scored = []
-    for m in suspect_ends - opened:
-        part = draining_to(may, m) & suspect
-        if 0 < len(part) < len(suspect):
-            part_w = wt(part)
-            scored.append((max(part_w, whole - wt(draining_to(surely, m) & suspect)), m, part_w, part))
-    if not scored:
-        return Plan(frozenset(suspect), total, None, None, total_w, None)
-    least = min(score for score, *_ in scored)
-    tied = [(m, part_w, part) for score, m, part_w, part in scored if score == least]
-    if len(tied) > 1:                                  # the nearer the outfall, then the id
-        depth = nx.single_source_shortest_path_length(may.reverse(copy=False), outfall)
-        tied.sort(key=lambda t: (depth.get(t[0], 0), t[0]))
-    m, part_w, part = tied[0]
-    if weights is None:
-        return Plan(frozenset(suspect), total, m, part_w)
-    return Plan(frozenset(suspect), total, m, ft(part), total_w, part_w if total_w else 0.0)

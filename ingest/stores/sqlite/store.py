@@ -348,15 +348,9 @@ class SqliteStore:
                       start: datetime | None = None, end: datetime | None = None,
                       limit: int = 1000) -> list[DeviceEvent]:
         """``DeviceEventSource``: newest first."""
-        where, params = _filters(device=device, station=station, kind=kind)
-        if start is not None:
-            where.append("time_ns >= ?")
-            params.append(to_ns(start))
-        if end is not None:
-            where.append("time_ns <= ?")
-            params.append(to_ns(end))
+        where, params = _filters("time_ns", start, end, device=device, station=station, kind=kind)
         rows = self._read("SELECT device, station, time_ns, kind, data, digest, received_ns FROM events"
-                          + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY time_ns DESC LIMIT ?",
+                          + where + " ORDER BY time_ns DESC LIMIT ?",
                           (*params, int(limit)))
         out = []
         for d, st, t, k, data, dig, rec in rows:
@@ -369,15 +363,8 @@ class SqliteStore:
                             sensor: str | None = None, start: datetime | None = None,
                             end: datetime | None = None) -> list[CalibrationRecord]:
         """``CalibrationHistory``: every record of the sensors asked for, oldest first."""
-        where, params = _filters(device=device, station=station, sensor=sensor)
-        if start is not None:
-            where.append("performed_ns >= ?")
-            params.append(to_ns(start))
-        if end is not None:
-            where.append("performed_ns <= ?")
-            params.append(to_ns(end))
-        rows = self._read("SELECT record FROM calibration_records" + (" WHERE " + " AND ".join(where) if where else "")
-                          + " ORDER BY performed_ns, id", tuple(params))
+        where, params = _filters("performed_ns", start, end, device=device, station=station, sensor=sensor)
+        rows = self._read("SELECT record FROM calibration_records" + where + " ORDER BY performed_ns, id", tuple(params))
         return [CalibrationRecord.model_validate_json(r[0]) for r in rows]
 
     def calibrations_due(self, now: datetime, *, warn_days: int = 14) -> list[CalibrationState]:
@@ -543,14 +530,20 @@ class SqliteStore:
             self._idle_readers.clear()
 
 
-def _filters(**eq: str | None) -> tuple[list[str], list]:
-    """``col = ?`` for every given value."""
+def _filters(time_col: str, start: datetime | None, end: datetime | None,
+             **eq: str | None) -> tuple[str, list]:
+    """The ``WHERE`` clause (or "") and its parameters: ``col = ?`` for every given value,
+    ``time_col`` within ``start`` and ``end`` (both inclusive) where given."""
     where, params = [], []
     for col, v in eq.items():
         if v is not None:
             where.append(f"{col} = ?")
             params.append(v)
-    return where, params
+    for op, t in ((">=", start), ("<=", end)):
+        if t is not None:
+            where.append(f"{time_col} {op} ?")
+            params.append(to_ns(t))
+    return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
 def probe_write_lock(path: Path, timeout_s: float = 2.0) -> None:

@@ -534,7 +534,8 @@ def _filters(time_col: str, start: datetime | None, end: datetime | None,
              **eq: str | None) -> tuple[str, list]:
     """The ``WHERE`` clause (or "") and its parameters: ``col = ?`` for every given value,
     ``time_col`` within ``start`` and ``end`` (both inclusive) where given."""
-    where, params = [], []
+    where: list[str] = []
+    params: list[str | int] = []
     for col, v in eq.items():
         if v is not None:
             where.append(f"{col} = ?")

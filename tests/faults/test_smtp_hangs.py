@@ -1,11 +1,13 @@
 """A hung SMTP server never holds up ingest (issue 10, "Delivery never holds up ingest").
 
 Real Mosquitto, the real server from the composition root, and an SMTP port that accepts
-connections and never answers. Five outfalls raise dry-weather-flow alerts; while the
-delivery worker waits on the silent server, a stream of readings is published and timed.
-The same is done against a healthy SMTP server in the same test: ingest's rate with the
-hung server is compared with it as a ratio. Then SMTP comes back on the same port and
-every notification arrives exactly once.
+connections and never answers. Five outfalls raise dry-weather-flow alerts; once the
+delivery worker is connected to the silent server, a stream of readings is published, and
+the whole stream must be stored while the worker is still inside that first exchange (no
+attempt has ended: its timeout is 10 min). Sending on ingest's thread stored nothing more
+until the exchange gave up. The same stream against a healthy SMTP server gives the rates
+printed beside each other (figures, not a bound: they move with the machine's load). Then
+SMTP comes back on the same port and every notification arrives exactly once.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ class Logger:
         stop_client(self.c)
 
 
-def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:
-    """Raise five alerts, then time a stream of readings; returns (server, readings/s)."""
+def run(tmp_path, broker, name: str, smtp_url: str, before_stream=lambda server: None) -> tuple:
+    """Raise five alerts, call ``before_stream(server)``, then time a stream of readings;
+    returns (server, readings/s)."""
     data = tmp_path / name
     data.mkdir()
     (data / "sites.yaml").write_text(SITES)
@@ -78,6 +81,7 @@ def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:
             log.send(o, [(now - 100 * MIN + k * 5 * MIN, "flow", "flow", 6.0, "gpm", [], None) for k in range(8)])
         incidents = server.pipeline.incidents.store
         assert wait_for(lambda: len(incidents.list()) == len(OUTFALLS), 30), "alerts not raised"
+        before_stream(server)
         base = server.ingest.stats.stored_readings
         target = base + STREAM_MESSAGES * STREAM_READINGS
         t0 = time.monotonic()
@@ -95,6 +99,10 @@ def run(tmp_path, broker, name: str, smtp_url: str) -> tuple:
     return server, rate
 
 
+def _connected(hole: BlackHoleSmtp) -> None:
+    assert wait_for(lambda: hole.connections >= 1, 30), "the delivery worker never connected to the silent server"
+
+
 def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tmp_path, mosquitto_broker):
     healthy = SmtpSink().start()
     try:
@@ -107,18 +115,18 @@ def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tm
         healthy.stop()
 
     hole = BlackHoleSmtp()
-    server, hung_rate = run(tmp_path, mosquitto_broker, "hung", hole.url(timeout="3s"))
+    server, hung_rate = run(tmp_path, mosquitto_broker, "hung", hole.url(timeout="10min"),
+                            before_stream=lambda server: _connected(hole))
     back = None
     try:
         queue = server.pipeline.dispatcher.queue
-        assert queue.counts().get("sent", 0) == 0          # nothing got through the silent server
-        ratio = hung_rate / healthy_rate
+        # the stream is stored, and the worker is still in its first exchange with the silent
+        # server: no attempt has ended, nothing got through
+        assert hole.connections == 1
+        assert [r.attempts for r in queue.all()] == [0] * len(OUTFALLS)
+        assert queue.counts().get("sent", 0) == 0
         print(f"ingest with a hung SMTP server: {hung_rate:,.0f} readings/s; healthy: {healthy_rate:,.0f}; "
-              f"ratio {ratio:.2f}")
-        # Sending on ingest's thread stalled it outright (nothing more stored for minutes: the
-        # ratio was ~0). Measured alone the ratio is 1.0-1.5 (the healthy run also draws email
-        # charts); with other test suites sharing the 2 cores it has dipped to 0.5.
-        assert ratio > 0.3, f"ingest slowed by the hung SMTP server: {ratio:.2f} of its healthy rate"
+              f"ratio {hung_rate / healthy_rate:.2f}")
 
         hole.stop()
         back = SmtpSink(port=hole.port).start()            # the server comes back on its port
@@ -129,6 +137,7 @@ def test_a_hung_smtp_server_costs_ingest_nothing_and_every_email_arrives_once(tm
         subjects = " ".join(str(m["Subject"]) for m in mails)
         assert all(f"Outfall {o}" in subjects for o in OUTFALLS)
     finally:
+        hole.stop()                                        # first: the worker's exchange ends, the server can stop
         server.stop()
         if back is not None:
             back.stop()

@@ -177,21 +177,45 @@ def inspection(due: str, storm_end: str, site: str = "CS-7", **kw: Any):
 
 
 class BlackHoleSmtp:
-    """A port that accepts TCP connections (the kernel completes them into the listen
-    backlog) and never says a word: an SMTP server that hangs. ``stop()`` frees the port
-    for a real server to come back on."""
+    """A port that accepts TCP connections and never says a word: an SMTP server that hangs.
+    ``connections`` counts the clients it holds; ``stop()`` closes them (each client reads
+    the end of its connection) and frees the port for a real server to come back on."""
 
     def __init__(self, port: int | None = None):
         import socket
+        import threading
         self.port = port or free_port()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", self.port))
         self._sock.listen(128)
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, name="black-hole-smtp", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:          # stopped
+                return
+            self._held.append(conn)
+
+    @property
+    def connections(self) -> int:
+        return len(self._held)
 
     def url(self, **params: str) -> str:
         query = "&".join(f"{k}={v}" for k, v in {"from": "ms4watch@town.test", **params}.items())
         return f"mailto://127.0.0.1:{self.port}?{query}"
 
     def stop(self) -> None:
+        import socket
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)   # wakes the accepting thread
+        except OSError:
+            pass
         self._sock.close()
+        self._thread.join(5)
+        for conn in self._held:
+            conn.close()

@@ -132,17 +132,24 @@ def test_ctrl_c_stops_cleanly_with_nothing_lost(tmp_path):
     assert data["readings_published"] == data["readings_stored"] == data["readings_taken"]
 
 
-def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
+def test_demo_serve_keeps_the_workbench_up_until_ctrl_c_and_its_report_agrees_with_the_command(tmp_path):
     """``ms4watch demo --serve`` prints the workbench's URL and a login, keeps it up after the
-    simulated days, and stops cleanly on Ctrl-C."""
+    simulated days, and stops cleanly on Ctrl-C. Meanwhile, on its records: the annual report's
+    inspection items (and every other section) read the same on the page as from ``ms4watch
+    report annual`` (one serving demo for both: each costs a server, a workbench and loggers)."""
     import re
     import signal
     import subprocess
     import sys
 
     import httpx
+    from typer.testing import CliRunner
+
+    from ms4watch.cli import build_app
+    from ms4watch.demo import demo_configs
+    wd = tmp_path / "demo"
     proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "demo", "--days", "0.05", "--speed", "0", "--serve",
-                             "--workdir", str(tmp_path / "demo")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             "--workdir", str(wd)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
         url = login = None
@@ -153,13 +160,23 @@ def test_demo_runs_the_workbench_and_serve_keeps_it_up_until_ctrl_c(tmp_path):
             if "the workbench stays on" in line:
                 break
         assert url and login, "no URL and login printed"
-        with httpx.Client(base_url=url, timeout=10) as c:
+        (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
+        r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
+                                             "--config", str(tmp_path / "ms4watch.toml")])
+        assert r.exit_code == 0, r.output
+        with httpx.Client(base_url=url, timeout=30) as c:
             assert c.get("/health").json() == {"status": "ok"}
             page = c.get("/login")
             csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
             r = c.post("/login", data={"username": "smo", "password": login, "csrf": csrf})
             assert r.status_code == 303
             assert c.get("/api/v1/me").json()["role"] == "admin"
+            for section in ("inspections", "outfalls", "screened", "enforcement", "swppp_reviews"):
+                web = c.get(f"/reports/annual/2026/{section}.csv")
+                assert web.status_code == 200, section
+                assert web.content == (tmp_path / "out" / f"{section}.csv").read_bytes(), section
+            items = (tmp_path / "out" / "inspections.csv").read_text().splitlines()[1:]
+            assert items and all(line.endswith(",not yet due") for line in items), items
         proc.send_signal(signal.SIGINT)
         out = proc.communicate(timeout=60)[0]
         assert proc.returncode == 0, out
@@ -195,45 +212,6 @@ def test_the_demos_records_and_its_report_take_the_simulated_clock(short_demo, t
     assert f"counted to {now.astimezone(ZoneInfo('America/New_York')):%Y-%m-%d %H:%M}" in r.output, r.output
     assert datetime.now(timezone.utc).strftime("%Y-%m-%d") not in r.output.splitlines()[0]
     assert simulated_now(tmp_path) is None                          # not a demo's directory
-
-
-def test_the_report_on_the_page_and_from_the_command_agree(tmp_path):
-    """The demo serving its workbench: the annual report's inspection items (and every other
-    section) read the same on the page as from ``ms4watch report annual`` on the same records."""
-    import re
-    import threading
-
-    import httpx
-    from typer.testing import CliRunner
-
-    from ms4watch.cli import build_app
-    from ms4watch.demo import demo_configs
-    from tests.support.waiting import wait_for
-    wd = tmp_path / "demo"
-    demo = Demo(DemoOptions(days=0.05, speed=0, workdir=wd, serve=True), report=lambda line: None)
-    runner = threading.Thread(target=demo.run, daemon=True)
-    runner.start()
-    try:
-        assert wait_for(demo.serving.is_set, 120, poll_s=0.1), "the demo's workbench did not come up"
-        (tmp_path / "ms4watch.toml").write_text(f'registry = "{demo_configs() / "sites.yaml"}"\ndata_dir = "{wd}"\n')
-        r = CliRunner().invoke(build_app(), ["report", "annual", "--year", "2026", "--out", str(tmp_path / "out"),
-                                             "--config", str(tmp_path / "ms4watch.toml")])
-        assert r.exit_code == 0, r.output
-        with httpx.Client(base_url=demo.web_url, timeout=30) as c:
-            page = c.get("/login")
-            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
-            user, password = demo.web_login
-            assert c.post("/login", data={"username": user, "password": password, "csrf": csrf}).status_code == 303
-            for section in ("inspections", "outfalls", "screened", "enforcement", "swppp_reviews"):
-                web = c.get(f"/reports/annual/2026/{section}.csv")
-                assert web.status_code == 200, section
-                assert web.content == (tmp_path / "out" / f"{section}.csv").read_bytes(), section
-            items = (tmp_path / "out" / "inspections.csv").read_text().splitlines()[1:]
-            assert items and all(line.endswith(",not yet due") for line in items), items
-    finally:
-        demo.stop_serving()
-        runner.join(120)
-    assert not runner.is_alive()
 
 
 class _SignalAfterBegin:

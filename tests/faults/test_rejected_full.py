@@ -27,6 +27,7 @@ from tests.support.mqtt_clients import stop_client
 pytestmark = [pytest.mark.mosquitto, pytest.mark.faults]
 T0 = 1_780_000_000_000_000_000
 TOPIC = "ms4/town/OF-1/LOG-1/readings"
+MORE = 8          # messages of 2,000 readings sent behind the conflict: more than a queue of 2 holds
 
 
 def message(seq: int, value: float = 1.0, n: int = 10) -> bytes:
@@ -59,9 +60,9 @@ def set_aside(path: Path) -> list[str]:
     return [json.loads(line)["error"] for line in path.read_text().splitlines()] if path.is_file() else []
 
 
-def service(broker, tmp_path: Path) -> IngestService:
+def service(broker, tmp_path: Path, **kw) -> IngestService:
     svc = IngestService(broker.url, "town", SqliteStore(tmp_path / "store.db"), client_id="ingest-full",
-                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.01).start()
+                        rejected_path=tmp_path / "rejected.jsonl", batch_wait_s=0.01, **kw).start()
     assert svc.connected.wait(10)
     return svc
 
@@ -104,13 +105,16 @@ def test_a_contract_violation_that_cannot_be_set_aside_is_not_acknowledged(tmp_p
 
 def test_stop_stops_while_a_set_aside_is_retried_and_the_queue_is_full(tmp_path, mosquitto_broker):
     rejected = tmp_path / "rejected.jsonl"
-    svc = service(mosquitto_broker, tmp_path)
+    # a queue of two socket reads (16 by default) is full after a few messages: it took 58 of
+    # 2,000 readings to fill the default one, 116,000 readings stored after the restart
+    svc = service(mosquitto_broker, tmp_path, max_queue=2)
     publish(mosquitto_broker.port, [message(1)])
     assert wait_for(lambda: readings_stored(tmp_path / "store.db") == 10, 10)
     full_disk(rejected)
     publish(mosquitto_broker.port, [message(1, value=2.0)])
     assert wait_for(lambda: svc.stats.store_retries >= 1, 10)
-    publish(mosquitto_broker.port, [message(s, n=2000) for s in range(2, 60)])   # more than the queue holds
+    publish(mosquitto_broker.port, [message(s, n=2000) for s in range(2, 2 + MORE)])   # more than the queue holds
+    assert wait_for(svc._queue.full, 30), f"the queue holds {svc._queue.qsize()} of {svc._queue.maxsize}"
     t0 = time.monotonic()
     stopped = threading.Thread(target=svc.stop, daemon=True)
     stopped.start()
@@ -121,7 +125,7 @@ def test_stop_stops_while_a_set_aside_is_retried_and_the_queue_is_full(tmp_path,
     space_returns(rejected)
     svc = service(mosquitto_broker, tmp_path)                          # what was not acknowledged comes again
     try:
-        assert wait_for(lambda: readings_stored(tmp_path / "store.db") == 10 + 58 * 2000, 60), svc.stats
+        assert wait_for(lambda: readings_stored(tmp_path / "store.db") == 10 + MORE * 2000, 60), svc.stats
         assert [e.split(":")[0] for e in set_aside(rejected)] == ["conflict"]
     finally:
         svc.stop()

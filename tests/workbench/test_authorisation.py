@@ -204,7 +204,8 @@ def _records(bench) -> None:
 def _target(path: str) -> str:
     if _compliance_key(path):
         return COMPLIANCE_TARGETS[_compliance_key(path)]
-    for part, target in (("/field/", "field"), ("/users/", "user:viewer"), ("/corrections/", "correction:1"), ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
+    for part, target in (("/field/", "field"), ("/users/", "user:viewer"), ("/corrections/", "correction:1"),
+                         ("/incidents/", "incident:1"), ("/photos", "inspection:1"), ("/inspections", "site:CS-7"),
                          ("/withdraw", "suppression:1"), ("/approvals", "outfall:OF-12")):
         if part in path:
             return target

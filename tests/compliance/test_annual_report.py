@@ -22,15 +22,22 @@ from ms4watch.contract.registry import load_registry
 from ms4watch.demo import Demo, DemoOptions, demo_configs
 from ms4watch.ingest.stores import SqliteStore
 from tests.support.cli import run_cli
+from tests.support.servers import have, mosquitto
 
 DAYS = 6.0
 
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory):
+    """The demo through a real Mosquitto: the embedded broker (amqtt, in this process) cost a
+    third of the simulation's CPU, and tests/test_demo.py is where it is tested."""
+    if not have("mosquitto"):
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
     tmp = tmp_path_factory.mktemp("year")
     wd = tmp / "demo"
-    Demo(DemoOptions(days=DAYS, speed=0, workdir=wd, http="off"), report=lambda line: None).run()
+    with mosquitto(tmp / "mosquitto") as broker:
+        Demo(DemoOptions(days=DAYS, speed=0, workdir=wd, http="off", broker_url=broker.url),
+             report=lambda line: None).run()
     store = ComplianceStore(wd / "compliance.db")
     t = datetime(2026, 6, 2, 14, tzinfo=timezone.utc)
     a = store.open_case(origin="complaint", incident_id=None, outfall="OF-1", location="Mill St", description="suds",
@@ -83,6 +90,7 @@ def rows(out: Path, section: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.mosquitto
 def test_every_count_is_its_records(seeded):
     wd, out, printed = seeded
     reg = load_registry(demo_configs() / "sites.yaml")
@@ -154,6 +162,7 @@ def test_every_count_is_its_records(seeded):
         assert f"  {label}: {n}\n" in printed
 
 
+@pytest.mark.mosquitto
 def test_the_html_links_every_count_and_the_pdf_reads_back(seeded):
     _, out, _ = seeded
     html = (out / "report.html").read_text()
@@ -171,6 +180,7 @@ def test_the_html_links_every_count_and_the_pdf_reads_back(seeded):
         assert words in text, words
 
 
+@pytest.mark.mosquitto
 def test_the_period_and_continuous_monitoring_are_the_towns_choice(seeded):
     """The registry's annual_report: another first day (GP-0-15-003's 10 March) moves the year;
     continuous monitoring counts an outfall as screened when the town says so."""

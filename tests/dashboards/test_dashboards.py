@@ -154,10 +154,15 @@ def test_every_query_returns_rows_on_a_seeded_influxdb(influxd):
 
 
 @pytest.mark.influxdb
-def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
+@pytest.mark.mosquitto
+def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path, mosquitto_broker):
     """The demo pipeline (simulated loggers → MQTT → ingest → Influx1Store → alert engine →
     incidents) fills the store: readings, device status and the calibrations the loggers
     report in it, alerts, storms, inspections and incidents. Every panel returns rows.
+
+    Through a real Mosquitto rather than the demo's embedded broker (amqtt, in this process:
+    a third of the simulation's CPU; tests/test_demo.py tests it), and without the workbench
+    (its admin's password hash and its server write nothing to the store).
     """
     from datetime import datetime, timezone
 
@@ -165,7 +170,8 @@ def test_panels_return_rows_on_a_store_filled_by_the_demo(influxd, tmp_path):
     url = influxd.store_url("ms4watch")
     build_store(url).ensure_store(timedelta(days=1096))
     start = (datetime.now(timezone.utc) - timedelta(days=4.5)).replace(microsecond=0)
-    summary = Demo(DemoOptions(days=4.5, speed=0, start=start, workdir=tmp_path / "demo", store_url=url),
+    summary = Demo(DemoOptions(days=4.5, speed=0, start=start, workdir=tmp_path / "demo", store_url=url,
+                               broker_url=mosquitto_broker.url, http="off"),
                    report=lambda *a: None).run()
     assert summary.readings_stored == summary.readings_published > 0
     failures, ran = _run_panels(influxd, "ms4watch")

@@ -47,14 +47,21 @@ class Proxied:
         return [tuple(r) for r in rows]
 
 
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    """The proxy's self-signed certificate and key, made once for the file (openssl's RSA key:
+    ~0.2 s of CPU each, and nothing a test checks differs between two of them)."""
+    return self_signed(tmp_path_factory.mktemp("tls"))
+
+
 @pytest.fixture
-def proxied(tmp_path, clock):
+def proxied(tmp_path, clock, certificate):
     https, http = free_port(), free_port()
     bench = start_bench(tmp_path, clock, http={"trusted_proxies": ["127.0.0.1"], "public_url": f"https://127.0.0.1:{https}"},
                         web={"metrics_networks": ["127.0.0.0/8"]})       # the app alone would let every local address read /metrics
     nginx = None
     try:
-        cert, key = self_signed(tmp_path)
+        cert, key = certificate
         site = site_for_test(EXAMPLE.read_text(), upstream=int(bench.url.rsplit(":", 1)[1]), https=https, http=http,
                              cert=cert, key=key)
         nginx = Nginx(tmp_path / "nginx", site).start(https)
@@ -129,15 +136,18 @@ def test_a_photo_larger_than_nginxs_default_body_reaches_the_workbench(proxied):
 
 
 @pytest.mark.mosquitto
-def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_broker):
+def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_broker, certificate):
     """The composition root's way: ``ms4watch serve`` with the settings the example's header
     gives (``[http]`` listen, public_url, trusted_proxies), a user added with ``ms4watch users
-    add``, nginx in front."""
+    add``, nginx in front. ``serve`` runs in a process of its own; ``users add`` in this one
+    (``run_cli``: a second interpreter and its imports cost ~1 s of CPU; the command itself
+    is tests/test_users_cli.py's)."""
     import os
     import sqlite3
     import subprocess
     import sys
 
+    from tests.support.cli import run_cli
     from tests.support.servers import wait_port
     from tests.support.waiting import wait_for
     listen, https, http = free_port(), free_port(), free_port()
@@ -152,8 +162,8 @@ def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_bro
     (tmp_path / "pw").write_text(PASSWORD)
     (tmp_path / "data").mkdir()      # the data folder an install makes (users add refuses a missing one)
     ms4 = [sys.executable, "-m", "ms4watch"]
-    added = subprocess.run([*ms4, "users", "add", "smo", "--role", "smo", "--password-file", str(tmp_path / "pw"),
-                            "--config", str(cfg)], capture_output=True, text=True, timeout=120)
+    added = run_cli("users", "add", "smo", "--role", "smo", "--password-file", str(tmp_path / "pw"),
+                    "--config", str(cfg))
     assert added.returncode == 0, added.stderr
     log = tmp_path / "serve.log"
     server = subprocess.Popen([*ms4, "serve", "--config", str(cfg)], stdout=log.open("ab"), stderr=subprocess.STDOUT,
@@ -161,7 +171,7 @@ def test_ms4watch_serve_behind_nginx_believes_only_nginx(tmp_path, mosquitto_bro
     nginx = None
     try:
         wait_port(listen, timeout_s=60, proc=server)
-        cert, key = self_signed(tmp_path)
+        cert, key = certificate
         site = site_for_test(EXAMPLE.read_text(), upstream=listen, https=https, http=http, cert=cert, key=key)
         nginx = Nginx(tmp_path / "nginx", site).start(https)
         proxied = Proxied(f"http://127.0.0.1:{listen}", https, http, cert)

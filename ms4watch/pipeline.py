@@ -198,6 +198,7 @@ class AlertPipeline:
                           "if the server stops now, its next start raises them again", len(self._untaken))
                 return
             mark = self.stored_mark() if self.stored_mark is not None else None   # before the engine's state
+            self.incidents.make_durable()   # what the state to be saved raised is on disk before it
             self.engine.checkpoint()
             if mark is not None:        # after it: a crash between the two leaves the older mark
                 tmp = self._mark_path.with_suffix(".tmp")
@@ -222,6 +223,7 @@ class AlertPipeline:
             self.records.stop()
         with self._lock:
             if self._take():
+                self.incidents.make_durable()
                 self.engine.close()
             else:              # the state on disk stays before them: the next start raises them again
                 log.error("stopping with %d events the incident database did not take; engine state left at "
@@ -433,7 +435,7 @@ class AlertPipeline:
         while self._untaken:
             e = self._untaken[0]
             try:
-                change = self.incidents.handle(e)
+                change = self.incidents.handle(e, replayable=True)   # re-fed after a power cut: no fsync
             except (sqlite3.OperationalError, OSError) as err:
                 if not self._incidents_failing:
                     log.error("the incident database cannot take event %s (%s); keeping it and %d more, "

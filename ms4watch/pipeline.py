@@ -24,6 +24,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from operator import attrgetter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -52,6 +53,7 @@ from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
 
 log = logging.getLogger(__name__)
+_TIME_NS = attrgetter("time_ns")
 
 Reporter = Callable[[str], None]
 
@@ -234,9 +236,8 @@ class AlertPipeline:
     def feed(self, readings: Sequence[CanonicalReading]) -> None:
         with self._lock:
             self._batch_t0 = time.monotonic()
-            for r in readings:
-                if r.time_ns > self._now_ns:
-                    self._now_ns = r.time_ns
+            if readings:   # the latest time in C (a loop over the readings here cost ~0.3 µs each)
+                self._now_ns = max(self._now_ns, max(map(_TIME_NS, readings)))
             try:
                 self._handle(self.engine.feed(readings))
             finally:

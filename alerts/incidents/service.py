@@ -116,6 +116,8 @@ class IncidentService:
         try:
             yield
         finally:
+            if self.conn.in_transaction:   # a COMMIT that failed (busy) leaves it open: the block's, undone
+                self.conn.execute("ROLLBACK")
             self.conn.execute(f"PRAGMA synchronous={Synchronous.FULL.value}")
 
     # -- people ---------------------------------------------------------------------------

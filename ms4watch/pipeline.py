@@ -24,6 +24,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from operator import attrgetter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -52,6 +53,7 @@ from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
 
 log = logging.getLogger(__name__)
+_TIME_NS = attrgetter("time_ns")
 
 Reporter = Callable[[str], None]
 
@@ -198,6 +200,7 @@ class AlertPipeline:
                           "if the server stops now, its next start raises them again", len(self._untaken))
                 return
             mark = self.stored_mark() if self.stored_mark is not None else None   # before the engine's state
+            self.incidents.make_durable()   # what the state to be saved raised is on disk before it
             self.engine.checkpoint()
             if mark is not None:        # after it: a crash between the two leaves the older mark
                 tmp = self._mark_path.with_suffix(".tmp")
@@ -222,6 +225,7 @@ class AlertPipeline:
             self.records.stop()
         with self._lock:
             if self._take():
+                self.incidents.make_durable()
                 self.engine.close()
             else:              # the state on disk stays before them: the next start raises them again
                 log.error("stopping with %d events the incident database did not take; engine state left at "
@@ -232,9 +236,8 @@ class AlertPipeline:
     def feed(self, readings: Sequence[CanonicalReading]) -> None:
         with self._lock:
             self._batch_t0 = time.monotonic()
-            for r in readings:
-                if r.time_ns > self._now_ns:
-                    self._now_ns = r.time_ns
+            if readings:   # the latest time in C (a loop over the readings here cost ~0.3 µs each)
+                self._now_ns = max(self._now_ns, max(map(_TIME_NS, readings)))
             try:
                 self._handle(self.engine.feed(readings))
             finally:
@@ -433,7 +436,7 @@ class AlertPipeline:
         while self._untaken:
             e = self._untaken[0]
             try:
-                change = self.incidents.handle(e)
+                change = self.incidents.handle(e, replayable=True)   # re-fed after a power cut: no fsync
             except (sqlite3.OperationalError, OSError) as err:
                 if not self._incidents_failing:
                     log.error("the incident database cannot take event %s (%s); keeping it and %d more, "

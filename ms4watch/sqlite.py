@@ -10,7 +10,9 @@ each has the same settings, chosen once here:
   a notification queued, a person's record saved) survives a power cut. ``NORMAL`` syncs
   only at checkpoints: the last commits may be lost in a power cut, the file is never
   corrupted; a store takes it only where losing them is harmless (the demo's and the
-  benchmark's logger spool, the spool's own acknowledgements).
+  benchmark's logger spool, the spool's own acknowledgements, the incident database's
+  transactions of the alert engine's events, which a re-feed raises again: fsynced before
+  the engine's checkpoint).
 * ``foreign_keys=ON`` — the ``REFERENCES`` the schemas declare are enforced. One store
   opts out: the embedded store's ``samples.series``, whose ids it takes from ``series`` in
   the same transaction, would cost each stored reading a look-up (~20 % of inserting

@@ -173,3 +173,100 @@ def test_the_pipeline_takes_its_parts_as_one_typed_object(tmp_path):
         assert any(str(inc.id) in repr(r) for r in written)
     finally:
         p.close()
+
+
+# -- the incident database's commits on ingest's writer thread ------------------------------------
+def _transactions(statements: list[str]) -> list[str]:
+    """The ``synchronous`` each transaction committed at, from a connection's statement trace."""
+    mode, out = "FULL", []
+    for s in statements:
+        if s.startswith("PRAGMA synchronous="):
+            mode = s.split("=", 1)[1]
+        elif s == "COMMIT":
+            out.append(mode)
+    return out
+
+
+def test_the_engines_incidents_commit_without_a_sync_and_are_synced_before_its_checkpoint(tmp_path, monkeypatch):
+    """What the engine raises is committed without waiting for the disk (``synchronous=NORMAL``
+    for those transactions: a killed process loses nothing, a power cut may lose them, and the
+    engine re-fed from its checkpoint raises them again); the checkpoint first fsyncs the
+    incident database's log, so the state on disk never runs ahead of the incidents it raised.
+    What people record stays ``FULL``."""
+    import os
+
+    from tests.alerts.support import series_readings
+
+    p = AlertPipeline(registry(), tmp_path, PipelineParts(report=lambda line: None, now_ns=lambda: at(0)))
+    statements: list[str] = []
+    p.incidents.conn.set_trace_callback(statements.append)
+    try:
+        p.feed(series_readings("RG-1", "rain", 0, [0.1] * 10))    # a qualifying storm, inspections due
+        assert p.incidents.list(kind="storm")
+        assert set(_transactions(statements)) == {"NORMAL"}
+        assert p.incidents.conn.execute("PRAGMA synchronous").fetchone()[0] == 2   # FULL again after them
+
+        statements.clear()
+        p.incidents.acknowledge(p.incidents.list(kind="storm")[0].id, by="smo")
+        assert _transactions(statements) == ["FULL"]
+
+        synced: list[tuple[str, bool]] = []   # (file fsynced, engine state written by then)
+        real_fsync = os.fsync
+
+        def fsync(fd: int) -> None:
+            synced.append((os.readlink(f"/proc/self/fd/{fd}"), (tmp_path / "engine-state.json").exists()))
+            real_fsync(fd)
+        monkeypatch.setattr(os, "fsync", fsync)
+        p.checkpoint()
+        assert (str(tmp_path / "incidents.db-wal"), False) in synced
+        assert (tmp_path / "engine-state.json").exists()
+    finally:
+        p.close()
+
+
+class ListSource:
+    """A readings port over a list (the store, which holds every reading acknowledged)."""
+
+    def __init__(self, rows) -> None:
+        self.rows = rows
+
+    def readings(self, station, quantity, start, end):
+        return [r for r in self.rows if r.station == station and r.quantity == quantity
+                and to_ns(start) <= r.time_ns <= to_ns(end)]
+
+
+def test_a_power_cut_that_loses_the_engines_unsynced_incidents_raises_them_again_once(tmp_path):
+    """The window the unsynced commits open, as a model of a power cut: the data directory as
+    it was on disk at the last checkpoint (the incident log fsynced, then the engine's state
+    written) with everything committed since lost. The next start re-feeds the engine from the
+    store and raises the same incidents, with the same notifications queued, once."""
+    import shutil
+    import sqlite3
+
+    from tests.alerts.support import series_readings
+
+    rows = series_readings("RG-1", "rain", 0, [0.1] * 10)       # a qualifying storm
+    before, after = tmp_path / "running", tmp_path / "after-the-cut"
+
+    def state(d) -> tuple[list, dict]:
+        with sqlite3.connect(f"file:{d / 'incidents.db'}?mode=ro", uri=True) as c:
+            return (sorted(c.execute("SELECT kind, subject, state FROM incidents").fetchall()),
+                    dict(c.execute("SELECT status, count(*) FROM notification_queue GROUP BY status").fetchall()))
+
+    p = AlertPipeline(registry(), before, PipelineParts(report=lambda line: None, now_ns=lambda: at(0)))
+    try:
+        p.checkpoint()
+        shutil.copytree(before, after, ignore=shutil.ignore_patterns("*-shm"))   # what the disk holds
+        p.feed(rows)                                       # committed, not synced: lost in the cut
+        raised = state(before)
+        assert ("storm", "RG-1", "open") in raised[0] and raised[1]
+    finally:
+        p.close()
+    assert state(after) == ([], {})
+
+    p2 = AlertPipeline(registry(), after, PipelineParts(report=lambda line: None, now_ns=lambda: at(20)))
+    try:
+        assert p2.refeed(ListSource(rows), now_ns=at(0) + 10 * MIN) == len(rows)
+    finally:
+        p2.close()
+    assert state(after) == raised

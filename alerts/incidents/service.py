@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import builtins
 import logging
+import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ms4watch.contract.registry import Registry
 
 from ..events import AlertEvent, AlertKind
-from ...sqlite import transaction
+from ...sqlite import Synchronous, transaction
 from .model import Incident
 from .sms_auth import ReplyLimiter
 from .sms_replies import SmsReply, handle_reply, parse_inbound
@@ -61,21 +63,62 @@ class IncidentService:
         self._data_version: int | None = None   # see changed_elsewhere
 
     # -- the engine's events -------------------------------------------------------------
-    def handle(self, event: AlertEvent) -> Change:
+    def handle(self, event: AlertEvent, *, replayable: bool = False) -> Change:
         """Create/update the episode's incident and queue its notifications (atomically).
-        Handling the same event twice changes nothing. Returns what it changed."""
+        Handling the same event twice changes nothing. Returns what it changed.
+
+        ``replayable``: the caller can make this event again after a power cut (the alert
+        pipeline: the engine re-fed from its checkpoint), so the commit is not fsynced
+        (``synchronous=NORMAL`` for this one transaction; a killed process loses nothing, a
+        power cut may lose it) and :meth:`make_durable` syncs it before the caller's checkpoint."""
         item = event.overdue_of
         if item is not None:   # the engine's escalation of an inspection item: that item's OVERDUE stage
             event = AlertEvent(AlertKind.INSPECTION_DUE, item, event.fields, event.params, event.provision, event.status)
         with self._lock:
             now = self.clock()
-            with transaction(self.conn):
+            with self._synchronous(Synchronous.NORMAL if replayable else None), transaction(self.conn):
                 change = self.store.apply_event(event, now)
                 if change.incident is not None:
                     self._told(change.incident)
                 self.dispatcher.plan(change, now, overdue=item is not None)
         self.dispatcher.wake()
         return change
+
+    def make_durable(self) -> None:
+        """Every commit so far on disk, those :meth:`handle` made ``replayable`` included: the
+        write-ahead log fsynced (SQLite syncs it only at its checkpoints in ``NORMAL``; a later
+        ``FULL`` commit, e.g. the delivery worker's, syncs it too). The alert pipeline calls it
+        before it checkpoints the engine's state: the state on disk never runs ahead of the
+        incidents it raised, so a power cut loses only what a re-feed raises again."""
+        with self._lock:
+            path = self.conn.execute("PRAGMA database_list").fetchone()[2]   # (seq, name, file)
+            if not path:
+                return      # in memory
+            wal = path + "-wal"
+            try:
+                fd = os.open(wal, os.O_RDONLY)
+            except FileNotFoundError:   # nothing written since the log was last checkpointed and removed
+                return
+            try:
+                os.fsync(fd)   # the file's pages, whichever descriptor wrote them
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def _synchronous(self, mode: Synchronous | None) -> Iterator[None]:
+        """This connection's ``PRAGMA synchronous`` set to ``mode`` for the block, then back to
+        ``FULL`` (the incident database's: ``db.connect``). None, or a transaction already open
+        (SQLite refuses to change it inside one): unchanged."""
+        if mode is None or mode is Synchronous.FULL or self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute(f"PRAGMA synchronous={mode.value}")
+        try:
+            yield
+        finally:
+            if self.conn.in_transaction:   # a COMMIT that failed (busy) leaves it open: the block's, undone
+                self.conn.execute("ROLLBACK")
+            self.conn.execute(f"PRAGMA synchronous={Synchronous.FULL.value}")
 
     # -- people ---------------------------------------------------------------------------
     def get(self, iid: int) -> Incident:

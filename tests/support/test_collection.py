@@ -11,3 +11,10 @@ def test_what_collection_built_is_frozen_out_of_the_collector():
     again cost ~1 s of a worker's ~8 s of collection CPU, and more through the run."""
     assert gc.isenabled()
     assert gc.get_freeze_count() > 50_000
+
+
+def test_schemathesis_pytest_plugin_is_not_loaded(pytestconfig):
+    """Its import cost each process (the controller and each worker) 0.65 s of CPU, and nothing
+    uses it: tests/workbench/test_api_schema.py walks the operations with hypothesis itself
+    (the plugin's loader does not run under pytest 9)."""
+    assert not pytestconfig.pluginmanager.has_plugin("schemathesis")

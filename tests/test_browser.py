@@ -88,3 +88,31 @@ def test_an_idle_chromium_draws_no_browser_ui_and_spends_next_to_no_cpu(origin):
         assert spent < 0.1 * (time.monotonic() - began), f"idle Chromium spent {spent:.2f} s of CPU in 2 s"
     finally:
         b.close()
+
+
+def test_pictures_for_people_are_taken_when_asked_for_or_when_a_test_fails(origin, tmp_path, monkeypatch):
+    """``Browser.picture``: a screenshot for a person to look at. Encoding a full page as PNG
+    cost Chromium ~0.1-0.3 s of CPU a picture (36 in test_in_a_browser alone) for files nobody
+    opened; they are taken with BROWSER_SHOTS=1, and a test that fails leaves the page as it was
+    then, named after the last picture it would have taken."""
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    monkeypatch.delenv("BROWSER_SHOTS", raising=False)
+    b = Browser()
+    try:
+        b.goto(origin)
+        b.picture(tmp_path / "quiet" / "first.png")
+        assert not (tmp_path / "quiet").exists()
+        monkeypatch.setenv("BROWSER_SHOTS", "1")
+        b.picture(tmp_path / "asked" / "first.png")
+        assert (tmp_path / "asked" / "first.png").read_bytes().startswith(b"\x89PNG")
+        monkeypatch.delenv("BROWSER_SHOTS")
+        b.picture(tmp_path / "failing" / "form.png")
+        with pytest.raises(AssertionError):
+            try:
+                raise AssertionError("a check failed")
+            finally:
+                b.close()
+        assert (tmp_path / "failing" / "failed-after-form.png").read_bytes().startswith(b"\x89PNG")
+    finally:
+        b.close()

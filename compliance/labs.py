@@ -121,6 +121,13 @@ class Threshold(BaseModel):
         parse_unit(v)
         return v
 
+    @classmethod
+    def builtin(cls, **fields: Any) -> Threshold:
+        """A threshold written in our code (the defaults), built without validation: validating
+        its unit would build pint's registry (~0.6 s of CPU) at the import of every process that
+        imports the workbench. tests/compliance/test_labs.py validates each."""
+        return cls.model_construct(**fields)
+
     def names(self) -> set[str]:
         return {_key(self.parameter), *(_key(a) for a in self.aliases)}
 
@@ -136,24 +143,26 @@ _CWP = "Center for Watershed Protection, Illicit Discharge Detection and Elimina
        "Caraco & Pitt, 2004), indicator parameters"
 _MA = "US EPA Region 1, Massachusetts Small MS4 General Permit (2016) part 2.3.4.8: sewage indicated by " \
       "ammonia >= 0.5 mg/L with surfactants >= 0.25 mg/L"
+
+
 DEFAULT_THRESHOLDS: tuple[Threshold, ...] = (
-    Threshold(parameter="ammonia", aliases=("ammonia-n", "ammonia as n", "nh3-n", "nh3", "ammonia nitrogen"),
-              limit=0.5, unit="mg/L", source=f"{_MA}; {_CWP}"),
-    Threshold(parameter="surfactants", aliases=("mbas", "detergents", "surfactants (mbas)"), limit=0.25, unit="mg/L",
-              source=f"{_CWP} (detergents > 0.25 mg/L: washwater or sewage); {_MA}"),
-    Threshold(parameter="E. coli", aliases=("e coli", "escherichia coli", "ecoli"), limit=235, unit="CFU/100 mL",
-              source="US EPA Ambient Water Quality Criteria for Bacteria (1986): single-sample maximum, designated "
-                     "bathing beach, fresh water"),
-    Threshold(parameter="enterococci", aliases=("enterococcus",), limit=61, unit="CFU/100 mL",
-              source="US EPA Ambient Water Quality Criteria for Bacteria (1986): single-sample maximum, fresh water"),
-    Threshold(parameter="total residual chlorine", aliases=("chlorine", "trc", "total chlorine"), limit=0.02,
-              unit="mg/L", source=f"detectable chlorine (field kits detect 0.02 mg/L): {_MA}"),
-    Threshold(parameter="fluoride", aliases=(), limit=0.25, unit="mg/L",
-              source=f"{_CWP} (fluoride > 0.25 mg/L: treated tap water)"),
-    Threshold(parameter="pH (low)", aliases=("ph",), limit=6.5, unit="s.u.", direction="below",
-              source="6 NYCRR 703.3: pH shall not be less than 6.5 nor more than 8.5"),
-    Threshold(parameter="pH (high)", aliases=("ph",), limit=8.5, unit="s.u.",
-              source="6 NYCRR 703.3: pH shall not be less than 6.5 nor more than 8.5"),
+    Threshold.builtin(parameter="ammonia", aliases=("ammonia-n", "ammonia as n", "nh3-n", "nh3", "ammonia nitrogen"),
+                      limit=0.5, unit="mg/L", source=f"{_MA}; {_CWP}"),
+    Threshold.builtin(parameter="surfactants", aliases=("mbas", "detergents", "surfactants (mbas)"), limit=0.25, unit="mg/L",
+                      source=f"{_CWP} (detergents > 0.25 mg/L: washwater or sewage); {_MA}"),
+    Threshold.builtin(parameter="E. coli", aliases=("e coli", "escherichia coli", "ecoli"), limit=235.0, unit="CFU/100 mL",
+                      source="US EPA Ambient Water Quality Criteria for Bacteria (1986): single-sample maximum, designated "
+                             "bathing beach, fresh water"),
+    Threshold.builtin(parameter="enterococci", aliases=("enterococcus",), limit=61.0, unit="CFU/100 mL",
+                      source="US EPA Ambient Water Quality Criteria for Bacteria (1986): single-sample maximum, fresh water"),
+    Threshold.builtin(parameter="total residual chlorine", aliases=("chlorine", "trc", "total chlorine"), limit=0.02,
+                      unit="mg/L", source=f"detectable chlorine (field kits detect 0.02 mg/L): {_MA}"),
+    Threshold.builtin(parameter="fluoride", aliases=(), limit=0.25, unit="mg/L",
+                      source=f"{_CWP} (fluoride > 0.25 mg/L: treated tap water)"),
+    Threshold.builtin(parameter="pH (low)", aliases=("ph",), limit=6.5, unit="s.u.", direction="below",
+                      source="6 NYCRR 703.3: pH shall not be less than 6.5 nor more than 8.5"),
+    Threshold.builtin(parameter="pH (high)", aliases=("ph",), limit=8.5, unit="s.u.",
+                      source="6 NYCRR 703.3: pH shall not be less than 6.5 nor more than 8.5"),
 )
 
 
@@ -225,7 +234,7 @@ class ParsedFile:
 
 
 def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None],
-               thresholds: tuple[Threshold, ...], tz: tzinfo) -> ParsedFile:
+                        thresholds: tuple[Threshold, ...], tz: tzinfo) -> ParsedFile:
     """Every row checked; ImportRefused naming each bad row's line and field, or the rows."""
     problems: list[tuple[int, str, str]] = []
     try:
@@ -239,7 +248,7 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise ImportRefused(name, [(1, "", f"the header names no {', '.join(missing)} column "
-                                           f"(has: {', '.join(reader.fieldnames)})")])
+                                                    f"(has: {', '.join(reader.fieldnames)})")])
     rows: list[dict[str, Any]] = []
     labs: set[str] = set()
     for rec in reader:
@@ -270,25 +279,25 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
         value: float | None = None
         if raw.upper() in ("ND", ""):
             if censor == ">" or (raw == "" and qualifier not in NON_DETECT):
-                problems.append((line, "value", f"{get['value']!r} is not a number (or <DL, >bound, ND)"))
+                         problems.append((line, "value", f"{get['value']!r} is not a number (or <DL, >bound, ND)"))
             censor = "<"
         else:
             try:
-                value = float(raw)
-                if not math.isfinite(value):
-                    raise ValueError
+                         value = float(raw)
+                         if not math.isfinite(value):
+                             raise ValueError
             except ValueError:
-                problems.append((line, "value", f"{get['value']!r} is not a number (or <DL, >bound, ND)"))
+                         problems.append((line, "value", f"{get['value']!r} is not a number (or <DL, >bound, ND)"))
         if qualifier in NON_DETECT:
             censor = "<"
         dl = None
         if get.get("detection_limit"):
             try:
-                dl = float(get["detection_limit"])
-                if not math.isfinite(dl) or dl < 0:
-                    raise ValueError
+                         dl = float(get["detection_limit"])
+                         if not math.isfinite(dl) or dl < 0:
+                             raise ValueError
             except ValueError:
-                problems.append((line, "detection_limit", f"{get['detection_limit']!r} is not a number >= 0"))
+                         problems.append((line, "detection_limit", f"{get['detection_limit']!r} is not a number >= 0"))
         if censor == "<" and value is None and dl is None:
             problems.append((line, "detection_limit", "a non-detect needs its detection limit"))
         if censor == "<" and dl is None and value is not None:
@@ -300,15 +309,15 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
         analysed = None
         if get.get("analysed_at"):
             try:
-                a = datetime.fromisoformat(get["analysed_at"].replace("Z", "+00:00"))
-                analysed = a if a.tzinfo else a.replace(tzinfo=tz)
+                         a = datetime.fromisoformat(get["analysed_at"].replace("Z", "+00:00"))
+                         analysed = a if a.tzinfo else a.replace(tzinfo=tz)
             except ValueError:
-                problems.append((line, "analysed_at", f"{get['analysed_at']!r} is not a date and time"))
+                         problems.append((line, "analysed_at", f"{get['analysed_at']!r} is not a date and time"))
         if len(problems) > bad:
             continue
         try:
             compared = compare(get["parameter"], value, get["unit"], censor=censor, qualifier=qualifier, dl=dl,
-                               thresholds=thresholds)
+                                        thresholds=thresholds)
         except ValueError as e:
             problems.append((line, "unit", f"{e} (the {get['parameter']} threshold's unit)"))
             continue
@@ -316,11 +325,11 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
         if get.get("lab"):
             labs.add(get["lab"])
         rows.append({"sample_id": sid, "line": line, "parameter": get["parameter"], "value": value,
-                     "unit": get["unit"], "value_std": worst.value_std,
-                     "std_unit": worst.threshold.unit if worst.threshold else None, "method": get["method"],
-                     "detection_limit": dl, "dl_std": worst.dl_std, "qualifier": qualifier, "censor": censor,
-                     "analysed_at": analysed.astimezone(timezone.utc).isoformat(timespec="seconds") if analysed else None,
-                     "threshold": worst.threshold.label if worst.threshold else None, "verdict": worst.verdict})
+                              "unit": get["unit"], "value_std": worst.value_std,
+                              "std_unit": worst.threshold.unit if worst.threshold else None, "method": get["method"],
+                              "detection_limit": dl, "dl_std": worst.dl_std, "qualifier": qualifier, "censor": censor,
+                              "analysed_at": analysed.astimezone(timezone.utc).isoformat(timespec="seconds") if analysed else None,
+                              "threshold": worst.threshold.label if worst.threshold else None, "verdict": worst.verdict})
     if problems:
         raise ImportRefused(name, problems)
     if not rows:
@@ -331,8 +340,8 @@ def parse_file(name: str, data: bytes, *, sample_id: Callable[[str], int | None]
 # A verdict as the pages write it: "below" meant inside the threshold, which read wrong
 # beside "pH (low) < 6.5 s.u.".
 VERDICT_WORDS = {"exceeds": "outside the limit", "below": "within the limit", "not_detected": "not detected",
-                 "indeterminate": "indeterminate (detection limit above the threshold)",
-                 "rejected": "rejected by the lab", "no_threshold": "no threshold"}
+                          "indeterminate": "indeterminate (detection limit above the threshold)",
+                          "rejected": "rejected by the lab", "no_threshold": "no threshold"}
 
 _ORDER = ("exceeds", "indeterminate", "rejected", "below", "not_detected", "no_threshold")
 

@@ -50,10 +50,10 @@ UNITS: dict[Indicator, tuple[str, ...]] = {
 
 # What the screening thresholds (compliance.labs.DEFAULT_THRESHOLDS) lack, for field tests.
 FIELD_THRESHOLDS: tuple[Threshold, ...] = (
-    Threshold(parameter="potassium", limit=20, unit="mg/L",
-              source="LaMotte, StormWatch MS4 test kit manual, p. 6, 'Action Level' table: potassium >= 20 mg/L "
-                     "(the industrial benchmark of the Center for Watershed Protection's IDDE guidance manual, Brown, "
-                     "Caraco & Pitt, 2004, as that kit restates it)"),
+    Threshold.builtin(parameter="potassium", limit=20.0, unit="mg/L",
+                      source="LaMotte, StormWatch MS4 test kit manual, p. 6, 'Action Level' table: potassium >= 20 mg/L "
+                             "(the industrial benchmark of the Center for Watershed Protection's IDDE guidance manual, Brown, "
+                             "Caraco & Pitt, 2004, as that kit restates it)"),
 )
 
 

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import fastapi_routes
+from tests.support import collection, fastapi_routes
 from tests.support.schedule import order
 from tests.support.servers import have, mosquitto
+
+# no garbage collection while the test modules are imported, then what they built frozen
+# (tests/support/collection.py: ~1 s of each worker's collection CPU)
+collection.pause()
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,6 +67,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # xdist hands the files out in our order (tests/support/schedule.py), not most tests first
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    collection.resume()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    collection.resume()   # (a collection that ended early skips pytest_collection_finish)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

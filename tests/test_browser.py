@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 
 import pytest
 
@@ -53,3 +54,65 @@ def test_two_browsers_share_one_chromium_and_nothing_else(origin):
     finally:
         second.close()
     assert Chromium.shared() is first.chromium      # still running for the next test
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its descendants, the reaped ones included."""
+    import psutil
+    root = psutil.Process(pid)
+    total = 0.0
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def test_an_idle_chromium_draws_no_browser_ui_and_spends_next_to_no_cpu(origin):
+    """Headless Chromium 156 preloaded the omnibox popup's WebUI (a renderer per window, the
+    default one and each test's context), and those renderers spent ~0.1 s of CPU every second
+    while nobody looked: ~0.27 s/s for the whole browser, a quarter of a core through every
+    browser test file. Nothing of the browser's own UI is drawn now."""
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    b = Browser()
+    try:
+        b.goto(origin)
+        targets = b.chromium.call("Target.getTargets", filter=[{}])["targetInfos"]
+        assert [t["url"] for t in targets if t["type"] == "browser_ui"] == []
+        before, began = _tree_cpu_s(b.chromium.proc.pid), time.monotonic()
+        time.sleep(2)   # idle on purpose: what an idle browser costs is what is measured
+        spent = _tree_cpu_s(b.chromium.proc.pid) - before
+        assert spent < 0.1 * (time.monotonic() - began), f"idle Chromium spent {spent:.2f} s of CPU in 2 s"
+    finally:
+        b.close()
+
+
+def test_pictures_for_people_are_taken_when_asked_for_or_when_a_test_fails(origin, tmp_path, monkeypatch):
+    """``Browser.picture``: a screenshot for a person to look at. Encoding a full page as PNG
+    cost Chromium ~0.1-0.3 s of CPU a picture (36 in test_in_a_browser alone) for files nobody
+    opened; they are taken with BROWSER_SHOTS=1, and a test that fails leaves the page as it was
+    then, named after the last picture it would have taken."""
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    monkeypatch.delenv("BROWSER_SHOTS", raising=False)
+    b = Browser()
+    try:
+        b.goto(origin)
+        b.picture(tmp_path / "quiet" / "first.png")
+        assert not (tmp_path / "quiet").exists()
+        monkeypatch.setenv("BROWSER_SHOTS", "1")
+        b.picture(tmp_path / "asked" / "first.png")
+        assert (tmp_path / "asked" / "first.png").read_bytes().startswith(b"\x89PNG")
+        monkeypatch.delenv("BROWSER_SHOTS")
+        b.picture(tmp_path / "failing" / "form.png")
+        with pytest.raises(AssertionError):
+            try:
+                raise AssertionError("a check failed")
+            finally:
+                b.close()
+        assert (tmp_path / "failing" / "failed-after-form.png").read_bytes().startswith(b"\x89PNG")
+    finally:
+        b.close()

@@ -133,3 +133,24 @@ def test_turbidity_units_are_known_and_ntu_and_fnu_are_kept_apart():
     assert convert(12, "NTU", "NTU") == 12
     with _pytest.raises(ValueError, match="cannot be converted"):
         convert(12, "NTU", "FNU")
+
+
+def test_the_thresholds_written_in_the_code_are_valid_ones():
+    """The defaults and the field tests' are built without validation (``Threshold.builtin``:
+    no pint at import, below): each is what validating it gives, its unit one pint knows."""
+    from ms4watch.compliance.labs import Threshold
+    from ms4watch.compliance.traces import FIELD_THRESHOLDS
+    assert len(DEFAULT_THRESHOLDS) == 8 and len(FIELD_THRESHOLDS) == 1
+    for t in DEFAULT_THRESHOLDS + FIELD_THRESHOLDS:
+        valid = Threshold.model_validate(t.model_dump())
+        assert valid == t and type(valid.limit) is type(t.limit) is float
+
+
+def test_importing_the_workbench_builds_no_unit_registry():
+    """pint and its registry (~0.6 s of CPU) wait for the first unit a lab file or a town's
+    table names: ``serve`` and every test process import this module through the workbench."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import sys, ms4watch.workbench.app; print('pint' in sys.modules)"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -4,7 +4,8 @@ what is alerting, and the dry-weather flow that stopped by itself; the SMO follo
 link to its record, reviews the ended episode with a note, and the board lets it go.
 At a phone's width (390 px) the status page and an incident's page do not scroll
 sideways, the incident's chart fits its box (the episode on screen), and the navigation
-shows every section at 390 and 768 px. Screenshots in ``test-artefacts/workbench/``."""
+shows every section at 390 and 768 px. Screenshots in ``test-artefacts/workbench/`` with
+BROWSER_SHOTS=1 (and of the page a failing test was on)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         log_in(browser, "smo", PASSWORD)
         assert browser.js("document.querySelector('main section').id") == "attention"   # it leads the page
         assert browser.js("!!document.querySelector('.map svg a[href=\"/inspections?site=CS-7\"] rect.site')")
-        browser.screenshot(ARTEFACTS / "laptop-status-attention.png")
+        browser.picture(ARTEFACTS / "laptop-status-attention.png")
 
         # the overdue inspection: one click to its item
         browser.js(f"document.querySelector('#overdue a[href$=\"#due-{late.id}\"]').click()")
@@ -85,7 +86,7 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         browser.js(f"document.querySelector('#unreviewed a[href=\"/incidents/{ended.id}\"]').click()")
         browser.wait_for(f"location.pathname === '/incidents/{ended.id}' && {LOADED}")
         browser.js("document.querySelector('form.review-form [name=note]').value = 'dye test: car wash on Elm'")
-        browser.screenshot(ARTEFACTS / "laptop-incident-review.png")
+        browser.picture(ARTEFACTS / "laptop-incident-review.png")
         browser.js("document.querySelector('form.review-form button[type=submit]').click()")
         browser.wait_for(f"{LOADED} && !document.querySelector('form.review-form') && "
                          "document.body.innerText.includes('Reviewed')")
@@ -103,7 +104,7 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         for name, path in (("status", "/"), ("incident", f"/incidents/{alerting.id}")):
             browser.goto(b.url + path)
             browser.wait_for(LOADED + " && Array.from(document.images).every(i => i.complete)")
-            browser.screenshot(ARTEFACTS / f"phone-390-{name}.png")
+            browser.picture(ARTEFACTS / f"phone-390-{name}.png")
             _no_sideways_scroll(browser, path)
         fits = browser.js("document.querySelector('.chart img').getBoundingClientRect().width"
                           " <= document.querySelector('.chart').clientWidth")
@@ -120,7 +121,7 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
                                 " const r = a.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth;"
                                 " }).map(a => a.textContent)")
             assert hidden == [], f"at {width} px the navigation hides {hidden}"
-            browser.screenshot(ARTEFACTS / f"nav-{width}.png", full_page=False)
+            browser.picture(ARTEFACTS / f"nav-{width}.png", full_page=False)
         assert browser.console_errors() == []
     finally:
         browser.close()

@@ -3,7 +3,7 @@ ingest, engine, incidents): open a case from an alert's page, add a visit with a
 record a field sample, import its lab results from a CSV file, add the responsible party,
 issue a notice of violation, and see its deadlines on the deadline board (and as a deadline
 incident). Phone-width pages must not scroll sideways; no console errors; screenshots in
-``test-artefacts/workbench/``."""
+``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         browser.wait_for("location.pathname === '/cases' && !!document.querySelector('form.case-form')")
         assert f"From incident {alert['id']}" in browser.js("document.body.innerText")
         browser.js("document.querySelector('form.case-form [name=location]').value = 'Mill Street outfall, east bank'")
-        browser.screenshot(ARTEFACTS / "phone-case-open.png")
+        browser.picture(ARTEFACTS / "phone-case-open.png")
         _submit(browser, "form.case-form")
         _wait_page(browser, "/cases/")
         case_path = browser.js("location.pathname")
@@ -83,7 +83,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         browser.wait_for("document.body.innerText.includes('Imported 3 lab result(s)')", 30)
         verdicts = browser.js("Array.from(document.querySelectorAll('table.results td.verdict')).map(t => t.textContent)")
         assert verdicts == ["outside the limit", "outside the limit", "not detected"]
-        browser.screenshot(ARTEFACTS / "phone-case.png")
+        browser.picture(ARTEFACTS / "phone-case.png")
 
         # the responsible party, then the notice of violation
         browser.js("document.querySelector('a[href$=\"#issue\"]').click()")
@@ -109,14 +109,14 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
                    "const law = document.querySelector('form.notice-form [name=law]').value;"
                    "document.querySelector(`form.notice-form [name=provisions][value='${law}:illicit_discharge']`)"
                    ".checked = true")
-        browser.screenshot(ARTEFACTS / "phone-notice-form.png")
+        browser.picture(ARTEFACTS / "phone-notice-form.png")
         _submit(browser, "form.notice-form")
         _wait_page(browser, "/notices/")
         text = browser.js("document.body.innerText")
         assert "Notice of violation NOV-" in text and "Mill Street Laundromat LLC" in text
         assert "(Prohibition of illegal discharges)" in text                  # the provision ticked, quoted
         assert "remediation or restoration" in browser.js("document.querySelector('#notice-deadlines').innerText")
-        browser.screenshot(ARTEFACTS / "phone-notice.png")
+        browser.picture(ARTEFACTS / "phone-notice.png")
         number = text.split("Notice of violation ", 1)[1].split()[0]
         notice_path = browser.js("location.pathname")
 
@@ -125,7 +125,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         running = browser.js("document.querySelector('#running').innerText")
         assert f"remediation or restoration ({number})" in running and "running" in running
         assert browser.js("!!document.querySelector('#running .countdown')")
-        browser.screenshot(ARTEFACTS / "phone-deadlines.png")
+        browser.picture(ARTEFACTS / "phone-deadlines.png")
         deadline = api.get("/api/v1/incidents", params={"kind": "compliance_deadline"}).json()
         assert [d["subject"] for d in deadline] == ["OF-1"]
 
@@ -136,12 +136,12 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
             browser.wait_for(ALL_LOADED)
             width = browser.js("document.documentElement.scrollWidth")
             assert width <= 375 + 1, f"{path} is {width} px wide at 375 px"
-            browser.screenshot(ARTEFACTS / f"phone-{name}.png")
+            browser.picture(ARTEFACTS / f"phone-{name}.png")
         browser.viewport(1280, 800)
         for name, path in (("case", case_path), ("deadlines", "/deadlines"), ("annual-report", "/reports/annual/2026")):
             browser.goto(url + path)
             browser.wait_for(ALL_LOADED)
-            browser.screenshot(ARTEFACTS / f"laptop-{name}.png")
+            browser.picture(ARTEFACTS / f"laptop-{name}.png")
         assert browser.console_errors() == []
     finally:
         browser.close()

@@ -10,7 +10,8 @@ as a conflict with the server's reason, kept on the phone after a reload; an ins
 answering an item the SMO resolved meanwhile is a conflict too, then recorded as an
 inspection of its own at the inspector's word; an ended session
 stops the sending visibly and keeps the queue until the inspector logs in again.
-Screenshots in ``test-artefacts/workbench/``."""
+Screenshots in ``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing
+test was on)."""
 
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert manifest["errors"] == [] and manifest["url"].endswith("/field/manifest.webmanifest"), manifest
         assert b.call("Page.getInstallabilityErrors")["installabilityErrors"] == []      # Chromium would install it
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-online.png")
+        b.picture(ARTEFACTS / "phone-field-online.png")
 
         # offline: the page and the form come from the service worker's copy
         b.attach_workers()
@@ -143,7 +144,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         b.wait_for("document.querySelector('#photo-list li') && "
                    "document.querySelector('#photo-list li').textContent.indexOf('42.81050, -73.93200 ±8 m') >= 0")
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-offline-form.png")
+        b.picture(ARTEFACTS / "phone-field-offline-form.png")
         _submit(b, "Inspection at ")
         _fill_visit(b, case["id"])
         _submit(b, "screening visit in case")
@@ -151,7 +152,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert "Waiting to be sent" in b.js("document.getElementById('outbox').innerText")
         assert wb.field.sends.count(town) == 0 and wb.inspections.reports.list(town) == []
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-queued.png")
+        b.picture(ARTEFACTS / "phone-field-queued.png")
 
         # meanwhile the SMO closes the case the visit belongs to
         with bench.api("smo") as smo:
@@ -179,7 +180,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert b.js("document.querySelector('#outbox li[data-state=sent] a').getAttribute('href')") == \
             f"/inspections/{report.id}"
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-sent.png")
+        b.picture(ARTEFACTS / "phone-field-sent.png")
 
         stored = b.js("new Promise(function (ok) { indexedDB.open('ms4watch-field').onsuccess = function (e) {"
                       " e.target.result.transaction('records').objectStore('records').getAll().onsuccess ="
@@ -228,7 +229,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert f"the inspection item {second} at Elm St site was closed meanwhile" in text and "Smo User" in text
         assert len(wb.inspections.reports.list(town)) == 1
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-item-conflict.png")
+        b.picture(ARTEFACTS / "phone-field-item-conflict.png")
         b.js("document.querySelector('#outbox li[data-state=conflict] button.again').click()")
         b.wait_for("document.querySelectorAll('#outbox li[data-state=sent]').length === 2", 30)
         assert len(wb.inspections.reports.list(town)) == 2
@@ -247,7 +248,7 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         assert b.js("document.querySelectorAll('#outbox li[data-state=queued]').length") == 1
         assert len(wb.inspections.reports.list(town)) == 2
         b.fits()
-        b.screenshot(ARTEFACTS / "phone-field-session-ended.png")
+        b.picture(ARTEFACTS / "phone-field-session-ended.png")
         b.js("document.querySelector('#session a').click()")
         b.wait_for("location.pathname === '/login' && document.readyState === 'complete'", 20)
         log_in(b, "inspector", PASSWORD, then="/field/")

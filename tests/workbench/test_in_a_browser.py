@@ -3,8 +3,8 @@ demo pipeline filled (real edge agents, broker, ingest, engine, incidents): log 
 open incidents, acknowledge one in the page, see its state change through the API; open
 an incident's page (its chart) and an emailed acknowledge link; record an inspection with
 a photo and see the due item close (in the incidents and the alert engine); walk every
-page. No console errors; a screenshot of each page is kept in ``test-artefacts/workbench/``
-at phone and laptop width."""
+page. No console errors; a screenshot of each page at phone and laptop width in
+``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
 
 from __future__ import annotations
 
@@ -72,19 +72,19 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
         browser.viewport(375, 812, mobile=True, scale=2)
         browser.goto(f"{url}/incidents")
         browser.wait_for("location.pathname === '/login'")
-        browser.screenshot(ARTEFACTS / "phone-login.png")
+        browser.picture(ARTEFACTS / "phone-login.png")
         log_in(browser, user, password, then="/incidents")
         text = browser.js("document.body.innerText")
         for inc in open_before:
             assert inc["station_name"] in text
-        browser.screenshot(ARTEFACTS / "phone-incidents.png")
+        browser.picture(ARTEFACTS / "phone-incidents.png")
 
         first = open_before[0]["id"]
         browser.js(f"document.querySelector('#incident-{first} button[name=ack]').click()")
         browser.wait_for(f"document.readyState === 'complete' && !!document.querySelector('#incident-{first} .badge.acknowledged')")
         assert api.get(f"/api/v1/incidents/{first}").json()["incident"]["state"] == "acknowledged"
         assert api.get(f"/api/v1/incidents/{first}").json()["incident"]["acknowledged_by"] == "Demo SMO"
-        browser.screenshot(ARTEFACTS / "phone-incidents-acknowledged.png")
+        browser.picture(ARTEFACTS / "phone-incidents-acknowledged.png")
 
         with_chart = next(i["id"] for i in api.get("/api/v1/incidents", params={"state": ["open", "acknowledged",
                                                                                            "resolved"]}).json()
@@ -93,18 +93,18 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
         browser.wait_for("document.querySelector('.chart img').complete && document.querySelector('.chart img').naturalWidth > 0")
         drawn = browser.js("fetch(document.querySelector('.chart img').currentSrc).then(r => r.text())")
         assert 'class="series"' in drawn or 'class="rain"' in drawn, drawn[:300]   # the episode's readings (SVG)
-        browser.screenshot(ARTEFACTS / "phone-incident.png")
+        browser.picture(ARTEFACTS / "phone-incident.png")
         browser.goto(f"{url}/")
-        browser.screenshot(ARTEFACTS / "phone-status.png")
+        browser.picture(ARTEFACTS / "phone-status.png")
         browser.goto(link)
         assert "Acknowledge" in browser.js("document.body.innerText")
-        browser.screenshot(ARTEFACTS / "phone-ack-link.png")
+        browser.picture(ARTEFACTS / "phone-ack-link.png")
 
         browser.viewport(1280, 800)
         for name, path in (("incidents", "/incidents?state=all"), ("incident", f"/incidents/{with_chart}")):
             browser.goto(url + path)
             browser.wait_for("Array.from(document.images).every(i => i.complete)")
-            browser.screenshot(ARTEFACTS / f"laptop-{name}.png")
+            browser.picture(ARTEFACTS / f"laptop-{name}.png")
         assert browser.console_errors() == []
     finally:
         browser.close()
@@ -150,7 +150,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         for name, path in PAGES:
             browser.goto(url + path)
             browser.wait_for(ALL_LOADED)
-            browser.screenshot(ARTEFACTS / f"phone-{name}.png")
+            browser.picture(ARTEFACTS / f"phone-{name}.png")
             width = browser.js("document.documentElement.scrollWidth")
             assert width <= 375 + 1, f"{path} is {width} px wide at 375 px"      # charts scroll in their own box
 
@@ -166,7 +166,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         browser.js("document.querySelector('[name=credential]').value = 'cpesc';"
                    "document.querySelector('[name=certified]').checked = true")
         browser.set_files("input[name=photos]", [photo])
-        browser.screenshot(ARTEFACTS / "phone-inspection-form.png")
+        browser.picture(ARTEFACTS / "phone-inspection-form.png")
         browser.js("document.querySelector('form.report-form button[type=submit]').click()")
         browser.wait_for("location.pathname.startsWith('/inspections/') && document.readyState === 'complete'", 30)
         browser.wait_for(ALL_LOADED)
@@ -174,12 +174,12 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         assert "Recorded. It resolved" in text and "inlet protection missing" in text
         assert browser.js(f"document.querySelector('#closed-{item} .engine').textContent").startswith("closed at")
         assert browser.js("document.querySelector('.photos img').naturalWidth") == 320
-        browser.screenshot(ARTEFACTS / "phone-inspection-report.png")
+        browser.picture(ARTEFACTS / "phone-inspection-report.png")
         report = browser.js("location.pathname")
         browser.goto(f"{url}/inspections")
         assert not browser.js(f"!!document.querySelector('#due-{item}')")               # no longer due
         assert browser.js(f"document.querySelector('#closed-{item} .engine').textContent").startswith("closed at")
-        browser.screenshot(ARTEFACTS / "phone-inspections-after.png")
+        browser.picture(ARTEFACTS / "phone-inspections-after.png")
         inc = api.get(f"/api/v1/incidents/{item}").json()["incident"]
         assert (inc["state"], inc["resolution"]) == ("resolved", "inspection")
 
@@ -187,7 +187,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         for name, path in PAGES + [("inspection-report", report)]:
             browser.goto(url + path)
             browser.wait_for(ALL_LOADED)
-            browser.screenshot(ARTEFACTS / f"laptop-{name}.png")
+            browser.picture(ARTEFACTS / f"laptop-{name}.png")
         assert browser.console_errors() == []
     finally:
         browser.close()

@@ -3,7 +3,7 @@ dry-weather-flow alert's incident to a case, two trace visits recorded on the ca
 (flow at MH-2, dry at MH-3), then the drawn map with the suspect reach (P3, P5) in red,
 panned with a finger and zoomed. The network is tests/support/town_network.py's, worked by
 hand there. No console errors, no sideways scrolling; screenshots in
-``test-artefacts/workbench/``."""
+``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_a_trace_from_the_alert_to_the_suspect_reach_on_a_phone(bench):
         _submit(browser, "form.case-form", "location.pathname.startsWith('/cases/')")
         case_path = browser.js("location.pathname")
         assert browser.js("document.querySelector('.trace-next .next-structure').textContent") == "MH-2"
-        browser.screenshot(ARTEFACTS / "phone-trace-case-start.png")
+        browser.picture(ARTEFACTS / "phone-trace-case-start.png")
 
         # flow at MH-2 (the structure proposed is prefilled), with an ammonia reading
         assert browser.js("document.querySelector('form.trace-form [name=structure]').value") == "MH-2"
@@ -82,7 +82,7 @@ def test_a_trace_from_the_alert_to_the_suspect_reach_on_a_phone(bench):
         browser.js("document.querySelector('form.trace-form [name=flow]').value = 'absent'")
         _submit(browser, "form.trace-form", "document.body.innerText.includes('walk the pipes P3, P5')")
         assert browser.js("document.documentElement.scrollWidth") <= 390
-        browser.screenshot(ARTEFACTS / "phone-trace-case.png")
+        browser.picture(ARTEFACTS / "phone-trace-case.png")
 
         # the map: the suspect reach drawn in red
         browser.js("document.querySelector('a.map-link').click()")
@@ -93,7 +93,7 @@ def test_a_trace_from_the_alert_to_the_suspect_reach_on_a_phone(bench):
         assert browser.js("document.documentElement.scrollWidth") <= 390
         red = _red_pixels(browser, "#netmap")
         assert red > 500, red
-        browser.screenshot(ARTEFACTS / "phone-trace-map.png", full_page=False)
+        browser.picture(ARTEFACTS / "phone-trace-map.png", full_page=False)
 
         # pan with a finger, then zoom in: the map moves and the scale changes
         pane = "document.querySelector('.leaflet-map-pane').style.transform"
@@ -106,7 +106,7 @@ def test_a_trace_from_the_alert_to_the_suspect_reach_on_a_phone(bench):
         first = browser.js(scale)
         browser.js("document.querySelector('.leaflet-control-zoom-in').click()")
         browser.wait_for(f"{scale} !== {first!r}")
-        browser.screenshot(ARTEFACTS / "phone-trace-map-panned.png", full_page=False)
+        browser.picture(ARTEFACTS / "phone-trace-map-panned.png", full_page=False)
         # the same map without the case: the red of the suspect reach is gone (the outfall's case and the
         # alerting station stay red)
         browser.goto(f"{url}/network/map")

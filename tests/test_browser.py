@@ -90,23 +90,23 @@ def test_an_idle_chromium_draws_no_browser_ui_and_spends_next_to_no_cpu(origin):
         b.close()
 
 
-def test_pictures_for_people_are_taken_when_asked_for_or_when_a_test_fails(origin, tmp_path, monkeypatch):
-    """``Browser.picture``: a screenshot for a person to look at. Encoding a full page as PNG
-    cost Chromium ~0.1-0.3 s of CPU a picture (36 in test_in_a_browser alone) for files nobody
-    opened; they are taken with BROWSER_SHOTS=1, and a test that fails leaves the page as it was
-    then, named after the last picture it would have taken."""
+def test_pictures_for_people_are_taken_unless_left_out_and_when_a_test_fails(origin, tmp_path, monkeypatch):
+    """``Browser.picture``: a screenshot for a person to look at, taken by default; BROWSER_SHOTS=0
+    leaves them out (encoding a full page as PNG costs Chromium ~0.1-0.3 s of CPU a picture), and
+    a test that fails then still leaves the page as it was, named after the last picture it would
+    have taken."""
     if chromium_binary() is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    monkeypatch.delenv("BROWSER_SHOTS", raising=False)
+    monkeypatch.setenv("BROWSER_SHOTS", "0")
     b = Browser()
     try:
         b.goto(origin)
         b.picture(tmp_path / "quiet" / "first.png")
         assert not (tmp_path / "quiet").exists()
-        monkeypatch.setenv("BROWSER_SHOTS", "1")
-        b.picture(tmp_path / "asked" / "first.png")
-        assert (tmp_path / "asked" / "first.png").read_bytes().startswith(b"\x89PNG")
         monkeypatch.delenv("BROWSER_SHOTS")
+        b.picture(tmp_path / "default" / "first.png")
+        assert (tmp_path / "default" / "first.png").read_bytes().startswith(b"\x89PNG")
+        monkeypatch.setenv("BROWSER_SHOTS", "0")
         b.picture(tmp_path / "failing" / "form.png")
         with pytest.raises(AssertionError):
             try:

@@ -210,12 +210,13 @@ class Browser:
                                                     captureBeyondViewport=full_page, optimizeForSpeed=True)["data"]))
 
     def picture(self, path: Path, full_page: bool = True) -> None:
-        """A screenshot for a person to look at (``test-artefacts/``), taken when the environment
-        asks for them (``BROWSER_SHOTS=1``). Encoding a full page as PNG cost Chromium 0.1-0.3 s
-        of CPU each, ~60 a run, for files nobody opened. A test that fails while its browser is
-        open gets one picture anyway (:meth:`close`): the page as it was, beside this one."""
+        """A screenshot for a person to look at (``test-artefacts/``): the pages as the SMO and
+        the technician see them, looked at after a run. ``BROWSER_SHOTS=0`` leaves them out
+        (encoding a full page as PNG costs Chromium 0.1-0.3 s of CPU each, ~60 a run: for quick
+        runs while working). A test that fails while its browser is open gets one picture
+        anyway (:meth:`close`): the page as it was, beside this one."""
         self._last_picture = (path, full_page)
-        if os.environ.get("BROWSER_SHOTS"):
+        if os.environ.get("BROWSER_SHOTS", "1") != "0":
             self.screenshot(path, full_page)
 
     def _picture_of_failure(self) -> None:

@@ -4,8 +4,8 @@ what is alerting, and the dry-weather flow that stopped by itself; the SMO follo
 link to its record, reviews the ended episode with a note, and the board lets it go.
 At a phone's width (390 px) the status page and an incident's page do not scroll
 sideways, the incident's chart fits its box (the episode on screen), and the navigation
-shows every section at 390 and 768 px. Screenshots in ``test-artefacts/workbench/`` with
-BROWSER_SHOTS=1 (and of the page a failing test was on)."""
+shows every section at 390 and 768 px. Screenshots in ``test-artefacts/workbench/``
+unless BROWSER_SHOTS=0 (and of the page a failing test was on)."""
 
 from __future__ import annotations
 

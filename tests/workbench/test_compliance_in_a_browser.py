@@ -3,7 +3,7 @@ ingest, engine, incidents): open a case from an alert's page, add a visit with a
 record a field sample, import its lab results from a CSV file, add the responsible party,
 issue a notice of violation, and see its deadlines on the deadline board (and as a deadline
 incident). Phone-width pages must not scroll sideways; no console errors; screenshots in
-``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
+``test-artefacts/workbench/`` (unless BROWSER_SHOTS=0; and of the page a failing test was on)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ as a conflict with the server's reason, kept on the phone after a reload; an ins
 answering an item the SMO resolved meanwhile is a conflict too, then recorded as an
 inspection of its own at the inspector's word; an ended session
 stops the sending visibly and keeps the queue until the inspector logs in again.
-Screenshots in ``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing
+Screenshots in ``test-artefacts/workbench/`` (unless BROWSER_SHOTS=0; and of the page a failing
 test was on)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ open incidents, acknowledge one in the page, see its state change through the AP
 an incident's page (its chart) and an emailed acknowledge link; record an inspection with
 a photo and see the due item close (in the incidents and the alert engine); walk every
 page. No console errors; a screenshot of each page at phone and laptop width in
-``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
+``test-artefacts/workbench/`` (unless BROWSER_SHOTS=0; and of the page a failing test was on)."""
 
 from __future__ import annotations
 

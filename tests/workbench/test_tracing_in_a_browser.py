@@ -3,7 +3,7 @@ dry-weather-flow alert's incident to a case, two trace visits recorded on the ca
 (flow at MH-2, dry at MH-3), then the drawn map with the suspect reach (P3, P5) in red,
 panned with a finger and zoomed. The network is tests/support/town_network.py's, worked by
 hand there. No console errors, no sideways scrolling; screenshots in
-``test-artefacts/workbench/`` with BROWSER_SHOTS=1 (and of the page a failing test was on)."""
+``test-artefacts/workbench/`` (unless BROWSER_SHOTS=0; and of the page a failing test was on)."""
 
 from __future__ import annotations
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,7 +37,7 @@ import numpy as np
 
 from .errors import NetworkError
 from .index import Index, Rows, csr_rows, index
-from .model import Network, StructureKind
+from .model import Network, StructureKind, Weight  # Weight: in the model, so `map --by` needs no numpy
 
 if TYPE_CHECKING:
     from .areas import DrainageArea
@@ -52,12 +51,6 @@ class Plan:
     next_splits_ft: float | None     # suspect length draining to the next structure
     suspect_weight: float | None = None       # with weights: what the suspect reach collects
     next_splits_weight: float | None = None   # ... and the part of it upstream of the next structure
-
-
-class Weight(str, Enum):
-    LENGTH = "length"        # pipe length (the default: every map has it)
-    INLETS = "inlets"        # catch basins and inlets
-    AREA = "area"            # drainage area, square feet
 
 
 def weights(net: Network, by: Weight, areas: Iterable["DrainageArea"] = ()) -> dict[str, float] | None:

@@ -17,6 +17,13 @@ class StructureKind(str, Enum):
     STORAGE = "storage"        # a SWMM storage unit, a detention basin
 
 
+class Weight(str, Enum):
+    """What a bisection plan (``bisect.py``) halves."""
+    LENGTH = "length"        # pipe length (the default: every map has it)
+    INLETS = "inlets"        # catch basins and inlets
+    AREA = "area"            # drainage area, square feet
+
+
 class ConveyanceKind(str, Enum):
     PIPE = "pipe"
     DITCH = "ditch"

@@ -301,6 +301,25 @@ def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     assert out.stdout.split() == ["True", "[]"], out.stdout
 
 
+INFLUX_CLIENTS = ("requests", "urllib3", "influxdb_client", "ms4watch.ingest.stores.influxdb.v1")
+
+
+def test_a_server_on_sqlite_imports_no_influxdb_client(tmp_path):
+    """A server whose store is the embedded SQLite (the default, and every test's ``serve``)
+    imports neither ``requests`` (the InfluxDB 1.x store's HTTP client, ~0.2 s of CPU with
+    urllib3's regexes) nor influxdb-client: the alert pipeline writes its records through
+    the store it was given, only their shape comes from the InfluxDB schema."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
+            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
+            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
+            "server = build_server(s, report=lambda line: None); "
+            f"print(type(server.town.store).__name__, sorted(m for m in {INFLUX_CLIENTS!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["SqliteStore", "[]"], out.stdout
+
+
 WORKBENCH_AFTER_INGEST = """\
 import sys, httpx
 from ms4watch.server import build_server

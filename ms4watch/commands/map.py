@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..network.bisect import Weight
+from ..network.model import Weight
 from ._settings import config_option, settings_or_exit
 
 ACRE_SQFT = 43_560.0

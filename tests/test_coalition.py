@@ -31,6 +31,19 @@ from tests.support.mqtt_clients import stop_client
 pytestmark = pytest.mark.mosquitto
 MIN = 60 * 10**9
 H = 60 * MIN
+# The servers here speak plain HTTP, yet httpx builds an SSL context (loading the CA bundle,
+# ~40 ms of CPU) for every client and every httpx.get: one context, made once, serves them all.
+TLS = httpx.create_ssl_context()
+
+
+def get(url: str, **kw) -> httpx.Response:
+    return httpx.get(url, verify=TLS, **kw)
+
+
+def client(**kw) -> httpx.Client:
+    return httpx.Client(verify=TLS, **kw)
+
+
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 SITES = """\
@@ -50,7 +63,7 @@ class Browserish:
     """A logged-in client of the coalition's server (cookies; the CSRF token its pages carry)."""
 
     def __init__(self, url: str, username: str):
-        self.c = httpx.Client(base_url=url, follow_redirects=False, timeout=30)
+        self.c = client(base_url=url, follow_redirects=False, timeout=30)
         page = self.c.get("/login")
         self.login = self.c.post("/login", data={"username": username, "password": PASSWORD, "next": "/",
                                                  "csrf": csrf_of(page.text)})
@@ -136,7 +149,7 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
                      "/api/v1/incidents", "/api/v1/stations", "/api/v1/approvals.csv", "/api/v1/inspections"):
             got = pat.c.get(f"/t/rotterdam{path}")
             assert got.status_code == 403 and "no role in rotterdam" in got.text, path
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {pat_token}"}, timeout=30) as api:
+        with client(base_url=url, headers={"Authorization": f"Bearer {pat_token}"}, timeout=30) as api:
             assert api.get("/t/rotterdam/api/v1/incidents").status_code == 403
             assert api.get(f"/t/rotterdam/api/v1/inspections/{report.id}").status_code == 403
             assert api.post(f"/t/rotterdam/api/v1/incidents/{r_inc.id}/acknowledge", json={}).status_code == 403
@@ -177,32 +190,32 @@ def test_each_town_has_its_own_ingest_store_and_engine_and_sees_nothing_of_the_o
         link = g.workbench.links.url(g.pipeline.incidents.get(g_inc.id))
         assert link.startswith(f"{url}/t/glenville/ack/")
         token_part = link.rsplit("/", 1)[1]
-        assert httpx.get(f"{url}/t/glenville/ack/{token_part}").status_code == 200
-        assert httpx.get(f"{url}/t/rotterdam/ack/{token_part}").status_code == 404
+        assert get(f"{url}/t/glenville/ack/{token_part}").status_code == 200
+        assert get(f"{url}/t/rotterdam/ack/{token_part}").status_code == 404
 
         # -- the server's health, across the towns: the details for its operators only ---------------
-        assert httpx.get(f"{url}/health/ready").json() == {"status": "ready"}
-        assert httpx.get(f"{url}/metrics").status_code == httpx.get(f"{url}/t/rotterdam/metrics").status_code == 401
+        assert get(f"{url}/health/ready").json() == {"status": "ready"}
+        assert get(f"{url}/metrics").status_code == get(f"{url}/t/rotterdam/metrics").status_code == 401
         operator = {"Authorization": f"Bearer {METRICS_TOKEN}"}
-        ready = httpx.get(f"{url}/health/ready", headers=operator).json()
+        ready = get(f"{url}/health/ready", headers=operator).json()
         assert {"glenville: broker", "rotterdam: broker", "glenville: store", "rotterdam: store"} <= set(ready["checks"])
-        assert httpx.get(f"{url}/t/rotterdam/metrics", headers=operator).status_code == 200
+        assert get(f"{url}/t/rotterdam/metrics", headers=operator).status_code == 200
         pats = {"Authorization": f"Bearer {pat_token}"}                      # Glenville's admin: Glenville's only
-        assert httpx.get(f"{url}/t/rotterdam/metrics", headers=pats).status_code == 403
-        assert httpx.get(f"{url}/t/glenville/metrics", headers=pats).status_code == 200
-        pats_view = list(text_string_to_metric_families(httpx.get(f"{url}/metrics", headers=pats).text))
+        assert get(f"{url}/t/rotterdam/metrics", headers=pats).status_code == 403
+        assert get(f"{url}/t/glenville/metrics", headers=pats).status_code == 200
+        pats_view = list(text_string_to_metric_families(get(f"{url}/metrics", headers=pats).text))
         assert {x.labels["municipality"] for f in pats_view if f.name.startswith("ms4watch_") and f.name != "ms4watch_build_info"
                 for x in f.samples} == {"glenville"}
         # the process's own metrics once, unlabelled: one process serves every town
         assert [x.labels for f in pats_view if f.name == "process_cpu_seconds" for x in f.samples] == [{}]
-        assert {c.split(": ")[0] for c in httpx.get(f"{url}/health/ready", headers=pats).json()["checks"]} == {"glenville"}
-        families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics", headers=operator).text)}
+        assert {c.split(": ")[0] for c in get(f"{url}/health/ready", headers=pats).json()["checks"]} == {"glenville"}
+        families = {f.name: f for f in text_string_to_metric_families(get(f"{url}/metrics", headers=operator).text)}
         stored = {x.labels["municipality"]: x.value for x in families["ms4watch_readings_stored"].samples}
         assert set(stored) == {"glenville", "rotterdam"} and all(v > 0 for v in stored.values()), stored
         assert {x.labels["municipality"] for x in families["ms4watch_alert_latency_seconds"].samples} == set(stored)
 
         # -- logging out at the root ends the session in every town, a copied cookie with it --------
-        copied = httpx.Client(base_url=url, follow_redirects=False, timeout=30, cookies=dict(sam.c.cookies))
+        copied = client(base_url=url, follow_redirects=False, timeout=30, cookies=dict(sam.c.cookies))
         assert copied.get("/t/rotterdam/stations").status_code == 200
         towns_page = sam.c.get("/").text
         assert sam.c.post("/logout", data={"csrf": csrf_of(towns_page)}).status_code == 303
@@ -284,7 +297,7 @@ def test_every_per_town_store_keeps_its_records_from_the_other_town(tmp_path, mo
 
         # -- Rotterdam's records, one in every store -------------------------------------------------
         r_inc = r.pipeline.incidents.handle(dwf("2026-06-01T15:30:00Z")).incident          # incidents.db, queue
-        with httpx.Client(base_url=f"{url}/t/rotterdam", headers={"Authorization": f"Bearer {quinn_token}"},
+        with client(base_url=f"{url}/t/rotterdam", headers={"Authorization": f"Bearer {quinn_token}"},
                           timeout=30) as api:
             assert api.post(f"/api/v1/incidents/{r_inc.id}/acknowledge", json={"note": f"{MARK} ack"}
                             ).status_code == 200                                        # incident + workbench audit
@@ -337,7 +350,7 @@ def test_every_per_town_store_keeps_its_records_from_the_other_town(tmp_path, mo
                "rel": 1, "sw": 1, "year": 2026, "section": "illicit_found", "fmt": "pdf", "sha": sha, "token": "x"}
         pat = Browserish(url, "pat")
         seen = []
-        with httpx.Client(base_url=f"{url}/t/glenville", headers={"Authorization": f"Bearer {pat_token}"},
+        with client(base_url=f"{url}/t/glenville", headers={"Authorization": f"Bearer {pat_token}"},
                           timeout=30) as api:
             for template in _town_routes(settings, g.workbench):
                 if template.startswith(("/logout", "/login")):

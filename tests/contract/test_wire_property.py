@@ -40,17 +40,23 @@ ids = st.one_of(st.sampled_from(["LOG-1", "flow", "OF-9", "a", "A" * 64, "9.x_y-
 counts = st.integers(0, 2**63 - 1)
 
 
+# strategies built once, not per example: a strategy made inside a draw is validated anew each
+# time, which cost hypothesis more than drawing from it
+INSIDE = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2026, 6, 1))
+AROUND = st.one_of(INSIDE, st.datetimes(min_value=datetime(1999, 12, 31), max_value=datetime(2000, 1, 2)),
+                   st.datetimes(min_value=datetime(2026, 6, 2, 12), max_value=datetime(2026, 6, 4)),
+                   st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2300, 1, 1)))
+FRACS = st.sampled_from(["", ".5", ".250", ".123456"])
+OFFSETS = st.sampled_from(["Z", "+00:00", "-00:00", "-05:00", "+05:30", "+23:59", "-23:59"])
+
+
 @st.composite
 def rfc3339(draw, near_the_bounds: bool = True):
     """Times in the wire's form: anywhere in the window, or (``near_the_bounds``) also around
     its edges (2000-01-01, a day after RECEIVED) and far outside it."""
-    inside = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2026, 6, 1))
-    when = draw(st.one_of(inside, st.datetimes(min_value=datetime(1999, 12, 31), max_value=datetime(2000, 1, 2)),
-                          st.datetimes(min_value=datetime(2026, 6, 2, 12), max_value=datetime(2026, 6, 4)),
-                          st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2300, 1, 1)))
-                if near_the_bounds else inside)
-    frac = draw(st.sampled_from(["", ".5", ".250", ".123456"]))
-    offset = draw(st.sampled_from(["Z", "+00:00", "-00:00", "-05:00", "+05:30", "+23:59", "-23:59"]))
+    when = draw(AROUND if near_the_bounds else INSIDE)
+    frac = draw(FRACS)
+    offset = draw(OFFSETS)
     if not near_the_bounds and when < datetime(2000, 1, 2):
         offset = "Z"        # -05:00 is still 2000-01-01 there, but +05:30 is 1999
     return when.strftime("%Y-%m-%dT%H:%M:%S") + frac + offset
@@ -58,22 +64,29 @@ def rfc3339(draw, near_the_bounds: bool = True):
 
 valid_times = rfc3339(near_the_bounds=False)
 values = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**15, 10**15))
+UNIT_PAIRS = st.sampled_from(UNITS)
+FLAG_LISTS = st.lists(st.sampled_from(FLAGS), max_size=3, unique=True)
+VALUES_OR_NONE = st.one_of(values, st.none())
+IDS_OR_NONE = st.one_of(ids, st.none())
 
 
 @st.composite
 def valid_reading(draw) -> dict:
-    quantity, unit = draw(st.sampled_from(UNITS))
-    flags = draw(st.lists(st.sampled_from(FLAGS), max_size=3, unique=True))
-    value = draw(st.one_of(values, st.none()))
+    quantity, unit = draw(UNIT_PAIRS)
+    flags = draw(FLAG_LISTS)
+    value = draw(VALUES_OR_NONE)
     if value is None and "sensor_error" not in flags:
         flags.append("sensor_error")
     r = {"time": draw(valid_times), "sensor": draw(ids), "quantity": quantity, "value": value, "unit": unit,
          "flags": flags}
     if draw(st.booleans()):
-        r["station"] = draw(st.one_of(ids, st.none()))
+        r["station"] = draw(IDS_OR_NONE)
     if not flags and draw(st.booleans()):
         del r["flags"]
     return r
+
+
+READING_LISTS = st.lists(valid_reading(), min_size=1, max_size=4)
 
 
 @st.composite
@@ -82,7 +95,7 @@ def valid_message(draw) -> dict:
     if draw(st.booleans()):
         msg["epoch"] = draw(counts)
     msg["seq"] = draw(counts)
-    msg["readings"] = draw(st.lists(valid_reading(), min_size=1, max_size=4))
+    msg["readings"] = draw(READING_LISTS)
     return msg
 
 

@@ -69,14 +69,17 @@ chunkings = st.lists(st.integers(1, 5000), min_size=1, max_size=20)
 def feed(stream: bytes, sizes: list[int], max_packet: int = SMALL_MAX) -> tuple[list[Delivery], list, PacketReader]:
     """Feed ``stream`` in chunks of ``sizes`` (cycled); the parser's own error ends it."""
     reader, out, control = PacketReader(1, max_packet=max_packet), [], []
+    # never more than one packet: a whole one up to max_packet, or an oversized one's topic
+    # (up to 65,535 bytes), packet id and first HEAD_BYTES; plus the chunk just read
+    # (the bound and the loop's invariants computed once: chunks of one byte are common)
+    one_packet = max(max_packet, 2 + 65535 + 2 + HEAD_BYTES) + 5
+    end, cycle, chunk = len(stream), len(sizes), reader.feed
     i, k = 0, 0
-    while i < len(stream):
-        n = sizes[k % len(sizes)]
-        reader.feed(stream[i:i + n], out, control)
+    while i < end:
+        n = sizes[k % cycle]
+        chunk(stream[i:i + n], out, control)
         i, k = i + n, k + 1
-        # never more than one packet: a whole one up to max_packet, or an oversized one's topic
-        # (up to 65,535 bytes), packet id and first HEAD_BYTES; plus the chunk just read
-        assert reader.buffered <= max(max_packet, 2 + 65535 + 2 + HEAD_BYTES) + 5 + n
+        assert reader.buffered <= one_packet + n
     return out, control, reader
 
 

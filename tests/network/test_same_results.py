@@ -6,6 +6,7 @@ small multiples of a quarter foot, so sums are exact in any order and ties are t
 
 from __future__ import annotations
 
+import functools
 import math
 
 from hypothesis import HealthCheck, given, settings
@@ -22,29 +23,59 @@ IDS = st.text(alphabet="AB19-.", min_size=1, max_size=3)
 LENGTH = st.one_of(st.none(), st.integers(0, 12).map(lambda q: q * 25 / 4))
 
 
+KINDS = st.sampled_from(list(StructureKind))
+SHAPES = st.sampled_from(["tree", "any"])
+BY = st.sampled_from(["length", "inlets", "drawn"])
+DRAWN_WEIGHT = st.integers(0, 8).map(float)
+
+
+@functools.cache
+def among(k: int) -> st.SearchStrategy[int]:
+    """An index into k things: what st.sampled_from(things) draws, but one strategy object per k
+    (a strategy made per example is validated anew by hypothesis, which cost more than drawing)."""
+    return st.integers(0, k - 1)
+
+
+@functools.cache
+def _of(k: int) -> dict[str, st.SearchStrategy]:
+    end, loose = among(k), st.one_of(st.none(), among(k))
+    return {"kinds": st.lists(KINDS, min_size=k, max_size=k), "buried": st.lists(st.booleans(), min_size=k, max_size=k),
+            "back": st.lists(st.tuples(end, end), max_size=2), "any": st.lists(st.tuples(end, end), max_size=3 * k),
+            "loose": st.lists(st.tuples(loose, loose), max_size=2), "two": st.lists(end, max_size=2)}
+
+
+def pick(draw: st.DrawFn, things: list):
+    return things[draw(among(len(things)))]
+
+
 @st.composite
 def networks(draw: st.DrawFn) -> Network:
     ids = draw(st.lists(IDS, min_size=1, max_size=18, unique=True))
-    kinds = draw(st.lists(st.sampled_from(list(StructureKind)), min_size=len(ids), max_size=len(ids)))
-    buried = draw(st.lists(st.booleans(), min_size=len(ids), max_size=len(ids)))
-    shape = draw(st.sampled_from(["tree", "any"]))
+    of = _of(len(ids))
+    kinds = draw(of["kinds"])
+    buried = draw(of["buried"])
+    shape = draw(SHAPES)
     n = Network()
     for s, k, b in zip(ids, kinds, buried):
         n.structures[s] = Structure(s, k, None, None, source=IMPLIED if b and k is StructureKind.JUNCTION else "map")
-    end = st.sampled_from(ids)
     pipes: list[tuple[str | None, str | None]] = []
     if shape == "tree":          # each drains to one drawn before it (or to nothing: several outfalls)
         for i, s in enumerate(ids[1:], start=1):
             if draw(st.integers(0, 5)):
                 pipes.append((s, ids[draw(st.integers(0, i - 1))]))
-        pipes += draw(st.lists(st.tuples(end, end), max_size=2))                    # a loop or a second way out
+        pipes += [(ids[u], ids[v]) for u, v in draw(of["back"])]                      # a loop or a second way out
     else:
-        pipes = draw(st.lists(st.tuples(end, end), max_size=3 * len(ids)))
-    pipes += draw(st.lists(st.tuples(st.one_of(st.none(), end), st.one_of(st.none(), end)), max_size=2))
+        pipes = [(ids[u], ids[v]) for u, v in draw(of["any"])]
+    pipes += [(None if u is None else ids[u], None if v is None else ids[v]) for u, v in draw(of["loose"])]
     for k, (u, v) in enumerate(pipes):
         pid = f"p{k}"
         n.conveyances[pid] = Conveyance(pid, ConveyanceKind.PIPE, u, v, DirectionSource.DRAWING, draw(LENGTH))
     return n
+
+
+def visits(data, ids: list[str]) -> list[str]:
+    """Up to two structures (st.lists(st.sampled_from(ids), max_size=2))."""
+    return [ids[i] for i in data.draw(_of(len(ids))["two"])]
 
 
 def whole(w: dict[str, float] | None) -> dict[str, float] | None:
@@ -73,16 +104,17 @@ def test_walks_up_and_down_are_the_same(n):
 @given(networks(), st.data())
 def test_plans_are_the_same(n, data):
     ids = sorted(n.structures)
-    outfall = data.draw(st.sampled_from(ids))
-    flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
-    no_flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
-    by = data.draw(st.sampled_from(["length", "inlets", "drawn"]))
+    outfall = pick(data.draw, ids)
+    flow = visits(data, ids)
+    no_flow = visits(data, ids)
+    by = data.draw(BY)
     w = None
     if by == "inlets":
         w = whole(weights(n, Weight.INLETS))
     elif by == "drawn":
-        w = data.draw(st.dictionaries(st.sampled_from(sorted(n.conveyances) or ["none"]),
-                                      st.integers(0, 8).map(float), max_size=len(n.conveyances)))
+        keys = sorted(n.conveyances) or ["none"]
+        w = {keys[i]: v for i, v in data.draw(st.dictionaries(among(len(keys)), DRAWN_WEIGHT,
+                                                               max_size=len(n.conveyances))).items()}
     got = plan(n, outfall, flow, no_flow, weights=w)
     assert got == reference.plan(fresh(n), outfall, flow, no_flow, weights=w)
     assert all(type(v) in (float, type(None)) for v in (got.suspect_length_ft, got.next_splits_ft,
@@ -127,12 +159,14 @@ def test_plans_with_pipes_of_unknown_direction_are_the_same(n, data):
     connected = sorted(p for p, c in n.conveyances.items() if c.upstream is not None and c.downstream is not None)
     if not connected:
         return
-    two_way = data.draw(st.lists(st.sampled_from(connected), min_size=1, max_size=len(connected), unique=True))
-    outfall = data.draw(st.sampled_from(ids))
-    flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
-    no_flow = data.draw(st.lists(st.sampled_from(ids), max_size=2))
-    w = data.draw(st.one_of(st.none(), st.just(whole(weights(n, Weight.INLETS))),
-                            st.dictionaries(st.sampled_from(connected), st.integers(0, 8).map(float))))
+    two_way = [connected[i] for i in data.draw(st.lists(among(len(connected)), min_size=1,
+                                                             max_size=len(connected), unique=True))]
+    outfall = pick(data.draw, ids)
+    flow = visits(data, ids)
+    no_flow = visits(data, ids)
+    w = [lambda: None, lambda: whole(weights(n, Weight.INLETS)),      # st.one_of(none, just(inlets), drawn)
+         lambda: {connected[i]: v for i, v in data.draw(st.dictionaries(among(len(connected)), DRAWN_WEIGHT)).items()}
+         ][data.draw(among(3))]()
     assert plan(n, outfall, flow, no_flow, two_way=two_way, weights=w) == reference.plan_both_ways(
         fresh(n), outfall, flow, no_flow, set(two_way), w)
 

@@ -130,13 +130,19 @@ def test_recent_rain_at_one_gauge_makes_the_outfall_wet():
 H_NS = 3600 * 10**9
 
 
+def picks(draw, options, n):
+    """n values from options, drawn as n bytes in one go: a list of n sampled_from draws cost
+    hypothesis one choice each (up to 240 per example here), most of these tests' CPU."""
+    return [options[b % len(options)] for b in draw(st.binary(min_size=n, max_size=n))]
+
+
 @st.composite
 def rain_rows(draw):
     """A gauge's rows: heartbeats at a random step with outages (gaps of up to 3 h), tips."""
     n = draw(st.integers(0, 120))
-    steps = draw(st.lists(st.sampled_from([60, 300, 900, 3600, 3601, 3 * 3600]), min_size=n, max_size=n))
+    steps = picks(draw, [60, 300, 900, 3600, 3601, 3 * 3600], n)
     t = np.cumsum([0] + steps[:-1]).astype(np.int64) * 10**9 if n else np.empty(0, np.int64)
-    v = np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 0.0, 0.01, 0.04, 0.1]), min_size=n, max_size=n)), dtype=float)
+    v = np.array(picks(draw, [0.0, 0.0, 0.0, 0.01, 0.04, 0.1], n), dtype=float)
     return t, v
 
 
@@ -250,10 +256,9 @@ def test_duplicated_rows_and_double_tips_are_counted_once(second_after, state):
 def test_a_rain_index_with_double_tips_and_missing_depths_extended_equals_one_built(rows, cuts, data):
     t, v = rows
     if t.size:   # tips 0.3-0.9 s apart, NaN and negative rows among them
-        t = t + np.asarray(data.draw(st.lists(st.sampled_from([0, 0, 300, 900]) , min_size=t.size, max_size=t.size)),
-                           dtype=np.int64) * 10**6
+        t = t + np.asarray(picks(data.draw, [0, 0, 300, 900], t.size), dtype=np.int64) * 10**6
         t = np.maximum.accumulate(t)
-        odd = data.draw(st.lists(st.sampled_from([None, None, None, np.nan, -0.02]), min_size=t.size, max_size=t.size))
+        odd = picks(data.draw, [None, None, None, np.nan, -0.02], t.size)
         v = np.array([x if x is not None else y for x, y in zip(odd, v)], dtype=float)
     built = RainIndex(t, v, H_NS, 10**9)
     grown = RainIndex(t[:0], v[:0], H_NS, 10**9)

@@ -274,7 +274,7 @@ class Server:
                 self.stop()    # ingest runs: stop it as a signal would (what it stored is evaluated and kept)
                 raise
             from .workbench import warmup
-            self._warmup = warmup.start()   # matplotlib and reportlab imported now, not in the first chart or packet
+            self._warmup = warmup.start(self._stop)   # matplotlib and reportlab now, not in the first chart or packet
         if not self.simulated:
             self._ticker = threading.Thread(target=self._tick, name="ms4watch-clock", daemon=True)
             self._ticker.start()

@@ -14,19 +14,23 @@ done = threading.Event()          # set once the warm-up has run (tests wait on 
 _started = threading.Lock()
 
 
-def start() -> threading.Thread | None:
-    """The warm-up, once per process."""
+def start(stopping: threading.Event | None = None) -> threading.Thread | None:
+    """The warm-up, once per process. ``stopping``: the server's stop; set, the warm-up draws
+    nothing more (a step already drawing is finished: a process must not exit while
+    matplotlib draws), so a server stopped in its first seconds does not wait for it."""
     if not _started.acquire(blocking=False):
         return None
-    t = threading.Thread(target=run, name="ms4watch-warm-up", daemon=True)
+    t = threading.Thread(target=run, args=(stopping,), name="ms4watch-warm-up", daemon=True)
     t.start()
     return t
 
 
-def run() -> None:
+def run(stopping: threading.Event | None = None) -> None:
     try:
-        _chart()
-        _pdf()
+        for step in (_chart, _pdf):
+            if stopping is not None and stopping.is_set():
+                break
+            step()
     except Exception:   # a warm-up that fails costs the first request its time, nothing more
         log.exception("warming up the chart and PDF libraries failed")
     finally:

@@ -12,7 +12,8 @@
 # python3 (the package depends on exactly its minor version).
 #
 # Environment: DEB_PY (the system Python, /usr/bin/python3), PIP (a pip of 22.3 or later that
-# installs into DEB_PY's environment with --python), DEB_REVISION (the Debian revision, 1).
+# installs into DEB_PY's environment with --python), DEB_REVISION (the Debian revision, 1),
+# DEB_STAGE (the folder the tree is staged in, build/deb: tests/test_deb.py stages on tmpfs).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +35,7 @@ pyver=$("$DEB_PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_inf
 pynext=$("$DEB_PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1] + 1}")')
 
 name="ms4watch_${version}_${arch}"
-stage="$repo/build/deb/$name"
+stage="${DEB_STAGE:-$repo/build/deb}/$name"
 venv_at=/opt/ms4watch/venv
 venv="$stage$venv_at"
 rm -rf "$stage"

@@ -43,6 +43,8 @@ test-deps:
 # One worker more than the cores: much of the suite waits (servers starting, processes killed
 # and restarted, keepalives running out), and a third worker fills those waits. Quiet 2-core
 # machine, the whole suite: 2 workers 351 s, 3 workers 273 s, 4 workers 280 s.
+# Again 2026-12-02 (the .deb built in the run; warm venv): 3 workers 354 s (586 s of CPU, 164 %),
+# 4 workers 338 s (596 s, 175 %): CPU is the budget, test_deb.py alone ~170 s of it.
 test: setup test-deps
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile
 

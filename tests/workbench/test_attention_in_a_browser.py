@@ -68,6 +68,11 @@ def test_the_smo_sees_what_needs_attention_and_reviews_an_ended_discharge(site_b
         log_in(browser, "smo", PASSWORD)
         assert browser.js("document.querySelector('main section').id") == "attention"   # it leads the page
         assert browser.js("!!document.querySelector('.map svg a[href=\"/inspections?site=CS-7\"] rect.site')")
+        # the map's key says what each colour counts ("4 stale"), not dots alone (the network
+        # map's legend style once shrank these to its 12 px swatches and hid their words)
+        keys = browser.js("[...document.querySelectorAll('p.legend .key')].map(k => "
+                          "[k.innerText, k.getBoundingClientRect().width, k.scrollWidth <= k.clientWidth + 1])")
+        assert keys and all(text.strip() and width > 30 and fits for text, width, fits in keys), keys
         browser.picture(ARTEFACTS / "laptop-status-attention.png")
 
         # the overdue inspection: one click to its item

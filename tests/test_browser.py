@@ -116,3 +116,27 @@ def test_pictures_for_people_are_taken_unless_left_out_and_when_a_test_fails(ori
         assert (tmp_path / "failing" / "failed-after-form.png").read_bytes().startswith(b"\x89PNG")
     finally:
         b.close()
+
+
+def test_chromium_starts_when_the_port_picked_for_it_is_taken_meanwhile(monkeypatch):
+    """Picking a free port and handing it to Chromium races the other workers' servers: one of
+    them may bind it first, and the DevTools request then went to a server that never answers
+    HTTP (a broker), "chromium did not open its DevTools port" after 30 s (a CI run, under
+    load). Chromium takes a port of its own choosing and says which (DevToolsActivePort)."""
+    import socket
+
+    import tests.support.browser as browser
+
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()          # accepts connections and says nothing, as a broker does to HTTP
+    monkeypatch.setattr(browser, "free_port", lambda: taken.getsockname()[1], raising=False)
+    c = Chromium()
+    try:
+        assert c.port != taken.getsockname()[1]
+        assert c.call("Browser.getVersion")["product"].startswith(("Chrome", "HeadlessChrome"))
+    finally:
+        c.close()
+        taken.close()

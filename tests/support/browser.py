@@ -18,12 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from websockets.sync.client import connect
 
-from .servers import free_port
 
 # The omnibox popup's WebUI, which Chromium (156) preloads for every window, a headless one and
 # each browser context's included: a renderer each that spent ~0.1 s of CPU a second while
@@ -46,25 +44,28 @@ class Chromium:
     _shared: "Chromium | None" = None
 
     def __init__(self) -> None:
-        self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="ms4watch-chromium-")
+        # port 0: Chromium binds a port of its own choosing and writes it to DevToolsActivePort
+        # (port, then the browser's DevTools path). A port picked for it here could be bound by
+        # another worker's server before Chromium binds it (tests/test_browser.py).
         self.proc = subprocess.Popen([chromium_binary(), *FLAGS, f"--user-data-dir={self.profile}",
-                                      f"--remote-debugging-port={self.port}", "about:blank"],
+                                      "--remote-debugging-port=0", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + 30
+        active = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
         while True:
-            try:
-                version = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/version", timeout=1))
+            lines = active.read_text().split() if active.is_file() else []
+            if len(lines) == 2:
                 break
-            except (OSError, ValueError):
-                if time.monotonic() > deadline:
-                    self.close()
-                    raise TimeoutError("chromium did not open its DevTools port")
-                time.sleep(0.05)
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise TimeoutError(f"chromium did not open its DevTools port (exit status {self.proc.returncode})")
+            time.sleep(0.05)
+        self.port = int(lines[0])
         # no permessage-deflate: on a loopback socket compressing axe (0.5 MB, sent to every
         # page) and the screenshots costs CPU on both ends and saves nothing
-        self.ws = connect(version["webSocketDebuggerUrl"], max_size=None, compression=None)
+        self.ws = connect(f"ws://127.0.0.1:{self.port}{lines[1]}", max_size=None, compression=None, open_timeout=30)
         self._ids = itertools.count(1)
 
     @classmethod

@@ -44,29 +44,45 @@ class Chromium:
     _shared: "Chromium | None" = None
 
     def __init__(self) -> None:
-        self.profile = tempfile.mkdtemp(prefix="ms4watch-chromium-")
         # port 0: Chromium binds a port of its own choosing and writes it to DevToolsActivePort
         # (port, then the browser's DevTools path). A port picked for it here could be bound by
-        # another worker's server before Chromium binds it (tests/test_browser.py).
-        self.proc = subprocess.Popen([chromium_binary(), *FLAGS, f"--user-data-dir={self.profile}",
-                                      "--remote-debugging-port=0", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent)
-        active = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while True:
-            lines = active.read_text().split() if active.is_file() else []
-            if len(lines) == 2:
+        # another worker's server before Chromium binds it (tests/test_browser.py). A Chromium
+        # that ends before it opens the port (seen twice on a loaded 2-core machine, exit status
+        # 0, cause not found) is started again, twice at most, and its stderr kept for the error.
+        failures = []
+        for _attempt in range(3):
+            self.profile = tempfile.mkdtemp(prefix="ms4watch-chromium-")
+            errors = Path(self.profile).with_name(Path(self.profile).name + ".stderr")
+            with open(errors, "wb") as err:
+                self.proc = subprocess.Popen([chromium_binary(), *FLAGS, f"--user-data-dir={self.profile}",
+                                              "--remote-debugging-port=0", "about:blank"],
+                                             stdout=subprocess.DEVNULL, stderr=err, preexec_fn=_die_with_parent)
+            lines = self._devtools_port(deadline=time.monotonic() + 60)
+            said = errors.read_text(errors="replace")[-1500:]
+            errors.unlink(missing_ok=True)
+            if lines:
                 break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise TimeoutError(f"chromium did not open its DevTools port (exit status {self.proc.returncode})")
-            time.sleep(0.05)
+            failures.append(f"exit status {self.proc.returncode}: {said.strip()}")
+            self.close()
+        else:
+            raise TimeoutError("chromium did not open its DevTools port (" + "; ".join(failures) + ")")
         self.port = int(lines[0])
         # no permessage-deflate: on a loopback socket compressing axe (0.5 MB, sent to every
         # page) and the screenshots costs CPU on both ends and saves nothing
         self.ws = connect(f"ws://127.0.0.1:{self.port}{lines[1]}", max_size=None, compression=None, open_timeout=30)
         self._ids = itertools.count(1)
+
+    def _devtools_port(self, deadline: float) -> list[str]:
+        """DevToolsActivePort's two lines once Chromium wrote them; [] if it ended or the
+        deadline passed first."""
+        active = Path(self.profile) / "DevToolsActivePort"
+        while True:
+            lines = active.read_text().split() if active.is_file() else []
+            if len(lines) == 2:
+                return lines
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                return []
+            time.sleep(0.05)
 
     @classmethod
     def shared(cls) -> "Chromium":

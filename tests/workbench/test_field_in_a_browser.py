@@ -245,7 +245,9 @@ def test_offline_inspection_and_visit_are_queued_then_sent_once_and_a_conflict_i
         wb.users.sessions.end_all(wb.users.find("inspector").id, "expired")
         b.network(online=True)
         b.wait_for("!document.getElementById('session').hidden", 30)
-        assert b.js("document.querySelectorAll('#outbox li[data-state=queued]').length") == 1
+        # the outbox is drawn again from IndexedDB after the failed send (asynchronously): the
+        # record waits there, queued (a fresh-clone CI run read it mid-redraw: 0 items)
+        b.wait_for("document.querySelectorAll('#outbox li[data-state=queued]').length === 1", 10)
         assert len(wb.inspections.reports.list(town)) == 2
         b.fits()
         b.picture(ARTEFACTS / "phone-field-session-ended.png")

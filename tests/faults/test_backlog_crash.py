@@ -66,18 +66,6 @@ def nothing_waiting(broker_port: int, client_id: str) -> list[str]:
     return got
 
 
-def checkpointed(cfg) -> None:
-    """The town's server started and stopped cleanly before the backlog: its engine checkpointed
-    with ingest's stored mark. Built in this process from the same settings by the composition
-    root ``serve`` runs (a ``serve`` process of its own cost a start-up, ~2 s of CPU, for a state
-    the case only sets up); the servers the case is about are ``serve`` processes."""
-    from ms4watch.server import build_server
-    from ms4watch.settings import load_settings
-    server = build_server(load_settings(cfg), report=lambda line: None)
-    server.start()
-    server.stop()
-
-
 @pytest.mark.parametrize("store", ["sqlite", "influxdb"])
 def test_a_backlog_acknowledged_just_before_a_kill_9_is_alerted_after_the_restart(tmp_path, store):
     if not have("mosquitto") or (store == "influxdb" and not have("influxd")):
@@ -87,9 +75,9 @@ def test_a_backlog_acknowledged_just_before_a_kill_9_is_alerted_after_the_restar
     try:
         if town.influx is not None:
             town.influx.query("CREATE DATABASE ms4")
+        town.serve()
+        town.stop_serve()                     # a clean stop: the engine checkpointed now
         cfg = town.config()
-        checkpointed(cfg)                     # a clean stop: the engine checkpointed now
-        assert {"engine-state.json", "engine-mark.json"} <= {f.name for f in town.data.iterdir()}
         store_url = town.influx.store_url("ms4") if town.influx is not None else f"sqlite:///{town.data / 'store.db'}"
         ingest_log = tmp_path / "ingest.log"
         ingest = subprocess.Popen(

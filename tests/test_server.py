@@ -283,6 +283,19 @@ OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.
                        "apprise", "holidays", "prometheus_client", "ms4watch.workbench.records.inspections")
 
 
+def _built_off_the_web(tmp_path, printed: str) -> subprocess.CompletedProcess:
+    """``build_server`` with ``--http off`` on SITES in a fresh interpreter, which prints
+    ``printed`` (an expression of ``server`` and ``sys``)."""
+    (tmp_path / "sites.yaml").write_text(SITES)
+    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
+            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
+            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
+            f"server = build_server(s, report=lambda line: None); print({printed})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
 def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
     imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
@@ -290,14 +303,7 @@ def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
     them — a second or more of start-up before the first message is taken — nor the
     metrics, served only by the workbench (``/metrics``), nor the workbench's records but the
     approvals the engine judges by (``workbench.records.suppressions``)."""
-    (tmp_path / "sites.yaml").write_text(SITES)
-    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
-            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
-            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
-            "server = build_server(s, report=lambda line: None); "
-            f"print(server.app is None, sorted(m for m in {OFF_THE_INGEST_PATH!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    out = _built_off_the_web(tmp_path, f"server.app is None, sorted(m for m in {OFF_THE_INGEST_PATH!r} if m in sys.modules)")
     assert out.stdout.split() == ["True", "[]"], out.stdout
 
 
@@ -309,14 +315,7 @@ def test_a_server_on_sqlite_imports_no_influxdb_client(tmp_path):
     imports neither ``requests`` (the InfluxDB 1.x store's HTTP client, ~0.2 s of CPU with
     urllib3's regexes) nor influxdb-client: the alert pipeline writes its records through
     the store it was given, only their shape comes from the InfluxDB schema."""
-    (tmp_path / "sites.yaml").write_text(SITES)
-    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
-            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
-            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
-            "server = build_server(s, report=lambda line: None); "
-            f"print(type(server.town.store).__name__, sorted(m for m in {INFLUX_CLIENTS!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    out = _built_off_the_web(tmp_path, f"type(server.town.store).__name__, sorted(m for m in {INFLUX_CLIENTS!r} if m in sys.modules)")
     assert out.stdout.split() == ["SqliteStore", "[]"], out.stdout
 
 

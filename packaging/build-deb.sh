@@ -88,6 +88,15 @@ for module in $(grep -oE '^[A-Za-z0-9_.]+' packaging/venv-omits.txt); do
     fi
     rm -rf "$path" "$path.py"
 done
+# holidays' translations of the holiday names of ~250 other countries and markets (~770 .mo files, a
+# tenth of the package's files, each unpacked, indexed by lintian and listed by dpkg): ms4watch asks
+# holidays for the United States alone (compliance/nyholidays.py), in any of its languages
+if [ ! -f "$site/holidays/locale/en_US/LC_MESSAGES/US.mo" ]; then
+    echo "error: holidays has moved its translations: $site/holidays/locale/en_US/LC_MESSAGES/US.mo is missing" >&2
+    exit 1
+fi
+find "$site/holidays/locale" -type f -name '*.mo' ! -name US.mo -delete
+find "$site/holidays/locale" -mindepth 1 -type d -empty -delete
 rm -rf build/lib build/bdist.* ./*.egg-info
 if left=$(grep -rlIF "$stage" "$stage"); then
     echo "error: the staged tree still names $stage in: $left" >&2

@@ -182,6 +182,9 @@ def test_package_contents(deb, lintian):
     assert not [path for path in site if path.endswith((".c", ".h", ".pyx", ".pxd", ".a", ".pyi"))
                 and "/site-packages/ms4watch/" not in path][:5]
     assert any(path.endswith("/site-packages/twilio/request_validator.py") for path in site)
+    # holidays' translations of holiday names: the United States' alone (ms4watch asks for no other country)
+    translations = [path for path in site if "/site-packages/holidays/locale/" in path and path.endswith(".mo")]
+    assert translations and all(path.endswith("/US.mo") for path in translations), translations[:5]
     for module in venv_omits():
         part = "/site-packages/" + module.replace(".", "/")
         assert not [path for path in site if path.startswith(part + "/", path.find("/site-packages/"))
@@ -323,6 +326,11 @@ from ms4watch.alerts.rules.qc import qartod_fail_array
 fails = qartod_fail_array(np.arange(5, dtype=np.int64) * 300_000_000_000, np.array([10.0, 11.0, 900.0, 12.0, 10.0]))
 assert fails.tolist() == [False, True, True, True, False], fails
 assert "ioos_qc.qartod" in sys.modules
+from datetime import date
+from ms4watch.compliance.nyholidays import NewYorkPublicHolidays
+ny = NewYorkPublicHolidays(years=2027)
+assert ny.get(date(2027, 7, 5)) == "Independence Day (observed)", ny.get(date(2027, 7, 5))
+assert NewYorkPublicHolidays(years=2027, language="th").get(date(2027, 7, 5)) == "ชดเชยวันประกาศอิสรภาพ"
 """ + SMS_CHECK
     run(python, "-c", code, cwd="/")
 

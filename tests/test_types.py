@@ -3,6 +3,7 @@
 Strict on the contract, the rules, the engine and compliance; mypy's default level on the rest (issue 22).
 """
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -66,6 +67,19 @@ def test_strict_on_the_four_and_default_on_the_rest():
         on = [dest for dest, value in strict_flags
               if dest not in ("warn_redundant_casts", "warn_unused_ignores") and getattr(per_module, dest) != getattr(defaults, dest)]
         assert not on, f"{module} gets strict flags meant for the four: {on}"
+
+
+def test_what_mypy_skips_ms4watch_never_imports():
+    """A library mypy does not follow (`follow_imports = "skip"`, for speed) reads as Any: so none is imported by
+    ms4watch itself, where Any would hide a wrong call."""
+    skipped = [m.removesuffix(".*") for o in PYPROJECT["tool"]["mypy"]["overrides"]
+               if o.get("follow_imports") == "skip" for m in o["module"]]
+    assert skipped
+    pattern = re.compile(rf"^\s*(import|from)\s+({'|'.join(map(re.escape, sorted(set(skipped))))})\b", re.M)
+    folders = set(PYPROJECT["tool"]["setuptools"]["package-dir"].values())
+    found = [f"{path.relative_to(REPO)}: {m.group(0).strip()}" for folder in sorted(folders)
+             for path in (REPO / folder).rglob("*.py") for m in pattern.finditer(path.read_text())]
+    assert not found, found
 
 
 @pytest.mark.timeout(600)   # as long as the subprocess may take: a cold run is ~25 s of CPU, minutes on a loaded machine

@@ -7,6 +7,7 @@ browser, types a name and clicks Acknowledge; the incident is acknowledged, with
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import subprocess
@@ -283,40 +284,46 @@ OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.
                        "apprise", "holidays", "prometheus_client", "ms4watch.workbench.records.inspections")
 
 
-def _built_off_the_web(tmp_path, printed: str) -> subprocess.CompletedProcess:
-    """``build_server`` with ``--http off`` on SITES in a fresh interpreter, which prints
-    ``printed`` (an expression of ``server`` and ``sys``)."""
-    (tmp_path / "sites.yaml").write_text(SITES)
-    code = ("import sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
-            f"s = Settings.model_validate({{'registry': {str(tmp_path / 'sites.yaml')!r}, "
-            f"'data_dir': {str(tmp_path / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
-            f"server = build_server(s, report=lambda line: None); print({printed})")
+INFLUX_CLIENTS = ("requests", "urllib3", "influxdb_client", "ms4watch.ingest.stores.influxdb.v1")
+
+
+@pytest.fixture(scope="module")
+def built_off_the_web(tmp_path_factory) -> dict:
+    """``build_server`` with ``--http off`` on SITES in a fresh interpreter, once for the
+    module's checks of what it imports (each asked its own interpreter: ~1 s of CPU apiece):
+    whether it made an app, its store's type, and which of the modules named here it imported."""
+    tmp = tmp_path_factory.mktemp("off-the-web")
+    (tmp / "sites.yaml").write_text(SITES)
+    watched = sorted({*OFF_THE_INGEST_PATH, *INFLUX_CLIENTS})
+    code = ("import json, sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
+            f"s = Settings.model_validate({{'registry': {str(tmp / 'sites.yaml')!r}, "
+            f"'data_dir': {str(tmp / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
+            "server = build_server(s, report=lambda line: None); "
+            "print(json.dumps({'app': server.app is not None, 'store': type(server.town.store).__name__, "
+            f"'imported': [m for m in {watched!r} if m in sys.modules]}}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    return out
+    return json.loads(out.stdout)
 
 
-def test_a_server_without_the_workbench_imports_none_of_it(tmp_path):
+def test_a_server_without_the_workbench_imports_none_of_it(built_off_the_web):
     """``serve --http off`` (a town's ingest-and-alerts server, the backlog bench): building it
     imports neither FastAPI and the workbench's pages and desks, nor matplotlib, nor apprise
     when no SMS channel is configured, nor the public holidays before a compliance clock needs
     them — a second or more of start-up before the first message is taken — nor the
     metrics, served only by the workbench (``/metrics``), nor the workbench's records but the
     approvals the engine judges by (``workbench.records.suppressions``)."""
-    out = _built_off_the_web(tmp_path, f"server.app is None, sorted(m for m in {OFF_THE_INGEST_PATH!r} if m in sys.modules)")
-    assert out.stdout.split() == ["True", "[]"], out.stdout
+    assert built_off_the_web["app"] is False
+    assert [m for m in built_off_the_web["imported"] if m in OFF_THE_INGEST_PATH] == []
 
 
-INFLUX_CLIENTS = ("requests", "urllib3", "influxdb_client", "ms4watch.ingest.stores.influxdb.v1")
-
-
-def test_a_server_on_sqlite_imports_no_influxdb_client(tmp_path):
+def test_a_server_on_sqlite_imports_no_influxdb_client(built_off_the_web):
     """A server whose store is the embedded SQLite (the default, and every test's ``serve``)
     imports neither ``requests`` (the InfluxDB 1.x store's HTTP client, ~0.2 s of CPU with
     urllib3's regexes) nor influxdb-client: the alert pipeline writes its records through
     the store it was given, only their shape comes from the InfluxDB schema."""
-    out = _built_off_the_web(tmp_path, f"type(server.town.store).__name__, sorted(m for m in {INFLUX_CLIENTS!r} if m in sys.modules)")
-    assert out.stdout.split() == ["SqliteStore", "[]"], out.stdout
+    assert built_off_the_web["store"] == "SqliteStore"
+    assert [m for m in built_off_the_web["imported"] if m in INFLUX_CLIENTS] == []
 
 
 WORKBENCH_AFTER_INGEST = """\

@@ -10,12 +10,28 @@ proxy headers uvicorn believes — is tested on a real uvicorn (``Bench.url``).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
 import threading
 from typing import Any
 
 import httpx
 
 CLIENT_ADDRESS = ("127.0.0.1", 50000)
+
+
+def _sniffio_known_absent() -> None:
+    """httpx's ASGITransport asks ``import sniffio`` at each request (``is_running_trio``), as
+    httpcore's async clients do; anyio no longer needs sniffio, so it is not installed, and each
+    ask went through every finder (pytest's assertion rewriter, the editable install's, sys.path)
+    in vain: 0.2-0.4 ms of a 2.4 ms in-process request (measured on a 422 answer, 1,500 times).
+    ``None`` in ``sys.modules`` is Python's mark of a module known absent: the import fails at
+    once, with the same ModuleNotFoundError. An installed sniffio is left alone."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None   # type: ignore[assignment]
+
+
+_sniffio_known_absent()
 
 
 class InProcess(httpx.BaseTransport):

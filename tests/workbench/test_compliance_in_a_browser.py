@@ -28,7 +28,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo, tmp_path / "demo")
+    api = api_client(demo)
     incidents = api.get("/api/v1/incidents", params={"state": ["open", "acknowledged", "resolved"]}).json()
     alert = next((i for i in incidents if i["kind"] == "dry_weather_flow"), None) or \
         next(i for i in incidents if i["kind"] in ("turbidity_contrast", "storm"))

@@ -24,10 +24,13 @@ from tests.support.waiting import wait_for
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "workbench"
 
 
-@pytest.fixture
-def demo_server(tmp_path):
-    """A simulated day: a 0.85 inch storm at RG-1 and 0.68 at RG-2 make both sites due."""
-    demo = Demo(DemoOptions(days=1.0, speed=0, workdir=tmp_path / "demo", serve=True), report=lambda line: None)
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory):
+    """A simulated day: a 0.85 inch storm at RG-1 and 0.68 at RG-2 make both sites due. One
+    demo for the module's tests (each simulated day is ~1.5 s of CPU): the first acknowledges
+    an incident, the second records an inspection; neither looks at what the other changed."""
+    workdir = tmp_path_factory.mktemp("browser") / "demo"
+    demo = Demo(DemoOptions(days=1.0, speed=0, workdir=workdir, serve=True), report=lambda line: None)
     runner = threading.Thread(target=demo.run, name="demo", daemon=True)
     runner.start()
     try:
@@ -38,9 +41,9 @@ def demo_server(tmp_path):
         runner.join(60)
 
 
-def api_client(demo, data_dir: Path) -> httpx.Client:
+def api_client(demo) -> httpx.Client:
     """An API client with a fresh token of the demo's login (made in its users' database)."""
-    users, _, conn = open_users(Settings.model_validate({"data_dir": data_dir}))
+    users, _, conn = open_users(Settings.model_validate({"data_dir": demo.o.workdir}))
     token = users.create_token(demo.web_login[0], "browser test")[1]
     conn.close()
     return httpx.Client(base_url=demo.web_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
@@ -55,16 +58,16 @@ def log_in(browser: Browser, user: str, password: str, then: str = "/") -> None:
     browser.wait_for(f"location.pathname === {then!r} && document.readyState === 'complete'")
 
 
-def test_log_in_see_open_incidents_acknowledge_one(demo_server, tmp_path):
+def test_log_in_see_open_incidents_acknowledge_one(demo_server):
     if chromium_binary() is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo, tmp_path / "demo")
+    api = api_client(demo)
     open_before = api.get("/api/v1/incidents", params={"state": "open"}).json()
     assert open_before, "the demo's half day left nothing open"
-    notices = (tmp_path / "demo" / "notifications.txt").read_text()
+    notices = (demo.o.workdir / "notifications.txt").read_text()
     link = re.search(rf"Acknowledge: ({re.escape(url)}/ack/\S+)", notices).group(1)
 
     browser = Browser()
@@ -136,7 +139,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo, tmp_path / "demo")
+    api = api_client(demo)
     due = [d for d in api.get("/api/v1/inspections/due").json() if d["site"] == "CS-2" and d["reason"] == "storm"]
     assert len(due) == 1, "the demo's day left no storm inspection due at CS-2"
     item = due[0]["incident"]

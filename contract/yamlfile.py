@@ -69,7 +69,7 @@ def _not_yaml(source: str, e: yaml.YAMLError) -> ConfigError:
     return ConfigError(source, [(line, "", f"not valid YAML: {getattr(e, 'problem', e)}")])
 
 
-def _lines(text: str, source: str) -> dict[tuple[Any, ...], int]:
+def key_lines(text: str, source: str) -> dict[tuple[Any, ...], int]:
     """The line of every mapping key and sequence item of ``text``, by the pure-Python parser.
     Where it refuses what libyaml read (a tab inside a key), its refusal is the error."""
     lines: dict[tuple[Any, ...], int] = {}
@@ -82,14 +82,20 @@ def _lines(text: str, source: str) -> dict[tuple[Any, ...], int]:
     return lines
 
 
+def read_yaml(text: str) -> Any:
+    """What a config file says, as the loaders read it: libyaml's reading, or PyYAML's where libyaml
+    is the stricter (raises PyYAML's error where both refuse)."""
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
 def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, Any] | None = None) -> M:
     try:
-        data = yaml.load(text, Loader=_FAST_LOADER)
-    except yaml.YAMLError:
-        try:   # what PyYAML itself says (or reads, where libyaml is the stricter)
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise _not_yaml(source, e) from None
+        data = read_yaml(text)
+    except yaml.YAMLError as e:
+        raise _not_yaml(source, e) from None
     if data is None:
         raise ConfigError(source, [(None, "", "file is empty")])
     if not isinstance(data, dict):
@@ -97,7 +103,7 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     try:
         result = model.model_validate(data, context=context)
     except ValidationError as e:
-        lines = _lines(text, source)
+        lines = key_lines(text, source)
         problems = []
         for err in e.errors(include_url=False):
             loc = tuple(err["loc"])
@@ -108,6 +114,6 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     if callable(check):
         found = check()
         if found:
-            lines = _lines(text, source)
+            lines = key_lines(text, source)
             raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in found])
     return result

@@ -7,14 +7,12 @@ either way the whole config is validated before anything is applied.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
 from ..contract.errors import ConfigError
 from ..contract.firmware import FirmwareConfig
-from ..contract.yamlfile import _line_for, _walk, field_path, parse_yaml_model
+from ..contract.yamlfile import _line_for, field_path, key_lines, parse_yaml_model
 from .drivers.validate import validated_options
 
 
@@ -35,9 +33,6 @@ def parse_agent_config(text: str, source: str) -> tuple[FirmwareConfig, list[Bas
     config = parse_yaml_model(text, FirmwareConfig, source)
     options, problems = validated_options(config)
     if problems:
-        lines: dict[tuple[Any, ...], int] = {}
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None:  # None for an empty document
-            _walk(node, (), lines)
+        lines = key_lines(text, source)   # a tab libyaml read and PyYAML refuses: that refusal is the error
         raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
     return config, options

@@ -22,6 +22,7 @@ import yaml
 
 from ...contract.errors import ConfigError
 from ...contract.firmware import Calibration, FirmwareConfig
+from ...contract.yamlfile import read_yaml
 from ..config import parse_agent_config
 
 __all__ = ["next_version", "calibration_block", "with_calibration", "write_config"]
@@ -120,7 +121,7 @@ def with_calibration(text: str, source: str, sensor_id: str, cal: Calibration,
             raise ValueError("the edited file does not say what was meant")
     except (ValueError, StopIteration, yaml.YAMLError, ConfigError):
         edited = False
-        data: dict[str, Any] = yaml.safe_load(text)
+        data: dict[str, Any] = read_yaml(text)   # as the agent read it (libyaml takes a tab PyYAML refuses)
         for s in data.get("sensors", []):
             if isinstance(s, dict) and s.get("id") == sensor_id:
                 s["calibration"] = cal.model_dump(mode="json", exclude_none=True)

@@ -76,3 +76,14 @@ def test_write_keeps_the_previous_file(tmp_path):
     assert (path.stat().st_mode & 0o777) == 0o640
     config, _ = load_agent_config(path)
     assert config.sensors[0].calibration == CAL
+
+
+def test_a_config_with_a_tab_before_a_key_the_agent_read_gets_its_calibration():
+    """libyaml (which loads configs) reads `options\t: {...}`; PyYAML's own parser (which keeps the layout)
+    refuses it: the file is rewritten from what libyaml read, not refused with a YAML traceback."""
+    tabbed = CONFIG.replace("unit: gpm, options: {model: runoff}", "unit: gpm, options\t: {model: runoff}")
+    load_text = tabbed   # the agent takes it
+    out, config, kept = with_calibration(load_text, "fw.yaml", "flow", CAL, "3+cal1")
+    assert not kept and out.startswith("# rewritten by ms4watch calibrate")
+    assert next(s for s in config.sensors if s.id == "flow").calibration == CAL
+    assert [s.options for s in config.sensors][1] == {"model": "runoff"}

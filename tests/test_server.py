@@ -318,6 +318,21 @@ def test_a_server_of_a_town_without_a_map_imports_none_of_the_maps_modules(tmp_p
     assert out.stdout.split() == ["None", "[]"], out.stdout
 
 
+CHANNEL_MODULES = ("ms4watch.alerts.notifiers.email", "ms4watch.alerts.notifiers.sms", "ms4watch.alerts.notifiers.webhook",
+                   "ms4watch.alerts.incidents.sms_replies", "smtplib")
+
+
+def test_a_server_notifying_its_file_imports_no_other_channel(tmp_path):
+    """No ``--notify`` URL (the notifications file, the backlog bench's server): building the
+    server imports neither the email, SMS or webhook channels (each is imported by a URL of its
+    scheme: tests/alerts/notifiers/test_urls.py) nor the inbound-SMS replies (the workbench's
+    webhook imports them: tests/workbench/routes/test_sms.py)."""
+    out = _built_off_the_web(tmp_path, f"[n for r, n in server.town.pipeline.dispatcher.channels.feeds], "
+                                       f"sorted(m for m in {CHANNEL_MODULES!r} if m in sys.modules)")
+    feeds, imported = out.stdout.rsplit("] ", 1)
+    assert "FileNotifier" in feeds and imported.split() == ["[]"], out.stdout
+
+
 INFLUX_CLIENTS = ("requests", "urllib3", "influxdb_client", "ms4watch.ingest.stores.influxdb.v1")
 
 

@@ -107,6 +107,8 @@ def test_influxdb1(influxd, tmp_path):
     _check_many(sink, msgs)
     spooling = SpoolingStore(sink, tmp_path / "spool.db")   # a remote store's, as serve has it
     _check_many(spooling, msgs)
+    sink.series_per_query = 1                               # a town of many series: one statement per chunk
+    _check_many(sink, msgs)
     sink.close()
 
 

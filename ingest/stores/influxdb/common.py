@@ -44,6 +44,9 @@ class InfluxStoreBase(ABC):
     #: server parses one request it can already receive the next (2 cores: ~1.3× the rate)
     parallel_requests = 2
 
+    #: series read by one statement of :meth:`readings_of` (each an OR term of its WHERE clause)
+    series_per_query = 50
+
     def __init__(self, target: InfluxTarget):
         self.target = target
         self._enc = LineEncoder()
@@ -71,16 +74,16 @@ class InfluxStoreBase(ABC):
         """:class:`~ms4watch.ingest.stores.base.ReadingsOfMany`: one InfluxQL statement for
         every series (grouped by station and quantity too), so one request."""
         series = list(dict.fromkeys(series))
-        if not series:
-            return []
-        which = " OR ".join(f'("station" = {_quote(st)} AND "quantity" = {_quote(q)})' for st, q in series)
-        q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE ({which}) '
-             f'AND time >= {to_ns(start)} AND time <= {to_ns(end)} GROUP BY "station", "quantity", "device", "sensor", "unit"')
         out: list[CanonicalReading] = []
-        for res in self.query(q).get("results", []):
-            for one in res.get("series", []) or []:
-                tags = one.get("tags", {})
-                self._series_rows(one, tags.get("station", ""), tags.get("quantity", ""), out)
+        for i in range(0, len(series), self.series_per_query):   # a town of hundreds of stations: a few requests
+            which = " OR ".join(f'("station" = {_quote(st)} AND "quantity" = {_quote(q)})'
+                                for st, q in series[i:i + self.series_per_query])
+            q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE ({which}) AND time >= {to_ns(start)} '
+                 f'AND time <= {to_ns(end)} GROUP BY "station", "quantity", "device", "sensor", "unit"')
+            for res in self.query(q).get("results", []):
+                for one in res.get("series", []) or []:
+                    tags = one.get("tags", {})
+                    self._series_rows(one, tags.get("station", ""), tags.get("quantity", ""), out)
         out.sort(key=lambda r: r.time_ns)
         return out
 

@@ -4,6 +4,7 @@ exposes ``register(app)``; this file only lists them."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
@@ -82,5 +83,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+BLAS_THREADS = "1"
+"""OpenBLAS threads of a command's numpy: no ms4watch array is a matrix product, and a pool of
+one thread a core, made at numpy's import, spins 15-70 ms of CPU at each start of ``serve``
+(docs/store.md); a setting in the environment is kept."""
+
+
 def main() -> None:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", BLAS_THREADS)   # before any command imports numpy
     build_app(invoked_command(sys.argv[1:]))()

@@ -11,6 +11,7 @@ ms4watch's own info lines are kept (third-party libraries stay at warnings).
 from __future__ import annotations
 
 import logging
+import sys
 from datetime import datetime
 
 import typer
@@ -51,9 +52,11 @@ def setup_logging(level: int, log_format: str = "text") -> None:
 
 
 def json_logs() -> bool:
-    """Whether log lines are JSON now (the root handler's formatter says)."""
-    from pythonjsonlogger.json import JsonFormatter
-    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+    """Whether log lines are JSON now (the root handler's formatter says). python-json-logger
+    not imported: no formatter of it can exist, so text lines, without importing it (``say`` runs
+    on ingest's writer thread at ``serve``'s first engine event)."""
+    json = sys.modules.get("pythonjsonlogger.json")
+    return json is not None and any(isinstance(h.formatter, json.JsonFormatter) for h in logging.getLogger().handlers)
 
 
 def say(line: str, *, err: bool = False) -> None:

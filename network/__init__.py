@@ -6,3 +6,7 @@ Modules: ``model`` (typed values), ``mapping`` (the town's mapping file), ``gis`
 (what could not be connected), ``store`` (SQLite per town, changes between imports),
 ``trace`` (upstream and downstream walks).
 """
+
+FILENAME = "network.db"
+"""The town's kept map in its data folder (``store``); here so that looking for it (``current``)
+imports nothing of the map's model."""

@@ -16,12 +16,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import FILENAME
 from .errors import NetworkError
-from .sites import SiteReaches, site_reaches
-from .store import FILENAME, NetworkStore, has_map
 
 if TYPE_CHECKING:
     from ..contract.registry import Registry
+    from .sites import SiteReaches
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,8 @@ class TownReaches:
         stamp = map_stamp(self.folder)
         if stamp is None:
             return None
+        from .sites import site_reaches   # a map was imported: its model, store and tracing, not before
+        from .store import NetworkStore, has_map
         with self._lock:
             if stamp == self._stamp:
                 return self._value

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..sqlite import connect, transaction
+from . import FILENAME   # where the map is kept (re-exported)
 from .errors import NetworkError
 from .model import Conveyance, ConveyanceKind, DirectionSource, Finding, Network, Structure, StructureKind
 
@@ -29,7 +30,6 @@ CREATE TABLE IF NOT EXISTS drainage_areas (id TEXT PRIMARY KEY, structure TEXT, 
 CREATE TABLE IF NOT EXISTS parcels (id TEXT PRIMARY KEY, structure TEXT, drainage_area TEXT, how TEXT,
     distance_ft REAL);
 """
-FILENAME = "network.db"
 
 if TYPE_CHECKING:
     from .areas import DrainageArea, Parcel

@@ -46,3 +46,30 @@ def test_the_command_list_imports_no_numpy():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"], out.stdout
+
+
+BLAS_AFTER_A_COMMAND = """\
+import os, sys
+sys.argv = ["ms4watch", "--version"]
+from ms4watch.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+"""
+
+
+def test_a_command_runs_numpy_on_one_blas_thread_unless_told_otherwise():
+    """No ms4watch array is a matrix product, and OpenBLAS's pool (one thread a core, made at
+    numpy's import) spun 15-70 ms of CPU at each start of ``serve`` (the backlog bench, two
+    cores): a command runs BLAS on its own thread; a setting of the user's is kept."""
+    env = {**os.environ}
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", BLAS_AFTER_A_COMMAND], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["1", "1"], out.stdout     # the setting, and no thread beside the main one
+    out = subprocess.run([sys.executable, "-c", BLAS_AFTER_A_COMMAND], capture_output=True, text=True, timeout=60,
+                         env={**env, "OPENBLAS_NUM_THREADS": "2"})
+    assert out.stdout.split()[-2] == "2", out.stdout

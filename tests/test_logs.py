@@ -89,3 +89,29 @@ def test_every_line_of_a_short_demo_is_one_json_object(tmp_path):
     [summary] = [r for r in records if r["logger"] == "ms4watch.demo"]
     assert summary["readings_stored"] == summary["readings_published"] > 0
     assert all(datetime.fromisoformat(r["time"]).tzinfo is not None for r in records)
+
+
+SAY_IN_A_FRESH_INTERPRETER = """\
+import sys
+from ms4watch.logs import json_logs, say, setup_logging
+setup_logging(20, FORMAT)
+say("an engine event")
+print(json_logs(), "pythonjsonlogger.json" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("log_format, expected", [("text", "False False"), ("json", "True True")])
+def test_say_asks_for_json_lines_without_importing_them_for_text_logs(log_format, expected):
+    """``say`` (each engine event ``serve`` prints, on ingest's writer thread between a store
+    write and its acknowledgement) tells text logs from JSON ones without importing
+    python-json-logger when none of its formatters can exist; with JSON logs, its line is still one
+    JSON object."""
+    code = SAY_IN_A_FRESH_INTERPRETER.replace("FORMAT", repr(log_format))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    *logged, asked = out.stderr.splitlines()
+    assert asked == expected, out.stderr
+    if log_format == "text":
+        assert out.stdout == "an engine event\n" and logged == []
+    else:
+        assert out.stdout == "" and [json.loads(line)["message"] for line in logged] == ["an engine event"]

@@ -285,21 +285,27 @@ OFF_THE_INGEST_PATH = ("fastapi", "ms4watch.workbench.app", "ms4watch.workbench.
 
 
 INFLUX_CLIENTS = ("requests", "urllib3", "influxdb_client", "ms4watch.ingest.stores.influxdb.v1")
+MAP_MODULES = ("ms4watch.network.model", "ms4watch.network.store", "ms4watch.network.sites", "ms4watch.network.monitored")
+CHANNEL_MODULES = ("ms4watch.alerts.notifiers.email", "ms4watch.alerts.notifiers.sms", "ms4watch.alerts.notifiers.webhook",
+                   "ms4watch.alerts.incidents.sms_replies", "smtplib")
 
 
 @pytest.fixture(scope="module")
 def built_off_the_web(tmp_path_factory) -> dict:
     """``build_server`` with ``--http off`` on SITES in a fresh interpreter, once for the
     module's checks of what it imports (each asked its own interpreter: ~1 s of CPU apiece):
-    whether it made an app, its store's type, and which of the modules named here it imported."""
+    whether it made an app, its store's type, its map (None: no map), its notification feeds, and which
+    of the modules named here it imported."""
     tmp = tmp_path_factory.mktemp("off-the-web")
     (tmp / "sites.yaml").write_text(SITES)
-    watched = sorted({*OFF_THE_INGEST_PATH, *INFLUX_CLIENTS})
+    watched = sorted({*OFF_THE_INGEST_PATH, *INFLUX_CLIENTS, *MAP_MODULES, *CHANNEL_MODULES})
     code = ("import json, sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
             f"s = Settings.model_validate({{'registry': {str(tmp / 'sites.yaml')!r}, "
             f"'data_dir': {str(tmp / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
             "server = build_server(s, report=lambda line: None); "
             "print(json.dumps({'app': server.app is not None, 'store': type(server.town.store).__name__, "
+            "'map': server.town.reaches.current() is not None, "
+            "'feeds': [type(n).__name__ for r, n in server.town.pipeline.dispatcher.channels.feeds], "
             f"'imported': [m for m in {watched!r} if m in sys.modules]}}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -315,6 +321,23 @@ def test_a_server_without_the_workbench_imports_none_of_it(built_off_the_web):
     approvals the engine judges by (``workbench.records.suppressions``)."""
     assert built_off_the_web["app"] is False
     assert [m for m in built_off_the_web["imported"] if m in OFF_THE_INGEST_PATH] == []
+
+
+def test_a_server_of_a_town_without_a_map_imports_none_of_the_maps_modules(built_off_the_web):
+    """No map imported (``ms4watch map import`` never ran): building the server imports none of
+    the map's model, store and tracing (~10-15 ms of CPU before the first reading); the clock
+    reads a map imported later (``test_the_clock_reads_a_newly_imported_map_before_any_alert_needs_it``)."""
+    assert built_off_the_web["map"] is False
+    assert [m for m in built_off_the_web["imported"] if m in MAP_MODULES] == []
+
+
+def test_a_server_notifying_its_file_imports_no_other_channel(built_off_the_web):
+    """No ``--notify`` URL (the notifications file, the backlog bench's server): building the
+    server imports neither the email, SMS or webhook channels (each is imported by a URL of its
+    scheme: tests/alerts/notifiers/test_urls.py) nor the inbound-SMS replies (the workbench's
+    webhook imports them: tests/workbench/routes/test_sms.py)."""
+    assert "FileNotifier" in built_off_the_web["feeds"]
+    assert [m for m in built_off_the_web["imported"] if m in CHANNEL_MODULES] == []
 
 
 def test_a_server_on_sqlite_imports_no_influxdb_client(built_off_the_web):

@@ -24,11 +24,11 @@ from ..events import AlertEvent, AlertKind
 from ...sqlite import Synchronous, transaction
 from .model import Incident
 from .sms_auth import ReplyLimiter
-from .sms_replies import SmsReply, handle_reply, parse_inbound
 from .store import Change, IncidentStore
 
 if TYPE_CHECKING:
     from ..delivery.dispatch import Dispatcher
+    from .sms_replies import SmsReply
     from ..delivery.queue import QueuedNotification
     from .model import AuditEntry, State
 
@@ -162,6 +162,7 @@ class IncidentService:
 
     def inbound_sms(self, content_type: str, body: bytes) -> SmsReply:
         """The inbound-SMS webhook (see alerts/notifiers/sms/README.md). ValueError on a bad body."""
+        from .sms_replies import handle_reply, parse_inbound   # the workbench's: not on a server's path to its first reading
         msg = parse_inbound(content_type, body)
         with self._lock:
             reply = handle_reply(self.store, self.dispatcher.contacts, msg, self.clock(), self.sms_limiter)

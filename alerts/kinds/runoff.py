@@ -9,11 +9,12 @@ packet), its ``sms`` (a few characters), :meth:`Runoff.as_json` (the webhook's f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...contract.registry import Registry
-from ...network.monitored import INLET_NEAR_FT
-from ...network.sites import Found, OutfallReached, SiteReach, SiteReaches
+
+if TYPE_CHECKING:   # a value of them exists once a map was imported: a town without one imports none
+    from ...network.sites import OutfallReached, SiteReach, SiteReaches
 
 SITE_LABEL = "Runoff"
 OUTFALL_LABEL = "Construction sites upstream"
@@ -58,6 +59,8 @@ def _outfall(o: OutfallReached) -> str:
 
 def site_words(reach: SiteReach, *, located: bool) -> str:
     """The site's runoff in a sentence (``located``: the registry gives the site a position)."""
+    from ...network.monitored import INLET_NEAR_FT
+    from ...network.sites import Found
     if reach.found is Found.NONE and not reach.inlets:
         if located:
             return (f"not known: no drains_to in the registry and no catch basin or inlet within "

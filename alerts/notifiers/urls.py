@@ -19,21 +19,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import unquote, urlsplit
 
 from ms4watch.contract.errors import ConfigValueError
 
 from .base import Notifier, Recipient
-from .email import EmailNotifier
-from .email.chart import ReadingsLookup
-from .file import FileNotifier
-from .file.notifier import EntryStream
-from .sms import SmsNotifier
-from .sms.notifier import PLACEHOLDER
-from .sms.notifier import describe as describe_apprise
-from .webhook import WebhookNotifier
-from .webhook.notifier import describe as describe_http
+
+if TYPE_CHECKING:   # each channel's module imported by the URL that asks for it: a server without
+    from .email import EmailNotifier   # email, SMS or webhooks (the notifications file) imports none of them
+    from .email.chart import ReadingsLookup
+    from .file.notifier import EntryStream
+    from .sms import SmsNotifier
 
 
 @dataclass
@@ -75,18 +72,25 @@ def _build_channels(urls: list[str], *, file_path: Path, readings_lookup: Readin
         if not scheme:
             raise ValueError(f"--notify {url!r}: not a URL (e.g. mailto://127.0.0.1:2525?to=smo@town.test)")
         if scheme in ("mailto", "mailtos"):
+            from .email import EmailNotifier
             if ch.email is not None:
                 raise ValueError("--notify: only one mailto:// URL (put several addresses in to=a@x,b@y)")
             ch.email = EmailNotifier(url, readings_lookup=readings_lookup, clock=clock)
             ch.email_to = ch.email.config.to
         elif scheme in ("http", "https"):
+            from .webhook import WebhookNotifier
+            from .webhook.notifier import describe as describe_http
             label = f"webhook:{describe_http(url)}"
             ch.feeds.append((Recipient(label, "feed", label), WebhookNotifier(url)))
         elif scheme == "file":
+            from .file import FileNotifier
             path = Path(unquote(urlsplit(url).path))
             label = f"file:{path}"
             ch.feeds.append((Recipient(label, "feed", str(path)), FileNotifier(path, stream=stream)))
         else:
+            from .sms import SmsNotifier
+            from .sms.notifier import PLACEHOLDER
+            from .sms.notifier import describe as describe_apprise
             notifier = SmsNotifier(url)
             if PLACEHOLDER in url:
                 if ch.sms is not None:

@@ -125,6 +125,17 @@ class ReadingsSource(Protocol):
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+@runtime_checkable
+class ReadingsOfMany(Protocol):
+    """A readings port that reads several series in one request (a remote store: the re-feed's
+    reads at start, one per station and quantity the engine follows, were one HTTP request each).
+
+    ``readings_of(series, start, end)``: what :meth:`ReadingsSource.readings` gives of each
+    ``(station, quantity)`` of ``series``, together, sorted by time."""
+
+    def readings_of(self, series: Sequence[tuple[str, str]], start: datetime, end: datetime) -> list[CanonicalReading]: ...
+
+
 class Receipt(NamedTuple):
     """What one stored batch brought of one station: when the store took it (``received_ns``,
     ingest's wall clock [epoch ns]) and the span of its reading times [epoch ns, both included]."""

@@ -39,7 +39,7 @@ from ...sqlite import connect, connect_readonly
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
 from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource,
-                   LatestReading, Receipt, ReceiptLog, ReadingsStore, StationState, StatusStore, StoredMessage, Summarising,
+                   LatestReading, ReadingsOfMany, ReadingsSource, Receipt, ReceiptLog, ReadingsStore, StationState, StatusStore, StoredMessage, Summarising,
                    WriteResult, receipts_of)
 from .sqlite.store import probe_write_lock
 
@@ -248,13 +248,33 @@ class SpoolingStore:
                 out = list(read(station, quantity, start, end))
             except StoreUnavailable as e:
                 log.warning("readings of %s/%s: store unavailable (%s); using the spool only", station, quantity, e)
+        return self._with_spooled(out, {(station, quantity)}, start, end)
+
+    def readings_of(self, series: Sequence[tuple[str, str]], start: datetime, end: datetime) -> list[CanonicalReading]:
+        """:class:`~.base.ReadingsOfMany`: the store's in one request when it reads several
+        series at once (InfluxDB), each series' otherwise; plus the spool's, read once."""
+        out: list[CanonicalReading] = []
+        try:
+            if isinstance(self.inner, ReadingsOfMany):
+                out = list(self.inner.readings_of(series, start, end))
+            elif isinstance(self.inner, ReadingsSource):
+                out = [r for st, q in series for r in self.inner.readings(st, q, start, end)]
+        except StoreUnavailable as e:
+            log.warning("readings of %d series: store unavailable (%s); using the spool only", len(series), e)
+            out = []
+        return self._with_spooled(out, set(series), start, end)
+
+    def _with_spooled(self, out: list[CanonicalReading], series: set[tuple[str, str]], start: datetime,
+                      end: datetime) -> list[CanonicalReading]:
+        """``out`` (the store's) plus the spool's readings of ``series`` in the window that it
+        lacks, sorted by time."""
         a, b = to_ns(start), to_ns(end)
-        seen = {(r.time_ns, r.device, r.sensor) for r in out}
+        seen = {(r.station, r.quantity, r.time_ns, r.device, r.sensor) for r in out}
         for blob in self._spooled_blobs():
             for m in decode_batch(blob):
                 for r in m.readings:
-                    if r.station == station and r.quantity == quantity and a <= r.time_ns <= b \
-                            and (r.time_ns, r.device, r.sensor) not in seen:
+                    if (r.station, r.quantity) in series and a <= r.time_ns <= b \
+                            and (r.station, r.quantity, r.time_ns, r.device, r.sensor) not in seen:
                         out.append(r)
         out.sort(key=lambda r: r.time_ns)
         return out

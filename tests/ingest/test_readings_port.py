@@ -17,7 +17,7 @@ import pytest
 
 from ms4watch.contract.timeutil import from_ns
 from ms4watch.ingest.stores import build_store
-from ms4watch.ingest.stores.base import ReadingsSource, ReceiptLog
+from ms4watch.ingest.stores.base import ReadingsOfMany, ReadingsSource, ReceiptLog
 from ms4watch.ingest.stores.influxdb import Influx2Store
 from ms4watch.ingest.stores.spooling import SpoolingStore
 from ms4watch.ingest.stores.sqlite import SqliteStore
@@ -42,6 +42,21 @@ def _check(source: ReadingsSource, msgs) -> None:
     assert [r.time_ns for r in source.readings("OF-12", "flow", from_ns(mid), from_ns(mid))] == [mid]
     assert source.readings("OF-99", "flow", from_ns(want[0].time_ns), from_ns(want[-1].time_ns)) == []
     assert all(r.quantity == "rain" for r in source.readings("OF-12", "rain", from_ns(0), from_ns(END)))
+
+
+def _check_many(source: ReadingsOfMany, msgs) -> None:
+    """``readings_of`` (one request for several series: the re-feed's at start) gives what
+    ``readings`` gives of each, together, sorted by time; the bounds inclusive, a series with no
+    reading adds none."""
+    want = _window(msgs)
+    a, b = from_ns(want[1].time_ns), from_ns(want[-2].time_ns)
+    series = [("OF-12", "flow"), ("OF-12", "rain"), ("OF-99", "flow")]
+    got = source.readings_of(series, a, b)
+    each = sorted((r for st, q in series for r in source.readings(st, q, a, b)), key=lambda r: r.time_ns)
+    assert len(got) > len(want) - 2 and sorted(got) == sorted(each)
+    assert [r.time_ns for r in got] == sorted(r.time_ns for r in got)
+    assert {(r.station, r.quantity) for r in got} == {("OF-12", "flow"), ("OF-12", "rain")}
+    assert source.readings_of([], a, b) == []
 
 
 def test_sqlite(tmp_path):
@@ -82,13 +97,18 @@ def test_sqlite_reads_beside_a_running_write(tmp_path):
 
 
 @pytest.mark.influxdb
-def test_influxdb1(influxd):
+def test_influxdb1(influxd, tmp_path):
     sink = build_store(influxd.store_url("town"))
     sink.ensure_store(timedelta(days=1096))
     sink.open()
     msgs = make_messages(300, 4, end_ns=END)
     sink.write(msgs)
     _check(sink, msgs)
+    _check_many(sink, msgs)
+    spooling = SpoolingStore(sink, tmp_path / "spool.db")   # a remote store's, as serve has it
+    _check_many(spooling, msgs)
+    sink.series_per_query = 1                               # a town of many series: one statement per chunk
+    _check_many(sink, msgs)
     sink.close()
 
 
@@ -101,6 +121,7 @@ def test_influxdb2_reads_through_the_v1_compatible_query_endpoint(influxd):
     writer.write(msgs)
     reader = Influx2Store.from_url(f"influxdb2://127.0.0.1:{influxd.port}/town?org=town")
     _check(reader, msgs)
+    _check_many(reader, msgs)
     writer.close()
 
 
@@ -113,6 +134,7 @@ def test_spooling_store_reads_the_spool_while_its_store_is_down(tmp_path):
         sink.write(msgs)                       # the store is down: into the spool, acknowledged
         assert sink.spool_depth == 240
         _check(sink, msgs)
+        _check_many(sink, msgs)
     finally:
         sink.close()
     # and from the spool file alone, before the sink is opened again (a server starting up)

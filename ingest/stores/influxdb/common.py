@@ -44,6 +44,9 @@ class InfluxStoreBase(ABC):
     #: server parses one request it can already receive the next (2 cores: ~1.3× the rate)
     parallel_requests = 2
 
+    #: series read by one statement of :meth:`readings_of` (each an OR term of its WHERE clause)
+    series_per_query = 50
+
     def __init__(self, target: InfluxTarget):
         self.target = target
         self._enc = LineEncoder()
@@ -67,24 +70,45 @@ class InfluxStoreBase(ABC):
         the JSON answer with times in epoch ns."""
 
     # -- the readings port -------------------------------------------------------------
+    def readings_of(self, series: Sequence[tuple[str, str]], start: datetime, end: datetime) -> list[CanonicalReading]:
+        """:class:`~ms4watch.ingest.stores.base.ReadingsOfMany`: one InfluxQL statement for
+        every series (grouped by station and quantity too), so one request."""
+        series = list(dict.fromkeys(series))
+        out: list[CanonicalReading] = []
+        for i in range(0, len(series), self.series_per_query):   # a town of hundreds of stations: a few requests
+            which = " OR ".join(f'("station" = {_quote(st)} AND "quantity" = {_quote(q)})'
+                                for st, q in series[i:i + self.series_per_query])
+            q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE ({which}) AND time >= {to_ns(start)} '
+                 f'AND time <= {to_ns(end)} GROUP BY "station", "quantity", "device", "sensor", "unit"')
+            for res in self.query(q).get("results", []):
+                for one in res.get("series", []) or []:
+                    tags = one.get("tags", {})
+                    self._series_rows(one, tags.get("station", ""), tags.get("quantity", ""), out)
+        out.sort(key=lambda r: r.time_ns)
+        return out
+
+    @staticmethod
+    def _series_rows(series: dict[str, Any], station: str, quantity: str, out: list[CanonicalReading]) -> None:
+        """One series of an answer (its tags the device, sensor and unit) as readings, appended to ``out``."""
+        tags = series.get("tags", {})
+        cols = series["columns"]
+        it, iv, iflags, iseq = (cols.index(c) for c in ("time", "value", "flags", "seq"))
+        device, sensor = tags.get("device", ""), tags.get("sensor", "")
+        unit = tags.get("unit") or CANONICAL_UNIT.get(quantity, "")
+        for row in series.get("values", []):
+            v = row[iv]
+            out.append(CanonicalReading(int(row[it]), station, device, sensor, quantity,
+                                        None if v is None else float(v), unit, row[iflags] or "", int(row[iseq] or 0)))
+
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
         """The readings port (:class:`~ms4watch.ingest.stores.base.ReadingsSource`) in InfluxQL."""
         q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE "station" = {_quote(station)} '
              f'AND "quantity" = {_quote(quantity)} AND time >= {to_ns(start)} AND time <= {to_ns(end)} '
              'GROUP BY "device", "sensor", "unit"')
         out: list[CanonicalReading] = []
-        unit_default = CANONICAL_UNIT.get(quantity, "")
         for res in self.query(q).get("results", []):
             for series in res.get("series", []) or []:
-                tags = series.get("tags", {})
-                cols = series["columns"]
-                it, iv, iflags, iseq = (cols.index(c) for c in ("time", "value", "flags", "seq"))
-                device, sensor, unit = tags.get("device", ""), tags.get("sensor", ""), tags.get("unit") or unit_default
-                for row in series.get("values", []):
-                    v = row[iv]
-                    out.append(CanonicalReading(int(row[it]), station, device, sensor, quantity,
-                                                None if v is None else float(v), unit, row[iflags] or "",
-                                                int(row[iseq] or 0)))
+                self._series_rows(series, station, quantity, out)
         out.sort(key=lambda r: r.time_ns)
         return out
 

@@ -51,6 +51,8 @@ test-deps:
 # machine, the whole suite: 2 workers 351 s, 3 workers 273 s, 4 workers 280 s.
 # Again 2026-12-02 (the .deb built in the run; warm venv): 3 workers 354 s (586 s of CPU, 164 %),
 # 4 workers 338 s (596 s, 175 %): CPU is the budget, test_deb.py alone ~170 s of it.
+# Again 2026-12-02 (a fresh clone, `.ci/run`, quiet): 3 workers 303 s of pytest in 320 s all told
+# (494 s of CPU with setup); 4 workers 341 s in 358 s (575 s of CPU): three it stays.
 test: setup test-deps
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile
 

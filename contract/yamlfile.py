@@ -82,6 +82,12 @@ def key_lines(text: str, source: str) -> dict[tuple[Any, ...], int]:
     return lines
 
 
+def located_error(text: str, source: str, problems: list[tuple[tuple[Any, ...], str]]) -> ConfigError:
+    """``problems`` (a field's location, what is wrong) as one error naming each one's line of ``text``."""
+    lines = key_lines(text, source)
+    return ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
+
+
 def read_yaml(text: str) -> Any:
     """What a config file says, as the loaders read it: libyaml's reading, or PyYAML's where libyaml
     is the stricter (raises PyYAML's error where both refuse)."""
@@ -103,17 +109,12 @@ def parse_yaml_model(text: str, model: type[M], source: str, context: dict[str, 
     try:
         result = model.model_validate(data, context=context)
     except ValidationError as e:
-        lines = key_lines(text, source)
-        problems = []
-        for err in e.errors(include_url=False):
-            loc = tuple(err["loc"])
-            problems.append((_line_for(loc, lines), field_path(loc), err["msg"].removeprefix("Value error, ")))
-        raise ConfigError(source, problems) from None
+        raise located_error(text, source, [(tuple(err["loc"]), err["msg"].removeprefix("Value error, "))
+                                           for err in e.errors(include_url=False)]) from None
     # Cross-reference checks a model can offer as ``problems() -> [(field path, message)]``.
     check = getattr(result, "problems", None)
     if callable(check):
         found = check()
         if found:
-            lines = key_lines(text, source)
-            raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in found])
+            raise located_error(text, source, found)
     return result

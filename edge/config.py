@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..contract.errors import ConfigError
 from ..contract.firmware import FirmwareConfig
-from ..contract.yamlfile import _line_for, field_path, key_lines, parse_yaml_model
+from ..contract.yamlfile import located_error, parse_yaml_model
 from .drivers.validate import validated_options
 
 
@@ -33,6 +33,5 @@ def parse_agent_config(text: str, source: str) -> tuple[FirmwareConfig, list[Bas
     config = parse_yaml_model(text, FirmwareConfig, source)
     options, problems = validated_options(config)
     if problems:
-        lines = key_lines(text, source)   # a tab libyaml read and PyYAML refuses: that refusal is the error
-        raise ConfigError(source, [(_line_for(loc, lines), field_path(loc), msg) for loc, msg in problems])
+        raise located_error(text, source, problems)   # a tab libyaml read and PyYAML refuses: that refusal is the error
     return config, options

@@ -47,7 +47,7 @@ from .contract.registry import Registry
 from .contract.timeutil import from_ns, to_ns
 from .contract.wire import CanonicalReading, StatusMessage
 from .evidence import StoreReadings
-from .ingest.stores.base import CalibrationHistory, ReadingsOfMany, ReadingsSource, ReceiptLog
+from .ingest.stores.base import CalibrationHistory, ReadingsSource, ReceiptLog, readings_of
 from .ingest.stores.influxdb.records import event_records, incident_record
 from .settings import DeliverySettings
 from .terminal import NotificationEcho, event_line
@@ -340,11 +340,8 @@ class AlertPipeline:
             return 0   # nothing checkpointed and no wall clock: a fresh simulated run
         inputs = sorted(engine.inputs())
         found: list[CanonicalReading] = []
-        if end > start and isinstance(source, ReadingsOfMany):   # a remote store: one request, not one a series
-            found += source.readings_of(inputs, from_ns(start), from_ns(end))
-        elif end > start:
-            for station, quantity in inputs:
-                found += source.readings(station, quantity, from_ns(start), from_ns(end))
+        if end > start:   # a remote store: one request, not one a series
+            found += readings_of(source, inputs, from_ns(start), from_ns(end))
         mark = self._stored_mark() if engine.checkpoint_ns else None
         if mark is not None and isinstance(source, ReceiptLog):
             spans: dict[str, list[tuple[int, int]]] = {}

@@ -136,6 +136,17 @@ class ReadingsOfMany(Protocol):
     def readings_of(self, series: Sequence[tuple[str, str]], start: datetime, end: datetime) -> list[CanonicalReading]: ...
 
 
+def readings_of(source: ReadingsSource, series: Sequence[tuple[str, str]], start: datetime,
+                end: datetime) -> list[CanonicalReading]:
+    """Every series of ``series`` from ``source``, sorted by time: in one request where the
+    source reads several at once (:class:`ReadingsOfMany`), one read a series otherwise."""
+    if isinstance(source, ReadingsOfMany):
+        return source.readings_of(series, start, end)
+    out = [r for station, quantity in series for r in source.readings(station, quantity, start, end)]
+    out.sort(key=lambda r: r.time_ns)
+    return out
+
+
 class Receipt(NamedTuple):
     """What one stored batch brought of one station: when the store took it (``received_ns``,
     ingest's wall clock [epoch ns]) and the span of its reading times [epoch ns, both included]."""

@@ -39,8 +39,8 @@ from ...sqlite import connect, connect_readonly
 from ..errors import IngestError, MessagesRejected, StoreRejected, StoreUnavailable
 from ...contract.calibration import CALIBRATION_EVENT, CalibrationRecord, CalibrationState
 from .base import (STATS, Bucket, CalibrationHistory, Counting, DeviceEvent, DeviceStatus, DeviceEventStore, DeviceEventSource,
-                   LatestReading, ReadingsOfMany, ReadingsSource, Receipt, ReceiptLog, ReadingsStore, StationState, StatusStore, StoredMessage, Summarising,
-                   WriteResult, receipts_of)
+                   LatestReading, ReadingsSource, Receipt, ReceiptLog, ReadingsStore, StationState, StatusStore, StoredMessage, Summarising,
+                   WriteResult, readings_of, receipts_of)
 from .sqlite.store import probe_write_lock
 
 log = logging.getLogger(__name__)
@@ -255,10 +255,8 @@ class SpoolingStore:
         series at once (InfluxDB), each series' otherwise; plus the spool's, read once."""
         out: list[CanonicalReading] = []
         try:
-            if isinstance(self.inner, ReadingsOfMany):
-                out = list(self.inner.readings_of(series, start, end))
-            elif isinstance(self.inner, ReadingsSource):
-                out = [r for st, q in series for r in self.inner.readings(st, q, start, end)]
+            if isinstance(self.inner, ReadingsSource):
+                out = readings_of(self.inner, series, start, end)
         except StoreUnavailable as e:
             log.warning("readings of %d series: store unavailable (%s); using the spool only", len(series), e)
             out = []

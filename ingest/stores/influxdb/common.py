@@ -102,15 +102,7 @@ class InfluxStoreBase(ABC):
 
     def readings(self, station: str, quantity: str, start: datetime, end: datetime) -> list[CanonicalReading]:
         """The readings port (:class:`~ms4watch.ingest.stores.base.ReadingsSource`) in InfluxQL."""
-        q = (f'SELECT "value", "flags", "seq" FROM "{READING}" WHERE "station" = {_quote(station)} '
-             f'AND "quantity" = {_quote(quantity)} AND time >= {to_ns(start)} AND time <= {to_ns(end)} '
-             'GROUP BY "device", "sensor", "unit"')
-        out: list[CanonicalReading] = []
-        for res in self.query(q).get("results", []):
-            for series in res.get("series", []) or []:
-                self._series_rows(series, station, quantity, out)
-        out.sort(key=lambda r: r.time_ns)
-        return out
+        return self.readings_of([(station, quantity)], start, end)
 
     # -- what the workbench reads (the optional abilities Summarising and StationState) ----
     def summary(self, station: str, quantity: str, start: datetime, end: datetime, width_ns: int,

@@ -299,13 +299,8 @@ idle = "1s"
             return sorted(c.execute("SELECT id, kind, subject FROM incidents").fetchall())
 
     def notifications(self) -> list[int]:
-        """The incident of each email the SMO got. After a kill -9 of serve, an email the SMTP server
-        accepted in the instant before the kill, not yet marked sent, goes again after the restart with
-        the same Message-ID (alerts/delivery/queue.py's one window): counted once; a second email of an
-        incident with a Message-ID of its own is counted twice, killed or not."""
-        mails = [m for m in self.smtp.to(SMO) if m["X-MS4Watch-Incident"]]
-        if self.serve_killed:
-            mails = list({m["Message-ID"]: m for m in mails}.values())
+        """The incident of each email the SMO got (:func:`delivered`)."""
+        mails = delivered([m for m in self.smtp.to(SMO) if m["X-MS4Watch-Incident"]], killed=self.serve_killed)
         return sorted(int(m["X-MS4Watch-Incident"]) for m in mails)
 
     def counts(self) -> Counts:
@@ -350,6 +345,14 @@ idle = "1s"
         self.broker.stop()
         if self.influx is not None:
             self.influx.stop()
+
+
+def delivered(mails: list, *, killed: bool) -> list:
+    """The emails a server sent, each once. After a kill -9 of the server, an email the SMTP server
+    accepted in the instant before the kill, not yet marked sent, goes again after the restart with
+    the same Message-ID (alerts/delivery/queue.py's one window): counted once; a second email with a
+    Message-ID of its own counts twice, killed or not."""
+    return list({m["Message-ID"]: m for m in mails}.values()) if killed else list(mails)
 
 
 def rig(tmp: Path, *, influx: bool = False) -> FaultRig:

@@ -298,13 +298,20 @@ NOT_EVALUABLE_WHY = {
 def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[AlertEvent]:
     """Turbidity exceedances (contrast, or the 250 NTU backstop on the downstream probe alone)
     and not-evaluable notices of one pair. A missing upstream probe silences neither."""
+    return pair_judgement(reg, pair_id, up, down)[0]
+
+
+def pair_judgement(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> tuple[list[AlertEvent], int | None]:
+    """:func:`pair_events`, and where the runs still going on at the last downstream reading
+    began [UTC ns] (``ContrastRuns.open_from``: the streaming engine keeps their readings)."""
     pair = next(p for p in reg.turbidity_pairs if p.id == pair_id)
     cp, qp = contrast_params(reg), qc_params(reg)
     if down[0].size == 0:
-        return []  # every judgement is made at a downstream reading (a missing one: stale station)
-    eps, nev = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
+        return [], None  # every judgement is made at a downstream reading (a missing one: stale station)
+    eps, nev, open_from = turbidity.contrast_runs(up[0], up[1], down[0], down[1], up_bad=turbidity_bad(up, qp),
                                        down_bad=turbidity_bad(down, qp), params=cp,
-                                       max_gap_ns=silence_after_ns(reg, pair.downstream))
+                                       max_gap_ns=silence_after_ns(reg, pair.downstream),
+                                       span_max_gap_ns=td_ns(reg.rules.dry_lookback))
     params = {**cp.as_dict(), "qc": qp.as_dict(), "upstream": pair.upstream, "downstream": pair.downstream}
     out = []
     for start, end, is_open, max_delta, max_down, basis, _n in eps:
@@ -319,7 +326,7 @@ def pair_events(reg: Registry, pair_id: str, up: Arrays, down: Arrays) -> list[A
             "pair": pair_id, "start": start, "end": None if is_open else end, "last_met": end,
             "reason": "; ".join(NOT_EVALUABLE_WHY[c] for c in causes) + (" (calibration overdue)" if uncal else ""),
             "causes": list(causes), **uncal}, params, turbidity.PROVISION))
-    return out
+    return out, open_from
 
 
 def pair_quiet(up: Arrays, down: Arrays, first: int, cp: turbidity.ContrastParams, qp: qc.QcParams) -> bool:

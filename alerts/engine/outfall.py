@@ -93,7 +93,7 @@ class Outfalls:
         horizon = held(eng.latest, stations, eng.silent) - eng.lateness
         live = sub.live
         changes = eng.update(key, None, 2 * md, horizon, (flow_key,)) if live else []
-        cut = horizon - 3 * md
+        cut = min(horizon - 3 * md, self.keep_from(oid, horizon))
         for e in live.values():
             start = e.fields.get("start")
             if start is not None and start < cut:
@@ -103,6 +103,21 @@ class Outfalls:
         sub.cutoff = cut
         ser.trim(cut)
         return changes
+
+    def keep_from(self, oid: str, horizon: int) -> int:
+        """Where the cut-off must stop for a run that may still become an episode [ns]: one
+        going on at the latest flow reading L (above the floor: ``last_above``) and shorter
+        than the minimum duration (a longer one is an event, live) began after L - md. The
+        horizon passes L when the flow sensor falls silent while its logger reports (its
+        battery): readings after the silence may continue that run (up to the silence that
+        ends a run, at most ``dry_lookback``: :func:`..evaluate.silence_after_ns`), so its
+        readings stay until the horizon is ``lateness`` + ``dry_lookback`` past L. A
+        closed episode ends before L: what stays of its run is shorter than md (no remnant
+        episode). BIG: no such run."""
+        last = self.eng.series[self.keys[oid][1]].last
+        if self.last_above.get(oid) != last or horizon - last > self.eng.silent:
+            return BIG
+        return last - self.md
 
     def flow_may_change(self, oid: str, changed: Changed | None) -> bool:
         """Whether what changed since the outfall was last evaluated may change its events.
@@ -168,7 +183,7 @@ class Outfalls:
         changes = eng.update(key, computed, 2 * md, horizon, (flow_key,))
         if extended is not None:
             changes.append(extended)   # the rules did not run: update froze only (an open episode stays live)
-        eng.series[flow_key].trim(eng.cutoff(key, horizon, 3 * md))
+        eng.series[flow_key].trim(eng.cutoff(key, horizon, 3 * md, self.keep_from(oid, horizon)))
         return changes
 
     def extend_open(self, oid: str, changed: Changed) -> AlertEvent | None:

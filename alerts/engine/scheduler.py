@@ -521,9 +521,13 @@ class StreamingEngine:
                 del live[eid]
         return changes
 
-    def cutoff(self, key: tuple[str, str], horizon: int, context_ns: int) -> int:
+    def cutoff(self, key: tuple[str, str], horizon: int, context_ns: int, keep_from: int = BIG) -> int:
+        """Move ``key``'s cut-off on to ``context_ns`` before the horizon, never past the start
+        of an event still live nor past ``keep_from`` [UTC ns] (a run that may yet become
+        one), and never back; its readings before it may go. Events computed later that
+        start before it are remnants of trimmed data (:meth:`update`)."""
         sub = self.subjects[key]
-        c = horizon - context_ns
+        c = min(horizon - context_ns, keep_from)
         for e in sub.live.values():
             start = e.fields.get("start")
             if start is not None and start < c:

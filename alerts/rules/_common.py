@@ -81,6 +81,24 @@ def silence_ns(max_gap_ns: int, min_duration_ns: int) -> int:
     return max(int(max_gap_ns), int(min_duration_ns))
 
 
+def open_run_start(t_ns: np.ndarray, cond: np.ndarray, max_gap_ns: int | None = None) -> int | None:
+    """The position of the first reading of the run of ``cond`` that holds at the last reading,
+    runs split at silences longer than ``max_gap_ns`` as :func:`episodes` splits them; None when
+    the last reading does not meet ``cond``. Later readings may lengthen that run into an
+    episode however short it is now (the streaming engine keeps its readings: a run of one
+    reading before a silence lasts 0 min, and the readings after it may continue it)."""
+    c = np.asarray(cond, dtype=bool)
+    if c.size == 0 or not c[-1]:
+        return None
+    off = np.flatnonzero(~c)
+    a = int(off[-1]) + 1 if off.size else 0
+    if max_gap_ns is not None and c.size - a > 1:
+        silent = np.flatnonzero(np.diff(np.asarray(t_ns)[a:]) > max_gap_ns)
+        if silent.size:
+            a += int(silent[-1]) + 1
+    return a
+
+
 def episodes(t_ns: np.ndarray, cond: np.ndarray, min_duration_ns: int, rearm_ns: int,
              max_gap_ns: int | None = None) -> list[tuple[int, int, bool]]:
     """Episodes of a condition held in every reading for at least ``min_duration_ns``.

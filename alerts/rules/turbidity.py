@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
 
-from ._common import DEFAULT_MAX_GAP, episodes, in_order, ns_index, silence_ns, td_ns, to_index
+from ._common import DEFAULT_MAX_GAP, episodes, in_order, ns_index, open_run_start, silence_ns, td_ns, to_index
 
 PROVISION = ("Schenectady ch. 148 Art. I: no increase in turbidity causing a substantial visible contrast "
              "to natural conditions (6 NYCRR 703.2)")
@@ -165,7 +165,7 @@ def turbidity_contrast(upstream_ntu: pd.Series, downstream_ntu: pd.Series, *,
     # a reading without a value (NaN) is no reading, as the engine and replay skip it
     upstream_ntu, downstream_ntu = in_order(upstream_ntu).dropna(), in_order(downstream_ntu).dropna()
     tu, td = ns_index(upstream_ntu), ns_index(downstream_ntu)
-    eps, ne = contrast_runs(tu, upstream_ntu.to_numpy(dtype="float64"), td, downstream_ntu.to_numpy(dtype="float64"),
+    eps, ne, _ = contrast_runs(tu, upstream_ntu.to_numpy(dtype="float64"), td, downstream_ntu.to_numpy(dtype="float64"),
                             up_bad=_at(upstream_bad, tu), down_bad=_at(downstream_bad, td), params=params,
                             max_gap_ns=td_ns(max_gap))
     ep = pd.DataFrame({
@@ -191,17 +191,31 @@ def _at(bad: pd.Series | None, t_ns: np.ndarray) -> np.ndarray | None:
     return bad.to_numpy(dtype=bool)[np.searchsorted(ns_index(bad), t_ns)]
 
 
+class ContrastRuns(NamedTuple):
+    """What :func:`contrast_runs` finds on one pair's readings."""
+
+    episodes: list[tuple[Any, ...]]         # (start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu, basis, n)
+    not_evaluable: list[tuple[Any, ...]]    # (start_ns, end_ns, open, n, causes)
+    open_from: int | None                   # [UTC ns] the first reading of the earliest run (of contrast or
+    #   backstop, or not evaluable) still going on at the last downstream reading, however short: later
+    #   readings may make it an episode or a span that starts there. None: no run goes on.
+
+
 def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray, down_ntu: np.ndarray, *,
                   up_bad: np.ndarray | None = None, down_bad: np.ndarray | None = None,
                   params: ContrastParams = ContrastParams(),
-                  max_gap_ns: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+                  max_gap_ns: int, span_max_gap_ns: int | None = None) -> ContrastRuns:
     """:func:`turbidity_contrast` on arrays (the form the alert engine calls): each probe's
     times [UTC ns], sorted, and readings [NTU]; QC failures as bool arrays aligned with
     them (a reading that is NaN or infinite fails QC too); ``max_gap_ns`` [ns]: the
-    downstream probe's stale threshold (``max_gap``; :func:`.health.stale_spans`). Returns
+    downstream probe's stale threshold (``max_gap``; :func:`.health.stale_spans`);
+    ``span_max_gap_ns`` [ns]: a silence of the downstream probe longer than this ends a
+    not-evaluable span too (None: none does; the alert engine passes ``dry_lookback``,
+    for it keeps no readings across a longer one). Returns
     episodes as ``(start_ns, end_ns, open, max_delta_ntu, max_downstream_ntu, basis,
-    n_readings)`` and not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
-    causes)``."""
+    n_readings)``, not-evaluable spans as ``(start_ns, end_ns, open, n_readings,
+    causes)`` and where the runs still going on at the last reading began
+    (:class:`ContrastRuns`)."""
     td = np.asarray(down_t_ns, dtype=np.int64)
     down = np.asarray(down_ntu, dtype=np.float64)
     n = td.size
@@ -232,7 +246,8 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
     rows = []
     # sustained means shown: downstream readings further apart than the probe's stale threshold
     # end a run (a silent probe showed no contrast through the silence); not-evaluable spans go on
-    for a, b, is_open in episodes(td, cond, md, md, max_gap_ns=silence_ns(max_gap_ns, md)):
+    gap = silence_ns(max_gap_ns, md)
+    for a, b, is_open in episodes(td, cond, md, md, max_gap_ns=gap):
         c = cond[a:b + 1]
         with_up = c & evaluable[a:b + 1]
         by_contrast = contrast[a:b + 1][c]
@@ -242,5 +257,7 @@ def contrast_runs(up_t_ns: np.ndarray, up_ntu: np.ndarray, down_t_ns: np.ndarray
                      float(np.max(down[a:b + 1][c])), basis, b - a + 1))
     why = {UPSTREAM_MISSING: ~near_any, UPSTREAM_QC: ubad, DOWNSTREAM_QC: dbad}
     spans = [(int(td[a]), int(td[b]), is_open, b - a + 1, tuple(c for c in CAUSES if why[c][a:b + 1].any()))
-             for a, b, is_open in episodes(td, ~evaluable, md, md)]
-    return rows, spans
+             for a, b, is_open in episodes(td, ~evaluable, md, md, max_gap_ns=span_max_gap_ns)]
+    going = [a for a in (open_run_start(td, cond, gap), open_run_start(td, ~evaluable, span_max_gap_ns))
+             if a is not None]
+    return ContrastRuns(rows, spans, int(td[min(going)]) if going else None)

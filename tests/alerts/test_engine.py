@@ -736,3 +736,105 @@ def test_a_flow_reading_without_a_value_is_no_reading_in_streaming_replay_and_th
     values = pd.Series([float("nan") if r.value is None else r.value for r in flow], index=idx)
     eps = dry_weather_flow(values, pd.Series(DryState.DRY, index=idx), floor_gpm=0.5)
     assert [(e.start.value, e.end.value) for e in eps.itertuples()] == [(at(t0), at(t0 + 40))]
+
+
+@pytest.mark.parametrize("case", ["upstream_missing", "contrast_through_a_silence", "silent_longer_than_the_look_back"])
+def test_a_probe_whose_turbidity_falls_silent_while_its_logger_reports_keeps_the_run_it_began(case):
+    """The downstream probe's logger goes on sending its battery every 15 min while its
+    turbidity sensor is silent for 2 h after one reading; the readings that come after
+    continue the run that reading began: a not-evaluable span (no upstream probe: such a
+    span goes on through silences) or a contrast (report_interval 1 h: stale after 3 h, so a
+    2 h silence does not end it). Its one reading before the silence made no event yet (a
+    run of one reading lasts 0 min), so the engine, whose horizon the battery readings move
+    on, must keep it: streaming (with and without shortcuts, lateness 1 h, in 2 h batches, the
+    first ending just before the turbidity comes back) gives replay's
+    start. Found by test_streaming_equals_replay (streaming started the span 2 h late).
+    ``silent_longer_than_the_look_back``: no upstream probe, the sensor silent for 50 h
+    (``dry_lookback`` 48 h): the silence ends the span and the readings after it start
+    another, in streaming as in replay."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    if case == "silent_longer_than_the_look_back":
+        reg = registry(REGISTRY, "  lateness: 1h\n  dry_lookback: 48h\n")
+        back = 50 * 60
+        rows = [reading(at(m), "TD-1", "battery", 12.6) for m in range(0, back + 181, 15)]
+        rows += [reading(at(m + 2), "TD-1", "turbidity", upstream(m) + 8.0) for m in (0, 15, 30, *range(back, back + 181, 15))]
+        rows.sort(key=lambda r: r.time_ns)
+        engines = twins(reg)
+        out = []
+        for a in range(0, back + 181, 120):
+            out += feed_both(engines, [r for r in rows if at(a) <= r.time_ns < at(a + 120)])
+        want = [e.fields["start"] for e in final_state(replay(reg, table(rows))).values()
+                if e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE]
+        got = [e.fields["start"] for e in final_state(out).values()
+               if e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE and e.status is AlertEventStatus.ACTIVE]
+        assert sorted(got) == sorted(want) == [at(2), at(back + 2)]
+        return
+    missing = case == "upstream_missing"
+    reg = registry(REGISTRY if missing else REGISTRY.replace("construction_site: CS-1}",
+                                                             "construction_site: CS-1, report_interval: 1h}"),
+                   "  lateness: 1h\n")
+    rows = [reading(at(m), "TD-1", "battery", 12.6) for m in range(0, 301, 15)]
+    rows += [reading(at(m + 2), "TD-1", "turbidity", upstream(m) + 8.0) for m in (0, *range(120, 301, 15))]
+    if not missing:
+        rows += [reading(at(m + 1), "TU-1", "turbidity", upstream(m)) for m in range(0, 301, 15)]
+    rows.sort(key=lambda r: r.time_ns)
+    engines = twins(reg)
+    out = []
+    for a, b in ((0, 122), (122, 242), (242, 302)):   # the first ends before the turbidity comes back
+        out += feed_both(engines, [r for r in rows if at(a) <= r.time_ns < at(b)])
+    kind = AlertKind.TURBIDITY_NOT_EVALUABLE if missing else AlertKind.TURBIDITY_CONTRAST
+    want = [e.fields["start"] for e in final_state(replay(reg, table(rows))).values() if e.kind is kind]
+    got = [e.fields["start"] for e in final_state(out).values() if e.kind is kind and e.status is AlertEventStatus.ACTIVE]
+    assert got == want == [at(2)]
+
+
+@pytest.mark.parametrize("first", [0.0, None])
+def test_a_downstream_probe_stuck_from_its_first_reading_fails_the_flat_line_test(first):
+    """QARTOD flat line (``rules.qc_flat_line``, here 3 h): the downstream probe reads 11.0 NTU
+    from its first reading on (``first`` 0.0: one other value before it), every 5 min
+    for 5 h, batches of 30 min. From 3 h after the segment began its readings fail QC: a
+    not-evaluable span, in streaming (with and without shortcuts) as in replay. The engine
+    keeps a flat segment whole while it moves its cut-off on, also when the segment began
+    at the first reading it holds."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    reg = registry(REGISTRY, "  lateness: 1h\n  qc_flat_line: 3h\n")
+    rows = [reading(at(m), "TU-1", "turbidity", upstream(m)) for m in range(0, 5 * 60 + 1, 5)]
+    rows += [reading(at(m + 1), "TD-1", "turbidity", 11.0) for m in range(5, 5 * 60 + 1, 5)]
+    if first is not None:
+        rows.append(reading(at(1), "TD-1", "turbidity", 10.0))
+    rows.sort(key=lambda r: r.time_ns)
+    engines = twins(reg)
+    out = []
+    for a in range(0, 5 * 60 + 1, 30):
+        out += feed_both(engines, [r for r in rows if at(a) <= r.time_ns < at(a + 30)])
+    want = [(e.fields["start"], e.fields["causes"]) for e in final_state(replay(reg, table(rows))).values()
+            if e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE]
+    got = [(e.fields["start"], e.fields["causes"]) for e in final_state(out).values()
+           if e.kind is AlertKind.TURBIDITY_NOT_EVALUABLE and e.status is AlertEventStatus.ACTIVE]
+    assert got == want == [(at(3 * 60 + 6), ["downstream_qc"])]
+
+
+def test_a_flow_sensor_silent_while_its_logger_reports_keeps_the_run_it_began():
+    """The outfall's logger (report_interval 1 h: stale after 3 h) sends its battery every
+    15 min while the flow sensor is silent for 170 min after one reading above the floor;
+    the flow after the silence is above the floor too: one run, a dry-weather notice (no rain
+    data) from the first reading, in streaming (with and without shortcuts, lateness 1 h,
+    the first batch ending just before the flow comes back) as in replay."""
+    from ms4watch.alerts.replay import final_state, replay
+    from .support import table
+    reg = registry(REGISTRY.replace("flow_floor_gpm: 0.5}", "flow_floor_gpm: 0.5, report_interval: 1h}"),
+                   "  lateness: 1h\n")
+    rows = [reading(at(m), "OF-1", "battery", 12.6) for m in range(0, 301, 15)]
+    rows += flow((2, *range(172, 301, 15)), 3.0)
+    rows.sort(key=lambda r: r.time_ns)
+    engines = twins(reg)
+    out = []
+    for a, b in ((0, 172), (172, 302)):
+        out += feed_both(engines, [r for r in rows if at(a) <= r.time_ns < at(b)])
+    want = [e.fields["start"] for e in final_state(replay(reg, table(rows))).values()
+            if e.kind is AlertKind.DRY_WEATHER_UNKNOWN]
+    got = [e.fields["start"] for e in final_state(out).values()
+           if e.kind is AlertKind.DRY_WEATHER_UNKNOWN and e.status is AlertEventStatus.ACTIVE]
+    assert got == want == [at(2)]

@@ -68,7 +68,8 @@ def scenarios(draw):
     for a, n, v in turb:
         for i in range(a, a + n):
             bumps[i] = v
-    # the flow logger and the downstream probe silent for some steps (30-135 min between readings:
+    # the flow sensor and the downstream probe silent for some steps while their loggers send
+    # their battery (30-135 min between readings:
     # a silence longer than the station's stale threshold ends a run of dry-weather flow or of
     # contrast), the registry perhaps stating their report interval (stale after 3 x 15 min by
     # default, 3 x 20 min, 3 x 1 h)
@@ -88,6 +89,7 @@ def scenarios(draw):
         if not silent:
             rs.append(reading(at(i * STEP + 2), "TD-1", "turbidity", up + bumps.get(i, 1.0)))
         rs.append(reading(at(i * STEP), "TD-1", "battery", 11.0 if 100 <= i < 110 else 12.6))
+        rs.append(reading(at(i * STEP + 3), "OF-1", "battery", 12.6))   # the logger reports while its flow sensor is silent
     # a logger past its calibration flags its readings (issue 13: storms and episodes say so)
     if draw(st.booleans()):
         station = draw(st.sampled_from(["RG-1", "OF-1", "TD-1"]))

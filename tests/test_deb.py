@@ -96,9 +96,9 @@ def deb(tmp_path_factory) -> Path:
 
 
 def error_tags() -> list[str]:
-    """The tags lintian reports as errors (``E:``), as this lintian says."""
-    known = run("lintian-explain-tags", "--list-tags").stdout.split()
-    explained = run("lintian-explain-tags", "--tags", *known).stdout
+    """The tags lintian reports as errors (``E:``), as this lintian says (explained all at once
+    without arguments: one start of lintian's profile, ~1 s of CPU less than listing them first)."""
+    explained = run("lintian-explain-tags").stdout
     return [line.split()[1] for line in explained.splitlines() if line.startswith("E: ")]
 
 

@@ -190,6 +190,16 @@ def test_package_contents(deb, lintian):
     site = [line.split(" ./", 1)[1] for line in files.splitlines() if "/site-packages/" in line]
     assert any("/site-packages/ioos_qc/" in path for path in site)
     assert not [path for path in site if "/tests/" in path.split("/site-packages/", 1)[1]][:5]
+    # nor those kept under other names (pint's testsuite/, geographiclib's test/, jsonschema's
+    # benchmarks/, pytest's conftest.py of numpy, pandas, networkx, shapely)
+    elsewhere = [path for path in site if "/site-packages/ms4watch/" not in path and (
+        {"testsuite", "test", "benchmarks"} & set(path.split("/site-packages/", 1)[1].split("/")[:-1])
+        or path.endswith("/conftest.py"))]
+    assert not elsewhere[:5], elsewhere[:5]
+    # nor what only pip and uv read: which installer wrote a distribution, and whether it was asked
+    # for by name (dpkg installs and removes the environment; Debian's python3-* carry neither)
+    assert not [path for path in site if path.endswith((".dist-info/INSTALLER", ".dist-info/REQUESTED"))][:5]
+    assert any(path.endswith(".dist-info/METADATA") for path in site)
     assert not [path for path in site if "/site-packages/scipy" in path or "/site-packages/h5netcdf" in path][:5]
     # nor what only builds or type-checks against them, nor what packaging/venv-omits.txt names
     assert not [path for path in site if path.endswith((".c", ".h", ".pyx", ".pxd", ".a", ".pyi"))

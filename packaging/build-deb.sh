@@ -69,10 +69,19 @@ fi
 grep -rlIF "$venv" "$venv/bin" "$venv/pyvenv.cfg" | xargs -r sed -i "s#$venv#$venv_at#g"
 find "$venv" -name direct_url.json -path '*ms4watch-*' -delete      # names this checkout's path
 find "$venv" -name __pycache__ -prune -exec rm -rf {} +
-# the dependencies' own test suites (pandas/tests, numpy/_core/tests, networkx/*/tests, ...):
-# nothing the program runs imports them; ~2,100 files and ~37 MB that every install unpacked
-# and compiled (ms4watch's tests are not in the wheel)
-find "$venv/lib" -mindepth 4 -type d -name tests -not -path '*/site-packages/ms4watch/*' -prune -exec rm -rf {} +
+# the dependencies' own test suites (pandas/tests, numpy/_core/tests, networkx/*/tests, ...,
+# and under other names: pint's testsuite/, geographiclib's test/, jsonschema's benchmarks/,
+# pytest's conftest.py of numpy, pandas, networkx and shapely): nothing the program runs imports
+# them; ~2,200 files and ~38 MB that every install unpacked and compiled (ms4watch's tests are
+# not in the wheel)
+find "$venv/lib" -mindepth 4 -type d \( -name tests -o -name testsuite -o -name test -o -name benchmarks \) \
+    -not -path '*/site-packages/ms4watch/*' -prune -exec rm -rf {} +
+find "$venv/lib" -mindepth 4 -type f -name conftest.py -not -path '*/site-packages/ms4watch/*' -delete
+# what only pip and uv read: which installer wrote each distribution and whether it was asked
+# for by name (dpkg installs and removes this environment; Debian's python3-* carry neither),
+# ~200 files, and their lines in each RECORD
+find "$venv/lib" -path '*.dist-info/*' \( -name INSTALLER -o -name REQUESTED \) -delete
+find "$venv/lib" -path '*.dist-info/RECORD' -exec sed -i -E '/^[^,]+\.dist-info\/(INSTALLER|REQUESTED),/d' {} +
 # what only builds or type-checks against the dependencies, never runs: C sources and headers
 # (numpy's include/, fontTools' Cython output), Cython's .pyx/.pxd, static libraries, stubs;
 # ~520 files and ~9 MB

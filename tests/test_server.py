@@ -245,19 +245,31 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
 def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_path, mosquitto_broker, monkeypatch):
     """Issue 22: the first alert after a start waited ~0.9 s behind the delivery worker's
     warm-up chart (bench_alert_latency's p99). The server now takes readings only once the
-    worker is ready. The warm-up here waits (at most 2 s) for ingest to start, so a server
+    worker is ready. The warm-up here draws once the start waits for the worker's ``ready``
+    or has started ingest (at most 2 s for a start that waits some other way), so a server
     that started ingest during the warm-up is seen doing so."""
     import threading
 
+    from ms4watch.alerts.delivery.worker import DeliveryWorker
     from ms4watch.alerts.notifiers.email import chart
     from ms4watch.ingest.service import IngestService
+    from tests.support.waiting import wait_for
 
     order: list[str] = []
-    ingest_started = threading.Event()
-    real_warm_up, real_start = chart.warm_up, IngestService.start
+    ingest_started, ready_awaited = threading.Event(), threading.Event()
+    real_warm_up, real_start, real_init = chart.warm_up, IngestService.start, DeliveryWorker.__init__
+
+    class WatchedReady(threading.Event):
+        def wait(self, timeout=None):
+            ready_awaited.set()
+            return super().wait(timeout)
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        self.ready = WatchedReady()
 
     def warm_up():
-        ingest_started.wait(2)
+        wait_for(lambda: ingest_started.is_set() or ready_awaited.is_set(), 2)
         real_warm_up()
         order.append("warm-up drawn")
 
@@ -267,6 +279,7 @@ def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_pa
         return real_start(self, *a, **k)
     monkeypatch.setattr(chart, "warm_up", warm_up)
     monkeypatch.setattr(IngestService, "start", start)
+    monkeypatch.setattr(DeliveryWorker, "__init__", init)
     (tmp_path / "sites.yaml").write_text(SITES)
     smtp = SmtpSink().start()
     server = build_server(Settings.model_validate({

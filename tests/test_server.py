@@ -245,19 +245,31 @@ def test_serve_takes_messages_only_from_the_loggers_the_town_listed(tmp_path, mo
 def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_path, mosquitto_broker, monkeypatch):
     """Issue 22: the first alert after a start waited ~0.9 s behind the delivery worker's
     warm-up chart (bench_alert_latency's p99). The server now takes readings only once the
-    worker is ready. The warm-up here waits (at most 2 s) for ingest to start, so a server
+    worker is ready. The warm-up here draws once the start waits for the worker's ``ready``
+    or has started ingest (at most 2 s for a start that waits some other way), so a server
     that started ingest during the warm-up is seen doing so."""
     import threading
 
+    from ms4watch.alerts.delivery.worker import DeliveryWorker
     from ms4watch.alerts.notifiers.email import chart
     from ms4watch.ingest.service import IngestService
+    from tests.support.waiting import wait_for
 
     order: list[str] = []
-    ingest_started = threading.Event()
-    real_warm_up, real_start = chart.warm_up, IngestService.start
+    ingest_started, ready_awaited = threading.Event(), threading.Event()
+    real_warm_up, real_start, real_init = chart.warm_up, IngestService.start, DeliveryWorker.__init__
+
+    class WatchedReady(threading.Event):
+        def wait(self, timeout=None):
+            ready_awaited.set()
+            return super().wait(timeout)
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        self.ready = WatchedReady()
 
     def warm_up():
-        ingest_started.wait(2)
+        wait_for(lambda: ingest_started.is_set() or ready_awaited.is_set(), 2)
         real_warm_up()
         order.append("warm-up drawn")
 
@@ -267,6 +279,7 @@ def test_ingest_starts_once_the_delivery_worker_has_drawn_its_first_chart(tmp_pa
         return real_start(self, *a, **k)
     monkeypatch.setattr(chart, "warm_up", warm_up)
     monkeypatch.setattr(IngestService, "start", start)
+    monkeypatch.setattr(DeliveryWorker, "__init__", init)
     (tmp_path / "sites.yaml").write_text(SITES)
     smtp = SmtpSink().start()
     server = build_server(Settings.model_validate({
@@ -290,26 +303,72 @@ CHANNEL_MODULES = ("ms4watch.alerts.notifiers.email", "ms4watch.alerts.notifiers
                    "ms4watch.alerts.incidents.sms_replies", "smtplib")
 
 
+OFF_THE_WEB = """\
+import json, sys
+from ms4watch.server import build_server
+from ms4watch.settings import Settings
+server = build_server(Settings.model_validate({'registry': REGISTRY, 'data_dir': DATA, 'http': {'listen': 'off'}}),
+                      report=lambda line: None)
+print(json.dumps({'app': server.app is not None, 'store': type(server.town.store).__name__,
+                  'map': server.town.reaches.current() is not None,
+                  'feeds': [type(n).__name__ for r, n in server.town.pipeline.dispatcher.channels.feeds],
+                  'imported': [m for m in WATCHED if m in sys.modules]}))
+"""
+
+RUN_PHASES = """\
+import contextlib, io, json
+out = {}
+for name, code in PHASES:       # in order, each in a namespace of its own; what it prints is its answer
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, name, "exec"), {"__name__": name})
+    out[name] = printed.getvalue()
+print(json.dumps(out))
+"""
+
+
 @pytest.fixture(scope="module")
-def built_off_the_web(tmp_path_factory) -> dict:
-    """``build_server`` with ``--http off`` on SITES in a fresh interpreter, once for the
-    module's checks of what it imports (each asked its own interpreter: ~1 s of CPU apiece):
-    whether it made an app, its store's type, its map (None: no map), its notification feeds, and which
-    of the modules named here it imported."""
-    tmp = tmp_path_factory.mktemp("off-the-web")
-    (tmp / "sites.yaml").write_text(SITES)
+def one_interpreter(tmp_path_factory) -> dict[str, str]:
+    """The module's checks of what a server imports and when, asked of one fresh interpreter
+    (each asked its own: ~1 s of CPU apiece), in an order where each phase imports more than the
+    one before and a phase's check holds only if the phases before it imported none of its
+    modules (a false failure is possible, a false pass is not):
+    ``off the web``, ``build_server`` with ``--http off`` (it imports no workbench, matplotlib,
+    pandas, map, other channel or InfluxDB client); ``judge``, a simulated server judging every
+    kind of reading (without pandas); ``workbench``, a server with the workbench started on a real
+    Mosquitto (the workbench's web side imported only once ingest runs). Returns what each printed."""
+    from tests.support.servers import have, mosquitto
+
+    if not have("mosquitto"):
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    tmp = tmp_path_factory.mktemp("one-interpreter")
+    for name in ("off the web", "judge", "workbench"):
+        (tmp / name).mkdir()
+    (tmp / "off the web" / "sites.yaml").write_text(SITES)
+    (tmp / "judge" / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
+    (tmp / "workbench" / "sites.yaml").write_text(SITES)
+
+    def placed(code: str, name: str) -> str:
+        return code.replace("REGISTRY", repr(str(tmp / name / "sites.yaml"))).replace("DATA", repr(str(tmp / name / "data")))
     watched = sorted({*OFF_THE_INGEST_PATH, *INFLUX_CLIENTS, *MAP_MODULES, *CHANNEL_MODULES})
-    code = ("import json, sys; from ms4watch.server import build_server; from ms4watch.settings import Settings; "
-            f"s = Settings.model_validate({{'registry': {str(tmp / 'sites.yaml')!r}, "
-            f"'data_dir': {str(tmp / 'data')!r}, 'http': {{'listen': 'off'}}}}); "
-            "server = build_server(s, report=lambda line: None); "
-            "print(json.dumps({'app': server.app is not None, 'store': type(server.town.store).__name__, "
-            "'map': server.town.reaches.current() is not None, "
-            "'feeds': [type(n).__name__ for r, n in server.town.pipeline.dispatcher.channels.feeds], "
-            f"'imported': [m for m in {watched!r} if m in sys.modules]}}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    with mosquitto(tmp / "mosquitto") as broker:
+        phases = [("off the web", placed(OFF_THE_WEB, "off the web").replace("WATCHED", repr(watched))),
+                  ("judge", placed(JUDGE_EVERY_KIND, "judge")),
+                  ("workbench", placed(WORKBENCH_AFTER_INGEST, "workbench").replace("BROKER", repr(broker.url))
+                   .replace("MODULES", repr(("fastapi", "uvicorn", "ms4watch.workbench.app",
+                                             "ms4watch.workbench.services.compliance"))))]
+        out = subprocess.run([sys.executable, "-c", RUN_PHASES.replace("PHASES", repr(phases))],
+                             capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def built_off_the_web(one_interpreter) -> dict:
+    """``build_server`` with ``--http off`` on SITES, in a fresh interpreter: whether it made an
+    app, its store's type, its map (None: no map), its notification feeds, and which of the
+    modules named here it imported."""
+    return json.loads(one_interpreter["off the web"])
 
 
 def test_a_server_without_the_workbench_imports_none_of_it(built_off_the_web):
@@ -368,18 +427,13 @@ server.stop()
 """
 
 
-def test_the_workbench_is_opened_once_ingest_takes_readings(tmp_path, mosquitto_broker):
+def test_the_workbench_is_opened_once_ingest_takes_readings(one_interpreter):
     """``serve`` with the workbench: its services (databases, desks) and the FastAPI app are
     made once ingest is connected and taking readings, not before (~1 s of CPU a town's
     server spent before its first reading); its port is still bound first (a port that is
-    taken stops the start before anything runs), and it answers once the server started."""
-    (tmp_path / "sites.yaml").write_text(SITES)
-    code = (WORKBENCH_AFTER_INGEST.replace("REGISTRY", repr(str(tmp_path / "sites.yaml")))
-            .replace("DATA", repr(str(tmp_path / "data"))).replace("BROKER", repr(mosquitto_broker.url))
-            .replace("MODULES", repr(("fastapi", "uvicorn", "ms4watch.workbench.app", "ms4watch.workbench.services.compliance"))))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["[]", "True", "200 True"], out.stdout
+    taken stops the start before anything runs), and it answers once the server started.
+    In the module's one interpreter (``one_interpreter``), after the phases that import none of it."""
+    assert one_interpreter["workbench"].splitlines() == ["[]", "True", "200 True"], one_interpreter["workbench"]
 
 
 def test_a_workbench_that_cannot_open_stops_the_server_it_started(tmp_path, mosquitto_broker):
@@ -458,23 +512,19 @@ server.pipeline.close()
 """
 
 
-def test_a_server_judges_every_kind_of_reading_without_pandas(tmp_path):
+def test_a_server_judges_every_kind_of_reading_without_pandas(one_interpreter):
     """The streaming engine's path (the rules on arrays) runs without pandas, ~0.3 s of CPU in
     the imports of a server's start before its first message; pandas is for replay, the
-    charts and the reports. A fresh interpreter builds a server and feeds it readings that
+    charts and the reports. A fresh interpreter (the module's one, after it built a server
+    off the web: ``one_interpreter``) builds a server and feeds it readings that
     raise every kind the engine judges from readings and the clock: a storm and the
     inspection it makes due (then overdue), dry-weather flow (and unknown weather once the
     gauge falls silent), a turbidity contrast (and a pair not evaluable), a low battery, a
     silent station."""
-    (tmp_path / "sites.yaml").write_text(SITES + PAIR_AND_SITE)
-    code = JUDGE_EVERY_KIND.replace("REGISTRY", repr(str(tmp_path / "sites.yaml"))).replace(
-        "DATA", repr(str(tmp_path / "data")))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    kinds, pandas_imported = out.stdout.splitlines()
+    kinds, pandas_imported = one_interpreter["judge"].splitlines()
     assert kinds == str(sorted({"storm", "inspection_due", "inspection_overdue", "dry_weather_flow", "dry_weather_unknown",
-                                "turbidity_contrast", "turbidity_not_evaluable", "low_battery", "stale_station"})), out.stdout
-    assert pandas_imported == "False"
+                                "turbidity_contrast", "turbidity_not_evaluable", "low_battery", "stale_station"})), kinds
+    assert pandas_imported == "False", "pandas imported by the judging (or the server built before it)"
 
 
 def _muddy(start_ns: int) -> list:

@@ -62,17 +62,25 @@ retry_max = "2s"
 idle = "1s"
 """)
         self.proc: subprocess.Popen | None = None
+        self._starts_before = 0
 
     def starts(self) -> int:
         return self.log.read_text(errors="replace").count("serving") if self.log.exists() else 0
 
-    def start(self) -> "Serve":
-        n = self.starts()
+    def launch(self) -> "Serve":
+        """The process started; :meth:`wait_serving` waits for it (two servers start side by side)."""
+        self._starts_before = self.starts()
         self.proc = subprocess.Popen([sys.executable, "-m", "ms4watch", "serve", "--config", str(self.config)],
                                      stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        assert wait_for(lambda: self.starts() > n, 60), self.log.read_text(errors="replace")[-3000:]
         return self
+
+    def wait_serving(self) -> "Serve":
+        assert wait_for(lambda: self.starts() > self._starts_before, 60), self.log.read_text(errors="replace")[-3000:]
+        return self
+
+    def start(self) -> "Serve":
+        return self.launch().wait_serving()
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -100,8 +108,10 @@ def test_two_servers_each_owning_part_of_a_coalition_lose_nothing_and_repeat_not
                 (tmp_path / f"{t}.yaml").write_text(SITES.format(town=t))
                 town.influx.query(f"CREATE DATABASE ms4_{t}")
         store = town.influx.store_url("ms4_{municipality}")
-        for name, towns in TOWNS.items():
-            servers[name] = Serve(tmp_path, name, towns, town.broker.url, store, town.smtp.url).start()
+        for name, towns in TOWNS.items():      # started side by side: each waits out its own start-up once
+            servers[name] = Serve(tmp_path, name, towns, town.broker.url, store, town.smtp.url).launch()
+        for s in servers.values():
+            s.wait_serving()
         every = [t for towns in TOWNS.values() for t in towns]
         streams = {t: Stream(Logger(town, "LOG-2", "OF-2", municipality=t).start(), every_s=0.02).start()   # 50 a second
                    for t in every}
@@ -131,7 +141,7 @@ def test_two_servers_each_owning_part_of_a_coalition_lose_nothing_and_repeat_not
         assert wait_for(lambda: all(stored(t) == taken(t) for t in every), 120, poll_s=0.5), \
             {t: (stored(t), taken(t)) for t in every}
         owner = {t: servers[name] for name, towns in TOWNS.items() for t in towns}
-        assert wait_for(lambda: all(len(town.smtp.to(f"smo@{t}.test")) >= 1 for t in every), 90, poll_s=0.5), \
+        assert wait_for(lambda: all(len(town.smtp.to(f"smo@{t}.test")) >= 1 for t in every), 90), \
             {t: owner[t].incidents(t) for t in every}
         for t in every:
             assert stored(t) == taken(t)                                  # once each, in its own town's database

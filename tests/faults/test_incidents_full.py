@@ -98,7 +98,8 @@ def test_an_alert_the_full_incident_database_could_not_take_is_raised_once_space
         assert wait_for(lambda: len(smtp.to(SMO)) >= 1, 30)
         p.advance(time.time_ns())
         p.checkpoint()
-        time.sleep(0.5)                                      # a second mail would be out by now
+        # a second mail would be a second row of the queue: one row, sent (marked after the SMTP server took it)
+        assert wait_for(lambda: p.dispatcher.queue.counts() == {"sent": 1}, 30), p.dispatcher.queue.counts()
         assert incidents(work) == [("dry_weather_flow", "OF-12")] and len(smtp.to(SMO)) == 1
     finally:
         p.close()
@@ -124,7 +125,7 @@ def test_an_alert_the_full_incident_database_could_not_take_is_raised_after_a_re
         p.refeed(store, now_ns=time.time_ns())
         assert incidents(work) == [("dry_weather_flow", "OF-12")]
         assert wait_for(lambda: len(smtp.to(SMO)) >= 1, 30)
-        time.sleep(0.5)
+        assert wait_for(lambda: p.dispatcher.queue.counts() == {"sent": 1}, 30), p.dispatcher.queue.counts()
         assert len(smtp.to(SMO)) == 1
     finally:
         p.close()

@@ -3,6 +3,11 @@ its own process, its store and a real SMTP server (``tests/support/faults.py``),
 ending with the same counts: every reading a logger took is stored once, the alert is
 raised once, its notification delivered once.
 
+The cases whose fault leaves the server running (the broker restarted, the edge agent killed,
+the link cut, the flood) share one ``serve``, a coalition's, each case a town of its own with
+its own loggers, store, incidents and SMO (``SharedServer``): a start is ~2 s of CPU. The cases
+that kill the server or need another store start their own.
+
 Sizes are small by default; ``MS4_SLOW=1`` (``make soak``) runs them at full size.
 """
 
@@ -10,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.faults import SLOW, FaultRig, Stream, rig
+from tests.support.faults import SLOW, FaultRig, SharedServer, Stream, rig
 from tests.support.servers import have
 from tests.support.waiting import wait_for
 
@@ -18,8 +23,34 @@ pytestmark = [pytest.mark.mosquitto, pytest.mark.faults, pytest.mark.slow]   # s
 BACKGROUND_H = 30 if SLOW else 4          # hours of 1-min flow readings behind the alert
 
 
+TOWNS = {   # the cases that leave the server running: each a town of the shared server
+    "test_broker_restarted_mid_stream": "brokertown",
+    "test_edge_agent_killed_9_in_a_loop": "edgetown",
+    "test_edge_broker_link_cut_longer_than_the_keepalive": "linktown",
+    "test_one_device_flooding_at_100_times_its_rate_leaves_the_others_unaffected": "floodtown",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not have("mosquitto"):
+        pytest.skip("mosquitto is not installed")
+    s = SharedServer(tmp_path_factory.mktemp("shared-serve"), tuple(TOWNS.values()))
+    yield s
+    s.close()
+
+
 @pytest.fixture
-def town(tmp_path):
+def town(request, server, tmp_path):
+    """This case's town on the module's server."""
+    r = server.town(TOWNS[request.node.originalname], tmp_path)
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def own_town(tmp_path):
+    """A rig and server of this case's own (a case that kills the server)."""
     if not have("mosquitto"):
         pytest.skip("mosquitto is not installed")
     r = rig(tmp_path)
@@ -36,7 +67,6 @@ def stream(town: FaultRig) -> Stream:
 
 
 def test_broker_restarted_mid_stream(town: FaultRig):
-    town.serve()
     s = stream(town)
     rg, of = town.logger("LOG-RG1", "RG-1"), town.logger("LOG-OF1", "OF-1")
     town.illicit_discharge(rg, of, background_h=BACKGROUND_H)
@@ -49,7 +79,8 @@ def test_broker_restarted_mid_stream(town: FaultRig):
     town.assert_all_accounted_for()
 
 
-def test_ingest_killed_9_mid_batch(town: FaultRig):
+def test_ingest_killed_9_mid_batch(own_town: FaultRig):
+    town = own_town
     town.serve()
     s = stream(town)
     rg, of = town.logger("LOG-RG1", "RG-1"), town.logger("LOG-OF1", "OF-1")
@@ -92,7 +123,6 @@ def test_store_down(tmp_path):
 def test_edge_agent_killed_9_in_a_loop(town: FaultRig):
     """The real agent (``ms4watch edge``, a reading a second) killed -9 again and again as
     soon as it has published something; what its spool took is stored once."""
-    town.serve()
     edge = town.edge_process("LOG-OF2", "OF-2", interval="1s").start()
     try:
         # its station reports before the others' three-day backlog arrives (else, judged from the
@@ -114,18 +144,14 @@ def test_edge_agent_killed_9_in_a_loop(town: FaultRig):
 KEEPALIVE_S = 1     # the loggers' MQTT keep-alive behind the cuttable link [s] (it was 2: each second is waited out twice)
 
 
-def test_edge_broker_link_cut_longer_than_the_keepalive(tmp_path):
+def test_edge_broker_link_cut_longer_than_the_keepalive(town: FaultRig):
     """The loggers reach the broker through a link that goes dark (no FIN, no RST) for longer
     than their keep-alive (1 s here), then comes back. The loggers stop before the link closes
     (else each waits out its offline status and paho's reconnect: ~3 s of teardown)."""
     from tests.support.proxy import CuttableLink
 
-    if not have("mosquitto"):
-        pytest.skip("mosquitto is not installed")
-    town = rig(tmp_path)
     link = CuttableLink(town.broker.port)
     try:
-        town.serve()
         s = Stream(town.logger("LOG-OF2", "OF-2", url=link.url, keepalive_s=KEEPALIVE_S)).start()
         rg = town.logger("LOG-RG1", "RG-1", url=link.url, keepalive_s=KEEPALIVE_S)
         of = town.logger("LOG-OF1", "OF-1", url=link.url, keepalive_s=KEEPALIVE_S)
@@ -140,12 +166,11 @@ def test_edge_broker_link_cut_longer_than_the_keepalive(tmp_path):
         s.stop()
         town.assert_all_accounted_for()
     finally:
-        town.close()
+        town.close()         # its loggers stop before the link closes
         link.close()
 
 
 def test_one_device_flooding_at_100_times_its_rate_leaves_the_others_unaffected(town: FaultRig):
-    town.serve()
     steady = Stream(town.logger("LOG-OF1", "OF-1"), every_s=0.05).start()           # 20 readings a second
     flood = Stream(town.logger("LOG-OF2", "OF-2"), every_s=0.05, burst=100).start()  # 2,000 a second
     rg = town.logger("LOG-RG1", "RG-1")

@@ -9,6 +9,11 @@ drivers, so a case can hold the one illicit discharge whose alert it counts
 (:meth:`FaultRig.illicit_discharge`) and as much background as it needs; ``edge_process``
 runs the real ``ms4watch edge`` agent (simulated sensors) for the case that kills it.
 
+A rig of its own (:func:`rig`) starts its Mosquitto, SMTP server and ``serve`` (~2 s of CPU a
+start); the cases of a module whose fault leaves the server running share one
+(:class:`SharedServer`: a coalition's ``serve``, each case a town of its own, so each reads
+only its own town's counts).
+
 What every case then asserts (:meth:`FaultRig.assert_all_accounted_for`): every reading a
 logger took is stored exactly once (nothing acknowledged lost, nothing twice), the alert
 was raised once, and its notification was delivered once; no notification went out twice.
@@ -41,17 +46,16 @@ from tests.support.waiting import wait_for
 SLOW = os.environ.get("MS4_SLOW") == "1"
 MIN = 60 * 10**9
 H = 60 * MIN
-SMO = "smo@town.test"
 ALLOWED_NOTICES = {"dry_weather_unknown"}
 
 SITES = """\
-municipality: town
+municipality: {town}
 timezone: America/New_York
-rain_gauges: [{id: RG-1, tip_in: 0.01}]
+rain_gauges: [{{id: RG-1, tip_in: 0.01}}]
 outfalls:
-  - {id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}
-  - {id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5, report_interval: 1h}
-contacts: [{name: Pat Doe, role: smo, email: smo@town.test}]
+  - {{id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}}
+  - {{id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5, report_interval: 1h}}
+contacts: [{{name: Pat Doe, role: smo, email: smo@{town}.test}}]
 """
 
 
@@ -89,7 +93,8 @@ class Logger:
     """One logger: the edge's spool and uplink, fed readings by the test."""
 
     def __init__(self, rig: "FaultRig", device: str, station: str, *, url: str | None = None, keepalive_s: int = 30,
-                 municipality: str = "town"):
+                 municipality: str | None = None):
+        municipality = municipality or rig.municipality
         self.device, self.station, self.rig, self.municipality = device, station, rig, municipality
         self.spool = Spool(rig.tmp / "edge" / municipality / f"{device}.spool.db", device)
 
@@ -177,21 +182,39 @@ class FaultRig:
     streams: list[Stream] = field(default_factory=list)
     edge_spools: dict[str, Path] = field(default_factory=dict)   # device -> spool of an edge process
     serve_killed: bool = False                                  # kill_serve ran (notifications())
+    municipality: str = "town"                                  # the town whose counts this rig reads
+    towns: tuple[str, ...] = ()                                 # a coalition's towns (SharedServer), else ()
+    shared: "SharedServer | None" = None                        # the server, broker and SMTP are a module's
 
     @property
     def data(self) -> Path:
-        return self.tmp / "data"
+        return (self.shared.tmp if self.shared is not None else self.tmp) / "data"
+
+    @property
+    def town_data(self) -> Path:
+        """The town's engine state, incidents, queue and store: DATA_DIR/<town>/ in a coalition."""
+        return self.data / self.municipality if self.towns else self.data
+
+    @property
+    def smo(self) -> str:
+        return f"smo@{self.municipality}.test"
 
     @property
     def log(self) -> Path:
-        return self.tmp / "serve.log"
+        return (self.shared.tmp if self.shared is not None else self.tmp) / "serve.log"
 
     def config(self) -> Path:
-        (self.tmp / "sites.yaml").write_text(SITES)
+        if self.towns:
+            for t in self.towns:
+                (self.tmp / f"{t}.yaml").write_text(SITES.format(town=t))
+            registries = "registries = [" + ", ".join(f'"{self.tmp / t}.yaml"' for t in self.towns) + "]"
+        else:
+            (self.tmp / "sites.yaml").write_text(SITES.format(town=self.municipality))
+            registries = f'registry = "{self.tmp / "sites.yaml"}"'
         store = f'store = "{self.influx.store_url("ms4")}"\n' if self.influx is not None else ""
         path = self.tmp / "ms4watch.toml"
         path.write_text(f"""\
-registry = "{self.tmp / 'sites.yaml'}"
+{registries}
 data_dir = "{self.data}"
 notify = ["{self.smtp.url}"]
 {store}
@@ -214,6 +237,7 @@ idle = "1s"
 
     # -- the server --------------------------------------------------------------------------
     def serve(self) -> "FaultRig":
+        assert self.shared is None, "a town of a shared server: its server is the module's"
         starts = self._starts()
         self.serve_proc = subprocess.Popen(
             [sys.executable, "-m", "ms4watch", "-v", "serve", "--config", str(self.config())],
@@ -221,11 +245,12 @@ idle = "1s"
         assert wait_for(lambda: self._starts() > starts, 60), self.tail()
         return self
 
-    def _starts(self) -> int:
-        return self.log.read_text(errors="replace").count("serving town") if self.log.exists() else 0
+    def _starts(self) -> int:     # a coalition's server names its first town
+        town = self.towns[0] if self.towns else self.municipality
+        return self.log.read_text(errors="replace").count(f"serving {town}:") if self.log.exists() else 0
 
     def kill_serve(self) -> None:
-        assert self.serve_proc is not None
+        assert self.serve_proc is not None and self.shared is None, "a case that kills the server has its own"
         kill9(self.serve_proc)
         self.serve_killed = True
 
@@ -279,7 +304,7 @@ idle = "1s"
             series = res["results"][0].get("series", [])
             by = {s["tags"]["device"]: s["values"][0][1] for s in series}
             return by, sum(by.values())     # InfluxDB keeps one point per series and time
-        db = self.data / "store.db"
+        db = self.town_data / "store.db"
         if not db.exists():
             return {}, 0
         try:
@@ -292,15 +317,24 @@ idle = "1s"
         return by, distinct
 
     def alerts(self) -> list[tuple[int, str, str]]:
-        db = self.data / "incidents.db"
+        db = self.town_data / "incidents.db"
         if not db.exists():
             return []
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
             return sorted(c.execute("SELECT id, kind, subject FROM incidents").fetchall())
 
+    def queue(self) -> list[tuple[int, str]]:
+        """(id, status) of every row of the town's notification queue (alerts/delivery/queue.py):
+        a mail owed is a row, pending until it is sent."""
+        db = self.town_data / "incidents.db"
+        if not db.exists():
+            return []
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            return c.execute("SELECT id, status FROM notification_queue ORDER BY id").fetchall()
+
     def notifications(self) -> list[int]:
         """The incident of each email the SMO got (:func:`delivered`)."""
-        mails = delivered([m for m in self.smtp.to(SMO) if m["X-MS4Watch-Incident"]], killed=self.serve_killed)
+        mails = delivered([m for m in self.smtp.to(self.smo) if m["X-MS4Watch-Incident"]], killed=self.serve_killed)
         return sorted(int(m["X-MS4Watch-Incident"]) for m in mails)
 
     def counts(self) -> Counts:
@@ -340,6 +374,8 @@ idle = "1s"
                 lg.stop()
             except Exception:
                 pass
+        if self.shared is not None:
+            return                   # the module's server, broker and SMTP go on to its next case
         self.stop_serve()
         self.smtp.stop()
         self.broker.stop()
@@ -362,6 +398,36 @@ def rig(tmp: Path, *, influx: bool = False) -> FaultRig:
     return FaultRig(tmp, broker, SmtpSink().start(), db)
 
 
+class SharedServer:
+    """One Mosquitto, one SMTP server and one ``serve`` (a coalition's, SQLite) for the cases of a
+    module that do not kill the server: each case is a town of its own (:meth:`town`), with its
+    own loggers, store, incidents and SMO, so its counts are its own. Each ``serve`` start is
+    ~2 s of CPU (imports, the warm-up chart); a case that kills or restarts the server keeps a
+    rig of its own (:func:`rig`)."""
+
+    def __init__(self, tmp: Path, towns: tuple[str, ...]):
+        self.tmp, self.towns = tmp, towns
+        self._used: set[str] = set()
+        self.rig = FaultRig(tmp, Mosquitto(tmp / "mosquitto").start(), SmtpSink().start(), towns=towns,
+                            municipality=towns[0])
+        try:
+            self.rig.serve()
+        except BaseException:
+            self.close()
+            raise
+
+    def town(self, name: str, tmp: Path) -> FaultRig:
+        """The rig of one town of the server (its loggers' spools under ``tmp``); once per town."""
+        assert name in self.towns and name not in self._used, name
+        assert self.rig.serve_proc is not None and self.rig.serve_proc.poll() is None, self.rig.tail()
+        self._used.add(name)
+        return FaultRig(tmp, self.rig.broker, self.rig.smtp, serve_proc=self.rig.serve_proc, municipality=name,
+                        towns=self.towns, shared=self)
+
+    def close(self) -> None:
+        self.rig.close()
+
+
 class EdgeProcess:
     def __init__(self, rig: FaultRig, device: str, station: str, interval: str):
         self.rig, self.device = rig, device
@@ -369,7 +435,7 @@ class EdgeProcess:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = self.dir / f"{device}.yaml"
         self.config.write_text(
-            f"device: {device}\nmunicipality: town\nstation: {station}\n"
+            f"device: {device}\nmunicipality: {rig.municipality}\nstation: {station}\n"
             f"broker: {{url: '{rig.broker.url}', keepalive_s: 5}}\n"
             f"sensors:\n  - {{id: flow, driver: sim, quantity: flow, unit: gpm, interval: {interval}, "
             "options: {model: runoff, baseflow_gpm: 0.05}}\n")

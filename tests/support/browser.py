@@ -27,8 +27,14 @@ from websockets.sync.client import connect
 # each browser context's included: a renderer each that spent ~0.1 s of CPU a second while
 # nobody looked (an idle browser 0.27 s/s, 0.014 s/s without; tests/test_browser.py).
 NO_BROWSER_UI = "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI"
+# V8 compiles no optimized code (TurboFan, Maglev): the pages' scripts and axe run for a fraction of
+# a second each, in a document that lives a few seconds, and the optimizing compilers' work on
+# background threads did not pay for itself: Chromium's CPU for the every-page checks' work
+# -10 % (5 paired runs); what the scripts do is the same in every tier.
+NO_OPTIMIZING_JIT = "--js-flags=--max-opt=1"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", NO_BROWSER_UI]
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", NO_BROWSER_UI,
+         NO_OPTIMIZING_JIT]
 
 
 def chromium_binary() -> str | None:
@@ -137,6 +143,8 @@ class Browser:
     by :meth:`close` (what needs a real profile: a fresh context is incognito, where
     Chromium would not install a web app)."""
 
+    _pictured: set[Path] = set()   # what :meth:`picture` was asked for in this process
+
     def __init__(self, *, own_chromium: bool = False) -> None:
         self.own_chromium = own_chromium
         self.chromium = Chromium() if own_chromium else Chromium.shared()
@@ -231,7 +239,11 @@ class Browser:
         the technician see them, looked at after a run. ``BROWSER_SHOTS=0`` leaves them out
         (encoding a full page as PNG costs Chromium 0.1-0.3 s of CPU each, ~60 a run: for quick
         runs while working). A test that fails while its browser is open gets one picture
-        anyway (:meth:`close`): the page as it was, beside this one."""
+        anyway (:meth:`close`): the page as it was, beside this one. A name is pictured once a
+        process: a second picture of it would replace the first, unseen."""
+        assert path not in Browser._pictured, (f"{path} was pictured already in this run: the first picture "
+                                               "would be replaced unseen (name this one apart, or take one)")
+        Browser._pictured.add(path)
         self._last_picture = (path, full_page)
         if os.environ.get("BROWSER_SHOTS", "1") != "0":
             self.screenshot(path, full_page)

@@ -82,8 +82,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         _submit(browser, "form.lab-form")
         browser.wait_for("document.body.innerText.includes('Imported 3 lab result(s)')", 30)
         verdicts = browser.js("Array.from(document.querySelectorAll('table.results td.verdict')).map(t => t.textContent)")
-        assert verdicts == ["outside the limit", "outside the limit", "not detected"]
-        browser.picture(ARTEFACTS / "phone-case.png")
+        assert verdicts == ["outside the limit", "outside the limit", "not detected"]   # phone-case.png below
 
         # the responsible party, then the notice of violation
         browser.js("document.querySelector('a[href$=\"#issue\"]').click()")
@@ -115,8 +114,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         text = browser.js("document.body.innerText")
         assert "Notice of violation NOV-" in text and "Mill Street Laundromat LLC" in text
         assert "(Prohibition of illegal discharges)" in text                  # the provision ticked, quoted
-        assert "remediation or restoration" in browser.js("document.querySelector('#notice-deadlines').innerText")
-        browser.picture(ARTEFACTS / "phone-notice.png")
+        assert "remediation or restoration" in browser.js("document.querySelector('#notice-deadlines').innerText")   # phone-notice.png below
         number = text.split("Notice of violation ", 1)[1].split()[0]
         notice_path = browser.js("location.pathname")
 
@@ -124,8 +122,7 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         browser.goto(f"{url}/deadlines")
         running = browser.js("document.querySelector('#running').innerText")
         assert f"remediation or restoration ({number})" in running and "running" in running
-        assert browser.js("!!document.querySelector('#running .countdown')")
-        browser.picture(ARTEFACTS / "phone-deadlines.png")
+        assert browser.js("!!document.querySelector('#running .countdown')")      # phone-deadlines.png below
         deadline = api.get("/api/v1/incidents", params={"kind": "compliance_deadline"}).json()
         assert [d["subject"] for d in deadline] == ["OF-1"]
 

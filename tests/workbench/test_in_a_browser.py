@@ -79,8 +79,7 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server):
         log_in(browser, user, password, then="/incidents")
         text = browser.js("document.body.innerText")
         for inc in open_before:
-            assert inc["station_name"] in text
-        browser.picture(ARTEFACTS / "phone-incidents.png")
+            assert inc["station_name"] in text      # pictured by the next test (phone-incidents.png)
 
         first = open_before[0]["id"]
         browser.js(f"document.querySelector('#incident-{first} button[name=ack]').click()")
@@ -97,17 +96,16 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server):
         drawn = browser.js("fetch(document.querySelector('.chart img').currentSrc).then(r => r.text())")
         assert 'class="series"' in drawn or 'class="rain"' in drawn, drawn[:300]   # the episode's readings (SVG)
         browser.picture(ARTEFACTS / "phone-incident.png")
-        browser.goto(f"{url}/")
-        browser.picture(ARTEFACTS / "phone-status.png")
+        browser.goto(f"{url}/")                 # pictured by the next test (phone-status.png)
         browser.goto(link)
         assert "Acknowledge" in browser.js("document.body.innerText")
         browser.picture(ARTEFACTS / "phone-ack-link.png")
 
         browser.viewport(1280, 800)
-        for name, path in (("incidents", "/incidents?state=all"), ("incident", f"/incidents/{with_chart}")):
+        for path in ("/incidents?state=all", f"/incidents/{with_chart}"):
             browser.goto(url + path)
             browser.wait_for("Array.from(document.images).every(i => i.complete)")
-            browser.picture(ARTEFACTS / f"laptop-{name}.png")
+        browser.picture(ARTEFACTS / "laptop-incident.png")  # the list: the next test's laptop-incidents.png
         assert browser.console_errors() == []
     finally:
         browser.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import threading
 
 import httpx
 import pytest
@@ -46,3 +47,28 @@ def test_a_request_searches_no_module_path(hello, monkeypatch):
         monkeypatch.setattr(importlib.machinery.PathFinder, "find_spec", recording)
         assert c.get("/").text == "hello"
     assert searched == []
+
+
+def test_sync_endpoints_share_worker_threads_until_shutdown():
+    """Sync endpoints and dependencies run in anyio's worker threads, reused from one request to
+    the next as under uvicorn (whose ``serve`` is the loop's root task), and ended at shutdown.
+    With no root task (a loop run forever), each request's task counted as the root, and each
+    sync call started and ended a thread of its own: 2,669 threads in one test_odd_input run."""
+    threads: list[threading.Thread] = []
+
+    def where(request):
+        threads.append(threading.current_thread())
+        return PlainTextResponse("ok")
+
+    transport = InProcess(Starlette(routes=[Route("/", where)]))
+    try:
+        with httpx.Client(transport=transport, base_url="http://127.0.0.1:8080") as c:
+            for _ in range(20):
+                assert c.get("/").text == "ok"
+    finally:
+        transport.shutdown()
+    assert len(threads) == 20
+    assert len(set(threads)) <= 2, f"{len(set(threads))} worker threads for 20 requests one after another"
+    for t in set(threads):
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)

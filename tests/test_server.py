@@ -499,8 +499,9 @@ for k in range(4 * 90):                          # 72 dry hours, a 0.6-inch stor
     rs.append(R(t, 'OF-12', 'LOG-OF12', 'battery', 'battery', 11.0 if k > 200 else 12.6, 'V', '', 0))
     if 280 <= k < 288:                           # flow on the 71st hour: dry weather
         rs.append(R(t, 'OF-12', 'LOG-OF12', 'flow', 'flow', 60.0, 'gpm', '', 0))
-    if k % 2 == 0:                               # the probe below CS-7 muddy for two hours
-        rs.append(R(t, 'TU-1', 'LOG-TU1', 'turbidity', 'turbidity', 10.0, 'NTU', '', 0))
+    if k % 2 == 0:                               # the probe below CS-7 muddy for two hours; the one above
+        # moves a little (a probe reading one value for 12 h fails the flat-line test)
+        rs.append(R(t, 'TU-1', 'LOG-TU1', 'turbidity', 'turbidity', 10.0 + k // 2 % 4 * 0.5, 'NTU', '', 0))
         rs.append(R(t + MIN, 'TD-1', 'LOG-TD1', 'turbidity', 'turbidity', 40.0 if 100 <= k < 108 else 11.0, 'NTU', '', 0))
 rs.sort(key=lambda r: r.time_ns)
 for i in range(0, len(rs), 200):                 # in batches, as ingest hands them over

@@ -111,13 +111,13 @@ class Outfalls:
         horizon passes L when the flow sensor falls silent while its logger reports (its
         battery): readings after the silence may continue that run (up to the silence that
         ends a run, at most ``dry_lookback``: :func:`..evaluate.silence_after_ns`), so its
-        readings stay until the horizon is ``lateness`` + ``dry_lookback`` past L. A
-        closed episode ends before L: what stays of its run is shorter than md (no remnant
-        episode). BIG: no such run."""
+        readings stay until the horizon is ``lateness`` + ``dry_lookback`` past L
+        (:meth:`~.scheduler.StreamingEngine.going_on`). A closed episode ends before L: what
+        stays of its run is shorter than md (no remnant episode). BIG: no such run."""
         last = self.eng.series[self.keys[oid][1]].last
-        if self.last_above.get(oid) != last or horizon - last > self.eng.silent:
+        if self.last_above.get(oid) != last:
             return BIG
-        return last - self.md
+        return self.eng.going_on(last - self.md, last, horizon)
 
     def flow_may_change(self, oid: str, changed: Changed | None) -> bool:
         """Whether what changed since the outfall was last evaluated may change its events.

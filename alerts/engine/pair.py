@@ -83,8 +83,8 @@ class Pairs:
         inputs = tuple((st, "turbidity") for st in (p.upstream, p.downstream) if st in eng.latest)
         changes = eng.update(key, computed, 2 * md + tol, horizon, inputs)
         keep = self.open_from.get(pid, BIG)
-        if keep < BIG and (down[0].size == 0 or horizon - int(down[0][-1]) > eng.silent):
-            keep = BIG   # silent for lateness + dry_lookback: a reading after it starts a new run
+        if keep < BIG:
+            keep = eng.going_on(keep, int(down[0][-1]), horizon) if down[0].size else BIG
         c = eng.cutoff(key, horizon, 3 * md + 2 * tol, keep)
         # Keep the whole current flat segment (flat-line QC looks back to its start) and two
         # readings before it: the spike test judges a reading by both neighbours, so the first

@@ -537,6 +537,13 @@ class StreamingEngine:
         sub.cutoff = c
         return c
 
+    def going_on(self, start: int, last: int, horizon: int) -> int:
+        """``start`` [UTC ns] of a run going on at a sensor's ``last`` reading, for
+        :meth:`cutoff`'s ``keep_from``, while the horizon is less than ``lateness`` +
+        ``dry_lookback`` past it; BIG after: a reading after so long a silence starts a new
+        run (no rule joins across it)."""
+        return start if horizon - last <= self.silent else BIG
+
     def must_run(self, key: tuple[str, str]) -> bool:
         """Whether ``key``'s rules must run whatever changed: shortcuts off, or not run since
         this engine started (what changed before a restart is not known)."""

@@ -241,14 +241,7 @@ class SpoolingStore:
         """The readings port: what the store holds plus what waits in the spool for it
         (acknowledged readings are evidence and engine input even while the store is down).
         The store being down leaves only the spool's part."""
-        read = getattr(self.inner, "readings", None)
-        out: list[CanonicalReading] = []
-        if read is not None:
-            try:
-                out = list(read(station, quantity, start, end))
-            except StoreUnavailable as e:
-                log.warning("readings of %s/%s: store unavailable (%s); using the spool only", station, quantity, e)
-        return self._with_spooled(out, {(station, quantity)}, start, end)
+        return self.readings_of([(station, quantity)], start, end)
 
     def readings_of(self, series: Sequence[tuple[str, str]], start: datetime, end: datetime) -> list[CanonicalReading]:
         """:class:`~.base.ReadingsOfMany`: the store's in one request when it reads several
@@ -258,7 +251,8 @@ class SpoolingStore:
             if isinstance(self.inner, ReadingsSource):
                 out = readings_of(self.inner, series, start, end)
         except StoreUnavailable as e:
-            log.warning("readings of %d series: store unavailable (%s); using the spool only", len(series), e)
+            which = "/".join(series[0]) if len(series) == 1 else f"{len(series)} series"
+            log.warning("readings of %s: store unavailable (%s); using the spool only", which, e)
             out = []
         return self._with_spooled(out, set(series), start, end)
 

@@ -82,15 +82,16 @@ class InfluxStoreBase(ABC):
                  f'AND time <= {to_ns(end)} GROUP BY "station", "quantity", "device", "sensor", "unit"')
             for res in self.query(q).get("results", []):
                 for one in res.get("series", []) or []:
-                    tags = one.get("tags", {})
-                    self._series_rows(one, tags.get("station", ""), tags.get("quantity", ""), out)
+                    self._readings_of_series(one, out)
         out.sort(key=lambda r: r.time_ns)
         return out
 
     @staticmethod
-    def _series_rows(series: dict[str, Any], station: str, quantity: str, out: list[CanonicalReading]) -> None:
-        """One series of an answer (its tags the device, sensor and unit) as readings, appended to ``out``."""
+    def _readings_of_series(series: dict[str, Any], out: list[CanonicalReading]) -> None:
+        """One series of an answer (its tags the station, quantity, device, sensor and unit) as
+        readings, appended to ``out``."""
         tags = series.get("tags", {})
+        station, quantity = tags.get("station", ""), tags.get("quantity", "")
         cols = series["columns"]
         it, iv, iflags, iseq = (cols.index(c) for c in ("time", "value", "flags", "seq"))
         device, sensor = tags.get("device", ""), tags.get("sensor", "")

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from ms4watch.contract.timeutil import to_ns
+from ms4watch.ingest.stores.base import readings_of
 from ms4watch.pipeline import AlertPipeline, PipelineParts
 from tests.alerts.support import MIN, at, reading, registry
 from tests.support.waiting import wait_for
@@ -286,8 +287,7 @@ class ManySource(ListSource):
 
     def readings_of(self, series, start, end):
         self.requests.append(list(series))
-        return sorted((r for st, q in series for r in ListSource.readings(self, st, q, start, end)),
-                      key=lambda r: r.time_ns)
+        return readings_of(ListSource(self.rows), series, start, end)
 
 
 def test_the_refeed_reads_every_series_of_the_engine_in_one_request(tmp_path):

@@ -16,21 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.faults import Logger, Stream, delivered, kill9, rig, terminate
+from tests.support.faults import SITES, Logger, Stream, delivered, kill9, rig, terminate
 from tests.support.servers import have
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.influxdb, pytest.mark.faults]
 TOWNS = {"s1": ["alder", "birch"], "s2": ["cedar"]}     # which server owns which municipalities
-SITES = """\
-municipality: {town}
-timezone: America/New_York
-rain_gauges: [{{id: RG-1, tip_in: 0.01}}]
-outfalls:
-  - {{id: OF-1, name: Mill St, rain_gauges: [RG-1], flow_floor_gpm: 0.5}}
-  - {{id: OF-2, name: Elm Ave, rain_gauges: [RG-1], flow_floor_gpm: 0.5, report_interval: 1h}}
-contacts: [{{name: Pat Doe, role: smo, email: smo@{town}.test}}]
-"""
 
 
 class Serve:

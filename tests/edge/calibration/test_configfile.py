@@ -8,7 +8,7 @@ import pytest
 
 from ms4watch.contract.firmware import Calibration
 from ms4watch.edge.calibration.configfile import next_version, with_calibration, write_config
-from ms4watch.edge.config import load_agent_config
+from ms4watch.edge.config import load_agent_config, parse_agent_config
 
 CONFIG = """\
 # LOG-DS1: the sonde below Hillcrest
@@ -82,8 +82,8 @@ def test_a_config_with_a_tab_before_a_key_the_agent_read_gets_its_calibration():
     """libyaml (which loads configs) reads `options\t: {...}`; PyYAML's own parser (which keeps the layout)
     refuses it: the file is rewritten from what libyaml read, not refused with a YAML traceback."""
     tabbed = CONFIG.replace("unit: gpm, options: {model: runoff}", "unit: gpm, options\t: {model: runoff}")
-    load_text = tabbed   # the agent takes it
-    out, config, kept = with_calibration(load_text, "fw.yaml", "flow", CAL, "3+cal1")
+    parse_agent_config(tabbed, "fw.yaml")   # the agent takes it (raises if it did not)
+    out, config, kept = with_calibration(tabbed, "fw.yaml", "flow", CAL, "3+cal1")
     assert not kept and out.startswith("# rewritten by ms4watch calibrate")
     assert next(s for s in config.sensors if s.id == "flow").calibration == CAL
     assert [s.options for s in config.sensors][1] == {"model": "runoff"}

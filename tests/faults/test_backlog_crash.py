@@ -80,12 +80,11 @@ def all_acknowledged(broker_log: Path, client_id: str) -> bool:
 def test_a_backlog_acknowledged_just_before_a_kill_9_is_alerted_after_the_restart(tmp_path, store):
     if not have("mosquitto") or (store == "influxdb" and not have("influxd")):
         pytest.skip("mosquitto (and influxd) are needed")
-    town = rig(tmp_path, influx=store == "influxdb")
+    # the broker's log says what it sent the server's client and what came back
+    town = rig(tmp_path, influx=store == "influxdb",
+               broker_settings={**mosquitto_settings(), "autosave_interval": "1", "log_type": "debug"})
     ingest = None
     try:
-        town.broker.stop()                    # its log says what it sent the server's client and what came back
-        town.broker.configure({**mosquitto_settings(), "autosave_interval": "1", "log_type": "debug"})
-        town.broker.start()
         if town.influx is not None:
             town.influx.query("CREATE DATABASE ms4")
         town.serve()

@@ -33,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from ms4watch.contract.ids import Channel, Topic
 from ms4watch.contract.wire import status_payload
@@ -391,9 +392,10 @@ def delivered(mails: list, *, killed: bool) -> list:
     return list({m["Message-ID"]: m for m in mails}.values()) if killed else list(mails)
 
 
-def rig(tmp: Path, *, influx: bool = False) -> FaultRig:
-    """Mosquitto, SMTP (and InfluxDB) started; ``serve`` not yet."""
-    broker = Mosquitto(tmp / "mosquitto").start()
+def rig(tmp: Path, *, influx: bool = False, broker_settings: Mapping[str, str] | None = None) -> FaultRig:
+    """Mosquitto (with ``broker_settings``: :class:`~.servers.Mosquitto`'s), SMTP (and InfluxDB)
+    started; ``serve`` not yet."""
+    broker = Mosquitto(tmp / "mosquitto", settings=broker_settings).start()
     db = InfluxDB1(tmp / "influx").start() if influx else None
     return FaultRig(tmp, broker, SmtpSink().start(), db)
 

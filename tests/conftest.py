@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import collection, fastapi_routes
+from tests.support import collection
 from tests.support.schedule import order
 from tests.support.servers import have, mosquitto
 
@@ -22,10 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 # commands tests start get an empty settings file unless they name one, and in process the
 # system path points nowhere (``_no_system_settings``).
 os.environ.setdefault("MS4WATCH_CONFIG", str(REPO / "tests" / "support" / "empty-settings.toml"))
-
-# FastAPI's route state built once per test process, not once per test's application
-# (tests/support/fastapi_routes.py: 0.14 s of CPU a workbench test).
-fastapi_routes.install()
 
 
 @pytest.fixture(autouse=True)

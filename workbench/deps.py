@@ -29,7 +29,9 @@ SESSION_ID = "sid"   # the cookie's key for the server-side session's id (auth/s
 MAX_ID = 2**63 - 1   # SQLite's INTEGER
 
 
-def get_services(request: Request) -> Workbench:
+async def get_services(request: Request) -> Workbench:
+    """The town's services (async: FastAPI runs a sync dependency in a worker thread, a hop
+    of ~70 us of CPU for an attribute's read, in every request)."""
     return request.app.state.workbench
 
 

@@ -77,3 +77,25 @@ def test_two_towns_applications_share_their_routes_and_answer_the_same(tmp_path,
     finally:
         first.close()
         second.close()
+
+
+def test_only_what_may_block_runs_in_a_worker_thread(bench, monkeypatch):
+    """A request hops to a worker thread (~70 us of CPU each) for what may block: the
+    token's lookup and the endpoint (and, for a sync endpoint, FastAPI's check of its
+    answer); not for reading the town's services off the application."""
+    import anyio.to_thread
+
+    ran: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def recorded(func, *args, **kw):
+        inner = func
+        while hasattr(inner, "func"):          # functools.partial
+            inner = inner.func
+        ran.append(getattr(inner, "__name__", type(inner).__name__))
+        return await run_sync(func, *args, **kw)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", recorded)
+    with bench.api("viewer") as c:
+        assert c.get("/api/v1/me").status_code == 200
+    assert "by_token" in ran and "get_services" not in ran, ran

@@ -12,7 +12,16 @@ MIN_LENGTH = 8   # NIST SP 800-63B 5.1.1.2: at least 8 characters, no compositio
 class Passwords:
     def __init__(self, hasher: PasswordHasher | None = None):
         self._hasher = hasher or PasswordHasher()
-        self._dummy = self._hasher.hash("not a password of anyone's")
+        self._dummy: str | None = None   # a hash of nobody's password, made at the first check
+
+    def _nobodys(self) -> str:
+        """Made at the first check of either kind (a known user's too: neither tells the other
+        by its time), not when the server starts: ~0.23 s of CPU at argon2-cffi's default cost,
+        which every ``serve`` and ``users`` command paid whether anyone logged in or not. Two
+        first checks at once may both make one: either serves."""
+        if self._dummy is None:
+            self._dummy = self._hasher.hash("not a password of anyone's")
+        return self._dummy
 
     def hash(self, password: str) -> str:
         return self._hasher.hash(password)
@@ -20,8 +29,9 @@ class Passwords:
     def verify(self, stored: str | None, password: str) -> bool:
         """True when ``password`` matches; an unknown user (``stored`` None) costs the same
         time, so response times do not tell which user names exist."""
+        dummy = self._nobodys()
         try:
-            return self._hasher.verify(stored or self._dummy, password) and stored is not None
+            return self._hasher.verify(stored or dummy, password) and stored is not None
         except (VerificationError, InvalidHashError):
             return False
 

@@ -56,10 +56,8 @@ class InProcess(httpx.BaseTransport):
         await self._stop.wait()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = request.read()   # the sync client's stream, read here; the app gets bytes
-        copy = httpx.Request(request.method, request.url, headers=request.headers, content=body,
-                             extensions=request.extensions)
-        future = asyncio.run_coroutine_threadsafe(self._call(copy), self._loop)
+        request.read()   # the sync client's stream, read here: then a ByteStream, which the app reads async
+        future = asyncio.run_coroutine_threadsafe(self._call(request), self._loop)
         status, headers, raw = future.result(self.timeout_s)
         # the raw bytes with the app's headers: the client decodes (gzip) as from a socket
         return httpx.Response(status, headers=headers, content=raw, request=request)

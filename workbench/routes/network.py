@@ -18,6 +18,11 @@ StructurePath = Annotated[str, PathParam(min_length=1, max_length=100)]
 
 
 def _network(services):
+    """The map the last import kept, its findings and the import's record: read once per
+    import (``TraceDesk.town_map``, as the map page reads it), not at every request."""
+    if services.tracing is not None:
+        m = services.tracing.town_map()
+        return (m.net, list(m.findings), m.last_import) if m is not None else (None, [], None)
     from ms4watch.network.store import NetworkStore, has_map
     folder = services.settings.town_data_dir(services.municipality)
     if not has_map(folder):

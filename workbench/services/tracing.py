@@ -23,7 +23,7 @@ from ...network.areas import DrainageArea, Parcel, parcels_draining_to, reach_en
 from ...network.bisect import Plan, Weight, plan, weights
 from ...network.checks import DOUBTED        # findings that make a pipe's direction unknown
 from ...network.index import index
-from ...network.model import Network, StructureKind
+from ...network.model import Finding, Network, StructureKind
 from ..errors import Conflict
 from ..roles import Actor, Permission
 from .compliance import Refused
@@ -42,6 +42,8 @@ class TownMap:
     areas: tuple[DrainageArea, ...] = ()
     parcels: tuple[Parcel, ...] = ()
     weights: dict[str, float] | None = None    # by drainage area, where the map has areas
+    findings: tuple[Finding, ...] = ()         # what the import found doubtful (the outfalls page)
+    last_import: dict | None = None            # when, from what, how much (``NetworkStore.last_import``)
 
     @cached_property
     def drawn(self) -> "EncodedNetwork":
@@ -93,12 +95,14 @@ class TraceDesk:
                 return self._cached[1]
             with NetworkStore(self.folder) as store:
                 net = store.load()
-                doubted = frozenset(f.feature for f in store.findings()
-                                    if f.kind in DOUBTED and f.feature in net.conveyances)
+                findings = tuple(store.findings())
+                doubted = frozenset(f.feature for f in findings if f.kind in DOUBTED and f.feature in net.conveyances)
                 areas, parcels = tuple(store.drainage_areas()), tuple(store.parcels())
+                last = store.last_import()
             attached = [a for a in areas if a.structure is not None]
             index(net)      # the arrays the walk and the plan read, built with the map once per import
-            got = TownMap(net, doubted, areas, parcels, weights(net, Weight.AREA, attached) if attached else None)
+            got = TownMap(net, doubted, areas, parcels, weights(net, Weight.AREA, attached) if attached else None,
+                          findings, last)
             self._cached = (stamp, got)
             return got
 

@@ -45,3 +45,32 @@ def test_the_pages_need_a_login(bench, tmp_path):
     with bench.client() as c:
         r = c.get("/network")
     assert r.status_code in (303, 401)
+
+
+def test_the_pages_read_the_map_once_per_import(bench, tmp_path, monkeypatch):
+    """The outfalls page and a trace read the map kept by the last import, once (the map
+    page's cache): they opened network.db, ran its schema and loaded the whole network
+    (and built its index for the walk) at every request. A new import is shown at once."""
+    _import(bench, tmp_path)
+    opened: list[Path] = []
+    init = NetworkStore.__init__
+
+    def counted(self, folder):
+        opened.append(folder)
+        init(self, folder)
+
+    monkeypatch.setattr(NetworkStore, "__init__", counted)
+    s = bench.login("viewer")
+    for _ in range(2):
+        assert "Hutchinson River" in s.get("/network").text
+        assert "7 structures, 2,000 ft of pipe" in s.get("/network/trace/OF-1").text
+    assert len(opened) == 1
+
+    folder = bench.workbench.settings.town_data_dir(bench.workbench.municipality)
+    with NetworkStore(folder) as store:            # another import: a map without MH-5
+        got = store.load()
+        del got.structures["MH-5"]
+        for pid in [p for p, c in got.conveyances.items() if "MH-5" in (c.upstream, c.downstream)]:
+            del got.conveyances[pid]
+        store.replace(got, store.findings(), "mapping.yaml")
+    assert "MH-5" not in s.get("/network/trace/OF-1").text

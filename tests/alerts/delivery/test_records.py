@@ -98,10 +98,12 @@ def test_a_store_that_fails_is_logged_and_the_writer_goes_on():
 
 
 def test_a_hung_store_never_blocks_put_and_the_oldest_are_dropped():
-    release = threading.Event()
-    w = RecordsWriter(lambda batch: release.wait(10), max_batches=3).start()
+    writing, release = threading.Event(), threading.Event()
+    w = RecordsWriter(lambda batch: writing.set() or release.wait(10), max_batches=3).start()
     try:
-        for i in range(10):          # the first is being written (hung); 3 wait; the rest push out the oldest
+        w.put([0])
+        assert writing.wait(5)
+        for i in range(1, 10):       # the first is being written (hung); 3 wait; the rest push out the oldest
             w.put([i])
         assert w.dropped >= 6
         release.set()

@@ -3,7 +3,9 @@ own thread.
 
 They are derived data — the engine state and the incident database are the record — so
 the queue is bounded and, while the store is down or slow, the oldest are dropped and
-counted rather than anything waiting for them.
+counted rather than anything waiting for them. The engine puts a batch per event and per
+incident change, faster than a store answers a request each: the batches queued while one is
+written go to the store together, in order, in one write (at most ``MAX_RECORDS_PER_WRITE``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Callable, Sequence
 log = logging.getLogger(__name__)
 
 Write = Callable[[Sequence[Any]], Any]
+MAX_RECORDS_PER_WRITE = 5_000
 
 
 class RecordsWriter:
@@ -72,19 +75,37 @@ class RecordsWriter:
             batch = self._queue.get()
             if batch is None:
                 return
+            records, batches, stopping = self._with_queued(batch)
             try:
-                self._write(batch)
-                self._finished(written=len(batch))
+                self._write(records)
+                self._finished(written=len(records), batches=batches)
             except Exception as e:  # derived data: log and go on
                 log.warning("dashboard records not written (%s): %s", type(e).__name__, e)
-                self._finished(failed=len(batch))
+                self._finished(failed=len(records), batches=batches)
+            if stopping:
+                return
 
-    def _finished(self, *, written: int = 0, failed: int = 0, dropped: int = 0) -> None:
+    def _with_queued(self, records: list[Any]) -> tuple[list[Any], int, bool]:
+        """``records`` and those of the batches queued behind them (up to MAX_RECORDS_PER_WRITE):
+        (the records, how many batches they were, whether the stop came after them)."""
+        batches = 1
+        while len(records) < MAX_RECORDS_PER_WRITE:
+            try:
+                more = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                return records, batches, True
+            records += more
+            batches += 1
+        return records, batches, False
+
+    def _finished(self, *, written: int = 0, failed: int = 0, dropped: int = 0, batches: int = 1) -> None:
         with self._idle:
             self.written += written
             self.failed += failed
             if dropped:
                 self.dropped += dropped
                 log.warning("dashboard records queue full: %d oldest records dropped", dropped)
-            self._pending -= 1
+            self._pending -= batches
             self._idle.notify_all()

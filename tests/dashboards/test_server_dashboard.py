@@ -81,11 +81,13 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
         server.web_url.removeprefix("http://"), tmp_path / "metrics-token")], rule_files=[RULES])
     try:
         prometheus.start()
-        assert wait_for(lambda: [s["value"][1] for s in prometheus.query('up{job="ms4watch"}')] == ["1"], 30)
+        # Prometheus scrapes and evaluates every second: a query every 0.1 s (not wait_for's 20 ms) sees it
+        assert wait_for(lambda: [s["value"][1] for s in prometheus.query('up{job="ms4watch"}')] == ["1"], 30, poll_s=0.1)
 
         # while it is scraped: a logger's readings, and a dry-weather flow alert delivered
         publish_dry_weather_flow(mosquitto_broker.port)
-        assert wait_for(lambda: prometheus.query("increase(ms4watch_alert_latency_seconds_count[1m]) > 0"), 30)
+        assert wait_for(lambda: prometheus.query("increase(ms4watch_alert_latency_seconds_count[1m]) > 0"), 30,
+                        poll_s=0.1)
 
         empty = {}
         for where, expr in panel_queries():
@@ -100,7 +102,8 @@ def test_every_panel_returns_data_from_a_real_prometheus_scraping_a_real_server(
         assert instances == [server.web_url.removeprefix("http://")]      # the dashboard's variable
 
         rules = lambda: [r for g in prometheus.api("rules")["groups"] for r in g["rules"]]   # noqa: E731
-        assert wait_for(lambda: len(rules()) == 6 and all(r["health"] == "ok" for r in rules()), 10), rules()
+        assert wait_for(lambda: len(rules()) == 6 and all(r["health"] == "ok" for r in rules()), 10, poll_s=0.1), \
+            rules()
         firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"]}
         assert "Ms4watchDown" not in firing and "Ms4watchBrokerLost" not in firing
         assert httpx.get(f"{server.web_url}/metrics").status_code == 401    # without the token: nothing

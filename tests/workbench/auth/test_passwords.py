@@ -12,7 +12,7 @@ class Counted(PasswordHasher):
     """argon2id at its smallest cost, counting its hashes and checks."""
 
     def __init__(self) -> None:
-        super().__init__(time_cost=1, memory_cost=1024, parallelism=1)
+        super().__init__(time_cost=1, memory_cost=8, parallelism=1)
         self.hashes = 0
         self.checks = 0
 

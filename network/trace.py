@@ -143,3 +143,19 @@ def _collector_paused() -> Iterator[None]:
 
 def total_length_ft(steps: list[Step]) -> float:
     return sum(s.pipe_length_ft or 0.0 for s in steps)
+
+
+class OutfallReach(NamedTuple):
+    id: str
+    water: str | None            # its receiving water
+    structures: int              # upstream of it
+    length_ft: float             # of pipe upstream of it
+
+
+def outfall_reaches(net: Network) -> list[OutfallReach]:
+    """Each outfall of ``net`` (by id) with what lies upstream of it."""
+    out = []
+    for s in sorted((s for s in net.structures.values() if s.kind is StructureKind.OUTFALL), key=lambda s: s.id):
+        up = walk(net, s.id, Way.UP)
+        out.append(OutfallReach(s.id, s.receiving_water, len(up) - 1, total_length_ft(up)))
+    return out

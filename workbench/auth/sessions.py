@@ -15,7 +15,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...sqlite import transaction
+from ...sqlite import create_schema, transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -46,7 +46,7 @@ class SessionStore:
         self._lock = lock
         self.clock = clock
         with lock:
-            conn.executescript(SCHEMA)
+            create_schema(conn, SCHEMA)
 
     def start(self, user_id: int) -> str:
         """A new session for the user; its id (for the cookie) is returned once."""

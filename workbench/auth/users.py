@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ...sqlite import columns, inserted_id, transaction
+from ...sqlite import columns, create_schema, inserted_id, transaction
 from ..errors import RateLimited, UserError
 from ..roles import Role
 from .passwords import Passwords, check_strength
@@ -116,7 +116,7 @@ class UserStore:
         self.passwords = passwords or Passwords()
         self.clock = clock
         with lock:
-            conn.executescript(SCHEMA)
+            create_schema(conn, SCHEMA)
             self._migrate()
         self.sessions = SessionStore(conn, lock, clock=lambda: self.clock())
 

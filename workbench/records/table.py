@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from ...sqlite import connect
+from ...sqlite import connect, create_schema
 
 
 def connect_workbench_db(path: Path) -> sqlite3.Connection:
@@ -43,4 +43,4 @@ class RecordTable:
         self._lock = lock
         self.clock = clock
         with lock:
-            conn.executescript(self.SCHEMA)
+            create_schema(conn, self.SCHEMA)

@@ -4,7 +4,7 @@ in the order a crew walks them. Imported with ``ms4watch map import`` (docs/netw
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Path as PathParam, Query, Request
 from fastapi.responses import Response
@@ -13,37 +13,34 @@ from ...compliance.traces import observations
 from ..deps import MAX_ID, CurrentActor, Services, render
 from ..errors import NotFound
 
+if TYPE_CHECKING:
+    from ..services.tracing import TownMap
+
 router = APIRouter(include_in_schema=False)
 StructurePath = Annotated[str, PathParam(min_length=1, max_length=100)]
 
 
-def _network(services):
-    """The map the last import kept, its findings and the import's record: read once per
-    import (``TraceDesk.town_map``, as the map page reads it), not at every request."""
+def _town_map(services) -> TownMap | None:
+    """The map the last import kept, with its findings and the import's record: read once
+    per import (``TraceDesk.town_map``, as the map page reads it), not at every request."""
     if services.tracing is not None:
-        m = services.tracing.town_map()
-        return (m.net, list(m.findings), m.last_import) if m is not None else (None, [], None)
+        return services.tracing.town_map()
     from ms4watch.network.store import NetworkStore, has_map
+
+    from ..services.tracing import TownMap
     folder = services.settings.town_data_dir(services.municipality)
     if not has_map(folder):
-        return None, [], None
-    with NetworkStore(folder) as store:
-        return store.load(), store.findings(), store.last_import()
+        return None
+    with NetworkStore(folder) as store:     # (no doubted pipes: these pages do not read them)
+        return TownMap(store.load(), frozenset(), findings=tuple(store.findings()), last_import=store.last_import())
 
 
 @router.get("/network")
 def network(request: Request, actor: CurrentActor, services: Services) -> Response:
-    from ms4watch.network.model import StructureKind
-    from ms4watch.network.trace import Way, total_length_ft, walk
-    net, findings, last = _network(services)
-    rows = []
-    if net is not None:
-        for s in sorted((s for s in net.structures.values() if s.kind is StructureKind.OUTFALL), key=lambda s: s.id):
-            up = walk(net, s.id, Way.UP)
-            rows.append({"id": s.id, "water": s.receiving_water, "structures": len(up) - 1,
-                         "length_ft": total_length_ft(up)})
-    return render(request, "network.html", title="Storm-sewer map", actor=actor, net=net, rows=rows,
-                  findings=findings, last=last)
+    m = _town_map(services)
+    return render(request, "network.html", title="Storm-sewer map", actor=actor, net=m.net if m else None,
+                  rows=m.outfall_reaches if m else [], findings=list(m.findings) if m else [],
+                  last=m.last_import if m else None)
 
 
 NETWORK_JSON = "/network/map/network.json"
@@ -153,7 +150,8 @@ def records_geojson(actor: CurrentActor, services: Services) -> Response:
 def trace(request: Request, sid: StructurePath, actor: CurrentActor, services: Services,
           down: bool = False) -> Response:
     from ms4watch.network.trace import Way, total_length_ft, walk
-    net, _, _ = _network(services)
+    m = _town_map(services)
+    net = m.net if m is not None else None
     if net is None or sid not in net.structures:
         raise NotFound(f"no structure {sid} on the town's map")
     steps = walk(net, sid, Way.DOWN if down else Way.UP)

@@ -31,6 +31,7 @@ from .compliance import Refused
 if TYPE_CHECKING:
     from ...compliance.report import MapOutfall
     from ...network.export import Layer
+    from ...network.trace import OutfallReach
     from ..networkmap import EncodedNetwork
     from .compliance import ComplianceDesk
 
@@ -44,6 +45,12 @@ class TownMap:
     weights: dict[str, float] | None = None    # by drainage area, where the map has areas
     findings: tuple[Finding, ...] = ()         # what the import found doubtful (the outfalls page)
     last_import: dict | None = None            # when, from what, how much (``NetworkStore.last_import``)
+
+    @cached_property
+    def outfall_reaches(self) -> list["OutfallReach"]:
+        """What lies upstream of each outfall (the outfalls page), walked once per import."""
+        from ...network.trace import outfall_reaches
+        return outfall_reaches(self.net)
 
     @cached_property
     def drawn(self) -> "EncodedNetwork":

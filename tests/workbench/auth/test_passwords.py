@@ -14,7 +14,7 @@ class CountingHasher(PasswordHasher):
     """argon2id at a test's cost, counting the hashes and checks it makes."""
 
     def __init__(self) -> None:
-        super().__init__(time_cost=1, memory_cost=1024, parallelism=1)
+        super().__init__(time_cost=1, memory_cost=8, parallelism=1)
         self.hashes = 0
         self.checks = 0
         self._lock = threading.Lock()

@@ -89,3 +89,34 @@ def test_an_approval_is_only_withdrawn_once_and_the_engine_sees_the_rest(tmp_pat
     assert judged.outfall("OF-14").exempt_flows == []
     assert load_suppressions(tmp_path / "missing.db", "schenectady") == []
     assert a.active and not store.get("schenectady", b.id).active
+
+
+def test_each_store_of_workbench_db_makes_its_tables_in_one_transaction(tmp_path):
+    """A new workbench.db's tables, indexes and triggers: one commit a store (with
+    ``synchronous=FULL``, one fsync) instead of one a statement, and never half a schema."""
+    from ms4watch.workbench.audit import AuditLog
+    from ms4watch.workbench.auth.users import UserStore
+    from ms4watch.workbench.records.field_sends import FieldSends
+    from ms4watch.workbench.records.sms_received import ReceivedSms
+    from tests.support.workbench import cheap_passwords
+
+    conn = connect_workbench_db(tmp_path / "workbench.db")
+    lock = threading.RLock()
+    for stores, make in ((2, lambda: UserStore(conn, lock, passwords=cheap_passwords())),   # and its sessions
+                         (1, lambda: AuditLog(conn, lock)), (1, lambda: InspectionReports(conn, lock)),
+                         (1, lambda: SuppressionStore(conn, lock)), (1, lambda: FieldSends(conn, lock)),
+                         (1, lambda: ReceivedSms(conn, lock))):
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        make()
+        conn.set_trace_callback(None)
+        inside, commits, outside = False, 0, []
+        for s in (s.strip().rstrip(";").strip().upper() for s in statements):
+            if s.startswith("BEGIN"):
+                inside = True
+            elif s in ("COMMIT", "END"):
+                inside, commits = False, commits + 1
+            elif s.startswith("CREATE") and not inside:
+                outside.append(s)
+        assert not outside and commits == stores, statements
+    conn.close()

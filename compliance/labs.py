@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..contract.errors import UnitError
 from ..contract.units import UnitSpelling
+from ..contract.yamlfile import read_yaml
 from .errors import ComplianceError, ImportRefused
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _key(name: str) -> str:
 def load_thresholds(path: Path) -> tuple[Threshold, ...]:
     """A town's table (a YAML list of thresholds) in place of the defaults; ComplianceError names the entry."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = read_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
         raise ComplianceError(f"{path}: cannot read the screening thresholds: {e}") from None
     if not isinstance(doc, list) or not doc:

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from ms4watch.compliance.errors import ImportRefused
+from ms4watch.compliance.errors import ComplianceError, ImportRefused
 from ms4watch.compliance.labs import DEFAULT_THRESHOLDS, convert, load_thresholds, parse_file
 from ms4watch.compliance.store import ComplianceStore
 
@@ -93,6 +93,11 @@ def test_a_town_overrides_the_thresholds(tmp_path):
     assert parsed.rows[0]["verdict"] == "below"
     p.write_text("- {parameter: ammonia, limit: 1.0, unit: bogons/L, source: x}\n")
     with pytest.raises(Exception, match=r"screening-thresholds.yaml: \[0\]"):
+        load_thresholds(p)
+    # a scalar of a date's form that is no date (YAML reads 2026-02-30 as one): the file's error, not datetime's
+    p.write_text("- {parameter: ammonia, limit: 1.0, unit: mg/L, source: 2026-02-30}\n")
+    with pytest.raises(ComplianceError, match=r"screening-thresholds.yaml: cannot read the screening thresholds: "
+                                              r".*2026-02-30 is not a date \(day is out of range for month\)"):
         load_thresholds(p)
 
 

@@ -21,6 +21,7 @@ import shutil
 import struct
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -41,6 +42,8 @@ def demo_server(tmp_path_factory):
     demo for the module's tests (each simulated day is ~1.5 s of CPU): the first acknowledges
     an incident, the second records an inspection, the third opens a case and issues a
     notice; none looks at what another changed."""
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
     workdir = tmp_path_factory.mktemp("browser") / "demo"
     demo = Demo(DemoOptions(days=1.0, speed=0, workdir=workdir, serve=True), report=lambda line: None)
     runner = threading.Thread(target=demo.run, name="demo", daemon=True)
@@ -53,12 +56,18 @@ def demo_server(tmp_path_factory):
         runner.join(60)
 
 
-def api_client(demo) -> httpx.Client:
+@pytest.fixture
+def api(demo_server) -> Iterator[httpx.Client]:
     """An API client with a fresh token of the demo's login (made in its users' database)."""
-    users, _, conn = open_users(Settings.model_validate({"data_dir": demo.o.workdir}))
-    token = users.create_token(demo.web_login[0], "browser test")[1]
+    users, _, conn = open_users(Settings.model_validate({"data_dir": demo_server.o.workdir}))
+    token = users.create_token(demo_server.web_login[0], "browser test")[1]
     conn.close()
-    return httpx.Client(base_url=demo.web_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    with httpx.Client(base_url=demo_server.web_url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+        yield client
+
+
+def _wait_page(browser: Browser, path_prefix: str) -> None:
+    browser.wait_for(f"location.pathname.startsWith('{path_prefix}') && document.readyState === 'complete'", 30)
 
 
 def log_in(browser: Browser, user: str, password: str, then: str = "/") -> None:
@@ -70,13 +79,10 @@ def log_in(browser: Browser, user: str, password: str, then: str = "/") -> None:
     browser.wait_for(f"location.pathname === {then!r} && document.readyState === 'complete'")
 
 
-def test_log_in_see_open_incidents_acknowledge_one(demo_server):
-    if chromium_binary() is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+def test_log_in_see_open_incidents_acknowledge_one(demo_server, api):
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo)
     open_before = api.get("/api/v1/incidents", params={"state": "open"}).json()
     assert open_before, "the demo's half day left nothing open"
     notices = (demo.o.workdir / "notifications.txt").read_text()
@@ -121,7 +127,6 @@ def test_log_in_see_open_incidents_acknowledge_one(demo_server):
         assert browser.console_errors() == []
     finally:
         browser.close()
-        api.close()
 
 
 PAGES = [("status", "/"), ("stations", "/stations"), ("station", "/stations/OF-1?days=1"),
@@ -152,13 +157,10 @@ def test_the_photo_is_the_silt_fence_drawn_once_not_drawn_again(tmp_path, monkey
     assert struct.unpack(">II", got.read_bytes()[16:24]) == (320, 240)         # its width, as the pages show it
 
 
-def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_path):
-    if chromium_binary() is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, api, tmp_path):
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo)
     due = [d for d in api.get("/api/v1/inspections/due").json() if d["site"] == "CS-2" and d["reason"] == "storm"]
     assert len(due) == 1, "the demo's day left no storm inspection due at CS-2"
     item = due[0]["incident"]
@@ -190,7 +192,7 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         browser.set_files("input[name=photos]", [photo])
         browser.picture(ARTEFACTS / "phone-inspection-form.png")
         browser.js("document.querySelector('form.report-form button[type=submit]').click()")
-        browser.wait_for("location.pathname.startsWith('/inspections/') && document.readyState === 'complete'", 30)
+        _wait_page(browser, "/inspections/")
         browser.wait_for(ALL_LOADED)
         text = browser.js("document.body.innerText")
         assert "Recorded. It resolved" in text and "inlet protection missing" in text
@@ -213,7 +215,6 @@ def test_record_an_inspection_with_a_photo_and_walk_every_page(demo_server, tmp_
         assert browser.console_errors() == []
     finally:
         browser.close()
-        api.close()
 
 
 # -- compliance records ------------------------------------------------------------------------
@@ -221,17 +222,10 @@ def _submit(browser: Browser, form: str) -> None:
     browser.js(f"document.querySelector('{form} button[type=submit]').click()")
 
 
-def _wait_page(browser: Browser, path_prefix: str) -> None:
-    browser.wait_for(f"location.pathname.startsWith('{path_prefix}') && document.readyState === 'complete'", 30)
-
-
-def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(demo_server, tmp_path):
-    if chromium_binary() is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(demo_server, api, tmp_path):
     demo = demo_server
     url = demo.web_url
     user, password = demo.web_login
-    api = api_client(demo)
     incidents = api.get("/api/v1/incidents", params={"state": ["open", "acknowledged", "resolved"]}).json()
     alert = next((i for i in incidents if i["kind"] == "dry_weather_flow"), None) or \
         next(i for i in incidents if i["kind"] in ("turbidity_contrast", "storm"))
@@ -345,4 +339,3 @@ def test_open_a_case_from_an_alert_visit_lab_results_notice_and_its_deadlines(de
         assert browser.console_errors() == []
     finally:
         browser.close()
-        api.close()
